@@ -1,0 +1,43 @@
+// Lint rules that carry the house style: no floating promises, exhaustive switches,
+// no `any`, no non-null assertions, and the data plane never touches Postgres.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  {
+    ignores: ['**/dist/**', '**/node_modules/**', '**/generated/**', 'coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs'],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-non-null-assertion': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { prefer: 'type-imports', fixStyle: 'separate-type-imports', disallowTypeAnnotations: false }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['@svc/*/src', '@svc/*/src/*', '@svc/*/dist/*'], message: 'Import a package only through its root.' }] }],
+    },
+  },
+  {
+    // The data plane never opens Postgres.
+    files: ['services/search-gateway/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [
+          { name: 'pg', message: 'search-gateway must not open Postgres.' },
+          { name: '@prisma/client', message: 'search-gateway must not import Prisma.' },
+        ],
+        patterns: [
+          { group: ['@prisma/*', 'prisma', 'pg-*', '**/generated/prisma*'], message: 'search-gateway must not import Prisma or pg.' },
+          { group: ['@svc/*/src', '@svc/*/src/*', '@svc/*/dist/*'], message: 'Import a package only through its root.' },
+        ],
+      }],
+    },
+  },
+);

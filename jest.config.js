@@ -1,0 +1,36 @@
+/**
+ * One Jest configuration for the repository. Tiers by file name:
+ *   *.spec.ts      unit tests beside the code
+ *   *.int.spec.ts  integration tests on the real PostgreSQL and Redis
+ *   *.e2e.spec.ts  end-to-end tests through HTTP with the services as separate processes
+ * Workspace packages are mapped to their TypeScript sources, so unit tests need no build;
+ * end-to-end tests start the built services (npm test builds first).
+ */
+const esmOnly = ['@nestjs', 'cookie', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras', '@borewit'];
+
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/tools', '<rootDir>/test'],
+  testMatch: ['**/*.spec.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+  modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
+  moduleNameMapper: {
+    '^@svc/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
+  },
+  transform: {
+    '^.+\\.(t|j)s$': [
+      '@swc/jest',
+      {
+        jsc: {
+          target: 'es2023',
+          parser: { syntax: 'typescript', decorators: true },
+          transform: { legacyDecorator: true, decoratorMetadata: true },
+        },
+        module: { type: 'commonjs' },
+      },
+    ],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
+  testTimeout: 30_000,
+};

@@ -1,0 +1,2 @@
+export { parseEnv, loadEnvOrExit, ConfigError, int, str, bool, url, secret, oneOf } from './env-schema';
+export type { EnvSchema, EnvOf, Field } from './env-schema';

@@ -1,0 +1,84 @@
+import type { Micros } from '@svc/money';
+
+export const PROVIDERS = ['brave', 'exa', 'tavily'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+export function isProvider(value: unknown): value is Provider {
+  return typeof value === 'string' && (PROVIDERS as readonly string[]).includes(value);
+}
+
+export interface ModelSpec {
+  readonly id: string;
+  readonly provider: Provider;
+  readonly variant: string;
+  readonly description: string;
+  /** Most results the upstream returns for this model; larger requests are served with this. */
+  readonly maxResults: number;
+  readonly baseMicros: Micros;
+  /** Results covered by the base price; null when the provider does not price by count. */
+  readonly includedResults: number | null;
+  readonly perResultMicros: Micros;
+  /** What the adapter sends upstream: Brave endpoint, Exa `type`, Tavily `search_depth`. */
+  readonly upstreamVariant: string;
+}
+
+/** The one catalog: ids, prices and caps of upstreams.md. */
+export const CATALOG: readonly ModelSpec[] = Object.freeze([
+  {
+    id: 'brave/web', provider: 'brave', variant: 'web', upstreamVariant: 'web',
+    description: 'Brave Search web results', maxResults: 20,
+    baseMicros: 6_000, includedResults: null, perResultMicros: 0,
+  },
+  {
+    id: 'brave/news', provider: 'brave', variant: 'news', upstreamVariant: 'news',
+    description: 'Brave Search news results', maxResults: 50,
+    baseMicros: 6_000, includedResults: null, perResultMicros: 0,
+  },
+  {
+    id: 'exa/auto', provider: 'exa', variant: 'auto', upstreamVariant: 'auto',
+    description: 'Exa search, automatic mode', maxResults: 100,
+    baseMicros: 9_000, includedResults: 10, perResultMicros: 1_250,
+  },
+  {
+    id: 'exa/fast', provider: 'exa', variant: 'fast', upstreamVariant: 'lite',
+    description: 'Exa search, fast (lite) mode', maxResults: 100,
+    baseMicros: 5_000, includedResults: 10, perResultMicros: 1_250,
+  },
+  {
+    id: 'exa/deep', provider: 'exa', variant: 'deep', upstreamVariant: 'deep',
+    description: 'Exa search, deep mode', maxResults: 100,
+    baseMicros: 15_000, includedResults: 10, perResultMicros: 1_250,
+  },
+  {
+    id: 'tavily/basic', provider: 'tavily', variant: 'basic', upstreamVariant: 'basic',
+    description: 'Tavily search, basic depth', maxResults: 20,
+    baseMicros: 10_000, includedResults: null, perResultMicros: 0,
+  },
+  {
+    id: 'tavily/advanced', provider: 'tavily', variant: 'advanced', upstreamVariant: 'advanced',
+    description: 'Tavily search, advanced depth', maxResults: 20,
+    baseMicros: 20_000, includedResults: null, perResultMicros: 0,
+  },
+]);
+
+const BY_ID = new Map(CATALOG.map((model) => [model.id, model]));
+
+export function findModel(id: string): ModelSpec | undefined {
+  return BY_ID.get(id);
+}
+
+/** The number of results asked of the upstream for a request of `maxResults`. */
+export function resultCap(model: ModelSpec, maxResults: number): number {
+  return Math.min(maxResults, model.maxResults);
+}
+
+/** The price of an answer that returned `results` results. */
+export function costMicros(model: ModelSpec, results: number): Micros {
+  if (model.includedResults === null) return model.baseMicros;
+  return model.baseMicros + Math.max(0, results - model.includedResults) * model.perResultMicros;
+}
+
+/** The most a search of `maxResults` on this model can cost: what is reserved before the call. */
+export function maxCostMicros(model: ModelSpec, maxResults: number): Micros {
+  return costMicros(model, resultCap(model, maxResults));
+}

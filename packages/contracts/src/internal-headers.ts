@@ -1,0 +1,14 @@
+/**
+ * Headers the gateway sets when it forwards an authenticated request to a control-plane
+ * service. The gateway strips any incoming copy first; services trust them only together
+ * with the shared INTERNAL_TOKEN.
+ */
+export const INTERNAL_HEADERS = {
+  token: 'x-svc-internal-token',
+  accountId: 'x-svc-account-id',
+  keyId: 'x-svc-key-id',
+  keyKind: 'x-svc-key-kind',
+  requestId: 'x-svc-request-id',
+  /** Set by account-admin on a reply that changed a key: the gateway drops that hash from its cache. */
+  changedKeyHash: 'x-svc-changed-key-hash',
+} as const;

@@ -1,0 +1,16 @@
+export {
+  AccountAdminClient,
+  AccountAdminService,
+  KeyKind as ProtoKeyKind,
+  LimitReset as ProtoLimitReset,
+} from './generated/svc/accountadmin/v1/account_admin';
+export type {
+  AccountAdminServer,
+  Account as ProtoAccount,
+  KeyRecord as ProtoKeyRecord,
+  LookupKeyRequest,
+  LookupKeyResponse,
+  CreateAccountRequest,
+  GetAccountRequest,
+} from './generated/svc/accountadmin/v1/account_admin';
+export { keyRecordFromProto, keyRecordToProto } from './key-record-mapping';

@@ -1,0 +1,50 @@
+import type { KeyRecord, LimitReset } from '@svc/contracts';
+import { KeyKind, LimitReset as ProtoLimitReset } from './generated/svc/accountadmin/v1/account_admin';
+import type { KeyRecord as ProtoKeyRecord } from './generated/svc/accountadmin/v1/account_admin';
+
+const RESET_TO_PROTO: Record<LimitReset, ProtoLimitReset> = {
+  daily: ProtoLimitReset.LIMIT_RESET_DAILY,
+  weekly: ProtoLimitReset.LIMIT_RESET_WEEKLY,
+  monthly: ProtoLimitReset.LIMIT_RESET_MONTHLY,
+};
+
+export function keyRecordToProto(record: KeyRecord): ProtoKeyRecord {
+  return {
+    keyId: record.id,
+    accountId: record.accountId,
+    kind: record.kind === 'api' ? KeyKind.KEY_KIND_API : KeyKind.KEY_KIND_MANAGEMENT,
+    disabled: record.disabled,
+    expiresAtMs: record.expiresAtMs ?? undefined,
+    limitMicros: record.limitMicros ?? undefined,
+    limitReset: record.limitReset === null ? ProtoLimitReset.LIMIT_RESET_NONE : RESET_TO_PROTO[record.limitReset],
+    version: record.version,
+    deleted: record.deleted,
+  };
+}
+
+/** Throws on a record no account-admin would send (unknown kind or reset). */
+export function keyRecordFromProto(proto: ProtoKeyRecord): KeyRecord {
+  let kind: KeyRecord['kind'];
+  if (proto.kind === KeyKind.KEY_KIND_API) kind = 'api';
+  else if (proto.kind === KeyKind.KEY_KIND_MANAGEMENT) kind = 'management';
+  else throw new Error(`key record with unknown kind ${proto.kind}`);
+  let limitReset: LimitReset | null;
+  switch (proto.limitReset) {
+    case ProtoLimitReset.LIMIT_RESET_NONE: limitReset = null; break;
+    case ProtoLimitReset.LIMIT_RESET_DAILY: limitReset = 'daily'; break;
+    case ProtoLimitReset.LIMIT_RESET_WEEKLY: limitReset = 'weekly'; break;
+    case ProtoLimitReset.LIMIT_RESET_MONTHLY: limitReset = 'monthly'; break;
+    default: throw new Error(`key record with unknown limit reset ${proto.limitReset}`);
+  }
+  return {
+    id: proto.keyId,
+    accountId: proto.accountId,
+    kind,
+    disabled: proto.disabled,
+    expiresAtMs: proto.expiresAtMs ?? null,
+    limitMicros: proto.limitMicros ?? null,
+    limitReset,
+    version: proto.version,
+    deleted: proto.deleted,
+  };
+}

@@ -1,0 +1,46 @@
+import { randomBytes } from 'node:crypto';
+
+/** The closed list of id prefixes. An id is the prefix and 24 random base62 characters. */
+export const ID_PREFIXES = {
+  account: 'acct_',
+  user: 'usr_',
+  session: 'sess_',
+  apiKey: 'key_',
+  managementKey: 'mkey_',
+  request: 'req_',
+  ledgerEntry: 'led_',
+  usageEvent: 'use_',
+  checkout: 'chk_',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const LENGTH = 24;
+
+/** 24 base62 characters (about 143 bits), drawn without modulo bias. */
+function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      // 248 = 62 * 4: bytes at or above it would bias the result.
+      if (byte < 248) out += ALPHABET[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export function newId(kind: IdKind): string {
+  return ID_PREFIXES[kind] + randomBase62(LENGTH);
+}
+
+export function newRequestId(): string {
+  return newId('request');
+}
+
+export function isId(kind: IdKind, value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  const prefix = ID_PREFIXES[kind];
+  return value.startsWith(prefix) && /^[0-9A-Za-z]{24}$/.test(value.slice(prefix.length));
+}

@@ -1,0 +1,2 @@
+export { MICROS_PER_USD, usdToMicros, microsToUsd, isUsdAmount } from './money';
+export type { Micros } from './money';
