@@ -1,0 +1,2 @@
+export { applyMigrations, listMigrations } from './migrate';
+export type { MigrationFile, MigrateResult } from './migrate';
