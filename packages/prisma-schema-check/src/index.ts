@@ -1,0 +1,2 @@
+export { schemaDiffSql, isEmptyDiff } from './diff';
+export type { SchemaDiffOptions } from './diff';

@@ -1,0 +1,62 @@
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { databaseUrl } from '@svc/test-kit';
+import { isEmptyDiff, schemaDiffSql } from '@svc/prisma-schema-check';
+
+const fixtures = join(__dirname, 'fixtures');
+const schemaPath = join(fixtures, 'schema', 'schema.prisma');
+const serverUrl = databaseUrl('postgres');
+
+async function databaseExists(name: string): Promise<boolean> {
+  const client = new Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    return found.rowCount === 1;
+  } finally {
+    await client.end();
+  }
+}
+
+function diff(migrations: string, scratchDatabase: string): Promise<string> {
+  return schemaDiffSql({ schemaPath, migrationsDir: join(fixtures, migrations), databaseUrl: serverUrl, scratchDatabase });
+}
+
+describe('schemaDiffSql (migrations applied to a scratch database, diffed by the schema engine)', () => {
+  it('gives an empty diff when the migrations build exactly the schema, and drops its scratch database', async () => {
+    const sql = await diff('migrations-ok', 'svc_schemacheck_ok');
+
+    expect(isEmptyDiff(sql)).toBe(true);
+    expect(await databaseExists('svc_schemacheck_ok')).toBe(false);
+  });
+
+  it('names the column a migration forgot', async () => {
+    const sql = await diff('migrations-missing-column', 'svc_schemacheck_missing_column');
+
+    expect(isEmptyDiff(sql)).toBe(false);
+    expect(sql).toMatch(/ALTER TABLE "api_keys" ADD COLUMN\s+"label" TEXT/);
+  });
+
+  it('catches a unique index that the migrations made a plain index', async () => {
+    const sql = await diff('migrations-missing-unique', 'svc_schemacheck_missing_unique');
+
+    expect(isEmptyDiff(sql)).toBe(false);
+    expect(sql).toContain('CREATE UNIQUE INDEX "api_keys_hash_key" ON "api_keys"("hash")');
+  });
+
+  it('reports a migration that fails to apply instead of diffing a half-built database', async () => {
+    await expect(diff('does-not-exist', 'svc_schemacheck_missing_dir')).rejects.toThrow(/ENOENT/);
+    expect(await databaseExists('svc_schemacheck_missing_dir')).toBe(false);
+  });
+});
+
+describe('isEmptyDiff', () => {
+  it('treats blank lines and SQL comments as no change', () => {
+    expect(isEmptyDiff('')).toBe(true);
+    expect(isEmptyDiff('-- This is an empty migration.\n\n')).toBe(true);
+  });
+
+  it('treats any statement as a change', () => {
+    expect(isEmptyDiff('-- AlterTable\nALTER TABLE "a" ADD COLUMN "b" TEXT;\n')).toBe(false);
+  });
+});

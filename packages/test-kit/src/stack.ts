@@ -1,0 +1,156 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { join } from 'node:path';
+import { applyMigrations } from '@svc/pg-migrate';
+import { freePort } from './ports';
+import { recreateDatabase } from './databases';
+import { redisUrl } from './redis';
+import { repoRoot } from './paths';
+import { startProcess } from './processes';
+import type { RunningProcess } from './processes';
+
+/**
+ * The platform as separate processes started from dist/: account-admin, billing and one or
+ * more gateways, on fresh databases and one Redis database, with free ports.
+ */
+export interface Stack {
+  gateways: { url: string; process: RunningProcess }[];
+  accountAdmin: { url: string; grpc: string; process: RunningProcess };
+  billing: { url: string; operatorUrl: string; process: RunningProcess };
+  redisUrl: string;
+  databases: { accountAdmin: string; billing: string };
+  operatorToken: string;
+  logs(): string;
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  /** Short name: databases are svc_e2e_<name>_*. */
+  name: string;
+  redisDb: number;
+  gateways?: { env?: Record<string, string> }[];
+  gatewayEnv?: Record<string, string>;
+  /** LOG_LEVEL of every service (default debug, so tests see everything that is logged). */
+  logLevel?: string;
+}
+
+export async function startStack(options: StackOptions): Promise<Stack> {
+  const root = repoRoot();
+  const redis = redisUrl(options.redisDb);
+  const flusher = new Redis(redis);
+  await flusher.flushdb();
+  await flusher.quit();
+  const accountAdminDb = await recreateDatabase(`svc_e2e_${options.name}_accounts`);
+  const billingDb = await recreateDatabase(`svc_e2e_${options.name}_billing`);
+  await applyMigrations(accountAdminDb, join(root, 'services/account-admin/prisma/migrations'));
+  await applyMigrations(billingDb, join(root, 'services/billing/prisma/migrations'));
+  const internalToken = randomBytes(24).toString('base64url');
+  const operatorToken = randomBytes(24).toString('base64url');
+  const started: RunningProcess[] = [];
+  const stop = async (): Promise<void> => {
+    for (const p of started.reverse()) await p.stop();
+  };
+  try {
+    const [aaHttp, aaGrpc, billHttp, billOp] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const common = { REDIS_URL: redis, INTERNAL_TOKEN: internalToken, LOG_LEVEL: options.logLevel ?? 'debug', HOST: '127.0.0.1' };
+    const accountAdmin = await startProcess({
+      name: 'account-admin',
+      script: join(root, 'services/account-admin/dist/main.js'),
+      env: { ...common, PORT: String(aaHttp), GRPC_PORT: String(aaGrpc), DATABASE_URL: accountAdminDb, COOKIE_SECURE: 'false' },
+      readyUrl: `http://127.0.0.1:${aaHttp}/readyz`,
+    });
+    started.push(accountAdmin);
+    const billing = await startProcess({
+      name: 'billing',
+      script: join(root, 'services/billing/dist/main.js'),
+      env: {
+        ...common, PORT: String(billHttp), OPERATOR_PORT: String(billOp), DATABASE_URL: billingDb,
+        OPERATOR_TOKEN: operatorToken, ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`,
+      },
+      readyUrl: `http://127.0.0.1:${billHttp}/readyz`,
+    });
+    started.push(billing);
+    const gateways: Stack['gateways'] = [];
+    for (const [index, gw] of (options.gateways ?? [{}]).entries()) {
+      const port = await freePort();
+      const process = await startProcess({
+        name: `search-gateway-${index}`,
+        script: join(root, 'services/search-gateway/dist/main.js'),
+        env: {
+          ...common, PORT: String(port), ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`,
+          ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${aaHttp}`, BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`,
+          ...options.gatewayEnv, ...gw.env,
+        },
+        readyUrl: `http://127.0.0.1:${port}/readyz`,
+      });
+      started.push(process);
+      gateways.push({ url: `http://127.0.0.1:${port}`, process });
+    }
+    return {
+      gateways,
+      accountAdmin: { url: `http://127.0.0.1:${aaHttp}`, grpc: `127.0.0.1:${aaGrpc}`, process: accountAdmin },
+      billing: { url: `http://127.0.0.1:${billHttp}`, operatorUrl: `http://127.0.0.1:${billOp}`, process: billing },
+      redisUrl: redis,
+      databases: { accountAdmin: accountAdminDb, billing: billingDb },
+      operatorToken,
+      logs: () => started.map((p) => `--- ${p.name}\n${p.logs()}`).join('\n'),
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+export interface JsonResponse {
+  status: number;
+  headers: Headers;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- test bodies are checked field by field
+  body: any;
+  text: string;
+}
+
+export async function call(
+  method: string,
+  url: string,
+  { body, headers = {}, raw }: { body?: unknown; headers?: Record<string, string>; raw?: string } = {},
+): Promise<JsonResponse> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (raw !== undefined) {
+    init.body = raw;
+    (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+  } else if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    (init.headers as Record<string, string>)['content-type'] = 'application/json';
+  }
+  const response = await fetch(url, init);
+  const text = await response.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text === '' ? null : JSON.parse(text);
+  } catch {
+    parsed = null;
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+export const bearer = (secret: string): Record<string, string> => ({ authorization: `Bearer ${secret}` });
+
+/** Signs up a dashboard user (a new account) through the gateway and makes a management key. */
+export async function newAccount(gateway: string, label = 'e2e'): Promise<{ accountId: string; managementKey: string; session: Record<string, string> }> {
+  const email = `${label}-${randomBytes(6).toString('hex')}@example.com`;
+  const signup = await call('POST', `${gateway}/dashboard/api/signup`, { body: { email, password: 'correct horse battery staple' } });
+  if (signup.status !== 201) throw new Error(`signup failed: ${signup.status} ${signup.text}`);
+  const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  const session = { cookie, 'x-csrf-token': String(signup.body.csrf_token) };
+  const mgmt = await call('POST', `${gateway}/dashboard/api/management-keys`, { body: { name: 'e2e' }, headers: session });
+  if (mgmt.status !== 201) throw new Error(`management key failed: ${mgmt.status} ${mgmt.text}`);
+  return { accountId: String(signup.body.account_id), managementKey: String(mgmt.body.secret), session };
+}
+
+/** Creates an API key with the management key; returns the created record and its secret. */
+export async function newApiKey(gateway: string, managementKey: string, fields: Record<string, unknown> = {}): Promise<{ id: string; secret: string }> {
+  const created = await call('POST', `${gateway}/v1/keys`, { body: { name: 'k', ...fields }, headers: bearer(managementKey) });
+  if (created.status !== 201) throw new Error(`key create failed: ${created.status} ${created.text}`);
+  return { id: String(created.body.id), secret: String(created.body.secret) };
+}

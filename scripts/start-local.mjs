@@ -1,0 +1,166 @@
+#!/usr/bin/env node
+// Starts the whole platform on this machine: PostgreSQL and Redis (if down), the provider
+// simulator standing in for Brave, Exa and Tavily, account-admin, billing (with the ledger
+// worker when it exists) and the gateway; then makes a demo account with credits, a
+// dashboard login, a management key and an API key, and prints how to use them.
+// Stays in the foreground; Ctrl-C stops every process it started, by PID.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+const localDir = join(root, '.local');
+const logDir = join(localDir, 'logs');
+mkdirSync(logDir, { recursive: true });
+
+function run(cmd, args, env = {}) {
+  const result = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+  if (result.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed`);
+}
+
+// Secrets of the local stack: made once, kept in .local/ (git-ignored), never printed except the demo's.
+const secretsPath = join(localDir, 'secrets.json');
+const secrets = existsSync(secretsPath)
+  ? JSON.parse(readFileSync(secretsPath, 'utf8'))
+  : {
+      INTERNAL_TOKEN: randomBytes(24).toString('base64url'),
+      OPERATOR_TOKEN: randomBytes(24).toString('base64url'),
+      DEMO_PASSWORD: `demo-${randomBytes(9).toString('base64url')}`,
+    };
+writeFileSync(secretsPath, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+
+const PG = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432';
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const SIM = 'http://127.0.0.1:9090';
+const common = { REDIS_URL, INTERNAL_TOKEN: secrets.INTERNAL_TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1' };
+const providers = {
+  BRAVE_API_KEY: 'sim-brave-key', EXA_API_KEY: 'sim-exa-key', TAVILY_API_KEY: 'tvly-sim-key',
+  BRAVE_BASE_URL: `${SIM}/brave/res/v1`, EXA_BASE_URL: `${SIM}/exa`, TAVILY_BASE_URL: `${SIM}/tavily`,
+};
+
+const services = [
+  { name: 'provider-sim', script: 'tools/provider-sim/dist/main.js', ready: `${SIM}/_sim/stats`, env: { PORT: '9090', HOST: '127.0.0.1' } },
+  {
+    name: 'account-admin', script: 'services/account-admin/dist/main.js', ready: 'http://127.0.0.1:3001/readyz',
+    env: { ...common, PORT: '3001', GRPC_PORT: '50051', DATABASE_URL: `${PG}/svc_account_admin`, COOKIE_SECURE: 'false', MIGRATE_ON_START: 'true' },
+  },
+  {
+    name: 'billing', script: 'services/billing/dist/main.js', ready: 'http://127.0.0.1:3002/readyz',
+    env: { ...common, PORT: '3002', OPERATOR_PORT: '8081', DATABASE_URL: `${PG}/svc_billing`, OPERATOR_TOKEN: secrets.OPERATOR_TOKEN, ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051', MIGRATE_ON_START: 'true' },
+  },
+  {
+    name: 'ledger-worker', script: 'services/billing/dist/worker.js', optional: true,
+    env: { ...common, DATABASE_URL: `${PG}/svc_billing`, OPERATOR_TOKEN: secrets.OPERATOR_TOKEN, ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051' },
+  },
+  {
+    name: 'search-gateway', script: 'services/search-gateway/dist/main.js', ready: 'http://127.0.0.1:8080/readyz',
+    env: { ...common, PORT: '8080', ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051', ACCOUNT_ADMIN_HTTP_URL: 'http://127.0.0.1:3001', BILLING_HTTP_URL: 'http://127.0.0.1:3002', ...providers },
+  },
+];
+
+const children = [];
+function stopAll(code) {
+  for (const child of children.reverse()) {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  }
+  process.exit(code);
+}
+process.on('SIGINT', () => stopAll(0));
+process.on('SIGTERM', () => stopAll(0));
+
+async function waitReady(name, url, child) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited; see .local/logs/${name}.log`);
+    const ok = await fetch(url).then((r) => r.status === 200, () => false);
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${name} not ready at ${url}; see .local/logs/${name}.log`);
+}
+
+async function createDatabases() {
+  const { Client } = await import('pg');
+  const admin = new Client({ connectionString: `${PG}/postgres` });
+  await admin.connect();
+  for (const db of ['svc_account_admin', 'svc_billing']) {
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [db]);
+    if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${db}`);
+  }
+  await admin.end();
+}
+
+async function json(method, url, { body, headers = {} } = {}) {
+  const response = await fetch(url, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text === '' ? null : JSON.parse(text) };
+}
+
+async function demoAccount() {
+  const base = 'http://127.0.0.1:8080';
+  const email = 'demo@example.com';
+  let auth = await json('POST', `${base}/dashboard/api/signup`, { body: { email, password: secrets.DEMO_PASSWORD } });
+  if (auth.status !== 201) auth = await json('POST', `${base}/dashboard/api/login`, { body: { email, password: secrets.DEMO_PASSWORD } });
+  if (auth.status !== 200 && auth.status !== 201) throw new Error(`demo login failed: ${JSON.stringify(auth.body)}`);
+  const cookie = (auth.headers.get('set-cookie') ?? '').split(';')[0];
+  const session = { cookie, 'x-csrf-token': auth.body.csrf_token };
+  const mgmt = await json('POST', `${base}/dashboard/api/management-keys`, { body: { name: `demo ${new Date().toISOString()}` }, headers: session });
+  if (mgmt.status !== 201) throw new Error(`demo management key failed: ${JSON.stringify(mgmt.body)}`);
+  const api = await json('POST', `${base}/v1/keys`, { body: { name: 'demo' }, headers: { authorization: `Bearer ${mgmt.body.secret}` } });
+  if (api.status !== 201) throw new Error(`demo API key failed: ${JSON.stringify(api.body)}`);
+  const grant = await json('POST', `http://127.0.0.1:8081/operator/accounts/${auth.body.account_id}/grants`, {
+    body: { amount_usd: 25, reason: 'demo credits' },
+    headers: { authorization: `Bearer ${secrets.OPERATOR_TOKEN}`, 'idempotency-key': `demo-initial-grant-${auth.body.account_id}` },
+  });
+  if (grant.status !== 201) throw new Error(`demo grant failed: ${JSON.stringify(grant.body)}`);
+  return { accountId: auth.body.account_id, email, managementKey: mgmt.body.secret, apiKey: api.body.secret };
+}
+
+async function main() {
+  run('bash', ['scripts/ensure-stores.sh']);
+  if (process.env.SKIP_BUILD !== '1') run('npm', ['run', 'build']);
+  await createDatabases();
+  for (const service of services) {
+    if (!existsSync(join(root, service.script))) {
+      if (service.optional) continue;
+      throw new Error(`${service.script} is missing: run npm run build`);
+    }
+    const log = openSync(join(logDir, `${service.name}.log`), 'a');
+    const child = spawn(process.execPath, [service.script], {
+      cwd: root, stdio: ['ignore', log, log], env: { PATH: process.env.PATH, ...service.env },
+    });
+    children.push(child);
+    child.on('exit', (code) => console.error(`${service.name} (pid ${child.pid}) exited with ${code}; see .local/logs/${service.name}.log`));
+    if (service.ready !== undefined) await waitReady(service.name, service.ready, child);
+    console.log(`started ${service.name} (pid ${child.pid})`);
+  }
+  const demo = await demoAccount();
+  console.log(`
+The platform is running. Public API: http://localhost:8080  (logs in .local/logs/)
+
+Dashboard:        http://localhost:8080/dashboard
+  login           ${demo.email} / ${secrets.DEMO_PASSWORD}
+Management key:   ${demo.managementKey}
+API key:          ${demo.apiKey}
+Account:          ${demo.accountId} (25 USD of credits)
+Operator API:     http://127.0.0.1:8081  (token: OPERATOR_TOKEN in .local/secrets.json)
+
+Try:
+  export SVC_API_KEY=${demo.apiKey}
+  curl -s localhost:8080/v1/models
+  curl -s -H "Authorization: Bearer $SVC_API_KEY" localhost:8080/v1/credits
+  curl -s -H "Authorization: Bearer $SVC_API_KEY" -H 'content-type: application/json' \\
+       -d '{"query":"rust async runtimes","models":["exa/fast","brave/web"]}' localhost:8080/v1/search
+
+Ctrl-C stops everything.`);
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? error.message : error);
+  stopAll(1);
+});

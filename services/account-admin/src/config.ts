@@ -1,0 +1,32 @@
+import { bool, int, oneOf, parseEnv, secret, str, url } from '@svc/config';
+import type { EnvOf } from '@svc/config';
+
+/** account-admin's environment, read once at start (docs/development.md lists the shared names). */
+export const configSchema = {
+  PORT: int({ default: 3001, min: 0, max: 65535 }),
+  GRPC_PORT: int({ default: 50051, min: 0, max: 65535 }),
+  HOST: str({ default: '0.0.0.0' }),
+  DATABASE_URL: url({ default: 'postgresql://postgres@127.0.0.1:5432/svc_account_admin', protocols: ['postgresql', 'postgres'] }),
+  REDIS_URL: url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
+  INTERNAL_TOKEN: secret({ minLength: 16 }),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
+  SESSION_TTL_HOURS: int({ default: 168, min: 1, max: 24 * 365 }),
+  COOKIE_SECURE: bool({ default: true }),
+  KEY_MISS_TTL_SECONDS: int({ default: 60, min: 1, max: 86_400 }),
+  RATE_LIMIT_PER_SECOND: int({ default: 20, min: 1 }),
+  RATE_LIMIT_BURST: int({ default: 40, min: 1 }),
+  MIGRATE_ON_START: bool({ default: false }),
+};
+
+export type AppConfig = EnvOf<typeof configSchema> & { readonly INTERNAL_TOKEN: string };
+
+/** Parses the environment; throws a ConfigError naming the first bad variable. */
+export function parseConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
+  const env = parseEnv(configSchema, source);
+  const token = env.INTERNAL_TOKEN;
+  if (token === undefined) throw new Error('INTERNAL_TOKEN is required');
+  return { ...env, INTERNAL_TOKEN: token };
+}
+
+/** Nest injection token of the AppConfig. */
+export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -1,0 +1,158 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { KeyKind } from '@svc/keys';
+import type { LimitReset } from '@svc/contracts';
+import { DatabaseRepository } from '../db/database.repository';
+import type { Key as KeyModel } from '../generated/prisma/client';
+
+/** A row of `keys`, with money as integer micro-USD. */
+export interface KeyRow {
+  id: string;
+  accountId: string;
+  kind: KeyKind;
+  name: string;
+  keyHash: string;
+  label: string;
+  limitMicros: number | null;
+  limitReset: LimitReset | null;
+  expiresAt: Date | null;
+  disabled: boolean;
+  version: number;
+  deletedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  lastUsedAt: Date | null;
+}
+
+export interface NewKey {
+  id: string;
+  accountId: string;
+  kind: KeyKind;
+  name: string;
+  keyHash: string;
+  label: string;
+  limitMicros: number | null;
+  limitReset: LimitReset | null;
+  expiresAt: Date | null;
+  disabled: boolean;
+}
+
+export interface KeyChanges {
+  name?: string;
+  limitMicros?: number | null;
+  limitReset?: LimitReset | null;
+  expiresAt?: Date | null;
+  disabled?: boolean;
+}
+
+/** Position after which a page starts (the last row of the previous page). */
+export interface KeyPosition {
+  createdAt: Date;
+  id: string;
+}
+
+function toRow(model: KeyModel): KeyRow {
+  return {
+    id: model.id,
+    accountId: model.accountId,
+    kind: model.kind,
+    name: model.name,
+    keyHash: model.keyHash,
+    label: model.label,
+    limitMicros: model.limitMicros === null ? null : Number(model.limitMicros),
+    limitReset: model.limitReset,
+    expiresAt: model.expiresAt,
+    disabled: model.disabled,
+    version: model.version,
+    deletedAt: model.deletedAt,
+    createdAt: model.createdAt,
+    updatedAt: model.updatedAt,
+    lastUsedAt: model.lastUsedAt,
+  };
+}
+
+function isRecordNotFound(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'P2025';
+}
+
+@Injectable()
+export class KeysRepository {
+  constructor(@Inject(DatabaseRepository) private readonly db: DatabaseRepository) {}
+
+  async create(key: NewKey): Promise<KeyRow> {
+    const now = new Date();
+    const model = await this.db.client.key.create({
+      data: {
+        ...key,
+        limitMicros: key.limitMicros === null ? null : BigInt(key.limitMicros),
+        version: 1,
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+    return toRow(model);
+  }
+
+  /** A live (not deleted) key of the account and kind. */
+  async findLive(accountId: string, kind: KeyKind, id: string): Promise<KeyRow | null> {
+    const model = await this.db.client.key.findFirst({ where: { id, accountId, kind, deletedAt: null } });
+    return model === null ? null : toRow(model);
+  }
+
+  /** Any key, deleted or not, by the hash of its secret. */
+  async findByHash(keyHash: string): Promise<KeyRow | null> {
+    const model = await this.db.client.key.findUnique({ where: { keyHash } });
+    return model === null ? null : toRow(model);
+  }
+
+  /** Live keys, newest first, `limit` of them after `after`. */
+  async listLive(accountId: string, kind: KeyKind, limit: number, after: KeyPosition | null): Promise<KeyRow[]> {
+    const models = await this.db.client.key.findMany({
+      where: {
+        accountId,
+        kind,
+        deletedAt: null,
+        ...(after === null
+          ? {}
+          : { OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }] }),
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit,
+    });
+    return models.map(toRow);
+  }
+
+  /** Applies the changes to a live key and bumps its version; null when there is no such key. */
+  async update(accountId: string, kind: KeyKind, id: string, changes: KeyChanges): Promise<KeyRow | null> {
+    const { limitMicros, ...rest } = changes;
+    try {
+      const model = await this.db.client.key.update({
+        where: { id, accountId, kind, deletedAt: null },
+        data: {
+          ...rest,
+          ...(limitMicros === undefined ? {} : { limitMicros: limitMicros === null ? null : BigInt(limitMicros) }),
+          version: { increment: 1 },
+          updatedAt: new Date(),
+        },
+      });
+      return toRow(model);
+    } catch (error) {
+      if (isRecordNotFound(error)) return null;
+      throw error;
+    }
+  }
+
+  /** Marks a live key deleted and bumps its version; null when there is no such key. */
+  async softDelete(accountId: string, kind: KeyKind, id: string): Promise<KeyRow | null> {
+    const now = new Date();
+    try {
+      const model = await this.db.client.key.update({
+        where: { id, accountId, kind, deletedAt: null },
+        data: { deletedAt: now, updatedAt: now, version: { increment: 1 } },
+      });
+      return toRow(model);
+    } catch (error) {
+      if (isRecordNotFound(error)) return null;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,207 @@
+import { newId } from '@svc/ids';
+import type { Micros } from '@svc/money';
+import { Prisma } from '../generated/prisma/client';
+import type { PrismaClient } from '../generated/prisma/client';
+import type { LedgerEntryKind } from '../generated/prisma/enums';
+
+export type { LedgerEntryKind };
+
+/** A ledger entry with money as integer micro-USD numbers (converted from BIGINT here). */
+export interface LedgerEntryRecord {
+  id: string;
+  accountId: string;
+  kind: LedgerEntryKind;
+  amountMicros: Micros;
+  balanceAfterMicros: Micros;
+  reason: string | null;
+  idempotencyKey: string | null;
+  requestId: string | null;
+  createdAt: Date;
+}
+
+export interface BalanceRecord {
+  accountId: string;
+  balanceMicros: Micros;
+  totalPurchasedMicros: Micros;
+  totalGrantedMicros: Micros;
+  totalSpentMicros: Micros;
+}
+
+export interface NewLedgerEntry {
+  accountId: string;
+  kind: LedgerEntryKind;
+  /** Signed: credits positive, charges negative. */
+  amountMicros: Micros;
+  reason: string | null;
+  idempotencyKey: string | null;
+  requestId: string | null;
+}
+
+/** `no_balance_row`: the account has no balance row yet (the caller decides whether it exists). */
+export type AppendOutcome =
+  | { kind: 'created'; entry: LedgerEntryRecord }
+  | { kind: 'repeated'; entry: LedgerEntryRecord }
+  | { kind: 'no_balance_row' };
+
+export interface LedgerPage {
+  entries: LedgerEntryRecord[];
+  hasMore: boolean;
+}
+
+interface EntryRow {
+  id: string;
+  account_id: string;
+  kind: LedgerEntryKind;
+  amount_micros: bigint;
+  balance_after_micros: bigint;
+  reason: string | null;
+  idempotency_key: string | null;
+  request_id: string | null;
+  created_at: Date;
+}
+
+function toMicros(value: bigint): Micros {
+  const micros = Number(value);
+  if (!Number.isSafeInteger(micros)) throw new RangeError('a BIGINT money value is outside the safe integer range');
+  return micros;
+}
+
+function entryFromRow(row: EntryRow): LedgerEntryRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    kind: row.kind,
+    amountMicros: toMicros(row.amount_micros),
+    balanceAfterMicros: toMicros(row.balance_after_micros),
+    reason: row.reason,
+    idempotencyKey: row.idempotency_key,
+    requestId: row.request_id,
+    createdAt: row.created_at,
+  };
+}
+
+/** Which running total an entry of each kind moves, by how much (micro-USD). */
+function totalsDelta(kind: LedgerEntryKind, amount: Micros): { purchased: Micros; granted: Micros; spent: Micros } {
+  switch (kind) {
+    case 'grant':
+      return { purchased: 0, granted: amount, spent: 0 };
+    case 'purchase':
+    case 'stripe_refund':
+    case 'dispute':
+      // A refund or a dispute is a negative amount that takes back purchased credit.
+      return { purchased: amount, granted: 0, spent: 0 };
+    case 'search_charge':
+    case 'search_refund':
+      // A charge is negative (spent grows), a refund positive (spent shrinks).
+      return { purchased: 0, granted: 0, spent: -amount };
+    default: {
+      const unreachable: never = kind;
+      return unreachable;
+    }
+  }
+}
+
+const ENTRY_COLUMNS = Prisma.sql`id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id, created_at`;
+
+/** Balances and the append-only ledger. The only file that touches these tables. */
+export class LedgerRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  async findBalance(accountId: string): Promise<BalanceRecord | null> {
+    const row = await this.prisma.accountBalance.findUnique({ where: { accountId } });
+    if (row === null) return null;
+    return {
+      accountId: row.accountId,
+      balanceMicros: toMicros(row.balanceMicros),
+      totalPurchasedMicros: toMicros(row.totalPurchasedMicros),
+      totalGrantedMicros: toMicros(row.totalGrantedMicros),
+      totalSpentMicros: toMicros(row.totalSpentMicros),
+    };
+  }
+
+  /** Creates the account's zero balance row unless it exists. */
+  async ensureBalance(accountId: string): Promise<void> {
+    await this.prisma.accountBalance.createMany({ data: [{ accountId }], skipDuplicates: true });
+  }
+
+  /**
+   * Appends one entry and moves the balance in one transaction. The balance row is locked
+   * first (SELECT ... FOR UPDATE), so entries of one account are serialised: each
+   * entry's balance_after is the balance after it, and balance = sum of entries. With an
+   * idempotency key, an entry already written under it is returned and nothing moves.
+   */
+  async appendEntry(input: NewLedgerEntry): Promise<AppendOutcome> {
+    return this.prisma.$transaction(
+      async (tx) => {
+        const locked = await tx.$queryRaw<{ balance_micros: bigint }[]>`
+          SELECT balance_micros FROM account_balances WHERE account_id = ${input.accountId} FOR UPDATE`;
+        if (locked.length === 0) return { kind: 'no_balance_row' } as const;
+        if (input.idempotencyKey !== null) {
+          const existing = await tx.$queryRaw<EntryRow[]>`
+            SELECT ${ENTRY_COLUMNS} FROM ledger_entries
+            WHERE account_id = ${input.accountId}
+              AND kind = CAST(${input.kind} AS "ledger_entry_kind")
+              AND idempotency_key = ${input.idempotencyKey}`;
+          const first = existing[0];
+          if (first !== undefined) return { kind: 'repeated', entry: entryFromRow(first) } as const;
+        }
+        const delta = totalsDelta(input.kind, input.amountMicros);
+        const updated = await tx.$queryRaw<{ balance_micros: bigint }[]>`
+          UPDATE account_balances SET
+            balance_micros = balance_micros + ${BigInt(input.amountMicros)},
+            total_purchased_micros = total_purchased_micros + ${BigInt(delta.purchased)},
+            total_granted_micros = total_granted_micros + ${BigInt(delta.granted)},
+            total_spent_micros = total_spent_micros + ${BigInt(delta.spent)},
+            updated_at = clock_timestamp()
+          WHERE account_id = ${input.accountId}
+          RETURNING balance_micros`;
+        const balanceAfter = updated[0];
+        if (balanceAfter === undefined) throw new Error('locked balance row vanished');
+        // clock_timestamp() is read after the lock, so created_at grows with each entry
+        // of an account and "newest first" is the order the balance moved in.
+        const inserted = await tx.$queryRaw<EntryRow[]>`
+          INSERT INTO ledger_entries
+            (id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id, created_at)
+          VALUES (
+            ${newId('ledgerEntry')}, ${input.accountId}, CAST(${input.kind} AS "ledger_entry_kind"),
+            ${BigInt(input.amountMicros)}, ${balanceAfter.balance_micros}, ${input.reason},
+            ${input.idempotencyKey}, ${input.requestId}, clock_timestamp())
+          RETURNING ${ENTRY_COLUMNS}`;
+        const entry = inserted[0];
+        if (entry === undefined) throw new Error('ledger insert returned no row');
+        return { kind: 'created', entry: entryFromRow(entry) } as const;
+      },
+      { maxWait: 10_000, timeout: 10_000 },
+    );
+  }
+
+  /** True when `entryId` is an entry of this account (a cursor must point at one). */
+  async hasEntry(accountId: string, entryId: string): Promise<boolean> {
+    const found = await this.prisma.ledgerEntry.findFirst({ where: { id: entryId, accountId }, select: { id: true } });
+    return found !== null;
+  }
+
+  /** Newest first; `afterId` is the last entry of the previous page. */
+  async listEntries(accountId: string, limit: number, afterId: string | null): Promise<LedgerPage> {
+    const rows = await this.prisma.ledgerEntry.findMany({
+      where: { accountId },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit + 1,
+      ...(afterId === null ? {} : { cursor: { id: afterId }, skip: 1 }),
+    });
+    const entries = rows.slice(0, limit).map((row) =>
+      entryFromRow({
+        id: row.id,
+        account_id: row.accountId,
+        kind: row.kind,
+        amount_micros: row.amountMicros,
+        balance_after_micros: row.balanceAfterMicros,
+        reason: row.reason,
+        idempotency_key: row.idempotencyKey,
+        request_id: row.requestId,
+        created_at: row.createdAt,
+      }),
+    );
+    return { entries, hasMore: rows.length > limit };
+  }
+}

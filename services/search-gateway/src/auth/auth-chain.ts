@@ -1,0 +1,137 @@
+import { evaluateKey } from '@svc/contracts';
+import type { KeyLookup, KeyRecord, RequiredKind } from '@svc/contracts';
+import { AppError } from '@svc/errors';
+import { hashSecret, parseBearer } from '@svc/keys';
+import type { Logger } from 'pino';
+import type { KeyCache } from './key-cache';
+import type { KeyOwner } from './key-lookup.grpc';
+import type { KeyRecordStore } from './key-record.store';
+
+/** Why a request was not authenticated; each maps to one spec code. */
+export type AuthFailure =
+  | { ok: false; code: 'invalid_api_key'; reason: 'missing' | 'malformed' | 'unknown' | 'deleted' }
+  | { ok: false; code: 'key_disabled'; reason: 'disabled' }
+  | { ok: false; code: 'key_expired'; reason: 'expired' }
+  | { ok: false; code: 'wrong_key_type'; reason: 'wrong_kind' };
+
+export type AuthOutcome = { ok: true; record: KeyRecord; keyHash: string } | AuthFailure;
+
+const MESSAGES: Record<AuthFailure['reason'], string> = {
+  missing: 'missing Authorization header; send Authorization: Bearer svc-...',
+  malformed: 'the Authorization header must be Bearer followed by a key starting with svc-',
+  unknown: 'unknown or deleted key',
+  deleted: 'unknown or deleted key',
+  disabled: 'this key is disabled',
+  expired: 'this key has expired',
+  wrong_kind: 'this endpoint does not accept this kind of key',
+};
+
+/** The AppError for a failed outcome (the spec's 401/403 codes). */
+export function authError(failure: AuthFailure): AppError {
+  return new AppError(failure.code, MESSAGES[failure.reason]);
+}
+
+function verdict(lookup: KeyLookup, keyHash: string, nowMs: number, required: RequiredKind): AuthOutcome {
+  const result = evaluateKey(lookup, nowMs, required);
+  if (result.ok) return { ok: true, record: result.record, keyHash };
+  switch (result.code) {
+    case 'key_disabled': return { ok: false, code: 'key_disabled', reason: 'disabled' };
+    case 'key_expired': return { ok: false, code: 'key_expired', reason: 'expired' };
+    case 'wrong_key_type': return { ok: false, code: 'wrong_key_type', reason: 'wrong_kind' };
+    default:
+      return { ok: false, code: 'invalid_api_key', reason: lookup.found ? 'deleted' : 'unknown' };
+  }
+}
+
+export interface AuthChainDeps {
+  cache: KeyCache;
+  store: KeyRecordStore;
+  owner: KeyOwner;
+  log: Logger;
+  now?: () => number;
+}
+
+/**
+ * Verifies a bearer key: parse -> hash -> in-process cache -> Redis -> one gRPC fill.
+ * A cached key costs no I/O; a miss costs one Redis GET, and on a Redis miss or fault one
+ * LookupKey, shared by every concurrent request for the same hash. Expected rejections
+ * are outcomes; only "nobody can answer" is thrown (AppError internal).
+ */
+export class AuthChain {
+  private readonly cache: KeyCache;
+  private readonly store: KeyRecordStore;
+  private readonly owner: KeyOwner;
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private readonly inFlight = new Map<string, Promise<KeyLookup>>();
+  /** Grows on every invalidation, so a fill that started before it is not cached. */
+  private generation = 0;
+
+  constructor(deps: AuthChainDeps) {
+    this.cache = deps.cache;
+    this.store = deps.store;
+    this.owner = deps.owner;
+    this.log = deps.log;
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** Throws AppError('internal') when neither Redis nor account-admin can answer. */
+  async authenticate(authorization: string | undefined, required: RequiredKind): Promise<AuthOutcome> {
+    const parsed = parseBearer(authorization);
+    if (!parsed.ok) return { ok: false, code: 'invalid_api_key', reason: parsed.reason };
+    const keyHash = hashSecret(parsed.secret);
+    const cached = this.cache.get(keyHash);
+    const lookup = cached ?? (await this.fill(keyHash));
+    return verdict(lookup, keyHash, this.now(), required);
+  }
+
+  /** Drops one hash (a key-change message or a changed-key header). */
+  invalidate(keyHash: string): void {
+    this.generation++;
+    this.cache.delete(keyHash);
+    this.inFlight.delete(keyHash);
+  }
+
+  /** Drops everything (the change feed may have lost messages). */
+  invalidateAll(): void {
+    this.generation++;
+    this.cache.clear();
+    this.inFlight.clear();
+  }
+
+  private fill(keyHash: string): Promise<KeyLookup> {
+    const pending = this.inFlight.get(keyHash);
+    if (pending !== undefined) return pending;
+    const generation = this.generation;
+    const promise = this.resolve(keyHash).then(
+      (lookup) => {
+        if (this.inFlight.get(keyHash) === promise) this.inFlight.delete(keyHash);
+        if (this.generation === generation) this.cache.set(keyHash, lookup);
+        return lookup;
+      },
+      (error: unknown) => {
+        if (this.inFlight.get(keyHash) === promise) this.inFlight.delete(keyHash);
+        throw error;
+      },
+    );
+    this.inFlight.set(keyHash, promise);
+    return promise;
+  }
+
+  private async resolve(keyHash: string): Promise<KeyLookup> {
+    const stored = await this.store.read(keyHash);
+    if (stored.kind === 'found') return stored.lookup;
+    if (stored.kind === 'error') {
+      this.log.warn({ err: describe(stored.error) }, 'key record read from Redis failed; asking account-admin');
+    }
+    const owned = await this.owner.lookup(keyHash);
+    if (owned.kind === 'found') return owned.lookup;
+    this.log.error({ err: describe(owned.error) }, 'key lookup at account-admin failed');
+    throw new AppError('internal', 'internal error');
+  }
+}
+
+/** A fault's class and message for logs (never a key: only hashes cross these seams). */
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}

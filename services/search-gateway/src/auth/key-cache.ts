@@ -1,0 +1,68 @@
+import type { KeyLookup } from '@svc/contracts';
+
+export interface KeyCacheOptions {
+  /** Lifetime of every entry, positive or negative. */
+  ttlMs: number;
+  /** Most entries held; the oldest is dropped to make room. */
+  maxEntries: number;
+  now?: () => number;
+}
+
+interface Entry {
+  lookup: KeyLookup;
+  expiresAtMs: number;
+}
+
+/**
+ * The in-process key cache: key hash -> the last known lookup (a record, or a known miss
+ * for an unknown hash). Entries expire after `ttlMs`, so a lost invalidation message can
+ * leave a stale state for at most that long. Bounded in size: inserting into a full cache
+ * drops the entry inserted first.
+ */
+export class KeyCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly ttlMs: number;
+  private readonly maxEntries: number;
+  private readonly now: () => number;
+
+  constructor(options: KeyCacheOptions) {
+    this.ttlMs = options.ttlMs;
+    this.maxEntries = options.maxEntries;
+    this.now = options.now ?? Date.now;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The cached lookup, or undefined when absent or expired. */
+  get(keyHash: string): KeyLookup | undefined {
+    const entry = this.entries.get(keyHash);
+    if (entry === undefined) return undefined;
+    if (this.now() >= entry.expiresAtMs) {
+      this.entries.delete(keyHash);
+      return undefined;
+    }
+    return entry.lookup;
+  }
+
+  set(keyHash: string, lookup: KeyLookup): void {
+    if (this.ttlMs <= 0) return;
+    // Re-inserting moves the entry to the end of the eviction order.
+    this.entries.delete(keyHash);
+    while (this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done === true) break;
+      this.entries.delete(oldest.value);
+    }
+    this.entries.set(keyHash, { lookup, expiresAtMs: this.now() + this.ttlMs });
+  }
+
+  delete(keyHash: string): void {
+    this.entries.delete(keyHash);
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}

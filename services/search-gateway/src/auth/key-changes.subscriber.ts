@@ -1,0 +1,60 @@
+import { isKeyChangeMessage, KEY_CHANGES_CHANNEL } from '@svc/contracts';
+import Redis from 'ioredis';
+import type { Logger } from 'pino';
+
+export interface KeyChangeSink {
+  invalidate(keyHash: string): void;
+  invalidateAll(): void;
+}
+
+/**
+ * Listens on KEY_CHANGES_CHANNEL with its own connection and drops each changed hash from
+ * the in-process cache. After every (re)connect the whole cache is dropped, since
+ * messages sent while disconnected are lost.
+ */
+export class KeyChangesSubscriber {
+  private connection: Redis | undefined;
+
+  constructor(
+    private readonly redisUrl: string,
+    private readonly sink: KeyChangeSink,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    const connection = new Redis(this.redisUrl, { lazyConnect: true, maxRetriesPerRequest: null });
+    this.connection = connection;
+    connection.on('error', (error: Error) => this.log.warn({ err: error.message }, 'key-change subscriber connection error'));
+    connection.on('ready', () => this.sink.invalidateAll());
+    connection.on('message', (channel: string, text: string) => {
+      if (channel !== KEY_CHANGES_CHANNEL) return;
+      let message: unknown;
+      try {
+        message = JSON.parse(text);
+      } catch {
+        this.log.warn('ignored a key-change message that is not JSON');
+        return;
+      }
+      if (!isKeyChangeMessage(message)) {
+        this.log.warn('ignored a key-change message of unknown shape');
+        return;
+      }
+      this.sink.invalidate(message.keyHash);
+    });
+    await connection.connect();
+    await connection.subscribe(KEY_CHANGES_CHANNEL);
+    // Anything cached between connect and the subscription is dropped as well.
+    this.sink.invalidateAll();
+  }
+
+  async stop(): Promise<void> {
+    const connection = this.connection;
+    this.connection = undefined;
+    if (connection === undefined) return;
+    try {
+      await connection.quit();
+    } catch {
+      connection.disconnect();
+    }
+  }
+}

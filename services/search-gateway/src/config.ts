@@ -1,0 +1,57 @@
+import { bool, ConfigError, int, oneOf, parseEnv, secret, str, url } from '@svc/config';
+import type { EnvOf } from '@svc/config';
+
+/** The gateway's environment, read once at start. */
+export const gatewayEnvSchema = {
+  PORT: int({ default: 8080, min: 0, max: 65535 }),
+  HOST: str({ default: '0.0.0.0' }),
+  REDIS_URL: url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
+  ACCOUNT_ADMIN_GRPC_URL: str({ default: '127.0.0.1:50051' }),
+  ACCOUNT_ADMIN_HTTP_URL: url({ default: 'http://127.0.0.1:3001', protocols: ['http', 'https'] }),
+  BILLING_HTTP_URL: url({ default: 'http://127.0.0.1:3002', protocols: ['http', 'https'] }),
+  INTERNAL_TOKEN: secret({ minLength: 16 }),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
+  KEY_CACHE_TTL_MS: int({ default: 5000, min: 0, max: 3_600_000 }),
+  KEY_CACHE_MAX_ENTRIES: int({ default: 100_000, min: 1, max: 10_000_000 }),
+  KEY_PROPAGATION_MAX_MS: int({ default: 15_000, min: 0, max: 3_600_000 }),
+  KEY_CHANGES_SUBSCRIBE: bool({ default: true }),
+  RATE_LIMIT_PER_SECOND: int({ default: 20, min: 1, max: 1_000_000 }),
+  RATE_LIMIT_BURST: int({ default: 40, min: 1, max: 1_000_000 }),
+  BYOK_ENABLED: bool({ default: true }),
+  BYOK_FEE_PERCENT: int({ default: 5, min: 0, max: 100 }),
+  BRAVE_API_KEY: secret({ optional: true }),
+  EXA_API_KEY: secret({ optional: true }),
+  TAVILY_API_KEY: secret({ optional: true }),
+  BRAVE_BASE_URL: url({ default: 'https://api.search.brave.com/res/v1', protocols: ['http', 'https'] }),
+  EXA_BASE_URL: url({ default: 'https://api.exa.ai', protocols: ['http', 'https'] }),
+  TAVILY_BASE_URL: url({ default: 'https://api.tavily.com', protocols: ['http', 'https'] }),
+};
+
+export type GatewayConfig = Omit<EnvOf<typeof gatewayEnvSchema>, 'INTERNAL_TOKEN'> & { readonly INTERNAL_TOKEN: string };
+
+/**
+ * Parses the environment and checks the rules between variables: a cached key state may
+ * never outlive the propagation bound of spec section 3.
+ */
+export function parseGatewayConfig(source: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const config = parseEnv(gatewayEnvSchema, source);
+  const internalToken = config.INTERNAL_TOKEN;
+  if (internalToken === undefined) throw new ConfigError('INTERNAL_TOKEN', 'is required');
+  if (config.KEY_CACHE_TTL_MS > config.KEY_PROPAGATION_MAX_MS) {
+    throw new ConfigError('KEY_CACHE_TTL_MS', `must not exceed KEY_PROPAGATION_MAX_MS (${config.KEY_PROPAGATION_MAX_MS})`);
+  }
+  return { ...config, INTERNAL_TOKEN: internalToken };
+}
+
+/** For main: parse, or print the problem (never a secret's value) and exit with status 1. */
+export function loadGatewayConfigOrExit(): GatewayConfig {
+  try {
+    return parseGatewayConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`search-gateway: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,159 @@
+import { Client } from 'pg';
+import { Redis } from 'ioredis';
+import { bearer, call, newAccount, newApiKey, startStack } from '@svc/test-kit';
+import type { Stack } from '@svc/test-kit';
+
+/** Every text a PostgreSQL database holds, one row a line (all tables of the public schema). */
+async function dumpDatabase(url: string): Promise<string> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const tables = await client.query<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
+    );
+    const lines: string[] = [];
+    for (const { table_name } of tables.rows) {
+      const rows = await client.query<{ row: string }>(`SELECT t::text AS row FROM "${table_name}" t`);
+      lines.push(...rows.rows.map((r) => `${table_name}: ${r.row}`));
+    }
+    return lines.join('\n');
+  } finally {
+    await client.end();
+  }
+}
+
+/** Every key and value in one Redis database, whatever their type. */
+async function dumpRedis(url: string): Promise<string> {
+  const redis = new Redis(url);
+  try {
+    const out: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'COUNT', 500);
+      cursor = next;
+      for (const key of keys) {
+        const type = await redis.type(key);
+        let value: unknown;
+        if (type === 'string') value = await redis.get(key);
+        else if (type === 'hash') value = await redis.hgetall(key);
+        else if (type === 'list') value = await redis.lrange(key, 0, -1);
+        else if (type === 'set') value = await redis.smembers(key);
+        else if (type === 'zset') value = await redis.zrange(key, '0', '-1', 'WITHSCORES');
+        else if (type === 'stream') value = await redis.xrange(key, '-', '+');
+        else value = type;
+        out.push(`${key} ${JSON.stringify(value)}`);
+      }
+    } while (cursor !== '0');
+    return out.join('\n');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+describe('secrets, object-level authorization and bad input through the gateway', () => {
+  let stack: Stack;
+  let gw: string;
+
+  beforeAll(async () => {
+    stack = await startStack({ name: 'secrets', redisDb: 6 });
+    gw = stack.gateways[0]?.url ?? '';
+  }, 90_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('a created secret appears exactly once: never in PostgreSQL, Redis, the logs or any listing', async () => {
+    const account = await newAccount(gw, 'secrets');
+    const created = await call('POST', `${gw}/v1/keys`, { body: { name: 'once' }, headers: bearer(account.managementKey) });
+    expect(created.status).toBe(201);
+    const secret = String(created.body.secret);
+    expect(secret).toMatch(/^svc-[A-Za-z0-9_-]{43}$/);
+    // Use both secrets so every cache layer and log line on the path has seen them.
+    expect((await call('GET', `${gw}/v1/key`, { headers: bearer(secret) })).status).toBe(200);
+    expect((await call('GET', `${gw}/v1/credits`, { headers: bearer(secret) })).status).toBe(200);
+    const reads = [
+      await call('GET', `${gw}/v1/keys`, { headers: bearer(account.managementKey) }),
+      await call('GET', `${gw}/v1/keys/${created.body.id}`, { headers: bearer(account.managementKey) }),
+      await call('GET', `${gw}/v1/key`, { headers: bearer(secret) }),
+      await call('PATCH', `${gw}/v1/keys/${created.body.id}`, { body: { name: 'renamed' }, headers: bearer(account.managementKey) }),
+      await call('GET', `${gw}/dashboard/api/management-keys`, { headers: account.session }),
+    ];
+    for (const read of reads) expect(read.status).toBe(200);
+    const listing = reads[0]?.body.data.find((k: { id: string }) => k.id === created.body.id);
+    expect(listing.label).toBe(`${secret.slice(0, 8)}…`);
+    expect(listing).not.toHaveProperty('secret');
+
+    const places = {
+      listings: reads.map((r) => r.text).join('\n'),
+      accountAdminDb: await dumpDatabase(stack.databases.accountAdmin),
+      billingDb: await dumpDatabase(stack.databases.billing),
+      redis: await dumpRedis(stack.redisUrl),
+      logs: stack.logs(),
+    };
+    expect(places.accountAdminDb).toContain(String(created.body.id)); // the dump really holds the key's row
+    expect(places.logs.length).toBeGreaterThan(0);
+    for (const [where, text] of Object.entries(places)) {
+      for (const s of [secret, account.managementKey]) {
+        if (text.includes(s)) throw new Error(`a secret was found in ${where}`);
+        // The random part alone must not appear either.
+        expect(text.includes(s.slice(s.indexOf('-', 4) + 1))).toBe(false);
+      }
+    }
+  });
+
+  it("another account's key ids answer 404 not_found and stay untouched", async () => {
+    const owner = await newAccount(gw, 'owner');
+    const other = await newAccount(gw, 'other');
+    const key = await newApiKey(gw, owner.managementKey);
+    for (const [method, body] of [['GET', undefined], ['PATCH', { disabled: true }], ['DELETE', undefined]] as const) {
+      const response = await call(method, `${gw}/v1/keys/${key.id}`, { body, headers: bearer(other.managementKey) });
+      expect(response.status).toBe(404);
+      expect(response.body.error.code).toBe('not_found');
+    }
+    const list = await call('GET', `${gw}/v1/keys`, { headers: bearer(other.managementKey) });
+    expect(list.body.data.map((k: { id: string }) => k.id)).not.toContain(key.id);
+    expect((await call('GET', `${gw}/v1/key`, { headers: bearer(key.secret) })).status).toBe(200);
+  });
+
+  it('bad input answers 400 invalid_request naming the problem, never a 500, and changes nothing', async () => {
+    const account = await newAccount(gw, 'input');
+    const key = await newApiKey(gw, account.managementKey);
+    const mgmt = bearer(account.managementKey);
+    const cases: [string, string, { body?: unknown; raw?: string }, RegExp][] = [
+      ['POST', '/v1/keys', { body: { name: 'x', colour: 'red' } }, /colour/],
+      ['POST', '/v1/keys', { body: { expires_at: 'tomorrow' } }, /expires_at/],
+      ['POST', '/v1/keys', { body: { expires_at: '2020-01-01T00:00:00Z' } }, /expires_at/],
+      ['POST', '/v1/keys', { body: { limit_usd: -1 } }, /limit_usd/],
+      ['POST', '/v1/keys', { body: { limit_reset: 'daily' } }, /limit_reset|limit_usd/],
+      ['POST', '/v1/keys', { raw: '{"name": "x",' }, /JSON/i],
+      ['POST', '/v1/keys', { raw: 'not json at all' }, /JSON/i],
+      ['PATCH', `/v1/keys/${key.id}`, { body: { disabled: 'yes' } }, /disabled/],
+      ['PATCH', `/v1/keys/${key.id}`, { body: { expires_at: '2026-13-45T99:00:00Z' } }, /expires_at/],
+      ['GET', '/v1/keys?limit=0', {}, /limit/],
+      ['GET', '/v1/keys?limit=101', {}, /limit/],
+      ['GET', '/v1/keys?limit=abc', {}, /limit/],
+      ['GET', '/v1/keys?cursor=%%%', {}, /cursor/],
+    ];
+    for (const [method, path, input, names] of cases) {
+      const response = await call(method, `${gw}${path}`, { ...input, headers: mgmt });
+      if (response.status !== 400) throw new Error(`${method} ${path} answered ${response.status}: ${response.text}`);
+      expect(response.body.error.code).toBe('invalid_request');
+      expect(response.body.error.message).toMatch(names);
+    }
+    const after = await call('GET', `${gw}/v1/keys/${key.id}`, { headers: mgmt });
+    expect(after.body).toMatchObject({ disabled: false, expires_at: null, name: 'k' });
+    const keys = await call('GET', `${gw}/v1/keys`, { headers: mgmt });
+    expect(keys.body.data).toHaveLength(1);
+  });
+
+  it('an unknown path is 404 and a wrong method is 405, both JSON with the request id', async () => {
+    const unknown = await call('GET', `${gw}/v1/nope`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.request_id).toBe(unknown.headers.get('x-svc-request-id'));
+    const wrong = await call('DELETE', `${gw}/v1/models`);
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toContain('GET');
+    expect(wrong.headers.get('x-svc-request-id')).toMatch(/^req_[0-9A-Za-z]{24,}$/);
+  });
+});

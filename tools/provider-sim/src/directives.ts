@@ -1,0 +1,62 @@
+/**
+ * Test directives carried in a query: `sim:<provider>=<behaviour>` or `sim:*=<behaviour>`.
+ * They are stripped before the query is used; a provider-specific directive wins over `*`.
+ */
+
+export const SIM_PROVIDERS = ['brave', 'exa', 'tavily'] as const;
+export type SimProvider = (typeof SIM_PROVIDERS)[number];
+
+export type Behaviour =
+  | { readonly kind: 'ok' }
+  | { readonly kind: 'error500' }
+  | { readonly kind: 'error429' }
+  | { readonly kind: 'quota' }
+  | { readonly kind: 'badkey' }
+  | { readonly kind: 'timeout' }
+  | { readonly kind: 'slow'; readonly ms: number }
+  | { readonly kind: 'empty' }
+  | { readonly kind: 'malformed' };
+
+export const MAX_SLOW_MS = 600_000;
+
+export type ParsedQuery =
+  | { readonly ok: true; readonly query: string; readonly behaviour: Behaviour }
+  | { readonly ok: false; readonly problem: string };
+
+const DIRECTIVE = /^sim:([^=\s]+)=(\S*)$/;
+const SIMPLE = ['ok', 'error500', 'error429', 'quota', 'badkey', 'timeout', 'empty', 'malformed'] as const;
+
+function parseBehaviour(raw: string): Behaviour | undefined {
+  if ((SIMPLE as readonly string[]).includes(raw)) return { kind: raw as (typeof SIMPLE)[number] };
+  const slow = /^slow(\d{1,7})$/.exec(raw);
+  if (slow !== null) {
+    const ms = Number(slow[1]);
+    if (ms <= MAX_SLOW_MS) return { kind: 'slow', ms };
+  }
+  return undefined;
+}
+
+/** Strips every directive from the query and returns the behaviour that applies to `provider`. */
+export function parseQuery(raw: string, provider: SimProvider): ParsedQuery {
+  let specific: string | undefined;
+  let wildcard: string | undefined;
+  const words: string[] = [];
+  for (const word of raw.split(/\s+/)) {
+    if (word === '') continue;
+    const match = DIRECTIVE.exec(word);
+    if (match === null) {
+      words.push(word);
+      continue;
+    }
+    const [, target, behaviour] = match as unknown as [string, string, string];
+    if (target === provider) specific = behaviour;
+    else if (target === '*') wildcard = behaviour;
+    else if (!(SIM_PROVIDERS as readonly string[]).includes(target)) {
+      return { ok: false, problem: `unknown simulator directive target "${target}"` };
+    }
+  }
+  const chosen = specific ?? wildcard ?? 'ok';
+  const behaviour = parseBehaviour(chosen);
+  if (behaviour === undefined) return { ok: false, problem: `unknown simulator behaviour "${chosen}"` };
+  return { ok: true, query: words.join(' '), behaviour };
+}

@@ -1,0 +1,143 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { parseQuery } from './directives';
+import type { SimProvider } from './directives';
+import type { StatsCounter } from './stats';
+
+/** A reply in a provider's own wire format. */
+export interface SimReply {
+  readonly status: number;
+  readonly body: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export type FailureKind = 'badkey' | 'error500' | 'error429' | 'quota' | 'directive';
+
+export type Validation<P> =
+  | { readonly ok: true; readonly query: string; readonly params: P }
+  | { readonly ok: false; readonly reply: SimReply };
+
+/** What makes one provider: its auth, its parameters, its errors and its success body. */
+export interface ProviderSpec<P> {
+  readonly provider: SimProvider;
+  authorize(request: FastifyRequest): boolean;
+  validate(request: FastifyRequest): Validation<P>;
+  /** The provider's own error reply; `detail` only for `directive` problems. */
+  failure(kind: FailureKind, detail: string): SimReply;
+  success(params: P, query: string, empty: boolean, startedAt: number): SimReply;
+}
+
+/** Shared by every route of one simulator instance. */
+export class SimContext {
+  /** Callbacks that release every paused or hanging request (run when the server closes). */
+  private readonly waiters = new Set<() => void>();
+  private readonly counted = new WeakSet<FastifyRequest>();
+
+  constructor(readonly stats: StatsCounter, readonly baseLatencyMs: number) {}
+
+  begin(request: FastifyRequest, provider: SimProvider): void {
+    this.counted.add(request);
+    this.stats.begin(provider);
+  }
+
+  end(request: FastifyRequest, provider: SimProvider): void {
+    if (this.counted.delete(request)) this.stats.end(provider);
+  }
+
+  releaseAll(): void {
+    for (const release of [...this.waiters]) release();
+  }
+
+  /** Resolves true after `ms`, or false as soon as the client goes away or the server closes. */
+  pause(reply: FastifyReply, ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (reply.raw.destroyed) {
+        resolve(false);
+        return;
+      }
+      const finish = (value: boolean): void => {
+        clearTimeout(timer);
+        reply.raw.off('close', onClose);
+        this.waiters.delete(onClose);
+        resolve(value);
+      };
+      const onClose = (): void => finish(false);
+      const timer = setTimeout(() => finish(true), ms);
+      reply.raw.once('close', onClose);
+      this.waiters.add(onClose);
+    });
+  }
+
+  /** Never answers: keeps the socket open until the client goes away or the server closes. */
+  async hang(reply: FastifyReply): Promise<void> {
+    reply.hijack();
+    await new Promise<void>((resolve) => {
+      if (reply.raw.destroyed) {
+        resolve();
+        return;
+      }
+      const onClose = (): void => {
+        reply.raw.off('close', onClose);
+        this.waiters.delete(onClose);
+        resolve();
+      };
+      reply.raw.once('close', onClose);
+      this.waiters.add(onClose);
+    });
+    if (!reply.raw.destroyed) reply.raw.destroy();
+  }
+}
+
+export function sendReply(reply: FastifyReply, answer: SimReply): FastifyReply {
+  reply.code(answer.status);
+  for (const [name, value] of Object.entries(answer.headers ?? {})) reply.header(name, value);
+  return reply.send(answer.body);
+}
+
+/** A body that claims to be JSON and is not. */
+const MALFORMED_BODY = '{"results": [{"title": "cut off mid-str';
+
+/** The route handler for one provider endpoint: auth, parameters, then the query's directive. */
+export function simulatedHandler<P>(spec: ProviderSpec<P>, context: SimContext) {
+  const gone = (request: FastifyRequest, reply: FastifyReply): undefined => {
+    reply.hijack();
+    if (!reply.raw.destroyed) reply.raw.destroy();
+    context.end(request, spec.provider);
+    return undefined;
+  };
+
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    const startedAt = Date.now();
+    if (context.baseLatencyMs > 0 && !(await context.pause(reply, context.baseLatencyMs))) return gone(request, reply);
+    if (!spec.authorize(request)) return sendReply(reply, spec.failure('badkey', ''));
+    const valid = spec.validate(request);
+    if (!valid.ok) return sendReply(reply, valid.reply);
+    const parsed = parseQuery(valid.query, spec.provider);
+    if (!parsed.ok) return sendReply(reply, spec.failure('directive', parsed.problem));
+    const behaviour = parsed.behaviour;
+    switch (behaviour.kind) {
+      case 'ok':
+        return sendReply(reply, spec.success(valid.params, parsed.query, false, startedAt));
+      case 'empty':
+        return sendReply(reply, spec.success(valid.params, parsed.query, true, startedAt));
+      case 'slow':
+        if (!(await context.pause(reply, behaviour.ms))) return gone(request, reply);
+        return sendReply(reply, spec.success(valid.params, parsed.query, false, startedAt));
+      case 'timeout':
+        await context.hang(reply);
+        context.end(request, spec.provider);
+        return undefined;
+      case 'malformed':
+        return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(MALFORMED_BODY);
+      case 'error500':
+      case 'error429':
+      case 'quota':
+      case 'badkey':
+        return sendReply(reply, spec.failure(behaviour.kind, ''));
+    }
+  };
+}
+
+/** True for Fastify's own 4xx errors (bad JSON, wrong media type, body too large). */
+export function clientError(error: { statusCode?: number }): boolean {
+  return error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500;
+}
