@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { bindMigrationAwareSqlAdapterFactory } from '@prisma/driver-adapter-utils';
-import { applyMigrations } from '@svc/pg-migrate';
+import { applyMigrations, listMigrations } from '@svc/pg-migrate';
 import { Client } from 'pg';
 import { EngineAdapterFactory, clientConfig, connectionFields, quoteIdent } from './adapter';
 import type { ConnectionFields } from './adapter';
 import { createSchemaEngine } from './engine';
+import type { DiffResult, SchemaEngine } from './engine';
 
 export interface SchemaDiffOptions {
   /** Path of the service's schema.prisma. */
@@ -48,6 +49,37 @@ export async function schemaDiffSql(options: SchemaDiffOptions): Promise<string>
   }
 }
 
+/**
+ * The same question answered by the engine alone: it replays the migrations in a shadow
+ * database it creates (and drops) on the server, then diffs that against schema.prisma.
+ * A cross-check of `schemaDiffSql`; it touches no database of the caller's.
+ */
+export async function migrationsDiffSql(options: Omit<SchemaDiffOptions, 'scratchDatabase'>): Promise<string> {
+  const schemaPath = resolve(options.schemaPath);
+  const content = readFileSync(schemaPath, 'utf8');
+  const migrationsDir = resolve(options.migrationsDir);
+  const migrationDirectories = listMigrations(migrationsDir).map((migration) => ({
+    path: migration.name,
+    migrationFile: { path: 'migration.sql', content: { tag: 'ok' as const, value: migration.sql } },
+  }));
+  const lockPath = join(migrationsDir, 'migration_lock.toml');
+  return withEngine(connectionFields(options.databaseUrl), options.log, (engine) =>
+    engine.diff({
+      from: {
+        tag: 'migrations',
+        baseDir: migrationsDir,
+        lockfile: { path: 'migration_lock.toml', content: existsSync(lockPath) ? readFileSync(lockPath, 'utf8') : null },
+        shadowDbInitScript: '',
+        migrationDirectories,
+      },
+      to: { tag: 'schemaDatamodel', files: [{ path: schemaPath, content }] },
+      script: true,
+      exitCode: null,
+      filters: { externalTables: [], externalEnums: [] },
+    }),
+  );
+}
+
 /** True when the engine's script changes nothing (it prints only comments then). */
 export function isEmptyDiff(sql: string): boolean {
   return sql
@@ -62,19 +94,28 @@ async function diffDatabaseToSchema(
   content: string,
   log: ((line: string) => void) | undefined,
 ): Promise<string> {
+  return withEngine(fields, log, (engine) =>
+    engine.diff({
+      // The live database the adapter connects to (the engine refuses `url` targets).
+      from: { tag: 'schemaDatasource', files: [{ path: schemaPath, content }], configDir: dirname(schemaPath) },
+      to: { tag: 'schemaDatamodel', files: [{ path: schemaPath, content }] },
+      script: true,
+      exitCode: null,
+      filters: { externalTables: [], externalEnums: [] },
+    }),
+  );
+}
+
+async function withEngine(
+  fields: ConnectionFields,
+  log: ((line: string) => void) | undefined,
+  run: (engine: SchemaEngine) => Promise<DiffResult>,
+): Promise<string> {
   const factory = new EngineAdapterFactory(fields);
   try {
     const engine = await createSchemaEngine(bindMigrationAwareSqlAdapterFactory(factory), log);
     try {
-      const result = await engine.diff({
-        // The live database the adapter connects to (the engine refuses `url` targets).
-        from: { tag: 'schemaDatasource', files: [{ path: schemaPath, content }], configDir: dirname(schemaPath) },
-        to: { tag: 'schemaDatamodel', files: [{ path: schemaPath, content }] },
-        script: true,
-        exitCode: null,
-        filters: { externalTables: [], externalEnums: [] },
-      });
-      return result.stdout ?? '';
+      return (await run(engine)).stdout ?? '';
     } finally {
       engine.free();
     }

@@ -1,2 +1,2 @@
-export { schemaDiffSql, isEmptyDiff } from './diff';
+export { schemaDiffSql, migrationsDiffSql, isEmptyDiff } from './diff';
 export type { SchemaDiffOptions } from './diff';

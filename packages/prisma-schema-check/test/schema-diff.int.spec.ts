@@ -1,11 +1,24 @@
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { databaseUrl } from '@svc/test-kit';
-import { isEmptyDiff, schemaDiffSql } from '@svc/prisma-schema-check';
+import { isEmptyDiff, migrationsDiffSql, schemaDiffSql } from '@svc/prisma-schema-check';
 
 const fixtures = join(__dirname, 'fixtures');
 const schemaPath = join(fixtures, 'schema', 'schema.prisma');
 const serverUrl = databaseUrl('postgres');
+
+async function shadowDatabases(): Promise<string[]> {
+  const client = new Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const found = await client.query<{ datname: string }>(
+      "SELECT datname FROM pg_database WHERE datname LIKE 'prisma\\_migrate\\_shadow\\_db\\_%'",
+    );
+    return found.rows.map((row) => row.datname);
+  } finally {
+    await client.end();
+  }
+}
 
 async function databaseExists(name: string): Promise<boolean> {
   const client = new Client({ connectionString: serverUrl });
@@ -47,6 +60,24 @@ describe('schemaDiffSql (migrations applied to a scratch database, diffed by the
   it('reports a migration that fails to apply instead of diffing a half-built database', async () => {
     await expect(diff('does-not-exist', 'svc_schemacheck_missing_dir')).rejects.toThrow(/ENOENT/);
     expect(await databaseExists('svc_schemacheck_missing_dir')).toBe(false);
+  });
+});
+
+describe('migrationsDiffSql (the engine replays the migrations in its own shadow database)', () => {
+  const shadowDiff = (migrations: string): Promise<string> =>
+    migrationsDiffSql({ schemaPath, migrationsDir: join(fixtures, migrations), databaseUrl: serverUrl });
+
+  it('agrees with the scratch-database route on matching migrations and leaves no shadow database behind', async () => {
+    const before = await shadowDatabases();
+    const sql = await shadowDiff('migrations-ok');
+
+    expect(isEmptyDiff(sql)).toBe(true);
+    expect(await shadowDatabases()).toEqual(before);
+  });
+
+  it('names the missing column and the missing unique index', async () => {
+    expect(await shadowDiff('migrations-missing-column')).toMatch(/ALTER TABLE "api_keys" ADD COLUMN\s+"label" TEXT/);
+    expect(await shadowDiff('migrations-missing-unique')).toContain('CREATE UNIQUE INDEX "api_keys_hash_key" ON "api_keys"("hash")');
   });
 });
 
