@@ -1,19 +1,18 @@
-import 'reflect-metadata';
-import { Controller, Get, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { FastifyAdapter } from '@nestjs/platform-fastify';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-
-@Controller()
-class HelloController {
-  @Get('/healthz') health(): { ok: boolean } { return { ok: true }; }
-}
-@Module({ controllers: [HelloController] })
-class AppModule {}
+import { createGateway } from './app';
+import { loadGatewayConfigOrExit } from './config';
+import { createLogger } from './logger';
 
 async function main(): Promise<void> {
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule, new FastifyAdapter(), { logger: false });
-  await app.listen(18080, '127.0.0.1');
-  console.log('listening');
+  const config = loadGatewayConfigOrExit();
+  const log = createLogger(config.LOG_LEVEL);
+  const app = await createGateway(config, log);
+  // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, then close Redis, gRPC and pools.
+  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  await app.listen(config.PORT, config.HOST);
+  log.info({ port: config.PORT, host: config.HOST }, 'search-gateway listening');
 }
-void main();
+
+main().catch((error: unknown) => {
+  process.stderr.write(`search-gateway: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,32 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { newRequestId } from '@svc/ids';
+import type { Logger } from 'pino';
+import type { GatewayConfig } from './config';
+import { GatewayModule } from './gateway.module';
+import { GatewayHttp } from './http/gateway.http';
+
+const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * Builds the gateway (routes installed, connections open) without listening; main.ts
+ * and the integration tests both start it this way.
+ */
+export async function createGateway(config: GatewayConfig, log: Logger): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    genReqId: () => newRequestId(),
+    requestIdHeader: false,
+    logger: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config, log), adapter, {
+    logger: false,
+    bodyParser: false,
+    abortOnError: false,
+  });
+  app.get(GatewayHttp).install(app.getHttpAdapter().getInstance());
+  await app.init();
+  return app;
+}

@@ -1,0 +1,68 @@
+import { CATALOG } from '@svc/contracts';
+import type { Provider } from '@svc/contracts';
+import { microsToUsd } from '@svc/money';
+
+export type ProviderAvailability = Readonly<Record<Provider, boolean>>;
+
+export interface ByokSettings {
+  enabled: boolean;
+  feePercent: number;
+}
+
+/** Checkout amounts accepted by billing (spec section 8). */
+export const PURCHASE_LIMITS_USD = { min_usd: 5, max_usd: 10_000 } as const;
+
+/** The `data` of GET /v1/models (CONTRACT.md), from the one catalog. */
+export function modelsData(available: ProviderAvailability): object[] {
+  return CATALOG.map((model) => ({
+    id: model.id,
+    provider: model.provider,
+    variant: model.variant,
+    description: model.description,
+    max_results: model.maxResults,
+    pricing: {
+      base_usd: microsToUsd(model.baseMicros),
+      included_results: model.includedResults,
+      per_result_usd: microsToUsd(model.perResultMicros),
+    },
+    available: available[model.provider],
+  }));
+}
+
+/** GET /v1/credits/pricing without the request id (CONTRACT.md). */
+export function pricingBody(byok: ByokSettings): object {
+  return {
+    currency: 'USD',
+    models: CATALOG.map((model) => ({
+      id: model.id,
+      base_usd: microsToUsd(model.baseMicros),
+      included_results: model.includedResults,
+      per_result_usd: microsToUsd(model.perResultMicros),
+    })),
+    purchase: { ...PURCHASE_LIMITS_USD },
+    byok: { enabled: byok.enabled, fee_percent: byok.feePercent },
+  };
+}
+
+/**
+ * The catalog never changes while the process runs, so each body is serialized once;
+ * a request only appends its request id.
+ */
+export class CatalogService {
+  private readonly modelsPrefix: string;
+  private readonly pricingPrefix: string;
+
+  constructor(available: ProviderAvailability, byok: ByokSettings) {
+    this.modelsPrefix = `{"data":${JSON.stringify(modelsData(available))},"request_id":`;
+    const pricing = JSON.stringify(pricingBody(byok));
+    this.pricingPrefix = `${pricing.slice(0, -1)},"request_id":`;
+  }
+
+  modelsJson(requestId: string): string {
+    return `${this.modelsPrefix}${JSON.stringify(requestId)}}`;
+  }
+
+  pricingJson(requestId: string): string {
+    return `${this.pricingPrefix}${JSON.stringify(requestId)}}`;
+  }
+}

@@ -1,0 +1,100 @@
+import { isProvider } from '@svc/contracts';
+import type { RequiredKind } from '@svc/contracts';
+import { AppError } from '@svc/errors';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { Logger } from 'pino';
+import type { AuthChain } from '../auth/auth-chain';
+import { authError } from '../auth/auth-chain';
+import { clientResponseHeaders, upstreamRequestHeaders } from './forward-headers';
+import type { ForwardIdentity } from './forward-headers';
+import type { UpstreamClient } from './upstream.client';
+
+export type Upstream = 'account-admin' | 'billing';
+
+export interface ForwardRoute {
+  methods: HTTPMethods[];
+  url: string;
+  upstream: Upstream;
+  /** The key the route needs, or 'none' (dashboard session, Stripe signature). */
+  key: RequiredKind | 'none';
+  /** A check of the path after authentication. */
+  checkParams?: (params: Record<string, string>) => AppError | undefined;
+}
+
+const providerParam = (params: Record<string, string>): AppError | undefined =>
+  isProvider(params.provider) ? undefined : new AppError('unknown_provider', 'provider must be one of brave, exa, tavily');
+
+/** The control-plane paths the public edge forwards (docs/development.md, CONTRACT.md). */
+export const FORWARD_ROUTES: readonly ForwardRoute[] = [
+  { methods: ['GET', 'POST'], url: '/v1/keys', upstream: 'account-admin', key: 'management' },
+  { methods: ['GET', 'PATCH', 'DELETE'], url: '/v1/keys/:id', upstream: 'account-admin', key: 'management' },
+  { methods: ['GET'], url: '/v1/key', upstream: 'account-admin', key: 'either' },
+  { methods: ['GET'], url: '/v1/provider-keys', upstream: 'account-admin', key: 'management' },
+  { methods: ['GET', 'PUT', 'DELETE'], url: '/v1/provider-keys/:provider', upstream: 'account-admin', key: 'management', checkParams: providerParam },
+  { methods: ['GET'], url: '/dashboard', upstream: 'account-admin', key: 'none' },
+  { methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: '/dashboard/api/*', upstream: 'account-admin', key: 'none' },
+  { methods: ['GET'], url: '/v1/credits', upstream: 'billing', key: 'either' },
+  { methods: ['POST'], url: '/v1/credits/checkout', upstream: 'billing', key: 'management' },
+  { methods: ['GET'], url: '/v1/usage', upstream: 'billing', key: 'either' },
+  { methods: ['POST'], url: '/v1/credits/webhook', upstream: 'billing', key: 'none' },
+];
+
+/**
+ * Forwards control-plane paths: authenticate (when the route needs a key), pass the raw
+ * body bytes and the query string unchanged, and pass the reply back. A reply naming a
+ * changed key drops that key from the cache before the caller sees the reply.
+ */
+export class ForwardService {
+  constructor(
+    private readonly auth: AuthChain,
+    private readonly upstreams: Readonly<Record<Upstream, UpstreamClient>>,
+    private readonly internalToken: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Registers every forwarded route on a scope whose body parser yields raw Buffers. */
+  register(scope: FastifyInstance, routes: readonly ForwardRoute[] = FORWARD_ROUTES): void {
+    for (const route of routes) {
+      scope.route({
+        method: route.methods,
+        url: route.url,
+        handler: (request, reply) => this.forward(route, request, reply),
+      });
+    }
+  }
+
+  private async forward(route: ForwardRoute, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    let identity: ForwardIdentity | null = null;
+    if (route.key !== 'none') {
+      const outcome = await this.auth.authenticate(request.headers.authorization, route.key);
+      if (!outcome.ok) throw authError(outcome);
+      identity = { accountId: outcome.record.accountId, keyId: outcome.record.id, kind: outcome.record.kind };
+    }
+    const problem = route.checkParams?.(request.params as Record<string, string>);
+    if (problem !== undefined) throw problem;
+
+    const headers = upstreamRequestHeaders(request.headers, {
+      internalToken: this.internalToken,
+      requestId: request.id,
+      identity,
+      clientIp: request.ip,
+    });
+    const body = Buffer.isBuffer(request.body) ? request.body : undefined;
+    let response;
+    try {
+      response = await this.upstreams[route.upstream].send({ method: request.method, path: request.url, headers, body });
+    } catch (error) {
+      this.log.error(
+        { request_id: request.id, upstream: route.upstream, err: error instanceof Error ? `${error.name}: ${error.message}` : String(error) },
+        'forwarding failed',
+      );
+      throw new AppError('internal', 'internal error');
+    }
+    const passed = clientResponseHeaders(response.headers);
+    if (route.upstream === 'account-admin') {
+      for (const keyHash of passed.changedKeyHashes) this.auth.invalidate(keyHash);
+    }
+    reply.code(response.status).headers(passed.headers);
+    return response.body.length === 0 ? reply.send() : reply.send(response.body);
+  }
+}

@@ -1,0 +1,34 @@
+import type { OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import type { Logger } from 'pino';
+import type { KeyChangesSubscriber } from './auth/key-changes.subscriber';
+import type { GrpcKeyOwner } from './auth/key-lookup.grpc';
+import type { UpstreamClient } from './forward/upstream.client';
+import type { RedisConnection } from './health/redis.connection';
+
+/**
+ * Starts and stops the gateway's connections in one place. Nest runs the shutdown hook
+ * after the HTTP server has closed (no new requests, in-flight ones finished), so nothing
+ * in use is closed under a request.
+ */
+export class GatewayLifecycle implements OnModuleInit, OnApplicationShutdown {
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly subscriber: KeyChangesSubscriber | null,
+    private readonly owner: GrpcKeyOwner,
+    private readonly upstreams: readonly UpstreamClient[],
+    private readonly log: Logger,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    await this.redis.connect();
+    if (this.subscriber !== null) await this.subscriber.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.subscriber !== null) await this.subscriber.stop();
+    await Promise.all(this.upstreams.map((upstream) => upstream.close()));
+    this.owner.close();
+    await this.redis.close();
+    this.log.info('search-gateway stopped');
+  }
+}

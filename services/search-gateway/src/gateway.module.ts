@@ -1,0 +1,77 @@
+import { Module } from '@nestjs/common';
+import type { DynamicModule } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { AuthChain } from './auth/auth-chain';
+import { KeyCache } from './auth/key-cache';
+import { KeyChangesSubscriber } from './auth/key-changes.subscriber';
+import { GrpcKeyOwner } from './auth/key-lookup.grpc';
+import { RedisKeyRecordStore } from './auth/key-record.store';
+import { CatalogService } from './catalog/catalog.service';
+import type { GatewayConfig } from './config';
+import { ForwardService } from './forward/forward.routes';
+import { UpstreamClient } from './forward/upstream.client';
+import { GatewayLifecycle } from './gateway.lifecycle';
+import { RedisConnection } from './health/redis.connection';
+import { GatewayHttp } from './http/gateway.http';
+
+export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
+export const GATEWAY_LOGGER = Symbol('GATEWAY_LOGGER');
+const ACCOUNT_ADMIN_UPSTREAM = Symbol('ACCOUNT_ADMIN_UPSTREAM');
+const BILLING_UPSTREAM = Symbol('BILLING_UPSTREAM');
+const KEY_CHANGES = Symbol('KEY_CHANGES');
+
+/** The gateway's object graph; every class is plain and built by a factory here. */
+@Module({})
+export class GatewayModule {
+  static forRoot(config: GatewayConfig, log: Logger): DynamicModule {
+    return {
+      module: GatewayModule,
+      providers: [
+        { provide: GATEWAY_CONFIG, useValue: config },
+        { provide: GATEWAY_LOGGER, useValue: log },
+        { provide: RedisConnection, useFactory: () => new RedisConnection(config.REDIS_URL, log) },
+        { provide: KeyCache, useFactory: () => new KeyCache({ ttlMs: config.KEY_CACHE_TTL_MS, maxEntries: config.KEY_CACHE_MAX_ENTRIES }) },
+        { provide: GrpcKeyOwner, useFactory: () => new GrpcKeyOwner(config.ACCOUNT_ADMIN_GRPC_URL) },
+        {
+          provide: AuthChain,
+          useFactory: (cache: KeyCache, redis: RedisConnection, owner: GrpcKeyOwner) =>
+            new AuthChain({ cache, store: new RedisKeyRecordStore(redis.client), owner, log }),
+          inject: [KeyCache, RedisConnection, GrpcKeyOwner],
+        },
+        {
+          provide: KEY_CHANGES,
+          useFactory: (auth: AuthChain) => (config.KEY_CHANGES_SUBSCRIBE ? new KeyChangesSubscriber(config.REDIS_URL, auth, log) : null),
+          inject: [AuthChain],
+        },
+        { provide: ACCOUNT_ADMIN_UPSTREAM, useFactory: () => new UpstreamClient(config.ACCOUNT_ADMIN_HTTP_URL) },
+        { provide: BILLING_UPSTREAM, useFactory: () => new UpstreamClient(config.BILLING_HTTP_URL) },
+        {
+          provide: ForwardService,
+          useFactory: (auth: AuthChain, accountAdmin: UpstreamClient, billing: UpstreamClient) =>
+            new ForwardService(auth, { 'account-admin': accountAdmin, billing }, config.INTERNAL_TOKEN, log),
+          inject: [AuthChain, ACCOUNT_ADMIN_UPSTREAM, BILLING_UPSTREAM],
+        },
+        {
+          provide: CatalogService,
+          useFactory: () =>
+            new CatalogService(
+              { brave: config.BRAVE_API_KEY !== undefined, exa: config.EXA_API_KEY !== undefined, tavily: config.TAVILY_API_KEY !== undefined },
+              { enabled: config.BYOK_ENABLED, feePercent: config.BYOK_FEE_PERCENT },
+            ),
+        },
+        {
+          provide: GatewayHttp,
+          useFactory: (catalog: CatalogService, forward: ForwardService, redis: RedisConnection) => new GatewayHttp(catalog, forward, redis, log),
+          inject: [CatalogService, ForwardService, RedisConnection],
+        },
+        {
+          provide: GatewayLifecycle,
+          useFactory: (redis: RedisConnection, subscriber: KeyChangesSubscriber | null, owner: GrpcKeyOwner, accountAdmin: UpstreamClient, billing: UpstreamClient) =>
+            new GatewayLifecycle(redis, subscriber, owner, [accountAdmin, billing], log),
+          inject: [RedisConnection, KEY_CHANGES, GrpcKeyOwner, ACCOUNT_ADMIN_UPSTREAM, BILLING_UPSTREAM],
+        },
+      ],
+      exports: [AuthChain, GatewayHttp],
+    };
+  }
+}

@@ -1,0 +1,48 @@
+import Redis from 'ioredis';
+import type { Logger } from 'pino';
+
+const PING_TIMEOUT_MS = 1000;
+
+/**
+ * The gateway's command connection to Redis. Without an offline queue a command fails at
+ * once while Redis is unreachable, so the auth chain falls through to account-admin
+ * instead of waiting.
+ */
+export class RedisConnection {
+  readonly client: Redis;
+
+  constructor(url: string, private readonly log: Logger) {
+    this.client = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    this.client.on('error', (error: Error) => this.log.warn({ err: error.message }, 'redis connection error'));
+  }
+
+  /** Connects; a Redis that is down does not stop the start (readyz reports it). */
+  async connect(): Promise<void> {
+    try {
+      await this.client.connect();
+    } catch (error) {
+      this.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'redis not reachable at start');
+    }
+  }
+
+  async isReachable(): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
+    });
+    const ping = this.client.ping().then((answer) => answer === 'PONG', () => false);
+    try {
+      return await Promise.race([ping, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.client.quit();
+    } catch {
+      this.client.disconnect();
+    }
+  }
+}

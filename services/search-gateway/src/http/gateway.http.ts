@@ -1,0 +1,40 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { registerCatalogRoutes } from '../catalog/catalog.routes';
+import type { CatalogService } from '../catalog/catalog.service';
+import type { ForwardService } from '../forward/forward.routes';
+import { registerHealthRoutes } from '../health/health.routes';
+import type { RedisConnection } from '../health/redis.connection';
+import { installEdgeHooks } from './edge-hooks';
+import { sendError } from './error-reply';
+import { RouteTable } from './route-table';
+
+/**
+ * Puts the gateway's routes straight on Fastify (no Nest controllers or enhancers on
+ * them): root hooks for every request, then one scope with the single error mapping,
+ * and inside it a scope for forwarded routes whose body parser keeps the raw bytes.
+ */
+export class GatewayHttp {
+  readonly routes = new RouteTable();
+
+  constructor(
+    private readonly catalog: CatalogService,
+    private readonly forward: ForwardService,
+    private readonly redis: RedisConnection,
+    private readonly log: Logger,
+  ) {}
+
+  install(fastify: FastifyInstance): void {
+    installEdgeHooks(fastify, this.routes, this.log);
+    void fastify.register(async (scope) => {
+      scope.setErrorHandler((error, request, reply) => sendError(reply, request.id, error, this.log));
+      registerHealthRoutes(scope, this.redis);
+      registerCatalogRoutes(scope, this.catalog);
+      await scope.register(async (forwardScope) => {
+        forwardScope.removeAllContentTypeParsers();
+        forwardScope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+        this.forward.register(forwardScope);
+      });
+    });
+  }
+}

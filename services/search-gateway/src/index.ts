@@ -1,0 +1,10 @@
+export { AuthChain, authError } from './auth/auth-chain';
+export type { AuthOutcome, AuthFailure, AuthChainDeps } from './auth/auth-chain';
+export { KeyCache } from './auth/key-cache';
+export { RedisKeyRecordStore } from './auth/key-record.store';
+export type { KeyRecordStore, StoreRead } from './auth/key-record.store';
+export { GrpcKeyOwner } from './auth/key-lookup.grpc';
+export type { KeyOwner, OwnerLookup } from './auth/key-lookup.grpc';
+export { createGateway } from './app';
+export { parseGatewayConfig } from './config';
+export type { GatewayConfig } from './config';

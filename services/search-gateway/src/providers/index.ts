@@ -1,0 +1,15 @@
+export { BraveAdapter, BRAVE_PRODUCTION_BASE_URL } from './brave.adapter';
+export { ExaAdapter, EXA_PRODUCTION_BASE_URL } from './exa.adapter';
+export { TavilyAdapter, TAVILY_PRODUCTION_BASE_URL } from './tavily.adapter';
+export { ProviderRegistry, providerSettingsFrom } from './provider-registry';
+export type { ProviderSetting, ProviderSettings } from './provider-registry';
+export type { ProviderHttpOptions } from './provider-http';
+export type {
+  NormalizedResult,
+  ProviderFailure,
+  ProviderFailureKind,
+  ProviderOutcome,
+  ProviderSearchRequest,
+  ProviderSuccess,
+  SearchProvider,
+} from './search-provider';

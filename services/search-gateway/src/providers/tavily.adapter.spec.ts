@@ -1,0 +1,138 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { findModel } from '@svc/contracts';
+import type { ModelSpec } from '@svc/contracts';
+import { freePort, waitFor } from '@svc/test-kit';
+import { TavilyAdapter } from './tavily.adapter';
+
+interface Seen {
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+function model(id: string): ModelSpec {
+  const found = findModel(id);
+  if (found === undefined) throw new Error(`no model ${id}`);
+  return found;
+}
+
+const OK = {
+  query: 'Who is Leo Messi?',
+  follow_up_questions: null,
+  answer: null,
+  images: [],
+  results: [
+    { title: 'Lionel Messi - Wikipedia', url: 'https://en.wikipedia.org/wiki/Lionel_Messi', content: 'Lionel Andrés Messi is an Argentine footballer.', score: 0.81025416, raw_content: null },
+    { title: 'Messi news', url: 'https://news.example.com/messi', content: 'Latest.', score: 0.5, raw_content: null, published_date: 'Wed, 15 Jan 2025 10:00:00 GMT' },
+  ],
+  response_time: 1.67,
+  request_id: '123e4567-e89b-12d3-a456-426614174111',
+};
+
+describe('TavilyAdapter', () => {
+  let server: Server;
+  let canned: { status: number; body: string } | 'hang' = { status: 200, body: '{}' };
+  const seen: Seen[] = [];
+  const hanging: ServerResponse[] = [];
+  let adapter: TavilyAdapter;
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => {
+        body += chunk.toString('utf8');
+      });
+      request.on('end', () => {
+        seen.push({ url: request.url ?? '', headers: request.headers, body });
+        if (canned === 'hang') {
+          hanging.push(response);
+          return;
+        }
+        response.writeHead(canned.status, { 'content-type': 'application/json' });
+        response.end(canned.body);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    adapter = new TavilyAdapter({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` });
+  });
+  afterAll(async () => {
+    await adapter.close();
+    for (const response of hanging) response.destroy();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  beforeEach(() => {
+    seen.length = 0;
+  });
+
+  const search = (id: string, maxResults = 10, timeoutMs = 5_000, signal?: AbortSignal) =>
+    adapter.search({ query: 'Who is Leo Messi?', model: model(id), maxResults, apiKey: 'tvly-key', timeoutMs, signal });
+
+  it('posts query, search_depth and max_results (capped at 20) with a Bearer key', async () => {
+    canned = { status: 200, body: JSON.stringify(OK) };
+    await search('tavily/advanced', 100);
+    expect(seen[0]?.url).toBe('/search');
+    expect(seen[0]?.headers.authorization).toBe('Bearer tvly-key');
+    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({ query: 'Who is Leo Messi?', search_depth: 'advanced', max_results: 20 });
+  });
+
+  it('normalizes content as snippet, score and published_date', async () => {
+    canned = { status: 200, body: JSON.stringify(OK) };
+    expect(await search('tavily/basic')).toEqual({
+      ok: true,
+      results: [
+        { position: 1, title: 'Lionel Messi - Wikipedia', url: 'https://en.wikipedia.org/wiki/Lionel_Messi', snippet: 'Lionel Andrés Messi is an Argentine footballer.', published_at: null, score: 0.81025416 },
+        { position: 2, title: 'Messi news', url: 'https://news.example.com/messi', snippet: 'Latest.', published_at: '2025-01-15T10:00:00Z', score: 0.5 },
+      ],
+    });
+  });
+
+  it.each([
+    [401, 'bad_key'],
+    [403, 'bad_key'],
+    [432, 'quota'],
+    [433, 'quota'],
+    [429, 'rate_limited'],
+    [400, 'bad_request'],
+    [500, 'server_error'],
+    [502, 'server_error'],
+  ])('classifies %i as %s without the upstream text', async (status, kind) => {
+    canned = { status, body: JSON.stringify({ detail: { error: 'upstream detail text' } }) };
+    const outcome = await search('tavily/basic');
+    expect(outcome).toMatchObject({ ok: false, kind, status });
+    expect(outcome.ok || outcome.error).not.toContain('upstream detail text');
+  });
+
+  it('a 200 body that is not JSON is malformed', async () => {
+    canned = { status: 200, body: '{"query": "x", "results": [' };
+    expect(await search('tavily/basic')).toMatchObject({ ok: false, kind: 'malformed' });
+  });
+
+  it('no answer within timeoutMs aborts the call and is a timeout', async () => {
+    canned = 'hang';
+    const outcome = await search('tavily/basic', 5, 200);
+    expect(outcome).toEqual({ ok: false, kind: 'timeout', error: 'provider did not answer within 200 ms', status: null });
+  });
+
+  it('a caller abort ends the call as a connection failure, not a timeout', async () => {
+    canned = 'hang';
+    const controller = new AbortController();
+    const pending = search('tavily/basic', 5, 60_000, controller.signal);
+    await waitFor('the request to reach the upstream', () => (seen.length > 0 ? true : undefined));
+    controller.abort();
+    expect(await pending).toMatchObject({ ok: false, kind: 'connection' });
+  });
+
+  it('an unreachable host is a connection failure', async () => {
+    const port = await freePort();
+    const nowhere = new TavilyAdapter({ baseUrl: `http://127.0.0.1:${port}` });
+    try {
+      const outcome = await nowhere.search({ query: 'x', model: model('tavily/basic'), maxResults: 5, apiKey: 'tvly-key', timeoutMs: 5_000 });
+      expect(outcome).toEqual({ ok: false, kind: 'connection', error: 'could not reach the provider', status: null });
+    } finally {
+      await nowhere.close();
+    }
+  });
+});

@@ -1,0 +1,101 @@
+import { CATALOG } from '@svc/contracts';
+import { isId } from '@svc/ids';
+import { freePort } from '@svc/test-kit';
+import { FakeAccountAdminGrpc, startGateway } from './harness';
+import type { RunningGateway } from './harness';
+
+describe('gateway edge: public routes, request ids, 404/405/400 (real Redis, in-process gateway)', () => {
+  let grpc: FakeAccountAdminGrpc;
+  let gateway: RunningGateway;
+
+  beforeAll(async () => {
+    grpc = new FakeAccountAdminGrpc();
+    await grpc.start();
+    gateway = await startGateway({
+      ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${grpc.port}`,
+      ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${await freePort()}`,
+      BILLING_HTTP_URL: `http://127.0.0.1:${await freePort()}`,
+      EXA_API_KEY: 'exa-platform-key',
+      BYOK_FEE_PERCENT: '7',
+    });
+  });
+
+  afterAll(async () => {
+    await gateway.close();
+    await grpc.stop();
+  });
+
+  async function getJson(path: string, init?: RequestInit): Promise<{ response: Response; body: Record<string, unknown> }> {
+    const response = await fetch(gateway.url + path, init);
+    return { response, body: (await response.json()) as Record<string, unknown> };
+  }
+
+  function expectRequestId(response: Response, bodyId: unknown): void {
+    const header = response.headers.get('x-svc-request-id');
+    expect(isId('request', header)).toBe(true);
+    expect(bodyId).toBe(header);
+  }
+
+  it('GET /v1/models lists the whole catalog with USD prices and availability from the platform keys', async () => {
+    const { response, body } = await getJson('/v1/models');
+    expect(response.status).toBe(200);
+    expectRequestId(response, body.request_id);
+    const data = body.data as Record<string, unknown>[];
+    expect(data.map((model) => model.id)).toEqual(CATALOG.map((model) => model.id));
+    expect(data.find((model) => model.id === 'exa/auto')).toEqual({
+      id: 'exa/auto', provider: 'exa', variant: 'auto', description: 'Exa search, automatic mode', max_results: 100,
+      pricing: { base_usd: 0.009, included_results: 10, per_result_usd: 0.00125 }, available: true,
+    });
+    expect(data.find((model) => model.id === 'brave/web')).toMatchObject({ pricing: { base_usd: 0.006, included_results: null, per_result_usd: 0 }, available: false });
+    expect(data.filter((model) => model.available === true).map((model) => model.provider)).toEqual(['exa', 'exa', 'exa']);
+  });
+
+  it('GET /v1/credits/pricing gives prices, purchase bounds and the BYOK settings', async () => {
+    const { response, body } = await getJson('/v1/credits/pricing');
+    expect(response.status).toBe(200);
+    expectRequestId(response, body.request_id);
+    expect(body.currency).toBe('USD');
+    expect(body.purchase).toEqual({ min_usd: 5, max_usd: 10000 });
+    expect(body.byok).toEqual({ enabled: true, fee_percent: 7 });
+    expect((body.models as unknown[])[5]).toEqual({ id: 'tavily/basic', base_usd: 0.01, included_results: null, per_result_usd: 0 });
+  });
+
+  it('every response gets a fresh request id, also in error bodies', async () => {
+    const first = await getJson('/healthz');
+    const second = await getJson('/healthz');
+    expectRequestId(first.response, first.body.request_id);
+    expect(second.body.request_id).not.toBe(first.body.request_id);
+    const unauthorized = await getJson('/v1/credits', { headers: { 'x-svc-request-id': 'req_spoofed' } });
+    expect(unauthorized.response.status).toBe(401);
+    expectRequestId(unauthorized.response, (unauthorized.body.error as Record<string, unknown>).request_id);
+  });
+
+  it('an unknown path is a JSON 404 with a request id', async () => {
+    const { response, body } = await getJson('/v1/nothing-here');
+    expect(response.status).toBe(404);
+    expect(body.error).toMatchObject({ code: 'not_found' });
+    expectRequestId(response, (body.error as Record<string, unknown>).request_id);
+  });
+
+  it('a wrong method on a known path is a 405 naming the allowed methods', async () => {
+    const { response, body } = await getJson('/v1/keys/key_1', { method: 'POST' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('DELETE, GET, HEAD, PATCH');
+    expect(body.error).toMatchObject({ code: 'invalid_request' });
+    expectRequestId(response, (body.error as Record<string, unknown>).request_id);
+    const models = await fetch(`${gateway.url}/v1/models`, { method: 'DELETE' });
+    expect(models.status).toBe(405);
+    expect(models.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('a malformed query string is 400 invalid_request before anything else', async () => {
+    const { response, body } = await getJson('/v1/models?limit=%E0%A4%A');
+    expect(response.status).toBe(400);
+    expect(body.error).toMatchObject({ code: 'invalid_request', message: 'the query string is malformed' });
+  });
+
+  it('readyz answers 200 while Redis is reachable; healthz answers 200', async () => {
+    expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
+    expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
+  });
+});

@@ -1,0 +1,106 @@
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders, Server as HttpServer, ServerResponse } from 'node:http';
+import { Server, ServerCredentials, status } from '@grpc/grpc-js';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { KeyRecord } from '@svc/contracts';
+import { AccountAdminService, keyRecordToProto } from '@svc/grpc';
+import type { AccountAdminServer } from '@svc/grpc';
+import { freePort, redisUrl } from '@svc/test-kit';
+import pino from 'pino';
+import { createGateway } from '../src/app';
+import { parseGatewayConfig } from '../src/config';
+
+export const TEST_REDIS_DB = 2;
+export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
+
+/** A real grpc-js server implementing AccountAdmin, standing in for account-admin. */
+export class FakeAccountAdminGrpc {
+  readonly records = new Map<string, KeyRecord>();
+  lookups = 0;
+  private readonly server = new Server();
+  port = 0;
+
+  async start(): Promise<void> {
+    const impl: AccountAdminServer = {
+      lookupKey: (call, callback) => {
+        this.lookups++;
+        const record = this.records.get(call.request.keyHash);
+        callback(null, record === undefined ? { found: false } : { found: true, key: keyRecordToProto(record) });
+      },
+      createAccount: (_call, callback) => callback({ code: status.UNIMPLEMENTED, details: 'not in this fake' }),
+      getAccount: (_call, callback) => callback({ code: status.UNIMPLEMENTED, details: 'not in this fake' }),
+    };
+    this.server.addService(AccountAdminService, impl);
+    this.port = await new Promise<number>((resolve, reject) => {
+      this.server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, port) => (error === null ? resolve(port) : reject(error)));
+    });
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => this.server.tryShutdown(() => resolve()));
+  }
+}
+
+export interface RecordedRequest {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** A small HTTP server standing in for a control-plane service; records what it receives. */
+export class FakeHttpService {
+  readonly received: RecordedRequest[] = [];
+  respond: (request: RecordedRequest, response: ServerResponse) => void = (_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+  };
+  private server: HttpServer | undefined;
+  port = 0;
+
+  async start(): Promise<void> {
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
+        this.received.push(recorded);
+        this.respond(recorded, res);
+      });
+    });
+    this.server = server;
+    this.port = await new Promise<number>((resolve) => {
+      server.listen(0, '127.0.0.1', () => {
+        const address = server.address();
+        resolve(typeof address === 'object' && address !== null ? address.port : 0);
+      });
+    });
+  }
+
+  last(): RecordedRequest {
+    const request = this.received.at(-1);
+    if (request === undefined) throw new Error('the fake service received nothing');
+    return request;
+  }
+
+  stop(): Promise<void> {
+    const server = this.server;
+    if (server === undefined) return Promise.resolve();
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(() => resolve()));
+  }
+}
+
+export interface RunningGateway {
+  url: string;
+  app: NestFastifyApplication;
+  close(): Promise<void>;
+}
+
+/** The gateway in this process on a free port, with Redis database 2. */
+export async function startGateway(env: Record<string, string>): Promise<RunningGateway> {
+  const config = parseGatewayConfig({ INTERNAL_TOKEN, REDIS_URL: redisUrl(TEST_REDIS_DB), LOG_LEVEL: 'silent', ...env });
+  const app = await createGateway(config, pino({ level: 'silent' }));
+  const port = await freePort();
+  await app.listen(port, '127.0.0.1');
+  return { url: `http://127.0.0.1:${port}`, app, close: () => app.close() };
+}
