@@ -6,3 +6,5 @@ export { periodOf } from './key-periods';
 export type { Period } from './key-periods';
 export { redisKeys } from './redis-keys';
 export { INTERNAL_HEADERS } from './internal-headers';
+export { SETTLEMENT_FIELD, SETTLEMENT_DIRTY_SET, LEDGER_QUEUE, LEDGER_JOBS, isSettlementRecord } from './settlement';
+export type { SettledAttempt, SettlementRecord, LedgerJobName, LedgerJobPayload } from './settlement';

@@ -1,16 +1,30 @@
 /**
  * Redis key names, in one place. Everything of one account sits under the hash tag
  * `{a:<account id>}` so that multi-key scripts run unchanged on Redis Cluster. A key record
- * is read alone by its hash, before the account is known, so it has no account tag.
+ * is read alone by its hash, before the account is known, so it has no account tag; a
+ * provider's leases are shared by every account, so they have a provider tag.
  */
 export const redisKeys = {
   /** JSON KeyRecord, or a short-lived miss marker, written only by account-admin. */
   keyRecord: (keyHash: string): string => `svc:keyrec:${keyHash}`,
   /** Prefix of every per-account key. */
   accountTag: (accountId: string): string => `{a:${accountId}}`,
-  /** Integer micro-USD a key has spent in the period starting at `periodStartMs` (UTC ms). */
+  /** Integer micro-USD a key has spent (settled or reserved) in the period starting at `periodStartMs` (UTC ms). */
   keyPeriodUsage: (accountId: string, keyId: string, periodStartMs: number): string =>
     `{a:${accountId}}:kuse:${keyId}:${periodStartMs}`,
   /** Integer micro-USD a key has spent in all time. */
   keyTotalUsage: (accountId: string, keyId: string): string => `{a:${accountId}}:kuse:${keyId}:all`,
+  /** Spendable balance in integer micro-USD: durable balance less reservations and unsettled charges. */
+  accountBalance: (accountId: string): string => `{a:${accountId}}:bal`,
+  /** Micro-USD currently held by open reservations (searches in their provider call). */
+  accountReserved: (accountId: string): string => `{a:${accountId}}:reserved`,
+  /** Marker that a ledger entry (grant, purchase, refund) has been applied to the spendable balance. */
+  appliedEntry: (accountId: string, entryId: string): string => `{a:${accountId}}:applied:${entryId}`,
+  /** Stream of SettlementRecords to be written to the ledger. */
+  settlementStream: (accountId: string): string => `{a:${accountId}}:settle`,
+  /** Stored outcome of a search sent with an Idempotency-Key (digest of the key). */
+  idempotency: (accountId: string, keyId: string, idempotencyKeyDigest: string): string =>
+    `{a:${accountId}}:idem:${keyId}:${idempotencyKeyDigest}`,
+  /** Sorted set of a provider's in-flight call leases (member: lease id, score: expiry ms). */
+  providerLeases: (provider: string): string => `svc:prov:{p:${provider}}:leases`,
 } as const;

@@ -1,0 +1,70 @@
+import type { Provider } from './catalog';
+
+/**
+ * The hand-off from the gateway to billing. The gateway's settle script (one atomic Redis
+ * script, run before the reply) moves the spendable balance and appends one record per search
+ * to the account's settlement stream (redisKeys.settlementStream, field SETTLEMENT_FIELD), and
+ * in the same pipelined round trip adds the account to SETTLEMENT_DIRTY_SET. Billing's ledger
+ * worker drains dirty accounts' streams in batches into PostgreSQL, idempotent on
+ * (request_id, attempt index), and a periodic sweep of every stream catches an account whose
+ * dirty mark was lost. A search that answered is therefore always billed, even if the
+ * gateway dies right after replying.
+ */
+export interface SettledAttempt {
+  /** Position in the search's attempt list, from 0. */
+  index: number;
+  model: string;
+  provider: Provider;
+  source: 'platform' | 'byok';
+  status: 'success' | 'error' | 'skipped';
+  /** Short reason for error and skipped attempts; null on success. */
+  error: string | null;
+  /** What was held against the balance before the call (0 when skipped). */
+  reservedMicros: number;
+  /** What the account pays for this attempt: the price on success, the base price on a timeout, else 0. */
+  chargedMicros: number;
+  timedOut: boolean;
+  /** Results returned (success only, else 0). */
+  results: number;
+}
+
+export interface SettlementRecord {
+  v: 1;
+  requestId: string;
+  accountId: string;
+  keyId: string;
+  /** Unix ms when the gateway settled. */
+  settledAtMs: number;
+  attempts: SettledAttempt[];
+  /** Sum of the attempts' chargedMicros. */
+  chargedMicros: number;
+}
+
+/** Stream entry field that holds the JSON SettlementRecord. */
+export const SETTLEMENT_FIELD = 'r';
+
+/** Account ids whose settlement stream has entries to drain. Not account-tagged: written in its own command. */
+export const SETTLEMENT_DIRTY_SET = 'svc:settle:dirty';
+
+/** The BullMQ queue of the ledger worker, and its job names and payloads. */
+export const LEDGER_QUEUE = 'ledger';
+
+export const LEDGER_JOBS = {
+  /** Repeating: drain the dirty accounts' settlement streams. */
+  drain: 'drain',
+  /** Repeating: scan every settlement stream for entries whose dirty mark was lost. */
+  sweep: 'sweep',
+} as const;
+
+export type LedgerJobName = (typeof LEDGER_JOBS)[keyof typeof LEDGER_JOBS];
+
+/** Payloads of the ledger jobs (both carry nothing: the work is in the streams). */
+export type LedgerJobPayload = Record<string, never>;
+
+export function isSettlementRecord(value: unknown): value is SettlementRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const r = value as Record<string, unknown>;
+  return r.v === 1 && typeof r.requestId === 'string' && typeof r.accountId === 'string'
+    && typeof r.keyId === 'string' && typeof r.settledAtMs === 'number' && Array.isArray(r.attempts)
+    && typeof r.chargedMicros === 'number';
+}
