@@ -1,0 +1,84 @@
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import pino from 'pino';
+import type { Logger } from 'pino';
+import { GrpcAccountDirectory } from './accounts/account-directory.adapter';
+import { OperatorApiModule, PublicApiModule } from './app.module';
+import type { BillingConfig } from './config';
+import { createPrismaClient, DatabaseProbeRepository } from './db/prisma.repository';
+import { RedisProbe } from './health/redis-probe.adapter';
+import { createListener } from './http/listener';
+import { freshRequestIds, gatewayRequestIds } from './http/request-id';
+import { LedgerRepository } from './ledger/ledger.repository';
+import { LedgerService } from './ledger/ledger.service';
+
+export interface RunningBilling {
+  /** e.g. http://127.0.0.1:3002 */
+  publicUrl: string;
+  /** e.g. http://127.0.0.1:8081 */
+  operatorUrl: string;
+  logger: Logger;
+  close(): Promise<void>;
+}
+
+export function createLogger(level: string): Logger {
+  return pino({
+    name: 'billing',
+    level,
+    // Belt and braces: these never reach a log line even if a header object is logged.
+    redact: ['req.headers.authorization', 'req.headers["x-svc-internal-token"]', 'headers.authorization'],
+  });
+}
+
+function urlOf(app: NestFastifyApplication): string {
+  const address = app.getHttpServer().address();
+  if (address === null || typeof address === 'string') throw new Error('listener has no TCP address');
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}`;
+}
+
+/**
+ * Starts billing: two Nest applications in one process, each on its own Fastify instance
+ * and port, sharing one Prisma pool and one gRPC channel. The public API's route table
+ * holds no operator route, so nothing the gateway forwards can reach the operator API.
+ */
+export async function startBilling(config: BillingConfig, logger: Logger = createLogger(config.LOG_LEVEL)): Promise<RunningBilling> {
+  const prisma = createPrismaClient(config.DATABASE_URL);
+  const accounts = new GrpcAccountDirectory(config.ACCOUNT_ADMIN_GRPC_URL, logger.child({ component: 'account-admin-client' }));
+  const redis = new RedisProbe(config.REDIS_URL);
+  const database = new DatabaseProbeRepository(prisma);
+  const ledger = new LedgerService(new LedgerRepository(prisma), accounts);
+  const readiness = {
+    async check(): Promise<Record<string, boolean>> {
+      const [postgres, redisUp] = await Promise.all([database.ping(), redis.ping()]);
+      return { postgres, redis: redisUp };
+    },
+  };
+  const deps = { ledger, readiness };
+  const apps: NestFastifyApplication[] = [];
+  const close = async (): Promise<void> => {
+    await Promise.allSettled(apps.map((app) => app.close()));
+    accounts.close();
+    await redis.close();
+    await prisma.$disconnect();
+  };
+  try {
+    const publicApp = await createListener({
+      module: PublicApiModule.register(deps, config.INTERNAL_TOKEN),
+      logger: logger.child({ listener: 'public' }),
+      requestIds: gatewayRequestIds(config.INTERNAL_TOKEN),
+    });
+    apps.push(publicApp);
+    const operatorApp = await createListener({
+      module: OperatorApiModule.register(deps, config.OPERATOR_TOKEN),
+      logger: logger.child({ listener: 'operator' }),
+      requestIds: freshRequestIds,
+    });
+    apps.push(operatorApp);
+    await publicApp.listen(config.PORT, config.HOST);
+    await operatorApp.listen(config.OPERATOR_PORT, config.HOST);
+    return { publicUrl: urlOf(publicApp), operatorUrl: urlOf(operatorApp), logger, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

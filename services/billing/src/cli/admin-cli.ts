@@ -1,0 +1,146 @@
+/**
+ * Operator CLI: `npm run admin -- <command>`. Calls the operator HTTP API at OPERATOR_URL
+ * (default http://127.0.0.1:8081) with OPERATOR_TOKEN from the environment and prints the
+ * JSON answer; on failure prints the error JSON and exits with status 1.
+ *
+ *   create-account [--email E] [--name N]
+ *   grant <account_id> <amount_usd> --reason R [--idempotency-key K]
+ *   ledger <account_id> [--limit N] [--cursor C]
+ */
+
+const USAGE = `usage: admin <command>
+  create-account [--email E] [--name N]
+  grant <account_id> <amount_usd> --reason R [--idempotency-key K]
+  ledger <account_id> [--limit N] [--cursor C]`;
+
+class UsageError extends Error {}
+
+interface Parsed {
+  positional: string[];
+  flags: Map<string, string>;
+}
+
+function parseArgs(args: string[], known: readonly string[]): Parsed {
+  const positional: string[] = [];
+  const flags = new Map<string, string>();
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i] ?? '';
+    if (!arg.startsWith('--')) {
+      positional.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = arg.slice(2, eq === -1 ? undefined : eq);
+    if (!known.includes(name)) throw new UsageError(`unknown option --${name}`);
+    let value: string | undefined;
+    if (eq !== -1) value = arg.slice(eq + 1);
+    else {
+      i += 1;
+      value = args[i];
+    }
+    if (value === undefined) throw new UsageError(`--${name} needs a value`);
+    flags.set(name, value);
+  }
+  return { positional, flags };
+}
+
+interface Call {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+function buildCall(argv: string[]): Call {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'create-account': {
+      const { positional, flags } = parseArgs(rest, ['email', 'name']);
+      if (positional.length > 0) throw new UsageError('create-account takes no positional arguments');
+      const body: Record<string, unknown> = {};
+      const email = flags.get('email');
+      const name = flags.get('name');
+      if (email !== undefined) body.email = email;
+      if (name !== undefined) body.name = name;
+      return { method: 'POST', path: '/operator/accounts', body };
+    }
+    case 'grant': {
+      const { positional, flags } = parseArgs(rest, ['reason', 'idempotency-key']);
+      const [accountId, amount] = positional;
+      if (accountId === undefined || amount === undefined || positional.length !== 2) {
+        throw new UsageError('grant needs <account_id> <amount_usd>');
+      }
+      const reason = flags.get('reason');
+      if (reason === undefined) throw new UsageError('grant needs --reason');
+      // Sent as a JSON number exactly as typed, so the server judges its decimals.
+      if (!/^\d+(\.\d+)?$/.test(amount)) throw new UsageError('amount_usd must be a positive decimal number');
+      const key = flags.get('idempotency-key');
+      return {
+        method: 'POST',
+        path: `/operator/accounts/${encodeURIComponent(accountId)}/grants`,
+        body: { amount_usd: Number(amount), reason },
+        headers: key === undefined ? {} : { 'idempotency-key': key },
+      };
+    }
+    case 'ledger': {
+      const { positional, flags } = parseArgs(rest, ['limit', 'cursor']);
+      const [accountId] = positional;
+      if (accountId === undefined || positional.length !== 1) throw new UsageError('ledger needs <account_id>');
+      const query = new URLSearchParams();
+      const limit = flags.get('limit');
+      const cursor = flags.get('cursor');
+      if (limit !== undefined) query.set('limit', limit);
+      if (cursor !== undefined) query.set('cursor', cursor);
+      const qs = query.toString();
+      return { method: 'GET', path: `/operator/accounts/${encodeURIComponent(accountId)}/ledger${qs === '' ? '' : `?${qs}`}` };
+    }
+    default:
+      throw new UsageError(command === undefined ? 'no command given' : `unknown command ${command}`);
+  }
+}
+
+function fail(error: unknown): never {
+  process.stdout.write(`${JSON.stringify(error, null, 2)}\n`);
+  process.exit(1);
+}
+
+async function main(): Promise<void> {
+  let call: Call;
+  try {
+    call = buildCall(process.argv.slice(2));
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`${USAGE}\n`);
+      fail({ error: { code: 'usage', message: error.message } });
+    }
+    throw error;
+  }
+  const token = process.env.OPERATOR_TOKEN;
+  if (token === undefined || token === '') fail({ error: { code: 'usage', message: 'OPERATOR_TOKEN is not set' } });
+  const base = (process.env.OPERATOR_URL ?? 'http://127.0.0.1:8081').replace(/\/+$/, '');
+  let response: Response;
+  try {
+    response = await fetch(base + call.path, {
+      method: call.method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...call.headers,
+      },
+      body: call.body === undefined ? undefined : JSON.stringify(call.body),
+    });
+  } catch (error) {
+    fail({ error: { code: 'unreachable', message: `cannot reach ${base}: ${error instanceof Error ? error.message : String(error)}` } });
+  }
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = { error: { code: 'bad_response', message: `HTTP ${response.status} with a non-JSON body` } };
+  }
+  if (!response.ok) fail(parsed);
+  process.stdout.write(`${JSON.stringify(parsed, null, 2)}\n`);
+}
+
+main().catch((error: unknown) => fail({ error: { code: 'internal', message: error instanceof Error ? error.message : String(error) } }));

@@ -1,0 +1,34 @@
+import { Controller, Get, Inject, Req, UseGuards } from '@nestjs/common';
+import { microsToUsd } from '@svc/money';
+import type { FastifyRequest } from 'fastify';
+import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
+import type { CallerIdentity } from '../http/internal-auth.guard';
+import { LedgerService } from '../ledger/ledger.service';
+
+export interface CreditsView {
+  balance_usd: number;
+  reserved_usd: number;
+  total_purchased_usd: number;
+  total_spent_usd: number;
+  request_id: string;
+}
+
+/** GET /v1/credits, forwarded by the gateway for either kind of key. */
+@Controller('v1/credits')
+@UseGuards(InternalAuthGuard)
+export class CreditsController {
+  constructor(@Inject(LedgerService) private readonly ledger: LedgerService) {}
+
+  @Get()
+  async credits(@Caller() caller: CallerIdentity, @Req() request: FastifyRequest): Promise<CreditsView> {
+    const balance = await this.ledger.balanceOf(caller.accountId);
+    return {
+      balance_usd: microsToUsd(balance.balanceMicros),
+      // Reservations live in Redis once searches exist; until then nothing is reserved.
+      reserved_usd: 0,
+      total_purchased_usd: microsToUsd(balance.totalPurchasedMicros),
+      total_spent_usd: microsToUsd(balance.totalSpentMicros),
+      request_id: request.id,
+    };
+  }
+}

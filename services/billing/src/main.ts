@@ -1,0 +1,49 @@
+import 'reflect-metadata';
+import { ConfigError } from '@svc/config';
+import { startBilling, createLogger } from './app';
+import { parseBillingConfig } from './config';
+import type { BillingConfig } from './config';
+import { migrateBillingDatabase } from './db/migrate';
+
+function loadConfigOrExit(): BillingConfig {
+  try {
+    return parseBillingConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`billing: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = createLogger(config.LOG_LEVEL);
+  if (config.MIGRATE_ON_START) {
+    const result = await migrateBillingDatabase(config.DATABASE_URL);
+    logger.info({ applied: result.applied }, 'migrations applied');
+  }
+  const running = await startBilling(config, logger);
+  logger.info({ public_url: running.publicUrl, operator_url: running.operatorUrl }, 'billing listening');
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'billing stopping');
+    running.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`billing: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,57 @@
+import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { OperatorAuthGuard } from '../http/operator-auth.guard';
+import { LedgerService } from '../ledger/ledger.service';
+import { encodeCursor, ledgerEntryView, parseCreateAccountBody, parseGrantBody, parseIdempotencyKey, parseListQuery } from './operator.dto';
+import type { LedgerEntryView } from './operator.dto';
+
+/**
+ * The operator API (CONTRACT.md "Operators"), served only on OPERATOR_PORT.
+ * GET /operator/reconciliation belongs here when the reconciliation job lands: it will
+ * compare each account's durable balance (account_balances) with the spendable figure
+ * in Redis and report the drift.
+ */
+@Controller('operator')
+@UseGuards(OperatorAuthGuard)
+export class OperatorController {
+  constructor(@Inject(LedgerService) private readonly ledger: LedgerService) {}
+
+  @Post('accounts')
+  @HttpCode(201)
+  async createAccount(@Body() body: unknown, @Req() request: FastifyRequest): Promise<{ account_id: string; request_id: string }> {
+    const input = parseCreateAccountBody(body);
+    const created = await this.ledger.createAccount(input);
+    request.log.info({ account_id: created.accountId }, 'operator created an account');
+    return { account_id: created.accountId, request_id: request.id };
+  }
+
+  @Post('accounts/:account_id/grants')
+  @HttpCode(201)
+  async grant(
+    @Param('account_id') accountId: string,
+    @Body() body: unknown,
+    @Headers('idempotency-key') idempotencyKey: string | undefined,
+    @Req() request: FastifyRequest,
+  ): Promise<LedgerEntryView & { request_id: string }> {
+    const input = parseGrantBody(body);
+    const key = parseIdempotencyKey(idempotencyKey);
+    const entry = await this.ledger.grant({ accountId, ...input, idempotencyKey: key, requestId: request.id });
+    request.log.info({ account_id: accountId, ledger_entry_id: entry.id, amount_micros: input.amountMicros }, 'operator grant');
+    return { ...ledgerEntryView(entry), request_id: request.id };
+  }
+
+  @Get('accounts/:account_id/ledger')
+  async ledgerOf(
+    @Param('account_id') accountId: string,
+    @Query() query: unknown,
+    @Req() request: FastifyRequest,
+  ): Promise<{ data: LedgerEntryView[]; next_cursor: string | null; request_id: string }> {
+    const { limit, afterId } = parseListQuery(query);
+    const page = await this.ledger.listLedger(accountId, limit, afterId);
+    return {
+      data: page.entries.map(ledgerEntryView),
+      next_cursor: page.nextAfterId === null ? null : encodeCursor(page.nextAfterId),
+      request_id: request.id,
+    };
+  }
+}

@@ -1,0 +1,119 @@
+import { Server, ServerCredentials, status } from '@grpc/grpc-js';
+import { newId } from '@svc/ids';
+import { AccountAdminService } from '@svc/grpc';
+import type { AccountAdminServer, ProtoAccount } from '@svc/grpc';
+import { freePort, recreateDatabase, redisUrl } from '@svc/test-kit';
+import { Client } from 'pg';
+import { startBilling, createLogger } from '../src/app';
+import { parseBillingConfig } from '../src/config';
+import { migrateBillingDatabase } from '../src/db/migrate';
+import type { RunningBilling } from '../src/app';
+
+export const INTERNAL_TOKEN = 'internal-token-for-billing-tests';
+export const OPERATOR_TOKEN = 'operator-token-for-billing-tests';
+
+/** A real grpc-js server implementing AccountAdmin, standing in for account-admin. */
+export class FakeAccountAdmin {
+  readonly accounts = new Map<string, ProtoAccount>();
+  private constructor(
+    private readonly server: Server,
+    readonly address: string,
+  ) {}
+
+  static async start(): Promise<FakeAccountAdmin> {
+    const server = new Server();
+    const port = await new Promise<number>((resolve, reject) => {
+      server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) => (error === null ? resolve(bound) : reject(error)));
+    });
+    const fake = new FakeAccountAdmin(server, `127.0.0.1:${port}`);
+    const implementation: AccountAdminServer = {
+      lookupKey: (_call, callback) => callback(null, { found: false }),
+      createAccount: (call, callback) => {
+        const account: ProtoAccount = { accountId: newId('account'), email: call.request.email, name: call.request.name, createdAtMs: Date.now() };
+        fake.accounts.set(account.accountId, account);
+        callback(null, account);
+      },
+      getAccount: (call, callback) => {
+        const account = fake.accounts.get(call.request.accountId);
+        if (account === undefined) callback({ code: status.NOT_FOUND, details: 'no such account' }, null);
+        else callback(null, account);
+      },
+    };
+    server.addService(AccountAdminService, implementation);
+    return fake;
+  }
+
+  /** An account that exists in account-admin only (as made by dashboard signup). */
+  addAccount(): string {
+    const accountId = newId('account');
+    this.accounts.set(accountId, { accountId, createdAtMs: Date.now() });
+    return accountId;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => this.server.tryShutdown(() => resolve()));
+  }
+}
+
+export interface Harness {
+  billing: RunningBilling;
+  accountAdmin: FakeAccountAdmin;
+  databaseUrl: string;
+  db: Client;
+  close(): Promise<void>;
+}
+
+/** Fresh database `svc_billing_test_<suite>`, migrated; billing in-process on free ports. */
+export async function startHarness(suite: string): Promise<Harness> {
+  const databaseUrl = await recreateDatabase(`svc_billing_test_${suite}`);
+  await migrateBillingDatabase(databaseUrl);
+  const accountAdmin = await FakeAccountAdmin.start();
+  const config = parseBillingConfig({
+    PORT: String(await freePort()),
+    OPERATOR_PORT: String(await freePort()),
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl(3),
+    INTERNAL_TOKEN,
+    OPERATOR_TOKEN,
+    ACCOUNT_ADMIN_GRPC_URL: accountAdmin.address,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+  });
+  const billing = await startBilling(config, createLogger(config.LOG_LEVEL));
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  return {
+    billing,
+    accountAdmin,
+    databaseUrl,
+    db,
+    async close() {
+      await billing.close();
+      await accountAdmin.stop();
+      await db.end();
+    },
+  };
+}
+
+export interface JsonResponse {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown>;
+}
+
+export async function call(url: string, init: RequestInit = {}): Promise<JsonResponse> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
+
+export function operatorHeaders(extra: Record<string, string> = {}): Record<string, string> {
+  return { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json', ...extra };
+}
+
+/** The error object of an error body (fails the test if there is none). */
+export function errorOf(response: JsonResponse): { code: string; message: string; request_id: string } {
+  const error = response.body.error as { code: string; message: string; request_id: string } | undefined;
+  if (error === undefined) throw new Error(`expected an error body, got ${response.status} ${JSON.stringify(response.body)}`);
+  return error;
+}
