@@ -53,7 +53,7 @@ ENTRYPOINT ["/usr/bin/tini", "--"]
 FROM runtime AS provider-sim
 ENV PORT=9090
 EXPOSE 9090
-HEALTHCHECK --interval=10s --timeout=3s --retries=5 CMD ["node", "deploy/docker/healthcheck.mjs", "9090", "/readyz"]
+HEALTHCHECK --interval=10s --timeout=3s --retries=5 CMD ["node", "deploy/docker/healthcheck.mjs", "9090", "/healthz"]
 CMD ["node", "tools/provider-sim/dist/main.js"]
 
 FROM runtime AS account-admin

@@ -1,0 +1,299 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  DEPLOYABLES, K8S_DIR, NAMESPACE, SECRET_TEMPLATE, arr, byKind, containerPortNumber, containersOf, deployedManifests, isObject,
+  k8sFiles, knownVars, labelsMatch, loadKustomization, neededVars, obj, optArr, podLabelsOf, podSpecOf, resolveContainerEnv,
+  secretVars, templateSecrets, text,
+} from './deploy-kit';
+import type { Json, Manifest } from './deploy-kit';
+
+const manifests = deployedManifests();
+const secrets = templateSecrets();
+const configMaps = byKind(manifests, 'ConfigMap');
+const deployments = byKind(manifests, 'Deployment');
+const services = byKind(manifests, 'Service');
+
+const REPLICAS: Record<string, number> = { 'search-gateway': 3, 'account-admin': 2, billing: 2, 'billing-worker': 2 };
+
+function deployment(name: string): Manifest {
+  const found = deployments.find((d) => d.name === name);
+  if (found === undefined) throw new Error(`no Deployment ${name}`);
+  return found;
+}
+
+function mainContainer(name: string): Json {
+  const container = containersOf(deployment(name)).find((c) => c['name'] === name);
+  if (container === undefined) throw new Error(`Deployment ${name} has no container named ${name}`);
+  return container;
+}
+
+function service(name: string): Manifest {
+  const found = services.find((s) => s.name === name);
+  if (found === undefined) throw new Error(`no Service ${name}`);
+  return found;
+}
+
+function servicePorts(svc: Manifest): Json[] {
+  return arr(obj(svc.doc['spec'], `${svc.name} spec`)['ports'], `${svc.name} ports`).map((p, i) => obj(p, `${svc.name} port ${i}`));
+}
+
+function configMapValue(name: string, key: string): unknown {
+  const found = configMaps.find((c) => c.name === name);
+  return found === undefined ? undefined : obj(found.doc['data'], `${name} data`)[key];
+}
+
+/** The peers the NetworkPolicies let reach `port` on pods with `labels` ('anyone' for a rule without `from`). */
+function allowedPeers(labels: Json, port: number): (Json | 'anyone')[] {
+  const peers: (Json | 'anyone')[] = [];
+  for (const policy of byKind(manifests, 'NetworkPolicy')) {
+    const spec = obj(policy.doc['spec'], `${policy.name} spec`);
+    const selector = obj(spec['podSelector'], `${policy.name} podSelector`);
+    const matchLabels = isObject(selector['matchLabels']) ? selector['matchLabels'] : {};
+    if (Object.keys(matchLabels).length > 0 && !labelsMatch(matchLabels, labels)) continue;
+    for (const [i, rule] of optArr(spec['ingress'], `${policy.name} ingress`).entries()) {
+      const r = obj(rule, `${policy.name} ingress[${i}]`);
+      const ports = optArr(r['ports'], `${policy.name} ingress[${i}].ports`).map((p) => obj(p, 'port')['port']);
+      if (ports.length > 0 && !ports.includes(port)) continue;
+      const from = optArr(r['from'], `${policy.name} ingress[${i}].from`);
+      if (from.length === 0) peers.push('anyone');
+      for (const peer of from) peers.push(obj(peer, `${policy.name} peer`));
+    }
+  }
+  return peers;
+}
+
+describe('deploy/k8s: the production manifests', () => {
+  it('the kustomization lists every manifest but the Secret template, which it never applies', () => {
+    const resources = arr(loadKustomization()['resources'], 'resources').map((r) => text(r, 'resource'));
+    expect([...resources].sort()).toEqual(k8sFiles().filter((f) => f !== 'kustomization.yaml' && f !== SECRET_TEMPLATE));
+    expect(resources).not.toContain(SECRET_TEMPLATE);
+    expect(loadKustomization()['namespace']).toBe(NAMESPACE);
+  });
+
+  it('every namespaced object lives in the platform namespace', () => {
+    for (const m of [...manifests, ...secrets]) {
+      const namespace = obj(m.doc['metadata'], 'metadata')['namespace'];
+      if (m.kind === 'Namespace') expect(m.name).toBe(NAMESPACE);
+      else expect([m.kind, m.name, namespace]).toEqual([m.kind, m.name, NAMESPACE]);
+    }
+  });
+
+  it('deploys the gateway (3), account-admin (2), billing (2) and the ledger worker (2)', () => {
+    expect(Object.fromEntries(deployments.map((d) => [d.name, obj(d.doc['spec'], 'spec')['replicas']]))).toEqual(REPLICAS);
+  });
+
+  it.each(DEPLOYABLES.map((d) => [d.name, d] as const))('%s runs its entry point and probes /healthz and /readyz on its port', (name, deployable) => {
+    const container = mainContainer(name);
+    expect(container['command']).toEqual([...deployable.command]);
+    const liveness = obj(obj(container['livenessProbe'], `${name} livenessProbe`)['httpGet'], `${name} liveness httpGet`);
+    const readiness = obj(obj(container['readinessProbe'], `${name} readinessProbe`)['httpGet'], `${name} readiness httpGet`);
+    expect(liveness['path']).toBe('/healthz');
+    expect(readiness['path']).toBe('/readyz');
+    expect(containerPortNumber(container, liveness['port'], name)).toBe(deployable.port);
+    expect(containerPortNumber(container, readiness['port'], name)).toBe(deployable.port);
+  });
+
+  it.each(DEPLOYABLES.map((d) => [d.name] as const))('%s sets resources and a non-root, read-only security context', (name) => {
+    const pod = podSpecOf(deployment(name));
+    expect(pod['automountServiceAccountToken']).toBe(false);
+    expect(obj(pod['securityContext'], `${name} pod securityContext`)['runAsNonRoot']).toBe(true);
+    for (const container of containersOf(deployment(name))) {
+      const resources = obj(container['resources'], `${name} resources`);
+      for (const bound of ['requests', 'limits']) {
+        expect(Object.keys(obj(resources[bound], `${name} ${bound}`)).sort()).toEqual(['cpu', 'memory']);
+      }
+      const security = obj(container['securityContext'], `${name} securityContext`);
+      expect(security['runAsNonRoot']).toBe(true);
+      expect(security['readOnlyRootFilesystem']).toBe(true);
+      expect(security['allowPrivilegeEscalation']).toBe(false);
+      expect(typeof security['runAsUser'] === 'number' && security['runAsUser'] > 0).toBe(true);
+      expect(obj(security['capabilities'], 'capabilities')['drop']).toEqual(['ALL']);
+    }
+  });
+
+  it.each(DEPLOYABLES.map((d) => [d.name, d] as const))('%s gets every variable it needs from its ConfigMaps and Secrets', (name, deployable) => {
+    const { env, problems } = resolveContainerEnv(mainContainer(name), configMaps, secrets, name);
+    expect(problems).toEqual([]);
+    expect(neededVars(deployable).filter((v) => !env.has(v))).toEqual([]);
+    const known = knownVars(deployable);
+    expect([...env.keys()].filter((v) => !known.has(v))).toEqual([]);
+    const notFromSecret = secretVars(deployable).filter((v) => env.has(v) && env.get(v) !== 'secret');
+    expect(notFromSecret).toEqual([]);
+    expect(env.get('PORT')).toBe('configmap');
+  });
+
+  it('the PORT each ConfigMap sets is the port the container exposes', () => {
+    const cases: [string, string][] = [
+      ['search-gateway', 'search-gateway-config'], ['account-admin', 'account-admin-config'],
+      ['billing', 'billing-config'], ['billing-worker', 'billing-worker-config'],
+    ];
+    for (const [name, configMap] of cases) {
+      const deployable = DEPLOYABLES.find((d) => d.name === name);
+      expect(configMapValue(configMap, 'PORT')).toBe(String(deployable?.port));
+      expect(containerPortNumber(mainContainer(name), 'http', name)).toBe(deployable?.port);
+    }
+    expect(configMapValue('account-admin-config', 'GRPC_PORT')).toBe('50051');
+    expect(containerPortNumber(mainContainer('account-admin'), 'grpc', 'account-admin')).toBe(50051);
+    expect(configMapValue('billing-config', 'OPERATOR_PORT')).toBe('8081');
+    expect(containerPortNumber(mainContainer('billing'), 'operator', 'billing')).toBe(8081);
+    expect(configMapValue('account-admin-config', 'MIGRATE_ON_START')).toBe('false');
+    expect(configMapValue('billing-config', 'MIGRATE_ON_START')).toBe('false');
+    expect(configMapValue('account-admin-config', 'COOKIE_SECURE')).toBe('true');
+  });
+
+  it('Deployment selectors match their pod labels, and each Service selects a Deployment on its real ports', () => {
+    for (const d of deployments) {
+      const selector = obj(obj(obj(d.doc['spec'], 'spec')['selector'], 'selector')['matchLabels'], `${d.name} matchLabels`);
+      expect([d.name, labelsMatch(selector, podLabelsOf(d))]).toEqual([d.name, true]);
+    }
+    for (const svc of services) {
+      const spec = obj(svc.doc['spec'], `${svc.name} spec`);
+      expect([svc.name, spec['type']]).toEqual([svc.name, 'ClusterIP']);
+      const targets = deployments.filter((d) => labelsMatch(obj(spec['selector'], `${svc.name} selector`), podLabelsOf(d)));
+      expect([svc.name, targets.length]).toEqual([svc.name, 1]);
+      const target = targets[0];
+      if (target === undefined) continue;
+      for (const port of servicePorts(svc)) {
+        const container = containersOf(target).find((c) => containerPortNumber(c, port['targetPort'], svc.name) !== undefined);
+        expect([svc.name, port['name'], container === undefined ? undefined : containerPortNumber(container, port['targetPort'], svc.name)])
+          .toEqual([svc.name, port['name'], port['port']]);
+      }
+    }
+  });
+
+  it('exposes account-admin on 3001 and gRPC 50051, billing on 3002, and the operator API on its own Service', () => {
+    const ports = (name: string): unknown[] => servicePorts(service(name)).map((p) => [p['name'], p['port']]);
+    expect(ports('search-gateway')).toEqual([['http', 8080]]);
+    expect(ports('account-admin')).toEqual([['http', 3001], ['grpc', 50051]]);
+    expect(ports('billing')).toEqual([['http', 3002]]);
+    expect(ports('billing-operator')).toEqual([['operator', 8081]]);
+    expect(services.map((s) => s.name).sort()).toEqual(['account-admin', 'billing', 'billing-operator', 'search-gateway']);
+  });
+
+  it('the Ingress routes only to the gateway', () => {
+    const ingresses = byKind(manifests, 'Ingress');
+    expect(ingresses.map((i) => i.name)).toEqual(['search-gateway']);
+    const backends: Json[] = [];
+    for (const ingress of ingresses) {
+      const spec = obj(ingress.doc['spec'], 'ingress spec');
+      if (spec['defaultBackend'] !== undefined) backends.push(obj(obj(spec['defaultBackend'], 'defaultBackend')['service'], 'service'));
+      for (const rule of arr(spec['rules'], 'rules')) {
+        for (const path of arr(obj(obj(rule, 'rule')['http'], 'http')['paths'], 'paths')) {
+          backends.push(obj(obj(obj(path, 'path')['backend'], 'backend')['service'], 'backend service'));
+        }
+      }
+    }
+    expect(backends.length).toBeGreaterThan(0);
+    for (const backend of backends) {
+      expect(backend['name']).toBe('search-gateway');
+      const port = obj(backend['port'], 'backend port');
+      expect(servicePorts(service('search-gateway')).some((p) => p['name'] === port['name'] || p['port'] === port['number'])).toBe(true);
+    }
+  });
+
+  it('the gateway scales on CPU from 3 replicas, and every Deployment has a disruption budget', () => {
+    const hpas = byKind(manifests, 'HorizontalPodAutoscaler');
+    expect(hpas.map((h) => h.name)).toEqual(['search-gateway']);
+    const spec = obj(hpas[0]?.doc['spec'], 'hpa spec');
+    expect(spec['scaleTargetRef']).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'search-gateway' });
+    expect(spec['minReplicas']).toBe(3);
+    expect(Number(spec['maxReplicas'])).toBeGreaterThan(3);
+    const metric = obj(arr(spec['metrics'], 'metrics')[0], 'metric');
+    expect(obj(metric['resource'], 'resource')['name']).toBe('cpu');
+    for (const d of deployments) {
+      const budgets = byKind(manifests, 'PodDisruptionBudget').filter((p) =>
+        labelsMatch(obj(obj(obj(p.doc['spec'], 'spec')['selector'], 'selector')['matchLabels'], 'matchLabels'), podLabelsOf(d)),
+      );
+      expect([d.name, budgets.length]).toEqual([d.name, 1]);
+    }
+  });
+
+  it('network policies deny by default and let only the gateway reach the control plane HTTP ports', () => {
+    const gateway = { 'app.kubernetes.io/name': 'search-gateway' };
+    const defaultDeny = byKind(manifests, 'NetworkPolicy').filter((p) => {
+      const spec = obj(p.doc['spec'], 'spec');
+      return Object.keys(obj(spec['podSelector'], 'podSelector')).length === 0 && spec['ingress'] === undefined
+        && arr(spec['policyTypes'], 'policyTypes').includes('Ingress');
+    });
+    expect(defaultDeny).toHaveLength(1);
+    for (const [name, port] of [['account-admin', 3001], ['billing', 3002]] as const) {
+      expect([name, port, allowedPeers(podLabelsOf(deployment(name)), port)]).toStrictEqual([name, port, [{ podSelector: { matchLabels: gateway } }]]);
+    }
+    const grpcPeers = allowedPeers(podLabelsOf(deployment('account-admin')), 50051);
+    expect(grpcPeers).toContainEqual({ podSelector: { matchLabels: gateway } });
+    expect(grpcPeers.every((p) => p !== 'anyone' && p['namespaceSelector'] === undefined && p['ipBlock'] === undefined)).toBe(true);
+    const operatorPeers = allowedPeers(podLabelsOf(deployment('billing')), 8081);
+    expect(operatorPeers).toStrictEqual([{ podSelector: { matchLabels: { 'svc-platform/operator-client': 'true' } } }]);
+    expect(allowedPeers(podLabelsOf(deployment('billing-worker')), 3003)).toStrictEqual([]);
+    expect(allowedPeers(podLabelsOf(deployment('search-gateway')), 8080)).toStrictEqual(['anyone']);
+  });
+
+  it('a Job runs both databases\' migrations with each owner\'s DATABASE_URL', () => {
+    const jobs = byKind(manifests, 'Job');
+    expect(jobs.map((j) => j.name)).toEqual(['migrate']);
+    const job = jobs[0];
+    if (job === undefined) return;
+    const containers = containersOf(job);
+    const expectations = [
+      ['account-admin', 'account-admin-secrets'], ['billing', 'billing-secrets'],
+    ] as const;
+    for (const [owner, secretName] of expectations) {
+      const container = containers.find((c) => JSON.stringify(c['command']) === JSON.stringify(['node', `services/${owner}/dist/db/migrate-cli.js`]));
+      expect(container).toBeDefined();
+      if (container === undefined) continue;
+      expect(text(container['image'], 'image').startsWith(`svc/${owner}:`)).toBe(true);
+      const dbUrl = optArr(container['env'], 'env').map((e) => obj(e, 'env')).find((e) => e['name'] === 'DATABASE_URL');
+      expect(obj(obj(dbUrl?.['valueFrom'], 'valueFrom')['secretKeyRef'], 'secretKeyRef')).toEqual({ name: secretName, key: 'DATABASE_URL' });
+      const { problems } = resolveContainerEnv(container, configMaps, secrets, `migrate/${owner}`);
+      expect(problems).toEqual([]);
+      expect(obj(container['securityContext'], 'securityContext')['readOnlyRootFilesystem']).toBe(true);
+    }
+    expect(obj(podSpecOf(job)['securityContext'], 'securityContext')['runAsNonRoot']).toBe(true);
+  });
+
+  it('production talks to the real provider hosts and never to the simulator', () => {
+    expect(configMapValue('search-gateway-config', 'BRAVE_BASE_URL')).toBe('https://api.search.brave.com/res/v1');
+    expect(configMapValue('search-gateway-config', 'EXA_BASE_URL')).toBe('https://api.exa.ai');
+    expect(configMapValue('search-gateway-config', 'TAVILY_BASE_URL')).toBe('https://api.tavily.com');
+    const everything = JSON.stringify([...manifests, ...secrets].map((m) => m.doc));
+    expect(everything).not.toMatch(/provider-sim|SIM_BASE_LATENCY_MS|sim-brave-key|sim-exa-key|tvly-sim-key/);
+    expect(everything).not.toMatch(/127\.0\.0\.1|localhost/);
+  });
+
+  it('Redis and PostgreSQL are external: their URLs come only from Secrets', () => {
+    for (const configMap of configMaps) {
+      const keys = Object.keys(obj(configMap.doc['data'], 'data'));
+      expect([configMap.name, keys.filter((k) => k === 'REDIS_URL' || k === 'DATABASE_URL')]).toEqual([configMap.name, []]);
+    }
+    expect(manifests.filter((m) => m.kind === 'StatefulSet' || m.kind === 'Secret')).toEqual([]);
+  });
+
+  it('the Secret template holds placeholders only and says to use a real secret manager', () => {
+    expect(secrets.map((s) => s.name).sort()).toEqual(['account-admin-secrets', 'billing-secrets', 'search-gateway-secrets', 'svc-shared']);
+    for (const secret of secrets) {
+      expect(secret.doc['data']).toBeUndefined();
+      for (const [key, value] of Object.entries(obj(secret.doc['stringData'], `${secret.name} stringData`))) {
+        expect([secret.name, key, text(value, key).includes('REPLACE_ME')]).toEqual([secret.name, key, true]);
+      }
+    }
+    const header = readFileSync(join(K8S_DIR, SECRET_TEMPLATE), 'utf8').split('apiVersion:')[0] ?? '';
+    expect(header).toMatch(/TEMPLATE ONLY/);
+    expect(header).toMatch(/real secret manager/);
+  });
+
+  it('every image is pinned by the kustomization', () => {
+    const names = arr(loadKustomization()['images'], 'images').map((i) => obj(i, 'image')['name']);
+    const images = [...deployments, ...byKind(manifests, 'Job')].flatMap((w) => containersOf(w).map((c) => text(c['image'], 'image').split(':')[0]));
+    expect(images.filter((i) => !names.includes(i))).toEqual([]);
+  });
+
+  const kubectl = ['/usr/bin/kubectl', '/usr/local/bin/kubectl'].find((p) => existsSync(p));
+  (kubectl === undefined ? it.skip : it)('kustomize renders the manifests with the pinned images (kubectl kustomize)', () => {
+    const rendered = execFileSync(kubectl ?? 'kubectl', ['kustomize', K8S_DIR], { encoding: 'utf8' });
+    expect(rendered).toMatch(/image: registry\.example\.com\/svc\/search-gateway:/);
+    expect(rendered).not.toMatch(/kind: Secret\b/);
+    expect(rendered.split(/^---$/m).length).toBe(manifests.length);
+    expect(existsSync(join(K8S_DIR, 'kustomization.yaml'))).toBe(true);
+  });
+});
