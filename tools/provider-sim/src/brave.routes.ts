@@ -92,6 +92,13 @@ function validate(endpoint: Endpoint, request: FastifyRequest): Validation<Brave
   return { ok: true, query: q, params: { endpoint, count, offset } };
 }
 
+/** Brave marks the query's words in descriptions with <strong>. */
+function emphasise(text: string, q: string): string {
+  const at = text.toLowerCase().indexOf(q.toLowerCase());
+  if (q === '' || at < 0) return text;
+  return `${text.slice(0, at)}<strong>${text.slice(at, at + q.length)}</strong>${text.slice(at + q.length)}`;
+}
+
 function ageOf(date: Date): string {
   return date.toLocaleDateString('en-US', { month: 'long', day: 'numeric', year: 'numeric', timeZone: 'UTC' });
 }
@@ -116,7 +123,7 @@ function success(params: BraveParams, q: string, empty: boolean): SimReply {
           type: 'news_result',
           title: result.title,
           url: result.url,
-          description: result.snippet.replace(q, `<strong>${q}</strong>`),
+          description: emphasise(result.snippet, q),
           age: ageOf(result.publishedAt),
           page_age: result.publishedAt.toISOString().slice(0, 19),
           meta_url: { scheme: 'https', netloc: new URL(result.url).hostname, hostname: new URL(result.url).hostname },
@@ -140,7 +147,7 @@ function success(params: BraveParams, q: string, empty: boolean): SimReply {
           subtype: 'generic',
           title: result.title,
           url: result.url,
-          description: result.snippet.replace(q, `<strong>${q}</strong>`),
+          description: emphasise(result.snippet, q),
           age: ageOf(result.publishedAt),
           page_age: result.publishedAt.toISOString().slice(0, 19),
           language: 'en',

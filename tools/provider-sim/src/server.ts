@@ -34,6 +34,7 @@ export function buildSimulator(options: SimulatorOptions = {}): FastifyInstance 
   app.addHook('preClose', async () => context.releaseAll());
 
   app.get('/healthz', async () => ({ ok: true }));
+  app.get('/readyz', async () => ({ ok: true }));
   app.get('/_sim/stats', async () => stats.snapshot());
   app.post('/_sim/reset', async () => {
     stats.reset();

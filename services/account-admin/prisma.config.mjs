@@ -1,4 +1,4 @@
-// Prisma CLI configuration. The generate script sets PRISMA_SCHEMA_ENGINE_BINARY so that
+// Prisma CLI configuration (plain ESM so no tsconfig or linter has to know about it). The generate script sets PRISMA_SCHEMA_ENGINE_BINARY so that
 // `generate` works offline; production keeps the real engine for `prisma migrate deploy`.
 import { defineConfig } from 'prisma/config';
 

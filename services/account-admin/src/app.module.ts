@@ -1,0 +1,47 @@
+import { Module } from '@nestjs/common';
+import type { DynamicModule } from '@nestjs/common';
+import { AccountsRepository } from './accounts/accounts.repository';
+import { APP_CONFIG } from './config';
+import type { AppConfig } from './config';
+import { DashboardController } from './dashboard/dashboard.controller';
+import { DashboardRepository } from './dashboard/dashboard.repository';
+import { DashboardService } from './dashboard/dashboard.service';
+import { PasswordAdapter } from './dashboard/password.adapter';
+import { DatabaseRepository } from './db/database.repository';
+import { AccountAdminRpcService } from './grpc/grpc.service';
+import { GrpcServerAdapter } from './grpc/grpc-server.adapter';
+import { HealthController } from './health/health.controller';
+import { InternalAuth } from './http/internal-auth';
+import { KeyCacheRepository } from './key-cache/key-cache.repository';
+import { KeyCacheService } from './key-cache/key-cache.service';
+import { KeysController } from './keys/keys.controller';
+import { KeysRepository } from './keys/keys.repository';
+import { KeysService } from './keys/keys.service';
+import { LOGGER } from './logging/logger';
+import type { Logger } from './logging/logger';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    return {
+      module: AppModule,
+      controllers: [HealthController, KeysController, DashboardController],
+      providers: [
+        { provide: APP_CONFIG, useValue: config },
+        { provide: LOGGER, useValue: logger },
+        DatabaseRepository,
+        KeyCacheRepository,
+        KeyCacheService,
+        KeysRepository,
+        KeysService,
+        AccountsRepository,
+        DashboardRepository,
+        DashboardService,
+        PasswordAdapter,
+        InternalAuth,
+        AccountAdminRpcService,
+        GrpcServerAdapter,
+      ],
+    };
+  }
+}

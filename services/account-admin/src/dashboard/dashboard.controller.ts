@@ -1,0 +1,91 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { parseJsonObject } from '../http/json-body';
+import { markChangedKey, withRequestId } from '../http/reply';
+import { headerOf } from '../http/request-context';
+import { KeysService } from '../keys/keys.service';
+import { LOGGER } from '../logging/logger';
+import type { Logger } from '../logging/logger';
+import { DASHBOARD_PAGE } from './dashboard-page';
+import { parseLogin, parseManagementKeyCreate, parseSignup } from './dashboard.dto';
+import { DashboardService } from './dashboard.service';
+import type { SignedIn } from './dashboard.service';
+
+/** The dashboard page and its JSON API (session cookie + x-csrf-token, never keys). */
+@Controller('dashboard')
+export class DashboardController {
+  constructor(
+    @Inject(DashboardService) private readonly dashboard: DashboardService,
+    @Inject(KeysService) private readonly keys: KeysService,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  @Get()
+  page(@Res({ passthrough: true }) reply: FastifyReply): string {
+    void reply
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('content-security-policy', "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'")
+      .header('cache-control', 'no-store');
+    return DASHBOARD_PAGE;
+  }
+
+  @Post('api/signup')
+  @HttpCode(201)
+  async signUp(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() raw: unknown): Promise<object> {
+    const signedIn = await this.dashboard.signUp(parseSignup(parseJsonObject(raw)));
+    return this.signedIn(req, reply, signedIn);
+  }
+
+  @Post('api/login')
+  @HttpCode(200)
+  async logIn(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() raw: unknown): Promise<object> {
+    const signedIn = await this.dashboard.logIn(parseLogin(parseJsonObject(raw)));
+    return this.signedIn(req, reply, signedIn);
+  }
+
+  @Post('api/logout')
+  @HttpCode(204)
+  async logOut(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<void> {
+    const session = await this.dashboard.session(headerOf(req, 'cookie'));
+    this.dashboard.requireCsrf(session, headerOf(req, 'x-csrf-token'));
+    await this.dashboard.logOut(session);
+    void reply.header('set-cookie', this.dashboard.clearedCookie());
+  }
+
+  @Get('api/me')
+  async me(@Req() req: FastifyRequest): Promise<object> {
+    const session = await this.dashboard.session(headerOf(req, 'cookie'));
+    return withRequestId(req, this.logger, { account_id: session.user.accountId, email: session.user.email });
+  }
+
+  @Post('api/management-keys')
+  @HttpCode(201)
+  async createManagementKey(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() raw: unknown): Promise<object> {
+    const session = await this.dashboard.session(headerOf(req, 'cookie'));
+    this.dashboard.requireCsrf(session, headerOf(req, 'x-csrf-token'));
+    const { name } = parseManagementKeyCreate(parseJsonObject(raw));
+    const result = await this.keys.createManagementKey(session.user.accountId, name);
+    markChangedKey(reply, result.changedKeyHash);
+    return withRequestId(req, this.logger, result.value);
+  }
+
+  @Get('api/management-keys')
+  async listManagementKeys(@Req() req: FastifyRequest): Promise<object> {
+    const session = await this.dashboard.session(headerOf(req, 'cookie'));
+    return withRequestId(req, this.logger, await this.keys.listManagementKeys(session.user.accountId));
+  }
+
+  @Delete('api/management-keys/:id')
+  async deleteManagementKey(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string): Promise<object> {
+    const session = await this.dashboard.session(headerOf(req, 'cookie'));
+    this.dashboard.requireCsrf(session, headerOf(req, 'x-csrf-token'));
+    const result = await this.keys.deleteManagementKey(session.user.accountId, id);
+    markChangedKey(reply, result.changedKeyHash);
+    return withRequestId(req, this.logger, result.value);
+  }
+
+  private signedIn(req: FastifyRequest, reply: FastifyReply, signedIn: SignedIn): object {
+    void reply.header('set-cookie', this.dashboard.sessionCookie(signedIn.sessionToken)).header('cache-control', 'no-store');
+    return withRequestId(req, this.logger, { account_id: signedIn.accountId, email: signedIn.email, csrf_token: signedIn.csrfToken });
+  }
+}

@@ -1,0 +1,56 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppError } from '@svc/errors';
+import { isId } from '@svc/ids';
+import type { KeyLookup } from '@svc/contracts';
+import { AccountsRepository } from '../accounts/accounts.repository';
+import type { AccountRow } from '../accounts/accounts.repository';
+import { APP_CONFIG } from '../config';
+import type { AppConfig } from '../config';
+import { KeyCacheService } from '../key-cache/key-cache.service';
+import { KeysRepository } from '../keys/keys.repository';
+import { toKeyRecord } from '../keys/keys.service';
+import { LOGGER } from '../logging/logger';
+import type { Logger } from '../logging/logger';
+
+const KEY_HASH = /^[0-9a-f]{64}$/;
+
+/** The rules behind the gRPC methods; the transport lives in grpc-server.adapter.ts. */
+@Injectable()
+export class AccountAdminRpcService {
+  constructor(
+    @Inject(KeysRepository) private readonly keys: KeysRepository,
+    @Inject(AccountsRepository) private readonly accounts: AccountsRepository,
+    @Inject(KeyCacheService) private readonly cache: KeyCacheService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** Postgres is the truth; the answer (record or miss marker) is written to Redis, version-checked. */
+  async lookupKey(keyHash: string): Promise<KeyLookup> {
+    if (!KEY_HASH.test(keyHash)) throw new AppError('invalid_request', 'key_hash must be 64 lowercase hex characters');
+    const row = await this.keys.findByHash(keyHash);
+    if (row === null) {
+      await this.cache.fillMiss(keyHash, this.config.KEY_MISS_TTL_SECONDS).catch((error: unknown) => this.fillFailed(error));
+      return { found: false };
+    }
+    const record = toKeyRecord(row);
+    await this.cache.fill(keyHash, record).catch((error: unknown) => this.fillFailed(error));
+    return { found: true, record };
+  }
+
+  async createAccount(email: string | null, name: string | null): Promise<AccountRow> {
+    if (email !== null && email.length > 254) throw new AppError('invalid_request', 'email is too long');
+    if (name !== null && name.length > 200) throw new AppError('invalid_request', 'name is too long');
+    return this.accounts.create(email, name);
+  }
+
+  async getAccount(accountId: string): Promise<AccountRow> {
+    const account = isId('account', accountId) ? await this.accounts.find(accountId) : null;
+    if (account === null) throw new AppError('not_found', 'no such account');
+    return account;
+  }
+
+  private fillFailed(error: unknown): void {
+    this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'key cache fill failed; answering from Postgres');
+  }
+}

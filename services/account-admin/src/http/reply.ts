@@ -1,0 +1,14 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { INTERNAL_HEADERS } from '@svc/contracts';
+import type { Logger } from '../logging/logger';
+import { contextOf } from './request-context';
+
+/** A success body with the request id at top level (CONTRACT.md conventions). */
+export function withRequestId<T extends object>(request: FastifyRequest, logger: Logger, body: T): T & { request_id: string } {
+  return { ...body, request_id: contextOf(request, logger).requestId };
+}
+
+/** Marks a reply that changed a key, so the gateway drops that hash from its cache at once. */
+export function markChangedKey(reply: FastifyReply, keyHash: string | null): void {
+  if (keyHash !== null) void reply.header(INTERNAL_HEADERS.changedKeyHash, keyHash);
+}

@@ -1,0 +1,106 @@
+import { AppError } from '@svc/errors';
+import { newId } from '@svc/ids';
+import type { KeyCacheRepository, Usage, UsageQuery } from '../key-cache/key-cache.repository';
+import type { KeyCacheService } from '../key-cache/key-cache.service';
+import { parseKeyInput } from './keys.dto';
+import type { KeyChanges, KeyRow, KeysRepository } from './keys.repository';
+import { decodeCursor, encodeCursor, KeysService } from './keys.service';
+
+const accountId = newId('account');
+
+function row(overrides: Partial<KeyRow> = {}): KeyRow {
+  const now = new Date('2026-03-04T05:06:07Z');
+  return {
+    id: newId('apiKey'), accountId, kind: 'api', name: 'k', keyHash: 'a'.repeat(64), label: 'svc-abcd…',
+    limitMicros: null, limitReset: null, expiresAt: null, disabled: false, version: 1, deletedAt: null,
+    createdAt: now, updatedAt: now, lastUsedAt: null, ...overrides,
+  };
+}
+
+function setup(current: KeyRow | null) {
+  const updates: KeyChanges[] = [];
+  const propagated: Array<{ keyHash: string; version: number }> = [];
+  const repo = {
+    findLive: async () => current,
+    update: async (_a: string, _k: string, _id: string, changes: KeyChanges) => {
+      updates.push(changes);
+      return current === null ? null : { ...current, ...changes, version: current.version + 1 } as KeyRow;
+    },
+    softDelete: async () => (current === null ? null : { ...current, deletedAt: new Date(), version: current.version + 1 }),
+  } as unknown as KeysRepository;
+  const cache = {
+    propagate: async (keyHash: string, record: { version: number }) => {
+      propagated.push({ keyHash, version: record.version });
+      return true;
+    },
+  } as unknown as KeyCacheService;
+  const counters = {
+    readUsage: async (queries: UsageQuery[]): Promise<Usage[]> => queries.map(() => ({ periodMicros: 7_500_000, totalMicros: 9_000_000 })),
+  } as unknown as KeyCacheRepository;
+  return { service: new KeysService(repo, cache, counters), updates, propagated };
+}
+
+describe('KeysService', () => {
+  it('clears the reset period when a PATCH removes the limit', async () => {
+    const current = row({ limitMicros: 10_000_000, limitReset: 'monthly' });
+    const { service, updates, propagated } = setup(current);
+    const result = await service.updateApiKey(accountId, current.id, { limitMicros: null });
+    expect(updates).toEqual([{ limitMicros: null, limitReset: null }]);
+    expect(result.changedKeyHash).toBe(current.keyHash);
+    expect(propagated).toEqual([{ keyHash: current.keyHash, version: 2 }]);
+  });
+
+  it('refuses a reset period on a key without a limit, and changes nothing', async () => {
+    const current = row();
+    const { service, updates, propagated } = setup(current);
+    await expect(service.updateApiKey(accountId, current.id, { limitReset: 'daily' })).rejects.toMatchObject({ code: 'invalid_request' });
+    expect(updates).toEqual([]);
+    expect(propagated).toEqual([]);
+  });
+
+  it('answers not_found without touching storage for an id that is not an API key id', async () => {
+    const { service } = setup(row());
+    for (const id of [newId('managementKey'), 'key_short', '../etc']) {
+      await expect(service.getApiKey(accountId, id)).rejects.toMatchObject({ code: 'not_found' });
+      await expect(service.deleteApiKey(accountId, id)).rejects.toBeInstanceOf(AppError);
+    }
+  });
+
+  it('computes usage and the remaining limit from the counters, never below zero', async () => {
+    const current = row({ limitMicros: 5_000_000, limitReset: 'daily' });
+    const { service } = setup(current);
+    const view = await service.getApiKey(accountId, current.id);
+    expect(view).toMatchObject({ usage_usd: 7.5, usage_total_usd: 9, limit_remaining_usd: 0, limit_usd: 5 });
+  });
+
+  it('round-trips its cursor and rejects tampered ones', () => {
+    const position = { createdAt: new Date('2026-01-01T00:00:00.123Z'), id: newId('apiKey') };
+    expect(decodeCursor(encodeCursor(position), 'apiKey')).toEqual(position);
+    expect(() => decodeCursor(encodeCursor(position), 'managementKey')).toThrow(AppError);
+    expect(() => decodeCursor(Buffer.from('{"t":-1,"i":"key_x"}').toString('base64url'), 'apiKey')).toThrow(AppError);
+    expect(() => decodeCursor('!!', 'apiKey')).toThrow(AppError);
+  });
+});
+
+describe('parseKeyInput', () => {
+  const now = Date.parse('2026-06-01T00:00:00Z');
+
+  it('reads every field into integer micro-USD and dates', () => {
+    expect(parseKeyInput({ name: 'n', limit_usd: 0.000001, limit_reset: 'weekly', expires_at: '2026-06-01T02:00:00+01:00', disabled: true }, now)).toEqual({
+      name: 'n', limitMicros: 1, limitReset: 'weekly', expiresAt: new Date('2026-06-01T01:00:00Z'), disabled: true,
+    });
+    expect(parseKeyInput({ limit_usd: null, expires_at: null, limit_reset: null }, now)).toEqual({ limitMicros: null, expiresAt: null, limitReset: null });
+  });
+
+  it.each([
+    [{ expires_at: '2026-06-01T00:00:00Z' }, 'future'],
+    [{ expires_at: '2026-13-01T00:00:00Z' }, 'RFC 3339'],
+    [{ expires_at: '2027-02-29T00:00:00Z' }, 'RFC 3339'],
+    [{ expires_at: '2027-01-01 00:00:00Z' }, 'RFC 3339'],
+    [{ expires_at: 1767225600000 }, 'RFC 3339'],
+    [{ limit_usd: Number.NaN }, 'limit_usd'],
+    [{ name: null }, 'name'],
+  ])('rejects %j', (body, named) => {
+    expect(() => parseKeyInput(body, now)).toThrow(named);
+  });
+});

@@ -1,0 +1,283 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { periodOf } from '@svc/contracts';
+import type { KeyRecord, LimitReset } from '@svc/contracts';
+import { AppError } from '@svc/errors';
+import { isId, newId } from '@svc/ids';
+import { generateSecret, hashSecret, labelOf } from '@svc/keys';
+import type { KeyKind } from '@svc/keys';
+import { microsToUsd } from '@svc/money';
+import { KeyCacheRepository } from '../key-cache/key-cache.repository';
+import type { Usage } from '../key-cache/key-cache.repository';
+import { KeyCacheService } from '../key-cache/key-cache.service';
+import type { KeyInput, ListQuery } from './keys.dto';
+import { KeysRepository } from './keys.repository';
+import type { KeyPosition, KeyRow } from './keys.repository';
+
+/** The authenticated key a request comes with (from the gateway's internal headers). */
+export interface Caller {
+  accountId: string;
+  keyId: string;
+  kind: KeyKind;
+}
+
+/** The API key record of CONTRACT.md "Keys". */
+export interface KeyView {
+  id: string;
+  name: string;
+  label: string;
+  limit_usd: number | null;
+  limit_reset: LimitReset | null;
+  limit_remaining_usd: number | null;
+  usage_usd: number;
+  limit_resets_at: string | null;
+  usage_total_usd: number;
+  expires_at: string | null;
+  disabled: boolean;
+  created_at: string;
+  updated_at: string;
+  last_used_at: string | null;
+}
+
+/** What GET /v1/key shows of a management key: the record fields that apply to it. */
+export interface ManagementKeySelfView {
+  id: string;
+  name: string;
+  label: string;
+  expires_at: string | null;
+  disabled: boolean;
+  created_at: string;
+  updated_at: string;
+  last_used_at: string | null;
+}
+
+export interface ManagementKeyView {
+  id: string;
+  name: string;
+  label: string;
+  created_at: string;
+}
+
+/** A reply of a change: what to answer and which hash the gateway should forget. */
+export interface Changed<T> {
+  value: T;
+  changedKeyHash: string | null;
+}
+
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+/** Management keys per account are few; the dashboard lists them in one page of at most this. */
+const MANAGEMENT_LIST_MAX = 1_000;
+
+export function toKeyRecord(row: KeyRow): KeyRecord {
+  return {
+    id: row.id,
+    accountId: row.accountId,
+    kind: row.kind,
+    disabled: row.disabled,
+    expiresAtMs: row.expiresAt === null ? null : row.expiresAt.getTime(),
+    limitMicros: row.limitMicros,
+    limitReset: row.limitReset,
+    version: row.version,
+    deleted: row.deletedAt !== null,
+  };
+}
+
+function iso(date: Date | null): string | null {
+  return date === null ? null : date.toISOString();
+}
+
+export function encodeCursor(position: KeyPosition): string {
+  return Buffer.from(JSON.stringify({ t: position.createdAt.getTime(), i: position.id }), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string, idKind: 'apiKey' | 'managementKey'): KeyPosition {
+  const invalid = new AppError('invalid_request', 'cursor is not valid');
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw invalid;
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid;
+  }
+  if (typeof value !== 'object' || value === null) throw invalid;
+  const { t, i } = value as { t?: unknown; i?: unknown };
+  if (typeof t !== 'number' || !Number.isSafeInteger(t) || t < 0 || !isId(idKind, i)) throw invalid;
+  return { createdAt: new Date(t), id: i };
+}
+
+@Injectable()
+export class KeysService {
+  constructor(
+    @Inject(KeysRepository) private readonly keys: KeysRepository,
+    @Inject(KeyCacheService) private readonly cache: KeyCacheService,
+    @Inject(KeyCacheRepository) private readonly counters: KeyCacheRepository,
+  ) {}
+
+  async createApiKey(accountId: string, input: KeyInput): Promise<Changed<KeyView & { secret: string }>> {
+    const limitMicros = input.limitMicros ?? null;
+    const limitReset = input.limitReset ?? null;
+    if (limitReset !== null && limitMicros === null) throw new AppError('invalid_request', 'limit_reset needs limit_usd');
+    const secret = generateSecret('api');
+    const keyHash = hashSecret(secret);
+    const row = await this.keys.create({
+      id: newId('apiKey'),
+      accountId,
+      kind: 'api',
+      name: input.name ?? '',
+      keyHash,
+      label: labelOf(secret),
+      limitMicros,
+      limitReset,
+      expiresAt: input.expiresAt ?? null,
+      disabled: input.disabled ?? false,
+    });
+    await this.cache.propagate(keyHash, toKeyRecord(row));
+    const [view] = await this.views([row]);
+    if (view === undefined) throw new Error('no view for a created key');
+    return { value: { ...view, secret }, changedKeyHash: keyHash };
+  }
+
+  async listApiKeys(accountId: string, query: ListQuery): Promise<Page<KeyView>> {
+    const after = query.cursor === null ? null : decodeCursor(query.cursor, 'apiKey');
+    const rows = await this.keys.listLive(accountId, 'api', query.limit + 1, after);
+    const page = rows.slice(0, query.limit);
+    const last = page[page.length - 1];
+    const nextCursor = rows.length > query.limit && last !== undefined ? encodeCursor(last) : null;
+    return { data: await this.views(page), next_cursor: nextCursor };
+  }
+
+  async getApiKey(accountId: string, id: string): Promise<KeyView> {
+    const row = await this.findApiKey(accountId, id);
+    const [view] = await this.views([row]);
+    if (view === undefined) throw new Error('no view for a key');
+    return view;
+  }
+
+  async updateApiKey(accountId: string, id: string, input: KeyInput): Promise<Changed<KeyView>> {
+    const current = await this.findApiKey(accountId, id);
+    if (Object.keys(input).length === 0) {
+      return { value: await this.getApiKey(accountId, id), changedKeyHash: null };
+    }
+    const changes = { ...input };
+    // Removing the limit removes its reset period too, unless the body sets one (then 400 below).
+    if (changes.limitMicros === null && changes.limitReset === undefined) changes.limitReset = null;
+    const limitMicros = changes.limitMicros !== undefined ? changes.limitMicros : current.limitMicros;
+    const limitReset = changes.limitReset !== undefined ? changes.limitReset : current.limitReset;
+    if (limitReset !== null && limitMicros === null) throw new AppError('invalid_request', 'limit_reset needs limit_usd');
+    const row = await this.keys.update(accountId, 'api', id, changes);
+    if (row === null) throw notFound();
+    await this.cache.propagate(row.keyHash, toKeyRecord(row));
+    const [view] = await this.views([row]);
+    if (view === undefined) throw new Error('no view for an updated key');
+    return { value: view, changedKeyHash: row.keyHash };
+  }
+
+  async deleteApiKey(accountId: string, id: string): Promise<Changed<{ id: string; deleted: true }>> {
+    if (!isId('apiKey', id)) throw notFound();
+    const row = await this.keys.softDelete(accountId, 'api', id);
+    if (row === null) throw notFound();
+    await this.cache.propagate(row.keyHash, toKeyRecord(row));
+    return { value: { id: row.id, deleted: true }, changedKeyHash: row.keyHash };
+  }
+
+  /** GET /v1/key: the calling key itself; a key gone meanwhile is an unknown key (401). */
+  async self(caller: Caller): Promise<({ kind: 'api' } & KeyView) | ({ kind: 'management' } & ManagementKeySelfView)> {
+    const row = await this.keys.findLive(caller.accountId, caller.kind, caller.keyId);
+    if (row === null) throw new AppError('invalid_api_key', 'the key is unknown or deleted');
+    if (row.kind === 'management') {
+      return {
+        kind: 'management',
+        id: row.id,
+        name: row.name,
+        label: row.label,
+        expires_at: iso(row.expiresAt),
+        disabled: row.disabled,
+        created_at: row.createdAt.toISOString(),
+        updated_at: row.updatedAt.toISOString(),
+        last_used_at: iso(row.lastUsedAt),
+      };
+    }
+    const [view] = await this.views([row]);
+    if (view === undefined) throw new Error('no view for a key');
+    return { kind: 'api', ...view };
+  }
+
+  async createManagementKey(accountId: string, name: string): Promise<Changed<ManagementKeyView & { secret: string }>> {
+    const secret = generateSecret('management');
+    const keyHash = hashSecret(secret);
+    const row = await this.keys.create({
+      id: newId('managementKey'),
+      accountId,
+      kind: 'management',
+      name,
+      keyHash,
+      label: labelOf(secret),
+      limitMicros: null,
+      limitReset: null,
+      expiresAt: null,
+      disabled: false,
+    });
+    await this.cache.propagate(keyHash, toKeyRecord(row));
+    return { value: { ...managementView(row), secret }, changedKeyHash: keyHash };
+  }
+
+  async listManagementKeys(accountId: string): Promise<Page<ManagementKeyView>> {
+    const rows = await this.keys.listLive(accountId, 'management', MANAGEMENT_LIST_MAX, null);
+    return { data: rows.map(managementView), next_cursor: null };
+  }
+
+  async deleteManagementKey(accountId: string, id: string): Promise<Changed<{ id: string; deleted: true }>> {
+    if (!isId('managementKey', id)) throw notFound();
+    const row = await this.keys.softDelete(accountId, 'management', id);
+    if (row === null) throw notFound();
+    await this.cache.propagate(row.keyHash, toKeyRecord(row));
+    return { value: { id: row.id, deleted: true }, changedKeyHash: row.keyHash };
+  }
+
+  private async findApiKey(accountId: string, id: string): Promise<KeyRow> {
+    if (!isId('apiKey', id)) throw notFound();
+    const row = await this.keys.findLive(accountId, 'api', id);
+    if (row === null) throw notFound();
+    return row;
+  }
+
+  private async views(rows: readonly KeyRow[]): Promise<KeyView[]> {
+    const nowMs = Date.now();
+    const periods = rows.map((row) => (row.limitReset === null ? null : periodOf(row.limitReset, nowMs)));
+    const usage = await this.counters.readUsage(
+      rows.map((row, i) => ({ accountId: row.accountId, keyId: row.id, periodStartMs: periods[i]?.startMs ?? null })),
+    );
+    return rows.map((row, i) => apiKeyView(row, usage[i] ?? { periodMicros: 0, totalMicros: 0 }, periods[i]?.endMs ?? null));
+  }
+}
+
+function notFound(): AppError {
+  return new AppError('not_found', 'no such key in this account');
+}
+
+export function apiKeyView(row: KeyRow, usage: Usage, periodEndMs: number | null): KeyView {
+  const remaining = row.limitMicros === null ? null : Math.max(0, row.limitMicros - usage.periodMicros);
+  return {
+    id: row.id,
+    name: row.name,
+    label: row.label,
+    limit_usd: row.limitMicros === null ? null : microsToUsd(row.limitMicros),
+    limit_reset: row.limitReset,
+    limit_remaining_usd: remaining === null ? null : microsToUsd(remaining),
+    usage_usd: microsToUsd(usage.periodMicros),
+    limit_resets_at: periodEndMs === null ? null : new Date(periodEndMs).toISOString(),
+    usage_total_usd: microsToUsd(usage.totalMicros),
+    expires_at: iso(row.expiresAt),
+    disabled: row.disabled,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+    last_used_at: iso(row.lastUsedAt),
+  };
+}
+
+function managementView(row: KeyRow): ManagementKeyView {
+  return { id: row.id, name: row.name, label: row.label, created_at: row.createdAt.toISOString() };
+}

@@ -1,0 +1,122 @@
+import { credentials } from '@grpc/grpc-js';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Redis } from 'ioredis';
+import { Client } from 'pg';
+import { AccountAdminClient } from '@svc/grpc';
+import { INTERNAL_HEADERS } from '@svc/contracts';
+import { newId } from '@svc/ids';
+import { freePort, recreateDatabase, redisUrl } from '@svc/test-kit';
+import { createApp } from '../src/app';
+import { parseConfig } from '../src/config';
+import type { AppConfig } from '../src/config';
+import { migrate } from '../src/db/migrate';
+import { GrpcServerAdapter } from '../src/grpc/grpc-server.adapter';
+import { createLogger } from '../src/logging/logger';
+
+export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
+export const REDIS_DB = 1;
+
+export interface Harness {
+  baseUrl: string;
+  config: AppConfig;
+  app: NestFastifyApplication;
+  redis: Redis;
+  pg: Client;
+  grpc: AccountAdminClient;
+  close(): Promise<void>;
+}
+
+/** The service in-process on free ports, on a fresh database and Redis db 1. */
+export async function startHarness(suite: string, env: Record<string, string> = {}): Promise<Harness> {
+  const databaseUrl = await recreateDatabase(`svc_account_admin_test_${suite}`);
+  await migrate(databaseUrl);
+  const redis = new Redis(redisUrl(REDIS_DB));
+  await redis.flushdb();
+  const config = parseConfig({
+    PORT: String(await freePort()),
+    GRPC_PORT: String(await freePort()),
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl(REDIS_DB),
+    INTERNAL_TOKEN,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    COOKIE_SECURE: 'false',
+    ...env,
+  });
+  const app = await createApp(config, createLogger(config.LOG_LEVEL));
+  await app.listen(config.PORT, config.HOST);
+  const grpcPort = app.get(GrpcServerAdapter).port;
+  const grpc = new AccountAdminClient(`127.0.0.1:${grpcPort}`, credentials.createInsecure());
+  const pg = new Client({ connectionString: databaseUrl });
+  await pg.connect();
+  return {
+    baseUrl: `http://127.0.0.1:${config.PORT}`,
+    config,
+    app,
+    redis,
+    pg,
+    grpc,
+    async close() {
+      grpc.close();
+      await app.close();
+      await pg.end();
+      await redis.quit();
+    },
+  };
+}
+
+/** An account with a management key, inserted as the dashboard would (rows only). */
+export interface Identity {
+  accountId: string;
+  keyId: string;
+  kind: 'api' | 'management';
+}
+
+export async function insertAccount(pg: Client): Promise<string> {
+  const id = newId('account');
+  await pg.query('INSERT INTO accounts (id) VALUES ($1)', [id]);
+  return id;
+}
+
+/** The headers the gateway sets on a forwarded, authenticated request. */
+export function gatewayHeaders(identity: Identity, token = INTERNAL_TOKEN): Record<string, string> {
+  return {
+    [INTERNAL_HEADERS.token]: token,
+    [INTERNAL_HEADERS.accountId]: identity.accountId,
+    [INTERNAL_HEADERS.keyId]: identity.keyId,
+    [INTERNAL_HEADERS.keyKind]: identity.kind,
+  };
+}
+
+export interface JsonResponse {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown>;
+  text: string;
+}
+
+export async function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: { headers?: Record<string, string>; json?: unknown; rawBody?: string } = {},
+): Promise<JsonResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: string | undefined;
+  if (options.json !== undefined) {
+    body = JSON.stringify(options.json);
+    headers['content-type'] = 'application/json';
+  } else if (options.rawBody !== undefined) {
+    body = options.rawBody;
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(baseUrl + path, { method, headers, body });
+  const text = await response.text();
+  let parsed: Record<string, unknown> = {};
+  if (text !== '' && (response.headers.get('content-type') ?? '').includes('json')) parsed = JSON.parse(text) as Record<string, unknown>;
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}
+
+export function errorOf(response: JsonResponse): { code: string; message: string; request_id: string } {
+  return response.body.error as { code: string; message: string; request_id: string };
+}
