@@ -133,7 +133,8 @@ describe('secrets, object-level authorization and bad input through the gateway'
       ['GET', '/v1/keys?limit=0', {}, /limit/],
       ['GET', '/v1/keys?limit=101', {}, /limit/],
       ['GET', '/v1/keys?limit=abc', {}, /limit/],
-      ['GET', '/v1/keys?cursor=%%%', {}, /cursor/],
+      ['GET', '/v1/keys?cursor=not-a-cursor', {}, /cursor/],
+      ['GET', '/v1/keys?cursor=%%%', {}, /query string/],
     ];
     for (const [method, path, input, names] of cases) {
       const response = await call(method, `${gw}${path}`, { ...input, headers: mgmt });
