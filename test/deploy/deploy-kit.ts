@@ -141,11 +141,11 @@ export const DEPLOYABLES: readonly Deployable[] = [
     command: ['node', 'services/billing/dist/main.js'],
   },
   {
-    // Same image as billing; its own schema once worker-config.ts exists, else billing's.
+    // Same image as billing, with its own environment schema.
     name: 'billing-worker',
-    configFiles: ['services/billing/src/worker-config.ts', 'services/billing/src/config.ts'],
-    listed: [...ALL, 'PORT', 'HOST', 'DATABASE_URL', 'ACCOUNT_ADMIN_GRPC_URL', 'MIGRATE_ON_START'],
-    secrets: ['REDIS_URL', 'INTERNAL_TOKEN', 'DATABASE_URL', 'OPERATOR_TOKEN'],
+    configFiles: ['services/billing/src/worker-config.ts'],
+    listed: [...ALL, 'PORT', 'HOST', 'DATABASE_URL'],
+    secrets: ['REDIS_URL', 'INTERNAL_TOKEN', 'DATABASE_URL'],
     port: 3003,
     command: ['node', 'services/billing/dist/worker.js'],
   },
