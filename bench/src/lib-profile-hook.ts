@@ -1,0 +1,48 @@
+/**
+ * Preloaded into a process under test with NODE_OPTIONS="--require <this file>" and
+ * BENCH_PROFILE_DIR set: the first SIGUSR2 starts the V8 CPU profiler (the sampler behind
+ * `node --cpu-prof`), the next one stops it and writes <dir>/<pid>-<n>.cpuprofile
+ * (renamed into place when complete, so a reader never sees half a file).
+ *
+ * Why not `--cpu-prof` itself: it writes only on a normal exit, and a Nest app with
+ * shutdown hooks re-raises SIGTERM after closing, so the profile is lost; it would also
+ * include start-up. This samples exactly the load window.
+ */
+import { renameSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
+import { join } from 'node:path';
+
+const dir = process.env.BENCH_PROFILE_DIR;
+if (dir !== undefined && dir !== '') {
+  let session: Session | undefined;
+  let running = false;
+  let count = 0;
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      if (session === undefined) {
+        session = new Session();
+        session.connect();
+      }
+      session.post(method, params ?? {}, (error, result) => (error === null ? resolve(result) : reject(error)));
+    });
+  const toggle = async (): Promise<void> => {
+    if (!running) {
+      running = true;
+      await post('Profiler.enable');
+      await post('Profiler.setSamplingInterval', { interval: 1000 });
+      await post('Profiler.start');
+      return;
+    }
+    running = false;
+    const result = (await post('Profiler.stop')) as { profile: unknown };
+    count += 1;
+    const file = join(dir, `${process.pid}-${count}.cpuprofile`);
+    writeFileSync(`${file}.part`, JSON.stringify(result.profile));
+    renameSync(`${file}.part`, file);
+  };
+  process.on('SIGUSR2', () => {
+    toggle().catch((error: unknown) => {
+      process.stderr.write(`profile hook: ${error instanceof Error ? error.message : String(error)}\n`);
+    });
+  });
+}

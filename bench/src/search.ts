@@ -1,0 +1,232 @@
+/**
+ * The search hot path under load (issue 3 item 6): POST /v1/search on the started gateway
+ * (every check on: key, rate limit, in-flight caps, credit reservation and settlement in
+ * Redis) side by side with a bare Fastify + undici proxy (bare-proxy.ts) forwarding to the
+ * same simulator endpoint with no checks, the simulator at zero latency.
+ *
+ * Same body, same concurrency, fixed duration per round, rounds interleaved
+ * (gateway, proxy, gateway, proxy, ...) after a warm-up of each. Then, not counted in the
+ * ratio: one gateway round under the CPU profiler (lib-profile-hook.ts) and a short light
+ * run under Redis MONITOR to count the commands each search sends.
+ * Prints Markdown and writes bench/results/search.json.
+ *
+ * Env: ROUNDS (4), DURATION_S (10), WARMUP_S (3), CONNECTIONS (32), MODEL (exa/fast),
+ * COUNT_SEARCHES (400), BENCH_REDIS_DB (15).
+ */
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bearer, call, freePort, newAccount, newApiKey, repoRoot, startProcess, startStack, waitFor } from '@svc/test-kit';
+import type { RunningProcess, Stack } from '@svc/test-kit';
+import { runLoad } from './lib-autocannon';
+import type { LoadResult } from './lib-autocannon';
+import { readCpuProfile, summarizeCpuProfile } from './lib-cpuprofile';
+import type { ProfileSummary } from './lib-cpuprofile';
+import { countRedisCommands } from './lib-redis-count';
+import type { CommandCounts } from './lib-redis-count';
+import { median, writeResult } from './lib-results';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 4);
+const DURATION_S = Number(process.env.DURATION_S ?? 10);
+const WARMUP_S = Number(process.env.WARMUP_S ?? 3);
+const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
+const MODEL = process.env.MODEL ?? 'exa/fast';
+const COUNT_SEARCHES = Number(process.env.COUNT_SEARCHES ?? 400);
+const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
+/** Far above what two cores can push, so no limit rejects the load. */
+const UNLIMITED = '100000';
+const SIM_KEYS = { brave: 'sim-brave-key', exa: 'sim-exa-key', tavily: 'tvly-sim-key' };
+const BODY = JSON.stringify({ query: 'open source search engines benchmark', model: MODEL, max_results: 10 });
+
+interface Target {
+  name: 'gateway' | 'proxy';
+  url: string;
+  headers: Record<string, string>;
+}
+
+function load(target: Target, durationSeconds: number, amount?: number, connections = CONNECTIONS): Promise<LoadResult> {
+  return runLoad({
+    url: `${target.url}/v1/search`, method: 'POST', connections, durationSeconds, amount,
+    headers: { 'content-type': 'application/json', ...target.headers }, body: BODY,
+  });
+}
+
+async function simTotal(simUrl: string, provider: 'exa'): Promise<number> {
+  const stats = await call('GET', `${simUrl}/_sim/stats`);
+  return Number(stats.body?.[provider]?.total);
+}
+
+/** One gateway round with the CPU profiler on (SIGUSR2 toggles it, see lib-profile-hook.ts). */
+async function profiledRound(gateway: RunningProcess, target: Target, dir: string): Promise<{ load: LoadResult; profile: ProfileSummary }> {
+  process.kill(gateway.pid, 'SIGUSR2');
+  const result = await load(target, DURATION_S);
+  process.kill(gateway.pid, 'SIGUSR2');
+  const file = await waitFor('the gateway CPU profile', () => readdirSync(dir).find((f) => f.endsWith('.cpuprofile')), { timeoutMs: 30_000 });
+  return { load: result, profile: summarizeCpuProfile(readCpuProfile(join(dir, file)), { top: 20 }) };
+}
+
+function row(name: string, r: LoadResult): string {
+  return `| ${name} | ${r.requestsPerSecond.toFixed(0)} | ${r.latencyMs.p50} | ${r.latencyMs.p99} | ${r.total} | ${r.non2xx} | ${r.errors + r.timeouts} |`;
+}
+
+async function main(): Promise<void> {
+  const root = repoRoot();
+  const started: { stop(): Promise<void> }[] = [];
+  // Profiles are several MB: kept outside the repository, summarized into search.json.
+  const profileDir = mkdtempSync(join(tmpdir(), 'bench-search-'));
+  try {
+    const simPort = await freePort();
+    const sim = await startProcess({
+      name: 'provider-sim',
+      script: join(root, 'tools/provider-sim/dist/main.js'),
+      env: { PORT: String(simPort), HOST: '127.0.0.1', SIM_BASE_LATENCY_MS: '0', LOG_LEVEL: 'warn' },
+      readyUrl: `http://127.0.0.1:${simPort}/readyz`,
+    });
+    started.push(sim);
+    const simUrl = `http://127.0.0.1:${simPort}`;
+
+    const stack: Stack = await startStack({
+      name: 'benchsearch',
+      redisDb: REDIS_DB,
+      logLevel: 'warn',
+      gatewayEnv: {
+        BRAVE_BASE_URL: `${simUrl}/brave/res/v1`, BRAVE_API_KEY: SIM_KEYS.brave,
+        EXA_BASE_URL: `${simUrl}/exa`, EXA_API_KEY: SIM_KEYS.exa,
+        TAVILY_BASE_URL: `${simUrl}/tavily`, TAVILY_API_KEY: SIM_KEYS.tavily,
+        RATE_LIMIT_PER_SECOND: UNLIMITED, RATE_LIMIT_BURST: UNLIMITED, ACCOUNT_MAX_IN_FLIGHT: UNLIMITED,
+        PROVIDER_MAX_IN_FLIGHT_BRAVE: UNLIMITED, PROVIDER_MAX_IN_FLIGHT_EXA: UNLIMITED, PROVIDER_MAX_IN_FLIGHT_TAVILY: UNLIMITED,
+        // The profiler hook is idle until SIGUSR2 (it does not even open an inspector session).
+        NODE_OPTIONS: `--require ${join(root, 'bench/dist/lib-profile-hook.js')}`,
+        BENCH_PROFILE_DIR: profileDir,
+      },
+    });
+    started.push(stack);
+    const gatewayInfo = stack.gateways[0];
+    if (gatewayInfo === undefined) throw new Error('no gateway started');
+    const gw = gatewayInfo.url;
+
+    const proxyPort = await freePort();
+    const proxy = await startProcess({
+      name: 'bare-proxy',
+      script: join(root, 'bench/dist/bare-proxy.js'),
+      env: { PORT: String(proxyPort), HOST: '127.0.0.1', UPSTREAM_URL: `${simUrl}/exa/search`, UPSTREAM_KEY: SIM_KEYS.exa, UPSTREAM_TYPE: 'lite' },
+      readyUrl: `http://127.0.0.1:${proxyPort}/readyz`,
+    });
+    started.push(proxy);
+
+    // A demo account with a large grant, and one API key (warm in the gateway's key cache after the first search).
+    const account = await newAccount(gw, 'bench');
+    const apiKey = await newApiKey(gw, account.managementKey);
+    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
+      body: { amount_usd: 1_000_000, reason: 'search benchmark' }, headers: bearer(stack.operatorToken),
+    });
+    if (grant.status !== 201) throw new Error(`grant failed: ${grant.status} ${grant.text}`);
+    const gateway: Target = { name: 'gateway', url: gw, headers: bearer(apiKey.secret) };
+    const bare: Target = { name: 'proxy', url: `http://127.0.0.1:${proxyPort}`, headers: {} };
+
+    // The grant reaches the spendable balance asynchronously: wait until a search answers 200.
+    const probe = await call('POST', `${gw}/v1/search`, { raw: BODY, headers: gateway.headers });
+    if (probe.status === 404 || probe.status === 405) throw new Error(`the gateway has no POST /v1/search (${probe.status})`);
+    const first = await waitFor('a first 200 from POST /v1/search', async () => {
+      const response = await call('POST', `${gw}/v1/search`, { raw: BODY, headers: gateway.headers });
+      if (response.status !== 200) throw new Error(`search answered ${response.status}: ${response.text.slice(0, 300)}`);
+      return response;
+    }, { timeoutMs: 20_000, intervalMs: 200 });
+    if (first.body?.model !== MODEL || !Array.isArray(first.body?.results) || first.body.results.length === 0) {
+      throw new Error(`unexpected search answer: ${first.text.slice(0, 500)}`);
+    }
+    const viaProxy = await call('POST', `${bare.url}/v1/search`, { raw: BODY });
+    if (viaProxy.status !== 200 || !Array.isArray(viaProxy.body?.results)) throw new Error(`proxy answered ${viaProxy.status}: ${viaProxy.text.slice(0, 300)}`);
+    const credits0 = await call('GET', `${gw}/v1/credits`, { headers: gateway.headers });
+
+    console.log(`warm-up: ${WARMUP_S} s each`);
+    await load(gateway, WARMUP_S);
+    await load(bare, WARMUP_S);
+
+    const rounds: { gateway: LoadResult; proxy: LoadResult }[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const g = await load(gateway, DURATION_S);
+      const p = await load(bare, DURATION_S);
+      rounds.push({ gateway: g, proxy: p });
+      console.log(`round ${i + 1}/${ROUNDS}: gateway ${g.requestsPerSecond.toFixed(0)} req/s (non-2xx ${g.non2xx}), proxy ${p.requestsPerSecond.toFixed(0)} req/s (non-2xx ${p.non2xx}), ratio ${(g.requestsPerSecond / p.requestsPerSecond).toFixed(2)}`);
+    }
+
+    console.log(`profiling one ${DURATION_S} s gateway round`);
+    const profiled = await profiledRound(gatewayInfo.process, gateway, profileDir);
+
+    // Redis commands per search: a short light run under MONITOR (not a throughput figure).
+    const labels = new Map<number, string>([
+      [gatewayInfo.process.pid, 'search-gateway'], [stack.billing.process.pid, 'billing'],
+      [stack.accountAdmin.process.pid, 'account-admin'],
+    ]);
+    const simBefore = await simTotal(simUrl, 'exa');
+    let counted: LoadResult | undefined;
+    const commands: CommandCounts = await countRedisCommands(stack.redisUrl, labels, async () => {
+      counted = await load(gateway, 60, COUNT_SEARCHES, 8);
+    });
+    const upstreamCalls = (await simTotal(simUrl, 'exa')) - simBefore;
+    if (counted === undefined) throw new Error('the counted run did not finish');
+    const searches = counted.statusCodes['200'] ?? 0;
+    const perSearch: Record<string, Record<string, number>> = {};
+    for (const [label, byCommand] of Object.entries(commands.byProcess)) {
+      perSearch[label] = Object.fromEntries(Object.entries(byCommand).map(([c, n]) => [c, Math.round((n / Math.max(1, searches)) * 100) / 100]));
+    }
+    const credits1 = await call('GET', `${gw}/v1/credits`, { headers: gateway.headers });
+
+    const rps = (k: 'gateway' | 'proxy'): number => median(rounds.map((r) => r[k].requestsPerSecond));
+    const lat = (k: 'gateway' | 'proxy', p: 'p50' | 'p99'): number => median(rounds.map((r) => r[k].latencyMs[p]));
+    const ratio = rps('gateway') / rps('proxy');
+    const ratioOfRounds = median(rounds.map((r) => r.gateway.requestsPerSecond / r.proxy.requestsPerSecond));
+    const non2xx = { gateway: rounds.reduce((n, r) => n + r.gateway.non2xx + r.gateway.errors, 0), proxy: rounds.reduce((n, r) => n + r.proxy.non2xx + r.proxy.errors, 0) };
+    const result = {
+      measured_at: new Date().toISOString(),
+      command: 'npm run bench -- search',
+      machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version },
+      settings: { rounds: ROUNDS, duration_s: DURATION_S, warmup_s: WARMUP_S, connections: CONNECTIONS, model: MODEL, body: JSON.parse(BODY) as unknown, sim_base_latency_ms: 0 },
+      median: {
+        gateway: { rps: rps('gateway'), p50_ms: lat('gateway', 'p50'), p99_ms: lat('gateway', 'p99') },
+        proxy: { rps: rps('proxy'), p50_ms: lat('proxy', 'p50'), p99_ms: lat('proxy', 'p99') },
+        ratio_of_medians: ratio,
+        median_of_round_ratios: ratioOfRounds,
+      },
+      non_2xx_or_errors: non2xx,
+      rounds,
+      profiled_round: { load: profiled.load, cpu: profiled.profile },
+      redis: { searches, upstream_calls: upstreamCalls, commands_total: commands.total, per_search_by_process: perSearch, counted_run: counted },
+      credits: { before: credits0.body as unknown, after: credits1.body as unknown },
+    };
+    const file = writeResult('search', result);
+
+    console.log(`\nPOST /v1/search (${MODEL}), ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION_S} s, simulator at 0 ms`);
+    console.log('| target | req/s | p50 ms | p99 ms | responses | non-2xx | errors |');
+    console.log('|---|---|---|---|---|---|---|');
+    rounds.forEach((r, i) => {
+      console.log(row(`gateway #${i + 1}`, r.gateway));
+      console.log(row(`proxy #${i + 1}`, r.proxy));
+    });
+    console.log(`\nmedian: gateway ${rps('gateway').toFixed(0)} req/s (p50 ${lat('gateway', 'p50')} ms, p99 ${lat('gateway', 'p99')} ms), proxy ${rps('proxy').toFixed(0)} req/s (p50 ${lat('proxy', 'p50')} ms, p99 ${lat('proxy', 'p99')} ms)`);
+    console.log(`ratio gateway/proxy: ${ratio.toFixed(3)} (median of medians), ${ratioOfRounds.toFixed(3)} (median of per-round ratios)`);
+    console.log(`non-2xx or errors: gateway ${non2xx.gateway}, proxy ${non2xx.proxy}`);
+    console.log(`\nprofiled gateway round: ${profiled.load.requestsPerSecond.toFixed(0)} req/s; busy ${profiled.profile.busyPercentOfWall}% of one core`);
+    console.log('| area | self ms | % of busy |');
+    console.log('|---|---|---|');
+    for (const a of profiled.profile.byArea.slice(0, 15)) console.log(`| ${a.area} | ${a.selfMs} | ${a.percent} |`);
+    console.log('\n| function | where | self ms | % of busy |');
+    console.log('|---|---|---|---|');
+    for (const f of profiled.profile.topFunctions) console.log(`| ${f.name} | ${f.where} | ${f.selfMs} | ${f.percent} |`);
+    console.log('\n| our file (inclusive) | ms | % of busy |');
+    console.log('|---|---|---|');
+    for (const f of profiled.profile.inclusiveOwnFiles) console.log(`| ${f.file} | ${f.inclusiveMs} | ${f.percent} |`);
+    console.log(`\nRedis commands per search (${searches} searches at 8 connections under MONITOR, ${upstreamCalls} upstream calls):`);
+    for (const [label, byCommand] of Object.entries(perSearch)) console.log(`- ${label}: ${Object.entries(byCommand).map(([c, n]) => `${c} ${n}`).join(', ')}`);
+    console.log(`\nwrote ${file}`);
+  } finally {
+    for (const process of started.reverse()) await process.stop();
+    rmSync(profileDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
