@@ -39,6 +39,13 @@ describe('key format', () => {
     expect(parseBearer(header)).toEqual({ ok: false, reason });
   });
 
+  it('reads the scheme name in any case, but not the secret', () => {
+    const api = generateSecret('api');
+    expect(parseBearer('bearer ' + api)).toEqual({ ok: true, secret: api, kind: 'api' });
+    expect(parseBearer('BEARER ' + api)).toEqual({ ok: true, secret: api, kind: 'api' });
+    expect(parseBearer('Bearer SVC-' + api.slice(4))).toEqual({ ok: false, reason: 'malformed' });
+  });
+
   it('accepts a well-formed bearer of either kind', () => {
     const api = generateSecret('api');
     const mgmt = generateSecret('management');

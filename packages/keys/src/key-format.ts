@@ -45,10 +45,13 @@ export type ParsedBearer =
   | { ok: true; secret: string; kind: KeyKind }
   | { ok: false; reason: 'missing' | 'malformed' };
 
-/** Reads `Authorization: Bearer svc-...`. Any other shape is malformed. */
+/**
+ * Reads `Authorization: Bearer svc-...`. The scheme name is case-insensitive (RFC 9110
+ * section 11.1); the secret is not. Any other shape is malformed.
+ */
 export function parseBearer(header: string | undefined): ParsedBearer {
   if (header === undefined || header === '') return { ok: false, reason: 'missing' };
-  const match = /^Bearer ([^\s]+)$/.exec(header);
+  const match = /^Bearer ([^\s]+)$/i.exec(header);
   if (match === null) return { ok: false, reason: 'malformed' };
   const secret = match[1] as string;
   const kind = kindOfSecret(secret);
