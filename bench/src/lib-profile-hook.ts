@@ -2,7 +2,10 @@
  * Preloaded into a process under test with NODE_OPTIONS="--require <this file>" and
  * BENCH_PROFILE_DIR set: the first SIGUSR2 starts the V8 CPU profiler (the sampler behind
  * `node --cpu-prof`), the next one stops it and writes <dir>/<pid>-<n>.cpuprofile
- * (renamed into place when complete, so a reader never sees half a file).
+ * (renamed into place when complete, so a reader never sees half a file), after
+ * <dir>/<pid>-<n>.json: `{"redisWrites": n}`, the socket writes this process made to Redis
+ * (port BENCH_REDIS_PORT, default 6379) while the profiler ran. ioredis writes each command,
+ * and each pipeline, with one socket write, so that is the number of Redis round trips.
  *
  * Why not `--cpu-prof` itself: it writes only on a normal exit, and a Nest app with
  * shutdown hooks re-raises SIGTERM after closing, so the profile is lost; it would also
@@ -10,6 +13,7 @@
  */
 import { renameSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
+import { Socket } from 'node:net';
 import { join } from 'node:path';
 
 const dir = process.env.BENCH_PROFILE_DIR;
@@ -17,6 +21,19 @@ if (dir !== undefined && dir !== '') {
   let session: Session | undefined;
   let running = false;
   let count = 0;
+  let redisWrites = 0;
+  let patched = false;
+  const redisPort = Number(process.env.BENCH_REDIS_PORT ?? 6379);
+  const countWrites = (): void => {
+    if (patched) return;
+    patched = true;
+    const original = Socket.prototype.write;
+    // Counts only while the profiler runs; the check is a flag and a cached peer port.
+    Socket.prototype.write = function write(this: Socket, ...args: Parameters<Socket['write']>): boolean {
+      if (running && this.remotePort === redisPort) redisWrites += 1;
+      return original.apply(this, args);
+    } as Socket['write'];
+  };
   const post = (method: string, params?: object): Promise<unknown> =>
     new Promise((resolve, reject) => {
       if (session === undefined) {
@@ -27,6 +44,8 @@ if (dir !== undefined && dir !== '') {
     });
   const toggle = async (): Promise<void> => {
     if (!running) {
+      countWrites();
+      redisWrites = 0;
       running = true;
       await post('Profiler.enable');
       await post('Profiler.setSamplingInterval', { interval: 1000 });
@@ -36,6 +55,9 @@ if (dir !== undefined && dir !== '') {
     running = false;
     const result = (await post('Profiler.stop')) as { profile: unknown };
     count += 1;
+    const counters = join(dir, `${process.pid}-${count}.json`);
+    writeFileSync(`${counters}.part`, JSON.stringify({ redisWrites }));
+    renameSync(`${counters}.part`, counters);
     const file = join(dir, `${process.pid}-${count}.cpuprofile`);
     writeFileSync(`${file}.part`, JSON.stringify(result.profile));
     renameSync(`${file}.part`, file);

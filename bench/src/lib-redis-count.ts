@@ -2,7 +2,8 @@
  * Counts the Redis commands each process sends while some work runs: MONITOR on one
  * database, each command's client address mapped to the process that owns the socket
  * (`ss -tnp`, so the gateway's commands are told apart from billing's worker and the
- * control plane). MONITOR costs Redis a lot: use it on a short, light run, never under the
+ * control plane); commands that scripts run are listed apart (`inside Lua scripts`) and
+ * not in `total`. MONITOR costs Redis a lot: use it on a short, light run, never under the
  * measured load.
  */
 import { spawnSync } from 'node:child_process';
@@ -61,6 +62,11 @@ export async function countRedisCommands(redisUrl: string, labels: Map<number, s
     const byProcess: Record<string, Record<string, number>> = {};
     let total = 0;
     for (const { source, command } of seen) {
+      if (source === 'lua') {
+        const row = (byProcess['inside Lua scripts'] ??= {});
+        row[command] = (row[command] ?? 0) + 1;
+        continue;
+      }
       const port = Number(source.slice(source.lastIndexOf(':') + 1));
       if (port === markerPort) continue;
       const pid = owners.get(port);

@@ -13,7 +13,7 @@
  * Env: ROUNDS (4), DURATION_S (10), WARMUP_S (3), CONNECTIONS (32), MODEL (exa/fast),
  * COUNT_SEARCHES (400), BENCH_REDIS_DB (15).
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bearer, call, freePort, newAccount, newApiKey, repoRoot, startProcess, startStack, waitFor } from '@svc/test-kit';
@@ -56,13 +56,19 @@ async function simTotal(simUrl: string, provider: 'exa'): Promise<number> {
   return Number(stats.body?.[provider]?.total);
 }
 
-/** One gateway round with the CPU profiler on (SIGUSR2 toggles it, see lib-profile-hook.ts). */
-async function profiledRound(gateway: RunningProcess, target: Target, dir: string): Promise<{ load: LoadResult; profile: ProfileSummary }> {
+/**
+ * Runs `work` with the gateway's profiler hook on (SIGUSR2 toggles it, see
+ * lib-profile-hook.ts) and returns the CPU profile summary and the Redis round trips
+ * (socket writes to Redis) the gateway made meanwhile. `n` counts the toggles so far.
+ */
+async function withGatewayProfile<T>(gateway: RunningProcess, dir: string, n: number, work: () => Promise<T>): Promise<{ value: T; profile: ProfileSummary; redisWrites: number }> {
   process.kill(gateway.pid, 'SIGUSR2');
-  const result = await load(target, DURATION_S);
+  const value = await work();
   process.kill(gateway.pid, 'SIGUSR2');
-  const file = await waitFor('the gateway CPU profile', () => readdirSync(dir).find((f) => f.endsWith('.cpuprofile')), { timeoutMs: 30_000 });
-  return { load: result, profile: summarizeCpuProfile(readCpuProfile(join(dir, file)), { top: 20 }) };
+  const profileFile = join(dir, `${gateway.pid}-${n}.cpuprofile`);
+  await waitFor('the gateway CPU profile', () => (existsSync(profileFile) ? true : undefined), { timeoutMs: 30_000 });
+  const counters = JSON.parse(readFileSync(join(dir, `${gateway.pid}-${n}.json`), 'utf8')) as { redisWrites: number };
+  return { value, profile: summarizeCpuProfile(readCpuProfile(profileFile), { top: 20 }), redisWrites: counters.redisWrites };
 }
 
 function row(name: string, r: LoadResult): string {
@@ -152,7 +158,8 @@ async function main(): Promise<void> {
     }
 
     console.log(`profiling one ${DURATION_S} s gateway round`);
-    const profiled = await profiledRound(gatewayInfo.process, gateway, profileDir);
+    const profiledRun = await withGatewayProfile(gatewayInfo.process, profileDir, 1, () => load(gateway, DURATION_S));
+    const profiled = { load: profiledRun.value, profile: profiledRun.profile };
 
     // Redis commands per search: a short light run under MONITOR (not a throughput figure).
     const labels = new Map<number, string>([
@@ -161,8 +168,11 @@ async function main(): Promise<void> {
     ]);
     const simBefore = await simTotal(simUrl, 'exa');
     let counted: LoadResult | undefined;
+    let roundTrips = 0;
     const commands: CommandCounts = await countRedisCommands(stack.redisUrl, labels, async () => {
-      counted = await load(gateway, 60, COUNT_SEARCHES, 8);
+      const run = await withGatewayProfile(gatewayInfo.process, profileDir, 2, () => load(gateway, 60, COUNT_SEARCHES, 8));
+      counted = run.value;
+      roundTrips = run.redisWrites;
     });
     const upstreamCalls = (await simTotal(simUrl, 'exa')) - simBefore;
     if (counted === undefined) throw new Error('the counted run did not finish');
@@ -192,7 +202,12 @@ async function main(): Promise<void> {
       non_2xx_or_errors: non2xx,
       rounds,
       profiled_round: { load: profiled.load, cpu: profiled.profile },
-      redis: { searches, upstream_calls: upstreamCalls, commands_total: commands.total, per_search_by_process: perSearch, counted_run: counted },
+      redis: {
+        searches, upstream_calls: upstreamCalls, gateway_round_trips: roundTrips,
+        gateway_round_trips_per_search: Math.round((roundTrips / Math.max(1, searches)) * 100) / 100,
+        profiled_round_gateway_round_trips_per_search: Math.round((profiledRun.redisWrites / Math.max(1, profiled.load.statusCodes['200'] ?? 0)) * 100) / 100,
+        commands_total: commands.total, commands_per_search_by_process: perSearch, counted_run: counted,
+      },
       credits: { before: credits0.body as unknown, after: credits1.body as unknown },
     };
     const file = writeResult('search', result);
@@ -217,7 +232,8 @@ async function main(): Promise<void> {
     console.log('\n| our file (inclusive) | ms | % of busy |');
     console.log('|---|---|---|');
     for (const f of profiled.profile.inclusiveOwnFiles) console.log(`| ${f.file} | ${f.inclusiveMs} | ${f.percent} |`);
-    console.log(`\nRedis commands per search (${searches} searches at 8 connections under MONITOR, ${upstreamCalls} upstream calls):`);
+    console.log(`\nRedis round trips per search (gateway socket writes to Redis): ${result.redis.gateway_round_trips_per_search} on ${searches} searches at 8 connections, ${result.redis.profiled_round_gateway_round_trips_per_search} in the profiled round`);
+    console.log(`Redis commands per search (MONITOR, ${upstreamCalls} upstream calls):`);
     for (const [label, byCommand] of Object.entries(perSearch)) console.log(`- ${label}: ${Object.entries(byCommand).map(([c, n]) => `${c} ${n}`).join(', ')}`);
     console.log(`\nwrote ${file}`);
   } finally {

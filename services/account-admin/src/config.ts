@@ -16,6 +16,10 @@ export const configSchema = {
   RATE_LIMIT_PER_SECOND: int({ default: 20, min: 1 }),
   RATE_LIMIT_BURST: int({ default: 40, min: 1 }),
   MIGRATE_ON_START: bool({ default: false }),
+  /** How often the key-cache outbox loop looks for changes not yet confirmed in Redis. */
+  KEY_OUTBOX_INTERVAL_MS: int({ default: 500, min: 10, max: 60_000 }),
+  /** Lifetime of a live key record in Redis; a lost write heals by a LookupKey refill after it. */
+  KEY_RECORD_TTL_SECONDS: int({ default: 3600, min: 1, max: 7 * 24 * 3600 }),
 };
 
 export type AppConfig = EnvOf<typeof configSchema> & { readonly INTERNAL_TOKEN: string };

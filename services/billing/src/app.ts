@@ -5,11 +5,14 @@ import { GrpcAccountDirectory } from './accounts/account-directory.adapter';
 import { OperatorApiModule, PublicApiModule } from './app.module';
 import type { BillingConfig } from './config';
 import { createPrismaClient, DatabaseProbeRepository } from './db/prisma.repository';
+import { Redis } from 'ioredis';
 import { RedisProbe } from './health/redis-probe.adapter';
 import { createListener } from './http/listener';
 import { freshRequestIds, gatewayRequestIds } from './http/request-id';
 import { LedgerRepository } from './ledger/ledger.repository';
 import { LedgerService } from './ledger/ledger.service';
+import { SpendableBalanceAdapter } from './spendable/spendable-balance.adapter';
+import { SpendableOutboxService } from './spendable/spendable-outbox.service';
 
 export interface RunningBilling {
   /** e.g. http://127.0.0.1:3002 */
@@ -46,7 +49,14 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
   const accounts = new GrpcAccountDirectory(config.ACCOUNT_ADMIN_GRPC_URL, logger.child({ component: 'account-admin-client' }));
   const redis = new RedisProbe(config.REDIS_URL);
   const database = new DatabaseProbeRepository(prisma);
-  const ledger = new LedgerService(new LedgerRepository(prisma), accounts);
+  // The spendable balance: a connection that fails fast, so a Redis outage never holds a
+  // committed grant's reply (the outbox applies it later).
+  const money = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+  money.on('error', (error: Error) => logger.debug({ err: error }, 'redis connection error'));
+  const repository = new LedgerRepository(prisma);
+  const spendable = new SpendableBalanceAdapter(money);
+  const outbox = new SpendableOutboxService(repository, spendable, logger.child({ component: 'spendable-outbox' }));
+  const ledger = new LedgerService(repository, accounts, outbox, spendable);
   const readiness = {
     async check(): Promise<Record<string, boolean>> {
       const [postgres, redisUp] = await Promise.all([database.ping(), redis.ping()]);
@@ -59,6 +69,7 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
     await Promise.allSettled(apps.map((app) => app.close()));
     accounts.close();
     await redis.close();
+    await money.quit().catch(() => money.disconnect());
     await prisma.$disconnect();
   };
   try {

@@ -25,6 +25,10 @@ export const gatewayEnvSchema = {
   BRAVE_BASE_URL: url({ default: 'https://api.search.brave.com/res/v1', protocols: ['http', 'https'] }),
   EXA_BASE_URL: url({ default: 'https://api.exa.ai', protocols: ['http', 'https'] }),
   TAVILY_BASE_URL: url({ default: 'https://api.tavily.com', protocols: ['http', 'https'] }),
+  PROVIDER_TIMEOUT_MS: int({ default: 15_000, min: 1, max: 600_000 }),
+  PROVIDER_MAX_IN_FLIGHT_BRAVE: int({ default: 50, min: 0, max: 1_000_000 }),
+  PROVIDER_MAX_IN_FLIGHT_EXA: int({ default: 10, min: 0, max: 1_000_000 }),
+  PROVIDER_MAX_IN_FLIGHT_TAVILY: int({ default: 16, min: 0, max: 1_000_000 }),
 };
 
 export type GatewayConfig = Omit<EnvOf<typeof gatewayEnvSchema>, 'INTERNAL_TOKEN'> & { readonly INTERNAL_TOKEN: string };

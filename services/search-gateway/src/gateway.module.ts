@@ -13,6 +13,9 @@ import { UpstreamClient } from './forward/upstream.client';
 import { GatewayLifecycle } from './gateway.lifecycle';
 import { RedisConnection } from './health/redis.connection';
 import { GatewayHttp } from './http/gateway.http';
+import { MoneyRepository } from './money/money.repository';
+import { ProviderRegistry } from './providers';
+import { SearchLifecycle, SearchMetrics, SearchService } from './search';
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
 export const GATEWAY_LOGGER = Symbol('GATEWAY_LOGGER');
@@ -60,9 +63,42 @@ export class GatewayModule {
             ),
         },
         {
+          provide: ProviderRegistry,
+          useFactory: () =>
+            new ProviderRegistry({
+              brave: { baseUrl: config.BRAVE_BASE_URL, ...(config.BRAVE_API_KEY === undefined ? {} : { apiKey: config.BRAVE_API_KEY }) },
+              exa: { baseUrl: config.EXA_BASE_URL, ...(config.EXA_API_KEY === undefined ? {} : { apiKey: config.EXA_API_KEY }) },
+              tavily: { baseUrl: config.TAVILY_BASE_URL, ...(config.TAVILY_API_KEY === undefined ? {} : { apiKey: config.TAVILY_API_KEY }) },
+            }),
+        },
+        { provide: SearchMetrics, useFactory: () => new SearchMetrics() },
+        {
+          provide: SearchService,
+          useFactory: (providers: ProviderRegistry, redis: RedisConnection, metrics: SearchMetrics) =>
+            new SearchService(
+              providers,
+              new MoneyRepository(redis.client),
+              {
+                providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
+                maxInFlight: { brave: config.PROVIDER_MAX_IN_FLIGHT_BRAVE, exa: config.PROVIDER_MAX_IN_FLIGHT_EXA, tavily: config.PROVIDER_MAX_IN_FLIGHT_TAVILY },
+                leaseMarginMs: 5_000,
+                idempotencyPollMs: 25,
+              },
+              metrics,
+              log,
+            ),
+          inject: [ProviderRegistry, RedisConnection, SearchMetrics],
+        },
+        { provide: SearchLifecycle, useFactory: (providers: ProviderRegistry) => new SearchLifecycle(providers), inject: [ProviderRegistry] },
+        {
           provide: GatewayHttp,
-          useFactory: (catalog: CatalogService, forward: ForwardService, redis: RedisConnection) => new GatewayHttp(catalog, forward, redis, log),
-          inject: [CatalogService, ForwardService, RedisConnection],
+          useFactory: (catalog: CatalogService, forward: ForwardService, redis: RedisConnection, auth: AuthChain, search: SearchService) =>
+            new GatewayHttp(catalog, forward, redis, log, {
+              auth,
+              service: search,
+              rateLimit: { limit: config.RATE_LIMIT_PER_SECOND, remaining: config.RATE_LIMIT_BURST },
+            }),
+          inject: [CatalogService, ForwardService, RedisConnection, AuthChain, SearchService],
         },
         {
           provide: GatewayLifecycle,
@@ -71,7 +107,7 @@ export class GatewayModule {
           inject: [RedisConnection, KEY_CHANGES, GrpcKeyOwner, ACCOUNT_ADMIN_UPSTREAM, BILLING_UPSTREAM],
         },
       ],
-      exports: [AuthChain, GatewayHttp],
+      exports: [AuthChain, GatewayHttp, SearchMetrics],
     };
   }
 }

@@ -32,10 +32,19 @@ return 1
 /** A deleted key's record stays this long, so gateways keep answering invalid_api_key from Redis. */
 export const DELETED_RECORD_TTL_SECONDS = 7 * 24 * 3600;
 
+/**
+ * The JSON stored at redisKeys.keyRecord(hash): the shared KeyRecord plus `writtenAtMs`, this
+ * service's clock (Unix ms) taken before it read the record from Postgres, so the record is
+ * known current as of that instant. Not part of KeyRecord: the gateway's parser ignores it
+ * until it checks record age (README "Propagation bound").
+ */
+export type StoredKeyRecord = KeyRecord & { writtenAtMs: number };
+
 /** What the cache holds for a hash that is no key: replaced by any real record (version >= 1). */
 export interface MissMarker {
   missing: true;
   version: 0;
+  writtenAtMs: number;
 }
 
 export interface UsageQuery {
@@ -57,8 +66,10 @@ export interface Usage {
 @Injectable()
 export class KeyCacheRepository implements OnModuleDestroy {
   private readonly redis: Redis;
+  private readonly liveTtlSeconds: number;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.liveTtlSeconds = config.KEY_RECORD_TTL_SECONDS;
     this.redis = new Redis(config.REDIS_URL, {
       lazyConnect: false,
       maxRetriesPerRequest: 2,
@@ -68,16 +79,21 @@ export class KeyCacheRepository implements OnModuleDestroy {
     this.redis.on('error', () => undefined);
   }
 
-  /** Writes the record unless a newer version is stored; true when written. */
-  async writeRecord(keyHash: string, record: KeyRecord): Promise<boolean> {
-    const ttl = record.deleted ? DELETED_RECORD_TTL_SECONDS : 0;
-    const written = await this.redis.eval(WRITE_IF_NOT_OLDER, 1, redisKeys.keyRecord(keyHash), JSON.stringify(record), record.version, ttl);
+  /**
+   * Writes the record unless a newer version is stored; true when written. Live records
+   * expire after KEY_RECORD_TTL_SECONDS (a lost write heals by a LookupKey refill), deleted
+   * ones after 7 days.
+   */
+  async writeRecord(keyHash: string, record: KeyRecord, writtenAtMs: number): Promise<boolean> {
+    const ttl = record.deleted ? DELETED_RECORD_TTL_SECONDS : this.liveTtlSeconds;
+    const stored: StoredKeyRecord = { ...record, writtenAtMs };
+    const written = await this.redis.eval(WRITE_IF_NOT_OLDER, 1, redisKeys.keyRecord(keyHash), JSON.stringify(stored), record.version, ttl);
     return written === 1;
   }
 
   /** Stores a short-lived miss marker unless a real record is stored; true when written. */
-  async writeMiss(keyHash: string, ttlSeconds: number): Promise<boolean> {
-    const marker: MissMarker = { missing: true, version: 0 };
+  async writeMiss(keyHash: string, ttlSeconds: number, writtenAtMs: number): Promise<boolean> {
+    const marker: MissMarker = { missing: true, version: 0, writtenAtMs };
     const written = await this.redis.eval(WRITE_IF_NOT_OLDER, 1, redisKeys.keyRecord(keyHash), JSON.stringify(marker), 0, ttlSeconds);
     return written === 1;
   }

@@ -50,7 +50,13 @@ export interface KeyPosition {
   id: string;
 }
 
-function toRow(model: KeyModel): KeyRow {
+/** A committed key change and the key_cache_outbox row written in its transaction. */
+export interface ChangedKey {
+  row: KeyRow;
+  outboxId: bigint;
+}
+
+export function toRow(model: KeyModel): KeyRow {
   return {
     id: model.id,
     accountId: model.accountId,
@@ -78,18 +84,22 @@ function isRecordNotFound(error: unknown): boolean {
 export class KeysRepository {
   constructor(@Inject(DatabaseRepository) private readonly db: DatabaseRepository) {}
 
-  async create(key: NewKey): Promise<KeyRow> {
+  /** Inserts the key and its outbox row in one transaction. */
+  async create(key: NewKey): Promise<ChangedKey> {
     const now = new Date();
-    const model = await this.db.client.key.create({
-      data: {
-        ...key,
-        limitMicros: key.limitMicros === null ? null : BigInt(key.limitMicros),
-        version: 1,
-        createdAt: now,
-        updatedAt: now,
-      },
+    return this.db.client.$transaction(async (tx) => {
+      const model = await tx.key.create({
+        data: {
+          ...key,
+          limitMicros: key.limitMicros === null ? null : BigInt(key.limitMicros),
+          version: 1,
+          createdAt: now,
+          updatedAt: now,
+        },
+      });
+      const outbox = await tx.keyCacheOutbox.create({ data: { keyHash: model.keyHash, version: model.version }, select: { id: true } });
+      return { row: toRow(model), outboxId: outbox.id };
     });
-    return toRow(model);
   }
 
   /** A live (not deleted) key of the account and kind. */
@@ -121,35 +131,47 @@ export class KeysRepository {
     return models.map(toRow);
   }
 
-  /** Applies the changes to a live key and bumps its version; null when there is no such key. */
-  async update(accountId: string, kind: KeyKind, id: string, changes: KeyChanges): Promise<KeyRow | null> {
+  /**
+   * Applies the changes to a live key and bumps its version, with its outbox row, in one
+   * transaction; null when there is no such key.
+   */
+  async update(accountId: string, kind: KeyKind, id: string, changes: KeyChanges): Promise<ChangedKey | null> {
     const { limitMicros, ...rest } = changes;
     try {
-      const model = await this.db.client.key.update({
-        where: { id, accountId, kind, deletedAt: null },
-        data: {
-          ...rest,
-          ...(limitMicros === undefined ? {} : { limitMicros: limitMicros === null ? null : BigInt(limitMicros) }),
-          version: { increment: 1 },
-          updatedAt: new Date(),
-        },
+      return await this.db.client.$transaction(async (tx) => {
+        const model = await tx.key.update({
+          where: { id, accountId, kind, deletedAt: null },
+          data: {
+            ...rest,
+            ...(limitMicros === undefined ? {} : { limitMicros: limitMicros === null ? null : BigInt(limitMicros) }),
+            version: { increment: 1 },
+            updatedAt: new Date(),
+          },
+        });
+        const outbox = await tx.keyCacheOutbox.create({ data: { keyHash: model.keyHash, version: model.version }, select: { id: true } });
+        return { row: toRow(model), outboxId: outbox.id };
       });
-      return toRow(model);
     } catch (error) {
       if (isRecordNotFound(error)) return null;
       throw error;
     }
   }
 
-  /** Marks a live key deleted and bumps its version; null when there is no such key. */
-  async softDelete(accountId: string, kind: KeyKind, id: string): Promise<KeyRow | null> {
+  /**
+   * Marks a live key deleted and bumps its version, with its outbox row, in one transaction;
+   * null when there is no such key.
+   */
+  async softDelete(accountId: string, kind: KeyKind, id: string): Promise<ChangedKey | null> {
     const now = new Date();
     try {
-      const model = await this.db.client.key.update({
-        where: { id, accountId, kind, deletedAt: null },
-        data: { deletedAt: now, updatedAt: now, version: { increment: 1 } },
+      return await this.db.client.$transaction(async (tx) => {
+        const model = await tx.key.update({
+          where: { id, accountId, kind, deletedAt: null },
+          data: { deletedAt: now, updatedAt: now, version: { increment: 1 } },
+        });
+        const outbox = await tx.keyCacheOutbox.create({ data: { keyHash: model.keyHash, version: model.version }, select: { id: true } });
+        return { row: toRow(model), outboxId: outbox.id };
       });
-      return toRow(model);
     } catch (error) {
       if (isRecordNotFound(error)) return null;
       throw error;

@@ -21,11 +21,11 @@ export class CreditsController {
 
   @Get()
   async credits(@Caller() caller: CallerIdentity, @Req() request: FastifyRequest): Promise<CreditsView> {
-    const balance = await this.ledger.balanceOf(caller.accountId);
+    // balance_usd is the spendable balance (Redis) when known, else the durable one: see CreditsRecord.
+    const balance = await this.ledger.creditsOf(caller.accountId);
     return {
       balance_usd: microsToUsd(balance.balanceMicros),
-      // Reservations live in Redis once searches exist; until then nothing is reserved.
-      reserved_usd: 0,
+      reserved_usd: microsToUsd(balance.reservedMicros),
       total_purchased_usd: microsToUsd(balance.totalPurchasedMicros),
       total_spent_usd: microsToUsd(balance.totalSpentMicros),
       request_id: request.id,

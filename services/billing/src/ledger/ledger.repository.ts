@@ -1,3 +1,4 @@
+import type { SettlementRecord } from '@svc/contracts';
 import { newId } from '@svc/ids';
 import type { Micros } from '@svc/money';
 import { Prisma } from '../generated/prisma/client';
@@ -17,6 +18,8 @@ export interface LedgerEntryRecord {
   idempotencyKey: string | null;
   requestId: string | null;
   createdAt: Date;
+  /** When the amount reached the spendable balance in Redis; null while still to apply. */
+  appliedToSpendableAt: Date | null;
 }
 
 export interface BalanceRecord {
@@ -58,6 +61,17 @@ interface EntryRow {
   idempotency_key: string | null;
   request_id: string | null;
   created_at: Date;
+  applied_to_spendable_at: Date | null;
+}
+
+/** What one settlement batch wrote (records already written before are skipped, not counted). */
+export interface SettlementBatchResult {
+  /** Settlements inserted now. */
+  written: number;
+  /** Records whose request id was already settled (a redelivery). */
+  skipped: number;
+  /** Micro-USD charged by the entries written now. */
+  chargedMicros: Micros;
 }
 
 function toMicros(value: bigint): Micros {
@@ -77,6 +91,7 @@ function entryFromRow(row: EntryRow): LedgerEntryRecord {
     idempotencyKey: row.idempotency_key,
     requestId: row.request_id,
     createdAt: row.created_at,
+    appliedToSpendableAt: row.applied_to_spendable_at,
   };
 }
 
@@ -101,7 +116,7 @@ function totalsDelta(kind: LedgerEntryKind, amount: Micros): { purchased: Micros
   }
 }
 
-const ENTRY_COLUMNS = Prisma.sql`id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id, created_at`;
+const ENTRY_COLUMNS = Prisma.sql`id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id, created_at, applied_to_spendable_at`;
 
 /** Balances and the append-only ledger. The only file that touches these tables. */
 export class LedgerRepository {
@@ -200,8 +215,108 @@ export class LedgerRepository {
         idempotency_key: row.idempotencyKey,
         request_id: row.requestId,
         created_at: row.createdAt,
+        applied_to_spendable_at: row.appliedToSpendableAt,
       }),
     );
     return { entries, hasMore: rows.length > limit };
+  }
+
+  /**
+   * Writes one batch of an account's settlement records in ONE transaction: a settlements
+   * row per search (its primary key is the exactly-once gate), the usage events of the
+   * searches inserted now, one search_charge entry per such search with a non-zero charge,
+   * and the durable balance and total_spent. A record whose request id is already settled
+   * writes nothing, so redelivery is harmless. The balance row is locked first, as
+   * appendEntry does, so charges and grants of one account are serialised.
+   */
+  async writeSettlements(accountId: string, records: readonly SettlementRecord[]): Promise<SettlementBatchResult> {
+    const unique = [...new Map(records.map((record) => [record.requestId, record])).values()];
+    if (unique.length === 0) return { written: 0, skipped: records.length, chargedMicros: 0 };
+    return this.prisma.$transaction(
+      async (tx) => {
+        await tx.$executeRaw`INSERT INTO account_balances (account_id) VALUES (${accountId}) ON CONFLICT DO NOTHING`;
+        const locked = await tx.$queryRaw<{ balance_micros: bigint }[]>`
+          SELECT balance_micros FROM account_balances WHERE account_id = ${accountId} FOR UPDATE`;
+        const start = locked[0];
+        if (start === undefined) throw new Error('balance row missing right after it was ensured');
+        const settlements = JSON.stringify(unique.map((r) => ({
+          request_id: r.requestId, account_id: accountId, key_id: r.keyId, charged_micros: r.chargedMicros,
+          attempt_count: r.attempts.length, settled_at: new Date(r.settledAtMs).toISOString(),
+        })));
+        const inserted = await tx.$queryRaw<{ request_id: string }[]>`
+          INSERT INTO settlements (request_id, account_id, key_id, charged_micros, attempt_count, settled_at)
+          SELECT s.request_id, s.account_id, s.key_id, s.charged_micros, s.attempt_count, s.settled_at
+          FROM jsonb_to_recordset(${settlements}::jsonb)
+            AS s(request_id text, account_id text, key_id text, charged_micros bigint, attempt_count int, settled_at timestamptz)
+          ON CONFLICT (request_id) DO NOTHING
+          RETURNING request_id`;
+        const fresh = new Set(inserted.map((row) => row.request_id));
+        const written = unique.filter((r) => fresh.has(r.requestId));
+        const attempts = written.flatMap((r) => r.attempts.map((a) => ({
+          id: newId('usageEvent'), request_id: r.requestId, attempt_index: a.index, account_id: accountId, key_id: r.keyId,
+          model: a.model, provider: a.provider, source: a.source, status: a.status, error: a.error,
+          reserved_micros: a.reservedMicros, charged_micros: a.chargedMicros, timed_out: a.timedOut, results: a.results,
+          settled_at: new Date(r.settledAtMs).toISOString(),
+        })));
+        if (attempts.length > 0) {
+          await tx.$executeRaw`
+            INSERT INTO usage_events (id, request_id, attempt_index, account_id, key_id, model, provider, source, status,
+              error, reserved_micros, charged_micros, timed_out, results, settled_at)
+            SELECT u.id, u.request_id, u.attempt_index, u.account_id, u.key_id, u.model, u.provider, u.source, u.status,
+              u.error, u.reserved_micros, u.charged_micros, u.timed_out, u.results, u.settled_at
+            FROM jsonb_to_recordset(${JSON.stringify(attempts)}::jsonb)
+              AS u(id text, request_id text, attempt_index int, account_id text, key_id text, model text, provider text,
+                source text, status text, error text, reserved_micros bigint, charged_micros bigint, timed_out boolean,
+                results int, settled_at timestamptz)
+            ON CONFLICT (request_id, attempt_index) DO NOTHING`;
+        }
+        let balance = toMicros(start.balance_micros);
+        const charges = written.filter((r) => r.chargedMicros > 0).map((r, ordinal) => {
+          balance -= r.chargedMicros;
+          return { id: newId('ledgerEntry'), ordinal, request_id: r.requestId, amount_micros: -r.chargedMicros, balance_after_micros: balance };
+        });
+        let charged = 0;
+        if (charges.length > 0) {
+          // applied_to_spendable_at is set at once: the gateway already moved the spendable
+          // balance when it settled, so the outbox has nothing to apply for a charge.
+          const entries = await tx.$queryRaw<{ amount_micros: bigint }[]>`
+            INSERT INTO ledger_entries (id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key,
+              request_id, created_at, applied_to_spendable_at)
+            SELECT c.id, ${accountId}, CAST('search_charge' AS "ledger_entry_kind"), c.amount_micros, c.balance_after_micros,
+              NULL, c.request_id, c.request_id, clock_timestamp(), clock_timestamp()
+            FROM jsonb_to_recordset(${JSON.stringify(charges)}::jsonb)
+              AS c(id text, ordinal int, request_id text, amount_micros bigint, balance_after_micros bigint)
+            ORDER BY c.ordinal
+            ON CONFLICT (account_id, kind, idempotency_key) DO NOTHING
+            RETURNING amount_micros`;
+          charged = -entries.reduce((sum, row) => sum + toMicros(row.amount_micros), 0);
+          await tx.$executeRaw`
+            UPDATE account_balances SET
+              balance_micros = balance_micros - ${BigInt(charged)},
+              total_spent_micros = total_spent_micros + ${BigInt(charged)},
+              updated_at = clock_timestamp()
+            WHERE account_id = ${accountId}`;
+        }
+        return { written: written.length, skipped: records.length - written.length, chargedMicros: charged };
+      },
+      { maxWait: 10_000, timeout: 30_000 },
+    );
+  }
+
+  /** Entries whose amount has not reached the spendable balance yet, oldest first. */
+  async listUnappliedEntries(limit: number): Promise<LedgerEntryRecord[]> {
+    const rows = await this.prisma.$queryRaw<EntryRow[]>`
+      SELECT ${ENTRY_COLUMNS} FROM ledger_entries
+      WHERE applied_to_spendable_at IS NULL
+      ORDER BY created_at, id
+      LIMIT ${limit}`;
+    return rows.map(entryFromRow);
+  }
+
+  /** Records that the entry's amount reached the spendable balance. */
+  async markApplied(entryId: string): Promise<void> {
+    await this.prisma.$executeRaw`
+      UPDATE ledger_entries SET applied_to_spendable_at = clock_timestamp()
+      WHERE id = ${entryId} AND applied_to_spendable_at IS NULL`;
   }
 }

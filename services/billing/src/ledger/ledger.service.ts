@@ -2,6 +2,8 @@ import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
 import type { Micros } from '@svc/money';
 import type { AccountDirectory } from '../accounts/account-directory.adapter';
+import type { SpendableBalanceAdapter } from '../spendable/spendable-balance.adapter';
+import type { SpendableOutboxService } from '../spendable/spendable-outbox.service';
 import type { BalanceRecord, LedgerEntryRecord, LedgerRepository } from './ledger.repository';
 
 export interface GrantInput {
@@ -18,6 +20,23 @@ export interface LedgerPageResult {
   nextAfterId: string | null;
 }
 
+/**
+ * GET /v1/credits, in micro-USD:
+ * - balance: the spendable balance in Redis (redisKeys.accountBalance) when that key exists:
+ *   what the account can spend now, i.e. the durable balance less open reservations and
+ *   charges the ledger worker has not written yet. Without the key (Redis not yet filled
+ *   for the account, or unreachable) the durable balance from Postgres.
+ * - reserved: redisKeys.accountReserved when the gateway keeps it, else 0 (not part of balance).
+ * - totalPurchased, totalSpent: Postgres (account_balances); total spent therefore lags the
+ *   spendable balance by the settlements still in the account's stream.
+ */
+export interface CreditsRecord {
+  balanceMicros: Micros;
+  reservedMicros: Micros;
+  totalPurchasedMicros: Micros;
+  totalSpentMicros: Micros;
+}
+
 const ZERO_BALANCE = { balanceMicros: 0, totalPurchasedMicros: 0, totalGrantedMicros: 0, totalSpentMicros: 0 };
 
 /** The rules of the ledger: accounts get a balance row, grants move it exactly once. */
@@ -25,6 +44,8 @@ export class LedgerService {
   constructor(
     private readonly repository: LedgerRepository,
     private readonly accounts: AccountDirectory,
+    private readonly outbox: SpendableOutboxService,
+    private readonly spendable: SpendableBalanceAdapter,
   ) {}
 
   /** Creates the account in account-admin, then its zero balance row here. */
@@ -57,11 +78,15 @@ export class LedgerService {
     }
     switch (outcome.kind) {
       case 'created':
+        // Committed: now (and, if this fails or the process dies, by the worker's sweep)
+        // the amount reaches the spendable balance, exactly once.
+        await this.outbox.applyAfterCommit(outcome.entry);
         return outcome.entry;
       case 'repeated':
         if (outcome.entry.amountMicros !== input.amountMicros || outcome.entry.reason !== input.reason) {
           throw new AppError('invalid_request', 'Idempotency-Key was already used for a grant with a different amount_usd or reason');
         }
+        await this.outbox.applyAfterCommit(outcome.entry);
         return outcome.entry;
       case 'no_balance_row':
         throw new Error('balance row missing right after it was ensured');
@@ -92,6 +117,18 @@ export class LedgerService {
   async balanceOf(accountId: string): Promise<Omit<BalanceRecord, 'accountId'>> {
     const balance = await this.repository.findBalance(accountId);
     return balance ?? ZERO_BALANCE;
+  }
+
+  /** The figures of GET /v1/credits (definition on CreditsRecord). */
+  async creditsOf(accountId: string): Promise<CreditsRecord> {
+    const durable = await this.balanceOf(accountId);
+    const live = await this.spendable.read(accountId).catch(() => null);
+    return {
+      balanceMicros: live?.balanceMicros ?? durable.balanceMicros,
+      reservedMicros: live?.reservedMicros ?? 0,
+      totalPurchasedMicros: durable.totalPurchasedMicros,
+      totalSpentMicros: durable.totalSpentMicros,
+    };
   }
 
   private async requireAccount(accountId: string): Promise<void> {

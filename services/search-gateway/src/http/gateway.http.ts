@@ -5,6 +5,9 @@ import type { CatalogService } from '../catalog/catalog.service';
 import type { ForwardService } from '../forward/forward.routes';
 import { registerHealthRoutes } from '../health/health.routes';
 import type { RedisConnection } from '../health/redis.connection';
+import { registerSearchRoutes } from '../search';
+import type { RateLimitHeaders, SearchService } from '../search';
+import type { AuthChain } from '../auth/auth-chain';
 import { installEdgeHooks } from './edge-hooks';
 import { sendError } from './error-reply';
 import { RouteTable } from './route-table';
@@ -22,6 +25,7 @@ export class GatewayHttp {
     private readonly forward: ForwardService,
     private readonly redis: RedisConnection,
     private readonly log: Logger,
+    private readonly search?: { auth: AuthChain; service: SearchService; rateLimit: RateLimitHeaders },
   ) {}
 
   install(fastify: FastifyInstance): void {
@@ -30,6 +34,7 @@ export class GatewayHttp {
       scope.setErrorHandler((error, request, reply) => sendError(reply, request.id, error, this.log));
       registerHealthRoutes(scope, this.redis);
       registerCatalogRoutes(scope, this.catalog);
+      if (this.search !== undefined) registerSearchRoutes(scope, this.search.auth, this.search.service, this.search.rateLimit);
       await scope.register(async (forwardScope) => {
         forwardScope.removeAllContentTypeParsers();
         forwardScope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
