@@ -1,0 +1,197 @@
+import { periodOf, redisKeys, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@svc/contracts';
+import type { KeyRecord, Provider, SettlementRecord } from '@svc/contracts';
+import type { Micros } from '@svc/money';
+import type Redis from 'ioredis';
+import type { ChainableCommander, Result } from 'ioredis';
+import { IDEMPOTENCY_STORE_LUA, LEASE_LUA, RELEASE_LUA, RESERVE_LUA, SETTLE_LUA } from './money.scripts';
+
+type Arg = string | number;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    svcLease(key: string, ...args: Arg[]): Result<number, Context>;
+    svcReserve(...keysAndArgs: Arg[]): Result<string[], Context>;
+    svcRelease(...keysAndArgs: Arg[]): Result<number, Context>;
+    svcSettle(...keysAndArgs: Arg[]): Result<number, Context>;
+    svcIdemStore(key: string, ...args: Arg[]): Result<string | null, Context>;
+  }
+}
+
+/** Settled markers and idempotent outcomes live this long (CONTRACT.md: 24 hours). */
+export const OUTCOME_TTL_MS = 24 * 3_600_000;
+/** A period counter outlives its period by this much, so the period's usage stays readable. */
+const PERIOD_COUNTER_GRACE_MS = 7 * 86_400_000;
+
+/** The Redis keys and limit of one search, all under the account's hash tag. */
+export interface MoneyScope {
+  readonly accountId: string;
+  readonly keyId: string;
+  readonly requestId: string;
+  readonly balanceKey: string;
+  readonly reservedKey: string;
+  /** The counter the key limit is checked against (period or all-time usage); the all-time one when no limit. */
+  readonly limitKey: string;
+  readonly totalKey: string;
+  /** -1 when the key has no credit limit. */
+  readonly limitMicros: number;
+  readonly limitExpireAtMs: number;
+  readonly reservationKey: string;
+  readonly settledKey: string;
+  /** Null without an Idempotency-Key. */
+  readonly idempotencyKey: string | null;
+  /** How long the reservation hash may live (longer than any search). */
+  readonly reservationTtlMs: number;
+}
+
+/**
+ * The scope of a search by `record`. The key's period is fixed when the search starts, so
+ * every attempt of one search counts in the same period.
+ */
+export function moneyScope(record: KeyRecord, requestId: string, idempotencyDigest: string | null, nowMs: number, reservationTtlMs: number): MoneyScope {
+  const { accountId, id: keyId } = record;
+  const totalKey = redisKeys.keyTotalUsage(accountId, keyId);
+  let limitKey = totalKey;
+  let limitExpireAtMs = 0;
+  if (record.limitMicros !== null && record.limitReset !== null) {
+    const period = periodOf(record.limitReset, nowMs);
+    limitKey = redisKeys.keyPeriodUsage(accountId, keyId, period.startMs);
+    limitExpireAtMs = period.endMs + PERIOD_COUNTER_GRACE_MS;
+  }
+  const tag = redisKeys.accountTag(accountId);
+  return {
+    accountId,
+    keyId,
+    requestId,
+    balanceKey: redisKeys.accountBalance(accountId),
+    reservedKey: redisKeys.accountReserved(accountId),
+    limitKey,
+    totalKey,
+    limitMicros: record.limitMicros ?? -1,
+    limitExpireAtMs,
+    reservationKey: `${tag}:rsv:${requestId}`,
+    settledKey: `${tag}:settled:${requestId}`,
+    idempotencyKey: idempotencyDigest === null ? null : redisKeys.idempotency(accountId, keyId, idempotencyDigest),
+    reservationTtlMs,
+  };
+}
+
+/** Work left over from an earlier attempt, sent at the head of the next round trip. */
+export type PendingOp =
+  | { readonly kind: 'release'; readonly index: number; readonly keepMicros: Micros }
+  | { readonly kind: 'unlease'; readonly provider: Provider; readonly leaseId: string };
+
+export interface LeaseRequest {
+  readonly provider: Provider;
+  readonly leaseId: string;
+  readonly cap: number;
+  readonly lifetimeMs: number;
+}
+
+export interface ReserveRequest {
+  readonly index: number;
+  readonly amountMicros: Micros;
+  /** The idempotency claim, on the search's first reservation. */
+  readonly claim?: { readonly value: string; readonly ttlMs: number };
+}
+
+export type ReserveVerdict = { kind: 'ok' } | { kind: 'limit' } | { kind: 'balance' } | { kind: 'dup'; stored: string };
+
+export interface Settlement {
+  readonly record: SettlementRecord;
+  /** The outcome to keep under the Idempotency-Key, or null. */
+  readonly outcome: string | null;
+}
+
+/**
+ * Every Redis operation of a search's money and capacity, as pipelines: a search whose key
+ * is cached makes one round trip before the provider call (lease + reserve) and one after
+ * (settle + dirty mark + lease release).
+ */
+export class MoneyRepository {
+  constructor(private readonly redis: Redis) {
+    redis.defineCommand('svcLease', { numberOfKeys: 1, lua: LEASE_LUA });
+    redis.defineCommand('svcReserve', { numberOfKeys: 5, lua: RESERVE_LUA });
+    redis.defineCommand('svcRelease', { numberOfKeys: 4, lua: RELEASE_LUA });
+    redis.defineCommand('svcSettle', { numberOfKeys: 8, lua: SETTLE_LUA });
+    redis.defineCommand('svcIdemStore', { numberOfKeys: 1, lua: IDEMPOTENCY_STORE_LUA });
+  }
+
+  /** Pending ops, then the lease and the reservation: one round trip. */
+  async admit(scope: MoneyScope, pending: readonly PendingOp[], lease: LeaseRequest, reserve: ReserveRequest): Promise<{ leased: boolean; verdict: ReserveVerdict }> {
+    const pipeline = this.redis.pipeline();
+    this.queuePending(pipeline, scope, pending);
+    pipeline.svcLease(redisKeys.providerLeases(lease.provider), lease.leaseId, lease.cap, lease.lifetimeMs);
+    const claim = reserve.claim;
+    pipeline.svcReserve(
+      scope.balanceKey, scope.reservedKey, scope.limitKey, scope.reservationKey, scope.idempotencyKey ?? scope.reservationKey,
+      reserve.amountMicros, scope.limitMicros, reserve.index, scope.reservationTtlMs, scope.limitExpireAtMs,
+      claim === undefined ? '0' : '1', claim?.value ?? '', claim?.ttlMs ?? 0,
+    );
+    const results = await execAll(pipeline);
+    const leased = results[results.length - 2] === 1;
+    return { leased, verdict: toVerdict(results[results.length - 1]) };
+  }
+
+  /**
+   * The last round trip of a search: pending ops, then either the settlement (with the
+   * dirty mark) or, when no provider was called, the idempotent outcome if one is due.
+   * Returns the value stored by another request when that one owns the idempotency key.
+   */
+  async finish(scope: MoneyScope, pending: readonly PendingOp[], settlement: Settlement | null, unsettledOutcome: string | null): Promise<{ foreignOutcome: string | null }> {
+    const pipeline = this.redis.pipeline();
+    this.queuePending(pipeline, scope, pending);
+    let idemIndex = -1;
+    if (settlement !== null) {
+      const outcome = settlement.outcome;
+      pipeline.svcSettle(
+        scope.balanceKey, scope.reservedKey, scope.limitKey, scope.totalKey, scope.reservationKey,
+        redisKeys.settlementStream(scope.accountId), scope.settledKey, scope.idempotencyKey ?? scope.settledKey,
+        settlement.record.chargedMicros, scope.limitMicros >= 0 ? '1' : '0', JSON.stringify(settlement.record), OUTCOME_TTL_MS,
+        outcome !== null && scope.idempotencyKey !== null ? '1' : '0', outcome ?? '', OUTCOME_TTL_MS, SETTLEMENT_FIELD,
+      );
+      pipeline.sadd(SETTLEMENT_DIRTY_SET, scope.accountId);
+    } else if (unsettledOutcome !== null && scope.idempotencyKey !== null) {
+      idemIndex = pipeline.length;
+      pipeline.svcIdemStore(scope.idempotencyKey, scope.requestId, unsettledOutcome, OUTCOME_TTL_MS);
+    }
+    if (pipeline.length === 0) return { foreignOutcome: null };
+    const results = await execAll(pipeline);
+    const stored = idemIndex >= 0 ? results[idemIndex] : null;
+    return { foreignOutcome: typeof stored === 'string' ? stored : null };
+  }
+
+  /** The stored idempotent outcome (or claim), if any. */
+  async readIdempotency(key: string): Promise<string | null> {
+    return this.redis.get(key);
+  }
+
+  private queuePending(pipeline: ChainableCommander, scope: MoneyScope, pending: readonly PendingOp[]): void {
+    for (const op of pending) {
+      switch (op.kind) {
+        case 'release':
+          pipeline.svcRelease(scope.balanceKey, scope.reservedKey, scope.limitKey, scope.reservationKey, op.index, op.keepMicros, scope.limitMicros >= 0 ? '1' : '0');
+          break;
+        case 'unlease':
+          pipeline.zrem(redisKeys.providerLeases(op.provider), op.leaseId);
+          break;
+      }
+    }
+  }
+}
+
+async function execAll(pipeline: ChainableCommander): Promise<unknown[]> {
+  const results = await pipeline.exec();
+  if (results === null) throw new Error('redis pipeline was discarded');
+  return results.map(([error, value]) => {
+    if (error !== null) throw error;
+    return value;
+  });
+}
+
+function toVerdict(value: unknown): ReserveVerdict {
+  if (!Array.isArray(value)) throw new Error('unexpected reserve reply');
+  const [kind, stored] = value as unknown[];
+  if (kind === 'ok' || kind === 'limit' || kind === 'balance') return { kind };
+  if (kind === 'dup' && typeof stored === 'string') return { kind: 'dup', stored };
+  throw new Error('unexpected reserve reply');
+}

@@ -1,0 +1,66 @@
+import type { ModelSpec } from '@svc/contracts';
+import type { AttemptView } from '@svc/errors';
+import type { Micros } from '@svc/money';
+import { microsToUsd } from '@svc/money';
+import type { NormalizedResult, ProviderFailureKind } from '../providers';
+
+/** Whose provider key an attempt uses (BYOK attempts come before the platform's in a later issue). */
+export type AttemptSource = 'platform' | 'byok';
+
+export type SkipReason = 'not_configured' | 'capacity' | 'balance' | 'limit';
+
+/** What happened to one attempt; an expected outcome, never an exception. */
+export type AttemptResult =
+  | { readonly status: 'success'; readonly model: ModelSpec; readonly source: AttemptSource; readonly results: readonly NormalizedResult[]; readonly reservedMicros: Micros; readonly chargedMicros: Micros }
+  | { readonly status: 'error'; readonly model: ModelSpec; readonly source: AttemptSource; readonly kind: ProviderFailureKind; readonly error: string; readonly reservedMicros: Micros; readonly chargedMicros: Micros }
+  | { readonly status: 'skipped'; readonly model: ModelSpec; readonly source: AttemptSource | null; readonly reason: SkipReason; readonly priceMicros: Micros };
+
+export const SKIP_MESSAGES: Readonly<Record<SkipReason, string>> = {
+  not_configured: 'provider not configured',
+  capacity: 'provider at capacity',
+  balance: 'insufficient credits',
+  limit: 'key credit limit reached',
+};
+
+/** How a search ends (CONTRACT.md "Outcome when no attempt answers"). */
+export type SearchOutcome =
+  | { kind: 'success'; index: number }
+  | { kind: 'payment'; code: 'key_limit_exceeded' | 'insufficient_credits'; neededMicros: Micros }
+  | { kind: 'overloaded' }
+  | { kind: 'failed' };
+
+export function decideOutcome(attempts: readonly AttemptResult[]): SearchOutcome {
+  const index = attempts.findIndex((attempt) => attempt.status === 'success');
+  if (index >= 0) return { kind: 'success', index };
+  const moneyBlocks = attempts.filter((a) => a.status === 'skipped' && (a.reason === 'balance' || a.reason === 'limit'));
+  if (attempts.length > 0 && moneyBlocks.length === attempts.length) {
+    let needed = Number.MAX_SAFE_INTEGER;
+    let anyLimit = false;
+    for (const block of moneyBlocks) {
+      if (block.status !== 'skipped') continue;
+      needed = Math.min(needed, block.priceMicros);
+      if (block.reason === 'limit') anyLimit = true;
+    }
+    return { kind: 'payment', code: anyLimit ? 'key_limit_exceeded' : 'insufficient_credits', neededMicros: needed };
+  }
+  const rest = attempts.filter((a) => !(a.status === 'skipped' && (a.reason === 'balance' || a.reason === 'limit')));
+  if (rest.length > 0 && rest.every((a) => a.status === 'skipped' && a.reason === 'capacity')) return { kind: 'overloaded' };
+  return { kind: 'failed' };
+}
+
+/** An attempt as the API shows it: `cost_usd` only on a timed-out attempt that kept its base price. */
+export function attemptView(attempt: AttemptResult): AttemptView {
+  switch (attempt.status) {
+    case 'skipped': {
+      const view: AttemptView = { model: attempt.model.id, status: 'skipped', error: SKIP_MESSAGES[attempt.reason] };
+      return attempt.source === null ? view : { model: view.model, source: attempt.source, status: view.status, error: view.error };
+    }
+    case 'error': {
+      const view: AttemptView = { model: attempt.model.id, source: attempt.source, status: 'error', error: attempt.error };
+      if (attempt.kind === 'timeout') view.cost_usd = microsToUsd(attempt.chargedMicros);
+      return view;
+    }
+    case 'success':
+      throw new Error('a successful attempt has no attempt view');
+  }
+}

@@ -1,0 +1,55 @@
+import type { KeyRecord } from '@svc/contracts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { authError } from '../auth/auth-chain';
+import type { AuthChain } from '../auth/auth-chain';
+import { bodyDigest, idempotencyDigest } from './idempotency';
+import { formatSearchBodyErrors, SEARCH_BODY_SCHEMA, searchValidatorCompiler, toSearchRequest } from './search.schema';
+import type { SearchBody } from './search.schema';
+import type { SearchService } from './search.service';
+
+export interface RateLimitHeaders {
+  readonly limit: number;
+  readonly remaining: number;
+}
+
+/**
+ * POST /v1/search, Fastify-native: the key is checked in onRequest (before the body is
+ * read), the body by the route's JSON schema, then the controller delegates to SearchService.
+ */
+export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, search: SearchService, rateLimit: RateLimitHeaders): void {
+  const authenticated = new WeakMap<FastifyRequest, KeyRecord>();
+  // Until the rate limiter of the next issue exists, the headers carry the configured
+  // rate (RATE_LIMIT_PER_SECOND) and the whole burst (RATE_LIMIT_BURST) as remaining.
+  const limitHeader = String(rateLimit.limit);
+  const remainingHeader = String(rateLimit.remaining);
+
+  scope.route<{ Body: SearchBody }>({
+    method: 'POST',
+    url: '/v1/search',
+    schema: { body: SEARCH_BODY_SCHEMA },
+    validatorCompiler: searchValidatorCompiler,
+    schemaErrorFormatter: formatSearchBodyErrors,
+    onRequest: async (request) => {
+      const outcome = await auth.authenticate(request.headers.authorization, 'api');
+      if (!outcome.ok) throw authError(outcome);
+      authenticated.set(request, outcome.record);
+    },
+    handler: async (request, reply) => {
+      const record = authenticated.get(request);
+      if (record === undefined) throw new Error('search handler reached without authentication');
+      const searchRequest = toSearchRequest(request.body);
+      const keyDigest = idempotencyDigest(request.headers['idempotency-key']);
+      const result = await search.search({
+        record,
+        requestId: request.id,
+        request: searchRequest,
+        idempotency: keyDigest === null ? null : { keyDigest, bodyDigest: bodyDigest(request.body) },
+        elapsedMs: () => reply.elapsedTime,
+      });
+      if (result.requestId !== request.id) reply.header('x-svc-request-id', result.requestId);
+      if (result.status === 200) reply.header('x-ratelimit-limit', limitHeader).header('x-ratelimit-remaining', remainingHeader);
+      if (result.status === 503) reply.header('retry-after', '1');
+      return reply.code(result.status).type('application/json; charset=utf-8').send(result.body);
+    },
+  });
+}

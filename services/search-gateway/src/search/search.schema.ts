@@ -1,0 +1,82 @@
+import { AjvCompiler } from '@fastify/ajv-compiler';
+import { findModel } from '@svc/contracts';
+import type { ModelSpec } from '@svc/contracts';
+import { AppError } from '@svc/errors';
+import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
+
+export const MAX_QUERY_CHARS = 2000;
+export const MAX_MODELS = 10;
+export const DEFAULT_MAX_RESULTS = 10;
+
+/** The body as the JSON schema admits it (before trimming and catalog checks). */
+export interface SearchBody {
+  query: string;
+  model?: string;
+  models?: string[];
+  max_results: number;
+}
+
+/** POST /v1/search (CONTRACT.md "Search"): unknown fields rejected, no type coercion. */
+export const SEARCH_BODY_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['query'],
+  properties: {
+    query: { type: 'string' },
+    model: { type: 'string' },
+    models: { type: 'array', minItems: 1, maxItems: MAX_MODELS, items: { type: 'string' } },
+    max_results: { type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_MAX_RESULTS },
+  },
+} as const;
+
+/**
+ * Fastify's default Ajv removes unknown fields and coerces types; this route needs both
+ * off, so it compiles its schema with its own options (defaults still applied).
+ */
+const buildCompiler = AjvCompiler()({}, { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } });
+export const searchValidatorCompiler: FastifySchemaCompiler<unknown> = (route) => buildCompiler(route);
+
+/** A validation failure as one message naming the field (after "body"). */
+export function formatSearchBodyErrors(errors: FastifySchemaValidationError[]): Error {
+  const first = errors[0];
+  if (first === undefined) return new Error('is invalid');
+  const field = first.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const params = first.params as Record<string, unknown>;
+  if (first.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
+    return new Error(`has an unknown field "${params.additionalProperty}"`);
+  }
+  if (first.keyword === 'required' && typeof params.missingProperty === 'string') {
+    return new Error(`is missing the field "${params.missingProperty}"`);
+  }
+  if (field === '') return new Error(first.keyword === 'type' ? 'must be a JSON object' : `${first.message ?? 'is invalid'}`);
+  return new Error(`field ${field} ${first.message ?? 'is invalid'}`);
+}
+
+export interface SearchRequest {
+  readonly query: string;
+  /** Fallback order: `model` first, then `models`, duplicates removed. */
+  readonly models: readonly ModelSpec[];
+  readonly maxResults: number;
+}
+
+/** The rules a schema cannot say: the trimmed query's length, at least one model, every id known. */
+export function toSearchRequest(body: SearchBody): SearchRequest {
+  const query = body.query.trim();
+  if (query.length === 0) throw new AppError('invalid_request', 'query must not be empty');
+  if (query.length > MAX_QUERY_CHARS) throw new AppError('invalid_request', `query must be at most ${MAX_QUERY_CHARS} characters`);
+  const ids: string[] = [];
+  if (body.model !== undefined) ids.push(body.model);
+  if (body.models !== undefined) ids.push(...body.models);
+  if (ids.length === 0) throw new AppError('invalid_request', 'give a model or models');
+  const models: ModelSpec[] = [];
+  const seen = new Set<string>();
+  for (const id of ids) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const model = findModel(id);
+    if (model === undefined) throw new AppError('unknown_model', `unknown model "${id}"; see GET /v1/models`);
+    models.push(model);
+  }
+  if (models.length > MAX_MODELS) throw new AppError('invalid_request', `at most ${MAX_MODELS} models`);
+  return { query, models, maxResults: body.max_results };
+}

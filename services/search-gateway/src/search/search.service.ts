@@ -1,0 +1,256 @@
+import { costMicros, maxCostMicros } from '@svc/contracts';
+import type { KeyRecord, ModelSpec, Provider, SettledAttempt, SettlementRecord } from '@svc/contracts';
+import { AppError, errorBody } from '@svc/errors';
+import type { Micros } from '@svc/money';
+import { microsToUsd } from '@svc/money';
+import type { Logger } from 'pino';
+import { moneyScope } from '../money/money.repository';
+import type { MoneyRepository, MoneyScope, PendingOp, ReserveVerdict } from '../money/money.repository';
+import type { ProviderOutcome, ProviderRegistry } from '../providers';
+import { claimValue, outcomeValue, parseStored } from './idempotency';
+import type { SearchMetrics } from './search.metrics';
+import { attemptView, decideOutcome, SKIP_MESSAGES } from './search.outcome';
+import type { AttemptResult, AttemptSource } from './search.outcome';
+import type { SearchRequest } from './search.schema';
+
+export interface SearchSettings {
+  readonly providerTimeoutMs: number;
+  readonly maxInFlight: Readonly<Record<Provider, number>>;
+  /** A provider lease lives the timeout plus this, so a crashed gateway frees it on its own. */
+  readonly leaseMarginMs: number;
+  /** How often a repeat polls for the first request's outcome. */
+  readonly idempotencyPollMs: number;
+}
+
+/** A reply ready to send: status and JSON body (the same bytes are kept for idempotent repeats). */
+export interface SearchReply {
+  readonly status: number;
+  readonly body: string;
+  /** The request id in the body (the first request's on an idempotent repeat). */
+  readonly requestId: string;
+}
+
+export interface SearchCall {
+  readonly record: KeyRecord;
+  readonly requestId: string;
+  readonly request: SearchRequest;
+  /** Digest of the Idempotency-Key header and of the body, or null without the header. */
+  readonly idempotency: { readonly keyDigest: string; readonly bodyDigest: string } | null;
+  /** Milliseconds since the request arrived. */
+  readonly elapsedMs: () => number;
+}
+
+interface PlannedAttempt {
+  readonly model: ModelSpec;
+  readonly source: AttemptSource;
+  /** Null: the provider is not configured for this source. */
+  readonly apiKey: string | null;
+}
+
+const SETTLE_TRIES = 3;
+
+/**
+ * The search rules: the attempt loop in fallback order, money and capacity through
+ * MoneyRepository, and the outcome rules. Expected outcomes are replies; only faults throw.
+ */
+export class SearchService {
+  constructor(
+    private readonly providers: ProviderRegistry,
+    private readonly money: MoneyRepository,
+    private readonly settings: SearchSettings,
+    private readonly metrics: SearchMetrics,
+    private readonly log: Logger,
+  ) {}
+
+  /** Attempts in order: for now each model once with the platform key (BYOK will add its own first). */
+  plan(models: readonly ModelSpec[]): PlannedAttempt[] {
+    return models.map((model) => ({ model, source: 'platform', apiKey: this.providers.platformKey(model.provider) ?? null }));
+  }
+
+  /** How long a repeat may wait for the first request: longer than any search can run. */
+  private runningBoundMs(attempts: number): number {
+    return attempts * (this.settings.providerTimeoutMs + this.settings.leaseMarginMs) + 30_000;
+  }
+
+  async search(call: SearchCall): Promise<SearchReply> {
+    const { record, requestId, request } = call;
+    const plan = this.plan(request.models);
+    const boundMs = this.runningBoundMs(plan.length);
+    const scope = moneyScope(record, requestId, call.idempotency?.keyDigest ?? null, Date.now(), boundMs + 3_600_000);
+    const pending: PendingOp[] = [];
+    const attempts: AttemptResult[] = [];
+    let claimNeeded = call.idempotency !== null;
+    let called = false;
+    let lastLease: { provider: Provider; leaseId: string } | null = null;
+
+    for (const [index, planned] of plan.entries()) {
+      const { model, source, apiKey } = planned;
+      const price = maxCostMicros(model, request.maxResults);
+      if (apiKey === null) {
+        attempts.push({ status: 'skipped', model, source: null, reason: 'not_configured', priceMicros: price });
+        continue;
+      }
+      const leaseId = `${requestId}:${index}`;
+      let admitted: { leased: boolean; verdict: ReserveVerdict };
+      try {
+        admitted = await this.money.admit(
+          scope,
+          pending.splice(0),
+          { provider: model.provider, leaseId, cap: this.settings.maxInFlight[model.provider], lifetimeMs: this.settings.providerTimeoutMs + this.settings.leaseMarginMs },
+          { index, amountMicros: price, ...(claimNeeded && call.idempotency !== null ? { claim: { value: claimValue(requestId, call.idempotency.bodyDigest), ttlMs: boundMs } } : {}) },
+        );
+      } catch (error) {
+        if (called) throw error;
+        // Before any provider call nothing is charged: fail closed, retryable.
+        this.log.error({ request_id: requestId, err: describe(error) }, 'redis admission failed');
+        throw new AppError('overloaded', 'the service is temporarily unable to admit searches; retry shortly', { retryAfterSeconds: 1 });
+      }
+      const { leased, verdict } = admitted;
+      if (verdict.kind === 'dup') {
+        if (leased) pending.push({ kind: 'unlease', provider: model.provider, leaseId });
+        await this.money.finish(scope, pending.splice(0), null, null);
+        if (call.idempotency === null) throw new Error('duplicate without an idempotency key');
+        return this.replay(verdict.stored, call.idempotency.bodyDigest, scope, boundMs);
+      }
+      claimNeeded = false;
+      if (verdict.kind === 'limit' || verdict.kind === 'balance') {
+        if (leased) pending.push({ kind: 'unlease', provider: model.provider, leaseId });
+        attempts.push({ status: 'skipped', model, source, reason: verdict.kind, priceMicros: price });
+        continue;
+      }
+      if (!leased) {
+        pending.push({ kind: 'release', index, keepMicros: 0 });
+        attempts.push({ status: 'skipped', model, source, reason: 'capacity', priceMicros: price });
+        continue;
+      }
+      called = true;
+      const outcome = await this.callProvider(planned, apiKey, request, requestId);
+      if (outcome.ok) {
+        attempts.push({ status: 'success', model, source, results: outcome.results, reservedMicros: price, chargedMicros: costMicros(model, outcome.results.length) });
+        lastLease = { provider: model.provider, leaseId };
+        break;
+      }
+      const timedOut = outcome.kind === 'timeout';
+      const kept = timedOut ? Math.min(model.baseMicros, price) : 0;
+      pending.push({ kind: 'release', index, keepMicros: kept }, { kind: 'unlease', provider: model.provider, leaseId });
+      attempts.push({ status: 'error', model, source, kind: outcome.kind, error: outcome.error, reservedMicros: price, chargedMicros: kept });
+    }
+    if (lastLease !== null) pending.push({ kind: 'unlease', ...lastLease });
+
+    const reply = this.buildReply(requestId, attempts, call.elapsedMs());
+    const stored = call.idempotency === null ? null : outcomeValue(requestId, call.idempotency.bodyDigest, reply.status, reply.body);
+    if (!called) {
+      const { foreignOutcome } = await this.money.finish(scope, pending, null, stored);
+      if (foreignOutcome !== null && call.idempotency !== null) return this.replay(foreignOutcome, call.idempotency.bodyDigest, scope, boundMs);
+      return reply;
+    }
+    await this.settle(scope, pending, this.settlementRecord(scope, attempts), stored);
+    return reply;
+  }
+
+  private async settle(scope: MoneyScope, pending: PendingOp[], record: SettlementRecord, stored: string | null): Promise<void> {
+    // The settle script is keyed by the request id and the release ops are idempotent, so a retry after a fault cannot charge twice.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.money.finish(scope, pending, { record, outcome: stored }, null);
+        return;
+      } catch (error) {
+        this.log.error({ request_id: scope.requestId, account_id: scope.accountId, attempt, err: describe(error) }, 'settlement failed');
+        if (attempt >= SETTLE_TRIES) throw new AppError('internal', 'internal error');
+      }
+    }
+  }
+
+  private async callProvider(planned: PlannedAttempt, apiKey: string, request: SearchRequest, requestId: string): Promise<ProviderOutcome> {
+    const { model, source } = planned;
+    let outcome: ProviderOutcome;
+    try {
+      outcome = await this.providers.adapter(model.provider).search({ query: request.query, model, maxResults: request.maxResults, apiKey, timeoutMs: this.settings.providerTimeoutMs });
+    } catch (error) {
+      this.log.error({ request_id: requestId, provider: model.provider, err: describe(error) }, 'provider adapter threw');
+      outcome = { ok: false, kind: 'connection', error: 'provider call failed', status: null };
+    }
+    if (!outcome.ok) {
+      this.metrics.countFailure(model.provider, outcome.kind);
+      if (outcome.kind === 'bad_key' && source === 'platform') {
+        this.log.warn({ request_id: requestId, provider: model.provider, status: outcome.status }, 'the platform key was rejected by the provider: replace it');
+      }
+    }
+    return outcome;
+  }
+
+  private buildReply(requestId: string, attempts: readonly AttemptResult[], elapsedMs: number): SearchReply {
+    const outcome = decideOutcome(attempts);
+    switch (outcome.kind) {
+      case 'success': {
+        const answered = attempts[outcome.index];
+        if (answered === undefined || answered.status !== 'success') throw new Error('success index without a success');
+        const charged = attempts.reduce((sum, a) => sum + (a.status === 'skipped' ? 0 : a.chargedMicros), 0);
+        const body = {
+          request_id: requestId,
+          model: answered.model.id,
+          provider: answered.model.provider,
+          source: answered.source,
+          results: answered.results,
+          // What this request cost in all: the answer plus any timed-out attempt's base price.
+          cost_usd: microsToUsd(charged),
+          attempts: attempts.slice(0, outcome.index).map(attemptView),
+          latency_ms: Math.round(elapsedMs),
+        };
+        return { status: 200, body: JSON.stringify(body), requestId };
+      }
+      case 'payment': {
+        const message = outcome.code === 'key_limit_exceeded'
+          ? 'this search would take the key past its credit limit'
+          : 'the credit balance cannot cover any of the requested models';
+        return errorReply(new AppError(outcome.code, message, { needed_usd: microsToUsd(outcome.neededMicros) }), requestId);
+      }
+      case 'overloaded':
+        return errorReply(new AppError('overloaded', 'every allowed model is at capacity; retry shortly'), requestId);
+      case 'failed':
+        return errorReply(new AppError('all_providers_failed', 'every attempted model failed or was unavailable', { attempts: attempts.map(attemptView) }), requestId);
+    }
+  }
+
+  private settlementRecord(scope: MoneyScope, attempts: readonly AttemptResult[]): SettlementRecord {
+    const settled: SettledAttempt[] = attempts.map((attempt, index) => {
+      const base = { index, model: attempt.model.id, provider: attempt.model.provider, source: attempt.source ?? 'platform' } as const;
+      switch (attempt.status) {
+        case 'success':
+          return { ...base, status: 'success', error: null, reservedMicros: attempt.reservedMicros, chargedMicros: attempt.chargedMicros, timedOut: false, results: attempt.results.length };
+        case 'error':
+          return { ...base, status: 'error', error: attempt.error, reservedMicros: attempt.reservedMicros, chargedMicros: attempt.chargedMicros, timedOut: attempt.kind === 'timeout', results: 0 };
+        case 'skipped':
+          return { ...base, status: 'skipped', error: SKIP_MESSAGES[attempt.reason], reservedMicros: 0, chargedMicros: 0, timedOut: false, results: 0 };
+      }
+    });
+    const chargedMicros: Micros = settled.reduce((sum, a) => sum + a.chargedMicros, 0);
+    return { v: 1, requestId: scope.requestId, accountId: scope.accountId, keyId: scope.keyId, settledAtMs: Date.now(), attempts: settled, chargedMicros };
+  }
+
+  /** The first request's outcome for a repeat: at once when done, else after polling for it (bounded). */
+  private async replay(stored: string, digest: string, scope: MoneyScope, boundMs: number): Promise<SearchReply> {
+    const key = scope.idempotencyKey;
+    if (key === null) throw new Error('replay without an idempotency key');
+    const deadline = Date.now() + boundMs;
+    let text: string | null = stored;
+    for (;;) {
+      const value = text === null ? undefined : parseStored(text);
+      if (value === undefined) break;
+      if (value.digest !== digest) throw new AppError('invalid_request', 'this Idempotency-Key was used with a different request body');
+      if (value.state === 'done') return { status: value.status, body: value.body, requestId: value.rid };
+      if (Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, this.settings.idempotencyPollMs));
+      text = await this.money.readIdempotency(key);
+    }
+    throw new AppError('overloaded', 'the first request with this Idempotency-Key has not finished; retry shortly', { retryAfterSeconds: 1 });
+  }
+}
+
+function errorReply(error: AppError, requestId: string): SearchReply {
+  return { status: error.status, body: JSON.stringify(errorBody(error, requestId)), requestId };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
