@@ -1,0 +1,56 @@
+import { isProvider, isSettlementRecord } from '@svc/contracts';
+import type { SettledAttempt, SettlementRecord } from '@svc/contracts';
+
+/** A stream entry's outcome: a record billing can write, or why it cannot. */
+export type ParsedSettlement = { ok: true; record: SettlementRecord } | { ok: false; reason: string };
+
+const SOURCES = new Set(['platform', 'byok']);
+const STATUSES = new Set(['success', 'error', 'skipped']);
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+function attemptProblem(value: unknown, position: number): string | null {
+  if (typeof value !== 'object' || value === null) return `attempt ${position} is not an object`;
+  const a = value as Partial<Record<keyof SettledAttempt, unknown>>;
+  if (a.index !== position) return `attempt ${position} has index ${String(a.index)}`;
+  if (typeof a.model !== 'string' || a.model === '') return `attempt ${position} has no model`;
+  if (!isProvider(a.provider)) return `attempt ${position} has an unknown provider`;
+  if (typeof a.source !== 'string' || !SOURCES.has(a.source)) return `attempt ${position} has an unknown source`;
+  if (typeof a.status !== 'string' || !STATUSES.has(a.status)) return `attempt ${position} has an unknown status`;
+  if (a.error !== null && typeof a.error !== 'string') return `attempt ${position} has a bad error`;
+  if (!isCount(a.reservedMicros) || !isCount(a.chargedMicros)) return `attempt ${position} has a bad amount`;
+  if (typeof a.timedOut !== 'boolean') return `attempt ${position} has a bad timedOut`;
+  if (!isCount(a.results)) return `attempt ${position} has a bad results count`;
+  return null;
+}
+
+/**
+ * Parses the JSON of one stream entry and checks it completely: a record that is written
+ * must be exactly what the gateway charged. `accountId` is the stream's account; a record
+ * of another account in it is refused rather than billed to the wrong account.
+ */
+export function parseSettlement(json: string | undefined, accountId: string): ParsedSettlement {
+  if (json === undefined) return { ok: false, reason: 'entry has no record field' };
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    return { ok: false, reason: 'record is not JSON' };
+  }
+  if (!isSettlementRecord(value)) return { ok: false, reason: 'record does not have the SettlementRecord shape' };
+  if (value.accountId !== accountId) return { ok: false, reason: 'record belongs to another account' };
+  if (value.requestId === '' || value.requestId.length > 255) return { ok: false, reason: 'record has a bad requestId' };
+  if (value.keyId === '') return { ok: false, reason: 'record has no keyId' };
+  if (!isCount(value.settledAtMs) || Number.isNaN(new Date(value.settledAtMs).getTime())) return { ok: false, reason: 'record has a bad settledAtMs' };
+  if (!isCount(value.chargedMicros)) return { ok: false, reason: 'record has a bad chargedMicros' };
+  let sum = 0;
+  for (const [position, attempt] of value.attempts.entries()) {
+    const problem = attemptProblem(attempt, position);
+    if (problem !== null) return { ok: false, reason: problem };
+    sum += (attempt as SettledAttempt).chargedMicros;
+  }
+  if (sum !== value.chargedMicros) return { ok: false, reason: 'chargedMicros is not the sum of the attempts' };
+  return { ok: true, record: value };
+}

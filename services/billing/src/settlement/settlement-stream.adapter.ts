@@ -1,0 +1,82 @@
+import { redisKeys, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@svc/contracts';
+import type { Redis } from 'ioredis';
+
+/** Where entries that cannot be billed go (kept for an operator, never silently dropped). */
+export const SETTLEMENT_DEAD_LETTER_STREAM = 'svc:settle:dead';
+
+export interface StreamEntry {
+  id: string;
+  /** The JSON SettlementRecord, undefined when the entry has no such field. */
+  record: string | undefined;
+}
+
+const STREAM_PREFIX = redisKeys.settlementStream('\u0000').split('\u0000')[0] ?? '';
+const STREAM_SUFFIX = redisKeys.settlementStream('\u0000').split('\u0000')[1] ?? '';
+
+/** Deletes the stream only if it is empty, atomically (a record added meanwhile stays). */
+const DELETE_IF_EMPTY = `
+if redis.call('XLEN', KEYS[1]) == 0 then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`;
+
+function fieldValue(fields: string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    if (fields[i] === name) return fields[i + 1];
+  }
+  return undefined;
+}
+
+/** The accounts' settlement streams and the dirty set, as the gateway writes them. */
+export class SettlementStreamAdapter {
+  constructor(private readonly redis: Redis) {}
+
+  /** Removes up to `count` accounts from the dirty set and returns them. */
+  async popDirty(count: number): Promise<string[]> {
+    return this.redis.spop(SETTLEMENT_DIRTY_SET, count);
+  }
+
+  async markDirty(accountIds: readonly string[]): Promise<void> {
+    if (accountIds.length === 0) return;
+    await this.redis.sadd(SETTLEMENT_DIRTY_SET, ...accountIds);
+  }
+
+  /** The oldest `count` entries of the account's stream. */
+  async read(accountId: string, count: number): Promise<StreamEntry[]> {
+    const raw = await this.redis.xrange(redisKeys.settlementStream(accountId), '-', '+', 'COUNT', count);
+    return raw.map(([id, fields]) => ({ id, record: fieldValue(fields, SETTLEMENT_FIELD) }));
+  }
+
+  async remove(accountId: string, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.redis.xdel(redisKeys.settlementStream(accountId), ...ids);
+  }
+
+  async deleteIfEmpty(accountId: string): Promise<void> {
+    await this.redis.eval(DELETE_IF_EMPTY, 1, redisKeys.settlementStream(accountId));
+  }
+
+  /** Copies an entry that cannot be billed to the dead-letter stream (then the caller removes it). */
+  async deadLetter(accountId: string, entry: StreamEntry, reason: string): Promise<void> {
+    await this.redis.xadd(
+      SETTLEMENT_DEAD_LETTER_STREAM, 'MAXLEN', '~', '100000', '*',
+      'account', accountId, 'entry', entry.id, 'reason', reason, SETTLEMENT_FIELD, entry.record ?? '',
+    );
+  }
+
+  /** Every account whose settlement stream has entries (SCAN: never blocks Redis). */
+  async accountsWithEntries(): Promise<string[]> {
+    const found: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', redisKeys.settlementStream('*'), 'COUNT', 1000, 'TYPE', 'stream');
+      cursor = next;
+      for (const key of keys) {
+        if (!key.startsWith(STREAM_PREFIX) || !key.endsWith(STREAM_SUFFIX)) continue;
+        const accountId = key.slice(STREAM_PREFIX.length, key.length - STREAM_SUFFIX.length);
+        if (accountId !== '' && (await this.redis.xlen(key)) > 0) found.push(accountId);
+      }
+    } while (cursor !== '0');
+    return found;
+  }
+}

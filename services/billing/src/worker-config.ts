@@ -1,0 +1,25 @@
+import { int, oneOf, parseEnv, str, url } from '@svc/config';
+import type { EnvOf } from '@svc/config';
+
+/** The ledger worker's environment (dist/worker.js), parsed once at start. */
+export const LEDGER_WORKER_ENV = {
+  /** /healthz and /readyz only; the deploy files expect 3003. */
+  PORT: int({ default: 3003, min: 0, max: 65535 }),
+  HOST: str({ default: '0.0.0.0' }),
+  DATABASE_URL: url({ default: 'postgresql://postgres@127.0.0.1:5432/svc_billing', protocols: ['postgresql', 'postgres'] }),
+  REDIS_URL: url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
+  /** How often the drain job runs (a BullMQ job scheduler). */
+  LEDGER_DRAIN_INTERVAL_MS: int({ default: 250, min: 10, max: 60_000 }),
+  /** How often the sweep runs: re-marks streams whose dirty mark was lost, re-applies the outbox. */
+  LEDGER_SWEEP_INTERVAL_MS: int({ default: 30_000, min: 100, max: 3_600_000 }),
+  /** Stream entries per Postgres transaction. */
+  LEDGER_BATCH_SIZE: int({ default: 500, min: 1, max: 10_000 }),
+};
+
+export type LedgerWorkerConfig = EnvOf<typeof LEDGER_WORKER_ENV>;
+
+/** Throws a ConfigError naming the first bad variable. */
+export function parseLedgerWorkerConfig(source: NodeJS.ProcessEnv = process.env): LedgerWorkerConfig {
+  return parseEnv(LEDGER_WORKER_ENV, source);
+}

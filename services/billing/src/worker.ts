@@ -1,0 +1,46 @@
+import 'reflect-metadata';
+import { ConfigError } from '@svc/config';
+import { createLogger } from './app';
+import { startLedgerWorker } from './worker/ledger-worker';
+import { parseLedgerWorkerConfig } from './worker-config';
+import type { LedgerWorkerConfig } from './worker-config';
+
+function loadConfigOrExit(): LedgerWorkerConfig {
+  try {
+    return parseLedgerWorkerConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`billing-worker: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}
+
+/** The ledger worker (dist/worker.js): drains settlement streams into Postgres. */
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = createLogger(config.LOG_LEVEL).child({ component: 'ledger-worker' });
+  const running = await startLedgerWorker(config, logger);
+  logger.info({ url: running.url, drain_interval_ms: config.LEDGER_DRAIN_INTERVAL_MS, batch_size: config.LEDGER_BATCH_SIZE }, 'ledger worker running');
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'ledger worker stopping');
+    running.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`billing-worker: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,177 @@
+import { newId } from '@svc/ids';
+import { redisKeys, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@svc/contracts';
+import { databaseUrl } from '@svc/test-kit';
+import type { Redis } from 'ioredis';
+import { Client } from 'pg';
+import pino from 'pino';
+import { createPrismaClient } from '../src/db/prisma.repository';
+import type { PrismaClient } from '../src/db/prisma.repository';
+import { LedgerRepository } from '../src/ledger/ledger.repository';
+import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
+import { SETTLEMENT_DEAD_LETTER_STREAM, SettlementStreamAdapter } from '../src/settlement/settlement-stream.adapter';
+import { enqueue, freshLedgerDatabase, ledgerTotals, newRedis, settlementRecord, streamLength } from './ledger-fixtures';
+
+const logger = pino({ level: 'silent' });
+let redis: Redis;
+let prisma: PrismaClient;
+let db: Client;
+let drain: LedgerDrainService;
+let repository: LedgerRepository;
+
+function drainService(client: PrismaClient, batchSize = 500): LedgerDrainService {
+  return new LedgerDrainService(new SettlementStreamAdapter(redis), new LedgerRepository(client), logger, { batchSize });
+}
+
+beforeAll(async () => {
+  const url = await freshLedgerDatabase('drain');
+  redis = newRedis();
+  await redis.flushdb();
+  prisma = createPrismaClient(url);
+  repository = new LedgerRepository(prisma);
+  drain = drainService(prisma, 3);
+  db = new Client({ connectionString: url });
+  await db.connect();
+}, 60_000);
+
+afterAll(async () => {
+  await prisma.$disconnect();
+  await db.end();
+  await redis.quit();
+});
+
+describe('ledger drain: settlement records from the streams into Postgres', () => {
+  it('writes each record once: settlement, usage events, one search_charge entry, durable balance and total spent', async () => {
+    const accountId = newId('account');
+    await repository.ensureBalance(accountId);
+    await repository.appendEntry({ accountId, kind: 'grant', amountMicros: 1_000_000, reason: 'test', idempotencyKey: null, requestId: null });
+    const charged = [settlementRecord(accountId, 5_000), settlementRecord(accountId, 7_123), settlementRecord(accountId, 0), settlementRecord(accountId, 11)];
+    await enqueue(redis, charged);
+
+    const result = await drain.drain();
+
+    expect(result).toMatchObject({ accounts: 1, written: 4, skipped: 0, deadLettered: 0 });
+    expect(await ledgerTotals(db, accountId)).toEqual({
+      settlements: 4, usageEvents: 8, charges: 3, chargedSum: 12_134, balance: 1_000_000 - 12_134, totalSpent: 12_134,
+    });
+    const entries = await db.query<{ request_id: string; amount_micros: string; balance_after_micros: string; idempotency_key: string }>(
+      `SELECT request_id, amount_micros::text, balance_after_micros::text, idempotency_key FROM ledger_entries
+       WHERE account_id = $1 AND kind = 'search_charge' ORDER BY balance_after_micros DESC`, [accountId]);
+    expect(entries.rows.map((r) => [r.request_id, Number(r.amount_micros), Number(r.balance_after_micros)])).toEqual([
+      [charged[0]?.requestId, -5_000, 995_000],
+      [charged[1]?.requestId, -7_123, 987_877],
+      [charged[3]?.requestId, -11, 987_866],
+    ]);
+    const usage = await db.query<{ attempt_index: number; status: string; charged_micros: string; model: string }>(
+      'SELECT attempt_index, status, charged_micros::text, model FROM usage_events WHERE request_id = $1 ORDER BY attempt_index', [charged[1]?.requestId]);
+    expect(usage.rows).toEqual([
+      { attempt_index: 0, status: 'error', charged_micros: '0', model: 'exa/fast' },
+      { attempt_index: 1, status: 'success', charged_micros: '7123', model: 'brave/web' },
+    ]);
+    // The stream is gone once drained, and the account is no longer dirty.
+    expect(await redis.exists(redisKeys.settlementStream(accountId))).toBe(0);
+    expect(await redis.sismember(SETTLEMENT_DIRTY_SET, accountId)).toBe(0);
+  });
+
+  it('writes a record delivered twice once, in the same batch and in a later drain', async () => {
+    const accountId = newId('account');
+    const record = settlementRecord(accountId, 2_500);
+    await enqueue(redis, [record, record]);
+    await drain.drain();
+    await enqueue(redis, [record]);
+    const again = await drain.drain();
+
+    expect(again).toMatchObject({ written: 0, skipped: 1 });
+    expect(await ledgerTotals(db, accountId)).toEqual({ settlements: 1, usageEvents: 2, charges: 1, chargedSum: 2_500, balance: -2_500, totalSpent: 2_500 });
+    expect(await streamLength(redis, accountId)).toBe(0);
+  });
+
+  it('writes the rest of a batch that holds one record already written', async () => {
+    const accountId = newId('account');
+    const first = settlementRecord(accountId, 100);
+    await enqueue(redis, [first]);
+    await drain.drain();
+    const later = [settlementRecord(accountId, 200), settlementRecord(accountId, 300)];
+    await enqueue(redis, [later[0] ?? first, first, later[1] ?? first]);
+
+    const result = await drain.drain();
+
+    expect(result).toMatchObject({ written: 2, skipped: 1 });
+    expect(await ledgerTotals(db, accountId)).toEqual({ settlements: 3, usageEvents: 6, charges: 3, chargedSum: 600, balance: -600, totalSpent: 600 });
+  });
+
+  it('drains a stream longer than one batch completely', async () => {
+    const accountId = newId('account');
+    const records = Array.from({ length: 10 }, (_, i) => settlementRecord(accountId, 1_000 + i));
+    await enqueue(redis, records);
+    await drain.drain();
+    expect(await ledgerTotals(db, accountId)).toMatchObject({ settlements: 10, charges: 10, chargedSum: 10_045 });
+    expect(await streamLength(redis, accountId)).toBe(0);
+  });
+
+  it('recovers a lost dirty mark with the sweep', async () => {
+    const accountId = newId('account');
+    await enqueue(redis, [settlementRecord(accountId, 42)], { markDirty: false });
+
+    await drain.drain();
+    expect(await ledgerTotals(db, accountId)).toMatchObject({ settlements: 0 });
+
+    expect(await drain.sweep()).toBe(1);
+    await drain.drain();
+    expect(await ledgerTotals(db, accountId)).toMatchObject({ settlements: 1, chargedSum: 42 });
+    expect(await drain.sweep()).toBe(0);
+  });
+
+  it('moves an entry that cannot be billed to the dead-letter stream and writes the others', async () => {
+    const accountId = newId('account');
+    const good = settlementRecord(accountId, 900);
+    const wrongSum = { ...settlementRecord(accountId, 900), chargedMicros: 5 };
+    await enqueue(redis, [good, wrongSum]);
+    await redis.xadd(redisKeys.settlementStream(accountId), '*', SETTLEMENT_FIELD, '{not json');
+    const deadBefore = await redis.xlen(SETTLEMENT_DEAD_LETTER_STREAM);
+
+    const result = await drain.drain();
+
+    expect(result).toMatchObject({ written: 1, deadLettered: 2 });
+    expect(await ledgerTotals(db, accountId)).toMatchObject({ settlements: 1, chargedSum: 900 });
+    expect(await redis.xlen(SETTLEMENT_DEAD_LETTER_STREAM)).toBe(deadBefore + 2);
+    expect(await streamLength(redis, accountId)).toBe(0);
+  });
+
+  it('removes nothing from the stream while Postgres is unavailable, and writes everything once it is back', async () => {
+    const name = 'svc_billing_test_ledger_pgdown';
+    const url = await freshLedgerDatabase('pgdown');
+    expect(url).toBe(databaseUrl(name));
+    const admin = new Client({ connectionString: databaseUrl('postgres') });
+    await admin.connect();
+    const downPrisma = createPrismaClient(url);
+    try {
+      const downDrain = drainService(downPrisma, 2);
+      const accountId = newId('account');
+      const records = Array.from({ length: 5 }, (_, i) => settlementRecord(accountId, 10 + i));
+      await enqueue(redis, records);
+      // Postgres refuses this database: new connections fail, open ones are ended.
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1', [name]);
+
+      await expect(downDrain.drain()).rejects.toThrow();
+      await expect(downDrain.drain()).rejects.toThrow();
+      expect(await streamLength(redis, accountId)).toBe(5);
+      expect(await redis.sismember(SETTLEMENT_DIRTY_SET, accountId)).toBe(1);
+
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      await downDrain.drain();
+      const check = new Client({ connectionString: url });
+      await check.connect();
+      try {
+        expect(await ledgerTotals(check, accountId)).toMatchObject({ settlements: 5, charges: 5, chargedSum: 60, totalSpent: 60 });
+      } finally {
+        await check.end();
+      }
+      expect(await streamLength(redis, accountId)).toBe(0);
+    } finally {
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      await admin.end();
+      await downPrisma.$disconnect();
+    }
+  });
+});
