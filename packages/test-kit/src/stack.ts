@@ -15,6 +15,10 @@ import type { RunningProcess } from './processes';
  */
 export interface Stack {
   gateways: { url: string; process: RunningProcess }[];
+  /** The provider simulator, when `simulator` was asked for; the gateways point at it. */
+  simulator?: { url: string; process: RunningProcess };
+  /** The ledger worker, when `worker` was asked for. */
+  worker?: { url: string; process: RunningProcess };
   accountAdmin: { url: string; grpc: string; process: RunningProcess };
   billing: { url: string; operatorUrl: string; process: RunningProcess };
   redisUrl: string;
@@ -30,6 +34,11 @@ export interface StackOptions {
   redisDb: number;
   gateways?: { env?: Record<string, string> }[];
   gatewayEnv?: Record<string, string>;
+  /** Start the provider simulator and configure all three providers on every gateway. */
+  simulator?: boolean;
+  /** Start billing's ledger worker (dist/worker.js); extra environment for it. */
+  worker?: boolean;
+  workerEnv?: Record<string, string>;
   /** LOG_LEVEL of every service (default debug, so tests see everything that is logged). */
   logLevel?: string;
 }
@@ -70,6 +79,36 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       readyUrl: `http://127.0.0.1:${billHttp}/readyz`,
     });
     started.push(billing);
+    let simulator: Stack['simulator'];
+    let providerEnv: Record<string, string> = {};
+    if (options.simulator === true) {
+      const port = await freePort();
+      const process = await startProcess({
+        name: 'provider-sim',
+        script: join(root, 'tools/provider-sim/dist/main.js'),
+        env: { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+        readyUrl: `http://127.0.0.1:${port}/healthz`,
+      });
+      started.push(process);
+      const url = `http://127.0.0.1:${port}`;
+      simulator = { url, process };
+      providerEnv = {
+        BRAVE_API_KEY: 'sim-brave-key', EXA_API_KEY: 'sim-exa-key', TAVILY_API_KEY: 'tvly-sim-key',
+        BRAVE_BASE_URL: `${url}/brave/res/v1`, EXA_BASE_URL: `${url}/exa`, TAVILY_BASE_URL: `${url}/tavily`,
+      };
+    }
+    let worker: Stack['worker'];
+    if (options.worker === true) {
+      const port = await freePort();
+      const process = await startProcess({
+        name: 'ledger-worker',
+        script: join(root, 'services/billing/dist/worker.js'),
+        env: { ...common, PORT: String(port), DATABASE_URL: billingDb, ...options.workerEnv },
+        readyUrl: `http://127.0.0.1:${port}/readyz`,
+      });
+      started.push(process);
+      worker = { url: `http://127.0.0.1:${port}`, process };
+    }
     const gateways: Stack['gateways'] = [];
     for (const [index, gw] of (options.gateways ?? [{}]).entries()) {
       const port = await freePort();
@@ -79,7 +118,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         env: {
           ...common, PORT: String(port), ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`,
           ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${aaHttp}`, BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`,
-          ...options.gatewayEnv, ...gw.env,
+          ...providerEnv, ...options.gatewayEnv, ...gw.env,
         },
         readyUrl: `http://127.0.0.1:${port}/readyz`,
       });
@@ -88,6 +127,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     }
     return {
       gateways,
+      simulator,
+      worker,
       accountAdmin: { url: `http://127.0.0.1:${aaHttp}`, grpc: `127.0.0.1:${aaGrpc}`, process: accountAdmin },
       billing: { url: `http://127.0.0.1:${billHttp}`, operatorUrl: `http://127.0.0.1:${billOp}`, process: billing },
       redisUrl: redis,

@@ -1,0 +1,154 @@
+import { Client } from 'pg';
+import { Redis } from 'ioredis';
+import { redisKeys } from '@svc/contracts';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import type { JsonResponse, Stack } from '@svc/test-kit';
+
+/**
+ * Money exactness across processes: three gateways, account-admin, billing, the ledger
+ * worker and the provider simulator, each its own process, one Redis and one PostgreSQL.
+ * exa/fast with max_results 10 costs exactly 0.005 USD (5,000 micro-USD), and that is also
+ * what a search reserves, so an account funded with N x 0.005 can pay for exactly N.
+ */
+const PRICE_MICROS = 5_000;
+const N = 15;
+
+describe('search money across gateway processes, billed through the ledger worker', () => {
+  let stack: Stack;
+  let redis: Redis;
+  let db: Client;
+
+  beforeAll(async () => {
+    stack = await startStack({
+      name: 'money',
+      redisDb: 10,
+      simulator: true,
+      worker: true,
+      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
+      logLevel: 'warn',
+      gatewayEnv: { PROVIDER_MAX_IN_FLIGHT_EXA: '1000', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', ACCOUNT_MAX_IN_FLIGHT: '100000' },
+      gateways: [{}, {}, {}],
+    });
+    redis = new Redis(stack.redisUrl);
+    db = new Client({ connectionString: stack.databases.billing });
+    await db.connect();
+  }, 120_000);
+
+  afterAll(async () => {
+    await db?.end();
+    redis?.disconnect();
+    await stack?.stop();
+  });
+
+  async function fundedAccount(micros: number): Promise<Awaited<ReturnType<typeof newAccount>>> {
+    const gw = stack.gateways[0]?.url ?? '';
+    const account = await newAccount(gw, 'money');
+    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
+      body: { amount_usd: micros / 1_000_000, reason: 'e2e funding' },
+      headers: bearer(stack.operatorToken),
+    });
+    expect(grant.status).toBe(201);
+    await waitFor('the grant to reach the spendable balance', async () =>
+      (await redis.get(redisKeys.accountBalance(account.accountId))) === String(micros) ? true : undefined);
+    return account;
+  }
+
+  const search = (gateway: string, secret: string, i: number): Promise<JsonResponse> =>
+    call('POST', `${gateway}/v1/search`, { body: { query: `exactness ${i}`, model: 'exa/fast', max_results: 10 }, headers: bearer(secret) });
+
+  /** Waits until the worker has written every settlement of the account, then reads the ledger. */
+  async function settledLedger(accountId: string, expectedSearches: number): Promise<{ charges: number; sum: number; balance: number; distinct: number }> {
+    return waitFor('the ledger worker to write every settlement', async () => {
+      const rows = await db.query<{ charges: string; sum: string | null; distinct: string }>(
+        `SELECT count(*) AS charges, sum(-amount_micros) AS sum, count(DISTINCT idempotency_key) AS distinct
+           FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge'`, [accountId]);
+      const row = rows.rows[0];
+      if (row === undefined || Number(row.charges) < expectedSearches) return undefined;
+      const balance = await db.query<{ balance_micros: string }>('SELECT balance_micros FROM account_balances WHERE account_id = $1', [accountId]);
+      return { charges: Number(row.charges), sum: Number(row.sum ?? 0), balance: Number(balance.rows[0]?.balance_micros), distinct: Number(row.distinct) };
+    }, { timeoutMs: 30_000 });
+  }
+
+  /** Samples the spendable balance while `work` runs; returns the lowest value seen. */
+  async function lowestBalanceDuring<T>(accountId: string, work: Promise<T>): Promise<{ result: T; lowest: number }> {
+    let lowest = Number.POSITIVE_INFINITY;
+    let done = false;
+    const sampler = (async () => {
+      while (!done) {
+        lowest = Math.min(lowest, Number(await redis.get(redisKeys.accountBalance(accountId))));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    const result = await work;
+    done = true;
+    await sampler;
+    return { result, lowest };
+  }
+
+  it(`an account funded for exactly ${N} searches gets ${4 * N} concurrent ones through 4 keys and 3 gateways: exactly ${N} succeed and the ledger matches to the micro-dollar`, async () => {
+    const account = await fundedAccount(N * PRICE_MICROS);
+    const keys = await Promise.all([0, 1, 2, 3].map(() => newApiKey(stack.gateways[0]?.url ?? '', account.managementKey)));
+    const { result: responses, lowest } = await lowestBalanceDuring(account.accountId, Promise.all(
+      Array.from({ length: 4 * N }, (_, i) => search(stack.gateways[i % 3]?.url ?? '', keys[i % 4]?.secret ?? '', i)),
+    ));
+    const ok = responses.filter((r) => r.status === 200);
+    expect(ok).toHaveLength(N);
+    for (const r of ok) expect(r.body.cost_usd).toBe(0.005);
+    const refused = responses.filter((r) => r.status !== 200);
+    expect(new Set(refused.map((r) => `${r.status} ${r.body?.error?.code}`))).toEqual(new Set(['402 insufficient_credits']));
+    expect(lowest).toBeGreaterThanOrEqual(0);
+    expect(await redis.get(redisKeys.accountBalance(account.accountId))).toBe('0');
+    const ledger = await settledLedger(account.accountId, N);
+    expect(ledger).toEqual({ charges: N, sum: N * PRICE_MICROS, balance: 0, distinct: N });
+    const credits = await call('GET', `${stack.gateways[1]?.url}/v1/credits`, { headers: bearer(account.managementKey) });
+    expect(credits.body.balance_usd).toBe(0);
+  });
+
+  it('a key limit smaller than the balance: exactly the limit is spent, across gateways', async () => {
+    const account = await fundedAccount(2 * N * PRICE_MICROS);
+    const key = await newApiKey(stack.gateways[0]?.url ?? '', account.managementKey, { limit_usd: (N * PRICE_MICROS) / 1_000_000 });
+    const responses = await Promise.all(Array.from({ length: 4 * N }, (_, i) => search(stack.gateways[i % 3]?.url ?? '', key.secret, i)));
+    expect(responses.filter((r) => r.status === 200)).toHaveLength(N);
+    const refused = responses.filter((r) => r.status !== 200);
+    expect(new Set(refused.map((r) => `${r.status} ${r.body?.error?.code}`))).toEqual(new Set(['402 key_limit_exceeded']));
+    expect(refused[0]?.body.error.needed_usd).toBe(0.005);
+    expect(await redis.get(redisKeys.accountBalance(account.accountId))).toBe(String(N * PRICE_MICROS));
+    const ledger = await settledLedger(account.accountId, N);
+    expect(ledger).toEqual({ charges: N, sum: N * PRICE_MICROS, balance: N * PRICE_MICROS, distinct: N });
+    const record = await call('GET', `${stack.gateways[2]?.url}/v1/keys/${key.id}`, { headers: bearer(account.managementKey) });
+    expect(record.body).toMatchObject({ usage_usd: N * 0.005, limit_remaining_usd: 0 });
+  });
+
+  it('a gateway killed with SIGKILL right after replying: every answered search is billed once', async () => {
+    const account = await fundedAccount(1_000 * PRICE_MICROS);
+    const key = await newApiKey(stack.gateways[0]?.url ?? '', account.managementKey);
+    const victim = stack.gateways[2];
+    if (victim === undefined) throw new Error('three gateways expected');
+    const answered: string[] = [];
+    let killed = false;
+    await Promise.all(Array.from({ length: 30 }, async (_, i) => {
+      const response = await search(victim.url, key.secret, i).catch(() => undefined);
+      if (response?.status === 200) {
+        answered.push(String(response.body.request_id));
+        if (!killed) {
+          killed = true;
+          process.kill(victim.process.pid, 'SIGKILL');
+        }
+      }
+    }));
+    expect(killed).toBe(true);
+    expect(answered.length).toBeGreaterThan(0);
+    await waitFor('the answered searches in the ledger', async () => {
+      const rows = await db.query<{ idempotency_key: string }>(
+        "SELECT idempotency_key FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge'", [account.accountId]);
+      const billed = rows.rows.map((r) => r.idempotency_key);
+      return answered.every((id) => billed.includes(id)) ? billed : undefined;
+    }, { timeoutMs: 30_000 });
+    const rows = await db.query<{ request_id: string; n: string }>(
+      'SELECT request_id, count(*) AS n FROM usage_events WHERE account_id = $1 GROUP BY request_id, attempt_index HAVING count(*) > 1', [account.accountId]);
+    expect(rows.rows).toEqual([]);
+    const charges = await db.query<{ n: string; d: string }>(
+      "SELECT count(*) AS n, count(DISTINCT idempotency_key) AS d FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge'", [account.accountId]);
+    expect(charges.rows[0]?.n).toBe(charges.rows[0]?.d);
+  });
+});
