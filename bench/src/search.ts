@@ -14,7 +14,7 @@
  * COUNT_SEARCHES (400), BENCH_REDIS_DB (15).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bearer, call, freePort, newAccount, newApiKey, repoRoot, startProcess, startStack, waitFor } from '@svc/test-kit';
 import type { RunningProcess, Stack } from '@svc/test-kit';
@@ -77,6 +77,8 @@ function row(name: string, r: LoadResult): string {
 
 async function main(): Promise<void> {
   const root = repoRoot();
+  // Other work on the machine skews both targets; recorded with the result.
+  const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
   const started: { stop(): Promise<void> }[] = [];
   // Profiles are several MB: kept outside the repository, summarized into search.json.
   const profileDir = mkdtempSync(join(tmpdir(), 'bench-search-'));
@@ -191,7 +193,7 @@ async function main(): Promise<void> {
     const result = {
       measured_at: new Date().toISOString(),
       command: 'npm run bench -- search',
-      machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version },
+      machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_at_start: loadAtStart, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
       settings: { rounds: ROUNDS, duration_s: DURATION_S, warmup_s: WARMUP_S, connections: CONNECTIONS, model: MODEL, body: JSON.parse(BODY) as unknown, sim_base_latency_ms: 0 },
       median: {
         gateway: { rps: rps('gateway'), p50_ms: lat('gateway', 'p50'), p99_ms: lat('gateway', 'p99') },
