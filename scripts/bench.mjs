@@ -12,7 +12,7 @@ if (ensure.status !== 0) process.exit(1);
 const build = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' });
 if (build.status !== 0) process.exit(1);
 const dist = join(root, 'bench/dist');
-const all = readdirSync(dist).filter((f) => f.endsWith('.js') && !['stats.js'].includes(f) && !f.startsWith('lib-')).map((f) => f.replace(/\.js$/, ''));
+const all = readdirSync(dist).filter((f) => f.endsWith('.js') && !['stats.js', 'bare-proxy.js'].includes(f) && !f.startsWith('lib-')).map((f) => f.replace(/\.js$/, ''));
 const names = process.argv.slice(2).length > 0 ? process.argv.slice(2) : all;
 for (const name of names) {
   const script = join(dist, `${name}.js`);

@@ -166,7 +166,7 @@ export async function call(
   }
   const response = await fetch(url, init);
   const text = await response.text();
-  let parsed: unknown = null;
+  let parsed: unknown;
   try {
     parsed = text === '' ? null : JSON.parse(text);
   } catch {

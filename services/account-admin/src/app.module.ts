@@ -14,6 +14,8 @@ import { HealthController } from './health/health.controller';
 import { InternalAuth } from './http/internal-auth';
 import { KeyCacheRepository } from './key-cache/key-cache.repository';
 import { KeyCacheService } from './key-cache/key-cache.service';
+import { KeyOutboxRepository } from './key-cache/key-outbox.repository';
+import { KeyOutboxService } from './key-cache/key-outbox.service';
 import { KeysController } from './keys/keys.controller';
 import { KeysRepository } from './keys/keys.repository';
 import { KeysService } from './keys/keys.service';
@@ -32,6 +34,8 @@ export class AppModule {
         DatabaseRepository,
         KeyCacheRepository,
         KeyCacheService,
+        KeyOutboxRepository,
+        KeyOutboxService,
         KeysRepository,
         KeysService,
         AccountsRepository,

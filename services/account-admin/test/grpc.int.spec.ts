@@ -48,14 +48,14 @@ describe('LookupKey', () => {
       id: key.id, accountId: owner.accountId, kind: 'api', disabled: false, expiresAtMs: null,
       limitMicros: 2_500_000, limitReset: 'daily', version: 1, deleted: false,
     });
-    expect(JSON.parse((await h.redis.get(redisKeys.keyRecord(key.keyHash))) ?? 'null')).toEqual(record);
+    expect(JSON.parse((await h.redis.get(redisKeys.keyRecord(key.keyHash))) ?? 'null')).toEqual({ ...record, writtenAtMs: expect.any(Number) });
   });
 
   it('answers found=false for an unknown hash and writes a short-lived miss marker', async () => {
     const keyHash = hashSecret(generateSecret('api'));
     const response = await lookup(keyHash);
     expect(response.found).toBe(false);
-    expect(JSON.parse((await h.redis.get(redisKeys.keyRecord(keyHash))) ?? 'null')).toEqual({ missing: true, version: 0 });
+    expect(JSON.parse((await h.redis.get(redisKeys.keyRecord(keyHash))) ?? 'null')).toEqual({ missing: true, version: 0, writtenAtMs: expect.any(Number) });
     const ttl = await h.redis.ttl(redisKeys.keyRecord(keyHash));
     expect(ttl).toBeGreaterThan(0);
     expect(ttl).toBeLessThanOrEqual(30);

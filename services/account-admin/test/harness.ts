@@ -26,18 +26,18 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** The service in-process on free ports, on a fresh database and Redis db 1. */
-export async function startHarness(suite: string, env: Record<string, string> = {}): Promise<Harness> {
+/** The service in-process on free ports, on a fresh database and Redis db `redisDb` (1). */
+export async function startHarness(suite: string, env: Record<string, string> = {}, redisDb: number = REDIS_DB): Promise<Harness> {
   const databaseUrl = await recreateDatabase(`svc_account_admin_test_${suite}`);
   await migrate(databaseUrl);
-  const redis = new Redis(redisUrl(REDIS_DB));
+  const redis = new Redis(redisUrl(redisDb));
   await redis.flushdb();
   const config = parseConfig({
     PORT: String(await freePort()),
     GRPC_PORT: String(await freePort()),
     HOST: '127.0.0.1',
     DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl(REDIS_DB),
+    REDIS_URL: redisUrl(redisDb),
     INTERNAL_TOKEN,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     COOKIE_SECURE: 'false',

@@ -79,7 +79,7 @@ describe('POST /v1/keys', () => {
     expect(response.headers.get('x-svc-changed-key-hash')).toBe(keyHash);
     expect(await storedRecord(keyHash)).toEqual({
       id: body.id, accountId: owner.accountId, kind: 'api', disabled: false, expiresAtMs: Date.parse('2099-01-01T00:00:00Z'),
-      limitMicros: 10_000_000, limitReset: 'monthly', version: 1, deleted: false,
+      limitMicros: 10_000_000, limitReset: 'monthly', version: 1, deleted: false, writtenAtMs: expect.any(Number),
     });
     expect(await messageFor(String(body.id), 1)).toEqual({ v: 1, keyHash, keyId: body.id, accountId: owner.accountId, version: 1 });
   });
@@ -282,10 +282,10 @@ describe('the Redis key cache', () => {
     await call(h.baseUrl, 'PATCH', `/v1/keys/${id}`, { json: { disabled: true }, headers: gatewayHeaders(owner) });
     const cache = h.app.get(KeyCacheRepository);
     const stale: KeyRecord = { id, accountId: owner.accountId, kind: 'api', disabled: false, expiresAtMs: null, limitMicros: null, limitReset: null, version: 1, deleted: false };
-    expect(await cache.writeRecord(keyHash, stale)).toBe(false);
-    expect(await cache.writeMiss(keyHash, 60)).toBe(false);
+    expect(await cache.writeRecord(keyHash, stale, Date.now())).toBe(false);
+    expect(await cache.writeMiss(keyHash, 60, Date.now())).toBe(false);
     expect(await storedRecord(keyHash)).toMatchObject({ version: 2, disabled: true });
-    expect(await cache.writeRecord(keyHash, { ...stale, version: 3, disabled: false })).toBe(true);
+    expect(await cache.writeRecord(keyHash, { ...stale, version: 3, disabled: false }, Date.now())).toBe(true);
     expect(await storedRecord(keyHash)).toMatchObject({ version: 3, disabled: false });
   });
 });

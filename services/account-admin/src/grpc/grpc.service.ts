@@ -28,13 +28,14 @@ export class AccountAdminRpcService {
   /** Postgres is the truth; the answer (record or miss marker) is written to Redis, version-checked. */
   async lookupKey(keyHash: string): Promise<KeyLookup> {
     if (!KEY_HASH.test(keyHash)) throw new AppError('invalid_request', 'key_hash must be 64 lowercase hex characters');
+    const readAtMs = Date.now();
     const row = await this.keys.findByHash(keyHash);
     if (row === null) {
-      await this.cache.fillMiss(keyHash, this.config.KEY_MISS_TTL_SECONDS).catch((error: unknown) => this.fillFailed(error));
+      await this.cache.fillMiss(keyHash, this.config.KEY_MISS_TTL_SECONDS, readAtMs).catch((error: unknown) => this.fillFailed(error));
       return { found: false };
     }
     const record = toKeyRecord(row);
-    await this.cache.fill(keyHash, record).catch((error: unknown) => this.fillFailed(error));
+    await this.cache.fill(keyHash, record, readAtMs).catch((error: unknown) => this.fillFailed(error));
     return { found: true, record };
   }
 

@@ -24,13 +24,13 @@ function setup(current: KeyRow | null) {
     findLive: async () => current,
     update: async (_a: string, _k: string, _id: string, changes: KeyChanges) => {
       updates.push(changes);
-      return current === null ? null : { ...current, ...changes, version: current.version + 1 } as KeyRow;
+      return current === null ? null : { row: { ...current, ...changes, version: current.version + 1 } as KeyRow, outboxId: 1n };
     },
-    softDelete: async () => (current === null ? null : { ...current, deletedAt: new Date(), version: current.version + 1 }),
+    softDelete: async () => (current === null ? null : { row: { ...current, deletedAt: new Date(), version: current.version + 1 }, outboxId: 1n }),
   } as unknown as KeysRepository;
   const cache = {
-    propagate: async (keyHash: string, record: { version: number }) => {
-      propagated.push({ keyHash, version: record.version });
+    propagate: async (change: { keyHash: string; record: { version: number }; outboxId: bigint }) => {
+      propagated.push({ keyHash: change.keyHash, version: change.record.version });
       return true;
     },
   } as unknown as KeyCacheService;

@@ -122,7 +122,8 @@ export class KeysService {
     if (limitReset !== null && limitMicros === null) throw new AppError('invalid_request', 'limit_reset needs limit_usd');
     const secret = generateSecret('api');
     const keyHash = hashSecret(secret);
-    const row = await this.keys.create({
+    const asOfMs = Date.now();
+    const { row, outboxId } = await this.keys.create({
       id: newId('apiKey'),
       accountId,
       kind: 'api',
@@ -134,7 +135,7 @@ export class KeysService {
       expiresAt: input.expiresAt ?? null,
       disabled: input.disabled ?? false,
     });
-    await this.cache.propagate(keyHash, toKeyRecord(row));
+    await this.cache.propagate({ keyHash, record: toKeyRecord(row), outboxId, asOfMs });
     const [view] = await this.views([row]);
     if (view === undefined) throw new Error('no view for a created key');
     return { value: { ...view, secret }, changedKeyHash: keyHash };
@@ -167,9 +168,11 @@ export class KeysService {
     const limitMicros = changes.limitMicros !== undefined ? changes.limitMicros : current.limitMicros;
     const limitReset = changes.limitReset !== undefined ? changes.limitReset : current.limitReset;
     if (limitReset !== null && limitMicros === null) throw new AppError('invalid_request', 'limit_reset needs limit_usd');
-    const row = await this.keys.update(accountId, 'api', id, changes);
-    if (row === null) throw notFound();
-    await this.cache.propagate(row.keyHash, toKeyRecord(row));
+    const asOfMs = Date.now();
+    const changed = await this.keys.update(accountId, 'api', id, changes);
+    if (changed === null) throw notFound();
+    const { row, outboxId } = changed;
+    await this.cache.propagate({ keyHash: row.keyHash, record: toKeyRecord(row), outboxId, asOfMs });
     const [view] = await this.views([row]);
     if (view === undefined) throw new Error('no view for an updated key');
     return { value: view, changedKeyHash: row.keyHash };
@@ -177,9 +180,11 @@ export class KeysService {
 
   async deleteApiKey(accountId: string, id: string): Promise<Changed<{ id: string; deleted: true }>> {
     if (!isId('apiKey', id)) throw notFound();
-    const row = await this.keys.softDelete(accountId, 'api', id);
-    if (row === null) throw notFound();
-    await this.cache.propagate(row.keyHash, toKeyRecord(row));
+    const asOfMs = Date.now();
+    const changed = await this.keys.softDelete(accountId, 'api', id);
+    if (changed === null) throw notFound();
+    const { row, outboxId } = changed;
+    await this.cache.propagate({ keyHash: row.keyHash, record: toKeyRecord(row), outboxId, asOfMs });
     return { value: { id: row.id, deleted: true }, changedKeyHash: row.keyHash };
   }
 
@@ -208,7 +213,8 @@ export class KeysService {
   async createManagementKey(accountId: string, name: string): Promise<Changed<ManagementKeyView & { secret: string }>> {
     const secret = generateSecret('management');
     const keyHash = hashSecret(secret);
-    const row = await this.keys.create({
+    const asOfMs = Date.now();
+    const { row, outboxId } = await this.keys.create({
       id: newId('managementKey'),
       accountId,
       kind: 'management',
@@ -220,7 +226,7 @@ export class KeysService {
       expiresAt: null,
       disabled: false,
     });
-    await this.cache.propagate(keyHash, toKeyRecord(row));
+    await this.cache.propagate({ keyHash, record: toKeyRecord(row), outboxId, asOfMs });
     return { value: { ...managementView(row), secret }, changedKeyHash: keyHash };
   }
 
@@ -231,9 +237,11 @@ export class KeysService {
 
   async deleteManagementKey(accountId: string, id: string): Promise<Changed<{ id: string; deleted: true }>> {
     if (!isId('managementKey', id)) throw notFound();
-    const row = await this.keys.softDelete(accountId, 'management', id);
-    if (row === null) throw notFound();
-    await this.cache.propagate(row.keyHash, toKeyRecord(row));
+    const asOfMs = Date.now();
+    const changed = await this.keys.softDelete(accountId, 'management', id);
+    if (changed === null) throw notFound();
+    const { row, outboxId } = changed;
+    await this.cache.propagate({ keyHash: row.keyHash, record: toKeyRecord(row), outboxId, asOfMs });
     return { value: { id: row.id, deleted: true }, changedKeyHash: row.keyHash };
   }
 
