@@ -1,0 +1,109 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { APP_CONFIG } from '../config';
+import type { AppConfig } from '../config';
+import { toKeyRecord } from '../keys/keys.service';
+import { LOGGER } from '../logging/logger';
+import type { Logger } from '../logging/logger';
+import { KeyCacheService } from './key-cache.service';
+import { KeyOutboxRepository } from './key-outbox.repository';
+import type { PendingKey } from './key-outbox.repository';
+
+/** Outbox rows claimed per transaction. */
+export const OUTBOX_BATCH_SIZE = 100;
+
+/**
+ * The outbox loop: on start and then every KEY_OUTBOX_INTERVAL_MS, writes the current
+ * record of every key with an outbox row to Redis (version-checked), publishes the change
+ * and deletes the rows. It never gives up: a row stays until Redis has taken its key's
+ * record. Replicas run it side by side safely: each row is claimed by one transaction
+ * (SKIP LOCKED), and a record written twice is written idempotently (same version).
+ */
+@Injectable()
+export class KeyOutboxService implements OnApplicationBootstrap, OnModuleDestroy {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+
+  constructor(
+    @Inject(KeyOutboxRepository) private readonly outbox: KeyOutboxRepository,
+    @Inject(KeyCacheService) private readonly cache: KeyCacheService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** Starts the loop with an immediate pass, so rows left by a crash are flushed on start. */
+  onApplicationBootstrap(): void {
+    this.schedule(0);
+  }
+
+  /**
+   * Passes until the outbox is empty or a write fails; resolves with the number of records
+   * written to Redis. Throws only when Postgres fails (the loop logs it and tries again).
+   */
+  async drain(): Promise<number> {
+    let written = 0;
+    for (;;) {
+      const pass = { failed: false };
+      const claimed = await this.outbox.processBatch(OUTBOX_BATCH_SIZE, async (keys) => {
+        const done = await this.writeAll(keys);
+        written += keys.filter((key) => key.row !== null && done.has(key.keyHash)).length;
+        pass.failed = done.size < keys.length;
+        return done;
+      });
+      if (pass.failed || claimed < OUTBOX_BATCH_SIZE || this.stopped) return written;
+    }
+  }
+
+  /** Writes in order and stops at the first failure (Redis is then most likely down). */
+  private async writeAll(keys: readonly PendingKey[]): Promise<Set<string>> {
+    const done = new Set<string>();
+    for (const key of keys) {
+      if (key.row === null) {
+        this.logger.error({ key_hash: key.keyHash }, 'outbox row names no key; dropped');
+        done.add(key.keyHash);
+        continue;
+      }
+      const record = toKeyRecord(key.row);
+      try {
+        await this.cache.writeAndPublish(key.keyHash, record, key.readAtMs);
+        done.add(key.keyHash);
+      } catch (error) {
+        this.logger.warn({ key_id: record.id, version: record.version, err: describe(error) }, 'outbox: key cache write failed; will retry');
+        break;
+      }
+    }
+    return done;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.running = this.drain().then(
+        (written) => {
+          if (written > 0) this.logger.info({ written }, 'outbox: key records written to Redis');
+        },
+        (error: unknown) => {
+          if (!this.stopped) this.logger.error({ err: describe(error) }, 'outbox pass failed; will retry');
+        },
+      ).finally(() => {
+        this.running = null;
+        this.schedule(this.config.KEY_OUTBOX_INTERVAL_MS);
+      });
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  /** Stops the loop and waits for a pass in progress (its rows stay if it is cut short). */
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
