@@ -1,14 +1,18 @@
 /** Turning provider fields into the normalized result's fields. */
 
 const NO_ZONE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/;
+/** Already RFC 3339 UTC to the second: returned as it is once it is a real instant (the hot path). */
+const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 
 /**
  * A provider date as RFC 3339 UTC (`2026-01-02T00:00:00Z`), or null when absent or not
  * parseable. Dates without a zone (Brave's `page_age`) are taken as UTC.
  */
 export function toPublishedAt(value: unknown): string | null {
-  if (typeof value !== 'string' || value.trim() === '') return null;
+  if (typeof value !== 'string') return null;
+  if (CANONICAL_UTC.test(value)) return Number.isFinite(Date.parse(value)) && isCalendarDate(value) ? value : null;
   const text = value.trim();
+  if (text === '') return null;
   let ms: number;
   if (NO_ZONE.test(text)) ms = Date.parse(text.length === 10 ? `${text}T00:00:00Z` : `${text}Z`);
   else if (/^\d{4}-\d{2}-\d{2}T/.test(text) || /^[A-Z][a-z]{2}, \d{1,2} [A-Z][a-z]{2} \d{4} /.test(text)) ms = Date.parse(text);
@@ -18,15 +22,27 @@ export function toPublishedAt(value: unknown): string | null {
   return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
 }
 
+/** Date.parse rolls 2026-02-30 over to March; a canonical date must name a real day. */
+function isCalendarDate(text: string): boolean {
+  const year = Number(text.slice(0, 4));
+  const month = Number(text.slice(5, 7));
+  const day = Number(text.slice(8, 10));
+  return month >= 1 && month <= 12 && day >= 1 && day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
 export function toScore(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }
+
+/** http(s), a host of letters, digits, dots and dashes, an optional port, then printable ASCII. */
+const SIMPLE_HTTP_URL = /^https?:\/\/[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::\d{1,5})?(?:[/?#][\x21-\x7e]*)?$/i;
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", apos: "'", nbsp: ' ' };
 
 /** Drops HTML tags (Brave wraps matches in <strong>) and decodes the common entities. */
 export function plainText(value: unknown): string {
   if (typeof value !== 'string') return '';
+  if (!value.includes('<') && !value.includes('&')) return value.trim();
   return value
     .replace(/<[^>]*>/g, '')
     .replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_match, name: string) => ENTITIES[name] ?? '')
@@ -35,6 +51,8 @@ export function plainText(value: unknown): string {
 
 export function isHttpUrl(value: unknown): value is string {
   if (typeof value !== 'string') return false;
+  // Most results are plain absolute URLs: accept those without building a URL object.
+  if (SIMPLE_HTTP_URL.test(value)) return true;
   try {
     const url = new URL(value);
     return url.protocol === 'https:' || url.protocol === 'http:';
