@@ -6,6 +6,7 @@ import { KeyCache } from './auth/key-cache';
 import { KeyChangesSubscriber } from './auth/key-changes.subscriber';
 import { GrpcKeyOwner } from './auth/key-lookup.grpc';
 import { RedisKeyRecordStore } from './auth/key-record.store';
+import { keyStateBound } from './auth/key-state-bound';
 import { CatalogService } from './catalog/catalog.service';
 import type { GatewayConfig } from './config';
 import { ForwardService } from './forward/forward.routes';
@@ -37,8 +38,10 @@ export class GatewayModule {
         { provide: GrpcKeyOwner, useFactory: () => new GrpcKeyOwner(config.ACCOUNT_ADMIN_GRPC_URL) },
         {
           provide: AuthChain,
-          useFactory: (cache: KeyCache, redis: RedisConnection, owner: GrpcKeyOwner) =>
-            new AuthChain({ cache, store: new RedisKeyRecordStore(redis.client), owner, log }),
+          useFactory: (cache: KeyCache, redis: RedisConnection, owner: GrpcKeyOwner) => {
+            const bound = keyStateBound(config);
+            return new AuthChain({ cache, store: new RedisKeyRecordStore(redis.client, bound), owner, log, bound });
+          },
           inject: [KeyCache, RedisConnection, GrpcKeyOwner],
         },
         {
@@ -83,6 +86,12 @@ export class GatewayModule {
                 maxInFlight: { brave: config.PROVIDER_MAX_IN_FLIGHT_BRAVE, exa: config.PROVIDER_MAX_IN_FLIGHT_EXA, tavily: config.PROVIDER_MAX_IN_FLIGHT_TAVILY },
                 leaseMarginMs: 5_000,
                 idempotencyPollMs: 25,
+                admission: {
+                  ratePerSecond: config.RATE_LIMIT_PER_SECOND,
+                  burst: config.RATE_LIMIT_BURST,
+                  accountCap: config.ACCOUNT_MAX_IN_FLIGHT,
+                  leaseTtlMs: config.ACCOUNT_LEASE_TTL_MS,
+                },
               },
               metrics,
               log,

@@ -28,7 +28,9 @@ describe('gateway forwarding and the auth chain (real Redis, real gRPC server, i
 
   async function putInRedis(hash: string, value: unknown): Promise<void> {
     written.push(redisKeys.keyRecord(hash));
-    await redis.set(redisKeys.keyRecord(hash), JSON.stringify(value));
+    // account-admin stamps every value; an unstamped one is a miss to the gateway.
+    const stamped = typeof value === 'object' && value !== null ? { writtenAtMs: Date.now(), ...value } : value;
+    await redis.set(redisKeys.keyRecord(hash), JSON.stringify(stamped));
   }
 
   async function call(path: string, init: RequestInit = {}): Promise<{ response: Response; body: Record<string, unknown> }> {
@@ -271,7 +273,7 @@ describe('gateway with its backends down', () => {
 
   beforeAll(async () => {
     redis = new Redis(redisUrl(TEST_REDIS_DB));
-    await redis.set(redisKeys.keyRecord(key.hash), JSON.stringify(key.record));
+    await redis.set(redisKeys.keyRecord(key.hash), JSON.stringify({ ...key.record, writtenAtMs: Date.now() }));
     gateway = await startGateway({
       ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${await freePort()}`,
       ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${await freePort()}`,

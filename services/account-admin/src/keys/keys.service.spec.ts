@@ -1,5 +1,6 @@
 import { AppError } from '@svc/errors';
 import { newId } from '@svc/ids';
+import pino from 'pino';
 import type { KeyCacheRepository, Usage, UsageQuery } from '../key-cache/key-cache.repository';
 import type { KeyCacheService } from '../key-cache/key-cache.service';
 import { parseKeyInput } from './keys.dto';
@@ -17,11 +18,12 @@ function row(overrides: Partial<KeyRow> = {}): KeyRow {
   };
 }
 
-function setup(current: KeyRow | null) {
+function setup(current: KeyRow | null, redisDown = false) {
   const updates: KeyChanges[] = [];
   const propagated: Array<{ keyHash: string; version: number }> = [];
   const repo = {
     findLive: async () => current,
+    create: async () => ({ row: current ?? row(), outboxId: 1n }),
     update: async (_a: string, _k: string, _id: string, changes: KeyChanges) => {
       updates.push(changes);
       return current === null ? null : { row: { ...current, ...changes, version: current.version + 1 } as KeyRow, outboxId: 1n };
@@ -35,9 +37,14 @@ function setup(current: KeyRow | null) {
     },
   } as unknown as KeyCacheService;
   const counters = {
-    readUsage: async (queries: UsageQuery[]): Promise<Usage[]> => queries.map(() => ({ periodMicros: 7_500_000, totalMicros: 9_000_000 })),
+    readUsage: async (queries: UsageQuery[]): Promise<Usage[]> => {
+      if (redisDown) throw new Error('Connection is closed.');
+      return queries.map(() => ({ periodMicros: 7_500_000, totalMicros: 9_000_000 }));
+    },
   } as unknown as KeyCacheRepository;
-  return { service: new KeysService(repo, cache, counters), updates, propagated };
+  const warnings: string[] = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
+  return { service: new KeysService(repo, cache, counters, logger), updates, propagated, warnings };
 }
 
 describe('KeysService', () => {
@@ -71,6 +78,32 @@ describe('KeysService', () => {
     const { service } = setup(current);
     const view = await service.getApiKey(accountId, current.id);
     expect(view).toMatchObject({ usage_usd: 7.5, usage_total_usd: 9, limit_remaining_usd: 0, limit_usd: 5 });
+  });
+
+  it('with Redis unreachable, a committed PATCH still answers, with null usage and a warning', async () => {
+    const current = row({ limitMicros: 5_000_000, limitReset: 'daily' });
+    const { service, updates, propagated, warnings } = setup(current, true);
+    const result = await service.updateApiKey(accountId, current.id, { name: 'renamed' });
+    expect(updates).toEqual([{ name: 'renamed' }]);
+    expect(propagated).toEqual([{ keyHash: current.keyHash, version: 2 }]);
+    expect(result.value).toMatchObject({ name: 'renamed', usage_usd: null, usage_total_usd: null, limit_remaining_usd: null, limit_usd: 5 });
+    expect(result.changedKeyHash).toBe(current.keyHash);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/usage counters could not be read/);
+    expect(warnings[0]).not.toContain(current.keyHash);
+  });
+
+  it('with Redis unreachable, a committed POST still answers with the secret and null usage', async () => {
+    const { service, warnings } = setup(row(), true);
+    const result = await service.createApiKey(accountId, { name: 'k' });
+    expect(result.value.secret).toMatch(/^svc-/);
+    expect(result.value).toMatchObject({ usage_usd: null, usage_total_usd: null, limit_remaining_usd: null });
+    expect(warnings).toHaveLength(1);
+  });
+
+  it('a plain read still fails when Redis is unreachable (nothing was committed)', async () => {
+    const { service } = setup(row(), true);
+    await expect(service.getApiKey(accountId, row().id)).rejects.toThrow('Connection is closed.');
   });
 
   it('round-trips its cursor and rejects tampered ones', () => {

@@ -9,6 +9,8 @@ import { microsToUsd } from '@svc/money';
 import { KeyCacheRepository } from '../key-cache/key-cache.repository';
 import type { Usage } from '../key-cache/key-cache.repository';
 import { KeyCacheService } from '../key-cache/key-cache.service';
+import { LOGGER } from '../logging/logger';
+import type { Logger } from '../logging/logger';
 import type { KeyInput, ListQuery } from './keys.dto';
 import { KeysRepository } from './keys.repository';
 import type { KeyPosition, KeyRow } from './keys.repository';
@@ -27,10 +29,11 @@ export interface KeyView {
   label: string;
   limit_usd: number | null;
   limit_reset: LimitReset | null;
+  /** null (with usage_usd and usage_total_usd) only in a change's reply when Redis could not be read. */
   limit_remaining_usd: number | null;
-  usage_usd: number;
+  usage_usd: number | null;
   limit_resets_at: string | null;
-  usage_total_usd: number;
+  usage_total_usd: number | null;
   expires_at: string | null;
   disabled: boolean;
   created_at: string;
@@ -114,6 +117,7 @@ export class KeysService {
     @Inject(KeysRepository) private readonly keys: KeysRepository,
     @Inject(KeyCacheService) private readonly cache: KeyCacheService,
     @Inject(KeyCacheRepository) private readonly counters: KeyCacheRepository,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   async createApiKey(accountId: string, input: KeyInput): Promise<Changed<KeyView & { secret: string }>> {
@@ -136,7 +140,7 @@ export class KeysService {
       disabled: input.disabled ?? false,
     });
     await this.cache.propagate({ keyHash, record: toKeyRecord(row), outboxId, asOfMs });
-    const [view] = await this.views([row]);
+    const [view] = await this.views([row], 'committed');
     if (view === undefined) throw new Error('no view for a created key');
     return { value: { ...view, secret }, changedKeyHash: keyHash };
   }
@@ -173,7 +177,7 @@ export class KeysService {
     if (changed === null) throw notFound();
     const { row, outboxId } = changed;
     await this.cache.propagate({ keyHash: row.keyHash, record: toKeyRecord(row), outboxId, asOfMs });
-    const [view] = await this.views([row]);
+    const [view] = await this.views([row], 'committed');
     if (view === undefined) throw new Error('no view for an updated key');
     return { value: view, changedKeyHash: row.keyHash };
   }
@@ -252,13 +256,27 @@ export class KeysService {
     return row;
   }
 
-  private async views(rows: readonly KeyRow[]): Promise<KeyView[]> {
+  /**
+   * Key records with their spend counters from Redis. For a reply to a change that is
+   * already committed (`'committed'`), a Redis failure must not turn it into a 500: the
+   * counters are then null and a warning is logged. A plain read still fails.
+   */
+  private async views(rows: readonly KeyRow[], mode: 'read' | 'committed' = 'read'): Promise<KeyView[]> {
     const nowMs = Date.now();
     const periods = rows.map((row) => (row.limitReset === null ? null : periodOf(row.limitReset, nowMs)));
-    const usage = await this.counters.readUsage(
-      rows.map((row, i) => ({ accountId: row.accountId, keyId: row.id, periodStartMs: periods[i]?.startMs ?? null })),
-    );
-    return rows.map((row, i) => apiKeyView(row, usage[i] ?? { periodMicros: 0, totalMicros: 0 }, periods[i]?.endMs ?? null));
+    const queries = rows.map((row, i) => ({ accountId: row.accountId, keyId: row.id, periodStartMs: periods[i]?.startMs ?? null }));
+    let usage: readonly Usage[] | null;
+    try {
+      usage = await this.counters.readUsage(queries);
+    } catch (error) {
+      if (mode === 'read') throw error;
+      this.logger.warn(
+        { err: error instanceof Error ? `${error.name}: ${error.message}` : String(error), keyIds: rows.map((row) => row.id) },
+        'key change committed but its usage counters could not be read from Redis; replying with null usage',
+      );
+      usage = null;
+    }
+    return rows.map((row, i) => apiKeyView(row, usage === null ? null : (usage[i] ?? { periodMicros: 0, totalMicros: 0 }), periods[i]?.endMs ?? null));
   }
 }
 
@@ -266,8 +284,9 @@ function notFound(): AppError {
   return new AppError('not_found', 'no such key in this account');
 }
 
-export function apiKeyView(row: KeyRow, usage: Usage, periodEndMs: number | null): KeyView {
-  const remaining = row.limitMicros === null ? null : Math.max(0, row.limitMicros - usage.periodMicros);
+/** `usage` null: the counters are unknown (Redis unreadable), so usage and remaining are null. */
+export function apiKeyView(row: KeyRow, usage: Usage | null, periodEndMs: number | null): KeyView {
+  const remaining = row.limitMicros === null || usage === null ? null : Math.max(0, row.limitMicros - usage.periodMicros);
   return {
     id: row.id,
     name: row.name,
@@ -275,9 +294,9 @@ export function apiKeyView(row: KeyRow, usage: Usage, periodEndMs: number | null
     limit_usd: row.limitMicros === null ? null : microsToUsd(row.limitMicros),
     limit_reset: row.limitReset,
     limit_remaining_usd: remaining === null ? null : microsToUsd(remaining),
-    usage_usd: microsToUsd(usage.periodMicros),
+    usage_usd: usage === null ? null : microsToUsd(usage.periodMicros),
     limit_resets_at: periodEndMs === null ? null : new Date(periodEndMs).toISOString(),
-    usage_total_usd: microsToUsd(usage.totalMicros),
+    usage_total_usd: usage === null ? null : microsToUsd(usage.totalMicros),
     expires_at: iso(row.expiresAt),
     disabled: row.disabled,
     created_at: row.createdAt.toISOString(),

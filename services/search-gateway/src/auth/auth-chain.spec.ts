@@ -6,6 +6,7 @@ import { AuthChain } from './auth-chain';
 import { KeyCache } from './key-cache';
 import type { KeyOwner, OwnerLookup } from './key-lookup.grpc';
 import type { KeyRecordStore, StoreRead } from './key-record.store';
+import type { KeyStateBound } from './key-state-bound';
 
 const NOW = 1_800_000_000_000;
 
@@ -27,6 +28,9 @@ class FakeStore implements KeyRecordStore {
 
 class FakeOwner implements KeyOwner {
   calls = 0;
+  /** How long each answer takes on the test clock. */
+  latencyMs = 0;
+  constructor(private readonly clock: { now: number }) {}
   answers = new Map<string, KeyLookup>();
   unreachable = false;
   private gate: Promise<void> = Promise.resolve();
@@ -42,17 +46,19 @@ class FakeOwner implements KeyOwner {
   async lookup(keyHash: string): Promise<OwnerLookup> {
     this.calls++;
     await this.gate;
+    this.clock.now += this.latencyMs;
     if (this.unreachable) return { kind: 'error', error: new Error('14 UNAVAILABLE: connect ECONNREFUSED') };
     return { kind: 'found', lookup: this.answers.get(keyHash) ?? { found: false } };
   }
 }
 
-function setup(ttlMs = 5000): { chain: AuthChain; store: FakeStore; owner: FakeOwner; cache: KeyCache; clock: { now: number } } {
+function setup(ttlMs = 5000, propagationMaxMs = 15_000): { chain: AuthChain; store: FakeStore; owner: FakeOwner; cache: KeyCache; clock: { now: number } } {
   const clock = { now: NOW };
   const cache = new KeyCache({ ttlMs, maxEntries: 1000, now: () => clock.now });
   const store = new FakeStore();
-  const owner = new FakeOwner();
-  const chain = new AuthChain({ cache, store, owner, log: pino({ level: 'silent' }), now: () => clock.now });
+  const owner = new FakeOwner(clock);
+  const bound: KeyStateBound = { propagationMaxMs, cacheTtlMs: ttlMs, clockSkewMs: 1000 };
+  const chain = new AuthChain({ cache, store, owner, log: pino({ level: 'silent' }), bound, now: () => clock.now });
   return { chain, store, owner, cache, clock };
 }
 
@@ -73,7 +79,7 @@ describe('AuthChain.authenticate outcomes', () => {
   ])('answers %s with %s', async (_what, overrides, code, reason) => {
     const { chain, store } = setup();
     const secret = generateSecret('api');
-    if (overrides !== null) store.answers.set(hashSecret(secret), { kind: 'found', lookup: { found: true, record: record(overrides) } });
+    if (overrides !== null) store.answers.set(hashSecret(secret), { kind: 'found', writtenAtMs: NOW, lookup: { found: true, record: record(overrides) } });
     const required = code === 'wrong_key_type' ? 'management' : 'either';
     await expect(chain.authenticate(`Bearer ${secret}`, required)).resolves.toEqual({ ok: false, code, reason });
   });
@@ -82,7 +88,7 @@ describe('AuthChain.authenticate outcomes', () => {
     const { chain, store } = setup();
     const secret = generateSecret('management');
     const rec = record({ kind: 'management', expiresAtMs: NOW + 1 });
-    store.answers.set(hashSecret(secret), { kind: 'found', lookup: { found: true, record: rec } });
+    store.answers.set(hashSecret(secret), { kind: 'found', writtenAtMs: NOW, lookup: { found: true, record: rec } });
     await expect(chain.authenticate(`Bearer ${secret}`, 'management')).resolves.toEqual({ ok: true, record: rec, keyHash: hashSecret(secret) });
   });
 });
@@ -91,7 +97,7 @@ describe('AuthChain lookup steps', () => {
   it('a cached key costs no Redis read and no gRPC call', async () => {
     const { chain, store, owner } = setup();
     const secret = generateSecret('api');
-    store.answers.set(hashSecret(secret), { kind: 'found', lookup: { found: true, record: record() } });
+    store.answers.set(hashSecret(secret), { kind: 'found', writtenAtMs: NOW, lookup: { found: true, record: record() } });
     await chain.authenticate(`Bearer ${secret}`, 'api');
     expect(store.reads).toBe(1);
     for (let i = 0; i < 10; i++) expect((await chain.authenticate(`Bearer ${secret}`, 'api')).ok).toBe(true);
@@ -171,15 +177,106 @@ describe('AuthChain lookup steps', () => {
     const { chain, store } = setup();
     const a = generateSecret('api');
     const b = generateSecret('api');
-    for (const secret of [a, b]) store.answers.set(hashSecret(secret), { kind: 'found', lookup: { found: true, record: record() } });
+    for (const secret of [a, b]) store.answers.set(hashSecret(secret), { kind: 'found', writtenAtMs: NOW, lookup: { found: true, record: record() } });
     await chain.authenticate(`Bearer ${a}`, 'api');
     await chain.authenticate(`Bearer ${b}`, 'api');
-    store.answers.set(hashSecret(a), { kind: 'found', lookup: { found: true, record: record({ disabled: true }) } });
+    store.answers.set(hashSecret(a), { kind: 'found', writtenAtMs: NOW, lookup: { found: true, record: record({ disabled: true }) } });
     chain.invalidate(hashSecret(a));
     await expect(chain.authenticate(`Bearer ${a}`, 'api')).resolves.toMatchObject({ code: 'key_disabled' });
     expect(store.reads).toBe(3);
     chain.invalidateAll();
     await chain.authenticate(`Bearer ${b}`, 'api');
     expect(store.reads).toBe(4);
+  });
+});
+
+describe('AuthChain propagation bound (P = 15 s, T = 5 s, skew 1 s)', () => {
+  it('a Redis record expires from the cache at writtenAtMs + P - skew when that comes before the cache lifetime', async () => {
+    const { chain, store, clock } = setup(5000);
+    const secret = generateSecret('api');
+    // Stamped 12 s ago: usable until stamp + 14 s, i.e. 2 s from now (not the 5 s lifetime).
+    store.answers.set(hashSecret(secret), { kind: 'found', writtenAtMs: NOW - 12_000, lookup: { found: true, record: record() } });
+    await chain.authenticate(`Bearer ${secret}`, 'api');
+    clock.now += 1999;
+    await chain.authenticate(`Bearer ${secret}`, 'api');
+    expect(store.reads).toBe(1);
+    clock.now += 1;
+    store.answers.set(hashSecret(secret), { kind: 'found', writtenAtMs: clock.now, lookup: { found: true, record: record({ disabled: true }) } });
+    await expect(chain.authenticate(`Bearer ${secret}`, 'api')).resolves.toMatchObject({ code: 'key_disabled' });
+    expect(store.reads).toBe(2);
+  });
+
+  it('a fresh Redis record keeps its full cache lifetime', async () => {
+    const { chain, store, clock } = setup(5000);
+    const secret = generateSecret('api');
+    store.answers.set(hashSecret(secret), { kind: 'found', writtenAtMs: NOW - 9000, lookup: { found: true, record: record() } });
+    await chain.authenticate(`Bearer ${secret}`, 'api');
+    clock.now += 4999;
+    await chain.authenticate(`Bearer ${secret}`, 'api');
+    expect(store.reads).toBe(1);
+    clock.now += 1;
+    await chain.authenticate(`Bearer ${secret}`, 'api');
+    expect(store.reads).toBe(2);
+  });
+
+  it('a gRPC answer is stamped when the request was sent, not when it came back', async () => {
+    const { chain, owner, clock } = setup(5000);
+    const secret = generateSecret('api');
+    owner.answers.set(hashSecret(secret), { found: true, record: record() });
+    owner.latencyMs = 12_000;
+    await chain.authenticate(`Bearer ${secret}`, 'api');
+    expect(owner.calls).toBe(1);
+    // Sent at NOW, answered at NOW + 12 s: usable until NOW + 14 s, not NOW + 17 s.
+    owner.latencyMs = 0;
+    clock.now = NOW + 13_999;
+    await chain.authenticate(`Bearer ${secret}`, 'api');
+    expect(owner.calls).toBe(1);
+    clock.now = NOW + 14_000;
+    await chain.authenticate(`Bearer ${secret}`, 'api');
+    expect(owner.calls).toBe(2);
+  });
+
+  it('an answer already past the bound when it arrives is used once and not cached', async () => {
+    const { chain, owner, cache } = setup(5000);
+    const secret = generateSecret('api');
+    owner.answers.set(hashSecret(secret), { found: true, record: record() });
+    owner.latencyMs = 14_000;
+    await expect(chain.authenticate(`Bearer ${secret}`, 'api')).resolves.toMatchObject({ ok: true });
+    expect(cache.size).toBe(0);
+  });
+
+  it('a tombstone from Redis has no stamp deadline: it keeps the cache lifetime', async () => {
+    const { chain, store, clock } = setup(5000);
+    const secret = generateSecret('api');
+    store.answers.set(hashSecret(secret), { kind: 'found', writtenAtMs: null, lookup: { found: true, record: record({ deleted: true }) } });
+    await chain.authenticate(`Bearer ${secret}`, 'api');
+    clock.now += 4999;
+    await expect(chain.authenticate(`Bearer ${secret}`, 'api')).resolves.toMatchObject({ reason: 'deleted' });
+    expect(store.reads).toBe(1);
+  });
+
+  it('with pub/sub silent, a disabled key is seen within P of the change whatever Redis holds', async () => {
+    const { chain, store, owner, clock } = setup(5000);
+    const secret = generateSecret('api');
+    const hash = hashSecret(secret);
+    // Redis holds a record stamped just now; then the key is disabled in Postgres and
+    // neither Redis nor pub/sub hears of it.
+    store.answers.set(hash, { kind: 'found', writtenAtMs: NOW, lookup: { found: true, record: record() } });
+    owner.answers.set(hash, { found: true, record: record({ disabled: true, version: 2 }) });
+    const changedAt = NOW;
+    let decidedAt: number | undefined;
+    for (let t = NOW; t <= NOW + 30_000; t += 100) {
+      clock.now = t;
+      // Redis keeps returning its old value only while the store's age rule would pass it.
+      if (t - NOW > 9000) store.answers.set(hash, { kind: 'miss' });
+      const outcome = await chain.authenticate(`Bearer ${secret}`, 'api');
+      if (!outcome.ok) {
+        decidedAt = t;
+        break;
+      }
+    }
+    expect(decidedAt).toBeDefined();
+    expect((decidedAt ?? Number.POSITIVE_INFINITY) - changedAt).toBeLessThanOrEqual(15_000);
+    expect(owner.calls).toBe(1);
   });
 });

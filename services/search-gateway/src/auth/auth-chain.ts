@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import type { KeyCache } from './key-cache';
 import type { KeyOwner } from './key-lookup.grpc';
 import type { KeyRecordStore } from './key-record.store';
+import { usableUntilMs } from './key-state-bound';
+import type { KeyStateBound } from './key-state-bound';
 
 /** Why a request was not authenticated; each maps to one spec code. */
 export type AuthFailure =
@@ -48,7 +50,15 @@ export interface AuthChainDeps {
   store: KeyRecordStore;
   owner: KeyOwner;
   log: Logger;
+  /** The propagation bound; the store must apply the same one to Redis values. */
+  bound: KeyStateBound;
   now?: () => number;
+}
+
+/** A resolved state and the last instant it may be used (Infinity: a tombstone, final). */
+interface Resolved {
+  lookup: KeyLookup;
+  usableUntilMs: number;
 }
 
 /**
@@ -56,6 +66,10 @@ export interface AuthChainDeps {
  * A cached key costs no I/O; a miss costs one Redis GET, and on a Redis miss or fault one
  * LookupKey, shared by every concurrent request for the same hash. Expected rejections
  * are outcomes; only "nobody can answer" is thrown (AppError internal).
+ *
+ * Propagation bound: a Redis value older than the bound allows is a miss (the store's
+ * rule), and every cached state expires by its stamp + KEY_PROPAGATION_MAX_MS - skew; a gRPC
+ * answer is stamped when its request was sent. Tombstones are exempt (deletion is final).
  */
 export class AuthChain {
   private readonly cache: KeyCache;
@@ -63,6 +77,7 @@ export class AuthChain {
   private readonly owner: KeyOwner;
   private readonly log: Logger;
   private readonly now: () => number;
+  private readonly bound: KeyStateBound;
   private readonly inFlight = new Map<string, Promise<KeyLookup>>();
   /** Grows on every invalidation, so a fill that started before it is not cached. */
   private generation = 0;
@@ -72,6 +87,7 @@ export class AuthChain {
     this.store = deps.store;
     this.owner = deps.owner;
     this.log = deps.log;
+    this.bound = deps.bound;
     this.now = deps.now ?? Date.now;
   }
 
@@ -104,10 +120,10 @@ export class AuthChain {
     if (pending !== undefined) return pending;
     const generation = this.generation;
     const promise = this.resolve(keyHash).then(
-      (lookup) => {
+      (resolved) => {
         if (this.inFlight.get(keyHash) === promise) this.inFlight.delete(keyHash);
-        if (this.generation === generation) this.cache.set(keyHash, lookup);
-        return lookup;
+        if (this.generation === generation) this.cache.set(keyHash, resolved.lookup, resolved.usableUntilMs);
+        return resolved.lookup;
       },
       (error: unknown) => {
         if (this.inFlight.get(keyHash) === promise) this.inFlight.delete(keyHash);
@@ -118,17 +134,29 @@ export class AuthChain {
     return promise;
   }
 
-  private async resolve(keyHash: string): Promise<KeyLookup> {
+  private async resolve(keyHash: string): Promise<Resolved> {
     const stored = await this.store.read(keyHash);
-    if (stored.kind === 'found') return stored.lookup;
+    if (stored.kind === 'found') return this.stamped(stored.lookup, stored.writtenAtMs);
     if (stored.kind === 'error') {
       this.log.warn({ err: describe(stored.error) }, 'key record read from Redis failed; asking account-admin');
     }
+    // Taken before the request leaves: the answer reflects Postgres at some later instant.
+    const sentAtMs = this.now();
     const owned = await this.owner.lookup(keyHash);
-    if (owned.kind === 'found') return owned.lookup;
+    if (owned.kind === 'found') return this.stamped(owned.lookup, sentAtMs);
     this.log.error({ err: describe(owned.error) }, 'key lookup at account-admin failed');
     throw new AppError('internal', 'internal error');
   }
+
+  private stamped(lookup: KeyLookup, stampMs: number | null): Resolved {
+    if (stampMs === null || isTombstone(lookup)) return { lookup, usableUntilMs: Number.POSITIVE_INFINITY };
+    return { lookup, usableUntilMs: usableUntilMs(this.bound, stampMs) };
+  }
+}
+
+/** A deleted record never comes back, so its state has no deadline (the cache lifetime still applies). */
+function isTombstone(lookup: KeyLookup): boolean {
+  return lookup.found && lookup.record.deleted;
 }
 
 /** A fault's class and message for logs (never a key: only hashes cross these seams). */

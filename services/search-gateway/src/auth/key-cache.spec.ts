@@ -73,4 +73,30 @@ describe('KeyCache', () => {
     cache.set('a', found('key_a'));
     expect(cache.get('a')).toBeUndefined();
   });
+
+  it('expires an entry at notAfterMs when that comes before the lifetime', () => {
+    const cache = new KeyCache({ ttlMs: 5000, maxEntries: 10, now: clock });
+    cache.set('a', found('key_a'), now + 2000);
+    now += 1999;
+    expect(cache.get('a')).toEqual(found('key_a'));
+    now += 1;
+    expect(cache.get('a')).toBeUndefined();
+  });
+
+  it('keeps the lifetime when notAfterMs is later', () => {
+    const cache = new KeyCache({ ttlMs: 5000, maxEntries: 10, now: clock });
+    cache.set('a', found('key_a'), now + 60_000);
+    now += 4999;
+    expect(cache.get('a')).toBeDefined();
+    now += 1;
+    expect(cache.get('a')).toBeUndefined();
+  });
+
+  it('does not store a state already past its notAfterMs, and drops the older copy', () => {
+    const cache = new KeyCache({ ttlMs: 5000, maxEntries: 10, now: clock });
+    cache.set('a', found('key_a'));
+    cache.set('a', found('key_a2'), now);
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.size).toBe(0);
+  });
 });

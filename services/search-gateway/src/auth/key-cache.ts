@@ -15,9 +15,10 @@ interface Entry {
 
 /**
  * The in-process key cache: key hash -> the last known lookup (a record, or a known miss
- * for an unknown hash). Entries expire after `ttlMs`, so a lost invalidation message can
- * leave a stale state for at most that long. Bounded in size: inserting into a full cache
- * drops the entry inserted first.
+ * for an unknown hash). An entry expires `ttlMs` after it was inserted or at the `notAfterMs`
+ * given with it (the state's stamp plus the propagation bound), whichever is earlier, so a
+ * lost invalidation message can never keep a state in use past the bound. Bounded in size:
+ * inserting into a full cache drops the entry inserted first.
  */
 export class KeyCache {
   private readonly entries = new Map<string, Entry>();
@@ -46,8 +47,13 @@ export class KeyCache {
     return entry.lookup;
   }
 
-  set(keyHash: string, lookup: KeyLookup): void {
-    if (this.ttlMs <= 0) return;
+  /** Caches `lookup` until min(now + ttlMs, notAfterMs); nothing when that is not in the future. */
+  set(keyHash: string, lookup: KeyLookup, notAfterMs = Number.POSITIVE_INFINITY): void {
+    const expiresAtMs = Math.min(this.now() + this.ttlMs, notAfterMs);
+    if (this.ttlMs <= 0 || expiresAtMs <= this.now()) {
+      this.entries.delete(keyHash);
+      return;
+    }
     // Re-inserting moves the entry to the end of the eviction order.
     this.entries.delete(keyHash);
     while (this.entries.size >= this.maxEntries) {
@@ -55,7 +61,7 @@ export class KeyCache {
       if (oldest.done === true) break;
       this.entries.delete(oldest.value);
     }
-    this.entries.set(keyHash, { lookup, expiresAtMs: this.now() + this.ttlMs });
+    this.entries.set(keyHash, { lookup, expiresAtMs });
   }
 
   delete(keyHash: string): void {

@@ -2,10 +2,15 @@ import type { KeyLookup } from '@svc/contracts';
 import { redisKeys } from '@svc/contracts';
 import type Redis from 'ioredis';
 import { parseKeyRecordJson } from './key-record-json';
+import { maxRedisAgeMs } from './key-state-bound';
+import type { KeyStateBound } from './key-state-bound';
 
-/** What Redis knows about a hash: an answer, nothing (ask the owner), or a fault. */
+/**
+ * What Redis knows about a hash: an answer with its stamp (null: a tombstone, exempt from
+ * the age rule), nothing usable (absent, unreadable or too old: ask the owner), or a fault.
+ */
 export type StoreRead =
-  | { kind: 'found'; lookup: KeyLookup }
+  | { kind: 'found'; lookup: KeyLookup; writtenAtMs: number | null }
   | { kind: 'miss' }
   | { kind: 'error'; error: unknown };
 
@@ -14,9 +19,17 @@ export interface KeyRecordStore {
   read(keyHash: string): Promise<StoreRead>;
 }
 
-/** One GET of redisKeys.keyRecord(hash); never throws. */
+/** One GET of redisKeys.keyRecord(hash); never throws. A value older than the bound allows is a miss. */
 export class RedisKeyRecordStore implements KeyRecordStore {
-  constructor(private readonly redis: Redis) {}
+  private readonly now: () => number;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly bound: KeyStateBound,
+    now?: () => number,
+  ) {
+    this.now = now ?? Date.now;
+  }
 
   async read(keyHash: string): Promise<StoreRead> {
     let text: string | null;
@@ -26,7 +39,7 @@ export class RedisKeyRecordStore implements KeyRecordStore {
       return { kind: 'error', error };
     }
     if (text === null) return { kind: 'miss' };
-    const lookup = parseKeyRecordJson(text);
-    return lookup === undefined ? { kind: 'miss' } : { kind: 'found', lookup };
+    const parsed = parseKeyRecordJson(text, { nowMs: this.now(), maxAgeMs: maxRedisAgeMs(this.bound), clockSkewMs: this.bound.clockSkewMs });
+    return parsed === undefined ? { kind: 'miss' } : { kind: 'found', lookup: parsed.lookup, writtenAtMs: parsed.writtenAtMs };
   }
 }

@@ -1,0 +1,51 @@
+import { int, parseEnv } from '@svc/config';
+
+/**
+ * The hard bound on how old a key state the gateway may act on (issue 4 item 4). Every
+ * state carries a stamp: account-admin's `writtenAtMs` for a Redis value (its clock taken
+ * before it read Postgres), or the moment this gateway sent LookupKey for a gRPC answer.
+ * A state is used at the latest until stamp + propagationMaxMs - clockSkewMs (gateway
+ * clock), so with clocks within clockSkewMs of each other no decision rests on a state
+ * older than propagationMaxMs, whatever happened to pub/sub.
+ */
+export interface KeyStateBound {
+  /** KEY_PROPAGATION_MAX_MS. */
+  propagationMaxMs: number;
+  /** KEY_CACHE_TTL_MS: the in-process lifetime of an entry. */
+  cacheTtlMs: number;
+  /** KEY_CLOCK_SKEW_MS: the most the gateway's and account-admin's clocks may differ. */
+  clockSkewMs: number;
+}
+
+export const DEFAULT_KEY_CLOCK_SKEW_MS = 1000;
+
+/** KEY_CLOCK_SKEW_MS is read here (not in config.ts); an invalid value throws ConfigError. */
+const skewSchema = { KEY_CLOCK_SKEW_MS: int({ default: DEFAULT_KEY_CLOCK_SKEW_MS, min: 0, max: 3_600_000 }) };
+
+export function keyStateBound(
+  config: { KEY_PROPAGATION_MAX_MS: number; KEY_CACHE_TTL_MS: number },
+  env: NodeJS.ProcessEnv = process.env,
+): KeyStateBound {
+  return {
+    propagationMaxMs: config.KEY_PROPAGATION_MAX_MS,
+    cacheTtlMs: config.KEY_CACHE_TTL_MS,
+    clockSkewMs: parseEnv(skewSchema, env).KEY_CLOCK_SKEW_MS,
+  };
+}
+
+/** The last gateway-clock instant a state stamped at `stampMs` may be used. */
+export function usableUntilMs(bound: KeyStateBound, stampMs: number): number {
+  return stampMs + bound.propagationMaxMs - bound.clockSkewMs;
+}
+
+/**
+ * The oldest a Redis value may be (now - writtenAtMs) and still be taken:
+ * P - T - S, so a value taken still gets its full in-process lifetime T. When T + S leaves
+ * too little room (T close to P), the lifetime an accepted value can get is cut to
+ * (P - S) / 2 instead, so Redis stays useful; the cache entry's expiry enforces the bound.
+ */
+export function maxRedisAgeMs(bound: KeyStateBound): number {
+  const usable = bound.propagationMaxMs - bound.clockSkewMs;
+  if (usable <= 0) return -1;
+  return usable - Math.min(bound.cacheTtlMs, Math.floor(usable / 2));
+}
