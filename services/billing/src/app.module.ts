@@ -7,11 +7,23 @@ import { INTERNAL_TOKEN, InternalAuthGuard } from './http/internal-auth.guard';
 import { OPERATOR_TOKEN, OperatorAuthGuard } from './http/operator-auth.guard';
 import { LedgerService } from './ledger/ledger.service';
 import { OperatorController } from './operator/operator.controller';
+import { BacklogService } from './backlog/backlog.service';
+import { ReconciliationController } from './reconciliation/reconciliation.controller';
+import { ReconciliationService } from './reconciliation/reconciliation.service';
+import { CheckoutController } from './checkout/checkout.controller';
+import { CheckoutService } from './checkout/checkout.service';
+import { WebhookController } from './webhook/webhook.controller';
+import { WebhookService } from './webhook/webhook.service';
 
 /** What both listeners share: one ledger service (one Prisma pool), one readiness probe. */
 export interface SharedDeps {
   ledger: LedgerService;
   readiness: Readiness;
+  reconciliation: ReconciliationService;
+  backlog: BacklogService;
+  /** Stripe Checkout (src/checkout, src/webhook). */
+  checkout: CheckoutService;
+  webhooks: WebhookService;
 }
 
 /** The internal HTTP API the gateway forwards to (PORT). */
@@ -20,9 +32,11 @@ export class PublicApiModule {
   static register(deps: SharedDeps, internalToken: string): DynamicModule {
     return {
       module: PublicApiModule,
-      controllers: [CreditsController, HealthController],
+      controllers: [CreditsController, CheckoutController, WebhookController, HealthController],
       providers: [
         { provide: LedgerService, useValue: deps.ledger },
+        { provide: CheckoutService, useValue: deps.checkout },
+        { provide: WebhookService, useValue: deps.webhooks },
         { provide: READINESS, useValue: deps.readiness },
         { provide: INTERNAL_TOKEN, useValue: internalToken },
         InternalAuthGuard,
@@ -37,9 +51,11 @@ export class OperatorApiModule {
   static register(deps: SharedDeps, operatorToken: string): DynamicModule {
     return {
       module: OperatorApiModule,
-      controllers: [OperatorController, HealthController],
+      controllers: [OperatorController, ReconciliationController, HealthController],
       providers: [
         { provide: LedgerService, useValue: deps.ledger },
+        { provide: ReconciliationService, useValue: deps.reconciliation },
+        { provide: BacklogService, useValue: deps.backlog },
         { provide: READINESS, useValue: deps.readiness },
         { provide: OPERATOR_TOKEN, useValue: operatorToken },
         OperatorAuthGuard,

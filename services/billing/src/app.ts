@@ -13,6 +13,17 @@ import { LedgerRepository } from './ledger/ledger.repository';
 import { LedgerService } from './ledger/ledger.service';
 import { SpendableBalanceAdapter } from './spendable/spendable-balance.adapter';
 import { SpendableOutboxService } from './spendable/spendable-outbox.service';
+import { BacklogService } from './backlog/backlog.service';
+import { ReconciliationRedisAdapter } from './reconciliation/reconciliation-redis.adapter';
+import { ReconciliationRepository } from './reconciliation/reconciliation.repository';
+import { ReconciliationService } from './reconciliation/reconciliation.service';
+import { CheckoutRepository } from './checkout/checkout.repository';
+import { CheckoutService } from './checkout/checkout.service';
+import { StripeAdapter } from './stripe/stripe.adapter';
+import { PurchaseRepository } from './webhook/purchase.repository';
+import { keepRawJsonBodies } from './webhook/raw-body';
+import { WebhookService } from './webhook/webhook.service';
+import type { WebhookHooks } from './webhook/webhook.service';
 
 export interface RunningBilling {
   /** e.g. http://127.0.0.1:3002 */
@@ -44,7 +55,12 @@ function urlOf(app: NestFastifyApplication): string {
  * and port, sharing one Prisma pool and one gRPC channel. The public API's route table
  * holds no operator route, so nothing the gateway forwards can reach the operator API.
  */
-export async function startBilling(config: BillingConfig, logger: Logger = createLogger(config.LOG_LEVEL)): Promise<RunningBilling> {
+export interface BillingHooks {
+  /** Test seams of the Stripe webhook (fault injection after its commit). */
+  webhook?: WebhookHooks;
+}
+
+export async function startBilling(config: BillingConfig, logger: Logger = createLogger(config.LOG_LEVEL), hooks: BillingHooks = {}): Promise<RunningBilling> {
   const prisma = createPrismaClient(config.DATABASE_URL);
   const accounts = new GrpcAccountDirectory(config.ACCOUNT_ADMIN_GRPC_URL, logger.child({ component: 'account-admin-client' }));
   const redis = new RedisProbe(config.REDIS_URL);
@@ -63,7 +79,19 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
       return { postgres, redis: redisUp };
     },
   };
-  const deps = { ledger, readiness };
+  const reconciliation = new ReconciliationService(
+    new ReconciliationRepository(prisma), new ReconciliationRedisAdapter(money), logger.child({ component: 'reconciliation' }), config.RECONCILE_STALE_AFTER_MS,
+  );
+  const stripe = config.STRIPE_SECRET_KEY === undefined
+    ? null
+    : new StripeAdapter({ secretKey: config.STRIPE_SECRET_KEY, apiBase: config.STRIPE_API_BASE, timeoutMs: config.STRIPE_TIMEOUT_MS });
+  const checkout = new CheckoutService(stripe, new CheckoutRepository(prisma), {
+    successUrl: config.CHECKOUT_SUCCESS_URL, cancelUrl: config.CHECKOUT_CANCEL_URL,
+  });
+  const webhooks = new WebhookService(
+    stripe, config.STRIPE_WEBHOOK_SECRET ?? null, new PurchaseRepository(prisma), outbox, logger.child({ component: 'stripe-webhook' }), hooks.webhook,
+  );
+  const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks };
   const apps: NestFastifyApplication[] = [];
   const close = async (): Promise<void> => {
     await Promise.allSettled(apps.map((app) => app.close()));
@@ -79,6 +107,7 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
       requestIds: gatewayRequestIds(config.INTERNAL_TOKEN),
     });
     apps.push(publicApp);
+    keepRawJsonBodies(publicApp);
     const operatorApp = await createListener({
       module: OperatorApiModule.register(deps, config.OPERATOR_TOKEN),
       logger: logger.child({ listener: 'operator' }),

@@ -13,6 +13,15 @@ export const BILLING_ENV = {
   ACCOUNT_ADMIN_GRPC_URL: str({ default: '127.0.0.1:50051' }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
   MIGRATE_ON_START: bool({ default: false }),
+  /** A reservation whose search ran past its own bound by more than this is stale (reconciliation). */
+  RECONCILE_STALE_AFTER_MS: int({ default: 60_000, min: 0, max: 3_600_000 }),
+  /** Stripe Checkout (src/stripe, src/checkout, src/webhook). No secret key: checkout is 503 payment_disabled. */
+  STRIPE_SECRET_KEY: secret({ optional: true }),
+  STRIPE_WEBHOOK_SECRET: secret({ optional: true }),
+  STRIPE_API_BASE: url({ default: 'https://api.stripe.com', protocols: ['http', 'https'] }),
+  STRIPE_TIMEOUT_MS: int({ default: 10_000, min: 1, max: 120_000 }),
+  CHECKOUT_SUCCESS_URL: url({ default: 'http://localhost:8080/dashboard?checkout=success', protocols: ['http', 'https'] }),
+  CHECKOUT_CANCEL_URL: url({ default: 'http://localhost:8080/dashboard?checkout=cancel', protocols: ['http', 'https'] }),
 };
 
 type ParsedEnv = EnvOf<typeof BILLING_ENV>;

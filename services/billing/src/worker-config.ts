@@ -1,4 +1,4 @@
-import { int, oneOf, parseEnv, str, url } from '@svc/config';
+import { bool, int, oneOf, parseEnv, str, url } from '@svc/config';
 import type { EnvOf } from '@svc/config';
 
 /** The ledger worker's environment (dist/worker.js), parsed once at start. */
@@ -15,6 +15,14 @@ export const LEDGER_WORKER_ENV = {
   LEDGER_SWEEP_INTERVAL_MS: int({ default: 30_000, min: 100, max: 3_600_000 }),
   /** Stream entries per Postgres transaction. */
   LEDGER_BATCH_SIZE: int({ default: 500, min: 1, max: 10_000 }),
+  /** How often reconciliation runs over every account (a BullMQ job scheduler). */
+  RECONCILE_INTERVAL_MS: int({ default: 60_000, min: 1_000, max: 86_400_000 }),
+  /** Also correct drift confirmed by two consecutive reads (stale reservations are always released). */
+  RECONCILE_REPAIR: bool({ default: false }),
+  /** A reservation whose search ran past its own bound by more than this is stale. */
+  RECONCILE_STALE_AFTER_MS: int({ default: 60_000, min: 0, max: 3_600_000 }),
+  /** How often the backlog is logged while records are pending. */
+  BACKLOG_LOG_INTERVAL_MS: int({ default: 5_000, min: 100, max: 3_600_000 }),
 };
 
 export type LedgerWorkerConfig = EnvOf<typeof LEDGER_WORKER_ENV>;

@@ -6,12 +6,16 @@
  *   create-account [--email E] [--name N]
  *   grant <account_id> <amount_usd> --reason R [--idempotency-key K]
  *   ledger <account_id> [--limit N] [--cursor C]
+ *   reconcile [--account A] [--repair] [--limit N] [--cursor C]
+ *   backlog
  */
 
 const USAGE = `usage: admin <command>
   create-account [--email E] [--name N]
   grant <account_id> <amount_usd> --reason R [--idempotency-key K]
-  ledger <account_id> [--limit N] [--cursor C]`;
+  ledger <account_id> [--limit N] [--cursor C]
+  reconcile [--account A] [--repair] [--limit N] [--cursor C]
+  backlog`;
 
 class UsageError extends Error {}
 
@@ -93,6 +97,23 @@ function buildCall(argv: string[]): Call {
       if (cursor !== undefined) query.set('cursor', cursor);
       const qs = query.toString();
       return { method: 'GET', path: `/operator/accounts/${encodeURIComponent(accountId)}/ledger${qs === '' ? '' : `?${qs}`}` };
+    }
+    case 'reconcile': {
+      // --repair is a switch (no value): the repairing form is POST .../repair.
+      const repair = rest.includes('--repair');
+      const { positional, flags } = parseArgs(rest.filter((arg) => arg !== '--repair'), ['account', 'limit', 'cursor']);
+      if (positional.length > 0) throw new UsageError('reconcile takes no positional arguments');
+      const query = new URLSearchParams();
+      for (const [flag, param] of [['account', 'account_id'], ['limit', 'limit'], ['cursor', 'cursor']] as const) {
+        const value = flags.get(flag);
+        if (value !== undefined) query.set(param, value);
+      }
+      const qs = query.toString();
+      return { method: repair ? 'POST' : 'GET', path: `/operator/reconciliation${repair ? '/repair' : ''}${qs === '' ? '' : `?${qs}`}` };
+    }
+    case 'backlog': {
+      if (rest.length > 0) throw new UsageError('backlog takes no arguments');
+      return { method: 'GET', path: '/operator/ledger/backlog' };
     }
     default:
       throw new UsageError(command === undefined ? 'no command given' : `unknown command ${command}`);

@@ -6,10 +6,8 @@ import { encodeCursor, ledgerEntryView, parseCreateAccountBody, parseGrantBody, 
 import type { LedgerEntryView } from './operator.dto';
 
 /**
- * The operator API (CONTRACT.md "Operators"), served only on OPERATOR_PORT.
- * GET /operator/reconciliation belongs here when the reconciliation job lands: it will
- * compare each account's durable balance (account_balances) with the spendable figure
- * in Redis and report the drift.
+ * The operator API (CONTRACT.md "Operators"), served only on OPERATOR_PORT. Reconciliation
+ * and the settlement backlog are in reconciliation/reconciliation.controller.ts.
  */
 @Controller('operator')
 @UseGuards(OperatorAuthGuard)

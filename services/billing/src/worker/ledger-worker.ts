@@ -8,12 +8,19 @@ import type { Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { createPrismaClient, DatabaseProbeRepository } from '../db/prisma.repository';
-import { HealthController, READINESS } from '../health/health.controller';
+import { BacklogService, backlogView } from '../backlog/backlog.service';
+import { WORKER_STATUS, WorkerHealthController } from '../backlog/worker-health.controller';
+import type { WorkerStatus } from '../backlog/worker-health.controller';
+import { READINESS } from '../health/health.controller';
 import type { Readiness } from '../health/health.controller';
 import { createListener } from '../http/listener';
 import { freshRequestIds } from '../http/request-id';
 import { LedgerRepository } from '../ledger/ledger.repository';
 import { LedgerDrainService } from '../settlement/ledger-drain.service';
+import { ReconciliationJob } from '../reconciliation/reconciliation-job';
+import { ReconciliationRedisAdapter } from '../reconciliation/reconciliation-redis.adapter';
+import { ReconciliationRepository } from '../reconciliation/reconciliation.repository';
+import { ReconciliationService } from '../reconciliation/reconciliation.service';
 import { SettlementStreamAdapter } from '../settlement/settlement-stream.adapter';
 import { SpendableBalanceAdapter } from '../spendable/spendable-balance.adapter';
 import { SpendableOutboxService } from '../spendable/spendable-outbox.service';
@@ -22,12 +29,19 @@ import type { LedgerWorkerConfig } from '../worker-config';
 /** Scheduler ids in BullMQ: the job names (one scheduler each for the whole deployment, however many replicas). */
 const DRAIN_SCHEDULER = LEDGER_JOBS.drain;
 const SWEEP_SCHEDULER = LEDGER_JOBS.sweep;
+/** Reconciliation has its own queue (the ledger queue's job names are a shared contract). */
+export const RECONCILE_QUEUE = 'billing-reconcile';
+const RECONCILE_JOB = 'reconcile';
 
-/** The worker's only HTTP surface: /healthz and /readyz. */
+/** The worker's only HTTP surface: /healthz and /readyz (with the backlog). */
 @Module({})
 class WorkerHealthModule {
-  static register(readiness: Readiness): DynamicModule {
-    return { module: WorkerHealthModule, controllers: [HealthController], providers: [{ provide: READINESS, useValue: readiness }] };
+  static register(readiness: Readiness, status: WorkerStatus): DynamicModule {
+    return {
+      module: WorkerHealthModule,
+      controllers: [WorkerHealthController],
+      providers: [{ provide: READINESS, useValue: readiness }, { provide: WORKER_STATUS, useValue: status }],
+    };
   }
 }
 
@@ -56,7 +70,8 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
   const workerConnection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   const queueConnection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
   const data = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, connectTimeout: 2_000 });
-  for (const connection of [workerConnection, queueConnection, data]) {
+  const reconcileConnection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  for (const connection of [workerConnection, queueConnection, data, reconcileConnection]) {
     connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   }
   const repository = new LedgerRepository(prisma);
@@ -65,17 +80,36 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
   });
   const outbox = new SpendableOutboxService(repository, new SpendableBalanceAdapter(data), logger.child({ component: 'outbox' }));
   const database = new DatabaseProbeRepository(prisma);
+  const backlog = new BacklogService(data);
+  const reconciliation = new ReconciliationJob(
+    new ReconciliationService(new ReconciliationRepository(prisma), new ReconciliationRedisAdapter(data), logger.child({ component: 'reconciliation' }), config.RECONCILE_STALE_AFTER_MS),
+    logger.child({ component: 'reconciliation' }),
+    { releaseStale: true, correctDrift: config.RECONCILE_REPAIR },
+  );
+  // While records are pending (e.g. PostgreSQL down), the backlog is logged every few seconds.
+  let backlogTimer: NodeJS.Timeout | undefined;
+  let lastLoggedPending = 0;
+  const logBacklog = async (): Promise<void> => {
+    const measured = await backlog.measure();
+    if (measured.pendingRecords > 0 || lastLoggedPending > 0) logger.info(backlogView(measured), 'settlement backlog');
+    lastLoggedPending = measured.pendingRecords;
+  };
 
+  let reconcileQueue: Queue | undefined;
+  let reconcileWorker: Worker | undefined;
   let queue: Queue<LedgerJobPayload, unknown, LedgerJobName> | undefined;
   let worker: Worker<LedgerJobPayload, unknown, LedgerJobName> | undefined;
   let app: NestFastifyApplication | undefined;
   const close = async (): Promise<void> => {
     // The worker finishes its current job first: a batch is committed and its entries
     // removed, or not committed and left in the stream.
+    if (backlogTimer !== undefined) clearInterval(backlogTimer);
+    await reconcileWorker?.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the reconcile worker failed'));
+    await reconcileQueue?.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the reconcile queue failed'));
     await worker?.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the BullMQ worker failed'));
     await queue?.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the BullMQ queue failed'));
     await app?.close().catch(() => undefined);
-    await Promise.allSettled([workerConnection, queueConnection, data].map((c) => c.quit().catch(() => c.disconnect())));
+    await Promise.allSettled([workerConnection, queueConnection, data, reconcileConnection].map((c) => c.quit().catch(() => c.disconnect())));
     await prisma.$disconnect();
   };
 
@@ -95,6 +129,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
         case LEDGER_JOBS.drain: {
           const result = await drain.drain();
           if (result.accounts > 0) logger.debug({ ...result }, 'drain done');
+          await backlog.recordDrained(result.written + result.skipped).catch(() => undefined);
           return result;
         }
         case LEDGER_JOBS.sweep: {
@@ -119,7 +154,22 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
         return { postgres, redis: redisUp };
       },
     };
-    app = await createListener({ module: WorkerHealthModule.register(readiness), logger: logger.child({ listener: 'health' }), requestIds: freshRequestIds });
+    reconcileQueue = new Queue(RECONCILE_QUEUE, { connection: queueConnection });
+    await reconcileQueue.upsertJobScheduler(RECONCILE_JOB, { every: config.RECONCILE_INTERVAL_MS }, {
+      name: RECONCILE_JOB, data: {}, opts: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 20 } },
+    });
+    reconcileWorker = new Worker(RECONCILE_QUEUE, async () => reconciliation.run(), { connection: reconcileConnection, concurrency: 1 });
+    reconcileWorker.on('failed', (_job, error) => logger.warn({ err: error }, 'reconciliation failed; it runs again at the next interval'));
+    reconcileWorker.on('error', (error) => logger.error({ err: error }, 'reconcile worker error'));
+    backlogTimer = setInterval(() => {
+      logBacklog().catch((error: unknown) => logger.warn({ err: error }, 'measuring the backlog failed'));
+    }, config.BACKLOG_LOG_INTERVAL_MS);
+    const status: WorkerStatus = {
+      async snapshot(): Promise<Record<string, unknown>> {
+        return { backlog: backlogView(await backlog.measure()), reconciliation: { ...reconciliation.counters } };
+      },
+    };
+    app = await createListener({ module: WorkerHealthModule.register(readiness, status), logger: logger.child({ listener: 'health' }), requestIds: freshRequestIds });
     await app.listen(config.PORT, config.HOST);
     // A crash between a grant's commit and its Redis apply is repaired at start too.
     await outbox.applyPending().catch((error: unknown) => logger.warn({ err: error }, 'outbox apply at start failed; the sweep retries'));

@@ -1,0 +1,110 @@
+import { redisKeys, SETTLEMENT_DIRTY_SET } from '@svc/contracts';
+import type { Redis } from 'ioredis';
+
+/** Per-second counters of records the drain wrote (every worker replica adds to the same ones). */
+const DRAINED_PREFIX = 'svc:settle:drained:';
+/** The drain rate is the average over this many whole seconds before the current one. */
+export const DRAIN_RATE_WINDOW_S = 10;
+const DRAINED_TTL_S = 5 * 60;
+
+const STREAM_PREFIX = redisKeys.settlementStream('\u0000').split('\u0000')[0] ?? '';
+const STREAM_SUFFIX = redisKeys.settlementStream('\u0000').split('\u0000')[1] ?? '';
+
+/** The settlement backlog: records the gateways settled that are not in PostgreSQL yet. */
+export interface Backlog {
+  pendingRecords: number;
+  pendingAccounts: number;
+  /** Age of the oldest record still in a stream (Redis clock), 0 when none. */
+  oldestPendingAgeMs: number;
+  /** Records written per second over the last DRAIN_RATE_WINDOW_S seconds. */
+  drainRatePerS: number;
+  /** pending / rate; null when records are pending and nothing drains (e.g. PostgreSQL down). */
+  estimatedDrainMs: number | null;
+}
+
+export function backlogView(b: Backlog): Record<string, number | null> {
+  return {
+    pending_records: b.pendingRecords,
+    pending_accounts: b.pendingAccounts,
+    oldest_pending_age_ms: b.oldestPendingAgeMs,
+    drain_rate_per_s: b.drainRatePerS,
+    estimated_drain_ms: b.estimatedDrainMs,
+  };
+}
+
+function streamMs(entryId: string): number | null {
+  const ms = Number(entryId.split('-')[0]);
+  return Number.isSafeInteger(ms) ? ms : null;
+}
+
+/**
+ * Measures the backlog from Redis alone (it must work while PostgreSQL is down): the
+ * accounts in the dirty set plus every settlement stream found by SCAN (a lost dirty mark
+ * still counts), their XLEN and oldest entry id; the drain rate from the drain's counters.
+ */
+export class BacklogService {
+  constructor(private readonly redis: Redis) {}
+
+  /** Called by the drain after each committed batch. */
+  async recordDrained(records: number): Promise<void> {
+    if (records <= 0) return;
+    const key = `${DRAINED_PREFIX}${Math.floor(Date.now() / 1000)}`;
+    await this.redis.multi().incrby(key, records).expire(key, DRAINED_TTL_S).exec();
+  }
+
+  async measure(): Promise<Backlog> {
+    const accounts = new Set(await this.redis.smembers(SETTLEMENT_DIRTY_SET));
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', redisKeys.settlementStream('*'), 'COUNT', 1000, 'TYPE', 'stream');
+      cursor = next;
+      for (const key of keys) {
+        if (!key.startsWith(STREAM_PREFIX) || !key.endsWith(STREAM_SUFFIX)) continue;
+        const accountId = key.slice(STREAM_PREFIX.length, key.length - STREAM_SUFFIX.length);
+        if (accountId !== '') accounts.add(accountId);
+      }
+    } while (cursor !== '0');
+
+    const [seconds, micros] = await this.redis.time();
+    const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    let pendingRecords = 0;
+    let pendingAccounts = 0;
+    let oldestMs: number | null = null;
+    const ids = [...accounts];
+    for (let start = 0; start < ids.length; start += 500) {
+      const chunk = ids.slice(start, start + 500);
+      const pipeline = this.redis.pipeline();
+      for (const accountId of chunk) {
+        const key = redisKeys.settlementStream(accountId);
+        pipeline.xlen(key).xrange(key, '-', '+', 'COUNT', 1);
+      }
+      const results = (await pipeline.exec()) ?? [];
+      chunk.forEach((_accountId, i) => {
+        const [lenError, len] = results[2 * i] ?? [null, 0];
+        const [rangeError, range] = results[2 * i + 1] ?? [null, []];
+        if (lenError !== null || rangeError !== null) return; // e.g. a key of another type: not a backlog
+        const count = Number(len);
+        if (count <= 0) return;
+        pendingRecords += count;
+        pendingAccounts += 1;
+        const first = (range as [string, string[]][])[0];
+        const ms = first === undefined ? null : streamMs(first[0]);
+        if (ms !== null && (oldestMs === null || ms < oldestMs)) oldestMs = ms;
+      });
+    }
+
+    const nowS = Math.floor(Date.now() / 1000);
+    const rateKeys = Array.from({ length: DRAIN_RATE_WINDOW_S }, (_, i) => `${DRAINED_PREFIX}${nowS - 1 - i}`);
+    const drained = (await this.redis.mget(...rateKeys)).reduce((sum, v) => sum + (v === null ? 0 : Number(v) || 0), 0);
+    const drainRatePerS = Math.round((drained / DRAIN_RATE_WINDOW_S) * 100) / 100;
+    let estimatedDrainMs: number | null = 0;
+    if (pendingRecords > 0) estimatedDrainMs = drainRatePerS > 0 ? Math.round((pendingRecords / drainRatePerS) * 1000) : null;
+    return {
+      pendingRecords,
+      pendingAccounts,
+      oldestPendingAgeMs: oldestMs === null ? 0 : Math.max(0, nowMs - oldestMs),
+      drainRatePerS,
+      estimatedDrainMs,
+    };
+  }
+}

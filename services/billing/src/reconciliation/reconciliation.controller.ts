@@ -1,0 +1,59 @@
+import { Controller, Get, HttpCode, Inject, Post, Query, Req, UseGuards } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { BacklogService, backlogView } from '../backlog/backlog.service';
+import { OperatorAuthGuard } from '../http/operator-auth.guard';
+import { accountReportView, encodeAccountCursor, parseReconciliationQuery } from './reconciliation.dto';
+import { REPORT_ONLY, ReconciliationService } from './reconciliation.service';
+import type { RepairOptions } from './reconciliation.service';
+
+interface ReportBody {
+  data: Record<string, unknown>[];
+  next_cursor: string | null;
+  request_id: string;
+}
+
+/**
+ * Operator routes (OPERATOR_PORT only) of reconciliation and the settlement backlog.
+ * GET reports and never writes; POST .../repair releases stale reservations and corrects
+ * a drift confirmed by two consecutive locked reads.
+ */
+@Controller('operator')
+@UseGuards(OperatorAuthGuard)
+export class ReconciliationController {
+  constructor(
+    @Inject(ReconciliationService) private readonly reconciliation: ReconciliationService,
+    @Inject(BacklogService) private readonly backlog: BacklogService,
+  ) {}
+
+  @Get('reconciliation')
+  async report(@Query() query: unknown, @Req() request: FastifyRequest): Promise<ReportBody> {
+    return this.run(query, REPORT_ONLY, request);
+  }
+
+  @Post('reconciliation/repair')
+  @HttpCode(200)
+  async repair(@Query() query: unknown, @Req() request: FastifyRequest): Promise<ReportBody> {
+    const body = await this.run(query, { releaseStale: true, correctDrift: true }, request);
+    request.log.info({ accounts: body.data.length }, 'operator reconciliation repair');
+    return body;
+  }
+
+  @Get('ledger/backlog')
+  async ledgerBacklog(@Req() request: FastifyRequest): Promise<Record<string, unknown>> {
+    return { ...backlogView(await this.backlog.measure()), request_id: request.id };
+  }
+
+  private async run(query: unknown, options: RepairOptions, request: FastifyRequest): Promise<ReportBody> {
+    const parsed = parseReconciliationQuery(query);
+    if (parsed.accountId !== null) {
+      const report = await this.reconciliation.reconcileAccount(parsed.accountId, options);
+      return { data: [accountReportView(report)], next_cursor: null, request_id: request.id };
+    }
+    const page = await this.reconciliation.reconcilePage(parsed.limit, parsed.afterId, options);
+    return {
+      data: page.reports.map(accountReportView),
+      next_cursor: page.nextAfterId === null ? null : encodeAccountCursor(page.nextAfterId),
+      request_id: request.id,
+    };
+  }
+}
