@@ -27,4 +27,8 @@ export const redisKeys = {
     `{a:${accountId}}:idem:${keyId}:${idempotencyKeyDigest}`,
   /** Sorted set of a provider's in-flight call leases (member: lease id, score: expiry ms). */
   providerLeases: (provider: string): string => `svc:prov:{p:${provider}}:leases`,
+  /** A key's rate-limit state: GCRA theoretical arrival time in Redis-clock microseconds. */
+  keyRate: (accountId: string, keyId: string): string => `{a:${accountId}}:rate:${keyId}`,
+  /** Sorted set of an account's searches in flight (member: request id, score: expiry ms, Redis clock). */
+  accountInFlight: (accountId: string): string => `{a:${accountId}}:inflight`,
 } as const;

@@ -17,6 +17,9 @@ export const gatewayEnvSchema = {
   KEY_CHANGES_SUBSCRIBE: bool({ default: true }),
   RATE_LIMIT_PER_SECOND: int({ default: 20, min: 1, max: 1_000_000 }),
   RATE_LIMIT_BURST: int({ default: 40, min: 1, max: 1_000_000 }),
+  ACCOUNT_MAX_IN_FLIGHT: int({ default: 50, min: 1, max: 1_000_000 }),
+  /** How long an account in-flight lease lives unless its search ends or moves on; 0: PROVIDER_TIMEOUT_MS + 5000. */
+  ACCOUNT_LEASE_TTL_MS: int({ default: 0, min: 0, max: 3_600_000 }),
   BYOK_ENABLED: bool({ default: true }),
   BYOK_FEE_PERCENT: int({ default: 5, min: 0, max: 100 }),
   BRAVE_API_KEY: secret({ optional: true }),
@@ -35,7 +38,8 @@ export type GatewayConfig = Omit<EnvOf<typeof gatewayEnvSchema>, 'INTERNAL_TOKEN
 
 /**
  * Parses the environment and checks the rules between variables: a cached key state may
- * never outlive the propagation bound of spec section 3.
+ * never outlive the propagation bound of spec section 3, and an account lease must outlive
+ * one provider call. ACCOUNT_LEASE_TTL_MS comes back resolved (never 0).
  */
 export function parseGatewayConfig(source: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const config = parseEnv(gatewayEnvSchema, source);
@@ -44,7 +48,12 @@ export function parseGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gat
   if (config.KEY_CACHE_TTL_MS > config.KEY_PROPAGATION_MAX_MS) {
     throw new ConfigError('KEY_CACHE_TTL_MS', `must not exceed KEY_PROPAGATION_MAX_MS (${config.KEY_PROPAGATION_MAX_MS})`);
   }
-  return { ...config, INTERNAL_TOKEN: internalToken };
+  const leaseTtlMs = config.ACCOUNT_LEASE_TTL_MS === 0 ? config.PROVIDER_TIMEOUT_MS + 5_000 : config.ACCOUNT_LEASE_TTL_MS;
+  // A lease shorter than one provider call would let a slow search stop counting while it still runs.
+  if (leaseTtlMs <= config.PROVIDER_TIMEOUT_MS) {
+    throw new ConfigError('ACCOUNT_LEASE_TTL_MS', `must exceed PROVIDER_TIMEOUT_MS (${config.PROVIDER_TIMEOUT_MS})`);
+  }
+  return { ...config, ACCOUNT_LEASE_TTL_MS: leaseTtlMs, INTERNAL_TOKEN: internalToken };
 }
 
 /** For main: parse, or print the problem (never a secret's value) and exit with status 1. */

@@ -130,9 +130,9 @@ describe('provider adapters against the provider simulator', () => {
     await search('tavily/basic', 'count me sim:*=quota');
     await search('tavily/advanced', 'count me');
     expect(await stats()).toEqual({
-      brave: { in_flight: 0, total: 1 },
-      exa: { in_flight: 0, total: 1 },
-      tavily: { in_flight: 0, total: 2 },
+      brave: { in_flight: 0, total: 1, max_in_flight: 1 },
+      exa: { in_flight: 0, total: 1, max_in_flight: 1 },
+      tavily: { in_flight: 0, total: 2, max_in_flight: 1 },
     });
   });
 

@@ -52,6 +52,8 @@ describe('search money under concurrency (real Redis, two gateways, provider sim
         KEY_CHANGES_SUBSCRIBE: 'false',
         EXA_BASE_URL: `http://127.0.0.1:${port}/exa`, EXA_API_KEY: 'sim-exa-key',
         PROVIDER_MAX_IN_FLIGHT_EXA: '10000',
+        // Money exactness only: the rate and in-flight limits are tested in admission.int.spec.ts.
+        RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', ACCOUNT_MAX_IN_FLIGHT: '100000',
       }));
     }
   });

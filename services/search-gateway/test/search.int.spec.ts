@@ -133,7 +133,8 @@ describe('POST /v1/search (real Redis, provider simulator, in-process gateway)',
       expect(reply.body.results).toHaveLength(5);
       expect(typeof reply.body.latency_ms).toBe('number');
       expect(reply.headers.get('x-ratelimit-limit')).toBe('20');
-      expect(reply.headers.get('x-ratelimit-remaining')).toBe('40');
+      // A fresh key's first search leaves the burst less this one.
+      expect(reply.headers.get('x-ratelimit-remaining')).toBe('39');
       expect(await balance(a)).toBe(1_000_000 - PRICE.exaFast);
       expect(await reserved(a)).toBe(0);
       const [record, ...more] = await records(a);

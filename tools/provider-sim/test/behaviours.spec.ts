@@ -45,9 +45,13 @@ describe('provider-sim over real HTTP: timeouts, slow answers and counters', () 
     await exa('one');
     await exa('two sim:exa=error500');
     await fetch(`${base}/tavily/search`, { method: 'POST', headers: { authorization: 'Bearer tvly-wrong' }, body: '{}' });
-    expect(await stats()).toEqual({ brave: { in_flight: 0, total: 0 }, exa: { in_flight: 0, total: 2 }, tavily: { in_flight: 0, total: 1 } });
+    // One request at a time: the high-water mark is 1 where anything was sent.
+    expect(await stats()).toEqual({
+      brave: { in_flight: 0, total: 0, max_in_flight: 0 }, exa: { in_flight: 0, total: 2, max_in_flight: 1 }, tavily: { in_flight: 0, total: 1, max_in_flight: 1 },
+    });
     await fetch(`${base}/_sim/reset`, { method: 'POST' });
     expect((await stats()).exa.total).toBe(0);
+    expect((await stats()).exa.max_in_flight).toBe(0);
   });
 
   it('sim:exa=timeout never answers: the request stays in flight until the client goes away', async () => {

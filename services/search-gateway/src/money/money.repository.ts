@@ -3,7 +3,7 @@ import type { KeyRecord, Provider, SettlementRecord } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import type Redis from 'ioredis';
 import type { ChainableCommander, Result } from 'ioredis';
-import { IDEMPOTENCY_STORE_LUA, LEASE_LUA, RELEASE_LUA, RESERVE_LUA, SETTLE_LUA } from './money.scripts';
+import { ADMIT_LUA, IDEMPOTENCY_STORE_LUA, LEASE_EXTEND_LUA, LEASE_LUA, RELEASE_LUA, RESERVE_LUA, SETTLE_LUA } from './money.scripts';
 
 type Arg = string | number;
 
@@ -14,6 +14,8 @@ declare module 'ioredis' {
     svcRelease(...keysAndArgs: Arg[]): Result<number, Context>;
     svcSettle(...keysAndArgs: Arg[]): Result<number, Context>;
     svcIdemStore(key: string, ...args: Arg[]): Result<string | null, Context>;
+    svcAdmit(...keysAndArgs: Arg[]): Result<unknown[], Context>;
+    svcLeaseExtend(key: string, ...args: Arg[]): Result<number, Context>;
   }
 }
 
@@ -41,6 +43,10 @@ export interface MoneyScope {
   readonly idempotencyKey: string | null;
   /** How long the reservation hash may live (longer than any search). */
   readonly reservationTtlMs: number;
+  /** The key's rate-limit state. */
+  readonly rateKey: string;
+  /** The account's in-flight leases (member: the request id). */
+  readonly inFlightKey: string;
 }
 
 /**
@@ -72,13 +78,17 @@ export function moneyScope(record: KeyRecord, requestId: string, idempotencyDige
     settledKey: `${tag}:settled:${requestId}`,
     idempotencyKey: idempotencyDigest === null ? null : redisKeys.idempotency(accountId, keyId, idempotencyDigest),
     reservationTtlMs,
+    rateKey: redisKeys.keyRate(accountId, keyId),
+    inFlightKey: redisKeys.accountInFlight(accountId),
   };
 }
 
 /** Work left over from an earlier attempt, sent at the head of the next round trip. */
 export type PendingOp =
   | { readonly kind: 'release'; readonly index: number; readonly keepMicros: Micros }
-  | { readonly kind: 'unlease'; readonly provider: Provider; readonly leaseId: string };
+  | { readonly kind: 'unlease'; readonly provider: Provider; readonly leaseId: string }
+  /** Gives back the search's account in-flight lease (member: the request id). */
+  | { readonly kind: 'unleaseAccount' };
 
 export interface LeaseRequest {
   readonly provider: Provider;
@@ -95,6 +105,24 @@ export interface ReserveRequest {
 }
 
 export type ReserveVerdict = { kind: 'ok' } | { kind: 'limit' } | { kind: 'balance' } | { kind: 'dup'; stored: string };
+
+/** The limits checked by a search's first admission (spec section 8). */
+export interface AdmissionRequest {
+  readonly ratePerSecond: number;
+  readonly burst: number;
+  readonly accountCap: number;
+  readonly leaseTtlMs: number;
+}
+
+/**
+ * The answer of a first admission: refused by the key's rate (nothing written), refused by
+ * the account's in-flight cap (nothing written), or admitted with a reserve verdict and the
+ * requests left in the key's burst.
+ */
+export type AdmissionVerdict =
+  | { readonly kind: 'rate_limited'; readonly retryAfterMs: number }
+  | { readonly kind: 'too_many' }
+  | { readonly kind: 'admitted'; readonly remaining: number; readonly verdict: ReserveVerdict };
 
 export interface Settlement {
   readonly record: SettlementRecord;
@@ -114,12 +142,45 @@ export class MoneyRepository {
     redis.defineCommand('svcRelease', { numberOfKeys: 4, lua: RELEASE_LUA });
     redis.defineCommand('svcSettle', { numberOfKeys: 8, lua: SETTLE_LUA });
     redis.defineCommand('svcIdemStore', { numberOfKeys: 1, lua: IDEMPOTENCY_STORE_LUA });
+    redis.defineCommand('svcAdmit', { numberOfKeys: 7, lua: ADMIT_LUA });
+    redis.defineCommand('svcLeaseExtend', { numberOfKeys: 1, lua: LEASE_EXTEND_LUA });
   }
 
-  /** Pending ops, then the lease and the reservation: one round trip. */
-  async admit(scope: MoneyScope, pending: readonly PendingOp[], lease: LeaseRequest, reserve: ReserveRequest): Promise<{ leased: boolean; verdict: ReserveVerdict }> {
+  /**
+   * A search's first admission: pending ops, the provider lease, then the admission script
+   * (rate, account lease, claim, reservation): one round trip. On a refusal the provider
+   * lease may have been taken; the caller gives it back.
+   */
+  async admitFirst(scope: MoneyScope, pending: readonly PendingOp[], lease: LeaseRequest, reserve: ReserveRequest, admission: AdmissionRequest): Promise<{ leased: boolean; admission: AdmissionVerdict }> {
     const pipeline = this.redis.pipeline();
     this.queuePending(pipeline, scope, pending);
+    pipeline.svcLease(redisKeys.providerLeases(lease.provider), lease.leaseId, lease.cap, lease.lifetimeMs);
+    const claim = reserve.claim;
+    pipeline.svcAdmit(
+      scope.balanceKey, scope.reservedKey, scope.limitKey, scope.reservationKey, scope.idempotencyKey ?? scope.reservationKey,
+      scope.rateKey, scope.inFlightKey,
+      reserve.amountMicros, scope.limitMicros, reserve.index, scope.reservationTtlMs, scope.limitExpireAtMs,
+      claim === undefined ? '0' : '1', claim?.value ?? '', claim?.ttlMs ?? 0,
+      admission.ratePerSecond, admission.burst, scope.requestId, admission.accountCap, admission.leaseTtlMs,
+    );
+    const results = await execAll(pipeline);
+    const leased = results[results.length - 2] === 1;
+    return { leased, admission: toAdmission(results[results.length - 1]) };
+  }
+
+  /** Gives back the search's account lease alone (the exits that make no other round trip). */
+  async releaseAccount(scope: MoneyScope): Promise<void> {
+    await this.redis.zrem(scope.inFlightKey, scope.requestId);
+  }
+
+  /**
+   * A later attempt: pending ops, the extension of the account lease (when `extendLeaseMs`
+   * is given), the provider lease and the reservation: one round trip.
+   */
+  async admit(scope: MoneyScope, pending: readonly PendingOp[], lease: LeaseRequest, reserve: ReserveRequest, extendLeaseMs?: number): Promise<{ leased: boolean; verdict: ReserveVerdict }> {
+    const pipeline = this.redis.pipeline();
+    this.queuePending(pipeline, scope, pending);
+    if (extendLeaseMs !== undefined) pipeline.svcLeaseExtend(scope.inFlightKey, scope.requestId, extendLeaseMs);
     pipeline.svcLease(redisKeys.providerLeases(lease.provider), lease.leaseId, lease.cap, lease.lifetimeMs);
     const claim = reserve.claim;
     pipeline.svcReserve(
@@ -174,6 +235,9 @@ export class MoneyRepository {
         case 'unlease':
           pipeline.zrem(redisKeys.providerLeases(op.provider), op.leaseId);
           break;
+        case 'unleaseAccount':
+          pipeline.zrem(scope.inFlightKey, scope.requestId);
+          break;
       }
     }
   }
@@ -194,4 +258,15 @@ function toVerdict(value: unknown): ReserveVerdict {
   if (kind === 'ok' || kind === 'limit' || kind === 'balance') return { kind };
   if (kind === 'dup' && typeof stored === 'string') return { kind: 'dup', stored };
   throw new Error('unexpected reserve reply');
+}
+
+function toAdmission(value: unknown): AdmissionVerdict {
+  if (!Array.isArray(value)) throw new Error('unexpected admit reply');
+  const [kind, second, third] = value as unknown[];
+  if (kind === 'rate' && typeof second === 'number') return { kind: 'rate_limited', retryAfterMs: second };
+  if (kind === 'busy') return { kind: 'too_many' };
+  if (typeof second !== 'number') throw new Error('unexpected admit reply');
+  if (kind === 'dup' && typeof third === 'string') return { kind: 'admitted', remaining: second, verdict: { kind: 'dup', stored: third } };
+  if (kind === 'ok' || kind === 'limit' || kind === 'balance') return { kind: 'admitted', remaining: second, verdict: { kind } };
+  throw new Error('unexpected admit reply');
 }

@@ -155,3 +155,103 @@ end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return false
 `;
+
+/**
+ * Admission of a search, its first reservation included, in one atomic step: the key's rate
+ * limit (GCRA on Redis's clock, in microseconds), the account's in-flight lease (a sorted
+ * set of request ids scored by expiry in Redis-clock milliseconds), the idempotency claim
+ * and the reservation of RESERVE_LUA. Everything is read and checked before the first
+ * write, so a refused request (rate or concurrency) writes nothing: no token is taken when
+ * concurrency refuses, and no lease when the rate refuses.
+ * KEYS[1..5] as RESERVE_LUA, KEYS[6] the key's rate state (GCRA theoretical arrival time,
+ * microseconds), KEYS[7] the account's in-flight set.
+ * ARGV[1..8] as RESERVE_LUA, ARGV[9] requests per second (> 0), ARGV[10] burst (>= 1),
+ * ARGV[11] request id (the lease member), ARGV[12] account cap (>= 1), ARGV[13] lease ttl ms.
+ * Returns {'rate', retry ms} (nothing written: ms until one more request fits),
+ * {'busy'} (nothing written: the account holds cap live leases), {'dup', remaining, stored}
+ * (the token is taken, nothing else: the idempotency key belongs to an earlier request), or
+ * {verdict, remaining} with verdict 'ok' | 'limit' | 'balance' as RESERVE_LUA (token and lease
+ * taken, claim written; reserved only on 'ok'). `remaining` is how many more requests the
+ * key's burst holds right after this one.
+ */
+export const ADMIT_LUA = `
+local amount = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local limitExpireAt = tonumber(ARGV[5])
+local rate = tonumber(ARGV[9])
+local burst = tonumber(ARGV[10])
+local cap = tonumber(ARGV[12])
+local leaseTtl = tonumber(ARGV[13])
+if amount == nil or amount <= 0 or amount % 1 ~= 0 or limit == nil or limitExpireAt == nil
+  or tonumber(ARGV[4]) == nil or tonumber(ARGV[8]) == nil
+  or rate == nil or rate <= 0 or burst == nil or burst < 1 or cap == nil or cap < 1
+  or leaseTtl == nil or leaseTtl <= 0 or ARGV[11] == '' then
+  return redis.error_reply('admit: bad arguments')
+end
+local t = redis.call('TIME')
+local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local nowMs = math.floor(nowUs / 1000)
+local interval = 1000000 / rate
+local tat = tonumber(redis.call('GET', KEYS[6]) or '0')
+if tat == nil then return redis.error_reply('admit: rate state is not a number') end
+if tat < nowUs then tat = nowUs end
+local newTat = tat + interval
+local excess = newTat - nowUs
+local window = burst * interval
+if excess > window then
+  return {'rate', math.ceil((excess - window) / 1000)}
+end
+local remaining = math.floor((window - excess) / interval + 1e-9)
+local holding = redis.call('ZSCORE', KEYS[7], ARGV[11])
+if not holding and redis.call('ZCOUNT', KEYS[7], '(' .. nowMs, '+inf') >= cap then return {'busy'} end
+local claim = ARGV[6] == '1'
+local existing = false
+if claim then existing = redis.call('GET', KEYS[5]) end
+local verdict = 'ok'
+if not existing then
+  local balance = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if balance == nil or tonumber(redis.call('GET', KEYS[2]) or '0') == nil then
+    return redis.error_reply('admit: balance is not an integer')
+  end
+  if limit >= 0 then
+    local used = tonumber(redis.call('GET', KEYS[3]) or '0')
+    if used == nil then return redis.error_reply('admit: key usage is not an integer') end
+    if used + amount > limit then verdict = 'limit' end
+  end
+  if verdict == 'ok' and balance < amount then verdict = 'balance' end
+end
+redis.call('SET', KEYS[6], string.format('%.0f', math.ceil(newTat)), 'PX', math.ceil(excess / 1000) + 1000)
+if existing then return {'dup', remaining, existing} end
+redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', nowMs)
+redis.call('ZADD', KEYS[7], nowMs + leaseTtl, ARGV[11])
+redis.call('PEXPIRE', KEYS[7], leaseTtl)
+if claim then redis.call('SET', KEYS[5], ARGV[7], 'PX', ARGV[8]) end
+if verdict ~= 'ok' then return {verdict, remaining} end
+redis.call('DECRBY', KEYS[1], ARGV[1])
+redis.call('INCRBY', KEYS[2], ARGV[1])
+if limit >= 0 then
+  redis.call('INCRBY', KEYS[3], ARGV[1])
+  if limitExpireAt > 0 then redis.call('PEXPIREAT', KEYS[3], ARGV[5]) end
+end
+redis.call('HSET', KEYS[4], ARGV[3], ARGV[1])
+redis.call('PEXPIRE', KEYS[4], ARGV[4])
+return {'ok', remaining}
+`;
+
+/**
+ * Extends a search's account lease when it moves to its next attempt; a lease that has
+ * already expired is not brought back (its slot may have been given away).
+ * KEYS[1] the account's in-flight set. ARGV[1] request id, ARGV[2] lease ttl ms.
+ * Returns 1 when extended, 0 when the lease was gone.
+ */
+export const LEASE_EXTEND_LUA = `
+local life = tonumber(ARGV[2])
+if life == nil or life <= 0 then return redis.error_reply('extend: bad arguments') end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) <= now then return 0 end
+redis.call('ZADD', KEYS[1], 'XX', now + life, ARGV[1])
+redis.call('PEXPIRE', KEYS[1], life)
+return 1
+`;

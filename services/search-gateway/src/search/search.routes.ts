@@ -18,10 +18,9 @@ export interface RateLimitHeaders {
  */
 export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, search: SearchService, rateLimit: RateLimitHeaders): void {
   const authenticated = new WeakMap<FastifyRequest, KeyRecord>();
-  // Until the rate limiter of the next issue exists, the headers carry the configured
-  // rate (RATE_LIMIT_PER_SECOND) and the whole burst (RATE_LIMIT_BURST) as remaining.
+  // x-ratelimit-limit is the configured rate (RATE_LIMIT_PER_SECOND); x-ratelimit-remaining
+  // comes from the admission script's answer (SearchReply.rateLimit).
   const limitHeader = String(rateLimit.limit);
-  const remainingHeader = String(rateLimit.remaining);
 
   scope.route<{ Body: SearchBody }>({
     method: 'POST',
@@ -47,7 +46,9 @@ export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, se
         elapsedMs: () => reply.elapsedTime,
       });
       if (result.requestId !== request.id) reply.header('x-svc-request-id', result.requestId);
-      if (result.status === 200) reply.header('x-ratelimit-limit', limitHeader).header('x-ratelimit-remaining', remainingHeader);
+      if (result.status === 200 && result.rateLimit !== undefined) {
+        reply.header('x-ratelimit-limit', limitHeader).header('x-ratelimit-remaining', String(result.rateLimit.remaining));
+      }
       if (result.status === 503) reply.header('retry-after', '1');
       return reply.code(result.status).type('application/json; charset=utf-8').send(result.body);
     },

@@ -5,7 +5,7 @@ import type { Micros } from '@svc/money';
 import { microsToUsd } from '@svc/money';
 import type { Logger } from 'pino';
 import { moneyScope } from '../money/money.repository';
-import type { MoneyRepository, MoneyScope, PendingOp, ReserveVerdict } from '../money/money.repository';
+import type { AdmissionRequest, MoneyRepository, MoneyScope, PendingOp, ReserveVerdict } from '../money/money.repository';
 import type { ProviderOutcome, ProviderRegistry } from '../providers';
 import { claimValue, outcomeValue, parseStored } from './idempotency';
 import type { SearchMetrics } from './search.metrics';
@@ -20,6 +20,20 @@ export interface SearchSettings {
   readonly leaseMarginMs: number;
   /** How often a repeat polls for the first request's outcome. */
   readonly idempotencyPollMs: number;
+  /** The key's rate and the account's in-flight cap and lease lifetime (spec section 8). */
+  readonly admission: AdmissionRequest;
+  /**
+   * The clock that picks a key's credit-limit period (default Date.now). The period uses the
+   * gateway's clock, not Redis's: a skew between gateways matters only for searches within
+   * that skew of a UTC day, week or month boundary.
+   */
+  readonly now?: () => number;
+}
+
+/** The key's rate-limit state after this request, for x-ratelimit-limit and x-ratelimit-remaining. */
+export interface RateLimitState {
+  readonly limit: number;
+  readonly remaining: number;
 }
 
 /** A reply ready to send: status and JSON body (the same bytes are kept for idempotent repeats). */
@@ -28,6 +42,8 @@ export interface SearchReply {
   readonly body: string;
   /** The request id in the body (the first request's on an idempotent repeat). */
   readonly requestId: string;
+  /** Set when the request passed the rate limit (every search that reached admission). */
+  readonly rateLimit?: RateLimitState;
 }
 
 export interface SearchCall {
@@ -48,6 +64,13 @@ interface PlannedAttempt {
 }
 
 const SETTLE_TRIES = 3;
+
+/** What a search holds while it runs, for the exits that must give it back. */
+interface SearchState {
+  /** The account in-flight lease is (or may be) held and has not been given back. */
+  accountLease: boolean;
+  rateLimit: RateLimitState | undefined;
+}
 
 /**
  * The search rules: the attempt loop in fallback order, money and capacity through
@@ -73,14 +96,63 @@ export class SearchService {
   }
 
   async search(call: SearchCall): Promise<SearchReply> {
-    const { record, requestId, request } = call;
-    const plan = this.plan(request.models);
+    const { record, requestId } = call;
+    const plan = this.plan(call.request.models);
     const boundMs = this.runningBoundMs(plan.length);
-    const scope = moneyScope(record, requestId, call.idempotency?.keyDigest ?? null, Date.now(), boundMs + 3_600_000);
+    const scope = moneyScope(record, requestId, call.idempotency?.keyDigest ?? null, (this.settings.now ?? Date.now)(), boundMs + 3_600_000);
+    const state: SearchState = { accountLease: false, rateLimit: undefined };
+    try {
+      const reply = await this.run(call, plan, scope, boundMs, state);
+      return state.rateLimit === undefined ? reply : { ...reply, rateLimit: state.rateLimit };
+    } catch (error) {
+      // Every exit that did not give the account lease back in its last round trip does it here.
+      if (state.accountLease) {
+        await this.money.releaseAccount(scope).catch((cause: unknown) => {
+          this.log.error({ request_id: requestId, account_id: scope.accountId, err: describe(cause) }, 'account lease release failed; it expires on its own');
+        });
+      }
+      throw error;
+    }
+  }
+
+  /** The first admission: rate limit, account lease and first reservation in one script. */
+  private async admitFirst(scope: MoneyScope, pending: PendingOp[], provider: Provider, leaseId: string, index: number, amountMicros: Micros, claim: { value: string; ttlMs: number } | undefined, state: SearchState): Promise<{ leased: boolean; verdict: ReserveVerdict }> {
+    const admission = this.settings.admission;
+    // Set before the call: when the reply is lost the lease may exist, and releasing a missing one is harmless.
+    state.accountLease = true;
+    const { leased, admission: verdict } = await this.money.admitFirst(
+      scope,
+      pending.splice(0),
+      { provider, leaseId, cap: this.settings.maxInFlight[provider], lifetimeMs: this.settings.providerTimeoutMs + this.settings.leaseMarginMs },
+      { index, amountMicros, ...(claim === undefined ? {} : { claim }) },
+      admission,
+    );
+    if (verdict.kind === 'admitted') {
+      state.rateLimit = { limit: admission.ratePerSecond, remaining: verdict.remaining };
+      if (verdict.verdict.kind === 'dup') state.accountLease = false;
+      return { leased, verdict: verdict.verdict };
+    }
+    state.accountLease = false;
+    if (leased) {
+      await this.money.finish(scope, [{ kind: 'unlease', provider, leaseId }], null, null).catch((cause: unknown) => {
+        this.log.warn({ request_id: scope.requestId, provider, err: describe(cause) }, 'provider lease release failed; it expires on its own');
+      });
+    }
+    if (verdict.kind === 'rate_limited') {
+      throw new AppError('rate_limited', `this API key is limited to ${admission.ratePerSecond} requests per second (bursts up to ${admission.burst}); retry after the Retry-After delay`, {
+        retryAfterSeconds: Math.max(1, Math.ceil(verdict.retryAfterMs / 1000)),
+      });
+    }
+    throw new AppError('too_many_concurrent_requests', `the account already has ${admission.accountCap} searches in flight; retry shortly`, { retryAfterSeconds: 1 });
+  }
+
+  private async run(call: SearchCall, plan: readonly PlannedAttempt[], scope: MoneyScope, boundMs: number, state: SearchState): Promise<SearchReply> {
+    const { requestId, request } = call;
     const pending: PendingOp[] = [];
     const attempts: AttemptResult[] = [];
     let claimNeeded = call.idempotency !== null;
     let called = false;
+    let admittedOnce = false;
     let lastLease: { provider: Provider; leaseId: string } | null = null;
 
     for (const [index, planned] of plan.entries()) {
@@ -91,16 +163,23 @@ export class SearchService {
         continue;
       }
       const leaseId = `${requestId}:${index}`;
+      const claim = claimNeeded && call.idempotency !== null ? { value: claimValue(requestId, call.idempotency.bodyDigest), ttlMs: boundMs } : undefined;
       let admitted: { leased: boolean; verdict: ReserveVerdict };
       try {
-        admitted = await this.money.admit(
-          scope,
-          pending.splice(0),
-          { provider: model.provider, leaseId, cap: this.settings.maxInFlight[model.provider], lifetimeMs: this.settings.providerTimeoutMs + this.settings.leaseMarginMs },
-          { index, amountMicros: price, ...(claimNeeded && call.idempotency !== null ? { claim: { value: claimValue(requestId, call.idempotency.bodyDigest), ttlMs: boundMs } } : {}) },
-        );
+        if (!admittedOnce) {
+          admittedOnce = true;
+          admitted = await this.admitFirst(scope, pending, model.provider, leaseId, index, price, claim, state);
+        } else {
+          admitted = await this.money.admit(
+            scope,
+            pending.splice(0),
+            { provider: model.provider, leaseId, cap: this.settings.maxInFlight[model.provider], lifetimeMs: this.settings.providerTimeoutMs + this.settings.leaseMarginMs },
+            { index, amountMicros: price, ...(claim === undefined ? {} : { claim }) },
+            this.settings.admission.leaseTtlMs,
+          );
+        }
       } catch (error) {
-        if (called) throw error;
+        if (error instanceof AppError || called) throw error;
         // Before any provider call nothing is charged: fail closed, retryable.
         this.log.error({ request_id: requestId, err: describe(error) }, 'redis admission failed');
         throw new AppError('overloaded', 'the service is temporarily unable to admit searches; retry shortly', { retryAfterSeconds: 1 });
@@ -136,15 +215,19 @@ export class SearchService {
       attempts.push({ status: 'error', model, source, kind: outcome.kind, error: outcome.error, reservedMicros: price, chargedMicros: kept });
     }
     if (lastLease !== null) pending.push({ kind: 'unlease', ...lastLease });
+    // The account lease goes back in the search's last round trip (with the settlement, when there is one).
+    if (state.accountLease) pending.push({ kind: 'unleaseAccount' });
 
     const reply = this.buildReply(requestId, attempts, call.elapsedMs());
     const stored = call.idempotency === null ? null : outcomeValue(requestId, call.idempotency.bodyDigest, reply.status, reply.body);
     if (!called) {
       const { foreignOutcome } = await this.money.finish(scope, pending, null, stored);
+      state.accountLease = false;
       if (foreignOutcome !== null && call.idempotency !== null) return this.replay(foreignOutcome, call.idempotency.bodyDigest, scope, boundMs);
       return reply;
     }
     await this.settle(scope, pending, this.settlementRecord(scope, attempts), stored);
+    state.accountLease = false;
     return reply;
   }
 
