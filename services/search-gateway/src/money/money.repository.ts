@@ -2,22 +2,10 @@ import { periodOf, redisKeys, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@sv
 import type { KeyRecord, Provider, SettlementRecord } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import type Redis from 'ioredis';
-import type { ChainableCommander, Result } from 'ioredis';
+import { RedisBatch } from '../redis/redis-batch';
+import type { BatchPipeline } from '../redis/redis-batch';
 import { ADMIT_LUA, IDEMPOTENCY_STORE_LUA, LEASE_EXTEND_LUA, LEASE_LUA, RELEASE_LUA, RESERVE_LUA, SETTLE_LUA } from './money.scripts';
 
-type Arg = string | number;
-
-declare module 'ioredis' {
-  interface RedisCommander<Context> {
-    svcLease(key: string, ...args: Arg[]): Result<number, Context>;
-    svcReserve(...keysAndArgs: Arg[]): Result<string[], Context>;
-    svcRelease(...keysAndArgs: Arg[]): Result<number, Context>;
-    svcSettle(...keysAndArgs: Arg[]): Result<number, Context>;
-    svcIdemStore(key: string, ...args: Arg[]): Result<string | null, Context>;
-    svcAdmit(...keysAndArgs: Arg[]): Result<unknown[], Context>;
-    svcLeaseExtend(key: string, ...args: Arg[]): Result<number, Context>;
-  }
-}
 
 /** Settled markers and idempotent outcomes live this long (CONTRACT.md: 24 hours). */
 export const OUTCOME_TTL_MS = 24 * 3_600_000;
@@ -136,7 +124,10 @@ export interface Settlement {
  * (settle + dirty mark + lease release).
  */
 export class MoneyRepository {
+  private readonly batch: RedisBatch;
+
   constructor(private readonly redis: Redis) {
+    this.batch = new RedisBatch(redis);
     redis.defineCommand('svcLease', { numberOfKeys: 1, lua: LEASE_LUA });
     redis.defineCommand('svcReserve', { numberOfKeys: 5, lua: RESERVE_LUA });
     redis.defineCommand('svcRelease', { numberOfKeys: 4, lua: RELEASE_LUA });
@@ -152,11 +143,11 @@ export class MoneyRepository {
    * lease may have been taken; the caller gives it back.
    */
   async admitFirst(scope: MoneyScope, pending: readonly PendingOp[], lease: LeaseRequest, reserve: ReserveRequest, admission: AdmissionRequest): Promise<{ leased: boolean; admission: AdmissionVerdict }> {
-    const pipeline = this.redis.pipeline();
+    const pipeline = this.batch.pipeline();
     this.queuePending(pipeline, scope, pending);
-    pipeline.svcLease(redisKeys.providerLeases(lease.provider), lease.leaseId, lease.cap, lease.lifetimeMs);
+    pipeline.add('svcLease', redisKeys.providerLeases(lease.provider), lease.leaseId, lease.cap, lease.lifetimeMs);
     const claim = reserve.claim;
-    pipeline.svcAdmit(
+    pipeline.add('svcAdmit', 
       scope.balanceKey, scope.reservedKey, scope.limitKey, scope.reservationKey, scope.idempotencyKey ?? scope.reservationKey,
       scope.rateKey, scope.inFlightKey,
       reserve.amountMicros, scope.limitMicros, reserve.index, scope.reservationTtlMs, scope.limitExpireAtMs,
@@ -170,7 +161,7 @@ export class MoneyRepository {
 
   /** Gives back the search's account lease alone (the exits that make no other round trip). */
   async releaseAccount(scope: MoneyScope): Promise<void> {
-    await this.redis.zrem(scope.inFlightKey, scope.requestId);
+    await execAll(this.batch.pipeline().add('zrem', scope.inFlightKey, scope.requestId));
   }
 
   /**
@@ -178,12 +169,12 @@ export class MoneyRepository {
    * is given), the provider lease and the reservation: one round trip.
    */
   async admit(scope: MoneyScope, pending: readonly PendingOp[], lease: LeaseRequest, reserve: ReserveRequest, extendLeaseMs?: number): Promise<{ leased: boolean; verdict: ReserveVerdict }> {
-    const pipeline = this.redis.pipeline();
+    const pipeline = this.batch.pipeline();
     this.queuePending(pipeline, scope, pending);
-    if (extendLeaseMs !== undefined) pipeline.svcLeaseExtend(scope.inFlightKey, scope.requestId, extendLeaseMs);
-    pipeline.svcLease(redisKeys.providerLeases(lease.provider), lease.leaseId, lease.cap, lease.lifetimeMs);
+    if (extendLeaseMs !== undefined) pipeline.add('svcLeaseExtend', scope.inFlightKey, scope.requestId, extendLeaseMs);
+    pipeline.add('svcLease', redisKeys.providerLeases(lease.provider), lease.leaseId, lease.cap, lease.lifetimeMs);
     const claim = reserve.claim;
-    pipeline.svcReserve(
+    pipeline.add('svcReserve', 
       scope.balanceKey, scope.reservedKey, scope.limitKey, scope.reservationKey, scope.idempotencyKey ?? scope.reservationKey,
       reserve.amountMicros, scope.limitMicros, reserve.index, scope.reservationTtlMs, scope.limitExpireAtMs,
       claim === undefined ? '0' : '1', claim?.value ?? '', claim?.ttlMs ?? 0,
@@ -199,21 +190,21 @@ export class MoneyRepository {
    * Returns the value stored by another request when that one owns the idempotency key.
    */
   async finish(scope: MoneyScope, pending: readonly PendingOp[], settlement: Settlement | null, unsettledOutcome: string | null): Promise<{ foreignOutcome: string | null }> {
-    const pipeline = this.redis.pipeline();
+    const pipeline = this.batch.pipeline();
     this.queuePending(pipeline, scope, pending);
     let idemIndex = -1;
     if (settlement !== null) {
       const outcome = settlement.outcome;
-      pipeline.svcSettle(
+      pipeline.add('svcSettle', 
         scope.balanceKey, scope.reservedKey, scope.limitKey, scope.totalKey, scope.reservationKey,
         redisKeys.settlementStream(scope.accountId), scope.settledKey, scope.idempotencyKey ?? scope.settledKey,
         settlement.record.chargedMicros, scope.limitMicros >= 0 ? '1' : '0', JSON.stringify(settlement.record), OUTCOME_TTL_MS,
         outcome !== null && scope.idempotencyKey !== null ? '1' : '0', outcome ?? '', OUTCOME_TTL_MS, SETTLEMENT_FIELD,
       );
-      pipeline.sadd(SETTLEMENT_DIRTY_SET, scope.accountId);
+      pipeline.add('sadd', SETTLEMENT_DIRTY_SET, scope.accountId);
     } else if (unsettledOutcome !== null && scope.idempotencyKey !== null) {
       idemIndex = pipeline.length;
-      pipeline.svcIdemStore(scope.idempotencyKey, scope.requestId, unsettledOutcome, OUTCOME_TTL_MS);
+      pipeline.add('svcIdemStore', scope.idempotencyKey, scope.requestId, unsettledOutcome, OUTCOME_TTL_MS);
     }
     if (pipeline.length === 0) return { foreignOutcome: null };
     const results = await execAll(pipeline);
@@ -226,26 +217,25 @@ export class MoneyRepository {
     return this.redis.get(key);
   }
 
-  private queuePending(pipeline: ChainableCommander, scope: MoneyScope, pending: readonly PendingOp[]): void {
+  private queuePending(pipeline: BatchPipeline, scope: MoneyScope, pending: readonly PendingOp[]): void {
     for (const op of pending) {
       switch (op.kind) {
         case 'release':
-          pipeline.svcRelease(scope.balanceKey, scope.reservedKey, scope.limitKey, scope.reservationKey, op.index, op.keepMicros, scope.limitMicros >= 0 ? '1' : '0');
+          pipeline.add('svcRelease', scope.balanceKey, scope.reservedKey, scope.limitKey, scope.reservationKey, op.index, op.keepMicros, scope.limitMicros >= 0 ? '1' : '0');
           break;
         case 'unlease':
-          pipeline.zrem(redisKeys.providerLeases(op.provider), op.leaseId);
+          pipeline.add('zrem', redisKeys.providerLeases(op.provider), op.leaseId);
           break;
         case 'unleaseAccount':
-          pipeline.zrem(scope.inFlightKey, scope.requestId);
+          pipeline.add('zrem', scope.inFlightKey, scope.requestId);
           break;
       }
     }
   }
 }
 
-async function execAll(pipeline: ChainableCommander): Promise<unknown[]> {
+async function execAll(pipeline: BatchPipeline): Promise<unknown[]> {
   const results = await pipeline.exec();
-  if (results === null) throw new Error('redis pipeline was discarded');
   return results.map(([error, value]) => {
     if (error !== null) throw error;
     return value;
