@@ -1,8 +1,8 @@
 /** Turning provider fields into the normalized result's fields. */
 
 const NO_ZONE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?)?$/;
-/** Already RFC 3339 UTC to the second: returned as it is once it is a real instant (the hot path). */
-const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+/** Already RFC 3339 UTC, to the second or the millisecond: kept as it is once it names a real day (the hot path). */
+const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{3})?Z$/;
 
 /**
  * A provider date as RFC 3339 UTC (`2026-01-02T00:00:00Z`), or null when absent or not
@@ -10,7 +10,10 @@ const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
  */
 export function toPublishedAt(value: unknown): string | null {
   if (typeof value !== 'string') return null;
-  if (CANONICAL_UTC.test(value)) return Number.isFinite(Date.parse(value)) && isCalendarDate(value) ? value : null;
+  if (CANONICAL_UTC.test(value)) {
+    if (!isCalendarDate(value)) return null;
+    return value.length === 24 && value.endsWith('.000Z') ? `${value.slice(0, 19)}Z` : value;
+  }
   const text = value.trim();
   if (text === '') return null;
   let ms: number;
