@@ -39,6 +39,8 @@ export interface StackOptions {
   /** Start billing's ledger worker (dist/worker.js); extra environment for it. */
   worker?: boolean;
   workerEnv?: Record<string, string>;
+  /** Extra environment for billing (e.g. STRIPE_SECRET_KEY, STRIPE_API_BASE, STRIPE_WEBHOOK_SECRET). */
+  billingEnv?: Record<string, string>;
   /** LOG_LEVEL of every service (default debug, so tests see everything that is logged). */
   logLevel?: string;
 }
@@ -75,6 +77,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       env: {
         ...common, PORT: String(billHttp), OPERATOR_PORT: String(billOp), DATABASE_URL: billingDb,
         OPERATOR_TOKEN: operatorToken, ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`,
+        ...options.billingEnv,
       },
       readyUrl: `http://127.0.0.1:${billHttp}/readyz`,
     });

@@ -14,6 +14,10 @@ import { CheckoutController } from './checkout/checkout.controller';
 import { CheckoutService } from './checkout/checkout.service';
 import { WebhookController } from './webhook/webhook.controller';
 import { WebhookService } from './webhook/webhook.service';
+import { UsageController } from './usage/usage.controller';
+import { UsageService } from './usage/usage.service';
+import { FinanceController } from './finance/finance.controller';
+import { FinanceService } from './finance/finance.service';
 
 /** What both listeners share: one ledger service (one Prisma pool), one readiness probe. */
 export interface SharedDeps {
@@ -24,6 +28,8 @@ export interface SharedDeps {
   /** Stripe Checkout (src/checkout, src/webhook). */
   checkout: CheckoutService;
   webhooks: WebhookService;
+  usage: UsageService;
+  finance: FinanceService;
 }
 
 /** The internal HTTP API the gateway forwards to (PORT). */
@@ -32,11 +38,12 @@ export class PublicApiModule {
   static register(deps: SharedDeps, internalToken: string): DynamicModule {
     return {
       module: PublicApiModule,
-      controllers: [CreditsController, CheckoutController, WebhookController, HealthController],
+      controllers: [CreditsController, CheckoutController, WebhookController, UsageController, HealthController],
       providers: [
         { provide: LedgerService, useValue: deps.ledger },
         { provide: CheckoutService, useValue: deps.checkout },
         { provide: WebhookService, useValue: deps.webhooks },
+        { provide: UsageService, useValue: deps.usage },
         { provide: READINESS, useValue: deps.readiness },
         { provide: INTERNAL_TOKEN, useValue: internalToken },
         InternalAuthGuard,
@@ -51,8 +58,9 @@ export class OperatorApiModule {
   static register(deps: SharedDeps, operatorToken: string): DynamicModule {
     return {
       module: OperatorApiModule,
-      controllers: [OperatorController, ReconciliationController, HealthController],
+      controllers: [OperatorController, ReconciliationController, FinanceController, HealthController],
       providers: [
+        { provide: FinanceService, useValue: deps.finance },
         { provide: LedgerService, useValue: deps.ledger },
         { provide: ReconciliationService, useValue: deps.reconciliation },
         { provide: BacklogService, useValue: deps.backlog },

@@ -23,6 +23,10 @@ import { StripeAdapter } from './stripe/stripe.adapter';
 import { PurchaseRepository } from './webhook/purchase.repository';
 import { keepRawJsonBodies } from './webhook/raw-body';
 import { WebhookService } from './webhook/webhook.service';
+import { UsageRepository } from './usage/usage.repository';
+import { UsageService } from './usage/usage.service';
+import { FinanceRepository } from './finance/finance.repository';
+import { FinanceService } from './finance/finance.service';
 import type { WebhookHooks } from './webhook/webhook.service';
 
 export interface RunningBilling {
@@ -91,7 +95,9 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
   const webhooks = new WebhookService(
     stripe, config.STRIPE_WEBHOOK_SECRET ?? null, new PurchaseRepository(prisma), outbox, logger.child({ component: 'stripe-webhook' }), hooks.webhook,
   );
-  const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks };
+  const usage = new UsageService(new UsageRepository(prisma));
+  const finance = new FinanceService(new FinanceRepository(prisma), reconciliation);
+  const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks, usage, finance };
   const apps: NestFastifyApplication[] = [];
   const close = async (): Promise<void> => {
     await Promise.allSettled(apps.map((app) => app.close()));

@@ -1,0 +1,140 @@
+import type { Micros } from '@svc/money';
+import { Prisma } from '../generated/prisma/client';
+import type { PrismaClient } from '../generated/prisma/client';
+import type { LedgerEntryKind } from '../ledger/ledger.repository';
+
+/** At most this many ids are listed per kind of mismatch (the counts are always complete). */
+export const MAX_LISTED = 100;
+
+export interface CountSum {
+  count: number;
+  micros: Micros;
+}
+
+export interface StripeFigures {
+  paidSessions: CountSum;
+  purchaseEntries: CountSum;
+  /** Paid sessions without a purchase entry of the same amount (Stripe session ids). */
+  unmatchedSessions: string[];
+  /** Purchase entries without a paid session of the same amount (ledger entry ids). */
+  unmatchedEntries: string[];
+  /** What sessions record as refunded or disputed vs the stripe_refund + dispute entries (positive). */
+  takenBackSessionsMicros: Micros;
+  takenBackEntriesMicros: Micros;
+}
+
+export interface UsageFigures {
+  settlements: CountSum;
+  usageEventsChargedMicros: Micros;
+  searchChargeEntries: CountSum;
+  /** Settled searches whose charge differs from their attempts' charges or from their entry. */
+  mismatchedRequests: string[];
+}
+
+export interface LedgerFigures {
+  accounts: number;
+  /** Accounts whose balance is not the sum of their entries. */
+  accountsOffSum: { accountId: string; balanceMicros: Micros; entriesMicros: Micros }[];
+}
+
+export interface LedgerExportRow {
+  id: string;
+  createdAt: Date;
+  /** created_at exactly (microseconds), as the next page's cursor. */
+  createdAtText: string;
+  accountId: string;
+  kind: LedgerEntryKind;
+  amountMicros: Micros;
+  balanceAfterMicros: Micros;
+  reason: string | null;
+  idempotencyKey: string | null;
+  requestId: string | null;
+}
+
+const n = (value: bigint | null | undefined): number => Number(value ?? 0n);
+
+/** Read-only cross-checks of billing's own tables for finance. */
+export class FinanceRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  async stripeFigures(): Promise<StripeFigures> {
+    const [sessions] = await this.prisma.$queryRaw<{ c: bigint; s: bigint | null; back: bigint | null }[]>`
+      SELECT count(*) FILTER (WHERE status = 'paid') AS c, sum(credit_micros) FILTER (WHERE status = 'paid') AS s,
+        sum(refunded_micros + disputed_micros) AS back
+      FROM checkout_sessions`;
+    const [entries] = await this.prisma.$queryRaw<{ c: bigint; s: bigint | null; back: bigint | null }[]>`
+      SELECT count(*) FILTER (WHERE kind = 'purchase') AS c, sum(amount_micros) FILTER (WHERE kind = 'purchase') AS s,
+        -sum(amount_micros) FILTER (WHERE kind IN ('stripe_refund', 'dispute')) AS back
+      FROM ledger_entries WHERE kind IN ('purchase', 'stripe_refund', 'dispute')`;
+    const unmatchedSessions = await this.prisma.$queryRaw<{ id: string }[]>`
+      SELECT c.stripe_session_id AS id FROM checkout_sessions c
+      LEFT JOIN ledger_entries e ON e.kind = 'purchase' AND e.idempotency_key = c.stripe_session_id AND e.account_id = c.account_id
+      WHERE c.status = 'paid' AND (e.id IS NULL OR e.amount_micros <> c.credit_micros)
+      ORDER BY 1 LIMIT ${MAX_LISTED}`;
+    const unmatchedEntries = await this.prisma.$queryRaw<{ id: string }[]>`
+      SELECT e.id FROM ledger_entries e
+      LEFT JOIN checkout_sessions c ON c.stripe_session_id = e.idempotency_key AND c.account_id = e.account_id AND c.status = 'paid'
+      WHERE e.kind = 'purchase' AND (c.id IS NULL OR c.credit_micros <> e.amount_micros)
+      ORDER BY 1 LIMIT ${MAX_LISTED}`;
+    return {
+      paidSessions: { count: n(sessions?.c), micros: n(sessions?.s) },
+      purchaseEntries: { count: n(entries?.c), micros: n(entries?.s) },
+      unmatchedSessions: unmatchedSessions.map((r) => r.id),
+      unmatchedEntries: unmatchedEntries.map((r) => r.id),
+      takenBackSessionsMicros: n(sessions?.back),
+      takenBackEntriesMicros: n(entries?.back),
+    };
+  }
+
+  async usageFigures(): Promise<UsageFigures> {
+    const [settled] = await this.prisma.$queryRaw<{ c: bigint; s: bigint | null }[]>`
+      SELECT count(*) AS c, sum(charged_micros) AS s FROM settlements`;
+    const [events] = await this.prisma.$queryRaw<{ s: bigint | null }[]>`SELECT sum(charged_micros) AS s FROM usage_events`;
+    const [charges] = await this.prisma.$queryRaw<{ c: bigint; s: bigint | null }[]>`
+      SELECT count(*) AS c, -sum(amount_micros) AS s FROM ledger_entries WHERE kind = 'search_charge'`;
+    const mismatched = await this.prisma.$queryRaw<{ id: string }[]>`
+      SELECT s.request_id AS id FROM settlements s
+      LEFT JOIN (SELECT request_id, sum(charged_micros) AS charged FROM usage_events GROUP BY request_id) u ON u.request_id = s.request_id
+      LEFT JOIN ledger_entries e ON e.kind = 'search_charge' AND e.account_id = s.account_id AND e.idempotency_key = s.request_id
+      WHERE coalesce(u.charged, 0) <> s.charged_micros OR coalesce(-e.amount_micros, 0) <> s.charged_micros
+      ORDER BY 1 LIMIT ${MAX_LISTED}`;
+    return {
+      settlements: { count: n(settled?.c), micros: n(settled?.s) },
+      usageEventsChargedMicros: n(events?.s),
+      searchChargeEntries: { count: n(charges?.c), micros: n(charges?.s) },
+      mismatchedRequests: mismatched.map((r) => r.id),
+    };
+  }
+
+  async ledgerFigures(): Promise<LedgerFigures> {
+    const [accounts] = await this.prisma.$queryRaw<{ c: bigint }[]>`SELECT count(*) AS c FROM account_balances`;
+    const off = await this.prisma.$queryRaw<{ account_id: string; balance: bigint; entries: bigint }[]>`
+      SELECT b.account_id, b.balance_micros AS balance, coalesce(e.total, 0)::bigint AS entries
+      FROM account_balances b
+      LEFT JOIN (SELECT account_id, sum(amount_micros) AS total FROM ledger_entries GROUP BY account_id) e ON e.account_id = b.account_id
+      WHERE b.balance_micros <> coalesce(e.total, 0)
+      ORDER BY 1 LIMIT ${MAX_LISTED}`;
+    return {
+      accounts: n(accounts?.c),
+      accountsOffSum: off.map((r) => ({ accountId: r.account_id, balanceMicros: Number(r.balance), entriesMicros: Number(r.entries) })),
+    };
+  }
+
+  /** Entries created in [start, end), optionally of one account, oldest first; keyset pages. */
+  async exportPage(filter: { start: Date; end: Date; accountId: string | null }, after: { createdAtText: string; id: string } | null, limit: number): Promise<LedgerExportRow[]> {
+    const byAccount = filter.accountId === null ? Prisma.empty : Prisma.sql`AND account_id = ${filter.accountId}`;
+    const afterCursor = after === null ? Prisma.empty : Prisma.sql`AND (created_at, id) > (CAST(${after.createdAtText} AS timestamptz), ${after.id})`;
+    const rows = await this.prisma.$queryRaw<{
+      id: string; created_at: Date; created_at_text: string; account_id: string; kind: LedgerEntryKind; amount_micros: bigint; balance_after_micros: bigint;
+      reason: string | null; idempotency_key: string | null; request_id: string | null;
+    }[]>`
+      SELECT id, created_at, created_at::text AS created_at_text, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id
+      FROM ledger_entries
+      WHERE created_at >= ${filter.start} AND created_at < ${filter.end} ${byAccount} ${afterCursor}
+      ORDER BY created_at, id LIMIT ${limit}`;
+    return rows.map((r) => ({
+      id: r.id, createdAt: r.created_at, createdAtText: r.created_at_text, accountId: r.account_id, kind: r.kind, amountMicros: Number(r.amount_micros),
+      balanceAfterMicros: Number(r.balance_after_micros), reason: r.reason, idempotencyKey: r.idempotency_key, requestId: r.request_id,
+    }));
+  }
+}

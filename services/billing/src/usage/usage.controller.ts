@@ -1,0 +1,20 @@
+import { Controller, Get, Inject, Query, Req, UseGuards } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
+import type { CallerIdentity } from '../http/internal-auth.guard';
+import { parseUsageQuery, usageView } from './usage.dto';
+import type { UsageView } from './usage.dto';
+import { UsageService } from './usage.service';
+
+/** GET /v1/usage, forwarded by the gateway for either kind of key. */
+@Controller('v1/usage')
+@UseGuards(InternalAuthGuard)
+export class UsageController {
+  constructor(@Inject(UsageService) private readonly usage: UsageService) {}
+
+  @Get()
+  async read(@Caller() caller: CallerIdentity, @Query() query: unknown, @Req() request: FastifyRequest): Promise<UsageView> {
+    const parsed = parseUsageQuery(query);
+    return usageView(await this.usage.report(caller, parsed), request.id);
+  }
+}

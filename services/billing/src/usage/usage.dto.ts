@@ -1,0 +1,88 @@
+import { AppError } from '@svc/errors';
+import { isId } from '@svc/ids';
+import { microsToUsd } from '@svc/money';
+import { queryParams } from '../http/json-object';
+import type { UsageReport } from './usage.service';
+
+export const GROUPINGS = ['day', 'model', 'key'] as const;
+export type Grouping = (typeof GROUPINGS)[number];
+
+export const DEFAULT_RANGE_DAYS = 30;
+export const MAX_RANGE_DAYS = 366;
+const DAY_MS = 86_400_000;
+
+/** A UTC calendar day as milliseconds at its 00:00. */
+export type Day = number;
+
+export function formatDay(day: Day): string {
+  return new Date(day).toISOString().slice(0, 10);
+}
+
+/** `YYYY-MM-DD` that names a real day, else 400 naming the parameter. */
+export function parseDay(value: string, name: string): Day {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  const day = match === null ? NaN : Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
+  if (Number.isNaN(day) || formatDay(day) !== value) throw new AppError('invalid_request', `${name} must be a date YYYY-MM-DD (got "${value}")`);
+  return day;
+}
+
+export interface DayRange {
+  from: Day;
+  /** Inclusive. */
+  to: Day;
+}
+
+/** from/to (inclusive UTC days); defaults: to = today, from = 29 days before to (30 days). */
+export function parseRange(params: Record<string, string>, now: Date): DayRange {
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  const to = params.to === undefined ? today : parseDay(params.to, 'to');
+  const from = params.from === undefined ? to - (DEFAULT_RANGE_DAYS - 1) * DAY_MS : parseDay(params.from, 'from');
+  if (from > to) throw new AppError('invalid_request', `from (${formatDay(from)}) is after to (${formatDay(to)})`);
+  if ((to - from) / DAY_MS + 1 > MAX_RANGE_DAYS) throw new AppError('invalid_request', `the range from..to is at most ${MAX_RANGE_DAYS} days`);
+  return { from, to };
+}
+
+export interface UsageQuery {
+  range: DayRange;
+  groupBy: Grouping;
+  keyId: string | null;
+}
+
+/** GET /v1/usage?from&to&group_by&key_id */
+export function parseUsageQuery(query: unknown, now: Date = new Date()): UsageQuery {
+  const params = queryParams(query, ['from', 'to', 'group_by', 'key_id']);
+  const range = parseRange(params, now);
+  const groupBy = params.group_by ?? 'day';
+  if (!(GROUPINGS as readonly string[]).includes(groupBy)) throw new AppError('invalid_request', 'group_by must be one of day, model, key');
+  const keyId = params.key_id ?? null;
+  if (keyId !== null && !isId('apiKey', keyId)) throw new AppError('invalid_request', 'key_id must be an API key id (key_...)');
+  return { range, groupBy: groupBy as Grouping, keyId };
+}
+
+export interface UsageRowView {
+  date?: string;
+  model?: string;
+  key_id?: string;
+  searches: number;
+  failed_attempts: number;
+  cost_usd: number;
+}
+
+export interface UsageView {
+  from: string;
+  to: string;
+  data: UsageRowView[];
+  total: { searches: number; cost_usd: number };
+  request_id: string;
+}
+
+export function usageView(report: UsageReport, requestId: string): UsageView {
+  const field = report.groupBy === 'day' ? 'date' : report.groupBy === 'model' ? 'model' : 'key_id';
+  return {
+    from: formatDay(report.range.from),
+    to: formatDay(report.range.to),
+    data: report.rows.map((row) => ({ [field]: row.group, searches: row.searches, failed_attempts: row.failedAttempts, cost_usd: microsToUsd(row.costMicros) })),
+    total: { searches: report.total.searches, cost_usd: microsToUsd(report.total.costMicros) },
+    request_id: requestId,
+  };
+}

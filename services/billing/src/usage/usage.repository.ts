@@ -1,0 +1,89 @@
+import type { Micros } from '@svc/money';
+import { Prisma } from '../generated/prisma/client';
+import type { PrismaClient } from '../generated/prisma/client';
+
+export interface UsageFilter {
+  accountId: string;
+  /** Inclusive start and exclusive end of the period. */
+  start: Date;
+  end: Date;
+  keyId: string | null;
+}
+
+export interface UsageRow {
+  group: string;
+  searches: number;
+  failedAttempts: number;
+  costMicros: Micros;
+}
+
+interface RawRow {
+  grp: string;
+  searches: bigint;
+  failed: bigint;
+  cost: bigint;
+}
+
+function rowOf(raw: RawRow): UsageRow {
+  return { group: raw.grp, searches: Number(raw.searches), failedAttempts: Number(raw.failed), costMicros: Number(raw.cost) };
+}
+
+/**
+ * Usage read from what the ledger worker wrote: settlements (one per search; its charge is
+ * the search_charge entry's amount) and usage_events (one per attempt). The period is on
+ * settled_at; every figure comes from the same rows, so the totals equal the ledger's.
+ */
+export class UsageRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  private settled(filter: UsageFilter): Prisma.Sql {
+    const byKey = filter.keyId === null ? Prisma.empty : Prisma.sql`AND key_id = ${filter.keyId}`;
+    return Prisma.sql`
+      SELECT request_id, key_id, charged_micros, settled_at FROM settlements
+      WHERE account_id = ${filter.accountId} AND settled_at >= ${filter.start} AND settled_at < ${filter.end} ${byKey}`;
+  }
+
+  /** Per UTC day or per key: searches, their failed attempts, and their charges. */
+  async bySearch(filter: UsageFilter, grouping: 'day' | 'key'): Promise<UsageRow[]> {
+    const group = grouping === 'day' ? Prisma.sql`to_char(s.settled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')` : Prisma.sql`s.key_id`;
+    const rows = await this.prisma.$queryRaw<RawRow[]>`
+      WITH s AS (${this.settled(filter)}),
+      f AS (
+        SELECT u.request_id, count(*) FILTER (WHERE u.status = 'error') AS failed
+        FROM usage_events u JOIN s ON s.request_id = u.request_id GROUP BY u.request_id)
+      SELECT ${group} AS grp, count(*) AS searches, coalesce(sum(f.failed), 0)::bigint AS failed,
+        coalesce(sum(s.charged_micros), 0)::bigint AS cost
+      FROM s LEFT JOIN f ON f.request_id = s.request_id
+      GROUP BY 1 ORDER BY 1`;
+    return rows.map(rowOf);
+  }
+
+  /**
+   * Per model: a search counts once, for the model of its final attempt (the one that
+   * answered, else the last one tried); failed attempts and charges are per attempt.
+   */
+  async byModel(filter: UsageFilter): Promise<UsageRow[]> {
+    const rows = await this.prisma.$queryRaw<RawRow[]>`
+      WITH s AS (${this.settled(filter)}),
+      u AS (SELECT u.request_id, u.attempt_index, u.model, u.status, u.charged_micros FROM usage_events u JOIN s ON s.request_id = u.request_id),
+      fin AS (
+        SELECT DISTINCT ON (request_id) request_id, model FROM u
+        ORDER BY request_id, (status = 'success') DESC, (status <> 'skipped') DESC, attempt_index DESC),
+      per_model AS (
+        SELECT model, count(*) FILTER (WHERE status = 'error') AS failed, coalesce(sum(charged_micros), 0)::bigint AS cost FROM u GROUP BY model),
+      searches AS (SELECT model, count(*) AS n FROM fin GROUP BY model)
+      SELECT p.model AS grp, coalesce(n.n, 0)::bigint AS searches, p.failed, p.cost
+      FROM per_model p LEFT JOIN searches n ON n.model = p.model
+      ORDER BY 1`;
+    return rows.map(rowOf);
+  }
+
+  /** The period's searches and charges, as the ledger has them. */
+  async total(filter: UsageFilter): Promise<{ searches: number; costMicros: Micros }> {
+    const rows = await this.prisma.$queryRaw<{ searches: bigint; cost: bigint }[]>`
+      WITH s AS (${this.settled(filter)})
+      SELECT count(*) AS searches, coalesce(sum(charged_micros), 0)::bigint AS cost FROM s`;
+    const row = rows[0];
+    return { searches: Number(row?.searches ?? 0n), costMicros: Number(row?.cost ?? 0n) };
+  }
+}

@@ -1,0 +1,126 @@
+import { redisKeys } from '@svc/contracts';
+import { newRequestId } from '@svc/ids';
+import { freePort, recreateDatabase, redisUrl, waitFor } from '@svc/test-kit';
+import { Redis } from 'ioredis';
+import { Client } from 'pg';
+import { FakeStripe } from '../../../tools/fake-stripe/src';
+import { createLogger, startBilling } from '../src/app';
+import type { BillingHooks, RunningBilling } from '../src/app';
+import { parseBillingConfig } from '../src/config';
+import { migrateBillingDatabase } from '../src/db/migrate';
+import { call, FakeAccountAdmin, INTERNAL_TOKEN, OPERATOR_TOKEN, operatorHeaders } from './billing-harness';
+
+/** Redis database of billing's Stripe suites (they flush it first; run them serially). */
+export const STRIPE_REDIS_DB = 14;
+export const STRIPE_SECRET = 'sk_test_fake_billing';
+export const WEBHOOK_SECRET = 'whsec_fake_billing';
+
+export interface StripeHarness {
+  billing: RunningBilling;
+  stripe: FakeStripe;
+  accountAdmin: FakeAccountAdmin;
+  db: Client;
+  redis: Redis;
+  webhookUrl: string;
+  close(): Promise<void>;
+}
+
+export interface StripeHarnessOptions {
+  /** Leave STRIPE_SECRET_KEY unset (checkout is payment_disabled). */
+  disabled?: boolean;
+  timeoutMs?: number;
+  hooks?: BillingHooks;
+}
+
+/** Fresh database `svc_billing_test_stripe_<suite>`, a fake Stripe, billing in-process. */
+export async function startStripeHarness(suite: string, options: StripeHarnessOptions = {}): Promise<StripeHarness> {
+  const databaseUrl = await recreateDatabase(`svc_billing_test_stripe_${suite}`);
+  await migrateBillingDatabase(databaseUrl);
+  const redis = new Redis(redisUrl(STRIPE_REDIS_DB));
+  await redis.flushdb();
+  const accountAdmin = await FakeAccountAdmin.start();
+  const stripe = await FakeStripe.start({ secretKey: STRIPE_SECRET, webhookSecret: WEBHOOK_SECRET });
+  const env: Record<string, string> = {
+    PORT: String(await freePort()),
+    OPERATOR_PORT: String(await freePort()),
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl(STRIPE_REDIS_DB),
+    INTERNAL_TOKEN,
+    OPERATOR_TOKEN,
+    ACCOUNT_ADMIN_GRPC_URL: accountAdmin.address,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+    STRIPE_API_BASE: stripe.url,
+    STRIPE_TIMEOUT_MS: String(options.timeoutMs ?? 2_000),
+  };
+  if (options.disabled !== true) env.STRIPE_SECRET_KEY = STRIPE_SECRET;
+  const config = parseBillingConfig(env);
+  const billing = await startBilling(config, createLogger(config.LOG_LEVEL), options.hooks);
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  return {
+    billing, stripe, accountAdmin, db, redis,
+    webhookUrl: `${billing.publicUrl}/v1/credits/webhook`,
+    async close() {
+      await billing.close();
+      await stripe.stop();
+      await accountAdmin.stop();
+      await db.end();
+      await redis.quit();
+    },
+  };
+}
+
+/** The headers the gateway adds when it forwards a request of this account's key. */
+export function asKey(accountId: string, kind: 'api' | 'management' = 'management', keyId = 'mkey_AAAAAAAAAAAAAAAAAAAAAAAA'): Record<string, string> {
+  return {
+    'x-svc-internal-token': INTERNAL_TOKEN, 'x-svc-account-id': accountId, 'x-svc-key-id': keyId, 'x-svc-key-kind': kind,
+    'x-svc-request-id': newRequestId(), 'content-type': 'application/json',
+  };
+}
+
+export async function newAccount(h: StripeHarness): Promise<string> {
+  const created = await call(`${h.billing.operatorUrl}/operator/accounts`, { method: 'POST', headers: operatorHeaders(), body: '{}' });
+  if (created.status !== 201) throw new Error(`account create failed: ${created.status}`);
+  return created.body.account_id as string;
+}
+
+/** Checkout through billing's public API; returns the Stripe session id behind it. */
+export async function checkout(h: StripeHarness, accountId: string, amountUsd: number): Promise<{ id: string; stripeSessionId: string }> {
+  const response = await call(`${h.billing.publicUrl}/v1/credits/checkout`, { method: 'POST', headers: asKey(accountId), body: JSON.stringify({ amount_usd: amountUsd }) });
+  if (response.status !== 201) throw new Error(`checkout failed: ${response.status} ${JSON.stringify(response.body)}`);
+  const row = await h.db.query<{ stripe_session_id: string }>('SELECT stripe_session_id FROM checkout_sessions WHERE id = $1', [response.body.id]);
+  const stripeSessionId = row.rows[0]?.stripe_session_id;
+  if (stripeSessionId === undefined) throw new Error('checkout row missing');
+  return { id: response.body.id as string, stripeSessionId };
+}
+
+export interface MoneyState {
+  purchases: number;
+  purchasedMicros: number;
+  grants: number;
+  balanceMicros: number;
+  spendableMicros: number | null;
+}
+
+/** What the ledger and Redis hold for the account's purchases. */
+export async function moneyOf(h: StripeHarness, accountId: string): Promise<MoneyState> {
+  const entries = await h.db.query<{ n: string; s: string }>(
+    `SELECT count(*)::text AS n, coalesce(sum(amount_micros), 0)::text AS s FROM ledger_entries WHERE account_id = $1 AND kind = 'purchase'`, [accountId]);
+  const grants = await h.db.query<{ n: string }>('SELECT count(*)::text AS n FROM purchase_grants WHERE account_id = $1', [accountId]);
+  const balance = await h.db.query<{ b: string }>('SELECT balance_micros::text AS b FROM account_balances WHERE account_id = $1', [accountId]);
+  const spendable = await h.redis.get(redisKeys.accountBalance(accountId));
+  return {
+    purchases: Number(entries.rows[0]?.n ?? 0),
+    purchasedMicros: Number(entries.rows[0]?.s ?? 0),
+    grants: Number(grants.rows[0]?.n ?? 0),
+    balanceMicros: Number(balance.rows[0]?.b ?? 0),
+    spendableMicros: spendable === null ? null : Number(spendable),
+  };
+}
+
+/** Waits until the account's spendable balance in Redis is `micros` (the outbox applied every entry). */
+export async function spendableBecomes(h: StripeHarness, accountId: string, micros: number): Promise<void> {
+  await waitFor(`spendable balance of ${accountId} = ${micros}`, async () => ((await moneyOf(h, accountId)).spendableMicros === micros ? true : undefined), { timeoutMs: 5_000 });
+}
