@@ -28,11 +28,15 @@ const secrets = existsSync(secretsPath)
       OPERATOR_TOKEN: randomBytes(24).toString('base64url'),
       DEMO_PASSWORD: `demo-${randomBytes(9).toString('base64url')}`,
     };
+// The fake Stripe's keys: test-mode placeholders made locally, never real ones.
+secrets.STRIPE_SECRET_KEY ??= `sk_test_local_${randomBytes(12).toString('hex')}`;
+secrets.STRIPE_WEBHOOK_SECRET ??= `whsec_local_${randomBytes(12).toString('hex')}`;
 writeFileSync(secretsPath, JSON.stringify(secrets, null, 2), { mode: 0o600 });
 
 const PG = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SIM = 'http://127.0.0.1:9090';
+const FAKE_STRIPE = 'http://127.0.0.1:12111';
 const common = { REDIS_URL, INTERNAL_TOKEN: secrets.INTERNAL_TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1' };
 const providers = {
   BRAVE_API_KEY: 'sim-brave-key', EXA_API_KEY: 'sim-exa-key', TAVILY_API_KEY: 'tvly-sim-key',
@@ -40,6 +44,13 @@ const providers = {
 };
 
 const services = [
+  {
+    name: 'fake-stripe', script: 'tools/fake-stripe/dist/main.js', ready: `${FAKE_STRIPE}/healthz`,
+    env: {
+      PORT: '12111', HOST: '127.0.0.1', STRIPE_SECRET_KEY: secrets.STRIPE_SECRET_KEY,
+      STRIPE_WEBHOOK_URL: 'http://127.0.0.1:8080/v1/credits/webhook', STRIPE_WEBHOOK_SECRET: secrets.STRIPE_WEBHOOK_SECRET,
+    },
+  },
   { name: 'provider-sim', script: 'tools/provider-sim/dist/main.js', ready: `${SIM}/_sim/stats`, env: { PORT: '9090', HOST: '127.0.0.1' } },
   {
     name: 'account-admin', script: 'services/account-admin/dist/main.js', ready: 'http://127.0.0.1:3001/readyz',
@@ -47,11 +58,13 @@ const services = [
   },
   {
     name: 'billing', script: 'services/billing/dist/main.js', ready: 'http://127.0.0.1:3002/readyz',
-    env: { ...common, PORT: '3002', OPERATOR_PORT: '8081', DATABASE_URL: `${PG}/svc_billing`, OPERATOR_TOKEN: secrets.OPERATOR_TOKEN, ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051', MIGRATE_ON_START: 'true' },
+    env: { ...common, PORT: '3002', OPERATOR_PORT: '8081', DATABASE_URL: `${PG}/svc_billing`, OPERATOR_TOKEN: secrets.OPERATOR_TOKEN, ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051', MIGRATE_ON_START: 'true',
+      STRIPE_SECRET_KEY: secrets.STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET: secrets.STRIPE_WEBHOOK_SECRET, STRIPE_API_BASE: FAKE_STRIPE,
+      CHECKOUT_SUCCESS_URL: 'http://localhost:8080/dashboard?checkout=success', CHECKOUT_CANCEL_URL: 'http://localhost:8080/dashboard?checkout=cancel' },
   },
   {
-    name: 'ledger-worker', script: 'services/billing/dist/worker.js', optional: true,
-    env: { ...common, DATABASE_URL: `${PG}/svc_billing`, OPERATOR_TOKEN: secrets.OPERATOR_TOKEN, ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051' },
+    name: 'ledger-worker', script: 'services/billing/dist/worker.js', ready: 'http://127.0.0.1:3003/healthz',
+    env: { ...common, PORT: '3003', DATABASE_URL: `${PG}/svc_billing` },
   },
   {
     name: 'search-gateway', script: 'services/search-gateway/dist/main.js', ready: 'http://127.0.0.1:8080/readyz',
@@ -149,6 +162,8 @@ Management key:   ${demo.managementKey}
 API key:          ${demo.apiKey}
 Account:          ${demo.accountId} (25 USD of credits)
 Operator API:     http://127.0.0.1:8081  (token: OPERATOR_TOKEN in .local/secrets.json)
+Stripe:           a local fake at ${FAKE_STRIPE}; pay a checkout with
+                  curl -X POST ${FAKE_STRIPE}/_fake/sessions/<cs_ id>/complete -H 'content-type: application/json' -d '{"deliver":true}'
 
 Try:
   export SVC_API_KEY=${demo.apiKey}

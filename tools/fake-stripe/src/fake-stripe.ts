@@ -267,6 +267,10 @@ export class FakeStripe {
     const body = Buffer.concat(chunks).toString('utf8');
     const url = new URL(request.url ?? '/', 'http://fake');
     const method = request.method ?? 'GET';
+    if (method === 'GET' && url.pathname === '/healthz') {
+      this.send(response, { status: 200, body: { status: 'ok' } });
+      return;
+    }
     if (url.pathname.startsWith('/_fake/')) {
       this.send(response, this.control(method, url.pathname, body));
       return;
