@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { LedgerEntryRecord, LedgerRepository } from '../ledger/ledger.repository';
+import { ColdAccountError } from './spendable-balance.adapter';
 import type { SpendableBalanceAdapter } from './spendable-balance.adapter';
 
 /**
@@ -16,10 +17,24 @@ export class SpendableOutboxService {
     private readonly logger: Logger,
   ) {}
 
-  /** Applies one entry and marks it; true when this call moved the spendable balance. */
+  /**
+   * Applies one entry and marks it; true when this call moved the spendable balance. On a
+   * cold account (no balance key) the entry may create the balance only when it is all the
+   * account ever had (durable balance = its amount, nothing spent); otherwise it stays
+   * unapplied, the account is queued for hydration (which counts it) and ColdAccountError
+   * is thrown.
+   */
   async applyEntry(entry: LedgerEntryRecord): Promise<boolean> {
     if (entry.appliedToSpendableAt !== null) return false;
-    const moved = await this.spendable.applyOnce(entry.accountId, entry.id, entry.amountMicros);
+    const balance = await this.repository.findBalance(entry.accountId);
+    const onlyMoney = balance !== null && balance.balanceMicros === entry.amountMicros && balance.totalSpentMicros === 0;
+    let moved: boolean;
+    try {
+      moved = await this.spendable.applyOnce(entry.accountId, entry.id, entry.amountMicros, onlyMoney);
+    } catch (error) {
+      if (error instanceof ColdAccountError) await this.spendable.requestHydration(entry.accountId);
+      throw error;
+    }
     await this.repository.markApplied(entry.id);
     return moved;
   }
@@ -38,10 +53,17 @@ export class SpendableOutboxService {
     let moved = 0;
     for (;;) {
       const entries = await this.repository.listUnappliedEntries(batchSize);
+      let cold = 0;
       for (const entry of entries) {
-        if (await this.applyEntry(entry)) moved += 1;
+        try {
+          if (await this.applyEntry(entry)) moved += 1;
+        } catch (error) {
+          if (!(error instanceof ColdAccountError)) throw error;
+          cold += 1;
+        }
       }
-      if (entries.length < batchSize) return moved;
+      // Cold entries stay unapplied (hydration counts them): stop rather than read them again.
+      if (entries.length < batchSize || cold > 0) return moved;
     }
   }
 }

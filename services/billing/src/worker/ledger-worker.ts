@@ -21,10 +21,15 @@ import { ReconciliationJob } from '../reconciliation/reconciliation-job';
 import { ReconciliationRedisAdapter } from '../reconciliation/reconciliation-redis.adapter';
 import { ReconciliationRepository } from '../reconciliation/reconciliation.repository';
 import { ReconciliationService } from '../reconciliation/reconciliation.service';
-import { SettlementStreamAdapter } from '../settlement/settlement-stream.adapter';
 import { SpendableBalanceAdapter } from '../spendable/spendable-balance.adapter';
 import { SpendableOutboxService } from '../spendable/spendable-outbox.service';
 import type { LedgerWorkerConfig } from '../worker-config';
+import { ConfirmingStreamAdapter } from '../hydration/confirming-stream.adapter';
+import { parseHydrationConfig } from '../hydration/hydration-config';
+import { HydrationLoop } from '../hydration/hydration-loop';
+import { HydrationRedisAdapter } from '../hydration/hydration-redis.adapter';
+import { HydrationRepository } from '../hydration/hydration.repository';
+import { HydrationService } from '../hydration/hydration.service';
 
 /** Scheduler ids in BullMQ: the job names (one scheduler each for the whole deployment, however many replicas). */
 const DRAIN_SCHEDULER = LEDGER_JOBS.drain;
@@ -75,7 +80,10 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
     connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   }
   const repository = new LedgerRepository(prisma);
-  const drain = new LedgerDrainService(new SettlementStreamAdapter(data), repository, logger.child({ component: 'drain' }), {
+  const recovery = new HydrationRedisAdapter(data);
+  const hydrationConfig = parseHydrationConfig();
+  // The drain confirms every record it made durable, so the gateways stop retaining it.
+  const drain = new LedgerDrainService(new ConfirmingStreamAdapter(data, recovery), repository, logger.child({ component: 'drain' }), {
     batchSize: config.LEDGER_BATCH_SIZE,
   });
   const outbox = new SpendableOutboxService(repository, new SpendableBalanceAdapter(data), logger.child({ component: 'outbox' }));
@@ -100,7 +108,9 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
   let queue: Queue<LedgerJobPayload, unknown, LedgerJobName> | undefined;
   let worker: Worker<LedgerJobPayload, unknown, LedgerJobName> | undefined;
   let app: NestFastifyApplication | undefined;
+  let hydration: HydrationLoop | undefined;
   const close = async (): Promise<void> => {
+    hydration?.stop();
     // The worker finishes its current job first: a batch is committed and its entries
     // removed, or not committed and left in the stream.
     if (backlogTimer !== undefined) clearInterval(backlogTimer);
@@ -121,8 +131,12 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
       removeOnFail: { count: 100 },
     };
     queue = new Queue<LedgerJobPayload, unknown, LedgerJobName>(LEDGER_QUEUE, { connection: queueConnection });
-    await queue.upsertJobScheduler(DRAIN_SCHEDULER, { every: config.LEDGER_DRAIN_INTERVAL_MS }, { name: LEDGER_JOBS.drain, data: {}, opts: jobOptions });
-    await queue.upsertJobScheduler(SWEEP_SCHEDULER, { every: config.LEDGER_SWEEP_INTERVAL_MS }, { name: LEDGER_JOBS.sweep, data: {}, opts: jobOptions });
+    const ledgerQueue = queue;
+    const scheduleLedgerJobs = async (): Promise<void> => {
+      await ledgerQueue.upsertJobScheduler(DRAIN_SCHEDULER, { every: config.LEDGER_DRAIN_INTERVAL_MS }, { name: LEDGER_JOBS.drain, data: {}, opts: jobOptions });
+      await ledgerQueue.upsertJobScheduler(SWEEP_SCHEDULER, { every: config.LEDGER_SWEEP_INTERVAL_MS }, { name: LEDGER_JOBS.sweep, data: {}, opts: jobOptions });
+    };
+    await scheduleLedgerJobs();
 
     const process = async (job: Job<LedgerJobPayload, unknown, LedgerJobName>): Promise<unknown> => {
       switch (job.name) {
@@ -154,10 +168,14 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
         return { postgres, redis: redisUp };
       },
     };
-    reconcileQueue = new Queue(RECONCILE_QUEUE, { connection: queueConnection });
-    await reconcileQueue.upsertJobScheduler(RECONCILE_JOB, { every: config.RECONCILE_INTERVAL_MS }, {
-      name: RECONCILE_JOB, data: {}, opts: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 20 } },
-    });
+    const reconcileJobs = new Queue(RECONCILE_QUEUE, { connection: queueConnection });
+    reconcileQueue = reconcileJobs;
+    const scheduleReconcile = async (): Promise<void> => {
+      await reconcileJobs.upsertJobScheduler(RECONCILE_JOB, { every: config.RECONCILE_INTERVAL_MS }, {
+        name: RECONCILE_JOB, data: {}, opts: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 20 } },
+      });
+    };
+    await scheduleReconcile();
     reconcileWorker = new Worker(RECONCILE_QUEUE, async () => reconciliation.run(), { connection: reconcileConnection, concurrency: 1 });
     reconcileWorker.on('failed', (_job, error) => logger.warn({ err: error }, 'reconciliation failed; it runs again at the next interval'));
     reconcileWorker.on('error', (error) => logger.error({ err: error }, 'reconcile worker error'));
@@ -171,6 +189,22 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
     };
     app = await createListener({ module: WorkerHealthModule.register(readiness, status), logger: logger.child({ listener: 'health' }), requestIds: freshRequestIds });
     await app.listen(config.PORT, config.HOST);
+    // Recovery from a Redis that lost its data: cold accounts are rebuilt from the ledger, and
+    // the job schedulers (kept in Redis by BullMQ) are created again.
+    hydration = new HydrationLoop(
+      new HydrationService(new HydrationRepository(prisma), recovery, logger.child({ component: 'hydration' }), { graceMs: hydrationConfig.HYDRATION_GRACE_MS }),
+      recovery,
+      logger.child({ component: 'hydration' }),
+      {
+        intervalMs: hydrationConfig.HYDRATION_INTERVAL_MS,
+        batch: 50,
+        onEpochChange: async () => {
+          await scheduleLedgerJobs();
+          await scheduleReconcile();
+        },
+      },
+    );
+    hydration.start();
     // A crash between a grant's commit and its Redis apply is repaired at start too.
     await outbox.applyPending().catch((error: unknown) => logger.warn({ err: error }, 'outbox apply at start failed; the sweep retries'));
     return { url: urlOf(app), close };

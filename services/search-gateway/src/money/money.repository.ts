@@ -1,9 +1,11 @@
-import { periodOf, redisKeys, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@svc/contracts';
+import { periodOf, recoveryKeys, redisKeys, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@svc/contracts';
 import type { KeyRecord, Provider, SettlementRecord } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import type Redis from 'ioredis';
 import { RedisBatch } from '../redis/redis-batch';
 import type { BatchPipeline } from '../redis/redis-batch';
+import { SettlementRetainer } from './settlement-retainer';
+import type { RetainerOptions } from './settlement-retainer';
 import { ADMIT_LUA, IDEMPOTENCY_STORE_LUA, LEASE_EXTEND_LUA, LEASE_LUA, RELEASE_LUA, RESERVE_LUA, SETTLE_LUA } from './money.scripts';
 
 
@@ -92,7 +94,8 @@ export interface ReserveRequest {
   readonly claim?: { readonly value: string; readonly ttlMs: number };
 }
 
-export type ReserveVerdict = { kind: 'ok' } | { kind: 'limit' } | { kind: 'balance' } | { kind: 'dup'; stored: string };
+/** 'cold': the account's spendable side is not rebuilt yet since Redis lost its data (nothing written). */
+export type ReserveVerdict = { kind: 'ok' } | { kind: 'limit' } | { kind: 'balance' } | { kind: 'cold' } | { kind: 'dup'; stored: string };
 
 /** The limits checked by a search's first admission (spec section 8). */
 export interface AdmissionRequest {
@@ -108,6 +111,7 @@ export interface AdmissionRequest {
  * requests left in the key's burst.
  */
 export type AdmissionVerdict =
+  | { readonly kind: 'cold' }
   | { readonly kind: 'rate_limited'; readonly retryAfterMs: number }
   | { readonly kind: 'too_many' }
   | { readonly kind: 'admitted'; readonly remaining: number; readonly verdict: ReserveVerdict };
@@ -125,9 +129,12 @@ export interface Settlement {
  */
 export class MoneyRepository {
   private readonly batch: RedisBatch;
+  /** Settlement records kept until the ledger worker confirms them (recovery from a Redis that lost its data). */
+  readonly retainer: SettlementRetainer;
 
-  constructor(private readonly redis: Redis) {
+  constructor(private readonly redis: Redis, retainerOptions?: RetainerOptions) {
     this.batch = new RedisBatch(redis);
+    this.retainer = new SettlementRetainer(redis, retainerOptions);
     redis.defineCommand('svcLease', { numberOfKeys: 1, lua: LEASE_LUA });
     redis.defineCommand('svcReserve', { numberOfKeys: 5, lua: RESERVE_LUA });
     redis.defineCommand('svcRelease', { numberOfKeys: 4, lua: RELEASE_LUA });
@@ -143,6 +150,7 @@ export class MoneyRepository {
    * lease may have been taken; the caller gives it back.
    */
   async admitFirst(scope: MoneyScope, pending: readonly PendingOp[], lease: LeaseRequest, reserve: ReserveRequest, admission: AdmissionRequest): Promise<{ leased: boolean; admission: AdmissionVerdict }> {
+    this.retainer.start();
     const pipeline = this.batch.pipeline();
     this.queuePending(pipeline, scope, pending);
     pipeline.add('svcLease', redisKeys.providerLeases(lease.provider), lease.leaseId, lease.cap, lease.lifetimeMs);
@@ -157,6 +165,17 @@ export class MoneyRepository {
     const results = await execAll(pipeline);
     const leased = results[results.length - 2] === 1;
     return { leased, admission: toAdmission(results[results.length - 1]) };
+  }
+
+  /** Asks the ledger worker to rebuild a cold account's spendable side from the ledger. */
+  async requestHydration(accountId: string): Promise<void> {
+    await execAll(this.batch.pipeline().add('sadd', recoveryKeys.hydrationWanted, accountId));
+  }
+
+  /** The account's balance key exists (it is not cold). */
+  async isWarm(accountId: string): Promise<boolean> {
+    const [exists] = await execAll(this.batch.pipeline().add('exists', redisKeys.accountBalance(accountId)));
+    return exists === 1;
   }
 
   /** Gives back the search's account lease alone (the exits that make no other round trip). */
@@ -208,6 +227,8 @@ export class MoneyRepository {
     }
     if (pipeline.length === 0) return { foreignOutcome: null };
     const results = await execAll(pipeline);
+    // Kept until the worker confirms it durable: re-sent if Redis loses it before the drain.
+    if (settlement !== null) this.retainer.retain(settlement.record);
     const stored = idemIndex >= 0 ? results[idemIndex] : null;
     return { foreignOutcome: typeof stored === 'string' ? stored : null };
   }
@@ -245,7 +266,7 @@ async function execAll(pipeline: BatchPipeline): Promise<unknown[]> {
 function toVerdict(value: unknown): ReserveVerdict {
   if (!Array.isArray(value)) throw new Error('unexpected reserve reply');
   const [kind, stored] = value as unknown[];
-  if (kind === 'ok' || kind === 'limit' || kind === 'balance') return { kind };
+  if (kind === 'ok' || kind === 'limit' || kind === 'balance' || kind === 'cold') return { kind };
   if (kind === 'dup' && typeof stored === 'string') return { kind: 'dup', stored };
   throw new Error('unexpected reserve reply');
 }
@@ -253,6 +274,7 @@ function toVerdict(value: unknown): ReserveVerdict {
 function toAdmission(value: unknown): AdmissionVerdict {
   if (!Array.isArray(value)) throw new Error('unexpected admit reply');
   const [kind, second, third] = value as unknown[];
+  if (kind === 'cold') return { kind: 'cold' };
   if (kind === 'rate' && typeof second === 'number') return { kind: 'rate_limited', retryAfterMs: second };
   if (kind === 'busy') return { kind: 'too_many' };
   if (typeof second !== 'number') throw new Error('unexpected admit reply');

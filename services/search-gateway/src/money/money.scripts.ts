@@ -35,9 +35,12 @@ return 1
  * ARGV[1] amount (> 0), ARGV[2] key limit (-1: none), ARGV[3] attempt index,
  * ARGV[4] reservation hash ttl ms, ARGV[5] limit counter expire-at ms (0: never),
  * ARGV[6] claim '1'/'0', ARGV[7] claim value, ARGV[8] claim ttl ms.
- * Returns {'dup', stored value} (nothing written) when the idempotency key is taken, else
- * {'ok'} (reserved), {'limit'} (key limit would be passed) or {'balance'} (balance too
- * low); the claim is written in all three. The key limit is checked first.
+ * Returns {'cold'} (nothing written) when the account's spendable side has not been rebuilt
+ * since Redis lost its data (its balance key is missing: only a loss of Redis data removes
+ * it; an account with no history gets a balance of 0 from billing), {'dup', stored value} (nothing written) when the idempotency
+ * key is taken, else {'ok'} (reserved), {'limit'} (key limit would be passed) or
+ * {'balance'} (balance too low); the claim is written in all three. The key limit is
+ * checked first.
  */
 export const RESERVE_LUA = `
 local amount = tonumber(ARGV[1])
@@ -47,6 +50,7 @@ if amount == nil or amount <= 0 or amount % 1 ~= 0 or limit == nil or limitExpir
   or tonumber(ARGV[4]) == nil or tonumber(ARGV[8]) == nil then
   return redis.error_reply('reserve: bad arguments')
 end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'cold'} end
 local claim = ARGV[6] == '1'
 if claim then
   local existing = redis.call('GET', KEYS[5])
@@ -103,6 +107,12 @@ return held - keep
  * (\`charged\` kept, the rest refunded), the key's all-time usage grows by \`charged\`, one
  * SettlementRecord is appended to the account's stream, and (optionally) the search's
  * idempotent outcome is stored, all atomically. A repeat (same request id) does nothing.
+ * After Redis lost its data (docs/architecture.md, "When Redis fails"):
+ * - account cold (no balance key; the flush came during the search): only the record,
+ *   the settled marker and the outcome are written; balance and counters are left alone
+ *   (hydration subtracts the pending record when it rebuilds them);
+ * - account hydrated but the reservation (or part of it) gone (reserved before the flush):
+ *   what the hash does not hold is taken from the balance, so the charge still counts once.
  * KEYS[1] balance, KEYS[2] reserved total, KEYS[3] limit counter, KEYS[4] all-time usage,
  * KEYS[5] reservation hash, KEYS[6] settlement stream, KEYS[7] settled marker,
  * KEYS[8] idempotency key (any account key when unused).
@@ -117,21 +127,23 @@ local charged = tonumber(ARGV[1])
 if charged == nil or charged < 0 or charged % 1 ~= 0 or tonumber(ARGV[4]) == nil or tonumber(ARGV[7]) == nil then
   return redis.error_reply('settle: bad arguments')
 end
-local held = 0
-for _, value in ipairs(redis.call('HVALS', KEYS[5])) do
-  local n = tonumber(value)
-  if n == nil then return redis.error_reply('settle: held amount is not an integer') end
-  held = held + n
-end
-if charged > held then return redis.error_reply('settle: charge exceeds what is held') end
-local refund = held - charged
-if refund > 0 then redis.call('INCRBY', KEYS[1], string.format('%d', refund)) end
-if held > 0 then redis.call('DECRBY', KEYS[2], string.format('%d', held)) end
-if ARGV[2] == '1' then
-  if refund > 0 then redis.call('DECRBY', KEYS[3], string.format('%d', refund)) end
-  if KEYS[3] ~= KEYS[4] and charged > 0 then redis.call('INCRBY', KEYS[4], ARGV[1]) end
-elseif charged > 0 then
-  redis.call('INCRBY', KEYS[4], ARGV[1])
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  local held = 0
+  for _, value in ipairs(redis.call('HVALS', KEYS[5])) do
+    local n = tonumber(value)
+    if n == nil then return redis.error_reply('settle: held amount is not an integer') end
+    held = held + n
+  end
+  -- refund < 0: part of the charge was reserved before a flush and is not held any more.
+  local refund = held - charged
+  if refund ~= 0 then redis.call('INCRBY', KEYS[1], string.format('%d', refund)) end
+  if held > 0 then redis.call('DECRBY', KEYS[2], string.format('%d', held)) end
+  if ARGV[2] == '1' then
+    if refund ~= 0 then redis.call('DECRBY', KEYS[3], string.format('%d', refund)) end
+    if KEYS[3] ~= KEYS[4] and charged > 0 then redis.call('INCRBY', KEYS[4], ARGV[1]) end
+  elseif charged > 0 then
+    redis.call('INCRBY', KEYS[4], ARGV[1])
+  end
 end
 redis.call('DEL', KEYS[5])
 redis.call('XADD', KEYS[6], '*', ARGV[8], ARGV[3])
@@ -167,7 +179,8 @@ return false
  * microseconds), KEYS[7] the account's in-flight set.
  * ARGV[1..8] as RESERVE_LUA, ARGV[9] requests per second (> 0), ARGV[10] burst (>= 1),
  * ARGV[11] request id (the lease member), ARGV[12] account cap (>= 1), ARGV[13] lease ttl ms.
- * Returns {'rate', retry ms} (nothing written: ms until one more request fits),
+ * Returns {'cold'} (nothing written: the account's spendable side has not been rebuilt since
+ * Redis lost its data; checked first), {'rate', retry ms} (nothing written: ms until one more request fits),
  * {'busy'} (nothing written: the account holds cap live leases), {'dup', remaining, stored}
  * (the token is taken, nothing else: the idempotency key belongs to an earlier request), or
  * {verdict, remaining} with verdict 'ok' | 'limit' | 'balance' as RESERVE_LUA (token and lease
@@ -188,6 +201,7 @@ if amount == nil or amount <= 0 or amount % 1 ~= 0 or limit == nil or limitExpir
   or leaseTtl == nil or leaseTtl <= 0 or ARGV[11] == '' then
   return redis.error_reply('admit: bad arguments')
 end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'cold'} end
 local t = redis.call('TIME')
 local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local nowMs = math.floor(nowUs / 1000)

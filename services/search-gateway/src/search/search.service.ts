@@ -28,6 +28,8 @@ export interface SearchSettings {
    * that skew of a UTC day, week or month boundary.
    */
   readonly now?: () => number;
+  /** How long a search on a cold account waits for its hydration before answering 503 (default 1,500 ms). */
+  readonly hydrationWaitMs?: number;
 }
 
 /** The key's rate-limit state after this request, for x-ratelimit-limit and x-ratelimit-remaining. */
@@ -83,7 +85,9 @@ export class SearchService {
     private readonly settings: SearchSettings,
     private readonly metrics: SearchMetrics,
     private readonly log: Logger,
-  ) {}
+  ) {
+    money.retainer.useLogger(log.child({ component: 'settlement-retention' }));
+  }
 
   /** Attempts in order: for now each model once with the platform key (BYOK will add its own first). */
   plan(models: readonly ModelSpec[]): PlannedAttempt[] {
@@ -101,6 +105,10 @@ export class SearchService {
     const boundMs = this.runningBoundMs(plan.length);
     const scope = moneyScope(record, requestId, call.idempotency?.keyDigest ?? null, (this.settings.now ?? Date.now)(), boundMs + 3_600_000);
     const state: SearchState = { accountLease: false, rateLimit: undefined };
+    if (this.money.retainer.full) {
+      // Fail closed: a record this gateway could not re-send after a Redis loss would be a lost charge.
+      throw new AppError('overloaded', 'the service is temporarily unable to admit searches; retry shortly', { retryAfterSeconds: 1 });
+    }
     try {
       const reply = await this.run(call, plan, scope, boundMs, state);
       return state.rateLimit === undefined ? reply : { ...reply, rateLimit: state.rateLimit };
@@ -116,7 +124,7 @@ export class SearchService {
   }
 
   /** The first admission: rate limit, account lease and first reservation in one script. */
-  private async admitFirst(scope: MoneyScope, pending: PendingOp[], provider: Provider, leaseId: string, index: number, amountMicros: Micros, claim: { value: string; ttlMs: number } | undefined, state: SearchState): Promise<{ leased: boolean; verdict: ReserveVerdict }> {
+  private async admitFirst(scope: MoneyScope, pending: PendingOp[], provider: Provider, leaseId: string, index: number, amountMicros: Micros, claim: { value: string; ttlMs: number } | undefined, state: SearchState, retryCold = true): Promise<{ leased: boolean; verdict: ReserveVerdict }> {
     const admission = this.settings.admission;
     // Set before the call: when the reply is lost the lease may exist, and releasing a missing one is harmless.
     state.accountLease = true;
@@ -138,12 +146,34 @@ export class SearchService {
         this.log.warn({ request_id: scope.requestId, provider, err: describe(cause) }, 'provider lease release failed; it expires on its own');
       });
     }
+    if (verdict.kind === 'cold') {
+      // Redis lost this account's spendable side (or it never had one): nothing was written.
+      // The ledger worker rebuilds it from the ledger; an account without history at once,
+      // one with history after the grace period. Wait a little, retry once, else 503.
+      await this.money.requestHydration(scope.accountId).catch((cause: unknown) => {
+        this.log.warn({ request_id: scope.requestId, account_id: scope.accountId, err: describe(cause) }, 'hydration request failed');
+      });
+      if (retryCold && (await this.waitWarm(scope.accountId))) {
+        return this.admitFirst(scope, pending, provider, leaseId, index, amountMicros, claim, state, false);
+      }
+      throw new AppError('overloaded', 'this account\'s balance is being restored; retry shortly', { retryAfterSeconds: 1 });
+    }
     if (verdict.kind === 'rate_limited') {
       throw new AppError('rate_limited', `this API key is limited to ${admission.ratePerSecond} requests per second (bursts up to ${admission.burst}); retry after the Retry-After delay`, {
         retryAfterSeconds: Math.max(1, Math.ceil(verdict.retryAfterMs / 1000)),
       });
     }
     throw new AppError('too_many_concurrent_requests', `the account already has ${admission.accountCap} searches in flight; retry shortly`, { retryAfterSeconds: 1 });
+  }
+
+  /** Polls until the account's balance exists again, for at most `hydrationWaitMs`; false when it did not. */
+  private async waitWarm(accountId: string): Promise<boolean> {
+    const deadline = Date.now() + (this.settings.hydrationWaitMs ?? 1_500);
+    while (Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      if (await this.money.isWarm(accountId).catch(() => false)) return true;
+    }
+    return false;
   }
 
   private async run(call: SearchCall, plan: readonly PlannedAttempt[], scope: MoneyScope, boundMs: number, state: SearchState): Promise<SearchReply> {
@@ -195,6 +225,12 @@ export class SearchService {
       if (verdict.kind === 'limit' || verdict.kind === 'balance') {
         if (leased) pending.push({ kind: 'unlease', provider: model.provider, leaseId });
         attempts.push({ status: 'skipped', model, source, reason: verdict.kind, priceMicros: price });
+        continue;
+      }
+      if (verdict.kind === 'cold') {
+        // Redis lost its data during this search: nothing was reserved; earlier charges still settle.
+        if (leased) pending.push({ kind: 'unlease', provider: model.provider, leaseId });
+        attempts.push({ status: 'skipped', model, source, reason: 'capacity', priceMicros: price });
         continue;
       }
       if (!leased) {

@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+import { ENSURE_EPOCH_LUA, recoveryKeys, redisKeys, SETTLE_CONFIRM_BUCKET_MS, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@svc/contracts';
+import type { SettlementRecord } from '@svc/contracts';
+import type Redis from 'ioredis';
+import type { Logger } from 'pino';
+
+export interface RetainerOptions {
+  /** Records kept at most; beyond it the gateway admits no search until confirmations drain it. */
+  readonly maxRecords: number;
+  /** How often confirmations are collected. */
+  readonly confirmIntervalMs: number;
+  /** How often the epoch is checked (a change means Redis lost its data). */
+  readonly epochIntervalMs: number;
+}
+
+export const DEFAULT_RETAINER_OPTIONS: RetainerOptions = { maxRecords: 200_000, confirmIntervalMs: 1_000, epochIntervalMs: 500 };
+
+const CONFIRM_CHUNK = 1_000;
+
+/**
+ * Keeps every SettlementRecord this gateway wrote until the ledger worker confirms it is
+ * durable (it adds drained request ids to per-minute sets, recoveryKeys.settleConfirmed), so
+ * a record that was still in a settlement stream when Redis lost its data is written again.
+ *
+ * - every `epochIntervalMs` the epoch is read (and created when missing); when it differs
+ *   from the one seen before, every retained record is appended again to its account's
+ *   stream and the account marked dirty. The worker skips a request id already in
+ *   `settlements`, and hydration waits a grace period after the epoch was created before it
+ *   reads a cold account's stream, so the re-sent records are counted there.
+ * - every `confirmIntervalMs` the confirmed ones (current and previous minute) are dropped.
+ * - `full` is true at `maxRecords`: the search path then fails closed (503).
+ * Timers are unref'd: they never keep the process alive.
+ */
+export class SettlementRetainer {
+  private readonly records = new Map<string, SettlementRecord>();
+  private epoch: string | null = null;
+  private redisNowMs = 0;
+  private timers: NodeJS.Timeout[] = [];
+  private busy = { epoch: false, confirm: false };
+  private log: Logger | null = null;
+  private overflowLogged = false;
+
+  constructor(private readonly redis: Redis, private readonly options: RetainerOptions = DEFAULT_RETAINER_OPTIONS) {
+    redis.defineCommand('svcEnsureEpoch', { numberOfKeys: 1, lua: ENSURE_EPOCH_LUA });
+  }
+
+  useLogger(log: Logger): void {
+    this.log = log;
+  }
+
+  get size(): number {
+    return this.records.size;
+  }
+
+  get full(): boolean {
+    const full = this.records.size >= this.options.maxRecords;
+    if (full && !this.overflowLogged) {
+      this.overflowLogged = true;
+      this.log?.error({ retained: this.records.size }, 'unconfirmed settlement records at the limit: admitting no search until the ledger worker confirms them');
+    } else if (!full) {
+      this.overflowLogged = false;
+    }
+    return full;
+  }
+
+  /** Starts the loops (idempotent); the first epoch check runs at once. */
+  start(): void {
+    if (this.timers.length > 0) return;
+    const epochTimer = setInterval(() => void this.tick('epoch'), this.options.epochIntervalMs);
+    const confirmTimer = setInterval(() => void this.tick('confirm'), this.options.confirmIntervalMs);
+    epochTimer.unref();
+    confirmTimer.unref();
+    this.timers = [epochTimer, confirmTimer];
+    void this.tick('epoch');
+  }
+
+  stop(): void {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+  }
+
+  retain(record: SettlementRecord): void {
+    this.records.set(record.requestId, record);
+  }
+
+  has(requestId: string): boolean {
+    return this.records.has(requestId);
+  }
+
+  private async tick(kind: 'epoch' | 'confirm'): Promise<void> {
+    if (this.busy[kind]) return;
+    this.busy[kind] = true;
+    try {
+      if (kind === 'epoch') await this.checkEpoch();
+      else await this.confirm();
+    } catch (error) {
+      this.log?.warn({ err: describe(error), loop: kind }, 'settlement retention loop failed; it runs again');
+    } finally {
+      this.busy[kind] = false;
+    }
+  }
+
+  /** Reads (or creates) the epoch; re-sends everything retained when it changed. Returns how many were re-sent. */
+  async checkEpoch(): Promise<number> {
+    const reply = (await (this.redis as unknown as { svcEnsureEpoch(key: string, token: string): Promise<[string, number]> })
+      .svcEnsureEpoch(recoveryKeys.epoch, randomBytes(8).toString('hex')));
+    const [value, nowMs] = reply;
+    this.redisNowMs = nowMs;
+    const before = this.epoch;
+    this.epoch = value;
+    if (before === null || before === value) return 0;
+    return this.resendAll(before, value);
+  }
+
+  private async resendAll(before: string, after: string): Promise<number> {
+    const records = [...this.records.values()];
+    this.log?.warn({ epoch_before: before, epoch_after: after, records: records.length }, 'redis lost its data: re-sending unconfirmed settlement records');
+    for (let i = 0; i < records.length; i += CONFIRM_CHUNK) {
+      const pipeline = this.redis.pipeline();
+      const accounts = new Set<string>();
+      for (const record of records.slice(i, i + CONFIRM_CHUNK)) {
+        pipeline.xadd(redisKeys.settlementStream(record.accountId), '*', SETTLEMENT_FIELD, JSON.stringify(record));
+        accounts.add(record.accountId);
+      }
+      pipeline.sadd(SETTLEMENT_DIRTY_SET, ...accounts);
+      const results = (await pipeline.exec()) ?? [];
+      const failed = results.find(([error]) => error !== null);
+      if (failed !== undefined) throw failed[0] ?? new Error('re-send failed');
+    }
+    return records.length;
+  }
+
+  /** Drops the records the worker confirmed; returns how many. */
+  async confirm(): Promise<number> {
+    if (this.records.size === 0) return 0;
+    const nowMs = this.redisNowMs > 0 ? this.redisNowMs : Date.now();
+    const bucket = Math.floor(nowMs / SETTLE_CONFIRM_BUCKET_MS);
+    const ids = [...this.records.keys()];
+    let dropped = 0;
+    for (let i = 0; i < ids.length; i += CONFIRM_CHUNK) {
+      const chunk = ids.slice(i, i + CONFIRM_CHUNK);
+      const pipeline = this.redis.pipeline();
+      // The next bucket too: the worker's clock is Redis's, ours may lag by up to one epoch check.
+      for (const b of [bucket - 1, bucket, bucket + 1]) pipeline.smismember(recoveryKeys.settleConfirmed(b), ...chunk);
+      const results = (await pipeline.exec()) ?? [];
+      const flags = results.map(([error, value]) => {
+        if (error !== null) throw error;
+        return value as number[];
+      });
+      chunk.forEach((id, index) => {
+        if (flags.some((f) => f[index] === 1)) {
+          this.records.delete(id);
+          dropped += 1;
+        }
+      });
+    }
+    return dropped;
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
