@@ -15,12 +15,13 @@ const TRIALS = Number(process.env.TRIALS ?? 60);
 const LOST_BATCH = 10;
 
 async function status(url: string, secret: string): Promise<string> {
-  const response = await call('GET', `${url}/v1/key`, { headers: bearer(secret) });
+  // GET /v1/credits: billing trusts the gateway's verdict, so the answer is the gateway's own (account-admin would re-check a deleted key itself).
+  const response = await call('GET', `${url}/v1/credits`, { headers: bearer(secret) });
   return response.status === 200 ? 'ok' : String(response.body?.error?.code);
 }
 
 async function delayUntil(url: string, secret: string, expected: string, since: number, intervalMs: number): Promise<number> {
-  const deadline = since + 30_000;
+  const deadline = Math.max(since, Date.now()) + 30_000;
   for (;;) {
     if ((await status(url, secret)) === expected) return Date.now() - since;
     if (Date.now() > deadline) throw new Error(`no ${expected} after 30 s on ${url}`);
@@ -39,55 +40,79 @@ async function main(): Promise<void> {
     const [g0, g1, g2] = stack.gateways.map((g) => g.url);
     if (g0 === undefined || g1 === undefined || g2 === undefined) throw new Error('three gateways expected');
     const account = await newAccount(g0, 'bench');
-    const keys = [];
-    for (let i = 0; i < TRIALS; i++) keys.push(await newApiKey(g0, account.managementKey));
-    const disable = async (id: string): Promise<number> => {
-      const at = Date.now();
-      const response = await call('PATCH', `${g0}/v1/keys/${id}`, { body: { disabled: true }, headers: bearer(account.managementKey) });
-      if (response.status !== 200) throw new Error(`disable failed: ${response.status}`);
-      return at;
+    const mgmt = bearer(account.managementKey);
+    const patch = async (id: string, body: unknown): Promise<void> => {
+      const response = await call('PATCH', `${g0}/v1/keys/${id}`, { body, headers: mgmt });
+      if (response.status !== 200) throw new Error(`patch failed: ${response.status}`);
     };
+    /**
+     * A change and the answer it leads to. `apply` returns the moment from which a delay
+     * counts: when the request was sent, or for an expiry edit the new expires_at itself.
+     */
+    const changes = {
+      disable: { expect: 'key_disabled', apply: async (id: string) => { const at = Date.now(); await patch(id, { disabled: true }); return at; } },
+      delete: {
+        expect: 'invalid_api_key',
+        apply: async (id: string) => {
+          const at = Date.now();
+          const response = await call('DELETE', `${g0}/v1/keys/${id}`, { headers: mgmt });
+          if (response.status !== 200) throw new Error(`delete failed: ${response.status}`);
+          return at;
+        },
+      },
+      expiry: {
+        expect: 'key_expired',
+        apply: async (id: string) => {
+          const expiresAt = Date.now() + 1_000;
+          await patch(id, { expires_at: new Date(expiresAt).toISOString() });
+          return expiresAt;
+        },
+      },
+    } as const;
+    type ChangeName = keyof typeof changes;
 
-    let handlerImmediate = 0;
-    const pubsub: number[] = [];
-    const lost: number[] = [];
-    // Pub/sub path and the handling gateway: one trial at a time, polled every millisecond.
-    for (const key of keys) {
-      for (const url of [g1, g2]) if ((await status(url, key.secret)) !== 'ok') throw new Error('key not live');
-      const at = await disable(key.id);
-      if ((await status(g0, key.secret)) === 'key_disabled') handlerImmediate += 1;
-      pubsub.push(await delayUntil(g1, key.secret, 'key_disabled', at, 1));
-    }
-    // Lost-message path: fresh keys, ten trials at a time, polled every 20 ms.
-    const fresh = [];
-    for (let i = 0; i < TRIALS; i++) fresh.push(await newApiKey(g0, account.managementKey));
-    for (let i = 0; i < fresh.length; i += LOST_BATCH) {
-      const batch = fresh.slice(i, i + LOST_BATCH);
-      for (const key of batch) if ((await status(g2, key.secret)) !== 'ok') throw new Error('key not live');
-      lost.push(...(await Promise.all(batch.map(async (key) => {
-        // Spread the changes over the cache lifetime so they do not all land at one age.
-        await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 1000)));
-        const at = await disable(key.id);
-        return delayUntil(g2, key.secret, 'key_disabled', at, 20);
-      }))));
+    const results: Record<string, { handler: string; pubsub: ReturnType<typeof summarize>; lost: ReturnType<typeof summarize> }> = {};
+    for (const name of Object.keys(changes) as ChangeName[]) {
+      const change = changes[name];
+      let handlerImmediate = 0;
+      const pubsub: number[] = [];
+      const lost: number[] = [];
+      // Pub/sub path and the handling gateway: one trial at a time, polled every millisecond.
+      for (let i = 0; i < TRIALS; i++) {
+        const key = await newApiKey(g0, account.managementKey);
+        for (const url of [g1, g2]) if ((await status(url, key.secret)) !== 'ok') throw new Error('key not live');
+        const at = await change.apply(key.id);
+        if (name !== 'expiry' && (await status(g0, key.secret)) === change.expect) handlerImmediate += 1;
+        pubsub.push(Math.max(0, await delayUntil(g1, key.secret, change.expect, at, 1)));
+        if (name === 'expiry' && (await status(g0, key.secret)) === change.expect) handlerImmediate += 1;
+      }
+      // Lost-message path: ten trials at a time, polled every 20 ms, spread over a second.
+      for (let i = 0; i < TRIALS; i += LOST_BATCH) {
+        const batch = [];
+        for (let j = i; j < Math.min(TRIALS, i + LOST_BATCH); j++) batch.push(await newApiKey(g0, account.managementKey));
+        for (const key of batch) if ((await status(g2, key.secret)) !== 'ok') throw new Error('key not live');
+        lost.push(...(await Promise.all(batch.map(async (key) => {
+          await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 1000)));
+          const at = await change.apply(key.id);
+          return Math.max(0, await delayUntil(g2, key.secret, change.expect, at, 20));
+        }))));
+      }
+      results[name] = { handler: `${handlerImmediate}/${TRIALS}`, pubsub: summarize(pubsub), lost: summarize(lost) };
     }
     const result = {
       measured_at: new Date().toISOString(),
-      trials: TRIALS,
+      trials_per_change_and_path: TRIALS,
       key_cache_ttl_ms: Number(process.env.KEY_CACHE_TTL_MS ?? 5000),
-      handling_gateway_rejected_on_next_request: `${handlerImmediate}/${TRIALS}`,
-      pubsub_ms: summarize(pubsub),
-      pubsub_lost_ms: summarize(lost),
+      changes: results,
     };
     const dir = join(repoRoot(), 'bench/results');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'propagation.json'), JSON.stringify(result, null, 2) + '\n');
-    console.log(`key change propagation over ${TRIALS} trials each (ms)`);
-    console.log('| path | n | p50 | p99 | max |');
-    console.log('|---|---|---|---|---|');
-    console.log(`| handling gateway: rejected on the very next request | ${TRIALS} | ${handlerImmediate}/${TRIALS} trials | | |`);
-    for (const [name, s] of [['other gateway, pub/sub', result.pubsub_ms], ['other gateway, pub/sub lost', result.pubsub_lost_ms]] as const) {
-      console.log(`| ${name} | ${s.n} | ${s.p50} | ${s.p99} | ${s.max} |`);
+    console.log(`key change propagation, ${TRIALS} trials per change and path (ms from the change, or from the new expires_at)`);
+    console.log('| change | handling gateway rejects on its next request | pub/sub p50 | p99 | max | pub/sub lost p50 | p99 | max |');
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const [name, r] of Object.entries(results)) {
+      console.log(`| ${name} | ${r.handler} | ${r.pubsub.p50} | ${r.pubsub.p99} | ${r.pubsub.max} | ${r.lost.p50} | ${r.lost.p99} | ${r.lost.max} |`);
     }
   } finally {
     await stack.stop();

@@ -35,7 +35,8 @@ describe('key change propagation across gateway processes', () => {
   });
 
   const status = async (url: string, secret: string): Promise<string> => {
-    const response = await call('GET', `${url}/v1/key`, { headers: bearer(secret) });
+    // GET /v1/credits: billing trusts the gateway's verdict, so the answer is the gateway's own (account-admin would re-check a deleted key itself).
+    const response = await call('GET', `${url}/v1/credits`, { headers: bearer(secret) });
     return response.status === 200 ? 'ok' : String(response.body?.error?.code);
   };
 
