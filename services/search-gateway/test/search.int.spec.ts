@@ -411,6 +411,33 @@ describe('POST /v1/search (real Redis, provider simulator, in-process gateway)',
       expect(await balance(a)).toBe(1_000_000 - 2 * PRICE.exaFast);
     });
 
+    it('a 503 is not kept: the same key runs again once capacity is back, and charges once', async () => {
+      const full = await gateway({ PROVIDER_MAX_IN_FLIGHT_EXA: '0' });
+      const a = await account(1_000_000);
+      const body = { query: 'q', model: 'exa/fast', max_results: 3 };
+      const first = await search(full, a.secrets[0] ?? '', body, { 'idempotency-key': 'k503' });
+      expect(first.status).toBe(503);
+      const again = await search(main, a.secrets[0] ?? '', body, { 'idempotency-key': 'k503' });
+      expect(again.status).toBe(200);
+      const third = await search(main, a.secrets[0] ?? '', body, { 'idempotency-key': 'k503' });
+      expect(third.text).toBe(again.text);
+      expect(await balance(a)).toBe(1_000_000 - PRICE.exaFast);
+    });
+
+    it('a repeat gets the first outcome even when the key has no rate left, and takes no token', async () => {
+      const limited = await gateway({ RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '1' });
+      const a = await account(1_000_000);
+      const body = { query: 'q', model: 'exa/fast', max_results: 3 };
+      const first = await search(limited, a.secrets[0] ?? '', body, { 'idempotency-key': 'k-rate' });
+      expect(first.status).toBe(200);
+      const fresh = await search(limited, a.secrets[0] ?? '', { ...body, query: 'another' });
+      expect(fresh.status).toBe(429);
+      const repeat = await search(limited, a.secrets[0] ?? '', body, { 'idempotency-key': 'k-rate' });
+      expect(repeat.status).toBe(200);
+      expect(repeat.text).toBe(first.text);
+      expect(await balance(a)).toBe(1_000_000 - PRICE.exaFast);
+    });
+
     it('a key longer than 255 characters is 400', async () => {
       const a = await account(1_000_000);
       const reply = await search(main, a.secrets[0] ?? '', { query: 'q', model: 'exa/fast' }, { 'idempotency-key': 'k'.repeat(256) });

@@ -6,7 +6,7 @@ import { RedisBatch } from '../redis/redis-batch';
 import type { BatchPipeline } from '../redis/redis-batch';
 import { SettlementRetainer } from './settlement-retainer';
 import type { RetainerOptions } from './settlement-retainer';
-import { ADMIT_LUA, IDEMPOTENCY_STORE_LUA, LEASE_EXTEND_LUA, LEASE_LUA, RELEASE_LUA, RESERVE_LUA, SETTLE_LUA } from './money.scripts';
+import { ADMIT_LUA, IDEMPOTENCY_RELEASE_LUA, IDEMPOTENCY_STORE_LUA, LEASE_EXTEND_LUA, LEASE_LUA, RELEASE_LUA, RESERVE_LUA, SETTLE_LUA } from './money.scripts';
 
 
 /** Settled markers and idempotent outcomes live this long (CONTRACT.md: 24 hours). */
@@ -78,7 +78,9 @@ export type PendingOp =
   | { readonly kind: 'release'; readonly index: number; readonly keepMicros: Micros }
   | { readonly kind: 'unlease'; readonly provider: Provider; readonly leaseId: string }
   /** Gives back the search's account in-flight lease (member: the request id). */
-  | { readonly kind: 'unleaseAccount' };
+  | { readonly kind: 'unleaseAccount' }
+  /** Gives back this request's Idempotency-Key claim (an outcome not worth keeping). */
+  | { readonly kind: 'releaseClaim' };
 
 export interface LeaseRequest {
   readonly provider: Provider;
@@ -140,6 +142,7 @@ export class MoneyRepository {
     redis.defineCommand('svcRelease', { numberOfKeys: 4, lua: RELEASE_LUA });
     redis.defineCommand('svcSettle', { numberOfKeys: 8, lua: SETTLE_LUA });
     redis.defineCommand('svcIdemStore', { numberOfKeys: 1, lua: IDEMPOTENCY_STORE_LUA });
+    redis.defineCommand('svcIdemRelease', { numberOfKeys: 1, lua: IDEMPOTENCY_RELEASE_LUA });
     redis.defineCommand('svcAdmit', { numberOfKeys: 7, lua: ADMIT_LUA });
     redis.defineCommand('svcLeaseExtend', { numberOfKeys: 1, lua: LEASE_EXTEND_LUA });
   }
@@ -249,6 +252,9 @@ export class MoneyRepository {
           break;
         case 'unleaseAccount':
           pipeline.add('zrem', scope.inFlightKey, scope.requestId);
+          break;
+        case 'releaseClaim':
+          if (scope.idempotencyKey !== null) pipeline.add('svcIdemRelease', scope.idempotencyKey, scope.requestId);
           break;
       }
     }

@@ -169,6 +169,21 @@ return false
 `;
 
 /**
+ * Gives back an Idempotency-Key claim when the search ended without an outcome worth
+ * keeping (503 overloaded: nothing ran, so a retry with the same key must be able to run).
+ * Deletes only this request's own claim. KEYS[1] idempotency key. ARGV[1] request id.
+ * Returns 1 when deleted, else 0.
+ */
+export const IDEMPOTENCY_RELEASE_LUA = `
+local existing = redis.call('GET', KEYS[1])
+if not existing then return 0 end
+local ok, parsed = pcall(cjson.decode, existing)
+if not ok or type(parsed) ~= 'table' or parsed.rid ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`;
+
+/**
  * Admission of a search, its first reservation included, in one atomic step: the key's rate
  * limit (GCRA on Redis's clock, in microseconds), the account's in-flight lease (a sorted
  * set of request ids scored by expiry in Redis-clock milliseconds), the idempotency claim
@@ -212,17 +227,26 @@ if tat < nowUs then tat = nowUs end
 local newTat = tat + interval
 local excess = newTat - nowUs
 local window = burst * interval
+local claim = ARGV[6] == '1'
+-- A repeat of an Idempotency-Key is answered with the first outcome before any limit is
+-- applied: it takes no rate token and no lease (CONTRACT.md: it returns the first outcome).
+if claim then
+  local stored = redis.call('GET', KEYS[5])
+  if stored then
+    local left = math.floor((window - (tat - nowUs)) / interval + 1e-9)
+    if left > burst then left = burst end
+    if left < 0 then left = 0 end
+    return {'dup', left, stored}
+  end
+end
 if excess > window then
   return {'rate', math.ceil((excess - window) / 1000)}
 end
 local remaining = math.floor((window - excess) / interval + 1e-9)
 local holding = redis.call('ZSCORE', KEYS[7], ARGV[11])
 if not holding and redis.call('ZCOUNT', KEYS[7], '(' .. nowMs, '+inf') >= cap then return {'busy'} end
-local claim = ARGV[6] == '1'
-local existing = false
-if claim then existing = redis.call('GET', KEYS[5]) end
 local verdict = 'ok'
-if not existing then
+do
   local balance = tonumber(redis.call('GET', KEYS[1]) or '0')
   if balance == nil or tonumber(redis.call('GET', KEYS[2]) or '0') == nil then
     return redis.error_reply('admit: balance is not an integer')
@@ -235,7 +259,6 @@ if not existing then
   if verdict == 'ok' and balance < amount then verdict = 'balance' end
 end
 redis.call('SET', KEYS[6], string.format('%.0f', math.ceil(newTat)), 'PX', math.ceil(excess / 1000) + 1000)
-if existing then return {'dup', remaining, existing} end
 redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', nowMs)
 redis.call('ZADD', KEYS[7], nowMs + leaseTtl, ARGV[11])
 redis.call('PEXPIRE', KEYS[7], leaseTtl)

@@ -255,7 +255,11 @@ export class SearchService {
     if (state.accountLease) pending.push({ kind: 'unleaseAccount' });
 
     const reply = this.buildReply(requestId, attempts, call.elapsedMs());
-    const stored = call.idempotency === null ? null : outcomeValue(requestId, call.idempotency.bodyDigest, reply.status, reply.body);
+    // A 503 (every model at capacity, or Redis being rebuilt) is not kept under the
+    // Idempotency-Key: nothing ran, and the SDK retries it with the same key.
+    const keep = call.idempotency !== null && !(reply.status === 503 && !called);
+    const stored = keep && call.idempotency !== null ? outcomeValue(requestId, call.idempotency.bodyDigest, reply.status, reply.body) : null;
+    if (call.idempotency !== null && !keep) pending.push({ kind: 'releaseClaim' });
     if (!called) {
       const { foreignOutcome } = await this.money.finish(scope, pending, null, stored);
       state.accountLease = false;
