@@ -9,7 +9,7 @@ describe('gateway config', () => {
     expect(config).toMatchObject({
       PORT: 8080, HOST: '0.0.0.0', ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051', ACCOUNT_ADMIN_HTTP_URL: 'http://127.0.0.1:3001',
       BILLING_HTTP_URL: 'http://127.0.0.1:3002', KEY_CACHE_TTL_MS: 5000, KEY_CACHE_MAX_ENTRIES: 100_000,
-      KEY_PROPAGATION_MAX_MS: 15_000, KEY_CHANGES_SUBSCRIBE: true, RATE_LIMIT_PER_SECOND: 20, RATE_LIMIT_BURST: 40,
+      KEY_PROPAGATION_MAX_MS: 15_000, KEY_CLOCK_SKEW_MS: 1000, KEY_CHANGES_SUBSCRIBE: true, RATE_LIMIT_PER_SECOND: 20, RATE_LIMIT_BURST: 40,
       BYOK_ENABLED: true, BYOK_FEE_PERCENT: 5, BRAVE_API_KEY: undefined, EXA_BASE_URL: 'https://api.exa.ai',
     });
   });
@@ -17,6 +17,10 @@ describe('gateway config', () => {
   it('refuses a key cache that outlives the propagation bound', () => {
     expect(() => parseGatewayConfig({ ...base, KEY_CACHE_TTL_MS: '20000' })).toThrow(ConfigError);
     expect(() => parseGatewayConfig({ ...base, KEY_CACHE_TTL_MS: '3000', KEY_PROPAGATION_MAX_MS: '2000' })).toThrow(/KEY_CACHE_TTL_MS/);
+  });
+
+  it('names a bad clock skew', () => {
+    expect(() => parseGatewayConfig({ ...base, KEY_CLOCK_SKEW_MS: '-1' })).toThrow(/KEY_CLOCK_SKEW_MS/);
   });
 
   it('refuses a short internal token without echoing it', () => {

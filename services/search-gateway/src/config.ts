@@ -14,6 +14,8 @@ export const gatewayEnvSchema = {
   KEY_CACHE_TTL_MS: int({ default: 5000, min: 0, max: 3_600_000 }),
   KEY_CACHE_MAX_ENTRIES: int({ default: 100_000, min: 1, max: 10_000_000 }),
   KEY_PROPAGATION_MAX_MS: int({ default: 15_000, min: 0, max: 3_600_000 }),
+  /** The most the gateway's and account-admin's clocks may differ (part of the propagation bound). */
+  KEY_CLOCK_SKEW_MS: int({ default: 1_000, min: 0, max: 3_600_000 }),
   KEY_CHANGES_SUBSCRIBE: bool({ default: true }),
   RATE_LIMIT_PER_SECOND: int({ default: 20, min: 1, max: 1_000_000 }),
   RATE_LIMIT_BURST: int({ default: 40, min: 1, max: 1_000_000 }),

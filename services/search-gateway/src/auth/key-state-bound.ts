@@ -1,5 +1,3 @@
-import { int, parseEnv } from '@svc/config';
-
 /**
  * The hard bound on how old a key state the gateway may act on (issue 4 item 4). Every
  * state carries a stamp: account-admin's `writtenAtMs` for a Redis value (its clock taken
@@ -19,17 +17,11 @@ export interface KeyStateBound {
 
 export const DEFAULT_KEY_CLOCK_SKEW_MS = 1000;
 
-/** KEY_CLOCK_SKEW_MS is read here (not in config.ts); an invalid value throws ConfigError. */
-const skewSchema = { KEY_CLOCK_SKEW_MS: int({ default: DEFAULT_KEY_CLOCK_SKEW_MS, min: 0, max: 3_600_000 }) };
-
-export function keyStateBound(
-  config: { KEY_PROPAGATION_MAX_MS: number; KEY_CACHE_TTL_MS: number },
-  env: NodeJS.ProcessEnv = process.env,
-): KeyStateBound {
+export function keyStateBound(config: { KEY_PROPAGATION_MAX_MS: number; KEY_CACHE_TTL_MS: number; KEY_CLOCK_SKEW_MS?: number }): KeyStateBound {
   return {
     propagationMaxMs: config.KEY_PROPAGATION_MAX_MS,
     cacheTtlMs: config.KEY_CACHE_TTL_MS,
-    clockSkewMs: parseEnv(skewSchema, env).KEY_CLOCK_SKEW_MS,
+    clockSkewMs: config.KEY_CLOCK_SKEW_MS ?? DEFAULT_KEY_CLOCK_SKEW_MS,
   };
 }
 
