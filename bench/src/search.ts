@@ -97,6 +97,9 @@ async function main(): Promise<void> {
       name: 'benchsearch',
       redisDb: REDIS_DB,
       logLevel: 'warn',
+      // The ledger worker drains settlements and confirms them, as in production; without it
+      // the gateway's retained (unconfirmed) records would only grow.
+      worker: true,
       gatewayEnv: {
         BRAVE_BASE_URL: `${simUrl}/brave/res/v1`, BRAVE_API_KEY: SIM_KEYS.brave,
         EXA_BASE_URL: `${simUrl}/exa`, EXA_API_KEY: SIM_KEYS.exa,
@@ -104,7 +107,7 @@ async function main(): Promise<void> {
         RATE_LIMIT_PER_SECOND: UNLIMITED, RATE_LIMIT_BURST: UNLIMITED, ACCOUNT_MAX_IN_FLIGHT: UNLIMITED,
         PROVIDER_MAX_IN_FLIGHT_BRAVE: UNLIMITED, PROVIDER_MAX_IN_FLIGHT_EXA: UNLIMITED, PROVIDER_MAX_IN_FLIGHT_TAVILY: UNLIMITED,
         // The profiler hook is idle until SIGUSR2 (it does not even open an inspector session).
-        NODE_OPTIONS: `--require ${join(root, 'bench/dist/lib-profile-hook.js')}`,
+        NODE_OPTIONS: `--require ${join(root, 'bench/dist/lib-profile-hook.js')}${process.env.GATEWAY_NODE_OPTIONS === undefined ? '' : ` ${process.env.GATEWAY_NODE_OPTIONS}`}`,
         BENCH_PROFILE_DIR: profileDir,
       },
     });
