@@ -100,6 +100,8 @@ async function main(): Promise<void> {
       // The ledger worker drains settlements and confirms them, as in production; without it
       // the gateway's retained (unconfirmed) records would only grow.
       worker: true,
+      // BENCH_GATEWAY_SCRIPT: another build of the gateway, to compare two versions.
+      ...(process.env.BENCH_GATEWAY_SCRIPT === undefined ? {} : { gatewayScript: process.env.BENCH_GATEWAY_SCRIPT }),
       gatewayEnv: {
         BRAVE_BASE_URL: `${simUrl}/brave/res/v1`, BRAVE_API_KEY: SIM_KEYS.brave,
         EXA_BASE_URL: `${simUrl}/exa`, EXA_API_KEY: SIM_KEYS.exa,

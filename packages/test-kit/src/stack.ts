@@ -34,6 +34,8 @@ export interface StackOptions {
   redisDb: number;
   gateways?: { env?: Record<string, string> }[];
   gatewayEnv?: Record<string, string>;
+  /** Another build of the gateway to start (benchmarks comparing two versions). */
+  gatewayScript?: string;
   /** Start the provider simulator and configure all three providers on every gateway. */
   simulator?: boolean;
   /** Start billing's ledger worker (dist/worker.js); extra environment for it. */
@@ -117,7 +119,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       const port = await freePort();
       const process = await startProcess({
         name: `search-gateway-${index}`,
-        script: join(root, 'services/search-gateway/dist/main.js'),
+        script: options.gatewayScript ?? join(root, 'services/search-gateway/dist/main.js'),
         env: {
           ...common, PORT: String(port), ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`,
           ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${aaHttp}`, BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`,
