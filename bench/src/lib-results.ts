@@ -10,11 +10,12 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
-/** Writes the result as pretty JSON and returns the path. */
+/** Writes the result as pretty JSON (paths relative to the repository) and returns the path. */
 export function writeResult(name: string, result: unknown): string {
-  const dir = join(repoRoot(), 'bench/results');
+  const root = repoRoot();
+  const dir = join(root, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
+  writeFileSync(file, JSON.stringify(result, null, 2).split(`${root}/`).join('') + '\n');
   return file;
 }

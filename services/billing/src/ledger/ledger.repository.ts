@@ -51,7 +51,8 @@ export interface LedgerPage {
   hasMore: boolean;
 }
 
-interface EntryRow {
+/** A ledger_entries row as raw SQL returns it (shared by every repository that writes entries). */
+export interface EntryRow {
   id: string;
   account_id: string;
   kind: LedgerEntryKind;
@@ -74,13 +75,13 @@ export interface SettlementBatchResult {
   chargedMicros: Micros;
 }
 
-function toMicros(value: bigint): Micros {
+export function toMicros(value: bigint): Micros {
   const micros = Number(value);
   if (!Number.isSafeInteger(micros)) throw new RangeError('a BIGINT money value is outside the safe integer range');
   return micros;
 }
 
-function entryFromRow(row: EntryRow): LedgerEntryRecord {
+export function entryFromRow(row: EntryRow): LedgerEntryRecord {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -116,7 +117,7 @@ function totalsDelta(kind: LedgerEntryKind, amount: Micros): { purchased: Micros
   }
 }
 
-const ENTRY_COLUMNS = Prisma.sql`id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id, created_at, applied_to_spendable_at`;
+export const ENTRY_COLUMNS = Prisma.sql`id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id, created_at, applied_to_spendable_at`;
 
 /** Balances and the append-only ledger. The only file that touches these tables. */
 export class LedgerRepository {

@@ -1,44 +1,9 @@
 import { newId } from '@svc/ids';
 import type { Micros } from '@svc/money';
-import { Prisma } from '../generated/prisma/client';
+import type { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
-import type { LedgerEntryKind, LedgerEntryRecord } from '../ledger/ledger.repository';
-
-interface EntryRow {
-  id: string;
-  account_id: string;
-  kind: LedgerEntryKind;
-  amount_micros: bigint;
-  balance_after_micros: bigint;
-  reason: string | null;
-  idempotency_key: string | null;
-  request_id: string | null;
-  created_at: Date;
-  applied_to_spendable_at: Date | null;
-}
-
-const ENTRY_COLUMNS = Prisma.sql`id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id, created_at, applied_to_spendable_at`;
-
-function toMicros(value: bigint): Micros {
-  const micros = Number(value);
-  if (!Number.isSafeInteger(micros)) throw new RangeError('a BIGINT money value is outside the safe integer range');
-  return micros;
-}
-
-function entryOf(row: EntryRow): LedgerEntryRecord {
-  return {
-    id: row.id,
-    accountId: row.account_id,
-    kind: row.kind,
-    amountMicros: toMicros(row.amount_micros),
-    balanceAfterMicros: toMicros(row.balance_after_micros),
-    reason: row.reason,
-    idempotencyKey: row.idempotency_key,
-    requestId: row.request_id,
-    createdAt: row.created_at,
-    appliedToSpendableAt: row.applied_to_spendable_at,
-  };
-}
+import { ENTRY_COLUMNS, entryFromRow, toMicros } from '../ledger/ledger.repository';
+import type { EntryRow, LedgerEntryRecord } from '../ledger/ledger.repository';
 
 export interface PaidSession {
   stripeSessionId: string;
@@ -110,7 +75,7 @@ export class PurchaseRepository {
             WHERE id = (SELECT ledger_entry_id FROM purchase_grants WHERE stripe_session_id = ${session.stripeSessionId})`;
           const first = existing[0];
           if (first === undefined) throw new Error('purchase grant without its ledger entry');
-          return { kind: 'already_granted', entry: entryOf(first) } as const;
+          return { kind: 'already_granted', entry: entryFromRow(first) } as const;
         }
         await tx.$executeRaw`INSERT INTO account_balances (account_id) VALUES (${session.accountId}) ON CONFLICT DO NOTHING`;
         const entry = await this.appendLocked(tx, {
@@ -213,6 +178,6 @@ export class PurchaseRepository {
       RETURNING ${ENTRY_COLUMNS}`;
     const entry = inserted[0];
     if (entry === undefined) throw new Error('ledger insert returned no row');
-    return entryOf(entry);
+    return entryFromRow(entry);
   }
 }
