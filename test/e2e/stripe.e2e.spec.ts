@@ -144,9 +144,11 @@ describe('buying credits with Stripe through the gateway, then a mixed run that 
     const finance = await call('GET', `${stack.billing.operatorUrl}/operator/finance/reconciliation`, { headers: bearer(stack.operatorToken) });
     expect(finance.status).toBe(200);
     expect(finance.body).toMatchObject({ balanced: true, spendable: { drifting: [] }, ledger: { accounts_off_sum: [] } });
-    const recon = await call('GET', `${stack.billing.operatorUrl}/operator/reconciliation?account_id=${accountId}`, { headers: bearer(stack.operatorToken) });
+    const recon = await call('GET', `${stack.billing.operatorUrl}/operator/reconciliation?account_id=${accountId}&include=finance`, { headers: bearer(stack.operatorToken) });
     expect(recon.status).toBe(200);
     expect(recon.body.data[0]).toMatchObject({ drift_usd: 0, durable_usd: negative / 1_000_000 });
+    // The operator report carries the Stripe side too: every paid session has its purchase.
+    expect(recon.body.finance).toMatchObject({ balanced: true, stripe: { purchase_drift_usd: 0, unmatched_sessions: [], unmatched_entries: [] } });
 
     const usage = await call('GET', `${gw}/v1/usage`, { headers: bearer(managementKey) });
     expect(usage.status).toBe(200);

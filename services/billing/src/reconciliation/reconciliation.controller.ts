@@ -1,6 +1,8 @@
 import { Controller, Get, HttpCode, Inject, Post, Query, Req, UseGuards } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { BacklogService, backlogView } from '../backlog/backlog.service';
+import { financeReportView } from '../finance/finance.dto';
+import { FinanceService } from '../finance/finance.service';
 import { OperatorAuthGuard } from '../http/operator-auth.guard';
 import { accountReportView, encodeAccountCursor, parseReconciliationQuery } from './reconciliation.dto';
 import { REPORT_ONLY, ReconciliationService } from './reconciliation.service';
@@ -9,6 +11,8 @@ import type { RepairOptions } from './reconciliation.service';
 interface ReportBody {
   data: Record<string, unknown>[];
   next_cursor: string | null;
+  /** With `include=finance`: Stripe vs purchases, settlements vs usage and ledger, balances vs entries. */
+  finance?: Record<string, unknown>;
   request_id: string;
 }
 
@@ -23,6 +27,7 @@ export class ReconciliationController {
   constructor(
     @Inject(ReconciliationService) private readonly reconciliation: ReconciliationService,
     @Inject(BacklogService) private readonly backlog: BacklogService,
+    @Inject(FinanceService) private readonly finance: FinanceService,
   ) {}
 
   @Get('reconciliation')
@@ -45,15 +50,22 @@ export class ReconciliationController {
 
   private async run(query: unknown, options: RepairOptions, request: FastifyRequest): Promise<ReportBody> {
     const parsed = parseReconciliationQuery(query);
+    let body: ReportBody;
     if (parsed.accountId !== null) {
       const report = await this.reconciliation.reconcileAccount(parsed.accountId, options);
-      return { data: [accountReportView(report)], next_cursor: null, request_id: request.id };
+      body = { data: [accountReportView(report)], next_cursor: null, request_id: request.id };
+    } else {
+      const page = await this.reconciliation.reconcilePage(parsed.limit, parsed.afterId, options);
+      body = {
+        data: page.reports.map(accountReportView),
+        next_cursor: page.nextAfterId === null ? null : encodeAccountCursor(page.nextAfterId),
+        request_id: request.id,
+      };
     }
-    const page = await this.reconciliation.reconcilePage(parsed.limit, parsed.afterId, options);
-    return {
-      data: page.reports.map(accountReportView),
-      next_cursor: page.nextAfterId === null ? null : encodeAccountCursor(page.nextAfterId),
-      request_id: request.id,
-    };
+    if (parsed.includeFinance) {
+      const { request_id: _requestId, ...finance } = financeReportView(await this.finance.report(), request.id);
+      body.finance = finance;
+    }
+    return body;
   }
 }

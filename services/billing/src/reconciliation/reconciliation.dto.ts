@@ -9,6 +9,8 @@ export interface ReconciliationQuery {
   accountId: string | null;
   limit: number;
   afterId: string | null;
+  /** `include=finance`: add the Stripe, usage and ledger comparison of docs/finance.md. */
+  includeFinance: boolean;
 }
 
 const CURSOR_PREFIX = 'r1.';
@@ -17,9 +19,12 @@ export function encodeAccountCursor(accountId: string): string {
   return Buffer.from(CURSOR_PREFIX + accountId, 'utf8').toString('base64url');
 }
 
-/** `account_id` (optional), `limit` (1..100, default 20), `cursor` (from a previous page). */
+/** `account_id` (optional), `limit` (1..100, default 20), `cursor` (from a previous page), `include=finance`. */
 export function parseReconciliationQuery(query: unknown): ReconciliationQuery {
-  const params = queryParams(query, ['account_id', 'limit', 'cursor']);
+  const params = queryParams(query, ['account_id', 'limit', 'cursor', 'include']);
+  if (params.include !== undefined && params.include !== 'finance') {
+    throw new AppError('invalid_request', 'include must be finance');
+  }
   let accountId: string | null = null;
   if (params.account_id !== undefined) {
     if (!isId('account', params.account_id)) throw new AppError('invalid_request', 'account_id must be an account id');
@@ -42,7 +47,7 @@ export function parseReconciliationQuery(query: unknown): ReconciliationQuery {
   if (accountId !== null && (params.limit !== undefined || afterId !== null)) {
     throw new AppError('invalid_request', 'account_id cannot be combined with limit or cursor');
   }
-  return { accountId, limit, afterId };
+  return { accountId, limit, afterId, includeFinance: params.include === 'finance' };
 }
 
 function repairView(repair: Repair): Record<string, string | number> {
