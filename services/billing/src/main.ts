@@ -4,6 +4,7 @@ import { startBilling, createLogger } from './app';
 import { parseBillingConfig } from './config';
 import type { BillingConfig } from './config';
 import { migrateBillingDatabase } from './db/migrate';
+import { stopOnSignals } from './process-signals';
 
 function loadConfigOrExit(): BillingConfig {
   try {
@@ -26,21 +27,7 @@ async function main(): Promise<void> {
   }
   const running = await startBilling(config, logger);
   logger.info({ public_url: running.publicUrl, operator_url: running.operatorUrl }, 'billing listening');
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'billing stopping');
-    running.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  stopOnSignals('billing', logger, () => running.close());
 }
 
 main().catch((error: unknown) => {

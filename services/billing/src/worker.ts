@@ -4,6 +4,7 @@ import { createLogger } from './app';
 import { startLedgerWorker } from './worker/ledger-worker';
 import { parseLedgerWorkerConfig } from './worker-config';
 import type { LedgerWorkerConfig } from './worker-config';
+import { stopOnSignals } from './process-signals';
 
 function loadConfigOrExit(): LedgerWorkerConfig {
   try {
@@ -23,21 +24,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL).child({ component: 'ledger-worker' });
   const running = await startLedgerWorker(config, logger);
   logger.info({ url: running.url, drain_interval_ms: config.LEDGER_DRAIN_INTERVAL_MS, batch_size: config.LEDGER_BATCH_SIZE }, 'ledger worker running');
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'ledger worker stopping');
-    running.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  stopOnSignals('ledger worker', logger, () => running.close());
 }
 
 main().catch((error: unknown) => {
