@@ -40,6 +40,13 @@ export interface SettlementRecord {
   chargedMicros: number;
 }
 
+/**
+ * A search's reservation hash ({a:X}:rsv:<request id>) lives for the search's running bound
+ * plus this grace, renewed on every attempt (the gateway sets it; billing's reconciliation reads
+ * `grace - PTTL` as how long a search has overrun its bound: its gateway is gone or stuck).
+ */
+export const RESERVATION_TTL_GRACE_MS = 3_600_000;
+
 /** Stream entry field that holds the JSON SettlementRecord. */
 export const SETTLEMENT_FIELD = 'r';
 

@@ -1,12 +1,11 @@
 import { join } from 'node:path';
-import { redisKeys } from '@svc/contracts';
+import { RESERVATION_TTL_GRACE_MS, redisKeys } from '@svc/contracts';
 import { newId, newRequestId } from '@svc/ids';
 import { freePort, recreateDatabase, redisUrl, repoRoot, startProcess, waitFor } from '@svc/test-kit';
 import type { RunningProcess } from '@svc/test-kit';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { migrateBillingDatabase } from '../src/db/migrate';
-import { RESERVATION_TTL_GRACE_MS } from '../src/reconciliation/reconciliation-redis.adapter';
 import { enqueue, settlementRecord } from './ledger-fixtures';
 
 const REDIS_DB = 13;

@@ -1,4 +1,4 @@
-import { redisKeys } from '@svc/contracts';
+import { RESERVATION_TTL_GRACE_MS, redisKeys } from '@svc/contracts';
 import { newId, newRequestId } from '@svc/ids';
 import type { Micros } from '@svc/money';
 import { freePort, recreateDatabase, redisUrl, repoRoot } from '@svc/test-kit';
@@ -15,7 +15,7 @@ import { migrateBillingDatabase } from '../src/db/migrate';
 import { createPrismaClient } from '../src/db/prisma.repository';
 import type { PrismaClient } from '../src/db/prisma.repository';
 import { LedgerRepository } from '../src/ledger/ledger.repository';
-import { RESERVATION_TTL_GRACE_MS, ReconciliationRedisAdapter } from '../src/reconciliation/reconciliation-redis.adapter';
+import { ReconciliationRedisAdapter } from '../src/reconciliation/reconciliation-redis.adapter';
 import type { SpendableSnapshot } from '../src/reconciliation/reconciliation-redis.adapter';
 import { ReconciliationRepository } from '../src/reconciliation/reconciliation.repository';
 import { REPORT_ONLY, ReconciliationService } from '../src/reconciliation/reconciliation.service';

@@ -1,14 +1,7 @@
-import { redisKeys, SETTLEMENT_FIELD } from '@svc/contracts';
+import { RESERVATION_TTL_GRACE_MS, redisKeys, SETTLEMENT_FIELD } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import type { Redis } from 'ioredis';
 
-/**
- * The gateway gives a reservation hash ({a:X}:rsv:<request id>) a lifetime of the search's
- * running bound plus this grace (search.service.ts: `boundMs + 3_600_000`), renewed on every
- * attempt. So `RESERVATION_TTL_GRACE_MS - PTTL` is how long the search has been running
- * past its own bound: a positive value means the gateway that holds it is gone or stuck.
- */
-export const RESERVATION_TTL_GRACE_MS = 3_600_000;
 
 /**
  * The account's spendable side, read atomically (one script, all keys under the account's

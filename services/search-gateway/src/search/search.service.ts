@@ -1,4 +1,4 @@
-import { costMicros, maxCostMicros } from '@svc/contracts';
+import { costMicros, maxCostMicros, RESERVATION_TTL_GRACE_MS } from '@svc/contracts';
 import type { KeyRecord, ModelSpec, Provider, SettledAttempt, SettlementRecord } from '@svc/contracts';
 import { AppError, errorBody } from '@svc/errors';
 import type { Micros } from '@svc/money';
@@ -103,7 +103,7 @@ export class SearchService {
     const { record, requestId } = call;
     const plan = this.plan(call.request.models);
     const boundMs = this.runningBoundMs(plan.length);
-    const scope = moneyScope(record, requestId, call.idempotency?.keyDigest ?? null, (this.settings.now ?? Date.now)(), boundMs + 3_600_000);
+    const scope = moneyScope(record, requestId, call.idempotency?.keyDigest ?? null, (this.settings.now ?? Date.now)(), boundMs + RESERVATION_TTL_GRACE_MS);
     const state: SearchState = { accountLease: false, rateLimit: undefined };
     if (this.money.retainer.full) {
       // Fail closed: a record this gateway could not re-send after a Redis loss would be a lost charge.
