@@ -102,14 +102,28 @@ function uniquePending(records: readonly StreamRecordView[], settled: ReadonlySe
 }
 
 function periodStarts(nowMs: number): number[] {
-  return [...new Set(LIMIT_RESETS.map((reset) => periodOf(reset, nowMs).startMs))];
+  return currentPeriods(nowMs).map((period) => period.startMs);
+}
+
+/**
+ * The current periods of every reset kind, one per start: on a Monday the day and the week
+ * start at the same instant (and on the 1st the day and the month), and share one counter
+ * key; it must live as long as the longest of them.
+ */
+function currentPeriods(nowMs: number): { startMs: number; endMs: number }[] {
+  const byStart = new Map<number, number>();
+  for (const reset of LIMIT_RESETS) {
+    const period = periodOf(reset, nowMs);
+    byStart.set(period.startMs, Math.max(byStart.get(period.startMs) ?? 0, period.endMs));
+  }
+  return [...byStart].map(([startMs, endMs]) => ({ startMs, endMs }));
 }
 
 /** Every key's current period counters and all-time counter: settled usage plus pending records. */
 export function countersOf(accountId: string, usage: readonly KeyUsage[], pending: readonly StreamRecordView[], nowMs: number): CounterWrite[] {
   const byKey = new Map<string, { since: Map<number, Micros>; all: Micros }>();
   for (const u of usage) byKey.set(u.keyId, { since: new Map(u.sinceMicros), all: u.allTimeMicros });
-  const periods = LIMIT_RESETS.map((reset) => periodOf(reset, nowMs));
+  const periods = currentPeriods(nowMs);
   for (const record of pending) {
     if (record.chargedMicros <= 0 || record.keyId === '') continue;
     let entry = byKey.get(record.keyId);
@@ -123,14 +137,10 @@ export function countersOf(accountId: string, usage: readonly KeyUsage[], pendin
     }
   }
   const out: CounterWrite[] = [];
-  const written = new Set<string>();
   for (const [keyId, entry] of byKey) {
     out.push({ key: redisKeys.keyTotalUsage(accountId, keyId), value: entry.all, expireAtMs: 0 });
     for (const period of periods) {
-      const key = redisKeys.keyPeriodUsage(accountId, keyId, period.startMs);
-      if (written.has(key)) continue;
-      written.add(key);
-      out.push({ key, value: entry.since.get(period.startMs) ?? 0, expireAtMs: period.endMs + PERIOD_COUNTER_GRACE_MS });
+      out.push({ key: redisKeys.keyPeriodUsage(accountId, keyId, period.startMs), value: entry.since.get(period.startMs) ?? 0, expireAtMs: period.endMs + PERIOD_COUNTER_GRACE_MS });
     }
   }
   return out;
