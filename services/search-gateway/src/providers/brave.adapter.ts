@@ -56,11 +56,9 @@ function normalize(items: unknown[], cap: number): NormalizedResult[] {
 export class BraveAdapter implements SearchProvider {
   readonly provider = 'brave' as const;
   private readonly http: ProviderHttp;
-  private readonly baseUrl: string;
 
   constructor(settings: { baseUrl?: string; http?: ProviderHttpOptions } = {}) {
-    this.baseUrl = (settings.baseUrl ?? BRAVE_PRODUCTION_BASE_URL).replace(/\/+$/, '');
-    this.http = new ProviderHttp(settings.http);
+    this.http = new ProviderHttp(settings.baseUrl ?? BRAVE_PRODUCTION_BASE_URL, settings.http);
   }
 
   async search(request: ProviderSearchRequest): Promise<ProviderOutcome> {
@@ -72,7 +70,7 @@ export class BraveAdapter implements SearchProvider {
     const cap = resultCap(model, request.maxResults);
     const params = new URLSearchParams({ q: request.query, count: String(cap) });
     const answer = await this.http.call({
-      url: `${this.baseUrl}/${model.upstreamVariant}/search?${params.toString()}`,
+      path: `/${model.upstreamVariant}/search?${params.toString()}`,
       method: 'GET',
       headers: { accept: 'application/json', 'x-subscription-token': request.apiKey },
       timeoutMs: request.timeoutMs,

@@ -46,11 +46,9 @@ function normalize(items: unknown[], cap: number): NormalizedResult[] {
 export class ExaAdapter implements SearchProvider {
   readonly provider = 'exa' as const;
   private readonly http: ProviderHttp;
-  private readonly baseUrl: string;
 
   constructor(settings: { baseUrl?: string; http?: ProviderHttpOptions } = {}) {
-    this.baseUrl = (settings.baseUrl ?? EXA_PRODUCTION_BASE_URL).replace(/\/+$/, '');
-    this.http = new ProviderHttp(settings.http);
+    this.http = new ProviderHttp(settings.baseUrl ?? EXA_PRODUCTION_BASE_URL, settings.http);
   }
 
   async search(request: ProviderSearchRequest): Promise<ProviderOutcome> {
@@ -61,7 +59,7 @@ export class ExaAdapter implements SearchProvider {
     if (!isUsableKey(request.apiKey)) return failure('bad_key', 'provider key is not usable');
     const cap = resultCap(model, request.maxResults);
     const answer = await this.http.call({
-      url: `${this.baseUrl}/search`,
+      path: '/search',
       method: 'POST',
       headers: { accept: 'application/json', 'content-type': 'application/json', 'x-api-key': request.apiKey },
       body: JSON.stringify({ query: request.query, type: model.upstreamVariant, numResults: cap, contents: { highlights: true } }),

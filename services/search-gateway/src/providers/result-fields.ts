@@ -27,10 +27,25 @@ export function toPublishedAt(value: unknown): string | null {
 
 /** Date.parse rolls 2026-02-30 over to March; a canonical date must name a real day. */
 function isCalendarDate(text: string): boolean {
-  const year = Number(text.slice(0, 4));
-  const month = Number(text.slice(5, 7));
-  const day = Number(text.slice(8, 10));
-  return month >= 1 && month <= 12 && day >= 1 && day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const year = digits(text, 0, 4);
+  const month = digits(text, 5, 2);
+  const day = digits(text, 8, 2);
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
+}
+
+/** The number written by `length` ASCII digits at `start` (the caller's pattern already matched them). */
+function digits(text: string, start: number, length: number): number {
+  let n = 0;
+  for (let i = start; i < start + length; i++) n = n * 10 + text.charCodeAt(i) - 48;
+  return n;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Gregorian: February has 29 days in years divisible by 4, except centuries not divisible by 400. */
+function daysInMonth(year: number, month: number): number {
+  if (month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)) return 29;
+  return DAYS_IN_MONTH[month - 1] ?? 0;
 }
 
 export function toScore(value: unknown): number | null {

@@ -34,11 +34,9 @@ function normalize(items: unknown[], cap: number): NormalizedResult[] {
 export class TavilyAdapter implements SearchProvider {
   readonly provider = 'tavily' as const;
   private readonly http: ProviderHttp;
-  private readonly baseUrl: string;
 
   constructor(settings: { baseUrl?: string; http?: ProviderHttpOptions } = {}) {
-    this.baseUrl = (settings.baseUrl ?? TAVILY_PRODUCTION_BASE_URL).replace(/\/+$/, '');
-    this.http = new ProviderHttp(settings.http);
+    this.http = new ProviderHttp(settings.baseUrl ?? TAVILY_PRODUCTION_BASE_URL, settings.http);
   }
 
   async search(request: ProviderSearchRequest): Promise<ProviderOutcome> {
@@ -49,7 +47,7 @@ export class TavilyAdapter implements SearchProvider {
     if (!isUsableKey(request.apiKey)) return failure('bad_key', 'provider key is not usable');
     const cap = resultCap(model, request.maxResults);
     const answer = await this.http.call({
-      url: `${this.baseUrl}/search`,
+      path: '/search',
       method: 'POST',
       headers: { accept: 'application/json', 'content-type': 'application/json', authorization: `Bearer ${request.apiKey}` },
       body: JSON.stringify({ query: request.query, search_depth: model.upstreamVariant, max_results: cap }),
