@@ -20,6 +20,12 @@ export const redisKeys = {
   accountReserved: (accountId: string): string => `{a:${accountId}}:reserved`,
   /** Marker that a ledger entry (grant, purchase, refund) has been applied to the spendable balance. */
   appliedEntry: (accountId: string, entryId: string): string => `{a:${accountId}}:applied:${entryId}`,
+  /**
+   * Set of the request ids an account settled in the bucket starting at `bucketStartMs`
+   * (UTC ms): what makes a settlement sent twice count once. A bucket expires a while
+   * after its end, so the keyspace grows with accounts, not with searches.
+   */
+  settledMarkers: (accountId: string, bucketStartMs: number): string => `{a:${accountId}}:settled:${bucketStartMs}`,
   /** Stream of SettlementRecords to be written to the ledger. */
   settlementStream: (accountId: string): string => `{a:${accountId}}:settle`,
   /** Stored outcome of a search sent with an Idempotency-Key (digest of the key). */

@@ -111,9 +111,9 @@ export class GatewayModule {
         },
         {
           provide: GatewayLifecycle,
-          useFactory: (redis: RedisConnection, subscriber: KeyChangesSubscriber | null, owner: GrpcKeyOwner, accountAdmin: UpstreamClient, billing: UpstreamClient) =>
-            new GatewayLifecycle(redis, subscriber, owner, [accountAdmin, billing], log),
-          inject: [RedisConnection, KEY_CHANGES, GrpcKeyOwner, ACCOUNT_ADMIN_UPSTREAM, BILLING_UPSTREAM],
+          useFactory: (redis: RedisConnection, subscriber: KeyChangesSubscriber | null, owner: GrpcKeyOwner, accountAdmin: UpstreamClient, billing: UpstreamClient, search: SearchService) =>
+            new GatewayLifecycle(redis, subscriber, owner, [accountAdmin, billing], log, search),
+          inject: [RedisConnection, KEY_CHANGES, GrpcKeyOwner, ACCOUNT_ADMIN_UPSTREAM, BILLING_UPSTREAM, SearchService],
         },
       ],
       exports: [AuthChain, GatewayHttp, SearchMetrics],

@@ -102,7 +102,7 @@ describe('the admission script (real Redis)', () => {
 
     const done = scopes[0];
     if (done === undefined) throw new Error('no scope');
-    await money.finish(done, [{ kind: 'release', index: 0, keepMicros: 0 }, { kind: 'unleaseAccount' }], null, null);
+    await money.finish(done, [{ kind: 'release', index: 0, keepMicros: 0 }, { kind: 'unleaseAccount' }], null);
     const { admission: again } = await admitOnce(moneyScope(first, newId('request'), null, Date.now(), 60_000), admission);
     expect(again).toMatchObject({ kind: 'admitted', remaining: 8 });
   });

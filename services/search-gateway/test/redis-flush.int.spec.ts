@@ -3,7 +3,7 @@ import { recoveryKeys, redisKeys, SETTLE_CONFIRM_BUCKET_MS, SETTLEMENT_FIELD } f
 import type { KeyRecord, SettlementRecord } from '@svc/contracts';
 import { newId } from '@svc/ids';
 import { redisUrl } from '@svc/test-kit';
-import { moneyScope, MoneyRepository } from '../src/money/money.repository';
+import { moneyScope, MoneyRepository, SETTLED_BUCKET_MS, SETTLE_RESEND_WINDOW_MS } from '../src/money/money.repository';
 import type { MoneyScope } from '../src/money/money.repository';
 
 /**
@@ -30,6 +30,12 @@ function record(scope: MoneyScope, chargedMicros: number): SettlementRecord {
 async function streamRequestIds(redis: Redis, accountId: string): Promise<string[]> {
   const entries = await redis.xrange(redisKeys.settlementStream(accountId), '-', '+');
   return entries.map(([, fields]) => (JSON.parse(fields[fields.indexOf(SETTLEMENT_FIELD) + 1] ?? '{}') as { requestId: string }).requestId);
+}
+
+/** Settles and waits for Redis's answer (settle itself returns once the pipeline is on the socket). */
+async function settled(repository: MoneyRepository, scope: MoneyScope, chargedMicros: number): Promise<void> {
+  await repository.settle(scope, [], { record: record(scope, chargedMicros), outcome: null });
+  expect(await repository.drainSettlements(5_000)).toBe(true);
 }
 
 describe('money scripts after Redis lost its data (real Redis)', () => {
@@ -67,7 +73,7 @@ describe('money scripts after Redis lost its data (real Redis)', () => {
     const { admission } = await admit(scope);
     expect(admission).toMatchObject({ kind: 'admitted', verdict: { kind: 'ok' } });
     await redis.flushdb();
-    await money.finish(scope, [], { record: record(scope, 4_000), outcome: null }, null);
+    await settled(money, scope, 4_000);
     expect(await streamRequestIds(redis, rec.accountId)).toEqual([scope.requestId]);
     expect(await redis.exists(redisKeys.accountBalance(rec.accountId), scope.limitKey, scope.totalKey)).toBe(0);
     expect(money.retainer.has(scope.requestId)).toBe(true);
@@ -82,7 +88,7 @@ describe('money scripts after Redis lost its data (real Redis)', () => {
     // Flushed, then hydrated (balance rebuilt without the reservation, counters empty).
     await redis.flushdb();
     await redis.set(redisKeys.accountBalance(rec.accountId), '100000');
-    await money.finish(scope, [], { record: record(scope, 4_000), outcome: null }, null);
+    await settled(money, scope, 4_000);
     expect(await redis.get(redisKeys.accountBalance(rec.accountId))).toBe('96000');
     expect(await redis.get(scope.limitKey)).toBe('4000');
     expect(await redis.get(redisKeys.accountReserved(rec.accountId))).toBeNull();
@@ -95,7 +101,7 @@ describe('money scripts after Redis lost its data (real Redis)', () => {
     const rec = keyRecord(newId('account'));
     const scopes = [0, 1].map(() => moneyScope(rec, newId('request'), null, Date.now(), 60_000));
     await redis.set(redisKeys.accountBalance(rec.accountId), '100000');
-    for (const scope of scopes) await fresh.finish(scope, [], { record: record(scope, 1_000), outcome: null }, null);
+    for (const scope of scopes) await settled(fresh, scope, 1_000);
     expect(fresh.retainer.full).toBe(true);
 
     await redis.flushdb();
@@ -112,5 +118,51 @@ describe('money scripts after Redis lost its data (real Redis)', () => {
     expect(await fresh.retainer.confirm()).toBe(1);
     expect(fresh.retainer.has(first.requestId)).toBe(false);
     expect(fresh.retainer.full).toBe(false);
+  });
+});
+
+describe('a settlement sent twice (real Redis)', () => {
+  let redis: Redis;
+
+  beforeAll(() => {
+    redis = new Redis(redisUrl(DB));
+  });
+
+  afterAll(() => redis.disconnect());
+
+  it('counts once: the second send finds its request id in the bucket of the first send and changes nothing', async () => {
+    const now = Date.now();
+    const money = new MoneyRepository(redis, { maxRecords: 100, confirmIntervalMs: 3_600_000, epochIntervalMs: 3_600_000 }, () => now);
+    try {
+      const rec = keyRecord(newId('account'));
+      const scope = moneyScope(rec, newId('request'), null, Date.now(), 60_000);
+      await redis.set(redisKeys.accountBalance(rec.accountId), '100000');
+      const admitted = await money.admitFirst(scope, [], { provider: 'exa', leaseId: `${scope.requestId}:0`, cap: 1_000, lifetimeMs: 60_000 }, { index: 0, amountMicros: PRICE }, ADMISSION);
+      expect(admitted.admission).toMatchObject({ kind: 'admitted', verdict: { kind: 'ok' } });
+      const after = async () => ({
+        balance: await redis.get(redisKeys.accountBalance(rec.accountId)),
+        reserved: await redis.get(redisKeys.accountReserved(rec.accountId)),
+        usage: await redis.get(scope.limitKey),
+        inFlight: await redis.zcard(redisKeys.accountInFlight(rec.accountId)),
+        stream: await streamRequestIds(redis, rec.accountId),
+      });
+      // As SearchService settles: the account in-flight lease goes back in the settle script.
+      const send = async (): Promise<void> => {
+        await money.settle(scope, [{ kind: 'unleaseAccount' }], { record: record(scope, 4_000), outcome: null });
+        expect(await money.drainSettlements(5_000)).toBe(true);
+      };
+      await send();
+      const once = await after();
+      expect(once).toEqual({ balance: '96000', reserved: '0', usage: '4000', inFlight: 0, stream: [scope.requestId] });
+      await send();
+      expect(await after()).toEqual(once);
+      // One marker set per account and bucket, expiring after the re-send window.
+      const bucket = redisKeys.settledMarkers(rec.accountId, now - (now % SETTLED_BUCKET_MS));
+      expect(await redis.sismember(bucket, scope.requestId)).toBe(1);
+      const ttl = await redis.pttl(bucket);
+      expect(ttl).toBeGreaterThan(SETTLE_RESEND_WINDOW_MS - (Date.now() - now));
+    } finally {
+      money.close();
+    }
   });
 });

@@ -140,4 +140,44 @@ describe('search money under concurrency (real Redis, two gateways, provider sim
     expect(lowest).toBeGreaterThanOrEqual(funded - N * PRICE);
     expect(await chargedInStream(accountId)).toBe(N * PRICE);
   });
+
+  it('a search waits for one Redis round trip: it answers while Redis has not yet run its settlement, which then lands once', async () => {
+    const accountId = newId('account');
+    await redis.set(redisKeys.accountBalance(accountId), String(10 * PRICE));
+    const [secret] = keys(accountId, 1, null);
+    const gateway = gateways[0];
+    if (gateway === undefined || secret === undefined) throw new Error('no gateway');
+    const pauser = new Redis(redisUrl(DB));
+    try {
+      // The provider call takes 1.5 s; while it runs (after the admission) Redis stops running
+      // writes, so the settlement sent after the call stays queued in Redis until UNPAUSE.
+      const reply = fetch(`${gateway.url}/v1/search`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: 'one round trip sim:exa=slow1500', model: 'exa/fast', max_results: 3 }),
+      });
+      for (;;) {
+        const stats = (await (await fetch(`http://127.0.0.1:${(sim.server.address() as { port: number }).port}/_sim/stats`)).json()) as { exa: { in_flight: number } };
+        if (stats.exa.in_flight > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      await pauser.call('CLIENT', 'PAUSE', '60000', 'WRITE');
+      const response = await reply;
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { request_id: string; cost_usd: number };
+      // Answered, and Redis has not run the settlement: the reservation is still held.
+      expect(await redis.xlen(redisKeys.settlementStream(accountId))).toBe(0);
+      expect(Number(await redis.get(redisKeys.accountReserved(accountId)))).toBe(PRICE);
+      await pauser.call('CLIENT', 'UNPAUSE');
+      for (let i = 0; i < 200 && Number(await redis.get(redisKeys.accountReserved(accountId))) !== 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(Number(await redis.get(redisKeys.accountReserved(accountId)))).toBe(0);
+      expect(Number(await redis.get(redisKeys.accountBalance(accountId)))).toBe(10 * PRICE - body.cost_usd * 1_000_000);
+      expect(await chargedInStream(accountId)).toBe(body.cost_usd * 1_000_000);
+    } finally {
+      await pauser.call('CLIENT', 'UNPAUSE').catch(() => undefined);
+      pauser.disconnect();
+    }
+  });
 });

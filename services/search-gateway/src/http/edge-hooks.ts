@@ -57,6 +57,11 @@ export function installEdgeHooks(fastify: FastifyInstance, routes: RouteTable, l
   });
 
   fastify.addHook('onResponse', (request, reply, done) => {
+    // The access log is at info: below that level nothing is built for it.
+    if (!log.isLevelEnabled('info')) {
+      done();
+      return;
+    }
     log.info(
       {
         request_id: request.id,

@@ -7,22 +7,40 @@
  */
 
 /**
- * Takes one provider-capacity lease, expiring by Redis's own clock.
+ * Takes provider-capacity leases for the searches of one flush (RedisBatch merges every
+ * search's lease on the same provider into one call), expiring by Redis's own clock. Leases
+ * are granted in order while the provider has room.
  * KEYS[1] provider lease sorted set (member: lease id, score: expiry ms).
- * ARGV[1] lease id, ARGV[2] cap (0 refuses every lease), ARGV[3] lifetime ms.
- * Returns 1 when taken, 0 at capacity.
+ * ARGV[1] cap (0 refuses every lease), ARGV[2] lifetime ms, ARGV[3..] lease ids (at least one).
+ * Returns one 1 (taken) or 0 (at capacity) per lease id, in order.
  */
 export const LEASE_LUA = `
-local cap = tonumber(ARGV[2])
-local life = tonumber(ARGV[3])
-if cap == nil or life == nil or life <= 0 then return redis.error_reply('lease: bad arguments') end
+local cap = tonumber(ARGV[1])
+local life = tonumber(ARGV[2])
+if cap == nil or life == nil or life <= 0 or #ARGV < 3 then return redis.error_reply('lease: bad arguments') end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-if redis.call('ZCARD', KEYS[1]) >= cap then return 0 end
-redis.call('ZADD', KEYS[1], now + life, ARGV[1])
-redis.call('PEXPIRE', KEYS[1], life)
-return 1
+local live = redis.call('ZCARD', KEYS[1])
+local granted = {}
+local taken = {}
+for i = 3, #ARGV do
+  if live < cap then
+    live = live + 1
+    granted[i - 2] = 1
+    taken[#taken + 1] = now + life
+    taken[#taken + 1] = ARGV[i]
+    if #taken >= 1000 then
+      redis.call('ZADD', KEYS[1], unpack(taken))
+      taken = {}
+    end
+  else
+    granted[i - 2] = 0
+  end
+end
+if #taken > 0 then redis.call('ZADD', KEYS[1], unpack(taken)) end
+if live > 0 then redis.call('PEXPIRE', KEYS[1], life) end
+return granted
 `;
 
 /**
@@ -50,13 +68,14 @@ if amount == nil or amount <= 0 or amount % 1 ~= 0 or limit == nil or limitExpir
   or tonumber(ARGV[4]) == nil or tonumber(ARGV[8]) == nil then
   return redis.error_reply('reserve: bad arguments')
 end
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'cold'} end
+local balanceText = redis.call('GET', KEYS[1])
+if not balanceText then return {'cold'} end
 local claim = ARGV[6] == '1'
 if claim then
   local existing = redis.call('GET', KEYS[5])
   if existing then return {'dup', existing} end
 end
-local balance = tonumber(redis.call('GET', KEYS[1]) or '0')
+local balance = tonumber(balanceText)
 if balance == nil or tonumber(redis.call('GET', KEYS[2]) or '0') == nil then
   return redis.error_reply('reserve: balance is not an integer')
 end
@@ -103,53 +122,100 @@ return held - keep
 `;
 
 /**
- * Settles a search once: everything still held by its reservation hash is finalized
- * (\`charged\` kept, the rest refunded), the key's all-time usage grows by \`charged\`, one
- * SettlementRecord is appended to the account's stream, and (optionally) the search's
- * idempotent outcome is stored, all atomically. A repeat (same request id) does nothing.
+ * Settles searches of one account (RedisBatch merges the settlements of one account that
+ * share a flush), each exactly once and as if it ran alone: everything still held by its
+ * reservation hash is finalized (`charged` kept, the rest refunded), the key's all-time usage
+ * grows by `charged`, one SettlementRecord is appended to the account's stream, (optionally)
+ * the search's idempotent outcome is stored, and its account in-flight lease is given back,
+ * all atomically. A repeat (a request id already in its settled-marker set) only gives the
+ * lease back (a no-op by then). Every value is read and checked before the first write.
  * After Redis lost its data (docs/architecture.md, "When Redis fails"):
  * - account cold (no balance key; the flush came during the search): only the record,
  *   the settled marker and the outcome are written; balance and counters are left alone
  *   (hydration subtracts the pending record when it rebuilds them);
  * - account hydrated but the reservation (or part of it) gone (reserved before the flush):
  *   what the hash does not hold is taken from the balance, so the charge still counts once.
- * KEYS[1] balance, KEYS[2] reserved total, KEYS[3] limit counter, KEYS[4] all-time usage,
- * KEYS[5] reservation hash, KEYS[6] settlement stream, KEYS[7] settled marker,
- * KEYS[8] idempotency key (any account key when unused).
- * ARGV[1] charged (micro-USD), ARGV[2] key has a limit '1'/'0', ARGV[3] record JSON,
- * ARGV[4] settled marker ttl ms, ARGV[5] store outcome '1'/'0', ARGV[6] outcome value,
- * ARGV[7] outcome ttl ms, ARGV[8] stream field name.
- * Returns 1 when settled now, 0 when it had been settled already.
+ * KEYS[1] balance, KEYS[2] reserved total, KEYS[3] settlement stream, KEYS[4] the account's
+ * in-flight set; then 5 per request: the key's limit counter, its all-time usage, the
+ * search's reservation hash, the settled-marker set of the search's bucket
+ * (redisKeys.settledMarkers), its idempotency key (the reservation hash when unused).
+ * ARGV[1] outcome ttl ms, ARGV[2] stream field name; then 8 per request: charged
+ * (micro-USD), key has a limit '1'/'0', record JSON, when the marker set expires (Unix ms),
+ * store the outcome '1'/'0', outcome value, request id, '1' to give back the in-flight lease
+ * (member: the request id).
+ * Returns one reply per request: 1 when settled now, 0 when it had been settled already, or
+ * {'err', message} (its arguments or reservation are not valid; nothing written for it).
  */
 export const SETTLE_LUA = `
-if redis.call('EXISTS', KEYS[7]) == 1 then return 0 end
-local charged = tonumber(ARGV[1])
-if charged == nil or charged < 0 or charged % 1 ~= 0 or tonumber(ARGV[4]) == nil or tonumber(ARGV[7]) == nil then
-  return redis.error_reply('settle: bad arguments')
-end
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  local held = 0
-  for _, value in ipairs(redis.call('HVALS', KEYS[5])) do
-    local n = tonumber(value)
-    if n == nil then return redis.error_reply('settle: held amount is not an integer') end
-    held = held + n
+local n = (#KEYS - 4) / 5
+if n < 1 or n % 1 ~= 0 or #ARGV ~= 2 + 8 * n or tonumber(ARGV[1]) == nil then return redis.error_reply('settle: bad arguments') end
+local warm = redis.call('EXISTS', KEYS[1]) == 1
+local out, req, leases, marked = {}, {}, {}, {}
+for i = 1, n do
+  local k, a = 4 + 5 * (i - 1), 2 + 8 * (i - 1)
+  local r = {
+    limitKey = KEYS[k + 1], totalKey = KEYS[k + 2], rsvKey = KEYS[k + 3], markers = KEYS[k + 4], idemKey = KEYS[k + 5],
+    chargedText = ARGV[a + 1], charged = tonumber(ARGV[a + 1]), hasLimit = ARGV[a + 2] == '1', record = ARGV[a + 3],
+    expireAt = tonumber(ARGV[a + 4]), store = ARGV[a + 5] == '1', outcome = ARGV[a + 6], rid = ARGV[a + 7], lease = ARGV[a + 8] == '1',
+  }
+  req[i] = r
+  if r.charged == nil or r.charged < 0 or r.charged % 1 ~= 0 or r.expireAt == nil or r.rid == '' then
+    out[i] = {'err', 'settle: bad arguments'}
+  else
+    if r.lease then leases[#leases + 1] = r.rid end
+    local seen = r.markers .. ' ' .. r.rid
+    if marked[seen] or redis.call('SISMEMBER', r.markers, r.rid) == 1 then
+      out[i] = 0
+    else
+      marked[seen] = true
+      r.held = 0
+      if warm then
+        for _, value in ipairs(redis.call('HVALS', r.rsvKey)) do
+          local held = tonumber(value)
+          if held == nil then
+            out[i] = {'err', 'settle: held amount is not an integer'}
+            marked[seen] = nil
+            break
+          end
+          r.held = r.held + held
+        end
+      end
+    end
   end
-  -- refund < 0: part of the charge was reserved before a flush and is not held any more.
-  local refund = held - charged
-  if refund ~= 0 then redis.call('INCRBY', KEYS[1], string.format('%d', refund)) end
-  if held > 0 then redis.call('DECRBY', KEYS[2], string.format('%d', held)) end
-  if ARGV[2] == '1' then
-    if refund ~= 0 then redis.call('DECRBY', KEYS[3], string.format('%d', refund)) end
-    if KEYS[3] ~= KEYS[4] and charged > 0 then redis.call('INCRBY', KEYS[4], ARGV[1]) end
-  elseif charged > 0 then
-    redis.call('INCRBY', KEYS[4], ARGV[1])
+end
+if #leases > 0 then redis.call('ZREM', KEYS[4], unpack(leases)) end
+local balanceDelta, reservedDelta, counters, drop, expires = 0, 0, {}, {}, {}
+for i = 1, n do
+  local r = req[i]
+  if out[i] == nil then
+    if warm then
+      -- refund < 0: part of the charge was reserved before a flush and is not held any more.
+      local refund = r.held - r.charged
+      balanceDelta = balanceDelta + refund
+      reservedDelta = reservedDelta + r.held
+      if r.hasLimit then
+        counters[r.limitKey] = (counters[r.limitKey] or 0) - refund
+        if r.limitKey ~= r.totalKey then counters[r.totalKey] = (counters[r.totalKey] or 0) + r.charged end
+      else
+        counters[r.totalKey] = (counters[r.totalKey] or 0) + r.charged
+      end
+    end
+    drop[#drop + 1] = r.rsvKey
+    redis.call('XADD', KEYS[3], '*', ARGV[2], r.record)
+    redis.call('SADD', r.markers, r.rid)
+    if (expires[r.markers] or 0) < r.expireAt then expires[r.markers] = r.expireAt end
+    if r.store then redis.call('SET', r.idemKey, r.outcome, 'PX', ARGV[1]) end
+    out[i] = 1
   end
 end
-redis.call('DEL', KEYS[5])
-redis.call('XADD', KEYS[6], '*', ARGV[8], ARGV[3])
-redis.call('SET', KEYS[7], '1', 'PX', ARGV[4])
-if ARGV[5] == '1' then redis.call('SET', KEYS[8], ARGV[6], 'PX', ARGV[7]) end
-return 1
+if balanceDelta ~= 0 then redis.call('INCRBY', KEYS[1], string.format('%d', balanceDelta)) end
+if reservedDelta ~= 0 then redis.call('DECRBY', KEYS[2], string.format('%d', reservedDelta)) end
+for key, delta in pairs(counters) do
+  if delta ~= 0 then redis.call('INCRBY', key, string.format('%d', delta)) end
+end
+if #drop > 0 then redis.call('DEL', unpack(drop)) end
+for key, at in pairs(expires) do redis.call('PEXPIREAT', key, string.format('%d', at)) end
+return out
 `;
 
 /**
@@ -184,95 +250,157 @@ return 1
 `;
 
 /**
- * Admission of a search, its first reservation included, in one atomic step: the key's rate
- * limit (GCRA on Redis's clock, in microseconds), the account's in-flight lease (a sorted
- * set of request ids scored by expiry in Redis-clock milliseconds), the idempotency claim
- * and the reservation of RESERVE_LUA. Everything is read and checked before the first
- * write, so a refused request (rate or concurrency) writes nothing: no token is taken when
- * concurrency refuses, and no lease when the rate refuses.
- * KEYS[1..5] as RESERVE_LUA, KEYS[6] the key's rate state (GCRA theoretical arrival time,
- * microseconds), KEYS[7] the account's in-flight set.
- * ARGV[1..8] as RESERVE_LUA, ARGV[9] requests per second (> 0), ARGV[10] burst (>= 1),
- * ARGV[11] request id (the lease member), ARGV[12] account cap (>= 1), ARGV[13] lease ttl ms.
- * Returns {'cold'} (nothing written: the account's spendable side has not been rebuilt since
- * Redis lost its data; checked first), {'rate', retry ms} (nothing written: ms until one more request fits),
- * {'busy'} (nothing written: the account holds cap live leases), {'dup', remaining, stored}
- * (the token is taken, nothing else: the idempotency key belongs to an earlier request), or
- * {verdict, remaining} with verdict 'ok' | 'limit' | 'balance' as RESERVE_LUA (token and lease
- * taken, claim written; reserved only on 'ok'). `remaining` is how many more requests the
- * key's burst holds right after this one.
+ * Admission of the searches of one account, each with its first reservation, in one atomic
+ * step (RedisBatch merges the admissions of one account that share a flush). Each request is
+ * decided exactly as if it ran alone, in order: the key's rate limit (GCRA on Redis's clock,
+ * in microseconds), the account's in-flight lease (a sorted set of request ids scored by
+ * expiry in Redis-clock milliseconds), the idempotency claim and the reservation of
+ * RESERVE_LUA. Everything is read and checked before the first write (values are kept in
+ * the script between requests), so a refused request (rate or concurrency) writes nothing:
+ * no token is taken when concurrency refuses, and no lease when the rate refuses.
+ * KEYS[1] spendable balance, KEYS[2] account reserved total, KEYS[3] the account's in-flight
+ * set; then 4 per request: the key's limit counter (as RESERVE_LUA's KEYS[3]), the
+ * search's reservation hash, its idempotency key (the reservation hash when unused), the
+ * key's rate state (GCRA theoretical arrival time, microseconds).
+ * ARGV[1] requests per second (> 0), ARGV[2] burst (>= 1), ARGV[3] account cap (>= 1),
+ * ARGV[4] lease ttl ms; then 9 per request: amount (> 0), key limit (-1: none), attempt index,
+ * reservation hash ttl ms, limit counter expire-at ms (0: never), claim '1'/'0', claim
+ * value, claim ttl ms, request id (the lease member).
+ * Returns one reply per request: {'cold'} (nothing written: the account's spendable side has
+ * not been rebuilt since Redis lost its data; checked first), {'rate', retry ms} (nothing
+ * written: ms until one more request fits), {'busy'} (nothing written: the account holds cap
+ * live leases), {'dup', remaining, stored} (nothing written: the idempotency key belongs to
+ * an earlier request), {verdict, remaining} with verdict 'ok' | 'limit' | 'balance' as
+ * RESERVE_LUA (token and lease taken, claim written; reserved only on 'ok'), or
+ * {'err', message} (that request's arguments or keys are not valid; nothing written for it).
+ * `remaining` is how many more requests the key's burst holds right after this one.
  */
 export const ADMIT_LUA = `
-local amount = tonumber(ARGV[1])
-local limit = tonumber(ARGV[2])
-local limitExpireAt = tonumber(ARGV[5])
-local rate = tonumber(ARGV[9])
-local burst = tonumber(ARGV[10])
-local cap = tonumber(ARGV[12])
-local leaseTtl = tonumber(ARGV[13])
-if amount == nil or amount <= 0 or amount % 1 ~= 0 or limit == nil or limitExpireAt == nil
-  or tonumber(ARGV[4]) == nil or tonumber(ARGV[8]) == nil
-  or rate == nil or rate <= 0 or burst == nil or burst < 1 or cap == nil or cap < 1
-  or leaseTtl == nil or leaseTtl <= 0 or ARGV[11] == '' then
+local n = (#KEYS - 3) / 4
+if n < 1 or n % 1 ~= 0 or #ARGV ~= 4 + 9 * n then return redis.error_reply('admit: bad arguments') end
+local rate = tonumber(ARGV[1])
+local burst = tonumber(ARGV[2])
+local cap = tonumber(ARGV[3])
+local leaseTtl = tonumber(ARGV[4])
+if rate == nil or rate <= 0 or burst == nil or burst < 1 or cap == nil or cap < 1 or leaseTtl == nil or leaseTtl <= 0 then
   return redis.error_reply('admit: bad arguments')
 end
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'cold'} end
+local out = {}
+local balanceText = redis.call('GET', KEYS[1])
+if not balanceText then
+  for i = 1, n do out[i] = {'cold'} end
+  return out
+end
+local balance = tonumber(balanceText)
+if balance == nil or tonumber(redis.call('GET', KEYS[2]) or '0') == nil then
+  return redis.error_reply('admit: balance is not an integer')
+end
 local t = redis.call('TIME')
 local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local nowMs = math.floor(nowUs / 1000)
 local interval = 1000000 / rate
-local tat = tonumber(redis.call('GET', KEYS[6]) or '0')
-if tat == nil then return redis.error_reply('admit: rate state is not a number') end
-if tat < nowUs then tat = nowUs end
-local newTat = tat + interval
-local excess = newTat - nowUs
 local window = burst * interval
-local claim = ARGV[6] == '1'
--- A repeat of an Idempotency-Key is answered with the first outcome before any limit is
--- applied: it takes no rate token and no lease (CONTRACT.md: it returns the first outcome).
-if claim then
-  local stored = redis.call('GET', KEYS[5])
-  if stored then
-    local left = math.floor((window - (tat - nowUs)) / interval + 1e-9)
-    if left > burst then left = burst end
-    if left < 0 then left = 0 end
-    return {'dup', left, stored}
+-- Only live leases count: one left by a gateway that died expires at its score.
+local live = redis.call('ZCOUNT', KEYS[3], '(' .. nowMs, '+inf')
+-- Reads, once per key, and checks: a request with a bad argument or value gets 'err'.
+local tats, used, idem = {}, {}, {}
+local req = {}
+for i = 1, n do
+  local k, a = 3 + 4 * (i - 1), 4 + 9 * (i - 1)
+  local r = {
+    limitKey = KEYS[k + 1], rsvKey = KEYS[k + 2], idemKey = KEYS[k + 3], rateKey = KEYS[k + 4],
+    amount = tonumber(ARGV[a + 1]), limit = tonumber(ARGV[a + 2]), index = ARGV[a + 3], rsvTtl = ARGV[a + 4],
+    limitExpireAt = tonumber(ARGV[a + 5]), claim = ARGV[a + 6] == '1', claimValue = ARGV[a + 7], claimTtl = ARGV[a + 8], rid = ARGV[a + 9],
+  }
+  req[i] = r
+  if r.amount == nil or r.amount <= 0 or r.amount % 1 ~= 0 or r.limit == nil or r.limitExpireAt == nil
+    or tonumber(r.rsvTtl) == nil or tonumber(r.claimTtl) == nil or r.rid == '' then
+    out[i] = {'err', 'admit: bad arguments'}
+  else
+    if tats[r.rateKey] == nil then
+      tats[r.rateKey] = tonumber(redis.call('GET', r.rateKey) or '0') or false
+    end
+    if r.limit >= 0 and used[r.limitKey] == nil then
+      used[r.limitKey] = tonumber(redis.call('GET', r.limitKey) or '0') or false
+    end
+    if r.claim and idem[r.idemKey] == nil then idem[r.idemKey] = redis.call('GET', r.idemKey) or false end
+    if tats[r.rateKey] == false then out[i] = {'err', 'admit: rate state is not a number'}
+    elseif r.limit >= 0 and used[r.limitKey] == false then out[i] = {'err', 'admit: key usage is not an integer'} end
   end
 end
-if excess > window then
-  return {'rate', math.ceil((excess - window) / 1000)}
-end
-local remaining = math.floor((window - excess) / interval + 1e-9)
-local holding = redis.call('ZSCORE', KEYS[7], ARGV[11])
-if not holding and redis.call('ZCOUNT', KEYS[7], '(' .. nowMs, '+inf') >= cap then return {'busy'} end
-local verdict = 'ok'
-do
-  local balance = tonumber(redis.call('GET', KEYS[1]) or '0')
-  if balance == nil or tonumber(redis.call('GET', KEYS[2]) or '0') == nil then
-    return redis.error_reply('admit: balance is not an integer')
+-- Decisions, in order, on the values kept here; then the writes they make.
+local rateEnd, leases, claims, holds, usedAdd, usedExpire = {}, {}, {}, {}, {}, {}
+local reservedSum = 0
+for i = 1, n do
+  local r = req[i]
+  if out[i] == nil then
+    local tat = tats[r.rateKey]
+    if tat < nowUs then tat = nowUs end
+    local newTat = tat + interval
+    local excess = newTat - nowUs
+    local stored = r.claim and idem[r.idemKey] or false
+    -- A repeat of an Idempotency-Key is answered with the first outcome before any limit is
+    -- applied: it takes no rate token and no lease (CONTRACT.md: it returns the first outcome).
+    if stored then
+      local left = math.floor((window - (tat - nowUs)) / interval + 1e-9)
+      if left > burst then left = burst end
+      if left < 0 then left = 0 end
+      out[i] = {'dup', left, stored}
+    elseif excess > window then
+      out[i] = {'rate', math.ceil((excess - window) / 1000)}
+    elseif live >= cap then
+      out[i] = {'busy'}
+    else
+      local remaining = math.floor((window - excess) / interval + 1e-9)
+      local verdict = 'ok'
+      if r.limit >= 0 and used[r.limitKey] + r.amount > r.limit then verdict = 'limit' end
+      if verdict == 'ok' and balance < r.amount then verdict = 'balance' end
+      tats[r.rateKey] = newTat
+      rateEnd[r.rateKey] = newTat
+      live = live + 1
+      leases[#leases + 1] = nowMs + leaseTtl
+      leases[#leases + 1] = r.rid
+      if r.claim then
+        idem[r.idemKey] = r.claimValue
+        claims[#claims + 1] = r
+      end
+      if verdict == 'ok' then
+        balance = balance - r.amount
+        reservedSum = reservedSum + r.amount
+        if r.limit >= 0 then
+          used[r.limitKey] = used[r.limitKey] + r.amount
+          usedAdd[r.limitKey] = (usedAdd[r.limitKey] or 0) + r.amount
+          usedExpire[r.limitKey] = r.limitExpireAt
+        end
+        holds[#holds + 1] = r
+      end
+      out[i] = {verdict, remaining}
+    end
   end
-  if limit >= 0 then
-    local used = tonumber(redis.call('GET', KEYS[3]) or '0')
-    if used == nil then return redis.error_reply('admit: key usage is not an integer') end
-    if used + amount > limit then verdict = 'limit' end
-  end
-  if verdict == 'ok' and balance < amount then verdict = 'balance' end
 end
-redis.call('SET', KEYS[6], string.format('%.0f', math.ceil(newTat)), 'PX', math.ceil(excess / 1000) + 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', nowMs)
-redis.call('ZADD', KEYS[7], nowMs + leaseTtl, ARGV[11])
-redis.call('PEXPIRE', KEYS[7], leaseTtl)
-if claim then redis.call('SET', KEYS[5], ARGV[7], 'PX', ARGV[8]) end
-if verdict ~= 'ok' then return {verdict, remaining} end
-redis.call('DECRBY', KEYS[1], ARGV[1])
-redis.call('INCRBY', KEYS[2], ARGV[1])
-if limit >= 0 then
-  redis.call('INCRBY', KEYS[3], ARGV[1])
-  if limitExpireAt > 0 then redis.call('PEXPIREAT', KEYS[3], ARGV[5]) end
+for key, tatEnd in pairs(rateEnd) do
+  redis.call('SET', key, string.format('%.0f', math.ceil(tatEnd)), 'PX', math.ceil((tatEnd - nowUs) / 1000) + 1000)
 end
-redis.call('HSET', KEYS[4], ARGV[3], ARGV[1])
-redis.call('PEXPIRE', KEYS[4], ARGV[4])
-return {'ok', remaining}
+if #leases > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', nowMs)
+  redis.call('ZADD', KEYS[3], unpack(leases))
+  redis.call('PEXPIRE', KEYS[3], leaseTtl)
+end
+for _, r in ipairs(claims) do redis.call('SET', r.idemKey, r.claimValue, 'PX', r.claimTtl) end
+if reservedSum > 0 then
+  local sum = string.format('%d', reservedSum)
+  redis.call('DECRBY', KEYS[1], sum)
+  redis.call('INCRBY', KEYS[2], sum)
+end
+for key, add in pairs(usedAdd) do
+  redis.call('INCRBY', key, string.format('%d', add))
+  if usedExpire[key] > 0 then redis.call('PEXPIREAT', key, string.format('%d', usedExpire[key])) end
+end
+for _, r in ipairs(holds) do
+  redis.call('HSET', r.rsvKey, r.index, string.format('%d', r.amount))
+  redis.call('PEXPIRE', r.rsvKey, r.rsvTtl)
+end
+return out
 `;
 
 /**

@@ -52,6 +52,11 @@ export class SettlementRetainer {
     return this.records.size;
   }
 
+  /** Records kept at most. */
+  get capacity(): number {
+    return this.options.maxRecords;
+  }
+
   get full(): boolean {
     const full = this.records.size >= this.options.maxRecords;
     if (full && !this.overflowLogged) {

@@ -1,46 +1,154 @@
 import type Redis from 'ioredis';
 
 type Arg = string | number;
-type Reply = [Error | null, unknown];
+export type Reply = [Error | null, unknown];
 
-interface Queued {
-  name: string;
-  args: Arg[];
+/**
+ * A command concurrent pipelines share. In one flush, the members every pipeline gives for
+ * the same command, keys and fixed arguments go out as ONE call. The gateway's per-search
+ * commands on keys shared by every account (a provider's leases, the settlement dirty set)
+ * are of this kind, and so are the money scripts of one account (its admissions, its
+ * settlements): under load each costs one command per flush instead of one per search.
+ *
+ * The call is `command ...keys ...fixed ...memberArgs` for a command with fixed keys, or,
+ * with `dynamicKeys`, `command numkeys ...keys ...memberKeys ...fixed ...memberArgs` (a
+ * script defined without numberOfKeys), members in the order the pipelines gave them.
+ */
+export interface MergedCommand {
+  /** The command (or script defined with defineCommand) sent once per group per flush. */
+  readonly command: string;
+  /**
+   * 'head': before every pipeline's own commands (a lease released in this flush is free
+   * for a lease taken in the same flush); 'tail': after them, in `order` (a dirty mark
+   * after the settlement that appended the record it points at).
+   */
+  readonly stage: 'head' | 'tail';
+  /** Among the merged commands of one stage, lower first. */
+  readonly order: number;
+  /** Members carry keys of their own (a script over one account's keys and each search's). */
+  readonly dynamicKeys: boolean;
+  /** A member given twice in one flush is sent once (single-argument members whose reply no member reads). */
+  readonly unique: boolean;
+  /** One member's value out of the shared reply (`index`: the member's place in the call); an Error fails that member alone. */
+  readonly pick: (reply: unknown, index: number) => unknown;
 }
 
+const nothing = (): null => null;
+
+/** Set and sorted-set members removed or added together; no member reads the count. */
+export const MERGED_ZREM: MergedCommand = { command: 'zrem', stage: 'head', order: 0, dynamicKeys: false, unique: true, pick: nothing };
+export const MERGED_SADD: MergedCommand = { command: 'sadd', stage: 'tail', order: 9, dynamicKeys: false, unique: true, pick: nothing };
+
+/**
+ * A reply with one element per member, in order (the money scripts, the provider leases);
+ * an element `{'err', message}` is that member's own failure.
+ */
+export function pickElement(reply: unknown, index: number): unknown {
+  const element = Array.isArray(reply) ? (reply as unknown[])[index] : undefined;
+  if (element === undefined) return new Error('no reply for a merged command member');
+  if (Array.isArray(element) && element[0] === 'err') return new Error(String(element[1]));
+  return element;
+}
+
+type Item =
+  | { readonly kind: 'plain'; readonly name: string; readonly args: readonly Arg[] }
+  | {
+    readonly kind: 'merged';
+    readonly merged: MergedCommand;
+    readonly keys: readonly string[];
+    readonly fixed: readonly Arg[];
+    readonly memberKeys: readonly string[];
+    readonly memberArgs: readonly Arg[];
+  };
+
 interface Pending {
-  commands: Queued[];
+  readonly items: readonly Item[];
   resolve: (replies: Reply[]) => void;
   reject: (error: Error) => void;
+  /** Told once the batch holding these commands is in the kernel's socket buffer (true), or could not be written now (false). */
+  readonly written?: (onSocket: boolean) => void;
+}
+
+/** A pipeline sent without waiting for Redis: when it is on the socket, and Redis's answer. */
+export interface SentPipeline {
+  /**
+   * True once the commands are in the kernel's send buffer to Redis (a process killed now
+   * still delivers them); false when they could not be written now (the connection is not
+   * up): then only `replies` tells what happened.
+   */
+  readonly written: Promise<boolean>;
+  readonly replies: Promise<Reply[]>;
+}
+
+/** The socket under an ioredis connection (net.Socket or tls.TLSSocket). */
+interface RedisSocket {
+  readonly writableLength: number;
+  once(event: 'drain' | 'close', listener: () => void): unknown;
+  removeListener(event: 'drain' | 'close', listener: () => void): unknown;
+}
+
+/** Where one item's reply is: a command of its own, or a member of a merged call. */
+type Locator = number | { readonly group: Group; readonly member: number };
+
+interface Group {
+  readonly merged: MergedCommand;
+  readonly keys: readonly string[];
+  readonly fixed: readonly Arg[];
+  readonly memberKeys: string[];
+  readonly memberArgs: Arg[];
+  /** Members so far. */
+  count: number;
+  /** First argument -> member index, for unique commands. */
+  readonly seen: Map<Arg, number> | null;
+  /** The group's command in the ioredis pipeline. */
+  index: number;
 }
 
 /**
  * Pipelines of concurrent searches, sent to Redis together. Every pipeline exec'd while the
  * event loop is busy with other I/O callbacks joins one batch, written as one ioredis pipeline
  * when the loop reaches its check phase (setImmediate). Under load that turns dozens of
- * small writes and reads into one each, on the gateway and on Redis, which is where a search
- * spent most of its CPU. Order within one pipeline is kept; a batch is not a transaction
- * (neither is a pipeline), so every script stays atomic on its own.
+ * small writes and reads into one each, on the gateway and on Redis; merged commands
+ * (MergedCommand) turn each search's commands on shared keys into one command per flush.
+ * Order within one pipeline is kept (merged 'head' commands go first and 'tail' ones last,
+ * as a whole); a batch is not a transaction (neither is a pipeline), so every script stays
+ * atomic on its own.
  *
- * `flush()` writes the queued batch at once: the settle path calls it before replying, so
- * the settlement is on the socket to Redis before the client can see the answer.
+ * `send()` does not wait for Redis: its `written` resolves once the batch is in the
+ * kernel's socket buffer, which the settle path waits for before it replies (so the
+ * settlement leaves the process before the answer does, and a search makes a single
+ * awaited round trip).
  */
 export class RedisBatch {
   private pending: Pending[] = [];
   private scheduled: NodeJS.Immediate | null = null;
-
   constructor(private readonly redis: Redis) {}
 
   pipeline(): BatchPipeline {
     return new BatchPipeline(this);
   }
 
-  /** Queues one pipeline's commands; resolves with one [error, reply] per command. */
-  submit(commands: Queued[]): Promise<Reply[]> {
+  /** Queues one pipeline's items; resolves with one [error, reply] per item. */
+  submit(items: readonly Item[]): Promise<Reply[]> {
     return new Promise<Reply[]>((resolve, reject) => {
-      this.pending.push({ commands, resolve, reject });
+      this.pending.push({ items, resolve, reject });
       this.scheduled ??= setImmediate(() => this.flush());
     });
+  }
+
+  /** Queues one pipeline's items; see SentPipeline. */
+  send(items: readonly Item[]): SentPipeline {
+    let written: (onSocket: boolean) => void = () => undefined;
+    const writtenPromise = new Promise<boolean>((resolve) => {
+      written = resolve;
+    });
+    const replies = new Promise<Reply[]>((resolve, reject) => {
+      this.pending.push({ items, resolve, reject, written });
+      this.scheduled ??= setImmediate(() => this.flush());
+    });
+    // A refusal before the write (unknown command, connection down) also settles `written`.
+    replies.catch(() => written(false));
+    return { written: writtenPromise, replies };
   }
 
   /** Writes everything queued now, as one pipeline. */
@@ -55,28 +163,77 @@ export class RedisBatch {
     const pipeline = this.redis.pipeline();
     const dynamic = pipeline as unknown as Record<string, ((...args: Arg[]) => unknown) | undefined>;
     const sent: Pending[] = [];
+    const locators: Locator[][] = [];
+    const head: Group[] = [];
+    const tail: Group[] = [];
+    const groups = new Map<string, Group>();
     for (const entry of batch) {
-      const unknown = entry.commands.find((command) => typeof dynamic[command.name] !== 'function');
+      const unknown = entry.items.find((item) => typeof dynamic[item.kind === 'plain' ? item.name : item.merged.command] !== 'function');
       if (unknown !== undefined) {
-        entry.reject(new Error(`unknown redis command ${unknown.name}`));
+        entry.reject(new Error(`unknown redis command ${unknown.kind === 'plain' ? unknown.name : unknown.merged.command}`));
         continue;
       }
-      for (const command of entry.commands) (dynamic[command.name] as (...args: Arg[]) => unknown).apply(pipeline, command.args);
+      const located: Locator[] = [];
+      for (const item of entry.items) {
+        if (item.kind === 'plain') {
+          located.push(-1);
+          continue;
+        }
+        const id = groupId(item);
+        let group = groups.get(id);
+        if (group === undefined) {
+          group = { merged: item.merged, keys: item.keys, fixed: item.fixed, memberKeys: [], memberArgs: [], count: 0, seen: item.merged.unique ? new Map() : null, index: -1 };
+          groups.set(id, group);
+          (item.merged.stage === 'head' ? head : tail).push(group);
+        }
+        const first = item.memberArgs[0];
+        let member = first === undefined ? undefined : group.seen?.get(first);
+        if (member === undefined) {
+          member = group.count++;
+          for (const key of item.memberKeys) group.memberKeys.push(key);
+          for (const arg of item.memberArgs) group.memberArgs.push(arg);
+          if (first !== undefined) group.seen?.set(first, member);
+        }
+        located.push({ group, member });
+      }
       sent.push(entry);
+      locators.push(located);
     }
     if (sent.length === 0) return;
-    pipeline.exec().then(
-      (replies) => {
-        if (replies === null) {
+    let index = 0;
+    const emit = (group: Group): void => {
+      const { merged } = group;
+      const call = dynamic[merged.command] as (...args: Arg[]) => unknown;
+      if (merged.dynamicKeys) {
+        call.call(pipeline, group.keys.length + group.memberKeys.length, ...group.keys, ...group.memberKeys, ...group.fixed, ...group.memberArgs);
+      } else {
+        call.call(pipeline, ...group.keys, ...group.fixed, ...group.memberArgs);
+      }
+      group.index = index++;
+    };
+    head.sort(byOrder).forEach(emit);
+    sent.forEach((entry, e) => {
+      const located = locators[e] ?? [];
+      entry.items.forEach((item, i) => {
+        if (item.kind !== 'plain') return;
+        (dynamic[item.name] as (...args: Arg[]) => unknown).apply(pipeline, item.args as Arg[]);
+        located[i] = index++;
+      });
+    });
+    tail.sort(byOrder).forEach(emit);
+    // Without a live connection ioredis refuses the commands (no offline queue) or queues
+    // them in memory: either way they are not on the socket.
+    const live = this.redis.status === 'ready';
+    const replies = pipeline.exec();
+    this.tellWritten(sent, live);
+    replies.then(
+      (results) => {
+        if (results === null) {
           const error = new Error('redis pipeline was discarded');
           for (const entry of sent) entry.reject(error);
           return;
         }
-        let offset = 0;
-        for (const entry of sent) {
-          entry.resolve(replies.slice(offset, offset + entry.commands.length) as Reply[]);
-          offset += entry.commands.length;
-        }
+        sent.forEach((entry, e) => entry.resolve((locators[e] ?? []).map((at) => replyAt(results as Reply[], at))));
       },
       (error: unknown) => {
         const failure = error instanceof Error ? error : new Error(String(error));
@@ -84,24 +241,84 @@ export class RedisBatch {
       },
     );
   }
+
+  /**
+   * ioredis wrote the pipeline with one socket.write; the bytes are in the kernel unless the
+   * socket had to buffer them in the process (writableLength > 0), then they are once it drains.
+   */
+  private tellWritten(sent: readonly Pending[], live: boolean): void {
+    const waiting = sent.filter((entry) => entry.written !== undefined);
+    if (waiting.length === 0) return;
+    const tell = (onSocket: boolean): void => {
+      for (const entry of waiting) entry.written?.(onSocket);
+    };
+    const socket = (this.redis as unknown as { stream?: RedisSocket }).stream;
+    if (!live || socket === undefined) return tell(false);
+    if (socket.writableLength === 0) return tell(true);
+    const onDrain = (): void => {
+      socket.removeListener('close', onClose);
+      tell(true);
+    };
+    const onClose = (): void => {
+      socket.removeListener('drain', onDrain);
+      tell(false);
+    };
+    socket.once('drain', onDrain);
+    socket.once('close', onClose);
+  }
+}
+
+/** Stable: groups of one order keep the order they were first seen in. */
+function byOrder(a: Group, b: Group): number {
+  return a.merged.order - b.merged.order;
+}
+
+function groupId(item: Extract<Item, { kind: 'merged' }>): string {
+  return `${item.merged.command}\u0000${item.keys.join('\u0000')}\u0001${item.fixed.join('\u0000')}`;
+}
+
+function replyAt(results: readonly Reply[], at: Locator): Reply {
+  if (typeof at === 'number') return results[at] ?? [new Error('no reply for a pipelined command'), null];
+  const shared = results[at.group.index];
+  if (shared === undefined) return [new Error('no reply for a merged command'), null];
+  const [error, value] = shared;
+  if (error !== null) return [error, null];
+  const own = at.group.merged.pick(value, at.member);
+  return own instanceof Error ? [own, null] : [null, own];
 }
 
 /** One search's commands, in order; `exec` resolves when the batch they joined is answered. */
 export class BatchPipeline {
-  private readonly commands: Queued[] = [];
+  private readonly items: Item[] = [];
 
   constructor(private readonly batch: RedisBatch) {}
 
   get length(): number {
-    return this.commands.length;
+    return this.items.length;
   }
 
   add(name: string, ...args: Arg[]): this {
-    this.commands.push({ name, args });
+    this.items.push({ kind: 'plain', name, args });
+    return this;
+  }
+
+  /**
+   * A member of a command merged with other pipelines' (see MergedCommand): the group is
+   * `keys` and `fixed`; the member adds `memberKeys` (dynamicKeys commands only) and
+   * `memberArgs`. Its reply is `merged.pick`'s.
+   */
+  merge(merged: MergedCommand, keys: readonly string[], fixed: readonly Arg[], memberArgs: readonly Arg[], memberKeys: readonly string[] = []): this {
+    if (memberKeys.length > 0 && !merged.dynamicKeys) throw new Error(`${merged.command} takes no keys of its members`);
+    this.items.push({ kind: 'merged', merged, keys, fixed, memberKeys, memberArgs });
     return this;
   }
 
   exec(): Promise<Reply[]> {
-    return this.batch.submit(this.commands);
+    return this.batch.submit(this.items);
+  }
+
+  /** Sends without waiting for the answer (see SentPipeline). */
+  send(): SentPipeline {
+    return this.batch.send(this.items);
   }
 }

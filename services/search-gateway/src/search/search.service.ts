@@ -65,8 +65,6 @@ interface PlannedAttempt {
   readonly apiKey: string | null;
 }
 
-const SETTLE_TRIES = 3;
-
 /** What a search holds while it runs, for the exits that must give it back. */
 interface SearchState {
   /** The account in-flight lease is (or may be) held and has not been given back. */
@@ -86,7 +84,7 @@ export class SearchService {
     private readonly metrics: SearchMetrics,
     private readonly log: Logger,
   ) {
-    money.retainer.useLogger(log.child({ component: 'settlement-retention' }));
+    money.useLogger(log.child({ component: 'money' }));
   }
 
   /** Attempts in order: for now each model once with the platform key (BYOK will add its own first). */
@@ -105,7 +103,7 @@ export class SearchService {
     const boundMs = this.runningBoundMs(plan.length);
     const scope = moneyScope(record, requestId, call.idempotency?.keyDigest ?? null, (this.settings.now ?? Date.now)(), boundMs + RESERVATION_TTL_GRACE_MS);
     const state: SearchState = { accountLease: false, rateLimit: undefined };
-    if (this.money.retainer.full) {
+    if (this.money.saturated) {
       // Fail closed: a record this gateway could not re-send after a Redis loss would be a lost charge.
       throw new AppError('overloaded', 'the service is temporarily unable to admit searches; retry shortly', { retryAfterSeconds: 1 });
     }
@@ -142,7 +140,7 @@ export class SearchService {
     }
     state.accountLease = false;
     if (leased) {
-      await this.money.finish(scope, [{ kind: 'unlease', provider, leaseId }], null, null).catch((cause: unknown) => {
+      await this.money.finish(scope, [{ kind: 'unlease', provider, leaseId }], null).catch((cause: unknown) => {
         this.log.warn({ request_id: scope.requestId, provider, err: describe(cause) }, 'provider lease release failed; it expires on its own');
       });
     }
@@ -217,7 +215,7 @@ export class SearchService {
       const { leased, verdict } = admitted;
       if (verdict.kind === 'dup') {
         if (leased) pending.push({ kind: 'unlease', provider: model.provider, leaseId });
-        await this.money.finish(scope, pending.splice(0), null, null);
+        await this.money.finish(scope, pending.splice(0), null);
         if (call.idempotency === null) throw new Error('duplicate without an idempotency key');
         return this.replay(verdict.stored, call.idempotency.bodyDigest, scope, boundMs);
       }
@@ -261,27 +259,30 @@ export class SearchService {
     const stored = keep && call.idempotency !== null ? outcomeValue(requestId, call.idempotency.bodyDigest, reply.status, reply.body) : null;
     if (call.idempotency !== null && !keep) pending.push({ kind: 'releaseClaim' });
     if (!called) {
-      const { foreignOutcome } = await this.money.finish(scope, pending, null, stored);
+      const { foreignOutcome } = await this.money.finish(scope, pending, stored);
       state.accountLease = false;
       if (foreignOutcome !== null && call.idempotency !== null) return this.replay(foreignOutcome, call.idempotency.bodyDigest, scope, boundMs);
       return reply;
     }
-    await this.settle(scope, pending, this.settlementRecord(scope, attempts), stored);
+    // On the socket to Redis before the reply leaves; Redis's answer is awaited in the background.
+    try {
+      await this.money.settle(scope, pending, { record: this.settlementRecord(scope, attempts), outcome: stored });
+    } catch (error) {
+      this.log.error({ request_id: scope.requestId, account_id: scope.accountId, err: describe(error) }, 'settlement failed; the reservation is released by reconciliation');
+      throw new AppError('internal', 'internal error');
+    }
     state.accountLease = false;
     return reply;
   }
 
-  private async settle(scope: MoneyScope, pending: PendingOp[], record: SettlementRecord, stored: string | null): Promise<void> {
-    // The settle script is keyed by the request id and the release ops are idempotent, so a retry after a fault cannot charge twice.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.money.finish(scope, pending, { record, outcome: stored }, null);
-        return;
-      } catch (error) {
-        this.log.error({ request_id: scope.requestId, account_id: scope.accountId, attempt, err: describe(error) }, 'settlement failed');
-        if (attempt >= SETTLE_TRIES) throw new AppError('internal', 'internal error');
-      }
-    }
+  /** Waits for the background settlements (shutdown); false when some were still unanswered after `timeoutMs`. */
+  drainSettlements(timeoutMs: number): Promise<boolean> {
+    return this.money.drainSettlements(timeoutMs);
+  }
+
+  /** Stops re-sending settlements and the retention loops (shutdown, after the drain). */
+  closeSettlements(): void {
+    this.money.close();
   }
 
   private async callProvider(planned: PlannedAttempt, apiKey: string, request: SearchRequest, requestId: string): Promise<ProviderOutcome> {
@@ -336,18 +337,27 @@ export class SearchService {
   }
 
   private settlementRecord(scope: MoneyScope, attempts: readonly AttemptResult[]): SettlementRecord {
-    const settled: SettledAttempt[] = attempts.map((attempt, index) => {
-      const base = { index, model: attempt.model.id, provider: attempt.model.provider, source: attempt.source ?? 'platform' } as const;
+    // Object literals of one shape (no spread): this runs once per search on the hot path.
+    const settled: SettledAttempt[] = [];
+    let chargedMicros: Micros = 0;
+    for (let index = 0; index < attempts.length; index++) {
+      const attempt = attempts[index] as AttemptResult;
+      const { id: model, provider } = attempt.model;
+      const source = attempt.source ?? 'platform';
       switch (attempt.status) {
         case 'success':
-          return { ...base, status: 'success', error: null, reservedMicros: attempt.reservedMicros, chargedMicros: attempt.chargedMicros, timedOut: false, results: attempt.results.length };
+          settled.push({ index, model, provider, source, status: 'success', error: null, reservedMicros: attempt.reservedMicros, chargedMicros: attempt.chargedMicros, timedOut: false, results: attempt.results.length });
+          chargedMicros += attempt.chargedMicros;
+          break;
         case 'error':
-          return { ...base, status: 'error', error: attempt.error, reservedMicros: attempt.reservedMicros, chargedMicros: attempt.chargedMicros, timedOut: attempt.kind === 'timeout', results: 0 };
+          settled.push({ index, model, provider, source, status: 'error', error: attempt.error, reservedMicros: attempt.reservedMicros, chargedMicros: attempt.chargedMicros, timedOut: attempt.kind === 'timeout', results: 0 });
+          chargedMicros += attempt.chargedMicros;
+          break;
         case 'skipped':
-          return { ...base, status: 'skipped', error: SKIP_MESSAGES[attempt.reason], reservedMicros: 0, chargedMicros: 0, timedOut: false, results: 0 };
+          settled.push({ index, model, provider, source, status: 'skipped', error: SKIP_MESSAGES[attempt.reason], reservedMicros: 0, chargedMicros: 0, timedOut: false, results: 0 });
+          break;
       }
-    });
-    const chargedMicros: Micros = settled.reduce((sum, a) => sum + a.chargedMicros, 0);
+    }
     return { v: 1, requestId: scope.requestId, accountId: scope.accountId, keyId: scope.keyId, settledAtMs: Date.now(), attempts: settled, chargedMicros };
   }
 
