@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { GrpcAccountDirectory } from './accounts/account-directory.adapter';
 import { OperatorApiModule, PublicApiModule } from './app.module';
 import type { BillingConfig } from './config';
-import { createPrismaClient, DatabaseProbeRepository } from './db/prisma.repository';
+import { createBillingDatabase, DatabaseProbeRepository } from './db/prisma.repository';
 import { Redis } from 'ioredis';
 import { RedisProbe } from './health/redis-probe.adapter';
 import { createListener } from './http/listener';
@@ -65,7 +65,8 @@ export interface BillingHooks {
 }
 
 export async function startBilling(config: BillingConfig, logger: Logger = createLogger(config.LOG_LEVEL), hooks: BillingHooks = {}): Promise<RunningBilling> {
-  const prisma = createPrismaClient(config.DATABASE_URL);
+  const db = createBillingDatabase(config.DATABASE_URL, (error) => logger.warn({ err: error.message }, 'idle postgres connection failed; the pool replaces it'));
+  const prisma = db.prisma;
   const accounts = new GrpcAccountDirectory(config.ACCOUNT_ADMIN_GRPC_URL, logger.child({ component: 'account-admin-client' }));
   const redis = new RedisProbe(config.REDIS_URL);
   const database = new DatabaseProbeRepository(prisma);
@@ -73,7 +74,7 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
   // committed grant's reply (the outbox applies it later).
   const money = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
   money.on('error', (error: Error) => logger.debug({ err: error }, 'redis connection error'));
-  const repository = new LedgerRepository(prisma);
+  const repository = new LedgerRepository(prisma, db.pool);
   const spendable = new SpendableBalanceAdapter(money);
   const outbox = new SpendableOutboxService(repository, spendable, logger.child({ component: 'spendable-outbox' }));
   const ledger = new LedgerService(repository, accounts, outbox, spendable);
@@ -104,7 +105,7 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
     accounts.close();
     await redis.close();
     await money.quit().catch(() => money.disconnect());
-    await prisma.$disconnect();
+    await db.close();
   };
   try {
     const publicApp = await createListener({

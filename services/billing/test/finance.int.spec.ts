@@ -1,7 +1,7 @@
 import { redisKeys } from '@svc/contracts';
 import type { SettlementRecord } from '@svc/contracts';
-import { createPrismaClient } from '../src/db/prisma.repository';
-import type { PrismaClient } from '../src/db/prisma.repository';
+import { createBillingDatabase } from '../src/db/prisma.repository';
+import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
 import { LedgerRepository } from '../src/ledger/ledger.repository';
 import { call, errorOf, operatorHeaders } from './billing-harness';
 import { settlementRecord } from './ledger-fixtures';
@@ -9,18 +9,20 @@ import { asKey, checkout, newAccount, spendableBecomes, startStripeHarness } fro
 import type { StripeHarness } from './stripe-harness';
 
 let h: StripeHarness;
+let database: BillingDatabase;
 let prisma: PrismaClient;
 let ledger: LedgerRepository;
 
 beforeAll(async () => {
   h = await startStripeHarness('finance', { timeoutMs: 300 });
   const name = (await h.db.query<{ n: string }>('SELECT current_database() AS n')).rows[0]?.n ?? '';
-  prisma = createPrismaClient(`postgresql://postgres@127.0.0.1:5432/${name}`);
-  ledger = new LedgerRepository(prisma);
+  database = createBillingDatabase(`postgresql://postgres@127.0.0.1:5432/${name}`, () => undefined);
+  prisma = database.prisma;
+  ledger = new LedgerRepository(prisma, database.pool);
 }, 60_000);
 
 afterAll(async () => {
-  await prisma.$disconnect();
+  await database.close();
   await h.close();
 });
 

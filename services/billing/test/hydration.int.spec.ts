@@ -5,8 +5,8 @@ import { recreateDatabase, redisUrl } from '@svc/test-kit';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { migrateBillingDatabase } from '../src/db/migrate';
-import { createPrismaClient } from '../src/db/prisma.repository';
-import type { PrismaClient } from '../src/db/prisma.repository';
+import { createBillingDatabase } from '../src/db/prisma.repository';
+import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
 import { ConfirmingStreamAdapter } from '../src/hydration/confirming-stream.adapter';
 import { HydrationRedisAdapter } from '../src/hydration/hydration-redis.adapter';
 import { HydrationRepository } from '../src/hydration/hydration.repository';
@@ -26,6 +26,7 @@ const REDIS_DB = 9;
 const logger = pino({ level: 'silent' });
 
 let redis: Redis;
+let database: BillingDatabase;
 let prisma: PrismaClient;
 let ledger: LedgerRepository;
 let spendable: SpendableBalanceAdapter;
@@ -40,8 +41,9 @@ beforeAll(async () => {
   await migrateBillingDatabase(url);
   redis = new Redis(redisUrl(REDIS_DB));
   await redis.flushdb();
-  prisma = createPrismaClient(url);
-  ledger = new LedgerRepository(prisma);
+  database = createBillingDatabase(url, () => undefined);
+  prisma = database.prisma;
+  ledger = new LedgerRepository(prisma, database.pool);
   spendable = new SpendableBalanceAdapter(redis);
   outbox = new SpendableOutboxService(ledger, spendable, logger);
   recovery = new HydrationRedisAdapter(redis);
@@ -49,7 +51,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await prisma.$disconnect();
+  await database.close();
   await redis.quit();
 });
 

@@ -4,8 +4,8 @@ import { databaseUrl } from '@svc/test-kit';
 import type { Redis } from 'ioredis';
 import { Client } from 'pg';
 import pino from 'pino';
-import { createPrismaClient } from '../src/db/prisma.repository';
-import type { PrismaClient } from '../src/db/prisma.repository';
+import { createBillingDatabase } from '../src/db/prisma.repository';
+import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
 import { LedgerRepository } from '../src/ledger/ledger.repository';
 import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
 import { SETTLEMENT_DEAD_LETTER_STREAM, SettlementStreamAdapter } from '../src/settlement/settlement-stream.adapter';
@@ -13,28 +13,30 @@ import { enqueue, freshLedgerDatabase, ledgerTotals, newRedis, settlementRecord,
 
 const logger = pino({ level: 'silent' });
 let redis: Redis;
+let database: BillingDatabase;
 let prisma: PrismaClient;
 let db: Client;
 let drain: LedgerDrainService;
 let repository: LedgerRepository;
 
-function drainService(client: PrismaClient, batchSize = 500): LedgerDrainService {
-  return new LedgerDrainService(new SettlementStreamAdapter(redis), new LedgerRepository(client), logger, { batchSize });
+function drainService(on: BillingDatabase, batchSize = 500): LedgerDrainService {
+  return new LedgerDrainService(new SettlementStreamAdapter(redis), new LedgerRepository(on.prisma, on.pool), logger, { batchSize });
 }
 
 beforeAll(async () => {
   const url = await freshLedgerDatabase('drain');
   redis = newRedis();
   await redis.flushdb();
-  prisma = createPrismaClient(url);
-  repository = new LedgerRepository(prisma);
-  drain = drainService(prisma, 3);
+  database = createBillingDatabase(url, () => undefined);
+  prisma = database.prisma;
+  repository = new LedgerRepository(prisma, database.pool);
+  drain = drainService(database, 3);
   db = new Client({ connectionString: url });
   await db.connect();
 }, 60_000);
 
 afterAll(async () => {
-  await prisma.$disconnect();
+  await database.close();
   await db.end();
   await redis.quit();
 });
@@ -143,9 +145,9 @@ describe('ledger drain: settlement records from the streams into Postgres', () =
     expect(url).toBe(databaseUrl(name));
     const admin = new Client({ connectionString: databaseUrl('postgres') });
     await admin.connect();
-    const downPrisma = createPrismaClient(url);
+    const down = createBillingDatabase(url, () => undefined);
     try {
-      const downDrain = drainService(downPrisma, 2);
+      const downDrain = drainService(down, 2);
       const accountId = newId('account');
       const records = Array.from({ length: 5 }, (_, i) => settlementRecord(accountId, 10 + i));
       await enqueue(redis, records);
@@ -171,7 +173,7 @@ describe('ledger drain: settlement records from the streams into Postgres', () =
     } finally {
       await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
       await admin.end();
-      await downPrisma.$disconnect();
+      await down.close();
     }
   });
 });

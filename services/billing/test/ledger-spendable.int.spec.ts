@@ -4,8 +4,8 @@ import type { Redis } from 'ioredis';
 import { Client } from 'pg';
 import pino from 'pino';
 import type { AccountDirectory } from '../src/accounts/account-directory.adapter';
-import { createPrismaClient } from '../src/db/prisma.repository';
-import type { PrismaClient } from '../src/db/prisma.repository';
+import { createBillingDatabase } from '../src/db/prisma.repository';
+import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
 import { LedgerRepository } from '../src/ledger/ledger.repository';
 import { LedgerService } from '../src/ledger/ledger.service';
 import { SpendableBalanceAdapter } from '../src/spendable/spendable-balance.adapter';
@@ -14,6 +14,7 @@ import { freshLedgerDatabase, newRedis } from './ledger-fixtures';
 
 const logger = pino({ level: 'silent' });
 let redis: Redis;
+let database: BillingDatabase;
 let prisma: PrismaClient;
 let db: Client;
 let repository: LedgerRepository;
@@ -41,8 +42,9 @@ beforeAll(async () => {
   const url = await freshLedgerDatabase('spendable');
   redis = newRedis();
   await redis.flushdb();
-  prisma = createPrismaClient(url);
-  repository = new LedgerRepository(prisma);
+  database = createBillingDatabase(url, () => undefined);
+  prisma = database.prisma;
+  repository = new LedgerRepository(prisma, database.pool);
   spendable = new SpendableBalanceAdapter(redis);
   outbox = new SpendableOutboxService(repository, spendable, logger);
   ledger = new LedgerService(repository, everyAccountExists, outbox, spendable);
@@ -51,7 +53,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await prisma.$disconnect();
+  await database.close();
   await db.end();
   await redis.quit();
 });

@@ -12,8 +12,8 @@ import type { RunningBilling } from '../src/app';
 import { BacklogService } from '../src/backlog/backlog.service';
 import { parseBillingConfig } from '../src/config';
 import { migrateBillingDatabase } from '../src/db/migrate';
-import { createPrismaClient } from '../src/db/prisma.repository';
-import type { PrismaClient } from '../src/db/prisma.repository';
+import { createBillingDatabase } from '../src/db/prisma.repository';
+import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
 import { LedgerRepository } from '../src/ledger/ledger.repository';
 import { ReconciliationRedisAdapter } from '../src/reconciliation/reconciliation-redis.adapter';
 import type { SpendableSnapshot } from '../src/reconciliation/reconciliation-redis.adapter';
@@ -34,6 +34,7 @@ const logger = pino({ level: 'silent' });
 const REPAIR_ALL = { releaseStale: true, correctDrift: true };
 
 let redis: Redis;
+let database: BillingDatabase;
 let prisma: PrismaClient;
 let ledger: LedgerRepository;
 let outbox: SpendableOutboxService;
@@ -44,14 +45,15 @@ beforeAll(async () => {
   await migrateBillingDatabase(url);
   redis = new Redis(redisUrl(REDIS_DB));
   await redis.flushdb();
-  prisma = createPrismaClient(url);
-  ledger = new LedgerRepository(prisma);
+  database = createBillingDatabase(url, () => undefined);
+  prisma = database.prisma;
+  ledger = new LedgerRepository(prisma, database.pool);
   outbox = new SpendableOutboxService(ledger, new SpendableBalanceAdapter(redis), logger);
   service = new ReconciliationService(new ReconciliationRepository(prisma), new ReconciliationRedisAdapter(redis), logger, STALE_AFTER_MS);
 }, 60_000);
 
 afterAll(async () => {
-  await prisma.$disconnect();
+  await database.close();
   await redis.quit();
 });
 

@@ -1,7 +1,7 @@
 import { newId } from '@svc/ids';
 import type { SettlementRecord } from '@svc/contracts';
-import { createPrismaClient } from '../src/db/prisma.repository';
-import type { PrismaClient } from '../src/db/prisma.repository';
+import { createBillingDatabase } from '../src/db/prisma.repository';
+import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
 import { LedgerRepository } from '../src/ledger/ledger.repository';
 import { call, errorOf } from './billing-harness';
 import { settlementRecord } from './ledger-fixtures';
@@ -9,6 +9,7 @@ import { asKey, newAccount, startStripeHarness } from './stripe-harness';
 import type { StripeHarness } from './stripe-harness';
 
 let h: StripeHarness;
+let database: BillingDatabase;
 let prisma: PrismaClient;
 let accountId: string;
 const keyA = newId('apiKey');
@@ -29,9 +30,10 @@ function search(keyId: string, settledAtMs: number, charged: number, timedOut = 
 beforeAll(async () => {
   h = await startStripeHarness('usage');
   const row = await h.db.query<{ url: string }>('SELECT current_database() AS url');
-  prisma = createPrismaClient(`postgresql://postgres@127.0.0.1:5432/${row.rows[0]?.url ?? ''}`);
+  database = createBillingDatabase(`postgresql://postgres@127.0.0.1:5432/${row.rows[0]?.url ?? ''}`, () => undefined);
+  prisma = database.prisma;
   accountId = await newAccount(h);
-  const ledger = new LedgerRepository(prisma);
+  const ledger = new LedgerRepository(prisma, database.pool);
   // The ledger worker's own write path: settlements, usage events and search_charge entries.
   await ledger.writeSettlements(accountId, [
     search(keyA, today, 6_000), search(keyA, today, 6_000), search(keyB, today, 9_000),
@@ -41,7 +43,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await prisma.$disconnect();
+  await database.close();
   await h.close();
 });
 

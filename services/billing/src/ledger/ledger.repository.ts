@@ -1,4 +1,5 @@
-import type { SettlementRecord } from '@svc/contracts';
+import type { SettledAttempt, SettlementRecord } from '@svc/contracts';
+import type { Pool } from 'pg';
 import { newId } from '@svc/ids';
 import type { Micros } from '@svc/money';
 import { Prisma } from '../generated/prisma/client';
@@ -119,9 +120,57 @@ function totalsDelta(kind: LedgerEntryKind, amount: Micros): { purchased: Micros
 
 export const ENTRY_COLUMNS = Prisma.sql`id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id, created_at, applied_to_spendable_at`;
 
-/** Balances and the append-only ledger. The only file that touches these tables. */
+/** The usage_events columns of one batch, as arrays for unnest (one row per attempt). */
+class UsageColumns {
+  private readonly id: string[] = [];
+  private readonly requestId: string[] = [];
+  private readonly attemptIndex: number[] = [];
+  private readonly keyId: string[] = [];
+  private readonly model: string[] = [];
+  private readonly provider: string[] = [];
+  private readonly source: string[] = [];
+  private readonly status: string[] = [];
+  private readonly error: (string | null)[] = [];
+  private readonly reserved: number[] = [];
+  private readonly charged: number[] = [];
+  private readonly timedOut: boolean[] = [];
+  private readonly results: number[] = [];
+  private readonly settledAt: string[] = [];
+
+  get size(): number {
+    return this.id.length;
+  }
+
+  add(record: SettlementRecord, attempt: SettledAttempt, settledAt: string): void {
+    this.id.push(newId('usageEvent'));
+    this.requestId.push(record.requestId);
+    this.attemptIndex.push(attempt.index);
+    this.keyId.push(record.keyId);
+    this.model.push(attempt.model);
+    this.provider.push(attempt.provider);
+    this.source.push(attempt.source);
+    this.status.push(attempt.status);
+    this.error.push(attempt.error);
+    this.reserved.push(attempt.reservedMicros);
+    this.charged.push(attempt.chargedMicros);
+    this.timedOut.push(attempt.timedOut);
+    this.results.push(attempt.results);
+    this.settledAt.push(settledAt);
+  }
+
+  /** In the order of the INSERT's unnest. */
+  columns(): unknown[] {
+    return [this.id, this.requestId, this.attemptIndex, this.keyId, this.model, this.provider, this.source, this.status,
+      this.error, this.reserved, this.charged, this.timedOut, this.results, this.settledAt];
+  }
+}
+
+/**
+ * Balances and the append-only ledger. The only file that touches these tables. `pool`: the
+ * node-postgres pool under `prisma` (createBillingDatabase), for the drain's batch write.
+ */
 export class LedgerRepository {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(private readonly prisma: PrismaClient, private readonly pool: Pool) {}
 
   async findBalance(accountId: string): Promise<BalanceRecord | null> {
     const row = await this.prisma.accountBalance.findUnique({ where: { accountId } });
@@ -229,79 +278,109 @@ export class LedgerRepository {
    * and the durable balance and total_spent. A record whose request id is already settled
    * writes nothing, so redelivery is harmless. The balance row is locked first, as
    * appendEntry does, so charges and grants of one account are serialised.
+   *
+   * The ledger drain's hot path, so it runs on node-postgres directly (the pool Prisma
+   * uses too), one INSERT ... SELECT FROM unnest(arrays) per table: the Prisma client's
+   * per-query work and JSON row payloads cost more than the rows (docs/decisions/0005).
    */
   async writeSettlements(accountId: string, records: readonly SettlementRecord[]): Promise<SettlementBatchResult> {
     const unique = [...new Map(records.map((record) => [record.requestId, record])).values()];
     if (unique.length === 0) return { written: 0, skipped: records.length, chargedMicros: 0 };
-    return this.prisma.$transaction(
-      async (tx) => {
-        await tx.$executeRaw`INSERT INTO account_balances (account_id) VALUES (${accountId}) ON CONFLICT DO NOTHING`;
-        const locked = await tx.$queryRaw<{ balance_micros: bigint }[]>`
-          SELECT balance_micros FROM account_balances WHERE account_id = ${accountId} FOR UPDATE`;
-        const start = locked[0];
-        if (start === undefined) throw new Error('balance row missing right after it was ensured');
-        const settlements = JSON.stringify(unique.map((r) => ({
-          request_id: r.requestId, account_id: accountId, key_id: r.keyId, charged_micros: r.chargedMicros,
-          attempt_count: r.attempts.length, settled_at: new Date(r.settledAtMs).toISOString(),
-        })));
-        const inserted = await tx.$queryRaw<{ request_id: string }[]>`
-          INSERT INTO settlements (request_id, account_id, key_id, charged_micros, attempt_count, settled_at)
-          SELECT s.request_id, s.account_id, s.key_id, s.charged_micros, s.attempt_count, s.settled_at
-          FROM jsonb_to_recordset(${settlements}::jsonb)
-            AS s(request_id text, account_id text, key_id text, charged_micros bigint, attempt_count int, settled_at timestamptz)
-          ON CONFLICT (request_id) DO NOTHING
-          RETURNING request_id`;
-        const fresh = new Set(inserted.map((row) => row.request_id));
-        const written = unique.filter((r) => fresh.has(r.requestId));
-        const attempts = written.flatMap((r) => r.attempts.map((a) => ({
-          id: newId('usageEvent'), request_id: r.requestId, attempt_index: a.index, account_id: accountId, key_id: r.keyId,
-          model: a.model, provider: a.provider, source: a.source, status: a.status, error: a.error,
-          reserved_micros: a.reservedMicros, charged_micros: a.chargedMicros, timed_out: a.timedOut, results: a.results,
-          settled_at: new Date(r.settledAtMs).toISOString(),
-        })));
-        if (attempts.length > 0) {
-          await tx.$executeRaw`
-            INSERT INTO usage_events (id, request_id, attempt_index, account_id, key_id, model, provider, source, status,
-              error, reserved_micros, charged_micros, timed_out, results, settled_at)
-            SELECT u.id, u.request_id, u.attempt_index, u.account_id, u.key_id, u.model, u.provider, u.source, u.status,
-              u.error, u.reserved_micros, u.charged_micros, u.timed_out, u.results, u.settled_at
-            FROM jsonb_to_recordset(${JSON.stringify(attempts)}::jsonb)
-              AS u(id text, request_id text, attempt_index int, account_id text, key_id text, model text, provider text,
-                source text, status text, error text, reserved_micros bigint, charged_micros bigint, timed_out boolean,
-                results int, settled_at timestamptz)
-            ON CONFLICT (request_id, attempt_index) DO NOTHING`;
-        }
-        let balance = toMicros(start.balance_micros);
-        const charges = written.filter((r) => r.chargedMicros > 0).map((r, ordinal) => {
-          balance -= r.chargedMicros;
-          return { id: newId('ledgerEntry'), ordinal, request_id: r.requestId, amount_micros: -r.chargedMicros, balance_after_micros: balance };
-        });
-        let charged = 0;
-        if (charges.length > 0) {
-          // applied_to_spendable_at is set at once: the gateway already moved the spendable
-          // balance when it settled, so the outbox has nothing to apply for a charge.
-          const entries = await tx.$queryRaw<{ amount_micros: bigint }[]>`
-            INSERT INTO ledger_entries (id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key,
-              request_id, created_at, applied_to_spendable_at)
-            SELECT c.id, ${accountId}, CAST('search_charge' AS "ledger_entry_kind"), c.amount_micros, c.balance_after_micros,
-              NULL, c.request_id, c.request_id, clock_timestamp(), clock_timestamp()
-            FROM jsonb_to_recordset(${JSON.stringify(charges)}::jsonb)
-              AS c(id text, ordinal int, request_id text, amount_micros bigint, balance_after_micros bigint)
-            ORDER BY c.ordinal
-            ON CONFLICT (account_id, kind, idempotency_key) DO NOTHING
-            RETURNING amount_micros`;
-          charged = -entries.reduce((sum, row) => sum + toMicros(row.amount_micros), 0);
-          await tx.$executeRaw`
-            UPDATE account_balances SET
-              balance_micros = balance_micros - ${BigInt(charged)},
-              total_spent_micros = total_spent_micros + ${BigInt(charged)},
-              updated_at = clock_timestamp()
-            WHERE account_id = ${accountId}`;
-        }
-        return { written: written.length, skipped: records.length - written.length, chargedMicros: charged };
-      },
-      { maxWait: 10_000, timeout: 30_000 },
-    );
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      await client.query('INSERT INTO account_balances (account_id) VALUES ($1) ON CONFLICT DO NOTHING', [accountId]);
+      const locked = await client.query<{ balance_micros: string }>('SELECT balance_micros FROM account_balances WHERE account_id = $1 FOR UPDATE', [accountId]);
+      const start = locked.rows[0];
+      if (start === undefined) throw new Error('balance row missing right after it was ensured');
+      const settledAt = unique.map((r) => new Date(r.settledAtMs).toISOString());
+      const inserted = await client.query<{ request_id: string }>(
+        `INSERT INTO settlements (request_id, account_id, key_id, charged_micros, attempt_count, settled_at)
+         SELECT s.request_id, $1, s.key_id, s.charged_micros, s.attempt_count, s.settled_at
+         FROM unnest($2::text[], $3::text[], $4::bigint[], $5::int[], $6::timestamptz[])
+           AS s(request_id, key_id, charged_micros, attempt_count, settled_at)
+         ON CONFLICT (request_id) DO NOTHING
+         RETURNING request_id`,
+        [accountId, unique.map((r) => r.requestId), unique.map((r) => r.keyId), unique.map((r) => r.chargedMicros), unique.map((r) => r.attempts.length), settledAt],
+      );
+      const fresh = new Set(inserted.rows.map((row) => row.request_id));
+      const written: SettlementRecord[] = [];
+      const writtenAt: string[] = [];
+      unique.forEach((r, i) => {
+        if (!fresh.has(r.requestId)) return;
+        written.push(r);
+        writtenAt.push(settledAt[i] ?? '');
+      });
+      const usage = new UsageColumns();
+      written.forEach((r, i) => {
+        for (const a of r.attempts) usage.add(r, a, writtenAt[i] ?? '');
+      });
+      if (usage.size > 0) {
+        await client.query(
+          `INSERT INTO usage_events (id, request_id, attempt_index, account_id, key_id, model, provider, source, status,
+             error, reserved_micros, charged_micros, timed_out, results, settled_at)
+           SELECT u.id, u.request_id, u.attempt_index, $1, u.key_id, u.model, u.provider, u.source, u.status,
+             u.error, u.reserved_micros, u.charged_micros, u.timed_out, u.results, u.settled_at
+           FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+               $10::text[], $11::bigint[], $12::bigint[], $13::boolean[], $14::int[], $15::timestamptz[])
+             AS u(id, request_id, attempt_index, key_id, model, provider, source, status, error, reserved_micros,
+               charged_micros, timed_out, results, settled_at)
+           ON CONFLICT (request_id, attempt_index) DO NOTHING`,
+          [accountId, ...usage.columns()],
+        );
+      }
+      let balance = toMicros(BigInt(start.balance_micros));
+      const ids: string[] = [];
+      const requestIds: string[] = [];
+      const amounts: number[] = [];
+      const after: number[] = [];
+      for (const r of written) {
+        if (r.chargedMicros <= 0) continue;
+        balance -= r.chargedMicros;
+        ids.push(newId('ledgerEntry'));
+        requestIds.push(r.requestId);
+        amounts.push(-r.chargedMicros);
+        after.push(balance);
+      }
+      let charged = 0;
+      if (ids.length > 0) {
+        // applied_to_spendable_at is set at once: the gateway already moved the spendable
+        // balance when it settled, so the outbox has nothing to apply for a charge. Rows go
+        // in in order, so created_at (clock_timestamp()) follows balance_after.
+        const entries = await client.query<{ amount_micros: string }>(
+          `INSERT INTO ledger_entries (id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key,
+             request_id, created_at, applied_to_spendable_at)
+           SELECT c.id, $1, 'search_charge'::"ledger_entry_kind", c.amount_micros, c.balance_after_micros, NULL, c.request_id,
+             c.request_id, clock_timestamp(), clock_timestamp()
+           FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY
+             AS c(id, request_id, amount_micros, balance_after_micros, ordinal)
+           ORDER BY c.ordinal
+           ON CONFLICT (account_id, kind, idempotency_key) DO NOTHING
+           RETURNING amount_micros`,
+          [accountId, ids, requestIds, amounts, after],
+        );
+        charged = -entries.rows.reduce((sum, row) => sum + toMicros(BigInt(row.amount_micros)), 0);
+        await client.query(
+          `UPDATE account_balances SET
+             balance_micros = balance_micros - $2,
+             total_spent_micros = total_spent_micros + $2,
+             updated_at = clock_timestamp()
+           WHERE account_id = $1`,
+          [accountId, charged],
+        );
+      }
+      await client.query('COMMIT');
+      return { written: written.length, skipped: records.length - written.length, chargedMicros: charged };
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollback: unknown) => {
+        broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+      });
+      throw error;
+    } finally {
+      // A connection whose rollback failed is not given back to the pool.
+      client.release(broken);
+    }
   }
 
   /** Entries whose amount has not reached the spendable balance yet, oldest first. */

@@ -1,8 +1,8 @@
 import type { SettlementRecord } from '@svc/contracts';
 import type { Logger } from 'pino';
 import type { LedgerRepository } from '../ledger/ledger.repository';
-import { parseSettlement } from './settlement-record';
-import type { SettlementStreamAdapter, StreamEntry } from './settlement-stream.adapter';
+import { parseSettlement, requestIdOfEntry } from './settlement-record';
+import type { RemovedEntry, SettlementStreamAdapter, StreamEntry } from './settlement-stream.adapter';
 
 export interface DrainOptions {
   /** Stream entries read and written per Postgres transaction. */
@@ -81,10 +81,16 @@ export class LedgerDrainService {
       }
       const records: SettlementRecord[] = [];
       const refused: { entry: StreamEntry; reason: string }[] = [];
+      const removed: RemovedEntry[] = [];
       for (const entry of entries) {
         const parsed = parseSettlement(entry.record, accountId);
-        if (parsed.ok) records.push(parsed.record);
-        else refused.push({ entry, reason: parsed.reason });
+        if (parsed.ok) {
+          records.push(parsed.record);
+          removed.push({ id: entry.id, requestId: parsed.record.requestId });
+        } else {
+          refused.push({ entry, reason: parsed.reason });
+          removed.push({ id: entry.id, requestId: requestIdOfEntry(entry.record) });
+        }
       }
       const written = await this.repository.writeSettlements(accountId, records);
       // Committed: only now may the entries leave the stream.
@@ -93,7 +99,7 @@ export class LedgerDrainService {
         await this.streams.deadLetter(accountId, entry, reason);
         result.deadLettered += 1;
       }
-      await this.streams.remove(accountId, entries.map((entry) => entry.id));
+      await this.streams.remove(accountId, removed);
       result.written += written.written;
       result.skipped += written.skipped;
       this.logger.debug({ account_id: accountId, written: written.written, skipped: written.skipped, charged_micros: written.chargedMicros }, 'settlement batch written');

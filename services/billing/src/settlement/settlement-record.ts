@@ -54,3 +54,15 @@ export function parseSettlement(json: string | undefined, accountId: string): Pa
   if (sum !== value.chargedMicros) return { ok: false, reason: 'chargedMicros is not the sum of the attempts' };
   return { ok: true, record: value };
 }
+
+/** The request id in an entry's JSON when it has one (for an entry that failed parseSettlement). */
+export function requestIdOfEntry(json: string | undefined): string | null {
+  if (json === undefined) return null;
+  try {
+    const parsed: unknown = JSON.parse(json);
+    if (typeof parsed === 'object' && parsed !== null && 'requestId' in parsed && typeof parsed.requestId === 'string') return parsed.requestId;
+  } catch {
+    return null;
+  }
+  return null;
+}

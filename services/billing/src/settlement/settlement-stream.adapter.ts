@@ -4,6 +4,12 @@ import type { Redis } from 'ioredis';
 /** Where entries that cannot be billed go (kept for an operator, never silently dropped). */
 export const SETTLEMENT_DEAD_LETTER_STREAM = 'svc:settle:dead';
 
+/** An entry the drain is done with (written, skipped or dead-lettered), and the request it settled when known. */
+export interface RemovedEntry {
+  id: string;
+  requestId: string | null;
+}
+
 export interface StreamEntry {
   id: string;
   /** The JSON SettlementRecord, undefined when the entry has no such field. */
@@ -47,9 +53,9 @@ export class SettlementStreamAdapter {
     return raw.map(([id, fields]) => ({ id, record: fieldValue(fields, SETTLEMENT_FIELD) }));
   }
 
-  async remove(accountId: string, ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return;
-    await this.redis.xdel(redisKeys.settlementStream(accountId), ...ids);
+  async remove(accountId: string, removed: readonly RemovedEntry[]): Promise<void> {
+    if (removed.length === 0) return;
+    await this.redis.xdel(redisKeys.settlementStream(accountId), ...removed.map((entry) => entry.id));
   }
 
   async deleteIfEmpty(accountId: string): Promise<void> {

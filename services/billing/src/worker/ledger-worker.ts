@@ -7,7 +7,7 @@ import { Queue, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { createPrismaClient, DatabaseProbeRepository } from '../db/prisma.repository';
+import { createBillingDatabase, DatabaseProbeRepository } from '../db/prisma.repository';
 import { BacklogService, backlogView } from '../backlog/backlog.service';
 import { WORKER_STATUS, WorkerHealthController } from '../backlog/worker-health.controller';
 import type { WorkerStatus } from '../backlog/worker-health.controller';
@@ -69,7 +69,8 @@ function urlOf(app: NestFastifyApplication): string {
  * replicas are safe because every write is idempotent in Postgres.
  */
 export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logger): Promise<RunningLedgerWorker> {
-  const prisma = createPrismaClient(config.DATABASE_URL);
+  const db = createBillingDatabase(config.DATABASE_URL, (error) => logger.warn({ err: error.message }, 'idle postgres connection failed; the pool replaces it'));
+  const prisma = db.prisma;
   // BullMQ's connections must retry forever (maxRetriesPerRequest: null); the data
   // connection fails a command fast instead, so a job fails rather than hangs.
   const workerConnection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
@@ -79,7 +80,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
   for (const connection of [workerConnection, queueConnection, data, reconcileConnection]) {
     connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   }
-  const repository = new LedgerRepository(prisma);
+  const repository = new LedgerRepository(prisma, db.pool);
   const recovery = new HydrationRedisAdapter(data);
   const hydrationConfig = parseHydrationConfig();
   // The drain confirms every record it made durable, so the gateways stop retaining it.
@@ -120,7 +121,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
     await queue?.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the BullMQ queue failed'));
     await app?.close().catch(() => undefined);
     await Promise.allSettled([workerConnection, queueConnection, data, reconcileConnection].map((c) => c.quit().catch(() => c.disconnect())));
-    await prisma.$disconnect();
+    await db.close();
   };
 
   try {
