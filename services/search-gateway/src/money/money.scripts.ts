@@ -20,8 +20,10 @@ local life = tonumber(ARGV[2])
 if cap == nil or life == nil or life <= 0 or #ARGV < 3 then return redis.error_reply('lease: bad arguments') end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local live = redis.call('ZCARD', KEYS[1])
+-- Only live leases count. One a gateway never gave back (it died) expires at its score, and
+-- is removed now and then (about one call in 16) so the set does not keep it.
+local live = redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
+if now % 16 == 0 then redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) end
 local granted = {}
 local taken = {}
 for i = 3, #ARGV do
@@ -150,61 +152,82 @@ export const SETTLE_LUA = `
 local n = (#KEYS - 4) / 5
 if n < 1 or n % 1 ~= 0 or #ARGV ~= 2 + 8 * n or tonumber(ARGV[1]) == nil then return redis.error_reply('settle: bad arguments') end
 local warm = redis.call('EXISTS', KEYS[1]) == 1
-local out, req, leases, marked = {}, {}, {}, {}
+local out, charged, leases = {}, {}, {}
+-- The requests of each settled-marker set, to ask and mark each set once.
+local sets, order = {}, {}
 for i = 1, n do
-  local k, a = 4 + 5 * (i - 1), 2 + 8 * (i - 1)
-  local r = {
-    limitKey = KEYS[k + 1], totalKey = KEYS[k + 2], rsvKey = KEYS[k + 3], markers = KEYS[k + 4], idemKey = KEYS[k + 5],
-    chargedText = ARGV[a + 1], charged = tonumber(ARGV[a + 1]), hasLimit = ARGV[a + 2] == '1', record = ARGV[a + 3],
-    expireAt = tonumber(ARGV[a + 4]), store = ARGV[a + 5] == '1', outcome = ARGV[a + 6], rid = ARGV[a + 7], lease = ARGV[a + 8] == '1',
-  }
-  req[i] = r
-  if r.charged == nil or r.charged < 0 or r.charged % 1 ~= 0 or r.expireAt == nil or r.rid == '' then
+  local a = 2 + 8 * (i - 1)
+  local c = tonumber(ARGV[a + 1])
+  local rid = ARGV[a + 7]
+  if c == nil or c < 0 or c % 1 ~= 0 or tonumber(ARGV[a + 4]) == nil or rid == '' then
     out[i] = {'err', 'settle: bad arguments'}
   else
-    if r.lease then leases[#leases + 1] = r.rid end
-    local seen = r.markers .. ' ' .. r.rid
-    if marked[seen] or redis.call('SISMEMBER', r.markers, r.rid) == 1 then
-      out[i] = 0
-    else
-      marked[seen] = true
-      r.held = 0
-      if warm then
-        for _, value in ipairs(redis.call('HVALS', r.rsvKey)) do
-          local held = tonumber(value)
-          if held == nil then
-            out[i] = {'err', 'settle: held amount is not an integer'}
-            marked[seen] = nil
-            break
-          end
-          r.held = r.held + held
+    charged[i] = c
+    if ARGV[a + 8] == '1' then leases[#leases + 1] = rid end
+    local markers = KEYS[4 + 5 * (i - 1) + 4]
+    local set = sets[markers]
+    if set == nil then
+      set = {rids = {}, at = {}, expireAt = 0}
+      sets[markers] = set
+      order[#order + 1] = markers
+    end
+    set.rids[#set.rids + 1] = rid
+    set.at[#set.at + 1] = i
+  end
+end
+-- Already settled (in its marker set, or earlier in this call): 0.
+for _, markers in ipairs(order) do
+  local set = sets[markers]
+  local flags = redis.call('SMISMEMBER', markers, unpack(set.rids))
+  local here = {}
+  for j, i in ipairs(set.at) do
+    local rid = set.rids[j]
+    if flags[j] == 1 or here[rid] then out[i] = 0 else here[rid] = true end
+  end
+end
+-- What each reservation still holds (read and checked before the first write).
+local held = {}
+for i = 1, n do
+  if out[i] == nil then
+    local sum = 0
+    if warm then
+      for _, value in ipairs(redis.call('HVALS', KEYS[4 + 5 * (i - 1) + 3])) do
+        local amount = tonumber(value)
+        if amount == nil then
+          sum = nil
+          break
         end
+        sum = sum + amount
       end
     end
+    if sum == nil then out[i] = {'err', 'settle: held amount is not an integer'} else held[i] = sum end
   end
 end
 if #leases > 0 then redis.call('ZREM', KEYS[4], unpack(leases)) end
-local balanceDelta, reservedDelta, counters, drop, expires = 0, 0, {}, {}, {}
+local balanceDelta, reservedDelta, counters, drop = 0, 0, {}, {}
 for i = 1, n do
-  local r = req[i]
   if out[i] == nil then
+    local k, a = 4 + 5 * (i - 1), 2 + 8 * (i - 1)
+    local limitKey, totalKey, c = KEYS[k + 1], KEYS[k + 2], charged[i]
     if warm then
       -- refund < 0: part of the charge was reserved before a flush and is not held any more.
-      local refund = r.held - r.charged
+      local refund = held[i] - c
       balanceDelta = balanceDelta + refund
-      reservedDelta = reservedDelta + r.held
-      if r.hasLimit then
-        counters[r.limitKey] = (counters[r.limitKey] or 0) - refund
-        if r.limitKey ~= r.totalKey then counters[r.totalKey] = (counters[r.totalKey] or 0) + r.charged end
+      reservedDelta = reservedDelta + held[i]
+      if ARGV[a + 2] == '1' then
+        counters[limitKey] = (counters[limitKey] or 0) - refund
+        if limitKey ~= totalKey then counters[totalKey] = (counters[totalKey] or 0) + c end
       else
-        counters[r.totalKey] = (counters[r.totalKey] or 0) + r.charged
+        counters[totalKey] = (counters[totalKey] or 0) + c
       end
     end
-    drop[#drop + 1] = r.rsvKey
-    redis.call('XADD', KEYS[3], '*', ARGV[2], r.record)
-    redis.call('SADD', r.markers, r.rid)
-    if (expires[r.markers] or 0) < r.expireAt then expires[r.markers] = r.expireAt end
-    if r.store then redis.call('SET', r.idemKey, r.outcome, 'PX', ARGV[1]) end
+    drop[#drop + 1] = KEYS[k + 3]
+    redis.call('XADD', KEYS[3], '*', ARGV[2], ARGV[a + 3])
+    if ARGV[a + 5] == '1' then redis.call('SET', KEYS[k + 5], ARGV[a + 6], 'PX', ARGV[1]) end
+    local set = sets[KEYS[k + 4]]
+    set.settled = set.settled or {}
+    set.settled[#set.settled + 1] = ARGV[a + 7]
+    if set.expireAt < tonumber(ARGV[a + 4]) then set.expireAt = tonumber(ARGV[a + 4]) end
     out[i] = 1
   end
 end
@@ -214,7 +237,13 @@ for key, delta in pairs(counters) do
   if delta ~= 0 then redis.call('INCRBY', key, string.format('%d', delta)) end
 end
 if #drop > 0 then redis.call('DEL', unpack(drop)) end
-for key, at in pairs(expires) do redis.call('PEXPIREAT', key, string.format('%d', at)) end
+for _, markers in ipairs(order) do
+  local set = sets[markers]
+  if set.settled then
+    redis.call('SADD', markers, unpack(set.settled))
+    redis.call('PEXPIREAT', markers, string.format('%d', set.expireAt))
+  end
+end
 return out
 `;
 
@@ -304,41 +333,37 @@ local window = burst * interval
 local live = redis.call('ZCOUNT', KEYS[3], '(' .. nowMs, '+inf')
 -- Reads, once per key, and checks: a request with a bad argument or value gets 'err'.
 local tats, used, idem = {}, {}, {}
-local req = {}
+local amount, limit = {}, {}
 for i = 1, n do
   local k, a = 3 + 4 * (i - 1), 4 + 9 * (i - 1)
-  local r = {
-    limitKey = KEYS[k + 1], rsvKey = KEYS[k + 2], idemKey = KEYS[k + 3], rateKey = KEYS[k + 4],
-    amount = tonumber(ARGV[a + 1]), limit = tonumber(ARGV[a + 2]), index = ARGV[a + 3], rsvTtl = ARGV[a + 4],
-    limitExpireAt = tonumber(ARGV[a + 5]), claim = ARGV[a + 6] == '1', claimValue = ARGV[a + 7], claimTtl = ARGV[a + 8], rid = ARGV[a + 9],
-  }
-  req[i] = r
-  if r.amount == nil or r.amount <= 0 or r.amount % 1 ~= 0 or r.limit == nil or r.limitExpireAt == nil
-    or tonumber(r.rsvTtl) == nil or tonumber(r.claimTtl) == nil or r.rid == '' then
+  local am, li, ex = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 5])
+  if am == nil or am <= 0 or am % 1 ~= 0 or li == nil or ex == nil
+    or tonumber(ARGV[a + 4]) == nil or tonumber(ARGV[a + 8]) == nil or ARGV[a + 9] == '' then
     out[i] = {'err', 'admit: bad arguments'}
   else
-    if tats[r.rateKey] == nil then
-      tats[r.rateKey] = tonumber(redis.call('GET', r.rateKey) or '0') or false
-    end
-    if r.limit >= 0 and used[r.limitKey] == nil then
-      used[r.limitKey] = tonumber(redis.call('GET', r.limitKey) or '0') or false
-    end
-    if r.claim and idem[r.idemKey] == nil then idem[r.idemKey] = redis.call('GET', r.idemKey) or false end
-    if tats[r.rateKey] == false then out[i] = {'err', 'admit: rate state is not a number'}
-    elseif r.limit >= 0 and used[r.limitKey] == false then out[i] = {'err', 'admit: key usage is not an integer'} end
+    amount[i], limit[i] = am, li
+    local rateKey, limitKey = KEYS[k + 4], KEYS[k + 1]
+    if tats[rateKey] == nil then tats[rateKey] = tonumber(redis.call('GET', rateKey) or '0') or false end
+    if li >= 0 and used[limitKey] == nil then used[limitKey] = tonumber(redis.call('GET', limitKey) or '0') or false end
+    if ARGV[a + 6] == '1' and idem[KEYS[k + 3]] == nil then idem[KEYS[k + 3]] = redis.call('GET', KEYS[k + 3]) or false end
+    if tats[rateKey] == false then out[i] = {'err', 'admit: rate state is not a number'}
+    elseif li >= 0 and used[limitKey] == false then out[i] = {'err', 'admit: key usage is not an integer'} end
   end
 end
 -- Decisions, in order, on the values kept here; then the writes they make.
 local rateEnd, leases, claims, holds, usedAdd, usedExpire = {}, {}, {}, {}, {}, {}
 local reservedSum = 0
 for i = 1, n do
-  local r = req[i]
   if out[i] == nil then
-    local tat = tats[r.rateKey]
+    local k, a = 3 + 4 * (i - 1), 4 + 9 * (i - 1)
+    local rateKey, limitKey, idemKey = KEYS[k + 4], KEYS[k + 1], KEYS[k + 3]
+    local am, li = amount[i], limit[i]
+    local claim = ARGV[a + 6] == '1'
+    local tat = tats[rateKey]
     if tat < nowUs then tat = nowUs end
     local newTat = tat + interval
     local excess = newTat - nowUs
-    local stored = r.claim and idem[r.idemKey] or false
+    local stored = claim and idem[idemKey] or false
     -- A repeat of an Idempotency-Key is answered with the first outcome before any limit is
     -- applied: it takes no rate token and no lease (CONTRACT.md: it returns the first outcome).
     if stored then
@@ -353,26 +378,26 @@ for i = 1, n do
     else
       local remaining = math.floor((window - excess) / interval + 1e-9)
       local verdict = 'ok'
-      if r.limit >= 0 and used[r.limitKey] + r.amount > r.limit then verdict = 'limit' end
-      if verdict == 'ok' and balance < r.amount then verdict = 'balance' end
-      tats[r.rateKey] = newTat
-      rateEnd[r.rateKey] = newTat
+      if li >= 0 and used[limitKey] + am > li then verdict = 'limit' end
+      if verdict == 'ok' and balance < am then verdict = 'balance' end
+      tats[rateKey] = newTat
+      rateEnd[rateKey] = newTat
       live = live + 1
       leases[#leases + 1] = nowMs + leaseTtl
-      leases[#leases + 1] = r.rid
-      if r.claim then
-        idem[r.idemKey] = r.claimValue
-        claims[#claims + 1] = r
+      leases[#leases + 1] = ARGV[a + 9]
+      if claim then
+        idem[idemKey] = ARGV[a + 7]
+        claims[#claims + 1] = i
       end
       if verdict == 'ok' then
-        balance = balance - r.amount
-        reservedSum = reservedSum + r.amount
-        if r.limit >= 0 then
-          used[r.limitKey] = used[r.limitKey] + r.amount
-          usedAdd[r.limitKey] = (usedAdd[r.limitKey] or 0) + r.amount
-          usedExpire[r.limitKey] = r.limitExpireAt
+        balance = balance - am
+        reservedSum = reservedSum + am
+        if li >= 0 then
+          used[limitKey] = used[limitKey] + am
+          usedAdd[limitKey] = (usedAdd[limitKey] or 0) + am
+          usedExpire[limitKey] = tonumber(ARGV[a + 5])
         end
-        holds[#holds + 1] = r
+        holds[#holds + 1] = i
       end
       out[i] = {verdict, remaining}
     end
@@ -382,11 +407,16 @@ for key, tatEnd in pairs(rateEnd) do
   redis.call('SET', key, string.format('%.0f', math.ceil(tatEnd)), 'PX', math.ceil((tatEnd - nowUs) / 1000) + 1000)
 end
 if #leases > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', nowMs)
+  -- Expired leases are already not counted (ZCOUNT above); removing them is housekeeping,
+  -- done about one call in 16.
+  if nowMs % 16 == 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', nowMs) end
   redis.call('ZADD', KEYS[3], unpack(leases))
-  redis.call('PEXPIRE', KEYS[3], leaseTtl)
+  redis.call('PEXPIRE', KEYS[3], ARGV[4])
 end
-for _, r in ipairs(claims) do redis.call('SET', r.idemKey, r.claimValue, 'PX', r.claimTtl) end
+for _, i in ipairs(claims) do
+  local a = 4 + 9 * (i - 1)
+  redis.call('SET', KEYS[3 + 4 * (i - 1) + 3], ARGV[a + 7], 'PX', ARGV[a + 8])
+end
 if reservedSum > 0 then
   local sum = string.format('%d', reservedSum)
   redis.call('DECRBY', KEYS[1], sum)
@@ -396,9 +426,11 @@ for key, add in pairs(usedAdd) do
   redis.call('INCRBY', key, string.format('%d', add))
   if usedExpire[key] > 0 then redis.call('PEXPIREAT', key, string.format('%d', usedExpire[key])) end
 end
-for _, r in ipairs(holds) do
-  redis.call('HSET', r.rsvKey, r.index, string.format('%d', r.amount))
-  redis.call('PEXPIRE', r.rsvKey, r.rsvTtl)
+for _, i in ipairs(holds) do
+  local a = 4 + 9 * (i - 1)
+  local rsvKey = KEYS[3 + 4 * (i - 1) + 2]
+  redis.call('HSET', rsvKey, ARGV[a + 3], ARGV[a + 1])
+  redis.call('PEXPIRE', rsvKey, ARGV[a + 4])
 end
 return out
 `;
