@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export type KeyKind = 'api' | 'management';
 
@@ -25,9 +25,12 @@ export function generateSecret(kind: KeyKind): string {
   }
 }
 
-/** The only form of a secret that is ever stored: SHA-256, lowercase hex. */
+/**
+ * The only form of a secret that is ever stored: SHA-256, lowercase hex. Every request's
+ * bearer is hashed, so the one-shot crypto.hash (a fifth of createHash's cost) is used.
+ */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret, 'utf8').digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 /** Which kind a well-formed secret is, or null when it is not a secret of ours. */
