@@ -3,9 +3,13 @@
  * BENCH_PROFILE_DIR set: the first SIGUSR2 starts the V8 CPU profiler (the sampler behind
  * `node --cpu-prof`), the next one stops it and writes <dir>/<pid>-<n>.cpuprofile
  * (renamed into place when complete, so a reader never sees half a file), after
- * <dir>/<pid>-<n>.json: `{"redisWrites": n}`, the socket writes this process made to Redis
- * (port BENCH_REDIS_PORT, default 6379) while the profiler ran. ioredis writes each command,
- * and each pipeline, with one socket write, so that is the number of Redis round trips.
+ * <dir>/<pid>-<n>.json: `{"redisWrites": n, "batch": {"awaited", "sent", "writes"} | null}`:
+ * the socket writes this process made to Redis (port BENCH_REDIS_PORT, default 6379) while
+ * the profiler ran (ioredis writes each command, and each pipeline, with one socket write),
+ * and, when BENCH_BATCH_MODULE names the gateway's built redis-batch.js, what its batches
+ * did meanwhile (redisBatchCounters: pipelines awaited, pipelines sent without waiting,
+ * writes). The module is required by its absolute path, so it is the instance the gateway
+ * itself loaded.
  *
  * Why not `--cpu-prof` itself: it writes only on a normal exit, and a Nest app with
  * shutdown hooks re-raises SIGTERM after closing, so the profile is lost; it would also
@@ -16,6 +20,12 @@ import { Session } from 'node:inspector';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 
+interface BatchCounters {
+  awaited: number;
+  sent: number;
+  writes: number;
+}
+
 const dir = process.env.BENCH_PROFILE_DIR;
 if (dir !== undefined && dir !== '') {
   let session: Session | undefined;
@@ -23,7 +33,15 @@ if (dir !== undefined && dir !== '') {
   let count = 0;
   let redisWrites = 0;
   let patched = false;
+  let batchAtStart: BatchCounters | null = null;
   const redisPort = Number(process.env.BENCH_REDIS_PORT ?? 6379);
+  const batchCounters = (): BatchCounters | null => {
+    const module = process.env.BENCH_BATCH_MODULE;
+    if (module === undefined || module === '') return null;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the gateway's own module instance, by path, at run time
+    const counters = (require(module) as { redisBatchCounters?: BatchCounters }).redisBatchCounters;
+    return counters === undefined ? null : { ...counters };
+  };
   const countWrites = (): void => {
     if (patched) return;
     patched = true;
@@ -46,6 +64,7 @@ if (dir !== undefined && dir !== '') {
     if (!running) {
       countWrites();
       redisWrites = 0;
+      batchAtStart = batchCounters();
       running = true;
       await post('Profiler.enable');
       await post('Profiler.setSamplingInterval', { interval: 1000 });
@@ -56,7 +75,11 @@ if (dir !== undefined && dir !== '') {
     const result = (await post('Profiler.stop')) as { profile: unknown };
     count += 1;
     const counters = join(dir, `${process.pid}-${count}.json`);
-    writeFileSync(`${counters}.part`, JSON.stringify({ redisWrites }));
+    const batchNow = batchCounters();
+    const batch = batchNow === null || batchAtStart === null ? null : {
+      awaited: batchNow.awaited - batchAtStart.awaited, sent: batchNow.sent - batchAtStart.sent, writes: batchNow.writes - batchAtStart.writes,
+    };
+    writeFileSync(`${counters}.part`, JSON.stringify({ redisWrites, batch }));
     renameSync(`${counters}.part`, counters);
     const file = join(dir, `${process.pid}-${count}.cpuprofile`);
     writeFileSync(`${file}.part`, JSON.stringify(result.profile));

@@ -4,31 +4,38 @@
  * Redis) side by side with a bare Fastify + undici proxy (bare-proxy.ts) forwarding to the
  * same simulator endpoint with no checks, the simulator at zero latency.
  *
- * Same body, same concurrency, fixed duration per round, rounds interleaved
- * (gateway, proxy, gateway, proxy, ...) after a warm-up of each. Then, not counted in the
- * ratio: one gateway round under the CPU profiler (lib-profile-hook.ts) and a short light
- * run under Redis MONITOR to count the commands each search sends.
+ * Same body, same concurrency, fixed duration per round, rounds interleaved after a
+ * warm-up of each: gateway then proxy in odd rounds, proxy then gateway in even ones, so
+ * neither target always runs second (this machine's speed drifts by tens of percent within
+ * a minute; many short paired rounds and the median of their ratios are what hold still).
+ * CPU per process is sampled during every round. Then, not counted in the ratio: one
+ * gateway round under the CPU profiler (lib-profile-hook.ts), with the gateway's Redis
+ * batch counters (pipelines awaited, pipelines sent without waiting, writes), and a short
+ * light run under Redis MONITOR to count the commands each search sends.
  * Prints Markdown and writes bench/results/search.json.
  *
- * Env: ROUNDS (4), DURATION_S (10), WARMUP_S (3), CONNECTIONS (32), MODEL (exa/fast),
+ * Env: ROUNDS (10), DURATION_S (5), WARMUP_S (5), CONNECTIONS (32), MODEL (exa/fast),
  * COUNT_SEARCHES (400), BENCH_REDIS_DB (15).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { Redis } from 'ioredis';
 import { bearer, call, freePort, newAccount, newApiKey, repoRoot, startProcess, startStack, waitFor } from '@svc/test-kit';
 import type { RunningProcess, Stack } from '@svc/test-kit';
 import { runLoad } from './lib-autocannon';
 import type { LoadResult } from './lib-autocannon';
+import { measureCpu, pidsNamed } from './lib-cpu';
+import type { CpuGroup, CpuReport } from './lib-cpu';
 import { readCpuProfile, summarizeCpuProfile } from './lib-cpuprofile';
 import type { ProfileSummary } from './lib-cpuprofile';
 import { countRedisCommands } from './lib-redis-count';
 import type { CommandCounts } from './lib-redis-count';
 import { median, writeResult } from './lib-results';
 
-const ROUNDS = Number(process.env.ROUNDS ?? 4);
-const DURATION_S = Number(process.env.DURATION_S ?? 10);
-const WARMUP_S = Number(process.env.WARMUP_S ?? 3);
+const ROUNDS = Number(process.env.ROUNDS ?? 10);
+const DURATION_S = Number(process.env.DURATION_S ?? 5);
+const WARMUP_S = Number(process.env.WARMUP_S ?? 5);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
 const MODEL = process.env.MODEL ?? 'exa/fast';
 const COUNT_SEARCHES = Number(process.env.COUNT_SEARCHES ?? 400);
@@ -61,14 +68,27 @@ async function simTotal(simUrl: string, provider: 'exa'): Promise<number> {
  * lib-profile-hook.ts) and returns the CPU profile summary and the Redis round trips
  * (socket writes to Redis) the gateway made meanwhile. `n` counts the toggles so far.
  */
-async function withGatewayProfile<T>(gateway: RunningProcess, dir: string, n: number, work: () => Promise<T>): Promise<{ value: T; profile: ProfileSummary; redisWrites: number }> {
+/** What the gateway's Redis batches did during a profiled run (redisBatchCounters), or null when not read. */
+interface BatchCounts {
+  awaited: number;
+  sent: number;
+  writes: number;
+}
+
+async function withGatewayProfile<T>(gateway: RunningProcess, dir: string, n: number, work: () => Promise<T>): Promise<{ value: T; profile: ProfileSummary; redisWrites: number; batch: BatchCounts | null }> {
   process.kill(gateway.pid, 'SIGUSR2');
   const value = await work();
   process.kill(gateway.pid, 'SIGUSR2');
   const profileFile = join(dir, `${gateway.pid}-${n}.cpuprofile`);
   await waitFor('the gateway CPU profile', () => (existsSync(profileFile) ? true : undefined), { timeoutMs: 30_000 });
-  const counters = JSON.parse(readFileSync(join(dir, `${gateway.pid}-${n}.json`), 'utf8')) as { redisWrites: number };
-  return { value, profile: summarizeCpuProfile(readCpuProfile(profileFile), { top: 20 }), redisWrites: counters.redisWrites };
+  const counters = JSON.parse(readFileSync(join(dir, `${gateway.pid}-${n}.json`), 'utf8')) as { redisWrites: number; batch: BatchCounts | null };
+  return { value, profile: summarizeCpuProfile(readCpuProfile(profileFile), { top: 20 }), redisWrites: counters.redisWrites, batch: counters.batch };
+}
+
+function perSearchOf(batch: BatchCounts | null, searches: number): BatchCounts | null {
+  if (batch === null) return null;
+  const per = (n: number): number => Math.round((n / Math.max(1, searches)) * 100) / 100;
+  return { awaited: per(batch.awaited), sent: per(batch.sent), writes: per(batch.writes) };
 }
 
 function row(name: string, r: LoadResult): string {
@@ -111,6 +131,8 @@ async function main(): Promise<void> {
         // The profiler hook is idle until SIGUSR2 (it does not even open an inspector session).
         NODE_OPTIONS: `--require ${join(root, 'bench/dist/lib-profile-hook.js')}${process.env.GATEWAY_NODE_OPTIONS === undefined ? '' : ` ${process.env.GATEWAY_NODE_OPTIONS}`}`,
         BENCH_PROFILE_DIR: profileDir,
+        // The gateway's Redis batch counters, read by the hook from the module the gateway loaded.
+        BENCH_BATCH_MODULE: join(dirname(process.env.BENCH_GATEWAY_SCRIPT ?? join(root, 'services/search-gateway/dist/main.js')), 'redis/redis-batch.js'),
       },
     });
     started.push(stack);
@@ -156,11 +178,34 @@ async function main(): Promise<void> {
     await load(gateway, WARMUP_S);
     await load(bare, WARMUP_S);
 
-    const rounds: { gateway: LoadResult; proxy: LoadResult }[] = [];
+    // CPU per process during every round: the gateway is not the only thing on the 2 cores.
+    const info = new Redis(stack.redisUrl);
+    const redisPid = Number(/process_id:(\d+)/.exec(await info.info('server'))?.[1]);
+    await info.quit();
+    const cpuGroups: CpuGroup[] = [
+      { name: 'search-gateway', pids: () => [gatewayInfo.process.pid] },
+      { name: 'bare proxy', pids: () => [proxy.pid] },
+      { name: 'provider simulator', pids: () => [sim.pid] },
+      { name: 'ledger worker', pids: () => (stack.worker === undefined ? [] : [stack.worker.process.pid]) },
+      { name: 'billing + account-admin', pids: () => [stack.billing.process.pid, stack.accountAdmin.process.pid] },
+      { name: 'redis-server', pids: () => (Number.isFinite(redisPid) ? [redisPid] : []) },
+      { name: 'postgres (all backends)', pids: () => pidsNamed('postgres') },
+    ];
+    const rounds: { gateway: LoadResult; proxy: LoadResult; cpu: { gateway: CpuReport; proxy: CpuReport } }[] = [];
     for (let i = 0; i < ROUNDS; i++) {
-      const g = await load(gateway, DURATION_S);
-      const p = await load(bare, DURATION_S);
-      rounds.push({ gateway: g, proxy: p });
+      const measure = (target: Target) => measureCpu(cpuGroups, () => load(target, DURATION_S));
+      let g: LoadResult;
+      let p: LoadResult;
+      let gCpu: CpuReport;
+      let pCpu: CpuReport;
+      if (i % 2 === 0) {
+        ({ value: g, cpu: gCpu } = await measure(gateway));
+        ({ value: p, cpu: pCpu } = await measure(bare));
+      } else {
+        ({ value: p, cpu: pCpu } = await measure(bare));
+        ({ value: g, cpu: gCpu } = await measure(gateway));
+      }
+      rounds.push({ gateway: g, proxy: p, cpu: { gateway: gCpu, proxy: pCpu } });
       console.log(`round ${i + 1}/${ROUNDS}: gateway ${g.requestsPerSecond.toFixed(0)} req/s (non-2xx ${g.non2xx}), proxy ${p.requestsPerSecond.toFixed(0)} req/s (non-2xx ${p.non2xx}), ratio ${(g.requestsPerSecond / p.requestsPerSecond).toFixed(2)}`);
     }
 
@@ -176,10 +221,12 @@ async function main(): Promise<void> {
     const simBefore = await simTotal(simUrl, 'exa');
     let counted: LoadResult | undefined;
     let roundTrips = 0;
+    let countedBatch: BatchCounts | null = null;
     const commands: CommandCounts = await countRedisCommands(stack.redisUrl, labels, async () => {
       const run = await withGatewayProfile(gatewayInfo.process, profileDir, 2, () => load(gateway, 60, COUNT_SEARCHES, 8));
       counted = run.value;
       roundTrips = run.redisWrites;
+      countedBatch = run.batch;
     });
     const upstreamCalls = (await simTotal(simUrl, 'exa')) - simBefore;
     if (counted === undefined) throw new Error('the counted run did not finish');
@@ -213,6 +260,9 @@ async function main(): Promise<void> {
         searches, upstream_calls: upstreamCalls, gateway_round_trips: roundTrips,
         gateway_round_trips_per_search: Math.round((roundTrips / Math.max(1, searches)) * 100) / 100,
         profiled_round_gateway_round_trips_per_search: Math.round((profiledRun.redisWrites / Math.max(1, profiled.load.statusCodes['200'] ?? 0)) * 100) / 100,
+        // Pipelines a search waited for (awaited) and sent without waiting (sent), per search.
+        counted_run_batch_per_search: perSearchOf(countedBatch, searches),
+        profiled_round_batch_per_search: perSearchOf(profiledRun.batch, profiled.load.statusCodes['200'] ?? 0),
         commands_total: commands.total, commands_per_search_by_process: perSearch, counted_run: counted,
       },
       credits: { before: credits0.body as unknown, after: credits1.body as unknown },
@@ -229,6 +279,15 @@ async function main(): Promise<void> {
     console.log(`\nmedian: gateway ${rps('gateway').toFixed(0)} req/s (p50 ${lat('gateway', 'p50')} ms, p99 ${lat('gateway', 'p99')} ms), proxy ${rps('proxy').toFixed(0)} req/s (p50 ${lat('proxy', 'p50')} ms, p99 ${lat('proxy', 'p99')} ms)`);
     console.log(`ratio gateway/proxy: ${ratio.toFixed(3)} (median of medians), ${ratioOfRounds.toFixed(3)} (median of per-round ratios)`);
     console.log(`non-2xx or errors: gateway ${non2xx.gateway}, proxy ${non2xx.proxy}`);
+    console.log('\nCPU during the rounds (cores busy, median over rounds; 1.00 = one core the whole round):');
+    console.log('| process | gateway rounds | proxy rounds |');
+    console.log('|---|---|---|');
+    const cpuMedian = (k: 'gateway' | 'proxy', name: string): number => median(rounds.map((r) => r.cpu[k].groups.find((g) => g.name === name)?.cores ?? Number.NaN));
+    for (const name of [...cpuGroups.map((g) => g.name), 'load generator (autocannon)']) {
+      console.log(`| ${name} | ${cpuMedian('gateway', name).toFixed(2)} | ${cpuMedian('proxy', name).toFixed(2)} |`);
+    }
+    console.log(`| other (kernel, rest of the machine) | ${median(rounds.map((r) => r.cpu.gateway.otherCores)).toFixed(2)} | ${median(rounds.map((r) => r.cpu.proxy.otherCores)).toFixed(2)} |`);
+    console.log(`| **machine busy** | ${median(rounds.map((r) => r.cpu.gateway.machineBusyCores)).toFixed(2)} | ${median(rounds.map((r) => r.cpu.proxy.machineBusyCores)).toFixed(2)} |`);
     console.log(`\nprofiled gateway round: ${profiled.load.requestsPerSecond.toFixed(0)} req/s; busy ${profiled.profile.busyPercentOfWall}% of one core`);
     console.log('| area | self ms | % of busy |');
     console.log('|---|---|---|');
@@ -239,7 +298,9 @@ async function main(): Promise<void> {
     console.log('\n| our file (inclusive) | ms | % of busy |');
     console.log('|---|---|---|');
     for (const f of profiled.profile.inclusiveOwnFiles) console.log(`| ${f.file} | ${f.inclusiveMs} | ${f.percent} |`);
-    console.log(`\nRedis round trips per search (gateway socket writes to Redis): ${result.redis.gateway_round_trips_per_search} on ${searches} searches at 8 connections, ${result.redis.profiled_round_gateway_round_trips_per_search} in the profiled round`);
+    console.log(`\nRedis writes per search (gateway socket writes to Redis): ${result.redis.gateway_round_trips_per_search} on ${searches} searches at 8 connections, ${result.redis.profiled_round_gateway_round_trips_per_search} in the profiled round`);
+    const batchLine = (b: BatchCounts | null): string => (b === null ? 'not read' : `awaited ${b.awaited}, sent without waiting ${b.sent}, writes ${b.writes}`);
+    console.log(`Redis pipelines per search (the gateway's batch counters): ${batchLine(result.redis.counted_run_batch_per_search)} at 8 connections; ${batchLine(result.redis.profiled_round_batch_per_search)} in the profiled round`);
     console.log(`Redis commands per search (MONITOR, ${upstreamCalls} upstream calls):`);
     for (const [label, byCommand] of Object.entries(perSearch)) console.log(`- ${label}: ${Object.entries(byCommand).map(([c, n]) => `${c} ${n}`).join(', ')}`);
     console.log(`\nwrote ${file}`);

@@ -105,6 +105,13 @@ interface Group {
 }
 
 /**
+ * What this process's batches did since it started: pipelines whose answer their caller
+ * awaited (exec), pipelines sent without waiting (send), and writes to Redis. Plain
+ * counters; `npm run bench` reads them to count the round trips a search waits for.
+ */
+export const redisBatchCounters = { awaited: 0, sent: 0, writes: 0 };
+
+/**
  * Pipelines of concurrent searches, sent to Redis together. Every pipeline exec'd while the
  * event loop is busy with other I/O callbacks joins one batch, written as one ioredis pipeline
  * when the loop reaches its check phase (setImmediate). Under load that turns dozens of
@@ -130,6 +137,7 @@ export class RedisBatch {
 
   /** Queues one pipeline's items; resolves with one [error, reply] per item. */
   submit(items: readonly Item[]): Promise<Reply[]> {
+    redisBatchCounters.awaited += 1;
     return new Promise<Reply[]>((resolve, reject) => {
       this.pending.push({ items, resolve, reject });
       this.scheduled ??= setImmediate(() => this.flush());
@@ -138,6 +146,7 @@ export class RedisBatch {
 
   /** Queues one pipeline's items; see SentPipeline. */
   send(items: readonly Item[]): SentPipeline {
+    redisBatchCounters.sent += 1;
     let written: (onSocket: boolean) => void = () => undefined;
     const writtenPromise = new Promise<boolean>((resolve) => {
       written = resolve;
@@ -224,6 +233,7 @@ export class RedisBatch {
     // Without a live connection ioredis refuses the commands (no offline queue) or queues
     // them in memory: either way they are not on the socket.
     const live = this.redis.status === 'ready';
+    redisBatchCounters.writes += 1;
     const replies = pipeline.exec();
     this.tellWritten(sent, live);
     replies.then(
