@@ -11,9 +11,14 @@ export interface RetainerOptions {
   readonly confirmIntervalMs: number;
   /** How often the epoch is checked (a change means Redis lost its data). */
   readonly epochIntervalMs: number;
+  /**
+   * A record is looked up among the confirmations only once it is this old (default 0): the
+   * ledger worker drains every LEDGER_DRAIN_INTERVAL_MS, so asking sooner mostly asks in vain.
+   */
+  readonly confirmAfterMs?: number;
 }
 
-export const DEFAULT_RETAINER_OPTIONS: RetainerOptions = { maxRecords: 200_000, confirmIntervalMs: 1_000, epochIntervalMs: 500 };
+export const DEFAULT_RETAINER_OPTIONS: RetainerOptions = { maxRecords: 200_000, confirmIntervalMs: 1_000, epochIntervalMs: 500, confirmAfterMs: 500 };
 
 const CONFIRM_CHUNK = 1_000;
 
@@ -32,7 +37,10 @@ const CONFIRM_CHUNK = 1_000;
  * Timers are unref'd: they never keep the process alive.
  */
 export class SettlementRetainer {
+  /** In the order they were retained (a Map keeps insertion order). */
   private readonly records = new Map<string, SettlementRecord>();
+  /** When each record was retained (monotonic ms), same keys and order as `records`. */
+  private readonly retainedAt = new Map<string, number>();
   private epoch: string | null = null;
   private redisNowMs = 0;
   private timers: NodeJS.Timeout[] = [];
@@ -85,6 +93,7 @@ export class SettlementRetainer {
   }
 
   retain(record: SettlementRecord): void {
+    if (!this.records.has(record.requestId)) this.retainedAt.set(record.requestId, performance.now());
     this.records.set(record.requestId, record);
   }
 
@@ -140,7 +149,13 @@ export class SettlementRetainer {
     if (this.records.size === 0) return 0;
     const nowMs = this.redisNowMs > 0 ? this.redisNowMs : Date.now();
     const bucket = Math.floor(nowMs / SETTLE_CONFIRM_BUCKET_MS);
-    const ids = [...this.records.keys()];
+    // Only records old enough to have been drained: the oldest come first.
+    const asOf = performance.now() - (this.options.confirmAfterMs ?? 0);
+    const ids: string[] = [];
+    for (const [id, at] of this.retainedAt) {
+      if (at > asOf) break;
+      ids.push(id);
+    }
     let dropped = 0;
     for (let i = 0; i < ids.length; i += CONFIRM_CHUNK) {
       const chunk = ids.slice(i, i + CONFIRM_CHUNK);
@@ -155,6 +170,7 @@ export class SettlementRetainer {
       chunk.forEach((id, index) => {
         if (flags.some((f) => f[index] === 1)) {
           this.records.delete(id);
+          this.retainedAt.delete(id);
           dropped += 1;
         }
       });
