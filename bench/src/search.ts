@@ -14,7 +14,7 @@
  * light run under Redis MONITOR to count the commands each search sends.
  * Prints Markdown and writes bench/results/search.json.
  *
- * Env: ROUNDS (10), DURATION_S (5), WARMUP_S (5), CONNECTIONS (32), MODEL (exa/fast),
+ * Env: ROUNDS (16), DURATION_S (4), WARMUP_S (5), CONNECTIONS (32), MODEL (exa/fast),
  * COUNT_SEARCHES (400), BENCH_REDIS_DB (15).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -33,8 +33,8 @@ import { countRedisCommands } from './lib-redis-count';
 import type { CommandCounts } from './lib-redis-count';
 import { median, writeResult } from './lib-results';
 
-const ROUNDS = Number(process.env.ROUNDS ?? 10);
-const DURATION_S = Number(process.env.DURATION_S ?? 5);
+const ROUNDS = Number(process.env.ROUNDS ?? 16);
+const DURATION_S = Number(process.env.DURATION_S ?? 4);
 const WARMUP_S = Number(process.env.WARMUP_S ?? 5);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
 const MODEL = process.env.MODEL ?? 'exa/fast';
