@@ -1,5 +1,6 @@
 import type { SettledAttempt, SettlementRecord } from '@svc/contracts';
 import type { Pool } from 'pg';
+import { pgArray } from '../db/pg-array';
 import { newId } from '@svc/ids';
 import type { Micros } from '@svc/money';
 import { Prisma } from '../generated/prisma/client';
@@ -158,10 +159,10 @@ class UsageColumns {
     this.settledAt.push(settledAt);
   }
 
-  /** In the order of the INSERT's unnest. */
-  columns(): unknown[] {
+  /** In the order of the INSERT's unnest, as array literals. */
+  columns(): string[] {
     return [this.id, this.requestId, this.attemptIndex, this.keyId, this.model, this.provider, this.source, this.status,
-      this.error, this.reserved, this.charged, this.timedOut, this.results, this.settledAt];
+      this.error, this.reserved, this.charged, this.timedOut, this.results, this.settledAt].map(pgArray);
   }
 }
 
@@ -302,7 +303,8 @@ export class LedgerRepository {
            AS s(request_id, key_id, charged_micros, attempt_count, settled_at)
          ON CONFLICT (request_id) DO NOTHING
          RETURNING request_id`,
-        [accountId, unique.map((r) => r.requestId), unique.map((r) => r.keyId), unique.map((r) => r.chargedMicros), unique.map((r) => r.attempts.length), settledAt],
+        [accountId, pgArray(unique.map((r) => r.requestId)), pgArray(unique.map((r) => r.keyId)), pgArray(unique.map((r) => r.chargedMicros)),
+          pgArray(unique.map((r) => r.attempts.length)), pgArray(settledAt)],
       );
       const fresh = new Set(inserted.rows.map((row) => row.request_id));
       const written: SettlementRecord[] = [];
@@ -358,7 +360,7 @@ export class LedgerRepository {
            ORDER BY c.ordinal
            ON CONFLICT (account_id, kind, idempotency_key) DO NOTHING
            RETURNING amount_micros`,
-          [accountId, ids, requestIds, amounts, after],
+          [accountId, pgArray(ids), pgArray(requestIds), pgArray(amounts), pgArray(after)],
         );
         charged = -entries.rows.reduce((sum, row) => sum + toMicros(BigInt(row.amount_micros)), 0);
         await client.query(
