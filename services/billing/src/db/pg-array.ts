@@ -22,5 +22,5 @@ export function pgArray(values: readonly (string | number | boolean | null)[]): 
 const PLAIN = /^[A-Za-z0-9_.:/+-]+$/;
 
 function needsQuotes(value: string): boolean {
-  return !PLAIN.test(value) || value.toUpperCase() === 'NULL';
+  return !PLAIN.test(value) || (value.length === 4 && value.toUpperCase() === 'NULL');
 }
