@@ -23,6 +23,9 @@ export interface RunningProcess {
   readonly child: ChildProcess;
 }
 
+/** How much of a process's output is shown when it exits on its own. */
+const UNEXPECTED_EXIT_TAIL_CHARS = 8_000;
+
 /**
  * Starts a service as a separate process with exactly the given environment (plus PATH),
  * captures its output, and waits until its readiness URL answers.
@@ -36,9 +39,17 @@ export async function startProcess(options: StartProcessOptions): Promise<Runnin
   child.stdout?.on('data', (data: Buffer) => chunks.push(data.toString('utf8')));
   child.stderr?.on('data', (data: Buffer) => chunks.push(data.toString('utf8')));
   let exited = false;
+  let stopping = false;
   const exitPromise = new Promise<void>((resolve) => {
-    child.once('exit', () => {
+    child.once('exit', (code, signal) => {
       exited = true;
+      // A service that dies on its own mid-test says so, with its last output, so a CI log
+      // names the process and its error instead of only the ECONNREFUSED that follows.
+      if (!stopping) {
+        const output = chunks.join('');
+        process.stderr.write(`\n${options.name} (pid ${child.pid ?? '?'}) exited on its own: code ${String(code)}, signal ${String(signal)}\n`
+          + `--- last output of ${options.name} ---\n${output.slice(-UNEXPECTED_EXIT_TAIL_CHARS)}\n`);
+      }
       resolve();
     });
   });
@@ -50,6 +61,7 @@ export async function startProcess(options: StartProcessOptions): Promise<Runnin
     logs: () => chunks.join(''),
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (exited) return;
+      stopping = true;
       child.kill(signal);
       const timer = setTimeout(() => {
         if (!exited) child.kill('SIGKILL');

@@ -1,5 +1,6 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import { Pool } from 'pg';
+import type { PoolClient } from 'pg';
 import { PrismaClient } from '../generated/prisma/client';
 
 /** The one place the Prisma client is built: the pg driver adapter, no native engine. */
@@ -32,6 +33,39 @@ export function createBillingDatabase(databaseUrl: string, onIdleError: (error: 
       await pool.end();
     },
   };
+}
+
+/**
+ * Runs `work` in one transaction on a connection of `pool`: BEGIN, then COMMIT when `work`
+ * resolves, ROLLBACK when it throws (the error is rethrown).
+ *
+ * While the connection is checked out nobody else listens to it, and node-postgres emits
+ * 'error' on a connection that breaks between two statements (PostgreSQL restarted or the
+ * session terminated); unheard, that event ends the process. Here it is heard: the error
+ * is kept, the statement that follows fails, and the connection goes back to the pool as
+ * broken, so the pool discards it. So does a connection whose ROLLBACK failed.
+ */
+export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (error: Error): void => {
+    broken ??= error;
+  };
+  client.on('error', onError);
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch((rollback: unknown) => {
+      broken ??= rollback instanceof Error ? rollback : new Error(String(rollback));
+    });
+    throw error;
+  } finally {
+    client.removeListener('error', onError);
+    client.release(broken);
+  }
 }
 
 export type { PrismaClient };

@@ -1,6 +1,7 @@
 import type { SettledAttempt, SettlementRecord } from '@svc/contracts';
 import type { Pool } from 'pg';
 import { pgArray } from '../db/pg-array';
+import { inTransaction } from '../db/prisma.repository';
 import { newId } from '@svc/ids';
 import type { Micros } from '@svc/money';
 import { Prisma } from '../generated/prisma/client';
@@ -287,10 +288,7 @@ export class LedgerRepository {
   async writeSettlements(accountId: string, records: readonly SettlementRecord[]): Promise<SettlementBatchResult> {
     const unique = [...new Map(records.map((record) => [record.requestId, record])).values()];
     if (unique.length === 0) return { written: 0, skipped: records.length, chargedMicros: 0 };
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
+    return inTransaction(this.pool, async (client) => {
       await client.query('INSERT INTO account_balances (account_id) VALUES ($1) ON CONFLICT DO NOTHING', [accountId]);
       const locked = await client.query<{ balance_micros: string }>('SELECT balance_micros FROM account_balances WHERE account_id = $1 FOR UPDATE', [accountId]);
       const start = locked.rows[0];
@@ -372,17 +370,8 @@ export class LedgerRepository {
           [accountId, charged],
         );
       }
-      await client.query('COMMIT');
       return { written: written.length, skipped: records.length - written.length, chargedMicros: charged };
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollback: unknown) => {
-        broken = rollback instanceof Error ? rollback : new Error(String(rollback));
-      });
-      throw error;
-    } finally {
-      // A connection whose rollback failed is not given back to the pool.
-      client.release(broken);
-    }
+    });
   }
 
   /** Entries whose amount has not reached the spendable balance yet, oldest first. */
