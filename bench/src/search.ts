@@ -15,7 +15,8 @@
  * Prints Markdown and writes bench/results/search.json.
  *
  * Env: ROUNDS (16), DURATION_S (4), WARMUP_S (5), CONNECTIONS (32), MODEL (exa/fast),
- * COUNT_SEARCHES (400), BENCH_REDIS_DB (15).
+ * COUNT_SEARCHES (400), BENCH_REDIS_DB (15), GATEWAY_NODE_OPTIONS and WORKER_NODE_OPTIONS (flags
+ * for that process only), BENCH_KEEP_PROFILE (1 keeps the .cpuprofile files).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -120,6 +121,10 @@ async function main(): Promise<void> {
       // The ledger worker drains settlements and confirms them, as in production; without it
       // the gateway's retained (unconfirmed) records would only grow.
       worker: true,
+      // WORKER_NODE_OPTIONS: Node flags for the ledger worker only. With --require of
+      // bench/dist/lib-profile-hook.js, SIGUSR2 to the worker starts and stops its profiler
+      // (the file lands in the profile directory; BENCH_KEEP_PROFILE=1 keeps it).
+      ...(process.env.WORKER_NODE_OPTIONS === undefined ? {} : { workerEnv: { NODE_OPTIONS: process.env.WORKER_NODE_OPTIONS, BENCH_PROFILE_DIR: profileDir } }),
       // BENCH_GATEWAY_SCRIPT: another build of the gateway, to compare two versions.
       ...(process.env.BENCH_GATEWAY_SCRIPT === undefined ? {} : { gatewayScript: process.env.BENCH_GATEWAY_SCRIPT }),
       gatewayEnv: {
@@ -306,7 +311,9 @@ async function main(): Promise<void> {
     console.log(`\nwrote ${file}`);
   } finally {
     for (const process of started.reverse()) await process.stop();
-    rmSync(profileDir, { recursive: true, force: true });
+    // BENCH_KEEP_PROFILE=1 keeps the gateway's .cpuprofile files for a closer look.
+    if (process.env.BENCH_KEEP_PROFILE === '1') console.log(`profiles kept in ${profileDir}`);
+    else rmSync(profileDir, { recursive: true, force: true });
   }
 }
 
