@@ -16,6 +16,8 @@ export interface LoadOptions {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string;
+  /** Requests per second over all connections (autocannon --overallRate); default: as fast as answered. */
+  rate?: number;
   /** Hard stop for the autocannon process (default: duration + 30 s). */
   killAfterMs?: number;
 }
@@ -84,6 +86,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     '-c', String(options.connections),
     ...(options.amount === undefined ? ['-d', String(options.durationSeconds)] : ['-a', String(options.amount)]),
     '-m', options.method,
+    ...(options.rate === undefined ? [] : ['-R', String(options.rate)]),
   ];
   for (const [name, value] of Object.entries(options.headers)) args.push('-H', `${name}=${value}`);
   if (options.body !== undefined) args.push('-b', options.body);

@@ -29,14 +29,15 @@ export interface CpuReport {
   readonly otherCores: number;
 }
 
-function processTicks(pid: number): number {
+/** The process's CPU ticks so far, or null when it has ended. */
+function processTicks(pid: number): number | null {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may hold spaces) start after the last ')'.
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
     return Number(fields[11]) + Number(fields[12]);
   } catch {
-    return 0;
+    return null;
   }
 }
 
@@ -76,8 +77,17 @@ export async function measureCpu<T>(groups: readonly CpuGroup[], work: () => Pro
     return { value, cpu: { wallSeconds: Number.NaN, machineBusyCores: Number.NaN, groups: [], otherCores: Number.NaN } };
   }
   const resolved = groups.map((group) => ({ name: group.name, pids: group.pids() }));
-  const sum = (pids: number[]): number => pids.reduce((total, pid) => total + processTicks(pid), 0);
-  const before = resolved.map((group) => sum(group.pids));
+  const before = resolved.map((group) => new Map(group.pids.map((pid) => [pid, processTicks(pid)])));
+  // Only processes alive at both ends count: one that ended meanwhile (a PostgreSQL backend
+  // closing) takes its ticks with it, and subtracting its earlier total would go negative.
+  const used = (index: number): number => {
+    let ticks = 0;
+    for (const [pid, start] of before[index] ?? []) {
+      const end = processTicks(pid);
+      if (start !== null && end !== null) ticks += end - start;
+    }
+    return ticks;
+  };
   const childrenBefore = reapedChildTicks();
   const machineBefore = machineBusyTicks();
   const started = process.hrtime.bigint();
@@ -86,7 +96,7 @@ export async function measureCpu<T>(groups: readonly CpuGroup[], work: () => Pro
   const machineBusy = (machineBusyTicks() - machineBefore) / TICKS_PER_SECOND / wallSeconds;
   const shares: CpuShare[] = resolved.map((group, index) => ({
     name: group.name,
-    cores: round((sum(group.pids) - (before[index] ?? 0)) / TICKS_PER_SECOND / wallSeconds),
+    cores: round(used(index) / TICKS_PER_SECOND / wallSeconds),
   }));
   shares.push({ name: 'load generator (autocannon)', cores: round((reapedChildTicks() - childrenBefore) / TICKS_PER_SECOND / wallSeconds) });
   const accounted = shares.reduce((total, share) => total + share.cores, 0);

@@ -32,7 +32,8 @@ export interface StackOptions {
   /** Short name: databases are svc_e2e_<name>_*. */
   name: string;
   redisDb: number;
-  gateways?: { env?: Record<string, string> }[];
+  /** One entry per gateway process; `script`: another build of the gateway for that one. */
+  gateways?: { env?: Record<string, string>; script?: string }[];
   gatewayEnv?: Record<string, string>;
   /** Another build of the gateway to start (benchmarks comparing two versions). */
   gatewayScript?: string;
@@ -119,7 +120,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       const port = await freePort();
       const process = await startProcess({
         name: `search-gateway-${index}`,
-        script: options.gatewayScript ?? join(root, 'services/search-gateway/dist/main.js'),
+        script: gw.script ?? options.gatewayScript ?? join(root, 'services/search-gateway/dist/main.js'),
         env: {
           ...common, PORT: String(port), ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`,
           ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${aaHttp}`, BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`,
