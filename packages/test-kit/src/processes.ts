@@ -43,9 +43,10 @@ export async function startProcess(options: StartProcessOptions): Promise<Runnin
   const exitPromise = new Promise<void>((resolve) => {
     child.once('exit', (code, signal) => {
       exited = true;
-      // A service that dies on its own mid-test says so, with its last output, so a CI log
-      // names the process and its error instead of only the ECONNREFUSED that follows.
-      if (!stopping) {
+      // A service that exits on its own mid-test (an exit code, not a signal: tests kill
+      // processes on purpose with signals) says so, with its last output, so a CI log names
+      // the process and its error instead of only the ECONNREFUSED that follows.
+      if (!stopping && code !== null) {
         const output = chunks.join('');
         process.stderr.write(`\n${options.name} (pid ${child.pid ?? '?'}) exited on its own: code ${String(code)}, signal ${String(signal)}\n`
           + `--- last output of ${options.name} ---\n${output.slice(-UNEXPECTED_EXIT_TAIL_CHARS)}\n`);
