@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** Clock ticks per second of /proc's times (USER_HZ; 100 on every Linux the project runs on). */
-const TICKS_PER_SECOND = 100;
+export const TICKS_PER_SECOND = 100;
 
 export interface CpuGroup {
   readonly name: string;
@@ -30,7 +30,7 @@ export interface CpuReport {
 }
 
 /** The process's CPU ticks so far, or null when it has ended. */
-function processTicks(pid: number): number | null {
+export function processTicks(pid: number): number | null {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may hold spaces) start after the last ')'.

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -17,20 +17,9 @@ const ACCOUNT_CAP = 50;
 const LEASE_TTL_MS = 3_500;
 const SEED = 20260412;
 
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 let stack: Stack;
 let redis: Redis;
-const random = mulberry32(SEED);
+const random = seededRandom(SEED);
 const gateway = (): string => stack.gateways[Math.floor(random() * stack.gateways.length)]?.url ?? '';
 
 async function fundedAccount(micros: number): Promise<Awaited<ReturnType<typeof newAccount>>> {

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -20,18 +20,6 @@ const CONCURRENCY = 12;
 const SEARCHES_BEFORE_FLUSH = 240;
 const SEARCHES_AFTER_FLUSH = 360;
 const REDIS_DB = 9; // every database 1..15 has an owner (docs/development.md); shared with account-admin's key-outbox suite
-
-/** mulberry32: a small seeded generator. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface Answer {
   accountId: string;
@@ -83,7 +71,7 @@ describe('Redis flushed in the middle of concurrent searches', () => {
       accounts.push({ accountId: account.accountId, secret: key.secret });
     }
 
-    const random = seeded(SEED);
+    const random = seededRandom(SEED);
     const answers: Answer[] = [];
     const total = SEARCHES_BEFORE_FLUSH + SEARCHES_AFTER_FLUSH;
     let next = 0;

@@ -27,7 +27,8 @@ export function generateSecret(kind: KeyKind): string {
 
 /**
  * The only form of a secret that is ever stored: SHA-256, lowercase hex. Every request's
- * bearer is hashed, so the one-shot crypto.hash (a fifth of createHash's cost) is used.
+ * bearer is hashed, so the one-shot crypto.hash is used (about a quarter of createHash's
+ * time per call for a 47-character secret, measured on this machine).
  */
 export function hashSecret(secret: string): string {
   return hash('sha256', secret, 'hex');

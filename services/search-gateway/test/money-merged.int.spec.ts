@@ -2,7 +2,7 @@ import Redis from 'ioredis';
 import { redisKeys, SETTLEMENT_FIELD } from '@svc/contracts';
 import type { KeyRecord, SettlementRecord } from '@svc/contracts';
 import { newId } from '@svc/ids';
-import { redisUrl } from '@svc/test-kit';
+import { redisUrl, seededRandom } from '@svc/test-kit';
 import { moneyScope, MoneyRepository } from '../src/money/money.repository';
 import type { AdmissionRequest, AdmissionVerdict, MoneyScope } from '../src/money/money.repository';
 
@@ -19,18 +19,6 @@ const DB = 11;
 const SEEDS = [1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 233];
 const AMOUNTS = [5_000, 6_000, 10_000, 15_000];
 
-/** mulberry32: a small seeded PRNG, so a failing seed can be kept as a regression case. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 interface Scenario {
   balance: number;
   admission: AdmissionRequest;
@@ -42,7 +30,7 @@ interface Scenario {
 }
 
 function scenario(seed: number): Scenario {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
   const limits = [pick([null, 12_000, 25_000, 40_000]), pick([null, 20_000])];
   const requests = Array.from({ length: 12 }, () => ({ key: Math.floor(next() * limits.length), amount: pick(AMOUNTS), claim: next() < 0.3 ? Math.floor(next() * 3) : null }));

@@ -4,7 +4,7 @@ import { isSettlementRecord, redisKeys } from '@svc/contracts';
 import type { KeyRecord } from '@svc/contracts';
 import { newId } from '@svc/ids';
 import { generateSecret, hashSecret } from '@svc/keys';
-import { freePort, redisUrl } from '@svc/test-kit';
+import { freePort, redisUrl, seededRandom } from '@svc/test-kit';
 import { buildSimulator } from '../../../tools/provider-sim/src/server';
 import { FakeAccountAdminGrpc, startGateway } from './harness';
 import type { RunningGateway } from './harness';
@@ -18,17 +18,6 @@ const DB = 7;
 const PRICE = 5_000; // exa/fast, max_results 3
 const N = 12;
 const SEED = 20260101;
-
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('search money under concurrency (real Redis, two gateways, provider simulator)', () => {
   let redis: Redis;
@@ -79,7 +68,7 @@ describe('search money under concurrency (real Redis, two gateways, provider sim
 
   /** Fires `count` searches at once; samples the balance while they run and returns the lowest seen. */
   async function storm(accountId: string, secrets: string[], count: number): Promise<{ statuses: number[]; codes: string[]; lowest: number }> {
-    const random = mulberry32(SEED);
+    const random = seededRandom(SEED);
     let running = true;
     let lowest = Number.MAX_SAFE_INTEGER;
     const sampler = (async () => {

@@ -3,11 +3,6 @@ import { Pool } from 'pg';
 import type { PoolClient } from 'pg';
 import { PrismaClient } from '../generated/prisma/client';
 
-/** The one place the Prisma client is built: the pg driver adapter, no native engine. */
-export function createPrismaClient(databaseUrl: string): PrismaClient {
-  return new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl, max: 10 }) });
-}
-
 /** The billing database of a process: one node-postgres pool, and the Prisma client on it. */
 export interface BillingDatabase {
   readonly prisma: PrismaClient;
@@ -17,7 +12,8 @@ export interface BillingDatabase {
 }
 
 /**
- * One pool for Prisma and for the repositories that use the driver directly, so a process
+ * The one place the Prisma client is built (the pg driver adapter, no native engine), on
+ * one pool for Prisma and for the repositories that use the driver directly, so a process
  * holds `max` connections in all. `onIdleError`: a pooled connection that broke while idle
  * (e.g. PostgreSQL restarted); the pool replaces it, the process only logs it.
  */

@@ -37,10 +37,8 @@ const CONFIRM_CHUNK = 1_000;
  * Timers are unref'd: they never keep the process alive.
  */
 export class SettlementRetainer {
-  /** In the order they were retained (a Map keeps insertion order). */
-  private readonly records = new Map<string, SettlementRecord>();
-  /** When each record was retained (monotonic ms), same keys and order as `records`. */
-  private readonly retainedAt = new Map<string, number>();
+  /** By request id, in the order they were first retained (a Map keeps insertion order), with when (monotonic ms). */
+  private readonly records = new Map<string, { record: SettlementRecord; retainedAt: number }>();
   private epoch: string | null = null;
   private redisNowMs = 0;
   private timers: NodeJS.Timeout[] = [];
@@ -93,8 +91,9 @@ export class SettlementRetainer {
   }
 
   retain(record: SettlementRecord): void {
-    if (!this.records.has(record.requestId)) this.retainedAt.set(record.requestId, performance.now());
-    this.records.set(record.requestId, record);
+    const held = this.records.get(record.requestId);
+    if (held === undefined) this.records.set(record.requestId, { record, retainedAt: performance.now() });
+    else held.record = record;
   }
 
   has(requestId: string): boolean {
@@ -127,7 +126,7 @@ export class SettlementRetainer {
   }
 
   private async resendAll(before: string, after: string): Promise<number> {
-    const records = [...this.records.values()];
+    const records = [...this.records.values()].map((held) => held.record);
     this.log?.warn({ epoch_before: before, epoch_after: after, records: records.length }, 'redis lost its data: re-sending unconfirmed settlement records');
     for (let i = 0; i < records.length; i += CONFIRM_CHUNK) {
       const pipeline = this.redis.pipeline();
@@ -152,8 +151,8 @@ export class SettlementRetainer {
     // Only records old enough to have been drained: the oldest come first.
     const asOf = performance.now() - (this.options.confirmAfterMs ?? 0);
     const ids: string[] = [];
-    for (const [id, at] of this.retainedAt) {
-      if (at > asOf) break;
+    for (const [id, { retainedAt }] of this.records) {
+      if (retainedAt > asOf) break;
       ids.push(id);
     }
     let dropped = 0;
@@ -170,7 +169,6 @@ export class SettlementRetainer {
       chunk.forEach((id, index) => {
         if (flags.some((f) => f[index] === 1)) {
           this.records.delete(id);
-          this.retainedAt.delete(id);
           dropped += 1;
         }
       });

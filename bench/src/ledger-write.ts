@@ -1,0 +1,110 @@
+/**
+ * The ledger drain's write alone: billing's LedgerRepository.writeSettlements (the same
+ * code the worker runs) on a fresh billing database, for batches of one-attempt exa/fast
+ * records, with PostgreSQL otherwise idle. Reported per batch size: CPU per search of the
+ * PostgreSQL backend that ran the batches (from /proc/<pid>/stat) and of every postgres
+ * process (WAL writer, checkpointer, ...), and the wall time per search.
+ *
+ * Env: BATCHES (50,350,1000: batch sizes, comma-separated), SEARCHES (21000 per batch size,
+ * after 5 warm-up batches), LEDGER_BENCH_SQL (SQL run on the database before measuring, e.g.
+ * `ALTER TABLE ledger_entries DROP CONSTRAINT ledger_entries_account_id_fkey` to see what a
+ * constraint or an index costs; the database is recreated for every batch size).
+ * Prints Markdown and writes bench/results/ledger-write.json.
+ */
+import { join } from 'node:path';
+import { recreateDatabase, repoRoot } from '@svc/test-kit';
+import { pidsNamed, processTicks, TICKS_PER_SECOND } from './lib-cpu';
+import { writeResult } from './lib-results';
+
+/** The parts of billing's built modules this script uses (loaded by path, like the worker does). */
+interface BillingDatabase {
+  readonly pool: { query(sql: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }> };
+  readonly prisma: unknown;
+  close(): Promise<void>;
+}
+interface LedgerWriter {
+  writeSettlements(accountId: string, records: readonly unknown[]): Promise<unknown>;
+}
+
+const root = repoRoot();
+/* eslint-disable @typescript-eslint/no-require-imports -- billing's and pg-migrate's built code, by path, as the services load it */
+const { createBillingDatabase } = require(join(root, 'services/billing/dist/db/prisma.repository.js')) as {
+  createBillingDatabase(url: string, onIdleError: (error: Error) => void, max?: number): BillingDatabase;
+};
+const { LedgerRepository } = require(join(root, 'services/billing/dist/ledger/ledger.repository.js')) as {
+  LedgerRepository: new (prisma: unknown, pool: unknown) => LedgerWriter;
+};
+const { applyMigrations } = require(join(root, 'packages/pg-migrate/dist/index.js')) as {
+  applyMigrations(url: string, dir: string): Promise<unknown>;
+};
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+const BATCHES = (process.env.BATCHES ?? '50,350,1000').split(',').map(Number);
+const SEARCHES = Number(process.env.SEARCHES ?? 21_000);
+const SQL = process.env.LEDGER_BENCH_SQL;
+const ACCOUNT = 'acc_benchledgerwrite000000';
+
+interface Row {
+  batch: number;
+  backend_us_per_search: number;
+  all_postgres_us_per_search: number;
+  wall_us_per_search: number;
+}
+
+function allPostgresTicks(): number {
+  return pidsNamed('postgres').reduce((sum, pid) => sum + (processTicks(pid) ?? 0), 0);
+}
+
+async function measure(batch: number): Promise<Row> {
+  const url = await recreateDatabase('svc_bench_ledger_write');
+  await applyMigrations(url, join(root, 'services/billing/prisma/migrations'));
+  // One connection, so one backend runs every batch.
+  const db = createBillingDatabase(url, () => undefined, 1);
+  try {
+    if (SQL !== undefined && SQL !== '') await db.pool.query(SQL);
+    const repository = new LedgerRepository(db.prisma, db.pool);
+    const backend = Number((await db.pool.query('SELECT pg_backend_pid() AS pid')).rows[0]?.pid);
+    await db.pool.query('INSERT INTO account_balances (account_id, balance_micros) VALUES ($1, 1000000000000)', [ACCOUNT]);
+    let sequence = 0;
+    const records = (): unknown[] => Array.from({ length: batch }, () => {
+      const requestId = `req_${(sequence++).toString(36).padStart(22, '0')}`;
+      return {
+        v: 1, requestId, accountId: ACCOUNT, keyId: 'key_benchledgerwrite00000', settledAtMs: Date.now(), chargedMicros: 5_000,
+        attempts: [{ index: 0, model: 'exa/fast', provider: 'exa', source: 'platform', status: 'success', error: null, reservedMicros: 5_000, chargedMicros: 5_000, timedOut: false, results: 10 }],
+      };
+    });
+    for (let i = 0; i < 5; i++) await repository.writeSettlements(ACCOUNT, records());
+    const rounds = Math.max(1, Math.round(SEARCHES / batch));
+    const backendBefore = processTicks(backend) ?? Number.NaN;
+    const allBefore = allPostgresTicks();
+    const started = process.hrtime.bigint();
+    for (let i = 0; i < rounds; i++) await repository.writeSettlements(ACCOUNT, records());
+    const wallNs = Number(process.hrtime.bigint() - started);
+    const searches = rounds * batch;
+    const us = (ticks: number): number => Math.round(((ticks / TICKS_PER_SECOND) * 1e7) / searches) / 10;
+    return {
+      batch,
+      backend_us_per_search: us((processTicks(backend) ?? Number.NaN) - backendBefore),
+      all_postgres_us_per_search: us(allPostgresTicks() - allBefore),
+      wall_us_per_search: Math.round(wallNs / 100 / searches) / 10,
+    };
+  } finally {
+    await db.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const rows: Row[] = [];
+  for (const batch of BATCHES) rows.push(await measure(batch));
+  console.log(`writeSettlements, one-attempt records, ${SEARCHES} searches per batch size${SQL === undefined ? '' : `, after: ${SQL}`}`);
+  console.log('| batch | PostgreSQL backend µs/search | all postgres µs/search | wall µs/search |');
+  console.log('|---|---|---|---|');
+  for (const row of rows) console.log(`| ${row.batch} | ${row.backend_us_per_search} | ${row.all_postgres_us_per_search} | ${row.wall_us_per_search} |`);
+  const file = writeResult('ledger-write', { command: 'npm run bench -- ledger-write', settings: { searches: SEARCHES, sql: SQL ?? null }, rows });
+  console.log(`\nwrote ${file}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
