@@ -10,7 +10,8 @@
  * worker and the simulator, and their sum.
  *
  * Env: GATEWAY_A and GATEWAY_B (dist/main.js of each build; default the current build for
- * both, which measures the method's own spread), RATE (1200 req/s), ROUNDS (10),
+ * both, which measures the method's own spread), GATEWAY_A_NODE_OPTIONS and
+ * GATEWAY_B_NODE_OPTIONS (Node flags for that gateway only), RATE (1200 req/s), ROUNDS (10),
  * DURATION_S (5), WARMUP_S (5), CONNECTIONS (32), BENCH_REDIS_DB (15).
  * Prints Markdown and writes bench/results/search-cpu.json.
  */
@@ -45,6 +46,11 @@ interface Round {
   perSearchUs: Record<string, number>;
 }
 
+/** NODE_OPTIONS for one gateway (GATEWAY_A_NODE_OPTIONS, GATEWAY_B_NODE_OPTIONS), or nothing. */
+function nodeOptions(flags: string | undefined): Record<string, string> {
+  return flags === undefined || flags === '' ? {} : { NODE_OPTIONS: flags };
+}
+
 async function main(): Promise<void> {
   const simPort = await freePort();
   const sim = await startProcess({
@@ -61,7 +67,7 @@ async function main(): Promise<void> {
       redisDb: REDIS_DB,
       logLevel: 'warn',
       worker: true,
-      gateways: [{ script: GATEWAY_A }, { script: GATEWAY_B }],
+      gateways: [{ script: GATEWAY_A, env: nodeOptions(process.env.GATEWAY_A_NODE_OPTIONS) }, { script: GATEWAY_B, env: nodeOptions(process.env.GATEWAY_B_NODE_OPTIONS) }],
       gatewayEnv: {
         BRAVE_BASE_URL: `${simUrl}/brave/res/v1`, BRAVE_API_KEY: 'sim-brave-key',
         EXA_BASE_URL: `${simUrl}/exa`, EXA_API_KEY: 'sim-exa-key',

@@ -86,6 +86,16 @@ async function withGatewayProfile<T>(gateway: RunningProcess, dir: string, n: nu
   return { value, profile: summarizeCpuProfile(readCpuProfile(profileFile), { top: 20 }), redisWrites: counters.redisWrites, batch: counters.batch };
 }
 
+/** `NAME=value NAME2=value2` as an environment object (empty when unset). */
+function envPairs(text: string | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of (text ?? '').split(/\s+/)) {
+    const eq = pair.indexOf('=');
+    if (eq > 0) env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return env;
+}
+
 function perSearchOf(batch: BatchCounts | null, searches: number): BatchCounts | null {
   if (batch === null) return null;
   const per = (n: number): number => Math.round((n / Math.max(1, searches)) * 100) / 100;
@@ -124,7 +134,11 @@ async function main(): Promise<void> {
       // WORKER_NODE_OPTIONS: Node flags for the ledger worker only. With --require of
       // bench/dist/lib-profile-hook.js, SIGUSR2 to the worker starts and stops its profiler
       // (the file lands in the profile directory; BENCH_KEEP_PROFILE=1 keeps it).
-      ...(process.env.WORKER_NODE_OPTIONS === undefined ? {} : { workerEnv: { NODE_OPTIONS: process.env.WORKER_NODE_OPTIONS, BENCH_PROFILE_DIR: profileDir } }),
+      // BENCH_WORKER_ENV: more settings for the worker only, as space-separated NAME=value.
+      workerEnv: {
+        ...envPairs(process.env.BENCH_WORKER_ENV),
+        ...(process.env.WORKER_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: process.env.WORKER_NODE_OPTIONS, BENCH_PROFILE_DIR: profileDir }),
+      },
       // BENCH_GATEWAY_SCRIPT: another build of the gateway, to compare two versions.
       ...(process.env.BENCH_GATEWAY_SCRIPT === undefined ? {} : { gatewayScript: process.env.BENCH_GATEWAY_SCRIPT }),
       gatewayEnv: {

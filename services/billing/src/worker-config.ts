@@ -9,12 +9,17 @@ export const LEDGER_WORKER_ENV = {
   DATABASE_URL: url({ default: 'postgresql://postgres@127.0.0.1:5432/svc_billing', protocols: ['postgresql', 'postgres'] }),
   REDIS_URL: url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
-  /** How often the drain job runs (a BullMQ job scheduler). */
-  LEDGER_DRAIN_INTERVAL_MS: int({ default: 250, min: 10, max: 60_000 }),
+  /**
+   * How often the drain job runs (a BullMQ job scheduler). Each run writes an account's new
+   * records in transactions of up to LEDGER_BATCH_SIZE; a longer interval means fewer, larger
+   * transactions (less PostgreSQL CPU per search) and a ledger that trails Redis by up to this
+   * much more (docs/decisions/0006-drain-cadence.md).
+   */
+  LEDGER_DRAIN_INTERVAL_MS: int({ default: 1_000, min: 10, max: 60_000 }),
   /** How often the sweep runs: re-marks streams whose dirty mark was lost, re-applies the outbox. */
   LEDGER_SWEEP_INTERVAL_MS: int({ default: 30_000, min: 100, max: 3_600_000 }),
-  /** Stream entries per Postgres transaction. */
-  LEDGER_BATCH_SIZE: int({ default: 500, min: 1, max: 10_000 }),
+  /** Stream entries per Postgres transaction (at most; an account's stream is read oldest first). */
+  LEDGER_BATCH_SIZE: int({ default: 2_000, min: 1, max: 10_000 }),
   /** How often reconciliation runs over every account (a BullMQ job scheduler). */
   RECONCILE_INTERVAL_MS: int({ default: 60_000, min: 1_000, max: 86_400_000 }),
   /** Also correct drift confirmed by two consecutive reads (stale reservations are always released). */

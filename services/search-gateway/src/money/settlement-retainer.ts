@@ -18,7 +18,7 @@ export interface RetainerOptions {
   readonly confirmAfterMs?: number;
 }
 
-export const DEFAULT_RETAINER_OPTIONS: RetainerOptions = { maxRecords: 200_000, confirmIntervalMs: 1_000, epochIntervalMs: 500, confirmAfterMs: 500 };
+export const DEFAULT_RETAINER_OPTIONS: RetainerOptions = { maxRecords: 200_000, confirmIntervalMs: 1_000, epochIntervalMs: 500, confirmAfterMs: 1_500 };
 
 const CONFIRM_CHUNK = 1_000;
 
