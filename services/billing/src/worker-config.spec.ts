@@ -1,0 +1,22 @@
+import { ConfigError } from '@svc/config';
+import { parseLedgerWorkerConfig } from './worker-config';
+
+describe('ledger worker config', () => {
+  it('has the documented defaults (drain cadence: docs/decisions/0006-drain-cadence.md)', () => {
+    expect(parseLedgerWorkerConfig({})).toMatchObject({
+      PORT: 3003, LEDGER_DRAIN_INTERVAL_MS: 1000, LEDGER_BATCH_SIZE: 2000, LEDGER_SWEEP_INTERVAL_MS: 30_000,
+      RECONCILE_INTERVAL_MS: 60_000, RECONCILE_REPAIR: false, BACKLOG_LOG_INTERVAL_MS: 5000,
+    });
+  });
+
+  it('takes a shorter drain interval and a smaller batch from the environment', () => {
+    const config = parseLedgerWorkerConfig({ LEDGER_DRAIN_INTERVAL_MS: '250', LEDGER_BATCH_SIZE: '500' });
+    expect(config.LEDGER_DRAIN_INTERVAL_MS).toBe(250);
+    expect(config.LEDGER_BATCH_SIZE).toBe(500);
+  });
+
+  it('names a batch size out of range', () => {
+    expect(() => parseLedgerWorkerConfig({ LEDGER_BATCH_SIZE: '0' })).toThrow(ConfigError);
+    expect(() => parseLedgerWorkerConfig({ LEDGER_BATCH_SIZE: '10001' })).toThrow(/LEDGER_BATCH_SIZE/);
+  });
+});
