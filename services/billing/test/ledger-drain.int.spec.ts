@@ -87,6 +87,23 @@ describe('ledger drain: settlement records from the streams into Postgres', () =
     expect(await streamLength(redis, accountId)).toBe(0);
   });
 
+  it('fails the whole batch, writing nothing, when a search charge exists without its settlement (a broken invariant)', async () => {
+    const accountId = newId('account');
+    await repository.ensureBalance(accountId);
+    const orphan = settlementRecord(accountId, 4_000);
+    const other = settlementRecord(accountId, 1_000);
+    // Only the drain writes search_charge entries, and only with their settlement row: this one is planted.
+    await db.query(
+      `INSERT INTO ledger_entries (id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id)
+       VALUES ($1, $2, 'search_charge', -4000, -4000, NULL, $3, $3)`,
+      [newId('ledgerEntry'), accountId, orphan.requestId],
+    );
+
+    await expect(repository.writeSettlements(accountId, [other, orphan])).rejects.toThrow(/duplicate key/);
+
+    expect(await ledgerTotals(db, accountId)).toEqual({ settlements: 0, usageEvents: 0, charges: 1, chargedSum: 4_000, balance: 0, totalSpent: 0 });
+  });
+
   it('writes the rest of a batch that holds one record already written', async () => {
     const accountId = newId('account');
     const first = settlementRecord(accountId, 100);
