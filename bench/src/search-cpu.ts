@@ -17,13 +17,14 @@
  */
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { bearer, call, freePort, newAccount, newApiKey, repoRoot, startProcess, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, repoRoot, startStack, waitFor } from '@svc/test-kit';
 import type { RunningProcess } from '@svc/test-kit';
 import { runLoad } from './lib-autocannon';
 import type { LoadResult } from './lib-autocannon';
 import { measureCpu, pidsNamed } from './lib-cpu';
 import type { CpuGroup, CpuReport } from './lib-cpu';
 import { median, writeResult } from './lib-results';
+import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR } from './lib-stack';
 
 const root = repoRoot();
 const CURRENT = join(root, 'services/search-gateway/dist/main.js');
@@ -35,7 +36,6 @@ const DURATION_S = Number(process.env.DURATION_S ?? 5);
 const WARMUP_S = Number(process.env.WARMUP_S ?? 5);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
 const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
-const UNLIMITED = '100000';
 const BODY = JSON.stringify({ query: 'open source search engines benchmark', model: 'exa/fast', max_results: 10 });
 const PROCESSES = ['search-gateway', 'redis-server', 'postgres', 'ledger worker', 'provider simulator'] as const;
 
@@ -52,33 +52,21 @@ function nodeOptions(flags: string | undefined): Record<string, string> {
 }
 
 async function main(): Promise<void> {
-  const simPort = await freePort();
-  const sim = await startProcess({
-    name: 'provider-sim',
-    script: join(root, 'tools/provider-sim/dist/main.js'),
-    env: { PORT: String(simPort), HOST: '127.0.0.1', SIM_BASE_LATENCY_MS: '0', LOG_LEVEL: 'warn' },
-    readyUrl: `http://127.0.0.1:${simPort}/healthz`,
-  });
-  const started: { stop(): Promise<void> }[] = [sim];
+  const started: { stop(): Promise<void> }[] = [];
   try {
-    const simUrl = `http://127.0.0.1:${simPort}`;
     const stack = await startStack({
       name: 'benchsearchcpu',
       redisDb: REDIS_DB,
       logLevel: 'warn',
       worker: true,
+      ...ZERO_LATENCY_SIMULATOR,
       gateways: [{ script: GATEWAY_A, env: nodeOptions(process.env.GATEWAY_A_NODE_OPTIONS) }, { script: GATEWAY_B, env: nodeOptions(process.env.GATEWAY_B_NODE_OPTIONS) }],
-      gatewayEnv: {
-        BRAVE_BASE_URL: `${simUrl}/brave/res/v1`, BRAVE_API_KEY: 'sim-brave-key',
-        EXA_BASE_URL: `${simUrl}/exa`, EXA_API_KEY: 'sim-exa-key',
-        TAVILY_BASE_URL: `${simUrl}/tavily`, TAVILY_API_KEY: 'tvly-sim-key',
-        RATE_LIMIT_PER_SECOND: UNLIMITED, RATE_LIMIT_BURST: UNLIMITED, ACCOUNT_MAX_IN_FLIGHT: UNLIMITED,
-        PROVIDER_MAX_IN_FLIGHT_BRAVE: UNLIMITED, PROVIDER_MAX_IN_FLIGHT_EXA: UNLIMITED, PROVIDER_MAX_IN_FLIGHT_TAVILY: UNLIMITED,
-      },
+      gatewayEnv: NO_LIMITS_ENV,
     });
     started.push(stack);
     const [a, b] = stack.gateways;
-    if (a === undefined || b === undefined) throw new Error('two gateways expected');
+    const sim = stack.simulator?.process;
+    if (a === undefined || b === undefined || sim === undefined) throw new Error('two gateways and the simulator expected');
     const account = await newAccount(a.url, 'benchcpu');
     const apiKey = await newApiKey(a.url, account.managementKey);
     const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {

@@ -22,7 +22,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Redis } from 'ioredis';
-import { bearer, call, freePort, newAccount, newApiKey, repoRoot, startProcess, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, freePort, newAccount, newApiKey, repoRoot, SIMULATOR_KEYS, startProcess, startStack, waitFor } from '@svc/test-kit';
 import type { RunningProcess, Stack } from '@svc/test-kit';
 import { runLoad } from './lib-autocannon';
 import type { LoadResult } from './lib-autocannon';
@@ -33,6 +33,7 @@ import type { ProfileSummary } from './lib-cpuprofile';
 import { countRedisCommands } from './lib-redis-count';
 import type { CommandCounts } from './lib-redis-count';
 import { median, writeResult } from './lib-results';
+import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR } from './lib-stack';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 16);
 const DURATION_S = Number(process.env.DURATION_S ?? 4);
@@ -42,8 +43,6 @@ const MODEL = process.env.MODEL ?? 'exa/fast';
 const COUNT_SEARCHES = Number(process.env.COUNT_SEARCHES ?? 400);
 const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
 /** Far above what two cores can push, so no limit rejects the load. */
-const UNLIMITED = '100000';
-const SIM_KEYS = { brave: 'sim-brave-key', exa: 'sim-exa-key', tavily: 'tvly-sim-key' };
 const BODY = JSON.stringify({ query: 'open source search engines benchmark', model: MODEL, max_results: 10 });
 
 interface Target {
@@ -114,16 +113,6 @@ async function main(): Promise<void> {
   // Profiles are several MB: kept outside the repository, summarized into search.json.
   const profileDir = mkdtempSync(join(tmpdir(), 'bench-search-'));
   try {
-    const simPort = await freePort();
-    const sim = await startProcess({
-      name: 'provider-sim',
-      script: join(root, 'tools/provider-sim/dist/main.js'),
-      env: { PORT: String(simPort), HOST: '127.0.0.1', SIM_BASE_LATENCY_MS: '0', LOG_LEVEL: 'warn' },
-      readyUrl: `http://127.0.0.1:${simPort}/readyz`,
-    });
-    started.push(sim);
-    const simUrl = `http://127.0.0.1:${simPort}`;
-
     const stack: Stack = await startStack({
       name: 'benchsearch',
       redisDb: REDIS_DB,
@@ -131,6 +120,7 @@ async function main(): Promise<void> {
       // The ledger worker drains settlements and confirms them, as in production; without it
       // the gateway's retained (unconfirmed) records would only grow.
       worker: true,
+      ...ZERO_LATENCY_SIMULATOR,
       // WORKER_NODE_OPTIONS: Node flags for the ledger worker only. With --require of
       // bench/dist/lib-profile-hook.js, SIGUSR2 to the worker starts and stops its profiler
       // (the file lands in the profile directory; BENCH_KEEP_PROFILE=1 keeps it).
@@ -142,11 +132,7 @@ async function main(): Promise<void> {
       // BENCH_GATEWAY_SCRIPT: another build of the gateway, to compare two versions.
       ...(process.env.BENCH_GATEWAY_SCRIPT === undefined ? {} : { gatewayScript: process.env.BENCH_GATEWAY_SCRIPT }),
       gatewayEnv: {
-        BRAVE_BASE_URL: `${simUrl}/brave/res/v1`, BRAVE_API_KEY: SIM_KEYS.brave,
-        EXA_BASE_URL: `${simUrl}/exa`, EXA_API_KEY: SIM_KEYS.exa,
-        TAVILY_BASE_URL: `${simUrl}/tavily`, TAVILY_API_KEY: SIM_KEYS.tavily,
-        RATE_LIMIT_PER_SECOND: UNLIMITED, RATE_LIMIT_BURST: UNLIMITED, ACCOUNT_MAX_IN_FLIGHT: UNLIMITED,
-        PROVIDER_MAX_IN_FLIGHT_BRAVE: UNLIMITED, PROVIDER_MAX_IN_FLIGHT_EXA: UNLIMITED, PROVIDER_MAX_IN_FLIGHT_TAVILY: UNLIMITED,
+        ...NO_LIMITS_ENV,
         // The profiler hook is idle until SIGUSR2 (it does not even open an inspector session).
         NODE_OPTIONS: `--require ${join(root, 'bench/dist/lib-profile-hook.js')}${process.env.GATEWAY_NODE_OPTIONS === undefined ? '' : ` ${process.env.GATEWAY_NODE_OPTIONS}`}`,
         BENCH_PROFILE_DIR: profileDir,
@@ -156,14 +142,16 @@ async function main(): Promise<void> {
     });
     started.push(stack);
     const gatewayInfo = stack.gateways[0];
-    if (gatewayInfo === undefined) throw new Error('no gateway started');
+    const sim = stack.simulator?.process;
+    if (gatewayInfo === undefined || stack.simulator === undefined || sim === undefined) throw new Error('the gateway and the simulator expected');
+    const simUrl = stack.simulator.url;
     const gw = gatewayInfo.url;
 
     const proxyPort = await freePort();
     const proxy = await startProcess({
       name: 'bare-proxy',
       script: join(root, 'bench/dist/bare-proxy.js'),
-      env: { PORT: String(proxyPort), HOST: '127.0.0.1', UPSTREAM_URL: `${simUrl}/exa/search`, UPSTREAM_KEY: SIM_KEYS.exa, UPSTREAM_TYPE: 'lite' },
+      env: { PORT: String(proxyPort), HOST: '127.0.0.1', UPSTREAM_URL: `${simUrl}/exa/search`, UPSTREAM_KEY: SIMULATOR_KEYS.exa, UPSTREAM_TYPE: 'lite' },
       readyUrl: `http://127.0.0.1:${proxyPort}/readyz`,
     });
     started.push(proxy);

@@ -6,5 +6,5 @@ export { redisUrl, REDIS_BASE_URL } from './redis';
 export { waitFor } from './wait';
 export { seededRandom } from './random';
 export { repoRoot } from './paths';
-export { startStack, call, bearer, newAccount, newApiKey } from './stack';
+export { startStack, call, bearer, newAccount, newApiKey, SIMULATOR_KEYS } from './stack';
 export type { Stack, StackOptions, JsonResponse } from './stack';

@@ -9,6 +9,9 @@ import { repoRoot } from './paths';
 import { startProcess } from './processes';
 import type { RunningProcess } from './processes';
 
+/** The provider keys the simulator accepts unless told otherwise (tools/provider-sim). */
+export const SIMULATOR_KEYS = { brave: 'sim-brave-key', exa: 'sim-exa-key', tavily: 'tvly-sim-key' } as const;
+
 /**
  * The platform as separate processes started from dist/: account-admin, billing and one or
  * more gateways, on fresh databases and one Redis database, with free ports.
@@ -39,6 +42,8 @@ export interface StackOptions {
   gatewayScript?: string;
   /** Start the provider simulator and configure all three providers on every gateway. */
   simulator?: boolean;
+  /** Extra environment for the simulator (e.g. SIM_BASE_LATENCY_MS). */
+  simulatorEnv?: Record<string, string>;
   /** Start billing's ledger worker (dist/worker.js); extra environment for it. */
   worker?: boolean;
   workerEnv?: Record<string, string>;
@@ -92,14 +97,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       const process = await startProcess({
         name: 'provider-sim',
         script: join(root, 'tools/provider-sim/dist/main.js'),
-        env: { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+        env: { PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...options.simulatorEnv },
         readyUrl: `http://127.0.0.1:${port}/healthz`,
       });
       started.push(process);
       const url = `http://127.0.0.1:${port}`;
       simulator = { url, process };
       providerEnv = {
-        BRAVE_API_KEY: 'sim-brave-key', EXA_API_KEY: 'sim-exa-key', TAVILY_API_KEY: 'tvly-sim-key',
+        BRAVE_API_KEY: SIMULATOR_KEYS.brave, EXA_API_KEY: SIMULATOR_KEYS.exa, TAVILY_API_KEY: SIMULATOR_KEYS.tavily,
         BRAVE_BASE_URL: `${url}/brave/res/v1`, EXA_BASE_URL: `${url}/exa`, TAVILY_BASE_URL: `${url}/tavily`,
       };
     }
