@@ -94,8 +94,15 @@ describe('gateway edge: public routes, request ids, 404/405/400 (real Redis, in-
     expect(body.error).toMatchObject({ code: 'invalid_request', message: 'the query string is malformed' });
   });
 
-  it('readyz answers 200 while Redis is reachable; healthz answers 200', async () => {
-    expect((await fetch(`${gateway.url}/readyz`)).status).toBe(200);
+  it('readyz answers 200 while Redis and the search batch connection are up; healthz answers 200', async () => {
+    // The batch connection opens beside the Redis client at start: a probe may see it still connecting.
+    let ready = await getJson('/readyz');
+    for (let i = 0; i < 50 && ready.response.status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      ready = await getJson('/readyz');
+    }
+    expect(ready.response.status).toBe(200);
+    expect(ready.body).toMatchObject({ status: 'ready', checks: { redis: 'ok', search_batch: 'ok' } });
     expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
   });
 });

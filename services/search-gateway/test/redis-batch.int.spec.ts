@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 import { redisUrl } from '@svc/test-kit';
-import { MERGED_SADD, MERGED_ZREM, pickElement, RedisBatch } from '../src/redis/redis-batch';
+import { MERGED_SADD, MERGED_ZREM, pickElement, RedisBatch, redisEndpoint } from '../src/redis/redis-batch';
 import type { MergedCommand } from '../src/redis/redis-batch';
+import { RespConnection } from '../src/redis/resp-connection';
 
 /** Pipelines of concurrent searches share one write to Redis and keep their own replies. */
 describe('RedisBatch on a real Redis', () => {
@@ -13,16 +14,18 @@ describe('RedisBatch on a real Redis', () => {
     redis = new Redis(redisUrl(2), { lazyConnect: true, enableOfflineQueue: false });
     await redis.connect();
     redis.defineCommand('testEcho', { numberOfKeys: 1, lua: "return {KEYS[1], ARGV[1]}" });
-    batch = new RedisBatch(redis);
-    const stream = (redis as unknown as { stream: { write: (...args: unknown[]) => boolean } }).stream;
-    const write = stream.write.bind(stream);
-    stream.write = (...args: unknown[]) => {
+    // The batch's own connection, its writes counted (one send is one socket write).
+    const connection = new RespConnection(redisEndpoint(redis));
+    const send = connection.send.bind(connection);
+    connection.send = (...args: Parameters<RespConnection['send']>) => {
       writes += 1;
-      return write(...args);
+      send(...args);
     };
+    batch = new RedisBatch(redis, connection);
   });
 
   afterAll(async () => {
+    batch.close();
     await redis.quit();
   });
 
@@ -68,11 +71,13 @@ describe('RedisBatch on a real Redis', () => {
   it('send() on a connection that is not up says it is not on the socket, and the replies fail', async () => {
     const offline = new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     offline.on('error', () => undefined);
-    const sent = new RedisBatch(offline).pipeline().add('ping').send();
+    const offlineBatch = new RedisBatch(offline);
+    const sent = offlineBatch.pipeline().add('ping').send();
     expect(await sent.written).toBe(false);
-    // ioredis fails each command of a pipeline it cannot write (or the whole exec): either way an error.
+    // Each command of a batch that could not be written gets the connection's error.
     const outcome = await sent.replies.then((replies) => replies[0]?.[0] ?? null, (error: unknown) => error);
     expect(outcome).toBeInstanceOf(Error);
+    offlineBatch.close();
     offline.disconnect();
   });
 
@@ -163,6 +168,7 @@ describe('RedisBatch on a real Redis', () => {
       (error: unknown) => error,
     );
     expect(outcome).toBeInstanceOf(Error);
+    offlineBatch.close();
     offline.disconnect();
   });
 });

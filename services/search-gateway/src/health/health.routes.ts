@@ -1,16 +1,23 @@
 import type { FastifyInstance } from 'fastify';
 import type { RedisConnection } from './redis.connection';
 
-/** GET /healthz (the process is up) and GET /readyz (Redis answers). */
-export function registerHealthRoutes(scope: FastifyInstance, redis: RedisConnection): void {
+/**
+ * GET /healthz (the process is up) and GET /readyz (Redis answers, and, when the gateway
+ * serves searches, the search path's batch connection to Redis is up: without it every
+ * search would answer 503).
+ */
+export function registerHealthRoutes(scope: FastifyInstance, redis: RedisConnection, searchBatchReady?: () => boolean): void {
   scope.get('/healthz', (request, reply) => {
     void reply.type('application/json; charset=utf-8').send({ status: 'ok', request_id: request.id });
   });
   scope.get('/readyz', async (request, reply) => {
     const redisUp = await redis.isReachable();
+    const checks: Record<string, 'ok' | 'down'> = { redis: redisUp ? 'ok' : 'down' };
+    if (searchBatchReady !== undefined) checks.search_batch = searchBatchReady() ? 'ok' : 'down';
+    const ready = Object.values(checks).every((check) => check === 'ok');
     return reply
-      .code(redisUp ? 200 : 503)
+      .code(ready ? 200 : 503)
       .type('application/json; charset=utf-8')
-      .send({ status: redisUp ? 'ready' : 'unavailable', checks: { redis: redisUp ? 'ok' : 'down' }, request_id: request.id });
+      .send({ status: ready ? 'ready' : 'unavailable', checks, request_id: request.id });
   });
 }

@@ -301,6 +301,11 @@ export class MoneyRepository {
     }
   }
 
+  /** The state of the batch connection the money pipelines go out on ('ready': written at once). */
+  get batchStatus(): RedisBatch['status'] {
+    return this.batch.status;
+  }
+
   /** Settlements sent whose answer has not come yet, or that are waiting to be sent again. */
   get settling(): number {
     return this.unanswered;
@@ -335,6 +340,7 @@ export class MoneyRepository {
     }
     this.resends.clear();
     this.retainer.stop();
+    this.batch.close();
   }
 
   useLogger(log: Logger): void {

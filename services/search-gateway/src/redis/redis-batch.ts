@@ -1,4 +1,6 @@
 import type Redis from 'ioredis';
+import { encodeCommand, RespConnection, RespReplyError } from './resp-connection';
+import type { RespConnectionError, RespEndpoint, RespHandler, RespReply } from './resp-connection';
 
 type Arg = string | number;
 export type Reply = [Error | null, unknown];
@@ -80,13 +82,6 @@ export interface SentPipeline {
   readonly replies: Promise<Reply[]>;
 }
 
-/** The socket under an ioredis connection (net.Socket or tls.TLSSocket). */
-interface RedisSocket {
-  readonly writableLength: number;
-  once(event: 'drain' | 'close', listener: () => void): unknown;
-  removeListener(event: 'drain' | 'close', listener: () => void): unknown;
-}
-
 /** Where one item's reply is: a command of its own, or a member of a merged call. */
 type Locator = number | { readonly group: Group; readonly member: number };
 
@@ -111,15 +106,35 @@ interface Group {
  */
 export const redisBatchCounters = { awaited: 0, sent: 0, writes: 0 };
 
+/** A script defined on the ioredis client (defineCommand): sent by SHA, or whole on first use per connection. */
+interface ScriptDefinition {
+  readonly lua: string;
+  readonly sha: string;
+  /** Null: the caller gives the key count as the first argument. */
+  readonly numberOfKeys: number | null;
+}
+
+/** The ioredis client's own parts RedisBatch reads: its parsed options and defined scripts. */
+interface IoredisInternals {
+  readonly options: { host?: string; port?: number; username?: string | null; password?: string | null; db?: number; tls?: object };
+  readonly scriptsSet?: Record<string, ScriptDefinition | undefined>;
+  getBuiltinCommands(): string[];
+}
+
 /**
  * Pipelines of concurrent searches, sent to Redis together. Every pipeline exec'd while the
- * event loop is busy with other I/O callbacks joins one batch, written as one ioredis pipeline
- * when the loop reaches its check phase (setImmediate). Under load that turns dozens of
- * small writes and reads into one each, on the gateway and on Redis; merged commands
+ * event loop is busy with other I/O callbacks joins one batch, written as one payload when
+ * the loop reaches its check phase (setImmediate). Under load that turns dozens of small
+ * writes and reads into one each, on the gateway and on Redis; merged commands
  * (MergedCommand) turn each search's commands on shared keys into one command per flush.
  * Order within one pipeline is kept (merged 'head' commands go first and 'tail' ones last,
  * as a whole); a batch is not a transaction (neither is a pipeline), so every script stays
  * atomic on its own.
+ *
+ * The batch goes out on a connection of its own (RespConnection, to the same Redis as the
+ * ioredis client given, with its options and the scripts defined on it), encoded here with
+ * one handler per command: ioredis's per-command objects, promises and argument copies cost
+ * the gateway about three times the CPU per flush (docs/benchmarks.md).
  *
  * `send()` does not wait for Redis: its `written` resolves once the batch is in the
  * kernel's socket buffer, which the settle path waits for before it replies (so the
@@ -129,7 +144,25 @@ export const redisBatchCounters = { awaited: 0, sent: 0, writes: 0 };
 export class RedisBatch {
   private pending: Pending[] = [];
   private scheduled: NodeJS.Immediate | null = null;
-  constructor(private readonly redis: Redis) {}
+  private readonly connection: RespConnection;
+  private readonly builtins: ReadonlySet<string>;
+
+  /** `connection`: tests give their own; by default one to the ioredis client's Redis. */
+  constructor(private readonly redis: Redis, connection?: RespConnection) {
+    const internals = redis as unknown as IoredisInternals;
+    this.builtins = new Set(internals.getBuiltinCommands());
+    this.connection = connection ?? new RespConnection(redisEndpoint(redis), { clientName: 'svc-gateway-batch' });
+  }
+
+  /** The batch connection's state ('ready' when batches are written at once). */
+  get status(): RespConnection['status'] {
+    return this.connection.status;
+  }
+
+  /** Closes the batch connection (shutdown, after the last settlement was answered). */
+  close(): void {
+    this.connection.close();
+  }
 
   pipeline(): BatchPipeline {
     return new BatchPipeline(this);
@@ -160,7 +193,7 @@ export class RedisBatch {
     return { written: writtenPromise, replies };
   }
 
-  /** Writes everything queued now, as one pipeline. */
+  /** Writes everything queued now, as one payload. */
   flush(): void {
     if (this.scheduled !== null) {
       clearImmediate(this.scheduled);
@@ -169,15 +202,13 @@ export class RedisBatch {
     const batch = this.pending;
     if (batch.length === 0) return;
     this.pending = [];
-    const pipeline = this.redis.pipeline();
-    const dynamic = pipeline as unknown as Record<string, ((...args: Arg[]) => unknown) | undefined>;
     const sent: Pending[] = [];
     const locators: Locator[][] = [];
     const head: Group[] = [];
     const tail: Group[] = [];
     const groups = new Map<string, Group>();
     for (const entry of batch) {
-      const unknown = entry.items.find((item) => typeof dynamic[item.kind === 'plain' ? item.name : item.merged.command] !== 'function');
+      const unknown = entry.items.find((item) => !this.knows(item.kind === 'plain' ? item.name : item.merged.command));
       if (unknown !== undefined) {
         entry.reject(new Error(`unknown redis command ${unknown.kind === 'plain' ? unknown.name : unknown.merged.command}`));
         continue;
@@ -209,73 +240,93 @@ export class RedisBatch {
       locators.push(located);
     }
     if (sent.length === 0) return;
-    let index = 0;
+    const commands: { name: string; args: Arg[] }[] = [];
     const emit = (group: Group): void => {
       const { merged } = group;
-      const call = dynamic[merged.command] as (...args: Arg[]) => unknown;
-      if (merged.dynamicKeys) {
-        call.call(pipeline, group.keys.length + group.memberKeys.length, ...group.keys, ...group.memberKeys, ...group.fixed, ...group.memberArgs);
-      } else {
-        call.call(pipeline, ...group.keys, ...group.fixed, ...group.memberArgs);
-      }
-      group.index = index++;
+      const args: Arg[] = merged.dynamicKeys ? [group.keys.length + group.memberKeys.length] : [];
+      for (const key of group.keys) args.push(key);
+      for (const key of group.memberKeys) args.push(key);
+      for (const arg of group.fixed) args.push(arg);
+      for (const arg of group.memberArgs) args.push(arg);
+      group.index = commands.length;
+      commands.push({ name: merged.command, args });
     };
     head.sort(byOrder).forEach(emit);
     sent.forEach((entry, e) => {
       const located = locators[e] ?? [];
       entry.items.forEach((item, i) => {
         if (item.kind !== 'plain') return;
-        (dynamic[item.name] as (...args: Arg[]) => unknown).apply(pipeline, item.args as Arg[]);
-        located[i] = index++;
+        located[i] = commands.length;
+        commands.push({ name: item.name, args: item.args as Arg[] });
       });
     });
     tail.sort(byOrder).forEach(emit);
-    // Without a live connection ioredis refuses the commands (no offline queue) or queues
-    // them in memory: either way they are not on the socket.
-    const live = this.redis.status === 'ready';
     redisBatchCounters.writes += 1;
-    const replies = pipeline.exec();
-    this.tellWritten(sent, live);
-    replies.then(
-      (results) => {
-        if (results === null) {
-          const error = new Error('redis pipeline was discarded');
-          for (const entry of sent) entry.reject(error);
+    const results: Reply[] = new Array<Reply>(commands.length);
+    let unanswered = commands.length;
+    const answered = (): void => {
+      sent.forEach((entry, e) => entry.resolve((locators[e] ?? []).map((at) => replyAt(results, at))));
+    };
+    let payload = '';
+    const handlers: RespHandler[] = [];
+    commands.forEach((command, c) => {
+      const store = (reply: RespReply | RespConnectionError): void => {
+        results[c] = reply instanceof Error ? [reply, null] : [null, reply];
+        unanswered -= 1;
+        if (unanswered === 0) answered();
+      };
+      const script = this.scriptOf(command.name);
+      if (script === undefined) {
+        payload += encodeCommand(command.name, command.args);
+        handlers.push(store);
+        return;
+      }
+      payload += this.encodeScript(script, command.args);
+      handlers.push((reply) => {
+        // Scripts flushed from Redis (SCRIPT FLUSH) while this connection knew them: send it whole once.
+        if (reply instanceof RespReplyError && reply.message.startsWith('NOSCRIPT')) {
+          this.connection.forgetScript(script.sha);
+          this.connection.send(this.encodeScript(script, command.args), [store]);
           return;
         }
-        sent.forEach((entry, e) => entry.resolve((locators[e] ?? []).map((at) => replyAt(results as Reply[], at))));
-      },
-      (error: unknown) => {
-        const failure = error instanceof Error ? error : new Error(String(error));
-        for (const entry of sent) entry.reject(failure);
-      },
-    );
+        store(reply);
+      });
+    });
+    const writtenTo = sent.filter((entry) => entry.written !== undefined);
+    this.connection.send(payload, handlers, (onSocket) => {
+      for (const entry of writtenTo) entry.written?.(onSocket);
+    });
   }
 
-  /**
-   * ioredis wrote the pipeline with one socket.write; the bytes are in the kernel unless the
-   * socket had to buffer them in the process (writableLength > 0), then they are once it drains.
-   */
-  private tellWritten(sent: readonly Pending[], live: boolean): void {
-    const waiting = sent.filter((entry) => entry.written !== undefined);
-    if (waiting.length === 0) return;
-    const tell = (onSocket: boolean): void => {
-      for (const entry of waiting) entry.written?.(onSocket);
-    };
-    const socket = (this.redis as unknown as { stream?: RedisSocket }).stream;
-    if (!live || socket === undefined) return tell(false);
-    if (socket.writableLength === 0) return tell(true);
-    const onDrain = (): void => {
-      socket.removeListener('close', onClose);
-      tell(true);
-    };
-    const onClose = (): void => {
-      socket.removeListener('drain', onDrain);
-      tell(false);
-    };
-    socket.once('drain', onDrain);
-    socket.once('close', onClose);
+  /** A builtin command of Redis or a script defined on the ioredis client. */
+  private knows(name: string): boolean {
+    return this.scriptOf(name) !== undefined || this.builtins.has(name.toLowerCase());
   }
+
+  private scriptOf(name: string): ScriptDefinition | undefined {
+    return (this.redis as unknown as IoredisInternals).scriptsSet?.[name];
+  }
+
+  /** EVALSHA, or EVAL with the whole script the first time on a connection (as ioredis does). */
+  private encodeScript(script: ScriptDefinition, args: readonly Arg[]): string {
+    const keys: Arg[] = script.numberOfKeys === null ? [] : [script.numberOfKeys];
+    if (this.connection.isScriptLoaded(script.sha)) return encodeCommand('evalsha', [script.sha, ...keys, ...args]);
+    this.connection.markScriptLoaded(script.sha);
+    return encodeCommand('eval', [script.lua, ...keys, ...args]);
+  }
+}
+
+/** The Redis an ioredis client talks to (host, port, credentials, database, TLS), for a batch connection beside it. */
+export function redisEndpoint(redis: Redis): RespEndpoint {
+  const { options } = redis as unknown as IoredisInternals;
+  return {
+    host: options.host ?? '127.0.0.1',
+    port: options.port ?? 6379,
+    db: options.db ?? 0,
+    ...(options.username === undefined || options.username === null ? {} : { username: options.username }),
+    ...(options.password === undefined || options.password === null ? {} : { password: options.password }),
+    ...(options.tls === undefined ? {} : { tls: options.tls as RespEndpoint['tls'] }),
+  };
 }
 
 /** Stable: groups of one order keep the order they were first seen in. */

@@ -275,6 +275,11 @@ export class SearchService {
     return reply;
   }
 
+  /** The batch connection to Redis that every search's admission and settlement go through is up. */
+  get batchReady(): boolean {
+    return this.money.batchStatus === 'ready';
+  }
+
   /** Waits for the background settlements (shutdown); false when some were still unanswered after `timeoutMs`. */
   drainSettlements(timeoutMs: number): Promise<boolean> {
     return this.money.drainSettlements(timeoutMs);
