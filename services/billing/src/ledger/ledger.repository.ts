@@ -124,7 +124,6 @@ export const ENTRY_COLUMNS = Prisma.sql`id, account_id, kind, amount_micros, bal
 
 /** The usage_events columns of one batch, as arrays for unnest (one row per attempt). */
 class UsageColumns {
-  private readonly id: string[] = [];
   private readonly requestId: string[] = [];
   private readonly attemptIndex: number[] = [];
   private readonly keyId: string[] = [];
@@ -140,11 +139,10 @@ class UsageColumns {
   private readonly settledAt: string[] = [];
 
   get size(): number {
-    return this.id.length;
+    return this.requestId.length;
   }
 
   add(record: SettlementRecord, attempt: SettledAttempt, settledAt: string): void {
-    this.id.push(newId('usageEvent'));
     this.requestId.push(record.requestId);
     this.attemptIndex.push(attempt.index);
     this.keyId.push(record.keyId);
@@ -162,7 +160,7 @@ class UsageColumns {
 
   /** In the order of the INSERT's unnest, as array literals. */
   columns(): string[] {
-    return [this.id, this.requestId, this.attemptIndex, this.keyId, this.model, this.provider, this.source, this.status,
+    return [this.requestId, this.attemptIndex, this.keyId, this.model, this.provider, this.source, this.status,
       this.error, this.reserved, this.charged, this.timedOut, this.results, this.settledAt].map(pgArray);
   }
 }
@@ -326,13 +324,13 @@ export class LedgerRepository {
       });
       if (usage.size > 0) {
         await client.query(
-          `INSERT INTO usage_events (id, request_id, attempt_index, account_id, key_id, model, provider, source, status,
+          `INSERT INTO usage_events (request_id, attempt_index, account_id, key_id, model, provider, source, status,
              error, reserved_micros, charged_micros, timed_out, results, settled_at)
-           SELECT u.id, u.request_id, u.attempt_index, $1, u.key_id, u.model, u.provider, u.source, u.status,
+           SELECT u.request_id, u.attempt_index, $1, u.key_id, u.model, u.provider, u.source, u.status,
              u.error, u.reserved_micros, u.charged_micros, u.timed_out, u.results, u.settled_at
-           FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-               $10::text[], $11::bigint[], $12::bigint[], $13::boolean[], $14::int[], $15::timestamptz[])
-             AS u(id, request_id, attempt_index, key_id, model, provider, source, status, error, reserved_micros,
+           FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+               $9::text[], $10::bigint[], $11::bigint[], $12::boolean[], $13::int[], $14::timestamptz[])
+             AS u(request_id, attempt_index, key_id, model, provider, source, status, error, reserved_micros,
                charged_micros, timed_out, results, settled_at)`,
           [accountId, ...usage.columns()],
         );
