@@ -116,7 +116,7 @@ interface ScriptDefinition {
 
 /** The ioredis client's own parts RedisBatch reads: its parsed options and defined scripts. */
 interface IoredisInternals {
-  readonly options: { host?: string; port?: number; username?: string | null; password?: string | null; db?: number; tls?: object };
+  readonly options: { host?: string; port?: number; username?: string | null; password?: string | null; db?: number; tls?: object | boolean | null };
   readonly scriptsSet?: Record<string, ScriptDefinition | undefined>;
   getBuiltinCommands(): string[];
 }
@@ -325,8 +325,15 @@ export function redisEndpoint(redis: Redis): RespEndpoint {
     db: options.db ?? 0,
     ...(options.username === undefined || options.username === null ? {} : { username: options.username }),
     ...(options.password === undefined || options.password === null ? {} : { password: options.password }),
-    ...(options.tls === undefined ? {} : { tls: options.tls as RespEndpoint['tls'] }),
+    ...tlsOf(options.tls),
   };
+}
+
+/** rediss:// gives ioredis `tls: true`; explicit TLS options are an object; plain redis:// neither. */
+function tlsOf(tls: IoredisInternals['options']['tls']): { tls?: RespEndpoint['tls'] } {
+  if (tls === true) return { tls: {} };
+  if (typeof tls === 'object' && tls !== null) return { tls: tls as RespEndpoint['tls'] };
+  return {};
 }
 
 /** Stable: groups of one order keep the order they were first seen in. */
