@@ -105,4 +105,22 @@ describe('gateway edge: public routes, request ids, 404/405/400 (real Redis, in-
     expect(ready.body).toMatchObject({ status: 'ready', checks: { redis: 'ok', search_batch: 'ok' } });
     expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
   });
+
+  it('starts while Redis cannot be reached: readyz answers 503 naming both Redis checks, healthz 200', async () => {
+    const unreachable = await startGateway({
+      REDIS_URL: 'redis://127.0.0.1:1',
+      ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${grpc.port}`,
+      ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${await freePort()}`,
+      BILLING_HTTP_URL: `http://127.0.0.1:${await freePort()}`,
+      EXA_API_KEY: 'exa-platform-key',
+    });
+    try {
+      const response = await fetch(`${unreachable.url}/readyz`);
+      expect(response.status).toBe(503);
+      expect(await response.json()).toMatchObject({ status: 'unavailable', checks: { redis: 'down', search_batch: 'down' } });
+      expect((await fetch(`${unreachable.url}/healthz`)).status).toBe(200);
+    } finally {
+      await unreachable.close();
+    }
+  });
 });

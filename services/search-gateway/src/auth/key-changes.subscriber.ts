@@ -41,7 +41,19 @@ export class KeyChangesSubscriber {
       }
       this.sink.invalidate(message.keyHash);
     });
-    await connection.connect();
+    try {
+      await connection.connect();
+    } catch (error) {
+      // Redis is down at start: the gateway starts anyway (readyz says so). ioredis keeps
+      // reconnecting and sends the queued SUBSCRIBE once Redis is up ('ready' drops the cache
+      // then); until then the in-process cache is bounded by KEY_CACHE_TTL_MS alone.
+      this.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'key-change subscriber cannot reach redis at start; it keeps trying');
+      connection.subscribe(KEY_CHANGES_CHANNEL).then(
+        () => this.sink.invalidateAll(),
+        (cause: unknown) => this.log.warn({ err: cause instanceof Error ? cause.message : String(cause) }, 'key-change subscription failed'),
+      );
+      return;
+    }
     await connection.subscribe(KEY_CHANGES_CHANNEL);
     // Anything cached between connect and the subscription is dropped as well.
     this.sink.invalidateAll();
@@ -51,6 +63,11 @@ export class KeyChangesSubscriber {
     const connection = this.connection;
     this.connection = undefined;
     if (connection === undefined) return;
+    // Not connected: QUIT would wait in the offline queue for a Redis that may never come.
+    if (connection.status !== 'ready') {
+      connection.disconnect();
+      return;
+    }
     try {
       await connection.quit();
     } catch {

@@ -39,6 +39,11 @@ export class RedisConnection {
   }
 
   async close(): Promise<void> {
+    // Not connected: nothing to say goodbye to, and no reconnect attempt may be left behind.
+    if (this.client.status !== 'ready') {
+      this.client.disconnect();
+      return;
+    }
     try {
       await this.client.quit();
     } catch {
