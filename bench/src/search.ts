@@ -42,7 +42,6 @@ const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
 const MODEL = process.env.MODEL ?? 'exa/fast';
 const COUNT_SEARCHES = Number(process.env.COUNT_SEARCHES ?? 400);
 const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
-/** Far above what two cores can push, so no limit rejects the load. */
 const BODY = JSON.stringify({ query: 'open source search engines benchmark', model: MODEL, max_results: 10 });
 
 interface Target {

@@ -5,7 +5,7 @@ import { KEY_CHANGES_CHANNEL, isKeyChangeMessage, redisKeys } from '@svc/contrac
 import type { KeyChangeMessage } from '@svc/contracts';
 import { newId } from '@svc/ids';
 import { generateSecret, hashSecret, labelOf } from '@svc/keys';
-import { freePort, REDIS_BASE_URL, redisUrl, waitFor } from '@svc/test-kit';
+import { freePort, REDIS_BASE_URL, redisUrl, TcpProxy, waitFor } from '@svc/test-kit';
 import { createApp } from '../src/app';
 import type { AppConfig } from '../src/config';
 import { DatabaseRepository } from '../src/db/database.repository';
@@ -16,7 +16,6 @@ import { KeyOutboxService } from '../src/key-cache/key-outbox.service';
 import { createLogger } from '../src/logging/logger';
 import { call, gatewayHeaders, insertAccount, startHarness } from './harness';
 import type { Harness, Identity } from './harness';
-import { TcpProxy } from './tcp-proxy';
 
 const REDIS_DB = 9;
 const RECORD_TTL_SECONDS = 1234;

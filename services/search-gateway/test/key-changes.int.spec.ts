@@ -1,9 +1,8 @@
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { KEY_CHANGES_CHANNEL } from '@svc/contracts';
-import { freePort, redisUrl } from '@svc/test-kit';
+import { freePort, redisUrl, TcpProxy } from '@svc/test-kit';
 import { KeyChangesSubscriber } from '../src/auth/key-changes.subscriber';
-import { TcpProxy } from '../../account-admin/test/tcp-proxy';
 
 /**
  * The key-change subscriber when Redis is down as the gateway starts: the start does not

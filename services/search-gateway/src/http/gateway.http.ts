@@ -32,7 +32,8 @@ export class GatewayHttp {
     installEdgeHooks(fastify, this.routes, this.log);
     void fastify.register(async (scope) => {
       scope.setErrorHandler((error, request, reply) => sendError(reply, request.id, error, this.log));
-      registerHealthRoutes(scope, this.redis, this.search === undefined ? undefined : () => this.search?.service.batchReady === true);
+      const search = this.search;
+      registerHealthRoutes(scope, this.redis, search === undefined ? undefined : () => search.service.batchReady);
       registerCatalogRoutes(scope, this.catalog);
       if (this.search !== undefined) registerSearchRoutes(scope, this.search.auth, this.search.service, this.search.rateLimit);
       await scope.register(async (forwardScope) => {

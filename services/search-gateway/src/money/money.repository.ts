@@ -175,7 +175,8 @@ export class MoneyRepository {
 
   /** `clock`: Unix ms, for the settled-marker buckets (tests fix it). */
   constructor(private readonly redis: Redis, retainerOptions?: RetainerOptions, private readonly clock: () => number = Date.now) {
-    this.batch = new RedisBatch(redis);
+    // The logger arrives later (useLogger); the closure reads it when an error comes.
+    this.batch = new RedisBatch(redis, undefined, (error) => this.log?.warn({ err: error.message }, 'redis batch connection error'));
     this.retainer = new SettlementRetainer(redis, retainerOptions);
     redis.defineCommand('svcLease', { numberOfKeys: 1, lua: LEASE_LUA });
     redis.defineCommand('svcReserve', { numberOfKeys: 5, lua: RESERVE_LUA });

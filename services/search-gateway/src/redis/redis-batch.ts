@@ -134,7 +134,7 @@ interface IoredisInternals {
  * The batch goes out on a connection of its own (RespConnection, to the same Redis as the
  * ioredis client given, with its options and the scripts defined on it), encoded here with
  * one handler per command: ioredis's per-command objects, promises and argument copies cost
- * the gateway about three times the CPU per flush (docs/benchmarks.md).
+ * the gateway about two and a half times the CPU per flush (docs/decisions/0007-batch-connection.md).
  *
  * `send()` does not wait for Redis: its `written` resolves once the batch is in the
  * kernel's socket buffer, which the settle path waits for before it replies (so the
@@ -147,11 +147,14 @@ export class RedisBatch {
   private readonly connection: RespConnection;
   private readonly builtins: ReadonlySet<string>;
 
-  /** `connection`: tests give their own; by default one to the ioredis client's Redis. */
-  constructor(private readonly redis: Redis, connection?: RespConnection) {
+  /**
+   * `connection`: tests give their own; by default one to the ioredis client's Redis, whose
+   * connection failures go to `onConnectionError`.
+   */
+  constructor(private readonly redis: Redis, connection?: RespConnection, onConnectionError?: (error: Error) => void) {
     const internals = redis as unknown as IoredisInternals;
     this.builtins = new Set(internals.getBuiltinCommands());
-    this.connection = connection ?? new RespConnection(redisEndpoint(redis), { clientName: 'svc-gateway-batch' });
+    this.connection = connection ?? new RespConnection(redisEndpoint(redis), { clientName: 'svc-gateway-batch', ...(onConnectionError === undefined ? {} : { onError: onConnectionError }) });
   }
 
   /** The batch connection's state ('ready' when batches are written at once). */
@@ -309,10 +312,10 @@ export class RedisBatch {
 
   /** EVALSHA, or EVAL with the whole script the first time on a connection (as ioredis does). */
   private encodeScript(script: ScriptDefinition, args: readonly Arg[]): string {
-    const keys: Arg[] = script.numberOfKeys === null ? [] : [script.numberOfKeys];
-    if (this.connection.isScriptLoaded(script.sha)) return encodeCommand('evalsha', [script.sha, ...keys, ...args]);
-    this.connection.markScriptLoaded(script.sha);
-    return encodeCommand('eval', [script.lua, ...keys, ...args]);
+    const loaded = this.connection.isScriptLoaded(script.sha);
+    if (!loaded) this.connection.markScriptLoaded(script.sha);
+    const body = loaded ? script.sha : script.lua;
+    return encodeCommand(loaded ? 'evalsha' : 'eval', args, script.numberOfKeys === null ? [body] : [body, script.numberOfKeys]);
   }
 }
 

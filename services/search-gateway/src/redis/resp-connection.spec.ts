@@ -89,6 +89,11 @@ describe('encodeCommand', () => {
     expect(encodeCommand('set', ['k', ''])).toBe('*3\r\n$3\r\nset\r\n$1\r\nk\r\n$0\r\n\r\n');
   });
 
+  it('puts the head arguments first (a script\'s SHA and key count) and counts them', () => {
+    expect(encodeCommand('evalsha', ['k', 'a'], ['abc', 1])).toBe(encodeCommand('evalsha', ['abc', 1, 'k', 'a']));
+    expect(encodeCommand('evalsha', ['k', 'a'], ['abc', 1])).toMatch(/^\*5\r\n/);
+  });
+
   it('round-trips through the decoder as an array of the same strings (the form Redis reads)', () => {
     const [decoded] = decodeAll([Buffer.from(encodeCommand('xadd', ['{a:1}:s', '*', 'r', '{"x":"é\\r\\n"}', -12]))]);
     expect(decoded).toEqual(['xadd', '{a:1}:s', '*', 'r', '{"x":"é\\r\\n"}', '-12']);

@@ -128,12 +128,18 @@ function integerAt(buffer: Buffer, from: number, to: number): number {
   return negative ? -value : value;
 }
 
-/** One command as RESP: `*n $len name $len arg ...`. Numbers are sent in decimal. */
-export function encodeCommand(name: string, args: readonly (string | number)[]): string {
-  let out = `*${args.length + 1}\r\n$${name.length}\r\n${name}\r\n`;
-  for (const arg of args) {
-    const text = typeof arg === 'string' ? arg : String(arg);
-    out += `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
+/**
+ * One command as RESP: `*n $len name $len arg ...`, the arguments of `head` before those of
+ * `args` (a script's SHA and key count before its own arguments, without copying them into
+ * one array). Numbers are sent in decimal.
+ */
+export function encodeCommand(name: string, args: readonly (string | number)[], head: readonly (string | number)[] = []): string {
+  let out = `*${head.length + args.length + 1}\r\n$${name.length}\r\n${name}\r\n`;
+  for (const part of [head, args]) {
+    for (const arg of part) {
+      const text = typeof arg === 'string' ? arg : String(arg);
+      out += `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
+    }
   }
   return out;
 }
@@ -177,7 +183,7 @@ interface Waiting {
  * promises: a caller writes a whole batch as one pre-encoded payload with one handler per
  * command, and the replies come back to the handlers in order. (ioredis built a Command, a
  * promise and a flattened copy of the arguments for every command, which cost the gateway
- * about three times the CPU per flush; docs/benchmarks.md.)
+ * about two and a half times the CPU per flush; docs/decisions/0007-batch-connection.md.)
  *
  * Behaviour on failure, by design the same as the ioredis client it stands beside (no
  * offline queue, nothing re-sent): while the connection is down a batch is refused at once;
@@ -208,11 +214,6 @@ export class RespConnection {
 
   get status(): RespStatus {
     return this.state;
-  }
-
-  /** Bytes written to the socket and not yet handed to the kernel. */
-  get pendingBytes(): number {
-    return this.socket?.writableLength ?? 0;
   }
 
   /** The script with this SHA was sent whole (EVAL) on the current connection. */

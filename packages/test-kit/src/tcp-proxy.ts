@@ -2,7 +2,7 @@ import { createConnection, createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 
 /**
- * A TCP relay on a fixed local port to a real server (here Redis), which a test can cut
+ * A TCP relay on a fixed local port to a real server (e.g. Redis), which a test can cut
  * (listener closed, every connection reset: the client sees a refused connection) and open
  * again on the same port, to put a real outage between a client and its server.
  */
