@@ -162,12 +162,15 @@ describe('RedisBatch on a real Redis', () => {
   it('fails every queued command at once when Redis is unreachable, instead of waiting', async () => {
     const offline = new Redis('redis://127.0.0.1:1', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     offline.on('error', () => undefined);
-    const offlineBatch = new RedisBatch(offline);
+    const connectionErrors: Error[] = [];
+    const offlineBatch = new RedisBatch(offline, undefined, (error) => connectionErrors.push(error));
     const outcome = await offlineBatch.pipeline().add('ping').exec().then(
       (replies) => replies[0]?.[0] ?? null,
       (error: unknown) => error,
     );
     expect(outcome).toBeInstanceOf(Error);
+    // The batch connection's own failure is reported (MoneyRepository logs it).
+    expect(connectionErrors.length).toBeGreaterThan(0);
     offlineBatch.close();
     offline.disconnect();
   });
