@@ -9,7 +9,6 @@ export const ID_PREFIXES = {
   managementKey: 'mkey_',
   request: 'req_',
   ledgerEntry: 'led_',
-  usageEvent: 'use_',
   checkout: 'chk_',
 } as const;
 

@@ -1,6 +1,7 @@
 import { isKeyChangeMessage, KEY_CHANGES_CHANNEL } from '@svc/contracts';
 import Redis from 'ioredis';
 import type { Logger } from 'pino';
+import { REDIS_DISCONNECT_TIMEOUT_MS } from '../health/redis.connection';
 
 export interface KeyChangeSink {
   invalidate(keyHash: string): void;
@@ -22,7 +23,7 @@ export class KeyChangesSubscriber {
   ) {}
 
   async start(): Promise<void> {
-    const connection = new Redis(this.redisUrl, { lazyConnect: true, maxRetriesPerRequest: null });
+    const connection = new Redis(this.redisUrl, { lazyConnect: true, maxRetriesPerRequest: null, disconnectTimeout: REDIS_DISCONNECT_TIMEOUT_MS });
     this.connection = connection;
     connection.on('error', (error: Error) => this.log.warn({ err: error.message }, 'key-change subscriber connection error'));
     connection.on('ready', () => this.sink.invalidateAll());
