@@ -7,7 +7,7 @@ const PING_TIMEOUT_MS = 1000;
  * How long ioredis waits, after ending a connection, for its socket to close before it
  * destroys it (its default is 2 s). A socket whose connect was refused never closes again,
  * so with the default a gateway that never reached Redis kept the process alive for 2 s
- * after shutdown. A connection that did close answers in well under a millisecond here.
+ * after shutdown. A live connection is closed with QUIT, which does not use this timeout.
  */
 export const REDIS_DISCONNECT_TIMEOUT_MS = 200;
 

@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { encodeCommand, RespConnection, RespReplyError } from './resp-connection';
+import { encodeParts, RespConnection, RespReplyError } from './resp-connection';
 import type { RespConnectionError, RespEndpoint, RespHandler, RespReply } from './resp-connection';
 
 type Arg = string | number;
@@ -95,7 +95,7 @@ interface Group {
   count: number;
   /** First argument -> member index, for unique commands. */
   readonly seen: Map<Arg, number> | null;
-  /** The group's command in the ioredis pipeline. */
+  /** The group's command's position in the flush (its reply's index). */
   index: number;
 }
 
@@ -243,16 +243,13 @@ export class RedisBatch {
       locators.push(located);
     }
     if (sent.length === 0) return;
-    const commands: { name: string; args: Arg[] }[] = [];
+    // Each command's arguments as the arrays they already are in, encoded in order.
+    const commands: { name: string; parts: readonly (readonly Arg[])[] }[] = [];
     const emit = (group: Group): void => {
-      const { merged } = group;
-      const args: Arg[] = merged.dynamicKeys ? [group.keys.length + group.memberKeys.length] : [];
-      for (const key of group.keys) args.push(key);
-      for (const key of group.memberKeys) args.push(key);
-      for (const arg of group.fixed) args.push(arg);
-      for (const arg of group.memberArgs) args.push(arg);
+      const { merged, keys, memberKeys, fixed, memberArgs } = group;
+      const parts = merged.dynamicKeys ? [[keys.length + memberKeys.length], keys, memberKeys, fixed, memberArgs] : [keys, memberKeys, fixed, memberArgs];
       group.index = commands.length;
-      commands.push({ name: merged.command, args });
+      commands.push({ name: merged.command, parts });
     };
     head.sort(byOrder).forEach(emit);
     sent.forEach((entry, e) => {
@@ -260,7 +257,7 @@ export class RedisBatch {
       entry.items.forEach((item, i) => {
         if (item.kind !== 'plain') return;
         located[i] = commands.length;
-        commands.push({ name: item.name, args: item.args as Arg[] });
+        commands.push({ name: item.name, parts: [item.args as Arg[]] });
       });
     });
     tail.sort(byOrder).forEach(emit);
@@ -280,16 +277,16 @@ export class RedisBatch {
       };
       const script = this.scriptOf(command.name);
       if (script === undefined) {
-        payload += encodeCommand(command.name, command.args);
+        payload += encodeParts(command.name, command.parts);
         handlers.push(store);
         return;
       }
-      payload += this.encodeScript(script, command.args);
+      payload += this.encodeScript(script, command.parts);
       handlers.push((reply) => {
         // Scripts flushed from Redis (SCRIPT FLUSH) while this connection knew them: send it whole once.
         if (reply instanceof RespReplyError && reply.message.startsWith('NOSCRIPT')) {
           this.connection.forgetScript(script.sha);
-          this.connection.send(this.encodeScript(script, command.args), [store]);
+          this.connection.send(this.encodeScript(script, command.parts), [store]);
           return;
         }
         store(reply);
@@ -311,11 +308,11 @@ export class RedisBatch {
   }
 
   /** EVALSHA, or EVAL with the whole script the first time on a connection (as ioredis does). */
-  private encodeScript(script: ScriptDefinition, args: readonly Arg[]): string {
+  private encodeScript(script: ScriptDefinition, parts: readonly (readonly Arg[])[]): string {
     const loaded = this.connection.isScriptLoaded(script.sha);
     if (!loaded) this.connection.markScriptLoaded(script.sha);
     const body = loaded ? script.sha : script.lua;
-    return encodeCommand(loaded ? 'evalsha' : 'eval', args, script.numberOfKeys === null ? [body] : [body, script.numberOfKeys]);
+    return encodeParts(loaded ? 'evalsha' : 'eval', [script.numberOfKeys === null ? [body] : [body, script.numberOfKeys], ...parts]);
   }
 }
 

@@ -1,4 +1,4 @@
-import { encodeCommand, RespDecoder, RespReplyError } from './resp-connection';
+import { encodeCommand, encodeParts, RespDecoder, RespReplyError } from './resp-connection';
 import type { RespReply } from './resp-connection';
 
 function decodeAll(chunks: readonly Buffer[]): RespReply[] {
@@ -92,6 +92,12 @@ describe('encodeCommand', () => {
   it('puts the head arguments first (a script\'s SHA and key count) and counts them', () => {
     expect(encodeCommand('evalsha', ['k', 'a'], ['abc', 1])).toBe(encodeCommand('evalsha', ['abc', 1, 'k', 'a']));
     expect(encodeCommand('evalsha', ['k', 'a'], ['abc', 1])).toMatch(/^\*5\r\n/);
+  });
+
+  it('encodes parts in order as one command, empty parts adding nothing (a merged script call)', () => {
+    expect(encodeParts('evalsha', [['abc', 3], ['{a:1}:b'], [], ['{a:1}:r1', '{a:1}:r2'], ['x', 7]]))
+      .toBe(encodeCommand('evalsha', ['abc', 3, '{a:1}:b', '{a:1}:r1', '{a:1}:r2', 'x', 7]));
+    expect(encodeParts('ping', [])).toBe('*1\r\n$4\r\nping\r\n');
   });
 
   it('round-trips through the decoder as an array of the same strings (the form Redis reads)', () => {

@@ -128,14 +128,21 @@ function integerAt(buffer: Buffer, from: number, to: number): number {
   return negative ? -value : value;
 }
 
-/**
- * One command as RESP: `*n $len name $len arg ...`, the arguments of `head` before those of
- * `args` (a script's SHA and key count before its own arguments, without copying them into
- * one array). Numbers are sent in decimal.
- */
+/** One command as RESP: `*n $len name $len arg ...`, the arguments of `head` before those of `args`. */
 export function encodeCommand(name: string, args: readonly (string | number)[], head: readonly (string | number)[] = []): string {
-  let out = `*${head.length + args.length + 1}\r\n$${name.length}\r\n${name}\r\n`;
-  for (const part of [head, args]) {
+  return encodeParts(name, [head, args]);
+}
+
+/**
+ * One command as RESP whose arguments are the parts' in order (a script's SHA and key count,
+ * its keys, its arguments, ...), without copying them into one array. Numbers are sent in
+ * decimal.
+ */
+export function encodeParts(name: string, parts: readonly (readonly (string | number)[])[]): string {
+  let count = 1;
+  for (const part of parts) count += part.length;
+  let out = `*${count}\r\n$${name.length}\r\n${name}\r\n`;
+  for (const part of parts) {
     for (const arg of part) {
       const text = typeof arg === 'string' ? arg : String(arg);
       out += `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
@@ -261,7 +268,6 @@ export class RespConnection {
     const socket = this.socket;
     this.socket = null;
     this.failAll(new RespConnectionError('redis batch connection is closed'));
-    socket?.end();
     socket?.destroy();
   }
 
