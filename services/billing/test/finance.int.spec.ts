@@ -1,3 +1,4 @@
+import { databaseUrl } from '@svc/test-kit';
 import { redisKeys } from '@svc/contracts';
 import type { SettlementRecord } from '@svc/contracts';
 import { createBillingDatabase } from '../src/db/prisma.repository';
@@ -16,7 +17,7 @@ let ledger: LedgerRepository;
 beforeAll(async () => {
   h = await startStripeHarness('finance', { timeoutMs: 300 });
   const name = (await h.db.query<{ n: string }>('SELECT current_database() AS n')).rows[0]?.n ?? '';
-  database = createBillingDatabase(`postgresql://postgres@127.0.0.1:5432/${name}`, () => undefined);
+  database = createBillingDatabase(databaseUrl(name), () => undefined);
   prisma = database.prisma;
   ledger = new LedgerRepository(prisma, database.pool);
 }, 60_000);

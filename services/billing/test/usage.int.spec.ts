@@ -1,3 +1,4 @@
+import { databaseUrl } from '@svc/test-kit';
 import { newId } from '@svc/ids';
 import type { SettlementRecord } from '@svc/contracts';
 import { createBillingDatabase } from '../src/db/prisma.repository';
@@ -30,7 +31,7 @@ function search(keyId: string, settledAtMs: number, charged: number, timedOut = 
 beforeAll(async () => {
   h = await startStripeHarness('usage');
   const row = await h.db.query<{ url: string }>('SELECT current_database() AS url');
-  database = createBillingDatabase(`postgresql://postgres@127.0.0.1:5432/${row.rows[0]?.url ?? ''}`, () => undefined);
+  database = createBillingDatabase(databaseUrl(row.rows[0]?.url ?? ''), () => undefined);
   prisma = database.prisma;
   accountId = await newAccount(h);
   const ledger = new LedgerRepository(prisma, database.pool);
