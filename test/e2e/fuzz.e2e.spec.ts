@@ -89,6 +89,28 @@ const queryString = fc.oneof(
 
 const segment = fc.oneof(hostileText.map((t) => encodeURIComponent(t)), fc.constantFrom('%ff', '%00', '..', 'brave', 'exa', 'tavily', 'BRAVE', 'a'.repeat(101), 'a'.repeat(300)));
 
+const MODEL_IDS = ['brave/web', 'brave/news', 'exa/auto', 'exa/fast', 'exa/deep', 'tavily/basic', 'tavily/advanced'];
+
+/** Bodies of the right shape with hostile values, so requests get past the first checks. */
+const searchBody = fc.record({
+  query: fc.oneof(hostileText, fc.constantFrom('rust async runtimes', 'a', ' ')),
+  model: fc.oneof(fc.constantFrom(...MODEL_IDS), hostileText),
+  models: fc.oneof(fc.array(fc.constantFrom(...MODEL_IDS), { maxLength: 12 }), fc.array(hostileText, { maxLength: 3 })),
+  max_results: fc.oneof(fc.integer({ min: -5, max: 150 }), hostileValue),
+}, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const keyBody = fc.record({
+  name: hostileText,
+  limit_usd: fc.oneof(fc.double({ min: -1, max: 100 }), hostileValue),
+  limit_reset: fc.oneof(fc.constantFrom('daily', 'weekly', 'monthly', null), hostileText),
+  expires_at: fc.oneof(fc.date({ min: new Date('2020-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString()), hostileValue),
+  disabled: fc.oneof(fc.boolean(), hostileValue),
+}, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const credentialsBody = fc.record({ email: fc.oneof(fc.emailAddress(), hostileText), password: fc.oneof(fc.string({ minLength: 12, maxLength: 40 }), hostileText) }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const checkoutBody = fc.record({
+  amount_usd: fc.oneof(fc.integer({ min: 0, max: 20_000 }), fc.double({ min: 0, max: 20_000 }), hostileValue),
+  success_url: fc.oneof(fc.webUrl(), hostileText), cancel_url: fc.oneof(fc.webUrl(), hostileText),
+}, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+
 interface Secrets {
   apiKey: string;
   managementKey: string;
@@ -97,36 +119,36 @@ interface Secrets {
 }
 
 function routes(secrets: Secrets): fc.Arbitrary<Omit<FuzzRequest, 'headers'>> {
-  const templates: [string, string[], fc.Arbitrary<string>][] = [
+  const templates: [string, string[], fc.Arbitrary<string>, fc.Arbitrary<string>?][] = [
     ['/v1/models', ['GET', 'POST', 'DELETE'], fc.constant('/v1/models')],
     ['/v1/credits/pricing', ['GET', 'PUT'], fc.constant('/v1/credits/pricing')],
     ['/v1/credits', ['GET', 'POST'], fc.constant('/v1/credits')],
     ['/v1/key', ['GET', 'PATCH'], fc.constant('/v1/key')],
-    ['/v1/search', ['POST', 'GET'], fc.constant('/v1/search')],
-    ['/v1/keys', ['GET', 'POST', 'PUT'], fc.constant('/v1/keys')],
-    ['/v1/keys/:id', ['GET', 'PATCH', 'DELETE', 'POST'], fc.oneof(segment, fc.constant(secrets.keyId)).map((id) => `/v1/keys/${id}`)],
+    ['/v1/search', ['POST', 'POST', 'POST', 'GET'], fc.constant('/v1/search'), searchBody],
+    ['/v1/keys', ['GET', 'POST', 'POST', 'PUT'], fc.constant('/v1/keys'), keyBody],
+    ['/v1/keys/:id', ['GET', 'PATCH', 'PATCH', 'DELETE', 'POST'], fc.oneof(segment, fc.constant(secrets.keyId)).map((id) => `/v1/keys/${id}`), keyBody],
     ['/v1/provider-keys', ['GET', 'POST'], fc.constant('/v1/provider-keys')],
     ['/v1/provider-keys/:provider', ['GET', 'PUT', 'DELETE', 'PATCH'], segment.map((p) => `/v1/provider-keys/${p}`)],
-    ['/v1/credits/checkout', ['POST', 'GET'], fc.constant('/v1/credits/checkout')],
+    ['/v1/credits/checkout', ['POST', 'POST', 'GET'], fc.constant('/v1/credits/checkout'), checkoutBody],
     ['/v1/credits/webhook', ['POST'], fc.constant('/v1/credits/webhook')],
     ['/v1/usage', ['GET', 'POST'], fc.constant('/v1/usage')],
     ['/dashboard', ['GET', 'POST'], fc.constant('/dashboard')],
-    ['/dashboard/api/signup', ['POST', 'GET'], fc.constant('/dashboard/api/signup')],
-    ['/dashboard/api/login', ['POST'], fc.constant('/dashboard/api/login')],
+    ['/dashboard/api/signup', ['POST', 'POST', 'GET'], fc.constant('/dashboard/api/signup'), credentialsBody],
+    ['/dashboard/api/login', ['POST'], fc.constant('/dashboard/api/login'), credentialsBody],
     ['/dashboard/api/logout', ['POST'], fc.constant('/dashboard/api/logout')],
     ['/dashboard/api/me', ['GET', 'DELETE'], fc.constant('/dashboard/api/me')],
-    ['/dashboard/api/management-keys', ['GET', 'POST'], fc.constant('/dashboard/api/management-keys')],
+    ['/dashboard/api/management-keys', ['GET', 'POST'], fc.constant('/dashboard/api/management-keys'), keyBody],
     ['/dashboard/api/management-keys/:id', ['DELETE', 'GET'], segment.map((id) => `/dashboard/api/management-keys/${id}`)],
     ['/dashboard/api/*', ['GET', 'POST', 'PUT', 'DELETE'], segment.map((s) => `/dashboard/api/${s}`)],
     ['/healthz', ['GET'], fc.constant('/healthz')],
     ['(unknown)', ['GET', 'POST', 'OPTIONS', 'HEAD'], fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => `/${parts.join('/')}`)],
   ];
-  return fc.constantFrom(...templates).chain(([route, methods, path]) =>
+  return fc.constantFrom(...templates).chain(([route, methods, path, shaped]) =>
     fc.record({
       route: fc.constant(route),
-      method: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...methods) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE') }),
+      method: fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...methods) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE') }),
       path: fc.tuple(path, queryString).map(([p, q]) => p + q),
-      body: fc.option(body, { nil: undefined, freq: 3 }),
+      body: fc.option(shaped === undefined ? body : fc.oneof({ weight: 3, arbitrary: shaped }, { weight: 1, arbitrary: body }), { nil: undefined, freq: 4 }),
     }),
   );
 }
@@ -134,13 +156,13 @@ function routes(secrets: Secrets): fc.Arbitrary<Omit<FuzzRequest, 'headers'>> {
 function headersFor(secrets: Secrets): fc.Arbitrary<Record<string, string>> {
   const authorization = fc.oneof(
     fc.constant(undefined),
-    fc.constant(`Bearer ${secrets.apiKey}`),
-    fc.constant(`Bearer ${secrets.managementKey}`),
+    { weight: 3, arbitrary: fc.constant(`Bearer ${secrets.apiKey}`) },
+    { weight: 3, arbitrary: fc.constant(`Bearer ${secrets.managementKey}`) },
     fc.constantFrom('Bearer', 'Bearer ', 'Basic abc', 'Bearer svc-', 'Bearer svc-mgmt-', `Bearer ${secrets.apiKey}x`, `bearer ${secrets.apiKey}`, 'Bearer svc-\u00e9'),
     hostileText.map((t) => `Bearer svc-${t.replace(/[^\x20-\x7e]/g, 'a')}`),
   );
   const contentType = fc.oneof(
-    fc.constant('application/json'),
+    { weight: 4, arbitrary: fc.constant('application/json') },
     fc.constantFrom(undefined, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/merge-patch+json', 'application/json;;', '*/*'),
   );
   return fc.record({
