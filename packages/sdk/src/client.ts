@@ -12,6 +12,7 @@ import type {
   Credits,
   DeletedApiKey,
   DeletedProviderKey,
+  EndpointKey,
   KeyInfo,
   ModelList,
   PageQuery,
@@ -79,7 +80,7 @@ export interface SearchOptions extends RequestOptions {
 }
 
 /** Which key an endpoint takes. */
-type Auth = 'none' | 'api' | 'management' | 'either';
+type Auth = EndpointKey;
 
 interface Call {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -379,3 +379,48 @@ export interface Usage {
   total: { searches: number; cost_usd: number };
   request_id: string;
 }
+
+// ---------------------------------------------------------------------------------------
+// The endpoints, as data
+
+/** Which key an endpoint takes: none, an API key, a management key, or either. */
+export type EndpointKey = 'none' | 'api' | 'management' | 'either';
+
+/** One public endpoint and the names of its types in this file. */
+export interface Endpoint {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** With `{id}` / `{provider}` path parameters. */
+  path: string;
+  key: EndpointKey;
+  /** The success status. */
+  status: 200 | 201;
+  /** The request body's type, or null without a body. */
+  request: string | null;
+  /** The query's type, or null without one. */
+  query: string | null;
+  /** The success body's type. */
+  response: string;
+}
+
+/**
+ * Every public endpoint the client calls, with the names of the types above that describe
+ * it, so that a contract test can compare each with a machine-readable API description.
+ */
+export const ENDPOINTS: readonly Endpoint[] = [
+  { method: 'GET', path: '/v1/models', key: 'none', status: 200, request: null, query: null, response: 'ModelList' },
+  { method: 'GET', path: '/v1/credits/pricing', key: 'none', status: 200, request: null, query: null, response: 'Pricing' },
+  { method: 'POST', path: '/v1/search', key: 'api', status: 200, request: 'SearchRequest', query: null, response: 'SearchResponse' },
+  { method: 'GET', path: '/v1/credits', key: 'either', status: 200, request: null, query: null, response: 'Credits' },
+  { method: 'GET', path: '/v1/key', key: 'either', status: 200, request: null, query: null, response: 'KeyInfo' },
+  { method: 'GET', path: '/v1/usage', key: 'either', status: 200, request: null, query: 'UsageQuery', response: 'Usage' },
+  { method: 'POST', path: '/v1/credits/checkout', key: 'management', status: 201, request: 'CheckoutRequest', query: null, response: 'CheckoutSession' },
+  { method: 'GET', path: '/v1/keys', key: 'management', status: 200, request: null, query: 'PageQuery', response: 'ApiKeyList' },
+  { method: 'POST', path: '/v1/keys', key: 'management', status: 201, request: 'CreateKeyRequest', query: null, response: 'CreatedApiKey' },
+  { method: 'GET', path: '/v1/keys/{id}', key: 'management', status: 200, request: null, query: null, response: 'ApiKeyResponse' },
+  { method: 'PATCH', path: '/v1/keys/{id}', key: 'management', status: 200, request: 'UpdateKeyRequest', query: null, response: 'ApiKeyResponse' },
+  { method: 'DELETE', path: '/v1/keys/{id}', key: 'management', status: 200, request: null, query: null, response: 'DeletedApiKey' },
+  { method: 'GET', path: '/v1/provider-keys', key: 'management', status: 200, request: null, query: null, response: 'ProviderKeyList' },
+  { method: 'GET', path: '/v1/provider-keys/{provider}', key: 'management', status: 200, request: null, query: null, response: 'ProviderKeyResponse' },
+  { method: 'PUT', path: '/v1/provider-keys/{provider}', key: 'management', status: 200, request: 'SetProviderKeyRequest', query: null, response: 'ProviderKeyResponse' },
+  { method: 'DELETE', path: '/v1/provider-keys/{provider}', key: 'management', status: 200, request: null, query: null, response: 'DeletedProviderKey' },
+];

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ERROR_CODES as PLATFORM_ERROR_CODES } from '@svc/errors';
-import { DEFAULT_BASE_URL, ERROR_CODES, SearchGateway } from '@svc/sdk';
+import { DEFAULT_BASE_URL, ENDPOINTS, ERROR_CODES, SearchGateway } from '@svc/sdk';
 import type { ApiKey } from '@svc/sdk';
 import { VERSION } from '../src/version';
 import { ScriptedServer, json } from './scripted-server';
@@ -58,6 +58,28 @@ describe('SearchGateway requests', () => {
     expect(seen?.headers.authorization).toBe(key === undefined ? undefined : `Bearer ${key}`);
     expect(seen?.headers['content-type']).toBe(body === undefined ? undefined : 'application/json');
     expect(seen?.headers.accept).toBe('application/json');
+  });
+
+  it('the cases above cover ENDPOINTS exactly, each sending the key ENDPOINTS names; every type named there is declared', () => {
+    const templateOf = (method: string, url: string) => ENDPOINTS.filter((e) => e.method === method
+      && new RegExp(`^${e.path.replace(/\{[a-z]+\}/g, '[^/?]+')}(\\?.*)?$`).test(url));
+    const covered = new Set<string>();
+    for (const [name, method, path, , , key] of cases) {
+      const matches = templateOf(method, path);
+      expect([name, matches.length]).toEqual([name, 1]);
+      const endpoint = matches[0];
+      if (endpoint === undefined) continue;
+      covered.add(`${endpoint.method} ${endpoint.path}`);
+      const expectedKey = { none: undefined, api: 'svc-api', either: 'svc-api', management: 'svc-mgmt-m' }[endpoint.key];
+      expect([name, key]).toEqual([name, expectedKey]);
+    }
+    expect([...covered].sort()).toEqual(ENDPOINTS.map((e) => `${e.method} ${e.path}`).sort());
+    const source = readFileSync(join(__dirname, '..', 'src', 'types.ts'), 'utf8');
+    for (const endpoint of ENDPOINTS) {
+      for (const typeName of [endpoint.request, endpoint.query, endpoint.response]) {
+        if (typeName !== null) expect(source).toMatch(new RegExp(`export (interface|type) ${typeName}\\b`));
+      }
+    }
   });
 
   it('management endpoints fall back to apiKey (a management key passed as apiKey works); either-key endpoints to managementKey', async () => {

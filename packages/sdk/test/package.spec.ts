@@ -20,8 +20,15 @@ beforeAll(() => {
   }
 });
 
-const npm = (args: string[], cwd: string): string =>
-  execFileSync('npm', args, { cwd, encoding: 'utf8', env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' } });
+/**
+ * npm in `cwd`, without the npm_* variables of an npm that may have started this test
+ * (`npm test` sets npm_config_local_prefix and others, which would point the install at the
+ * repository instead of the empty folder).
+ */
+const npm = (args: string[], cwd: string): string => {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.toLowerCase().startsWith('npm_')));
+  return execFileSync('npm', args, { cwd, encoding: 'utf8', env: { ...env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' } });
+};
 
 describe('the packed @svc/sdk', () => {
   let work: string;
