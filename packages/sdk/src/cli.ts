@@ -9,6 +9,12 @@ async function readStdin(): Promise<string | undefined> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+// A reader that stops early (svc models | head -1) is not an error.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
 main(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
