@@ -11,7 +11,7 @@ export const LIMIT_MAX_USD = 1_000_000_000;
 /** Validate a field only when the body has it (null then fails: the field is not nullable). */
 const IfPresent = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
 
-/** Body of POST /v1/keys and PATCH /v1/keys/{id}; every field optional (CONTRACT "Keys"). */
+/** Body of POST /v1/keys and PATCH /v1/keys/{id}; every field optional (docs/api.md section 9). */
 export class KeyBodyDto {
   @IfPresent()
   @IsText(1, NAME_MAX)
@@ -54,7 +54,7 @@ export function toKeyInput(body: KeyBodyDto): KeyInput {
   return input;
 }
 
-/** `limit` 1..100 (default 20) and an opaque `cursor` (CONTRACT "Conventions"). */
+/** `limit` 1..100 (default 20) and an opaque `cursor` (docs/api.md section 5). */
 export class ListQueryDto {
   @IfPresent()
   @IsIntegerText(1, 100)
