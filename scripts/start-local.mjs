@@ -31,13 +31,19 @@ const secrets = existsSync(secretsPath)
 // The fake Stripe's keys: test-mode placeholders made locally, never real ones.
 secrets.STRIPE_SECRET_KEY ??= `sk_test_local_${randomBytes(12).toString('hex')}`;
 secrets.STRIPE_WEBHOOK_SECRET ??= `whsec_local_${randomBytes(12).toString('hex')}`;
+// The key-encryption key of stored provider keys (BYOK): made once for this machine.
+secrets.PROVIDER_KEY_KEK ??= randomBytes(32).toString('base64');
+secrets.PROVIDER_KEY_KEK_ID ??= 'local-1';
 writeFileSync(secretsPath, JSON.stringify(secrets, null, 2), { mode: 0o600 });
 
 const PG = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SIM = 'http://127.0.0.1:9090';
 const FAKE_STRIPE = 'http://127.0.0.1:12111';
-const common = { REDIS_URL, INTERNAL_TOKEN: secrets.INTERNAL_TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1' };
+const common = {
+  REDIS_URL, INTERNAL_TOKEN: secrets.INTERNAL_TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1',
+  PROVIDER_KEY_KEK: process.env.PROVIDER_KEY_KEK ?? secrets.PROVIDER_KEY_KEK, PROVIDER_KEY_KEK_ID: process.env.PROVIDER_KEY_KEK_ID ?? secrets.PROVIDER_KEY_KEK_ID,
+};
 const providers = {
   BRAVE_API_KEY: 'sim-brave-key', EXA_API_KEY: 'sim-exa-key', TAVILY_API_KEY: 'tvly-sim-key',
   BRAVE_BASE_URL: `${SIM}/brave/res/v1`, EXA_BASE_URL: `${SIM}/exa`, TAVILY_BASE_URL: `${SIM}/tavily`,

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnModuleDestroy } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { KEY_CHANGES_CHANNEL, redisKeys } from '@svc/contracts';
-import type { KeyChangeMessage, KeyRecord } from '@svc/contracts';
+import { KEY_CHANGES_CHANNEL, PROVIDER_KEY_CHANGES_CHANNEL, redisKeys } from '@svc/contracts';
+import type { KeyChangeMessage, KeyRecord, ProviderKeyChangeMessage } from '@svc/contracts';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 
@@ -100,6 +100,11 @@ export class KeyCacheRepository implements OnModuleDestroy {
 
   async publishChange(message: KeyChangeMessage): Promise<void> {
     await this.redis.publish(KEY_CHANGES_CHANNEL, JSON.stringify(message));
+  }
+
+  /** Tells every gateway that an account's provider keys changed (the message names the account only). */
+  async publishProviderKeyChange(message: ProviderKeyChangeMessage): Promise<void> {
+    await this.redis.publish(PROVIDER_KEY_CHANGES_CHANNEL, JSON.stringify(message));
   }
 
   /** Spend counters (integer micro-USD; absent = 0), in the order asked. */
