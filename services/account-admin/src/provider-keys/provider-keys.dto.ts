@@ -8,10 +8,11 @@ export const PROVIDER_KEY_MAX_LENGTH = 512;
 
 /** PUT /v1/provider-keys/{provider} and its dashboard mirror: `{"key": string}`, nothing else. */
 export class PutProviderKeyDto {
-  @IsString({ message: 'key must be a string' })
-  @Length(1, PROVIDER_KEY_MAX_LENGTH, { message: `key must be 1 to ${PROVIDER_KEY_MAX_LENGTH} characters` })
+  // class-validator runs these bottom-up (with stopAtFirstError the lowest failing one speaks).
   // Printable ASCII without spaces: a key pasted with a newline or a space would be stored wrong.
   @Matches(/^[\x21-\x7e]+$/, { message: 'key must be printable ASCII without spaces' })
+  @Length(1, PROVIDER_KEY_MAX_LENGTH, { message: `key must be 1 to ${PROVIDER_KEY_MAX_LENGTH} characters` })
+  @IsString({ message: 'key must be a string' })
   key!: string;
 }
 

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { isProvider } from '@svc/contracts';
 import type { Provider } from '@svc/contracts';
 import { AppError } from '@svc/errors';
-import { encryptProviderKey, providerKeyLabel, rewrapProviderKey } from '@svc/keys';
+import { encryptProviderKey, providerKeyLabel } from '@svc/keys';
 import type { KekRing, ProviderKeyEnvelope } from '@svc/keys';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
@@ -98,36 +98,6 @@ export class ProviderKeysService {
     if (!this.config.BYOK_ENABLED) return [];
     const rows = await this.repository.list(accountId);
     return rows.map((row) => ({ provider: row.provider, envelope: row.envelope }));
-  }
-
-  /**
-   * Re-wraps every stored data key under the current KEK (the operator's rotation command).
-   * Pages through the rows not yet under it; a row changed meanwhile by a PUT is already
-   * under the current KEK and is left alone. Resolves with the counts.
-   */
-  async rewrapAll(ring: KekRing, batchSize = 200): Promise<{ rewrapped: number; skipped: number; remaining: { kekId: string; count: number }[] }> {
-    let rewrapped = 0;
-    let skipped = 0;
-    const failed = new Set<string>();
-    for (;;) {
-      const rows = (await this.repository.notWrappedBy(ring.current.id, batchSize + failed.size)).filter((row) => !failed.has(`${row.accountId}/${row.provider}`));
-      if (rows.length === 0) break;
-      for (const row of rows) {
-        let next: ProviderKeyEnvelope | null;
-        try {
-          next = rewrapProviderKey(ring, row.accountId, row.provider, row.envelope);
-        } catch (error) {
-          failed.add(`${row.accountId}/${row.provider}`);
-          this.logger.error({ account_id: row.accountId, provider: row.provider, kek_id: row.envelope.kekId, err: error instanceof Error ? error.message : String(error) }, 'provider key not re-wrapped');
-          continue;
-        }
-        if (next === null) continue;
-        if (await this.repository.rewrap(row.accountId, row.provider, row.envelope.kekId, next)) rewrapped += 1;
-        else skipped += 1;
-      }
-      if (rows.length < batchSize) break;
-    }
-    return { rewrapped, skipped, remaining: (await this.repository.countByKek()).filter((g) => g.kekId !== ring.current.id) };
   }
 
   /** After commit: every gateway drops its copy (a lost message is bounded by the gateway's cache lifetime). */
