@@ -7,6 +7,8 @@ import { DashboardController } from './dashboard/dashboard.controller';
 import { DashboardRepository } from './dashboard/dashboard.repository';
 import { DashboardService } from './dashboard/dashboard.service';
 import { PasswordAdapter } from './dashboard/password.adapter';
+import { SignInLimitRepository } from './dashboard/sign-in-limit.repository';
+import { SignInLimitService } from './dashboard/sign-in-limit.service';
 import { DatabaseRepository } from './db/database.repository';
 import { AccountAdminRpcService } from './grpc/grpc.service';
 import { GrpcServerAdapter } from './grpc/grpc-server.adapter';
@@ -48,6 +50,8 @@ export class AppModule {
         DashboardRepository,
         DashboardService,
         PasswordAdapter,
+        SignInLimitRepository,
+        SignInLimitService,
         InternalAuth,
         AccountAdminRpcService,
         GrpcServerAdapter,
