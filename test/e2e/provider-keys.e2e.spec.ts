@@ -291,7 +291,7 @@ describe('provider keys (BYOK)', () => {
           if (type === 'string') redisDump.push(String(await redis.get(key)));
           else if (type === 'hash') redisDump.push(JSON.stringify(await redis.hgetall(key)));
           else if (type === 'set') redisDump.push(JSON.stringify(await redis.smembers(key)));
-          else if (type === 'zset') redisDump.push(JSON.stringify(await redis.zrange(key, 0, -1)));
+          else if (type === 'zset') redisDump.push(JSON.stringify(await redis.zrange(key, '0', '-1')));
           else if (type === 'list') redisDump.push(JSON.stringify(await redis.lrange(key, 0, -1)));
           else if (type === 'stream') redisDump.push(JSON.stringify(await redis.xrange(key, '-', '+')));
         }

@@ -6,7 +6,7 @@ import { AccountAdminClient } from '@svc/grpc';
 import type { ProtoProviderKeyEnvelope } from '@svc/grpc';
 import { newId } from '@svc/ids';
 import { redisUrl, waitFor } from '@svc/test-kit';
-import { call, gatewayHeaders, insertAccount, REDIS_DB, startHarness, TEST_KEK, TEST_KEK_ID } from './harness';
+import { call, errorOf, gatewayHeaders, insertAccount, REDIS_DB, startHarness, TEST_KEK, TEST_KEK_ID } from './harness';
 import type { Harness, Identity } from './harness';
 
 /** account-admin's provider-key rules through its HTTP (as the gateway forwards them) and its gRPC. */
@@ -36,13 +36,13 @@ describe('provider keys in account-admin', () => {
     const account = { ...owner, accountId: await insertAccount(disabled.pg) };
     for (const [method, path] of [['GET', '/v1/provider-keys'], ['GET', '/v1/provider-keys/exa'], ['PUT', '/v1/provider-keys/exa'], ['DELETE', '/v1/provider-keys/exa']] as const) {
       const reply = await call(disabled.baseUrl, method, path, { json: method === 'PUT' ? { key: 'abcdefgh' } : undefined, headers: gatewayHeaders(account) });
-      expect([reply.status, reply.body.error.code]).toEqual([503, 'byok_disabled']);
+      expect([reply.status, errorOf(reply).code]).toEqual([503, 'byok_disabled']);
     }
     const unknown = await call(disabled.baseUrl, 'PUT', '/v1/provider-keys/bing', { json: { key: 'abcdefgh' }, headers: gatewayHeaders(account) });
-    expect(unknown.body.error.code).toBe('unknown_provider');
-    // A bad body on a disabled deployment is still byok_disabled: nothing is read before the deployment check.
+    expect(errorOf(unknown).code).toBe('unknown_provider');
+    // A body is validated before anything else (as for checkout): a bad one is 400 on every deployment.
     const bad = await call(disabled.baseUrl, 'PUT', '/v1/provider-keys/exa', { json: { key: 5 }, headers: gatewayHeaders(account) });
-    expect(bad.body.error.code).toBe('byok_disabled');
+    expect([bad.status, errorOf(bad).code]).toEqual([400, 'invalid_request']);
   });
 
   it('stores only an envelope, announces each change, names the account for the forwarding gateway, and serves envelopes over gRPC', async () => {
@@ -75,6 +75,6 @@ describe('provider keys in account-admin', () => {
 
   it('an API key gets 403 wrong_key_type', async () => {
     const reply = await call(h.baseUrl, 'GET', '/v1/provider-keys', { headers: gatewayHeaders({ ...owner, kind: 'api', keyId: newId('apiKey') }) });
-    expect([reply.status, reply.body.error.code]).toEqual([403, 'wrong_key_type']);
+    expect([reply.status, errorOf(reply).code]).toEqual([403, 'wrong_key_type']);
   });
 });

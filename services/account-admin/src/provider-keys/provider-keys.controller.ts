@@ -1,11 +1,10 @@
 import { Body, Controller, Delete, Get, Inject, Param, Put, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InternalAuth } from '../http/internal-auth';
-import { parseJsonObject } from '../http/json-body';
 import { withRequestId } from '../http/reply';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
-import { PutProviderKeyDto, validateDto } from './provider-keys.dto';
+import { PutProviderKeyDto } from './provider-keys.dto';
 import { markChangedProviderKeys } from './provider-keys.reply';
 import { ProviderKeysService } from './provider-keys.service';
 
@@ -31,11 +30,8 @@ export class ProviderKeysController {
   }
 
   @Put(':provider')
-  async put(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('provider') provider: string, @Body() raw: unknown): Promise<object> {
+  async put(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('provider') provider: string, @Body() body: PutProviderKeyDto): Promise<object> {
     const caller = this.auth.caller(req, 'management');
-    // Provider and deployment first (unknown_provider, byok_disabled), then the body.
-    this.providerKeys.check(provider);
-    const body = validateDto(PutProviderKeyDto, parseJsonObject(raw));
     const result = await this.providerKeys.put(caller.accountId, provider, body.key);
     markChangedProviderKeys(reply, result.changedAccountId);
     return withRequestId(req, this.logger, result.value);

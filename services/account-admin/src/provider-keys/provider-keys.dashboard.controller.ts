@@ -1,12 +1,11 @@
 import { Body, Controller, Delete, Get, Inject, Param, Put, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardService } from '../dashboard/dashboard.service';
-import { parseJsonObject } from '../http/json-body';
 import { withRequestId } from '../http/reply';
 import { headerOf } from '../http/request-context';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
-import { PutProviderKeyDto, validateDto } from './provider-keys.dto';
+import { PutProviderKeyDto } from './provider-keys.dto';
 import { markChangedProviderKeys } from './provider-keys.reply';
 import { ProviderKeysService } from './provider-keys.service';
 
@@ -35,11 +34,9 @@ export class ProviderKeysDashboardController {
   }
 
   @Put(':provider')
-  async put(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('provider') provider: string, @Body() raw: unknown): Promise<object> {
+  async put(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('provider') provider: string, @Body() body: PutProviderKeyDto): Promise<object> {
     const session = await this.dashboard.session(headerOf(req, 'cookie'));
     this.dashboard.requireCsrf(session, headerOf(req, 'x-csrf-token'));
-    this.providerKeys.check(provider);
-    const body = validateDto(PutProviderKeyDto, parseJsonObject(raw));
     const result = await this.providerKeys.put(session.user.accountId, provider, body.key);
     markChangedProviderKeys(reply, result.changedAccountId);
     return withRequestId(req, this.logger, result.value);

@@ -58,11 +58,6 @@ export class ProviderKeysService {
     return ring;
   }
 
-  /** The provider and deployment checks alone (before a body is read). */
-  check(rawProvider: string | undefined): void {
-    this.gate(rawProvider);
-  }
-
   async put(accountId: string, rawProvider: string | undefined, key: string): Promise<ProviderKeyChange<ProviderKeyView>> {
     const { provider, ring } = this.gate(rawProvider);
     const envelope = encryptProviderKey(ring, accountId, provider, key);
