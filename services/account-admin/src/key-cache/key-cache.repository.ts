@@ -52,6 +52,8 @@ export interface UsageQuery {
   keyId: string;
   /** Start of the key's current reset period, or null when the key has no reset period. */
   periodStartMs: number | null;
+  /** The key's reset period (which counter), or null. */
+  reset: 'daily' | 'weekly' | 'monthly' | null;
 }
 
 export interface Usage {
@@ -113,13 +115,13 @@ export class KeyCacheRepository implements OnModuleDestroy {
     const names: string[] = [];
     for (const q of queries) {
       names.push(redisKeys.keyTotalUsage(q.accountId, q.keyId));
-      if (q.periodStartMs !== null) names.push(redisKeys.keyPeriodUsage(q.accountId, q.keyId, q.periodStartMs));
+      if (q.periodStartMs !== null && q.reset !== null) names.push(redisKeys.keyPeriodUsage(q.accountId, q.keyId, q.reset, q.periodStartMs));
     }
     const values = await this.redis.mget(names);
     let at = 0;
     return queries.map((q) => {
       const totalMicros = toMicros(values[at++]);
-      const periodMicros = q.periodStartMs === null ? totalMicros : toMicros(values[at++]);
+      const periodMicros = q.periodStartMs === null || q.reset === null ? totalMicros : toMicros(values[at++]);
       return { periodMicros, totalMicros };
     });
   }
