@@ -50,6 +50,8 @@ export interface SearchReply {
   readonly requestId: string;
   /** Set when the request passed the rate limit (every search that reached admission). */
   readonly rateLimit?: RateLimitState;
+  /** Seconds for Retry-After (an error reply made from a thrown 429 or 503). */
+  readonly retryAfterSeconds?: number;
 }
 
 export interface SearchCall {
@@ -133,7 +135,39 @@ export class SearchService {
     return attempts * (this.settings.providerTimeoutMs + this.settings.leaseMarginMs) + 30_000;
   }
 
+  /**
+   * Searches carrying an Idempotency-Key that are running in this process, by account, key
+   * and Idempotency-Key digest. A copy that arrives while the first runs waits for the first's
+   * reply and gets it as is (status, body, request id) without a round trip to Redis: it takes
+   * no rate token, no account in-flight slot and no provider lease of its own.
+   */
+  private readonly runningByIdempotencyKey = new Map<string, { readonly bodyDigest: string; readonly reply: Promise<SearchReply> }>();
+
   async search(call: SearchCall): Promise<SearchReply> {
+    const idempotency = call.idempotency;
+    if (idempotency === null) return this.searchOnce(call);
+    const key = `${call.record.accountId}/${call.record.id}/${idempotency.keyDigest}`;
+    const first = this.runningByIdempotencyKey.get(key);
+    if (first !== undefined) {
+      if (first.bodyDigest !== idempotency.bodyDigest) throw new AppError('invalid_request', 'this Idempotency-Key was used with a different request body');
+      return first.reply;
+    }
+    // A refusal thrown before any attempt (429, 503) becomes a reply too, so copies get it as
+    // the first got it: the same status, body and request id.
+    const reply = this.searchOnce(call).catch((error: unknown) => {
+      if (!(error instanceof AppError)) throw error;
+      const { retryAfterSeconds } = error.extra;
+      return { ...errorReply(error, call.requestId), ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) };
+    });
+    this.runningByIdempotencyKey.set(key, { bodyDigest: idempotency.bodyDigest, reply });
+    try {
+      return await reply;
+    } finally {
+      if (this.runningByIdempotencyKey.get(key)?.reply === reply) this.runningByIdempotencyKey.delete(key);
+    }
+  }
+
+  private async searchOnce(call: SearchCall): Promise<SearchReply> {
     const { record, requestId } = call;
     let accountKeys = NO_PROVIDER_KEYS;
     if (this.providerKeys !== null) {
