@@ -206,11 +206,20 @@ describe('provider keys (BYOK)', () => {
       // Exact money: the ledger holds what the answers said, BYOK fees told apart by the attempts' source.
       const expected = [0.005, 0.00025, 0.01, 0.006, 0.005].reduce((sum, usd) => sum + Math.round(usd * 1_000_000), 0);
       const ledger = await waitFor('the worker to write the five searches', async () => {
-        const rows = await billing.query<{ n: string; sum: string | null }>(
-          `SELECT count(*) AS n, sum(-amount_micros) AS sum FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge'`, [account.accountId]);
-        return Number(rows.rows[0]?.n) >= 5 ? Number(rows.rows[0]?.sum) : undefined;
+        const rows = await billing.query<{ kind: string; n: string; sum: string }>(
+          `SELECT kind, count(*) AS n, sum(-amount_micros) AS sum FROM ledger_entries WHERE account_id = $1 AND kind <> 'grant' GROUP BY kind ORDER BY kind::text`, [account.accountId]);
+        return rows.rows.reduce((n, r) => n + Number(r.n), 0) >= 5 ? rows.rows.map((r) => [r.kind, Number(r.n), Number(r.sum)]) : undefined;
       }, { timeoutMs: 30_000 });
-      expect(ledger).toBe(expected);
+      // The BYOK fee is its own ledger entry kind; platform charges stay search_charge.
+      expect(ledger).toEqual([['byok_fee', 1, 250], ['search_charge', 4, expected - 250]]);
+      const usage = await call('GET', `${gw}/v1/usage?group_by=model`, { headers: bearer(mk) });
+      expect(usage.body.total).toMatchObject({ searches: 5, byok_fee_usd: 0.00025 });
+      expect(Math.round(usage.body.total.cost_usd * 1_000_000)).toBe(expected);
+      const exaRow = usage.body.data.find((row: { model: string }) => row.model === 'exa/fast');
+      expect(exaRow).toMatchObject({ byok_fee_usd: 0.00025 });
+      const finance = await call('GET', `${stack.billing.operatorUrl}/operator/finance/reconciliation`, { headers: bearer(stack.operatorToken) });
+      expect(finance.body.usage).toMatchObject({ byok_drift_usd: 0, entries_drift_usd: 0, events_drift_usd: 0, mismatched_requests: [] });
+      expect(finance.body.usage.byok_fee_entries.amount_usd).toBeGreaterThanOrEqual(0.00025);
       const bySource = await billing.query<{ source: string; charged: string }>(
         `SELECT source, sum(charged_micros) AS charged FROM usage_events WHERE account_id = $1 GROUP BY source ORDER BY source`, [account.accountId]);
       expect(bySource.rows.map((r) => [r.source, Number(r.charged)])).toEqual([['byok', 250], ['platform', expected - 250]]);
