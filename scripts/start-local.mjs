@@ -43,6 +43,7 @@ const FAKE_STRIPE = 'http://127.0.0.1:12111';
 const common = {
   REDIS_URL, INTERNAL_TOKEN: secrets.INTERNAL_TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1',
   PROVIDER_KEY_KEK: process.env.PROVIDER_KEY_KEK ?? secrets.PROVIDER_KEY_KEK, PROVIDER_KEY_KEK_ID: process.env.PROVIDER_KEY_KEK_ID ?? secrets.PROVIDER_KEY_KEK_ID,
+  ...(process.env.PROVIDER_KEY_KEK_PREVIOUS === undefined ? {} : { PROVIDER_KEY_KEK_PREVIOUS: process.env.PROVIDER_KEY_KEK_PREVIOUS }),
 };
 const providers = {
   BRAVE_API_KEY: 'sim-brave-key', EXA_API_KEY: 'sim-exa-key', TAVILY_API_KEY: 'tvly-sim-key',
