@@ -6,6 +6,7 @@ import { AccountAdminClient } from '@svc/grpc';
 import type { ProtoProviderKeyEnvelope } from '@svc/grpc';
 import { newId } from '@svc/ids';
 import { redisUrl, waitFor } from '@svc/test-kit';
+import { parseConfig } from '../src/config';
 import { call, errorOf, gatewayHeaders, insertAccount, REDIS_DB, startHarness, TEST_KEK, TEST_KEK_ID } from './harness';
 import type { Harness, Identity } from './harness';
 
@@ -76,5 +77,16 @@ describe('provider keys in account-admin', () => {
   it('an API key gets 403 wrong_key_type', async () => {
     const reply = await call(h.baseUrl, 'GET', '/v1/provider-keys', { headers: gatewayHeaders({ ...owner, kind: 'api', keyId: newId('apiKey') }) });
     expect([reply.status, errorOf(reply).code]).toEqual([403, 'wrong_key_type']);
+  });
+});
+
+describe('account-admin config', () => {
+  it('refuses to start with BYOK enabled and no KEK, naming the variable and never the value', () => {
+    expect(() => parseConfig({ INTERNAL_TOKEN: 'x'.repeat(16) })).toThrow(/PROVIDER_KEY_KEK is required when BYOK_ENABLED is true/);
+    expect(parseConfig({ INTERNAL_TOKEN: 'x'.repeat(16), BYOK_ENABLED: 'false' }).kekRing).toBeNull();
+    expect(() => parseConfig({ INTERNAL_TOKEN: 'x'.repeat(16), PROVIDER_KEY_KEK: TEST_KEK })).toThrow(/PROVIDER_KEY_KEK_ID is required/);
+    const bad = (): unknown => parseConfig({ INTERNAL_TOKEN: 'x'.repeat(16), PROVIDER_KEY_KEK: TEST_KEK, PROVIDER_KEY_KEK_ID: 'k', PROVIDER_KEY_KEK_PREVIOUS: TEST_KEK });
+    expect(bad).toThrow(/PROVIDER_KEY_KEK_PREVIOUS must be <previous key id>:<base64 key>/);
+    expect(bad).not.toThrow(TEST_KEK.slice(0, 12));
   });
 });
