@@ -47,8 +47,8 @@ describe('provider keys (BYOK)', () => {
       kek: NEW_KEK,
       accountAdminEnv: { PROVIDER_KEY_KEK_PREVIOUS: previous },
       gatewayEnv: { PROVIDER_KEY_KEK_PREVIOUS: previous },
-      // Gateway 1 has no platform key for Brave.
-      gateways: [{}, { env: { BRAVE_API_KEY: '' } }],
+      // Gateway 1 has no platform key for Brave; gateway 2 hears no change message (every one lost).
+      gateways: [{}, { env: { BRAVE_API_KEY: '' } }, { env: { KEY_CHANGES_SUBSCRIBE: 'false' } }],
     });
     gw = stack.gateways[0]?.url ?? '';
     noBrave = stack.gateways[1]?.url ?? '';
@@ -249,6 +249,23 @@ describe('provider keys (BYOK)', () => {
       // A rejected own key on a provider the deployment lacks: the byok error, and nothing after it.
       expect((await call('DELETE', `${gw}/v1/provider-keys/brave`, { headers: bearer(account.managementKey) })).status).toBe(200);
     });
+
+    it('a change reaches a gateway that lost every change message within the propagation bound (15 s)', async () => {
+      const deaf = stack.gateways[2]?.url ?? '';
+      const account = await fundedAccount(1);
+      const probe = (): Promise<JsonResponse> => search(deaf, account.apiKey, { query: 'deaf gateway', model: 'exa/fast' });
+      expect((await probe()).body.source).toBe('platform');
+      for (const [change, expected] of [['store', 'byok'], ['delete', 'platform']] as const) {
+        const at = Date.now();
+        const reply = change === 'store'
+          ? await put(gw, account.managementKey, 'exa', { key: EXA_OWN })
+          : await call('DELETE', `${gw}/v1/provider-keys/exa`, { headers: bearer(account.managementKey) });
+        expect(reply.status).toBe(200);
+        await waitFor(`the deaf gateway to see the ${change}`, async () => ((await probe()).body.source === expected ? true : undefined), { timeoutMs: 20_000, intervalMs: 100 });
+        // Within KEY_PROPAGATION_MAX_MS of the change (the copy lives KEY_CACHE_TTL_MS, 5 s, at most).
+        expect([change, Date.now() - at <= 15_000]).toEqual([change, true]);
+      }
+    }, 60_000);
 
     it('a KEK rotation: records under the previous KEK keep working, the rewrap command moves every one, and no plaintext is stored or logged anywhere', async () => {
       const account = await fundedAccount(1);
