@@ -96,7 +96,7 @@ export class SearchService {
   }
 
   /**
-   * Attempts in order (CONTRACT "Search"): per model, the account's own key (`byok`) first
+   * Attempts in order (docs/api.md 10.4): per model, the account's own key (`byok`) first
    * when it has one, then the deployment's (`platform`) when there is one; a model with
    * neither is one `skipped` attempt (not configured). Whether a platform attempt after a
    * BYOK one runs is decided in the loop (not after a timeout, a money block or capacity).
