@@ -1,4 +1,4 @@
-import { bool, int, oneOf, parseEnv, secret, str, url } from '@svc/config';
+import { bool, int, oneOf, parseEnv, secret, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
 
 /** account-admin's environment, read once at start (docs/development.md lists the shared names). */
@@ -7,7 +7,9 @@ export const configSchema = {
   GRPC_PORT: int({ default: 50051, min: 0, max: 65535 }),
   HOST: str({ default: '0.0.0.0' }),
   DATABASE_URL: url({ default: 'postgresql://postgres@127.0.0.1:5432/svc_account_admin', protocols: ['postgresql', 'postgres'] }),
-  REDIS_URL: url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
+  /** One Redis, or with REDIS_CLUSTER=true a comma-separated list of seed nodes of a Redis Cluster (any node will do). */
+  REDIS_URL: redisUrls({ default: 'redis://127.0.0.1:6379' }),
+  REDIS_CLUSTER: bool({ default: false }),
   INTERNAL_TOKEN: secret({ minLength: 16 }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
   SESSION_TTL_HOURS: int({ default: 168, min: 1, max: 24 * 365 }),
