@@ -96,14 +96,19 @@ export type RedisClientOptions = Omit<RedisOptions, 'host' | 'port' | 'path' | '
 /** Cluster-only settings on top (slot-map refresh, redirections); ignored for a single node. */
 export type ClusterOnlyOptions = Pick<ClusterOptions, 'slotsRefreshInterval' | 'slotsRefreshTimeout' | 'maxRedirections' | 'retryDelayOnFailover' | 'retryDelayOnClusterDown' | 'retryDelayOnTryAgain' | 'retryDelayOnMoved'>;
 
-/** The slot map is re-read this often even without a MOVED (a failover seen only by the nodes). */
-export const DEFAULT_SLOTS_REFRESH_INTERVAL_MS = 5_000;
+/**
+ * ioredis's own periodic slot-map refresh is off by default: it re-reads the map on every
+ * MOVED and when a node's connection closes (a failover), which is what these clients need,
+ * and its timer, re-armed by a refresh that ends after disconnect(), held a process open
+ * after shutdown.
+ */
+export const DEFAULT_SLOTS_REFRESH_INTERVAL_MS = 0;
 
 /**
  * An ioredis client for REDIS_URL and REDIS_CLUSTER: `new Redis(...)` for one node, or
  * `new Cluster(seeds, ...)` that routes each command to its slot's master, follows MOVED
- * and ASK and refreshes its slot map (on a redirection, and every
- * DEFAULT_SLOTS_REFRESH_INTERVAL_MS). Every service builds its clients here, so both
+ * and ASK and refreshes its slot map (on a redirection, and when a node's connection
+ * closes). Every service builds its clients here, so both
  * topologies behave the same everywhere.
  */
 export function createRedisClient(target: RedisTarget, options: RedisClientOptions = {}, clusterOptions: ClusterOnlyOptions = {}): RedisClient {

@@ -178,3 +178,17 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     throw error;
   }
 }
+
+/** The Redis topologies the end-to-end suites run on. */
+export type RedisTopology = 'single' | 'cluster';
+
+/**
+ * Every topology, for `describe.each`: a single Redis and a 3-master Redis Cluster.
+ * TEST_REDIS_TOPOLOGIES (e.g. `single`) narrows it while working on one suite.
+ */
+export const REDIS_TOPOLOGIES: readonly RedisTopology[] = (() => {
+  const all: RedisTopology[] = ['single', 'cluster'];
+  const wanted = process.env.TEST_REDIS_TOPOLOGIES?.split(',').map((t) => t.trim()).filter((t) => t !== '');
+  if (wanted === undefined || wanted.length === 0) return all;
+  return all.filter((topology) => wanted.includes(topology));
+})();
