@@ -127,7 +127,7 @@ interface OutCommand {
 
 /** How often one command follows MOVED, ASK or TRYAGAIN before its caller gets the error. */
 const MAX_REDIRECTIONS = 5;
-/** TRYAGAIN (a multi-key command while its slot is being migrated): asked again after this. */
+/** TRYAGAIN (a multi-key command while its slot is being migrated): asked again after this, times the attempt (20, 40, ... ms). */
 const TRYAGAIN_DELAY_MS = 20;
 
 /**
@@ -322,7 +322,7 @@ export class RedisBatch {
    * more; MOVED (the slot lives elsewhere now) sends it to that node and refreshes the slot
    * map; ASK (the slot is being migrated and the key is already there) sends ASKING and the
    * command to that node, once; TRYAGAIN (a multi-key command whose keys are split by a
-   * migration in progress) sends it again shortly. Redis ran none of these commands, so
+   * migration in progress) sends it again after 20, 40, ... ms. Redis ran none of these commands, so
    * sending them again cannot apply anything twice.
    */
   private handler(connection: RespConnection, command: OutCommand, store: RespHandler, redirections: number): RespHandler {
@@ -361,7 +361,7 @@ export class RedisBatch {
       const timer = setTimeout(() => {
         const next = this.transport.route(command.key);
         next.send(this.encode(next, command), [this.handler(next, command, store, redirections + 1)]);
-      }, TRYAGAIN_DELAY_MS);
+      }, TRYAGAIN_DELAY_MS * (redirections + 1));
       timer.unref();
       return true;
     }
