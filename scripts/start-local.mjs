@@ -37,7 +37,8 @@ const PG = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SIM = 'http://127.0.0.1:9090';
 const FAKE_STRIPE = 'http://127.0.0.1:12111';
-const common = { REDIS_URL, INTERNAL_TOKEN: secrets.INTERNAL_TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1' };
+const REDIS_CLUSTER = process.env.REDIS_CLUSTER ?? 'false';
+const common = { REDIS_URL, REDIS_CLUSTER, INTERNAL_TOKEN: secrets.INTERNAL_TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1' };
 const providers = {
   BRAVE_API_KEY: 'sim-brave-key', EXA_API_KEY: 'sim-exa-key', TAVILY_API_KEY: 'tvly-sim-key',
   BRAVE_BASE_URL: `${SIM}/brave/res/v1`, EXA_BASE_URL: `${SIM}/exa`, TAVILY_BASE_URL: `${SIM}/tavily`,
