@@ -83,29 +83,36 @@ async function stopStack(): Promise<void> {
 
 /**
  * The burst alone, on gateways whose key rate is 1/s: a token comes back only after a
- * second, and the 200 requests all reach Redis well within that (a few hundred ms here), so
- * the admitted count is exactly the burst. (At 20/s a token comes back every 50 ms, less
- * than the time three processes on a small machine take to pass 200 requests to Redis.)
+ * second, and the 200 requests usually all reach Redis well within that (a few hundred ms
+ * here), so the admitted count is exactly the burst. On a machine so loaded that passing
+ * them to Redis takes longer, the rate gives back one token per whole second of it: the
+ * test allows exactly those (admitted = burst + at most one per second elapsed, every
+ * admitted search charged). (At 20/s a token comes back every 50 ms, less than the time
+ * three processes on a small machine take to pass 200 requests to Redis.)
  */
 describe.each(REDIS_TOPOLOGIES)('on %s Redis', (topology) => {
   describe('a burst across three gateway processes (key rate 1/s, burst 40)', () => {
     beforeAll(() => limitsStack('limitsburst', 1, topology), 120_000);
     afterAll(() => stopStack());
 
-    it(`one key, 200 simultaneous searches over three gateways: exactly the burst (${BURST}) is admitted, the rest are 429 rate_limited with Retry-After and uncharged; a retry after Retry-After is accepted`, async () => {
+    it(`one key, 200 simultaneous searches over three gateways: the burst (${BURST}) is admitted, plus one per whole second the requests took to reach Redis, every admitted one charged; the rest are 429 rate_limited with Retry-After and uncharged; a retry after Retry-After is accepted`, async () => {
       const funded = 5_000_000;
       const account = await fundedAccount(funded);
       const key = await warmKey(account.managementKey);
+      const sentAt = Date.now();
       const responses = await Promise.all(Array.from({ length: 200 }, (_, i) => search(gateway(), key.secret, `burst ${i}`)));
+      // Tokens the rate (1/s) gave back while the requests were on their way: 0 unless that took a second or more.
+      const refills = Math.floor((Date.now() - sentAt) / 1000);
       const ok = responses.filter((r) => r.status === 200);
       const refused = responses.filter((r) => r.status !== 200);
-      expect(ok).toHaveLength(BURST);
+      expect(ok.length).toBeGreaterThanOrEqual(BURST);
+      expect(ok.length).toBeLessThanOrEqual(BURST + refills);
       expect(new Set(refused.map((r) => `${r.status} ${r.body?.error?.code}`))).toEqual(new Set(['429 rate_limited']));
       for (const r of refused) expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       for (const r of ok) expect(r.headers.get('x-ratelimit-limit')).toBe('1');
-      // Every admitted request saw a distinct number of requests left in the burst: 39 down to 0.
-      expect(ok.map((r) => Number(r.headers.get('x-ratelimit-remaining'))).sort((a, b) => a - b)).toEqual(Array.from({ length: BURST }, (_, i) => i));
-      expect(await settledBalance(account.accountId)).toBe(funded - BURST * PRICE_MICROS);
+      // The burst's admitted requests saw every number of requests left, 39 down to 0 (a refilled token is another 0).
+      expect([...new Set(ok.map((r) => Number(r.headers.get('x-ratelimit-remaining'))))].sort((a, b) => a - b)).toEqual(Array.from({ length: BURST }, (_, i) => i));
+      expect(await settledBalance(account.accountId)).toBe(funded - ok.length * PRICE_MICROS);
 
       const retryAfter = Number(refused.at(-1)?.headers.get('retry-after'));
       await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
