@@ -210,6 +210,18 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     expect(unknown.status).toBe(401);
     expect(unknown.body.error.code).toBe('invalid_api_key');
 
+    // Other refusals before MCP, in the same shape.
+    const key = await newApiKey(gw(0), account.managementKey);
+    const get = await call('GET', `${gw(0)}/mcp`, { headers: { ...headers, ...bearer(key.secret) } });
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+    const notJson = await call('POST', `${gw(0)}/mcp`, { raw: '{"jsonrpc":', headers: { ...headers, ...bearer(key.secret) } });
+    expect(notJson.status).toBe(400);
+    expect(notJson.body.error).toMatchObject({ code: 'invalid_request', message: 'the body is not valid JSON' });
+    const badSession = await call('POST', `${gw(0)}/mcp`, { body: initialize, headers: { ...headers, ...bearer(key.secret), 'mcp-session-id': 'x'.repeat(200) } });
+    expect(badSession.status).toBe(400);
+    expect(badSession.body.error).toMatchObject({ code: 'invalid_request', message: 'Mcp-Session-Id must be 1 to 128 visible ASCII characters' });
+
     // The same refusals as the official client sees them.
     const refused = await connect(gw(0), account.managementKey).then(() => null, (error: unknown) => error);
     expect(refused).toBeInstanceOf(StreamableHTTPError);
@@ -249,6 +261,18 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     });
     expect(other.body.result.isError).toBeUndefined();
     expect(before - (await balanceMicros(accountId))).toBe(15_000);
+  });
+
+  it('a JSON-RPC batch of two web_search calls runs two searches, each with its own request id, each charged', async () => {
+    const { accountId, secret } = await fundedKey(1);
+    const before = await balanceMicros(accountId);
+    const batch = [1, 2].map((id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'web_search', arguments: { query: `batch ${id}`, model: 'exa/fast', max_results: 1 } } }));
+    const response = await call('POST', `${gw(0)}/mcp`, { body: batch, headers: { ...bearer(secret), accept: 'application/json, text/event-stream' } });
+    expect(response.status).toBe(200);
+    const ids = (response.body as { result: { structuredContent: { request_id: string } } }[]).map((r) => r.result.structuredContent.request_id);
+    expect(new Set(ids).size).toBe(2);
+    expect(ids).toContain(response.headers.get('x-svc-request-id'));
+    expect(before - (await balanceMicros(accountId))).toBe(10_000);
   });
 
   describe('two gateways behind a round-robin proxy without stickiness', () => {
