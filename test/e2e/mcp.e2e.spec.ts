@@ -251,6 +251,12 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     expect(first.status).toBe(200);
     expect(again.body.result.structuredContent).toEqual(first.body.result.structuredContent);
     expect(before - (await balanceMicros(accountId))).toBe(5_000);
+    const changed = await call('POST', `${gw(1)}/mcp`, {
+      body: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'retried call', model: 'exa/fast', max_results: 2 } } },
+      headers: { ...headers, 'mcp-session-id': session },
+    });
+    expect(changed.body.result.isError).toBe(true);
+    expect(JSON.parse(changed.body.result.content[1].text).error).toMatchObject({ code: 'invalid_request', message: 'this Idempotency-Key was used with a different request body' });
     const fresh = await toolCall(8);
     expect(fresh.body.result.structuredContent.request_id).not.toBe(first.body.result.structuredContent.request_id);
     expect(before - (await balanceMicros(accountId))).toBe(10_000);
