@@ -16,6 +16,7 @@ import { UpstreamClient } from './forward/upstream.client';
 import { GatewayLifecycle } from './gateway.lifecycle';
 import { RedisConnection } from './health/redis.connection';
 import { GatewayHttp } from './http/gateway.http';
+import { McpEndpoint } from './mcp/mcp.endpoint';
 import { MoneyRepository } from './money/money.repository';
 import { ProviderRegistry } from './providers';
 import { SearchLifecycle, SearchMetrics, SearchService } from './search';
@@ -118,14 +119,20 @@ export class GatewayModule {
         },
         { provide: SearchLifecycle, useFactory: (providers: ProviderRegistry) => new SearchLifecycle(providers), inject: [ProviderRegistry] },
         {
+          provide: McpEndpoint,
+          useFactory: (auth: AuthChain, search: SearchService, catalog: CatalogService, billing: UpstreamClient) =>
+            new McpEndpoint({ auth, search, catalog, billing, internalToken: config.INTERNAL_TOKEN, log }),
+          inject: [AuthChain, SearchService, CatalogService, BILLING_UPSTREAM],
+        },
+        {
           provide: GatewayHttp,
-          useFactory: (catalog: CatalogService, forward: ForwardService, redis: RedisConnection, auth: AuthChain, search: SearchService) =>
+          useFactory: (catalog: CatalogService, forward: ForwardService, redis: RedisConnection, auth: AuthChain, search: SearchService, mcp: McpEndpoint) =>
             new GatewayHttp(catalog, forward, redis, log, {
               auth,
               service: search,
               rateLimit: { limit: config.RATE_LIMIT_PER_SECOND, remaining: config.RATE_LIMIT_BURST },
-            }),
-          inject: [CatalogService, ForwardService, RedisConnection, AuthChain, SearchService],
+            }, mcp),
+          inject: [CatalogService, ForwardService, RedisConnection, AuthChain, SearchService, McpEndpoint],
         },
         {
           provide: GatewayLifecycle,

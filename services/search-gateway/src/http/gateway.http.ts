@@ -8,6 +8,7 @@ import type { RedisConnection } from '../health/redis.connection';
 import { registerSearchRoutes } from '../search';
 import type { RateLimitHeaders, SearchService } from '../search';
 import type { AuthChain } from '../auth/auth-chain';
+import type { McpEndpoint } from '../mcp/mcp.endpoint';
 import { installEdge, RouteTable, sendError } from '@svc/http-edge';
 
 /**
@@ -24,6 +25,7 @@ export class GatewayHttp {
     private readonly redis: RedisConnection,
     private readonly log: Logger,
     private readonly search?: { auth: AuthChain; service: SearchService; rateLimit: RateLimitHeaders },
+    private readonly mcp?: McpEndpoint,
   ) {}
 
   install(fastify: FastifyInstance): void {
@@ -34,6 +36,7 @@ export class GatewayHttp {
       registerHealthRoutes(scope, this.redis, search === undefined ? undefined : () => search.service.batchReady);
       registerCatalogRoutes(scope, this.catalog);
       if (this.search !== undefined) registerSearchRoutes(scope, this.search.auth, this.search.service, this.search.rateLimit);
+      this.mcp?.register(scope);
       await scope.register(async (forwardScope) => {
         forwardScope.removeAllContentTypeParsers();
         forwardScope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));

@@ -1,0 +1,64 @@
+import { AppError } from '@svc/errors';
+import { SEARCH_BODY_SCHEMA } from '../search/search.schema';
+import { newSessionId, sessionIdOf, toolCallDigest } from './mcp.session';
+import { errorResult, searchText, TOOLS, WEB_SEARCH_INPUT_SCHEMA } from './mcp.tools';
+
+describe('mcp tools', () => {
+  it('web_search takes exactly the body schema of POST /v1/search, with a description on each field', () => {
+    const stripped = {
+      ...WEB_SEARCH_INPUT_SCHEMA,
+      properties: Object.fromEntries(Object.entries(WEB_SEARCH_INPUT_SCHEMA.properties).map(([name, rules]) => {
+        const { description, ...rest } = rules as { description: string };
+        expect(description.length).toBeGreaterThan(10);
+        return [name, rest];
+      })),
+    };
+    expect(stripped).toEqual(SEARCH_BODY_SCHEMA);
+    expect(TOOLS.find((tool) => tool.name === 'web_search')?.inputSchema).toBe(WEB_SEARCH_INPUT_SCHEMA);
+  });
+
+  it('reads a search answer as numbered results with the model, cost, request id and earlier attempts', () => {
+    const text = searchText({
+      request_id: 'req_1', model: 'brave/web', cost_usd: 0.006,
+      attempts: [{ model: 'exa/fast', status: 'error', error: 'provider did not answer within 15000 ms', cost_usd: 0.005 }],
+      results: [
+        { position: 1, title: 'One', url: 'https://a.example/1', snippet: 'first', published_at: '2024-01-02T03:04:05Z' },
+        { position: 2, title: 'Two', url: 'https://a.example/2', snippet: '', published_at: null },
+      ],
+    });
+    expect(text.split('\n')).toEqual([
+      '2 results from brave/web (cost 0.006 USD, request req_1)',
+      'Tried before it:',
+      '- exa/fast: error (provider did not answer within 15000 ms, kept 0.005 USD)',
+      '', '1. One', '   https://a.example/1', '   published 2024-01-02T03:04:05Z', '   first',
+      '', '2. Two', '   https://a.example/2',
+    ]);
+  });
+
+  it('a tool error carries the code, message and details as text and the platform error body as JSON', () => {
+    const result = errorResult({ error: { code: 'rate_limited', message: 'slow down', request_id: 'req_2' } }, 3);
+    expect(result.isError).toBe(true);
+    const [text, json] = result.content.map((block) => (block.type === 'text' ? block.text : ''));
+    expect(text).toBe('Error rate_limited: slow down\nretry after 3 s\nrequest req_2');
+    expect(JSON.parse(json ?? '')).toEqual({ error: { code: 'rate_limited', message: 'slow down', request_id: 'req_2', retry_after_seconds: 3 } });
+    const poor = errorResult({ error: { code: 'insufficient_credits', message: 'too poor', request_id: 'req_3', needed_usd: 0.01 } }, undefined);
+    expect(poor.content[0]).toEqual({ type: 'text', text: 'Error insufficient_credits: too poor\nneeded_usd: 0.01 (the least one of the requested models needs)\nrequest req_3' });
+  });
+});
+
+describe('mcp sessions', () => {
+  it('names a tool call by session and JSON-RPC id: the same pair gives the same digest, anything else another', () => {
+    const session = newSessionId();
+    expect(sessionIdOf(session)).toBe(session);
+    expect(toolCallDigest(session, 7)).toBe(toolCallDigest(session, 7));
+    const others = [toolCallDigest(session, 8), toolCallDigest(session, '7'), toolCallDigest(newSessionId(), 7)];
+    expect(new Set([toolCallDigest(session, 7), ...others]).size).toBe(4);
+  });
+
+  it('takes no session id as none and refuses a malformed one with invalid_request', () => {
+    expect(sessionIdOf(undefined)).toBeNull();
+    for (const bad of ['', 'has space', 'x'.repeat(129), ['a', 'b']]) {
+      expect(() => sessionIdOf(bad)).toThrow(AppError);
+    }
+  });
+});

@@ -1,0 +1,256 @@
+import { CATALOG } from '@svc/contracts';
+import type { ErrorBody } from '@svc/errors';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULT_MAX_RESULTS, MAX_MODELS, MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '../search/search.schema';
+
+/**
+ * The MCP tools of /mcp: their JSON Schemas (input and output) and how their results read as
+ * text. Everything here is pure; mcp.endpoint.ts runs the tools.
+ */
+
+export const TOOL_NAMES = ['web_search', 'list_models', 'get_credits'] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+export function isToolName(name: string): name is ToolName {
+  return (TOOL_NAMES as readonly string[]).includes(name);
+}
+
+const MODEL_IDS = CATALOG.map((model) => model.id).join(', ');
+
+/** What each field of POST /v1/search means, for the agent reading the tool's schema. */
+const FIELD_DESCRIPTIONS: Readonly<Record<keyof typeof SEARCH_BODY_SCHEMA.properties, string>> = {
+  query: `The search query (1 to ${MAX_QUERY_CHARS} characters after trimming).`,
+  model: `One model id: ${MODEL_IDS}. Give model, models, or both (model is tried first).`,
+  models: `Model ids in fallback order (up to ${MAX_MODELS}): the next is tried only when the one before fails; only the model that answers is charged. Ids: ${MODEL_IDS}.`,
+  max_results: `Most results wanted (1 to 100, default ${DEFAULT_MAX_RESULTS}); each model caps it (see list_models). The price depends on it.`,
+};
+
+/**
+ * The web_search input schema: POST /v1/search's body schema with a description on each
+ * field. The rules are the body schema's own (the same object's keywords), and the
+ * arguments are validated by the same compiled validator as the HTTP body.
+ */
+export const WEB_SEARCH_INPUT_SCHEMA = {
+  ...SEARCH_BODY_SCHEMA,
+  properties: Object.fromEntries(
+    Object.entries(SEARCH_BODY_SCHEMA.properties).map(([name, rules]) => [name, { ...rules, description: FIELD_DESCRIPTIONS[name as keyof typeof FIELD_DESCRIPTIONS] }]),
+  ),
+} as const;
+
+const NULLABLE_STRING = { type: ['string', 'null'] } as const;
+const NULLABLE_NUMBER = { type: ['number', 'null'] } as const;
+
+const ATTEMPT_SCHEMA = {
+  type: 'object',
+  required: ['model', 'status', 'error'],
+  properties: {
+    model: { type: 'string' },
+    source: { type: 'string' },
+    status: { type: 'string', enum: ['error', 'skipped'] },
+    error: { type: 'string' },
+    cost_usd: { type: 'number' },
+  },
+} as const;
+
+/** The 200 body of POST /v1/search. */
+export const WEB_SEARCH_OUTPUT_SCHEMA = {
+  type: 'object',
+  required: ['request_id', 'model', 'provider', 'source', 'results', 'cost_usd', 'attempts', 'latency_ms'],
+  properties: {
+    request_id: { type: 'string', description: 'The search\'s request id (the first call\'s on a repeated tool call).' },
+    model: { type: 'string', description: 'The model that answered.' },
+    provider: { type: 'string' },
+    source: { type: 'string', description: 'Whose provider key served the search.' },
+    results: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['position', 'title', 'url', 'snippet', 'published_at', 'score'],
+        properties: {
+          position: { type: 'integer' },
+          title: { type: 'string' },
+          url: { type: 'string' },
+          snippet: { type: 'string' },
+          published_at: NULLABLE_STRING,
+          score: NULLABLE_NUMBER,
+        },
+      },
+    },
+    cost_usd: { type: 'number', description: 'The total charged for this search, in USD.' },
+    attempts: { type: 'array', items: ATTEMPT_SCHEMA, description: 'The attempts before the one that answered.' },
+    latency_ms: { type: 'integer' },
+  },
+} as const;
+
+/** GET /v1/models. */
+export const LIST_MODELS_OUTPUT_SCHEMA = {
+  type: 'object',
+  required: ['data', 'request_id'],
+  properties: {
+    data: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'provider', 'variant', 'description', 'max_results', 'pricing', 'available'],
+        properties: {
+          id: { type: 'string' },
+          provider: { type: 'string' },
+          variant: { type: 'string' },
+          description: { type: 'string' },
+          max_results: { type: 'integer' },
+          pricing: {
+            type: 'object',
+            required: ['base_usd', 'included_results', 'per_result_usd'],
+            properties: { base_usd: { type: 'number' }, included_results: { type: ['integer', 'null'] }, per_result_usd: { type: 'number' } },
+          },
+          available: { type: 'boolean' },
+        },
+      },
+    },
+    request_id: { type: 'string' },
+  },
+} as const;
+
+/** GET /v1/credits. */
+export const GET_CREDITS_OUTPUT_SCHEMA = {
+  type: 'object',
+  required: ['balance_usd', 'reserved_usd', 'total_purchased_usd', 'total_spent_usd', 'request_id'],
+  properties: {
+    balance_usd: { type: 'number', description: 'Spendable balance now, in USD.' },
+    reserved_usd: { type: 'number', description: 'Held by searches in flight.' },
+    total_purchased_usd: { type: 'number' },
+    total_spent_usd: { type: 'number', description: 'Settled spend in the durable ledger (follows the balance by a few seconds).' },
+    request_id: { type: 'string' },
+  },
+} as const;
+
+const NO_ARGUMENTS = { type: 'object', properties: {}, additionalProperties: false } as const;
+
+/** tools/list. The objects are built once; every request's server hands out the same array. */
+export const TOOLS: readonly Tool[] = [
+  {
+    name: 'web_search',
+    title: 'Web search',
+    description:
+      'Search the web through Brave, Exa or Tavily with one API key and one prepaid balance. Give a model or an ordered list of models: ' +
+      'when one fails the next is tried, and only the model that answers is charged. Returns the results (title, url, snippet, date) and what the search cost.',
+    inputSchema: WEB_SEARCH_INPUT_SCHEMA as unknown as Tool['inputSchema'],
+    outputSchema: WEB_SEARCH_OUTPUT_SCHEMA as unknown as Tool['outputSchema'],
+    annotations: { title: 'Web search', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  },
+  {
+    name: 'list_models',
+    title: 'List search models',
+    description: 'The search models web_search accepts: id, provider, description, result cap, price and whether the deployment serves it.',
+    inputSchema: NO_ARGUMENTS as unknown as Tool['inputSchema'],
+    outputSchema: LIST_MODELS_OUTPUT_SCHEMA as unknown as Tool['outputSchema'],
+    annotations: { title: 'List search models', readOnlyHint: true, openWorldHint: false },
+  },
+  {
+    name: 'get_credits',
+    title: 'Credit balance',
+    description: 'The account\'s prepaid credit balance in USD: spendable now, held by searches in flight, bought and spent in all.',
+    inputSchema: NO_ARGUMENTS as unknown as Tool['inputSchema'],
+    outputSchema: GET_CREDITS_OUTPUT_SCHEMA as unknown as Tool['outputSchema'],
+    annotations: { title: 'Credit balance', readOnlyHint: true, openWorldHint: false },
+  },
+];
+
+// ---------------------------------------------------------------------------------------
+// Results as text
+
+interface SearchResultView {
+  position: number;
+  title: string;
+  url: string;
+  snippet: string;
+  published_at: string | null;
+}
+
+interface AttemptTextView {
+  model: string;
+  status: string;
+  error: string;
+  cost_usd?: number;
+}
+
+/** The parts of a 200 search body the text shows. */
+export interface SearchSuccessView {
+  request_id: string;
+  model: string;
+  results: readonly SearchResultView[];
+  cost_usd: number;
+  attempts: readonly AttemptTextView[];
+}
+
+function attemptLine(attempt: AttemptTextView): string {
+  const cost = attempt.cost_usd === undefined ? '' : `, kept ${attempt.cost_usd} USD`;
+  return `- ${attempt.model}: ${attempt.status} (${attempt.error}${cost})`;
+}
+
+/** A search's answer as text an agent reads: one numbered block per result. */
+export function searchText(body: SearchSuccessView): string {
+  const count = body.results.length;
+  const lines = [`${count} result${count === 1 ? '' : 's'} from ${body.model} (cost ${body.cost_usd} USD, request ${body.request_id})`];
+  if (body.attempts.length > 0) {
+    lines.push('Tried before it:');
+    for (const attempt of body.attempts) lines.push(attemptLine(attempt));
+  }
+  for (const result of body.results) {
+    lines.push('', `${result.position}. ${result.title}`, `   ${result.url}`);
+    if (result.published_at !== null) lines.push(`   published ${result.published_at}`);
+    if (result.snippet !== '') lines.push(`   ${result.snippet}`);
+  }
+  return lines.join('\n');
+}
+
+/**
+ * A refused or failed tool call: the first text block reads as a sentence with the spec's
+ * code and message (and the amount needed, the wait, or the attempts); the second is the
+ * platform's error body as JSON, plus `retry_after_seconds` where HTTP would send
+ * Retry-After.
+ */
+export function errorResult(body: ErrorBody, retryAfterSeconds: number | undefined): CallToolResult {
+  const { code, message } = body.error;
+  const lines = [`Error ${code}: ${message}`];
+  if (body.error.needed_usd !== undefined) lines.push(`needed_usd: ${body.error.needed_usd} (the least one of the requested models needs)`);
+  if (retryAfterSeconds !== undefined) lines.push(`retry after ${retryAfterSeconds} s`);
+  if (body.error.attempts !== undefined) {
+    lines.push('attempts:');
+    for (const attempt of body.error.attempts) lines.push(attemptLine(attempt));
+  }
+  lines.push(`request ${body.error.request_id}`);
+  const json = retryAfterSeconds === undefined ? body : { error: { ...body.error, retry_after_seconds: retryAfterSeconds } };
+  return { isError: true, content: [{ type: 'text', text: lines.join('\n') }, { type: 'text', text: JSON.stringify(json) }] };
+}
+
+interface ModelView {
+  id: string;
+  description: string;
+  max_results: number;
+  pricing: { base_usd: number; included_results: number | null; per_result_usd: number };
+  available: boolean;
+}
+
+/** The catalog as text: one line per model with its price and cap. */
+export function modelsText(models: readonly ModelView[]): string {
+  return models
+    .map((m) => {
+      const extra = m.pricing.included_results === null || m.pricing.per_result_usd === 0
+        ? ''
+        : `, +${m.pricing.per_result_usd} USD per result after ${m.pricing.included_results}`;
+      return `${m.id}: ${m.description}; up to ${m.max_results} results, ${m.pricing.base_usd} USD per search${extra}.${m.available ? '' : ' Not available on this deployment.'}`;
+    })
+    .join('\n');
+}
+
+export interface CreditsView {
+  balance_usd: number;
+  reserved_usd: number;
+  total_purchased_usd: number;
+  total_spent_usd: number;
+}
+
+export function creditsText(credits: CreditsView): string {
+  return `Balance ${credits.balance_usd} USD (held by searches in flight: ${credits.reserved_usd} USD). Bought ${credits.total_purchased_usd} USD, spent ${credits.total_spent_usd} USD in all.`;
+}
