@@ -47,6 +47,8 @@ export interface StackOptions {
   /** Start billing's ledger worker (dist/worker.js); extra environment for it. */
   worker?: boolean;
   workerEnv?: Record<string, string>;
+  /** Extra environment for account-admin. */
+  accountAdminEnv?: Record<string, string>;
   /** Extra environment for billing (e.g. STRIPE_SECRET_KEY, STRIPE_API_BASE, STRIPE_WEBHOOK_SECRET). */
   billingEnv?: Record<string, string>;
   /** LOG_LEVEL of every service (default debug, so tests see everything that is logged). */
@@ -75,7 +77,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const accountAdmin = await startProcess({
       name: 'account-admin',
       script: join(root, 'services/account-admin/dist/main.js'),
-      env: { ...common, PORT: String(aaHttp), GRPC_PORT: String(aaGrpc), DATABASE_URL: accountAdminDb, COOKIE_SECURE: 'false' },
+      env: { ...common, PORT: String(aaHttp), GRPC_PORT: String(aaGrpc), DATABASE_URL: accountAdminDb, COOKIE_SECURE: 'false',
+        BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`, ...options.accountAdminEnv },
       readyUrl: `http://127.0.0.1:${aaHttp}/readyz`,
     });
     started.push(accountAdmin);

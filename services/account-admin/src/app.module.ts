@@ -7,6 +7,12 @@ import { DashboardController } from './dashboard/dashboard.controller';
 import { DashboardRepository } from './dashboard/dashboard.repository';
 import { DashboardService } from './dashboard/dashboard.service';
 import { PasswordAdapter } from './dashboard/password.adapter';
+import { DashboardAssets } from './dashboard/dashboard-assets';
+import { DASHBOARD_ASSETS, DashboardWebController } from './dashboard/dashboard-web.controller';
+import { SessionBillingController } from './dashboard/session-billing.controller';
+import { SessionGuardService } from './dashboard/session-guard.service';
+import { SessionKeysController } from './dashboard/session-keys.controller';
+import { BillingAdapter } from './billing/billing.adapter';
 import { DatabaseRepository } from './db/database.repository';
 import { AccountAdminRpcService } from './grpc/grpc.service';
 import { GrpcServerAdapter } from './grpc/grpc-server.adapter';
@@ -27,7 +33,7 @@ export class AppModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
-      controllers: [HealthController, KeysController, DashboardController],
+      controllers: [HealthController, KeysController, DashboardController, SessionKeysController, SessionBillingController, DashboardWebController],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
@@ -42,6 +48,9 @@ export class AppModule {
         DashboardRepository,
         DashboardService,
         PasswordAdapter,
+        SessionGuardService,
+        BillingAdapter,
+        { provide: DASHBOARD_ASSETS, useFactory: () => DashboardAssets.load() },
         InternalAuth,
         AccountAdminRpcService,
         GrpcServerAdapter,

@@ -9,6 +9,8 @@ export const configSchema = {
   DATABASE_URL: url({ default: 'postgresql://postgres@127.0.0.1:5432/svc_account_admin', protocols: ['postgresql', 'postgres'] }),
   REDIS_URL: url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
   INTERNAL_TOKEN: secret({ minLength: 16 }),
+  /** billing's internal HTTP API: the dashboard's credits, checkout, usage and history (docs/decisions/0008). */
+  BILLING_HTTP_URL: url({ default: 'http://127.0.0.1:3002', protocols: ['http', 'https'] }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
   SESSION_TTL_HOURS: int({ default: 168, min: 1, max: 24 * 365 }),
   COOKIE_SECURE: bool({ default: true }),

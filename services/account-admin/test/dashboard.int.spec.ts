@@ -130,7 +130,10 @@ describe('management keys', () => {
     const list = await call(h.baseUrl, 'GET', '/dashboard/api/management-keys', { headers: { cookie: session.cookie } });
     expect(list.status).toBe(200);
     expect(list.body.next_cursor).toBeNull();
-    expect(list.body.data).toEqual([{ id: created.body.id, name: 'ops', label: created.body.label, created_at: created.body.created_at }]);
+    expect(list.body.data).toEqual([{
+      id: created.body.id, name: 'ops', label: created.body.label, created_at: created.body.created_at,
+      disabled: false, updated_at: created.body.created_at, last_used_at: null,
+    }]);
 
     const removed = await call(h.baseUrl, 'DELETE', `/dashboard/api/management-keys/${created.body.id}`, { headers });
     expect(removed.status).toBe(200);
@@ -158,11 +161,28 @@ describe('management keys', () => {
     expect(unknownField.status).toBe(400);
   });
 
-  it('serves the dashboard page as self-contained HTML', async () => {
-    const response = await call(h.baseUrl, 'GET', '/dashboard');
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toContain('text/html');
-    expect(response.text).toContain('<!doctype html>');
-    expect(response.text).not.toMatch(/<script[^>]+src=|<link[^>]+href=/);
+  it('serves the built web app: every page path answers index.html under a CSP allowing only its own files, which all answer', async () => {
+    for (const path of ['/dashboard', '/dashboard/keys', '/dashboard/credits']) {
+      const response = await call(h.baseUrl, 'GET', path);
+      expect([path, response.status]).toEqual([path, 200]);
+      expect(response.headers.get('content-type')).toContain('text/html');
+      expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect(response.headers.get('content-security-policy')).not.toContain('unsafe-inline');
+      expect(response.text).toContain('<!doctype html>');
+      expect(response.text).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/);
+    }
+    const page = await call(h.baseUrl, 'GET', '/dashboard');
+    const refs = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] ?? '').filter((ref) => !ref.startsWith('data:'));
+    expect(refs.length).toBeGreaterThanOrEqual(2);
+    for (const ref of refs) {
+      expect(ref).toMatch(/^\/dashboard\/assets\//);
+      const asset = await call(h.baseUrl, 'GET', ref);
+      expect([ref, asset.status]).toEqual([ref, 200]);
+      expect(asset.headers.get('cache-control')).toContain('immutable');
+      expect(asset.text).not.toMatch(/https?:\/\/(?!www\.w3\.org|127\.0\.0\.1|localhost)[a-z0-9.-]+\.[a-z]{2,}\/[^"'\s]*\.(?:js|css|woff2?)/i);
+    }
+    for (const path of ['/dashboard/assets/missing.js', '/dashboard/api/nothing-here', '/dashboard/../package.json']) {
+      expect([path, (await call(h.baseUrl, 'GET', path)).status]).toEqual([path, 404]);
+    }
   });
 });

@@ -1,0 +1,74 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { INTERNAL_HEADERS } from '@svc/contracts';
+import { AppError } from '@svc/errors';
+import { APP_CONFIG } from '../config';
+import type { AppConfig } from '../config';
+import { LOGGER } from '../logging/logger';
+import type { Logger } from '../logging/logger';
+
+/** Who the dashboard acts for: the signed-in user's account, with management authority. */
+export interface DashboardActor {
+  accountId: string;
+  /** The dashboard user's id, sent where a forwarded call carries the key id (billing logs it). */
+  userId: string;
+}
+
+export interface BillingCall {
+  method: 'GET' | 'POST';
+  /** Path and query string on billing's internal HTTP API. */
+  path: string;
+  actor: DashboardActor;
+  requestId: string;
+  /** Raw JSON body, passed on unchanged so billing validates it exactly as for /v1. */
+  body?: string;
+}
+
+export interface BillingReply {
+  status: number;
+  /** billing's JSON body, passed back unchanged (its request_id is ours: we send it). */
+  body: string;
+}
+
+const TIMEOUT_MS = 15_000;
+
+/**
+ * billing's internal HTTP API, called the way the gateway forwards /v1 calls: the shared
+ * internal token and the identity headers (docs/decisions/0008-dashboard-reaches-billing.md).
+ */
+@Injectable()
+export class BillingAdapter {
+  private readonly base: string;
+  private readonly token: string;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.base = config.BILLING_HTTP_URL.replace(/\/+$/, '');
+    this.token = config.INTERNAL_TOKEN;
+  }
+
+  async send(call: BillingCall): Promise<BillingReply> {
+    const headers: Record<string, string> = {
+      [INTERNAL_HEADERS.token]: this.token,
+      [INTERNAL_HEADERS.accountId]: call.actor.accountId,
+      [INTERNAL_HEADERS.keyId]: call.actor.userId,
+      [INTERNAL_HEADERS.keyKind]: 'management',
+      [INTERNAL_HEADERS.requestId]: call.requestId,
+      accept: 'application/json',
+    };
+    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    try {
+      const response = await fetch(`${this.base}${call.path}`, {
+        method: call.method,
+        headers,
+        body: call.body,
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+      return { status: response.status, body: await response.text() };
+    } catch (error) {
+      this.logger.error({ request_id: call.requestId, err: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }, 'billing could not be reached');
+      throw new AppError('internal', 'internal error');
+    }
+  }
+}
