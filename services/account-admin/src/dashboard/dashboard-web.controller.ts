@@ -1,4 +1,4 @@
-import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, NotFoundException, Req, Res } from '@nestjs/common';
 import { AppError } from '@svc/errors';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardAssets } from './dashboard-assets';
@@ -38,9 +38,10 @@ export class DashboardWebController {
     try {
       rel = decodeURIComponent(path.slice('/dashboard/'.length));
     } catch {
-      throw new AppError('not_found', 'no such dashboard file');
+      throw new NotFoundException();
     }
-    if (rel === 'api' || rel.startsWith('api/')) throw new AppError('not_found', 'no such dashboard API path');
+    // An unknown API path is the ordinary unmatched route (404 "no route ...", or 405 on a known path).
+    if (rel === 'api' || rel.startsWith('api/')) throw new NotFoundException();
     const asset = this.assets.file(rel);
     if (asset !== undefined && rel !== 'index.html') {
       return reply
@@ -50,7 +51,7 @@ export class DashboardWebController {
         .send(asset.body);
     }
     // A client-side page (no file extension) gets the app; a missing file is 404.
-    if (/\.[A-Za-z0-9]+$/.test(rel)) throw new AppError('not_found', 'no such dashboard file');
+    if (/\.[A-Za-z0-9]+$/.test(rel)) throw new NotFoundException();
     return this.page(reply);
   }
 

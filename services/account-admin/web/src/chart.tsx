@@ -23,7 +23,7 @@ export function BarChart({ labels, series, summary, stacked = true }: { labels: 
       type: 'bar',
       data: {
         labels,
-        datasets: series.map((s, i) => ({ label: s.label, data: s.values, backgroundColor: PALETTE[i % PALETTE.length], borderWidth: 0 })),
+        datasets: series.map((s, i) => ({ label: s.label, data: s.values, backgroundColor: PALETTE[i % PALETTE.length], borderWidth: 0, maxBarThickness: 56 })),
       },
       options: {
         responsive: true,
@@ -31,7 +31,7 @@ export function BarChart({ labels, series, summary, stacked = true }: { labels: 
         animation: false,
         scales: {
           x: { stacked, ticks: { maxRotation: 0, autoSkip: true, autoSkipPadding: 8 }, grid: { display: false } },
-          y: { stacked, beginAtZero: true, ticks: { callback: (value) => usd(Number(value)) } },
+          y: { stacked, beginAtZero: true, ticks: { callback: (value) => usd(Number(value), { precise: true }) } },
         },
         plugins: {
           legend: { display: series.length > 1, position: 'bottom' },

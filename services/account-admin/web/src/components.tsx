@@ -49,7 +49,11 @@ export function Dialog({ title, open, onClose, children }: { title: string; open
   useEffect(() => {
     const dialog = ref.current;
     if (dialog === null) return;
-    if (open && !dialog.open) dialog.showModal();
+    if (open && !dialog.open) {
+      dialog.showModal();
+      // The form's first field (or the safe choice of a confirmation) rather than the close button.
+      dialog.querySelector<HTMLElement>('[data-autofocus]')?.focus();
+    }
     if (!open && dialog.open) dialog.close();
   }, [open]);
   return (
@@ -137,7 +141,7 @@ export function ConfirmDialog({ title, message, confirmLabel, open, onCancel, on
       <div>{message}</div>
       {error !== null && <ErrorNote error={error} />}
       <div className="actions">
-        <button type="button" className="secondary" onClick={onCancel} autoFocus>Cancel</button>
+        <button type="button" className="secondary" onClick={onCancel} data-autofocus="true">Cancel</button>
         <button type="button" className="danger" onClick={confirm} disabled={busy}>{busy ? 'Working…' : confirmLabel}</button>
       </div>
     </Dialog>

@@ -8,7 +8,7 @@ export function usd(value: number | null | undefined, { precise = false } = {}):
 
 export function dateTime(iso: string | null | undefined, empty = '—'): string {
   if (iso === null || iso === undefined) return empty;
-  return new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso));
+  return new Intl.DateTimeFormat('en-US', { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(iso));
 }
 
 /** YYYY-MM-DD of a UTC day. */

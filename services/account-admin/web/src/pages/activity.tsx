@@ -39,7 +39,7 @@ export function ActivityPage(): ReactNode {
       <p className="lead">Searches appear here a few seconds after they finish. <button type="button" className="link" onClick={() => { setMore(null); first.reload(); }}>Refresh</button></p>
       {items.length === 0 ? <Empty><p>No searches yet.</p></Empty> : (
         <div className="table-wrap" role="region" aria-label="Recent searches" tabIndex={0}>
-          <table className="activity">
+          <table className="activity stack">
             <thead>
               <tr><th scope="col">Time</th><th scope="col">Key</th><th scope="col">Model</th><th scope="col">Outcome</th><th scope="col" className="num">Cost</th><th scope="col">Attempts</th><th scope="col">Request id</th></tr>
             </thead>
@@ -50,17 +50,17 @@ export function ActivityPage(): ReactNode {
                 return (
                   <Fragment key={item.request_id}>
                     <tr data-request-id={item.request_id}>
-                      <td>{dateTime(item.created_at)}</td>
-                      <td>{keyNames.get(item.key_id) ?? <code className="small">{item.key_id}</code>}</td>
-                      <td><code>{item.model ?? '—'}</code></td>
-                      <td><span className={`badge ${item.status === 'success' ? 'on' : 'off'}`}>{item.status === 'success' ? 'Answered' : 'Failed'}</span></td>
-                      <td className="num">{usd(item.cost_usd, { precise: true })}</td>
-                      <td>
+                      <td data-label="Time">{dateTime(item.created_at)}</td>
+                      <td data-label="Key">{keyNames.get(item.key_id) ?? <code className="small">{item.key_id}</code>}</td>
+                      <td data-label="Model"><code>{item.model ?? '—'}</code></td>
+                      <td data-label="Outcome"><span className={`badge ${item.status === 'success' ? 'on' : 'off'}`}>{item.status === 'success' ? 'Answered' : 'Failed'}</span></td>
+                      <td className="num" data-label="Cost">{usd(item.cost_usd, { precise: true })}</td>
+                      <td data-label="Attempts">
                         <button type="button" className="link" aria-expanded={expanded} aria-controls={detailsId} onClick={() => toggle(item.request_id)}>
                           {item.attempts.length} {item.attempts.length === 1 ? 'attempt' : 'attempts'}
                         </button>
                       </td>
-                      <td><code className="small">{item.request_id}</code></td>
+                      <td data-label="Request id"><code className="small">{item.request_id}</code></td>
                     </tr>
                     <tr id={detailsId} className="details" hidden={!expanded}>
                       <td colSpan={7}>

@@ -59,7 +59,7 @@ export function ApiKeysPage(): ReactNode {
         <Empty><p>No API keys yet. Create one to start searching.</p></Empty>
       ) : (
         <div className="table-wrap" role="region" aria-label="API keys" tabIndex={0}>
-          <table>
+          <table className="stack">
             <thead>
               <tr>
                 <th scope="col">Name</th><th scope="col">Key</th><th scope="col">Status</th><th scope="col">Limit</th>
@@ -74,9 +74,9 @@ export function ApiKeysPage(): ReactNode {
                 return (
                   <tr key={key.id} data-key-id={key.id}>
                     <th scope="row">{name}</th>
-                    <td><code>{key.label}</code></td>
-                    <td><span className={`badge ${s.tone}`}>{s.text}</span></td>
-                    <td className="limit">
+                    <td data-label="Key"><code>{key.label}</code></td>
+                    <td data-label="Status"><span className={`badge ${s.tone}`}>{s.text}</span></td>
+                    <td className="limit" data-label="Limit">
                       {key.limit_usd === null ? <span>No limit <span className="muted small">({usd(key.usage_total_usd)} spent)</span></span> : (
                         <>
                           <span>{usd(key.usage_usd)} of {usd(key.limit_usd)} {resetLabel(key.limit_reset)}</span>
@@ -84,10 +84,10 @@ export function ApiKeysPage(): ReactNode {
                         </>
                       )}
                     </td>
-                    <td>{dateTime(key.limit_resets_at)}</td>
-                    <td>{dateTime(key.expires_at, 'Never')}</td>
-                    <td>{dateTime(key.last_used_at, 'Never')}</td>
-                    <td><Switch checked={!key.disabled} label={`${name} enabled`} onChange={(next) => toggle(key, next)} /></td>
+                    <td className="wrap" data-label="Limit resets at">{dateTime(key.limit_resets_at)}</td>
+                    <td className="wrap" data-label="Expires">{dateTime(key.expires_at, 'Never')}</td>
+                    <td className="wrap" data-label="Last used">{dateTime(key.last_used_at, 'Never')}</td>
+                    <td data-label="Enabled"><Switch checked={!key.disabled} label={`${name} enabled`} onChange={(next) => toggle(key, next)} /></td>
                     <td className="row-actions">
                       <button type="button" className="secondary" onClick={() => setEditing(key)} aria-label={`Edit ${name}`}>Edit</button>
                       <button type="button" className="danger-text" onClick={() => setDeleting(key)} aria-label={`Delete ${name}`}>Delete</button>

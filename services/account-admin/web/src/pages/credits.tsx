@@ -97,19 +97,19 @@ export function CreditsPage(): ReactNode {
           <Empty><p>No purchases yet.</p></Empty>
         ) : (
           <div className="table-wrap" role="region" aria-label="Purchase history" tabIndex={0}>
-            <table>
+            <table className="stack">
               <thead>
                 <tr><th scope="col">Date</th><th scope="col">Amount</th><th scope="col">Status</th><th scope="col">Paid</th><th scope="col">Refunded</th><th scope="col">Reference</th></tr>
               </thead>
               <tbody>
                 {purchases.data?.data.map((p) => (
                   <tr key={p.id}>
-                    <td>{dateTime(p.created_at)}</td>
-                    <td className="num">{usd(p.amount_usd)}</td>
-                    <td><span className={`badge ${p.status === 'paid' ? 'on' : p.status === 'pending' ? 'warn' : 'off'}`}>{STATUS_TEXT[p.status] ?? p.status}</span></td>
-                    <td>{dateTime(p.paid_at)}</td>
-                    <td className="num">{p.refunded_usd + p.disputed_usd === 0 ? '—' : usd(p.refunded_usd + p.disputed_usd)}</td>
-                    <td><code className="small">{p.id}</code></td>
+                    <td data-label="Date">{dateTime(p.created_at)}</td>
+                    <td className="num" data-label="Amount">{usd(p.amount_usd)}</td>
+                    <td data-label="Status"><span className={`badge ${p.status === 'paid' ? 'on' : p.status === 'pending' ? 'warn' : 'off'}`}>{STATUS_TEXT[p.status] ?? p.status}</span></td>
+                    <td data-label="Paid">{dateTime(p.paid_at)}</td>
+                    <td className="num" data-label="Refunded">{p.refunded_usd + p.disputed_usd === 0 ? '—' : usd(p.refunded_usd + p.disputed_usd)}</td>
+                    <td data-label="Reference"><code className="small">{p.id}</code></td>
                   </tr>
                 ))}
               </tbody>

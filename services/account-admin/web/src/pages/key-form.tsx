@@ -59,7 +59,7 @@ export function KeyForm({ initial, submitLabel, onSubmit, onCancel }: {
     <form onSubmit={submit} className="form">
       {error !== null && <ErrorNote error={error} />}
       <Field label="Name" id={`${id}-name`} hint="1 to 100 characters, for you to recognise the key.">
-        <input id={`${id}-name`} value={name} maxLength={100} onChange={(e) => setName(e.target.value)} aria-describedby={`${id}-name-hint`} autoFocus />
+        <input id={`${id}-name`} value={name} maxLength={100} onChange={(e) => setName(e.target.value)} aria-describedby={`${id}-name-hint`} data-autofocus="true" />
       </Field>
       <div className="row">
         <Field label="Spending limit (USD)" id={`${id}-limit`} hint="Empty: no limit.">

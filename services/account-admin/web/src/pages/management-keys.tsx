@@ -20,7 +20,7 @@ function NameForm({ initial, submitLabel, onSubmit, onCancel }: { initial: strin
     <form onSubmit={submit} className="form">
       {error !== null && <ErrorNote error={error} />}
       <Field label="Name" id={`${id}-name`} hint="1 to 100 characters.">
-        <input id={`${id}-name`} value={name} maxLength={100} onChange={(e) => setName(e.target.value)} aria-describedby={`${id}-name-hint`} autoFocus />
+        <input id={`${id}-name`} value={name} maxLength={100} onChange={(e) => setName(e.target.value)} aria-describedby={`${id}-name-hint`} data-autofocus="true" />
       </Field>
       <div className="actions">
         <button type="button" className="secondary" onClick={onCancel}>Cancel</button>
@@ -55,7 +55,7 @@ export function ManagementKeysPage(): ReactNode {
         <Empty><p>No management keys. The dashboard does not need one; create one for a program that manages your account.</p></Empty>
       ) : (
         <div className="table-wrap" role="region" aria-label="Management keys" tabIndex={0}>
-          <table>
+          <table className="stack">
             <thead>
               <tr>
                 <th scope="col">Name</th><th scope="col">Key</th><th scope="col">Status</th><th scope="col">Created</th>
@@ -68,11 +68,11 @@ export function ManagementKeysPage(): ReactNode {
                 return (
                   <tr key={key.id} data-key-id={key.id}>
                     <th scope="row">{name}</th>
-                    <td><code>{key.label}</code></td>
-                    <td><span className={`badge ${key.disabled ? 'off' : 'on'}`}>{key.disabled ? 'Disabled' : 'Active'}</span></td>
-                    <td>{dateTime(key.created_at)}</td>
-                    <td>{dateTime(key.last_used_at, 'Never')}</td>
-                    <td>
+                    <td data-label="Key"><code>{key.label}</code></td>
+                    <td data-label="Status"><span className={`badge ${key.disabled ? 'off' : 'on'}`}>{key.disabled ? 'Disabled' : 'Active'}</span></td>
+                    <td className="wrap" data-label="Created">{dateTime(key.created_at)}</td>
+                    <td className="wrap" data-label="Last used">{dateTime(key.last_used_at, 'Never')}</td>
+                    <td data-label="Enabled">
                       <Switch checked={!key.disabled} label={`${name} enabled`} onChange={(next) => {
                         setRowError(null);
                         update(key, { disabled: !next }).catch((e: unknown) => setRowError(asApiError(e)));

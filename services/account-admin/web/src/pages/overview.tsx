@@ -53,7 +53,7 @@ export function OverviewPage(): ReactNode {
           <h2>Spend this month</h2>
           {month.loading && month.data === null ? <Loading what="spend" /> : month.error !== null ? <ErrorNote error={month.error} onRetry={month.reload} /> : (
             <>
-              <p className="big" data-testid="month-spend">{usd(month.data?.total.cost_usd)}</p>
+              <p className="big" data-testid="month-spend">{usd(month.data?.total.cost_usd, { precise: true })}</p>
               <p className="muted small">{month.data?.total.searches ?? 0} searches since {monthStart} (UTC)</p>
             </>
           )}

@@ -22,7 +22,7 @@ function KeyInputForm({ provider, onSubmit, onCancel }: { provider: Provider; on
     <form onSubmit={submit} className="form">
       {error !== null && <ErrorNote error={error} />}
       <Field label={`${NAMES[provider]} API key`} id={`${id}-key`} hint="Stored encrypted; only its last 4 characters are shown again.">
-        <input id={`${id}-key`} type="password" autoComplete="off" spellCheck={false} required value={key} onChange={(e) => setKey(e.target.value)} aria-describedby={`${id}-key-hint`} autoFocus />
+        <input id={`${id}-key`} type="password" autoComplete="off" spellCheck={false} required value={key} onChange={(e) => setKey(e.target.value)} aria-describedby={`${id}-key-hint`} data-autofocus="true" />
       </Field>
       <div className="actions">
         <button type="button" className="secondary" onClick={onCancel}>Cancel</button>
@@ -56,7 +56,7 @@ export function ProviderKeysPage(): ReactNode {
     <>
       <p className="lead">Add your own key for a provider and searches on that provider run on your account with it. Without one, the platform&apos;s key is used.</p>
       <div className="table-wrap" role="region" aria-label="Provider keys" tabIndex={0}>
-        <table>
+        <table className="stack">
           <thead>
             <tr><th scope="col">Provider</th><th scope="col">Key</th><th scope="col">Added</th><th scope="col">Updated</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
           </thead>
@@ -66,9 +66,9 @@ export function ProviderKeysPage(): ReactNode {
               return (
                 <tr key={provider} data-provider={provider}>
                   <th scope="row">{NAMES[provider]}</th>
-                  <td>{key === undefined ? <span className="muted">Not set (platform key)</span> : <code>{key.label}</code>}</td>
-                  <td>{dateTime(key?.created_at)}</td>
-                  <td>{dateTime(key?.updated_at)}</td>
+                  <td data-label="Key">{key === undefined ? <span className="muted">Not set (platform key)</span> : <code>{key.label}</code>}</td>
+                  <td data-label="Added">{dateTime(key?.created_at)}</td>
+                  <td data-label="Updated">{dateTime(key?.updated_at)}</td>
                   <td className="row-actions">
                     <button type="button" className="secondary" onClick={() => setEditing(provider)} aria-label={`${key === undefined ? 'Add' : 'Replace'} ${NAMES[provider]} key`}>{key === undefined ? 'Add' : 'Replace'}</button>
                     {key !== undefined && <button type="button" className="danger-text" onClick={() => setDeleting(provider)} aria-label={`Delete ${NAMES[provider]} key`}>Delete</button>}

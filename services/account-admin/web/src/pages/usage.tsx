@@ -82,7 +82,7 @@ export function UsagePage(): ReactNode {
             <>
               <BarChart labels={chartLabels} series={chartSeries} stacked={false} summary={`Cost per ${query.group_by} from ${query.from} to ${query.to}; the table below lists every value.`} />
               <div className="table-wrap" role="region" aria-label="Usage table" tabIndex={0}>
-                <table>
+                <table className="stack">
                   <thead>
                     <tr><th scope="col">{GROUP_NAMES[query.group_by]}</th><th scope="col" className="num">Searches</th><th scope="col" className="num">Failed attempts</th><th scope="col" className="num">Cost</th></tr>
                   </thead>
@@ -90,14 +90,14 @@ export function UsagePage(): ReactNode {
                     {rows.map((r) => (
                       <tr key={groupOf(r, query.group_by)}>
                         <th scope="row">{label(r)}</th>
-                        <td className="num">{r.searches}</td>
-                        <td className="num">{r.failed_attempts}</td>
-                        <td className="num">{usd(r.cost_usd, { precise: true })}</td>
+                        <td className="num" data-label="Searches">{r.searches}</td>
+                        <td className="num" data-label="Failed attempts">{r.failed_attempts}</td>
+                        <td className="num" data-label="Cost">{usd(r.cost_usd, { precise: true })}</td>
                       </tr>
                     ))}
                   </tbody>
                   <tfoot>
-                    <tr><th scope="row">Total</th><td className="num">{usage.data?.total.searches}</td><td /><td className="num">{usd(usage.data?.total.cost_usd, { precise: true })}</td></tr>
+                    <tr><th scope="row">Total</th><td className="num" data-label="Searches">{usage.data?.total.searches}</td><td className="empty-cell" /><td className="num" data-label="Cost">{usd(usage.data?.total.cost_usd, { precise: true })}</td></tr>
                   </tfoot>
                 </table>
               </div>
