@@ -249,6 +249,14 @@ describe('dashboard session endpoints through the gateway', () => {
     expect(purchases.body).toMatchObject({ data: [], next_cursor: null });
   });
 
+  it('a known session path with another method is 405 with Allow; an unknown one 404', async () => {
+    const { session } = await newAccount(gw, 'dash-405');
+    const wrong = await dash('PUT', '/keys', session, {});
+    expect([wrong.status, wrong.headers.get('allow')]).toEqual([405, 'GET, HEAD, POST']);
+    const unknown = await dash('GET', '/keyring', session);
+    expect([unknown.status, unknown.body.error.code]).toEqual([404, 'not_found']);
+  });
+
   it("billing's history paths are not reachable through the public edge", async () => {
     const { managementKey } = await newAccount(gw, 'dash-edge');
     for (const path of ['/internal/activity', '/internal/purchases', '/internal/daily-spend']) {

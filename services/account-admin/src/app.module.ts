@@ -13,6 +13,8 @@ import { SessionBillingController } from './dashboard/session-billing.controller
 import { SessionGuardService } from './dashboard/session-guard.service';
 import { SessionKeysController } from './dashboard/session-keys.controller';
 import { BillingAdapter } from './billing/billing.adapter';
+import { SignInLimitRepository } from './dashboard/sign-in-limit.repository';
+import { SignInLimitService } from './dashboard/sign-in-limit.service';
 import { DatabaseRepository } from './db/database.repository';
 import { AccountAdminRpcService } from './grpc/grpc.service';
 import { GrpcServerAdapter } from './grpc/grpc-server.adapter';
@@ -51,6 +53,8 @@ export class AppModule {
         SessionGuardService,
         BillingAdapter,
         { provide: DASHBOARD_ASSETS, useFactory: () => DashboardAssets.load() },
+        SignInLimitRepository,
+        SignInLimitService,
         InternalAuth,
         AccountAdminRpcService,
         GrpcServerAdapter,

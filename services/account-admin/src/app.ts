@@ -2,9 +2,9 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DtoValidationPipe, EdgeExceptionFilter, edgeServerOptions, installEdge, trustedRequestIds } from '@svc/http-edge';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config';
-import { ErrorFilter } from './http/error.filter';
 import { installRequestContext } from './http/request-context';
 import type { Logger } from './logging/logger';
 
@@ -13,21 +13,27 @@ const BODY_LIMIT_BYTES = 64 * 1024;
 
 /**
  * Builds the application (HTTP on Fastify, gRPC started on bootstrap) without listening:
- * main.ts and the integration tests both call this.
+ * main.ts and the integration tests both call this. The HTTP edge (request ids, errors,
+ * 404/405, timeouts, access log) and body validation are @svc/http-edge's.
  */
 export async function createApp(config: AppConfig, logger: Logger): Promise<NestFastifyApplication> {
-  const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot(config, logger),
-    new FastifyAdapter({ bodyLimit: BODY_LIMIT_BYTES }),
-    { logger: false, bodyParser: false },
+  const adapter = new FastifyAdapter(
+    edgeServerOptions({
+      requestIds: trustedRequestIds(config.INTERNAL_TOKEN),
+      bodyLimitBytes: BODY_LIMIT_BYTES,
+      requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+      log: logger,
+    }),
   );
-  const fastify = app.getHttpAdapter().getInstance();
-  // Bodies arrive as text and are parsed by the handlers, so a bad body is our 400.
+  const fastify = adapter.getInstance();
+  installEdge(fastify, logger);
+  // Bodies arrive as text whatever their content-type; the validation pipe reads them, so
+  // every bad body is the platform's 400 naming the problem.
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
   installRequestContext(fastify, config.INTERNAL_TOKEN, logger);
-  // Nest routes Fastify's own errors (e.g. a body over the limit) and unmatched routes
-  // through its exception layer, so this one filter answers every error.
-  app.useGlobalFilters(new ErrorFilter(logger));
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger), adapter, { logger: false, bodyParser: false });
+  app.useGlobalFilters(new EdgeExceptionFilter(logger));
+  app.useGlobalPipes(new DtoValidationPipe());
   return app;
 }

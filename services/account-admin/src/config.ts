@@ -11,9 +11,15 @@ export const configSchema = {
   INTERNAL_TOKEN: secret({ minLength: 16 }),
   /** billing's internal HTTP API: the dashboard's credits, checkout, usage and history (docs/decisions/0008). */
   BILLING_HTTP_URL: url({ default: 'http://127.0.0.1:3002', protocols: ['http', 'https'] }),
+  /** The whole request (headers and body) must arrive within this, else 408 and the connection closes. */
+  HTTP_REQUEST_TIMEOUT_MS: int({ default: 30_000, min: 100, max: 600_000 }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
   SESSION_TTL_HOURS: int({ default: 168, min: 1, max: 24 * 365 }),
   COOKIE_SECURE: bool({ default: true }),
+  /** Sign-in and sign-up attempts allowed per email, and per client address, in one window. */
+  SIGN_IN_ATTEMPTS_PER_EMAIL: int({ default: 10, min: 1, max: 1_000_000 }),
+  SIGN_IN_ATTEMPTS_PER_ADDRESS: int({ default: 50, min: 1, max: 1_000_000 }),
+  SIGN_IN_WINDOW_SECONDS: int({ default: 900, min: 1, max: 86_400 }),
   KEY_MISS_TTL_SECONDS: int({ default: 60, min: 1, max: 86_400 }),
   RATE_LIMIT_PER_SECOND: int({ default: 20, min: 1 }),
   RATE_LIMIT_BURST: int({ default: 40, min: 1 }),

@@ -1,6 +1,7 @@
 import { redisKeys } from '@svc/contracts';
 import type { KeyRecord } from '@svc/contracts';
 import { hashSecret } from '@svc/keys';
+import { DASHBOARD_PAGES } from '../src/dashboard/dashboard-web.controller';
 import { call, errorOf, gatewayHeaders, startHarness } from './harness';
 import type { Harness } from './harness';
 
@@ -162,7 +163,7 @@ describe('management keys', () => {
   });
 
   it('serves the built web app: every page path answers index.html under a CSP allowing only its own files, which all answer', async () => {
-    for (const path of ['/dashboard', '/dashboard/keys', '/dashboard/credits']) {
+    for (const path of ['/dashboard', ...DASHBOARD_PAGES.map((page) => `/dashboard/${page}`)]) {
       const response = await call(h.baseUrl, 'GET', path);
       expect([path, response.status]).toEqual([path, 200]);
       expect(response.headers.get('content-type')).toContain('text/html');
@@ -181,8 +182,11 @@ describe('management keys', () => {
       expect(asset.headers.get('cache-control')).toContain('immutable');
       expect(asset.text).not.toMatch(/https?:\/\/(?!www\.w3\.org|127\.0\.0\.1|localhost)[a-z0-9.-]+\.[a-z]{2,}\/[^"'\s]*\.(?:js|css|woff2?)/i);
     }
-    for (const path of ['/dashboard/assets/missing.js', '/dashboard/api/nothing-here', '/dashboard/../package.json']) {
-      expect([path, (await call(h.baseUrl, 'GET', path)).status]).toEqual([path, 404]);
+    for (const path of ['/dashboard/assets/missing.js', '/dashboard/api/nothing-here', '/dashboard/nothing-here', '/dashboard/assets/../../package.json']) {
+      const missing = await call(h.baseUrl, 'GET', path);
+      expect([path, missing.status, errorOf(missing).code]).toEqual([path, 404, 'not_found']);
     }
+    // A known API path with another method is still the edge's 405.
+    expect((await call(h.baseUrl, 'GET', '/dashboard/api/logout')).status).toBe(405);
   });
 });

@@ -8,7 +8,7 @@ import { createBillingDatabase, DatabaseProbeRepository } from './db/prisma.repo
 import { Redis } from 'ioredis';
 import { RedisProbe } from './health/redis-probe.adapter';
 import { createListener } from './http/listener';
-import { freshRequestIds, gatewayRequestIds } from './http/request-id';
+import { freshRequestIds, trustedRequestIds } from '@svc/http-edge';
 import { LedgerRepository } from './ledger/ledger.repository';
 import { LedgerService } from './ledger/ledger.service';
 import { SpendableBalanceAdapter } from './spendable/spendable-balance.adapter';
@@ -114,7 +114,8 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
     const publicApp = await createListener({
       module: PublicApiModule.register(deps, config.INTERNAL_TOKEN),
       logger: logger.child({ listener: 'public' }),
-      requestIds: gatewayRequestIds(config.INTERNAL_TOKEN),
+      requestIds: trustedRequestIds(config.INTERNAL_TOKEN),
+      requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     });
     apps.push(publicApp);
     keepRawJsonBodies(publicApp);
@@ -122,6 +123,7 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
       module: OperatorApiModule.register(deps, config.OPERATOR_TOKEN),
       logger: logger.child({ listener: 'operator' }),
       requestIds: freshRequestIds,
+      requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     });
     apps.push(operatorApp);
     await publicApp.listen(config.PORT, config.HOST);

@@ -25,7 +25,7 @@ function gatewayHeaders(account: string, extra: Record<string, string> = {}): Re
   return {
     'x-svc-internal-token': INTERNAL_TOKEN,
     'x-svc-account-id': account,
-    'x-svc-key-id': 'key_AAAAAAAAAAAAAAAAAAAAAAAA',
+    'x-svc-key-id': extra['x-svc-key-kind'] === 'management' ? 'mkey_AAAAAAAAAAAAAAAAAAAAAAAA' : 'key_AAAAAAAAAAAAAAAAAAAAAAAA',
     'x-svc-key-kind': 'api',
     ...extra,
   };

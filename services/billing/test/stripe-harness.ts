@@ -73,7 +73,7 @@ export async function startStripeHarness(suite: string, options: StripeHarnessOp
 }
 
 /** The headers the gateway adds when it forwards a request of this account's key. */
-export function asKey(accountId: string, kind: 'api' | 'management' = 'management', keyId = 'mkey_AAAAAAAAAAAAAAAAAAAAAAAA'): Record<string, string> {
+export function asKey(accountId: string, kind: 'api' | 'management' = 'management', keyId = kind === 'api' ? 'key_AAAAAAAAAAAAAAAAAAAAAAAA' : 'mkey_AAAAAAAAAAAAAAAAAAAAAAAA'): Record<string, string> {
   return {
     'x-svc-internal-token': INTERNAL_TOKEN, 'x-svc-account-id': accountId, 'x-svc-key-id': keyId, 'x-svc-key-kind': kind,
     'x-svc-request-id': newRequestId(), 'content-type': 'application/json',

@@ -49,7 +49,7 @@ afterAll(async () => {
 });
 
 async function usage(query: string, kind: 'api' | 'management' = 'management', keyId?: string) {
-  return call(`${h.billing.publicUrl}/v1/usage${query}`, { headers: asKey(accountId, kind, keyId ?? 'mkey_AAAAAAAAAAAAAAAAAAAAAAAA') });
+  return call(`${h.billing.publicUrl}/v1/usage${query}`, { headers: asKey(accountId, kind, keyId) });
 }
 
 async function ledgerCharged(from: number, toExclusive: number, keyId?: string): Promise<number> {

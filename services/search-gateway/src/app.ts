@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { newRequestId } from '@svc/ids';
+import { edgeServerOptions, freshRequestIds } from '@svc/http-edge';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from './config';
 import { GatewayModule } from './gateway.module';
@@ -15,12 +15,9 @@ const BODY_LIMIT_BYTES = 1024 * 1024;
  * and the integration tests both start it this way.
  */
 export async function createGateway(config: GatewayConfig, log: Logger): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({
-    genReqId: () => newRequestId(),
-    requestIdHeader: false,
-    logger: false,
-    bodyLimit: BODY_LIMIT_BYTES,
-  });
+  const adapter = new FastifyAdapter(
+    edgeServerOptions({ requestIds: freshRequestIds, bodyLimitBytes: BODY_LIMIT_BYTES, requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS, log }),
+  );
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config, log), adapter, {
     logger: false,
     bodyParser: false,

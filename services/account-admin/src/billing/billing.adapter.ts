@@ -9,9 +9,16 @@ import type { Logger } from '../logging/logger';
 /** Who the dashboard acts for: the signed-in user's account, with management authority. */
 export interface DashboardActor {
   accountId: string;
-  /** The dashboard user's id, sent where a forwarded call carries the key id (billing logs it). */
   userId: string;
 }
+
+/**
+ * The key id a dashboard call names: the identity headers carry a management key's id, and a
+ * session has no key. A fixed, recognisable id that no key can have (real ids are random)
+ * marks these calls in billing's logs; billing uses a management caller's key id for nothing
+ * else (docs/decisions/0008-dashboard-reaches-billing.md).
+ */
+export const DASHBOARD_SESSION_KEY_ID = 'mkey_dashboardSession00000000';
 
 export interface BillingCall {
   method: 'GET' | 'POST';
@@ -52,7 +59,7 @@ export class BillingAdapter {
     const headers: Record<string, string> = {
       [INTERNAL_HEADERS.token]: this.token,
       [INTERNAL_HEADERS.accountId]: call.actor.accountId,
-      [INTERNAL_HEADERS.keyId]: call.actor.userId,
+      [INTERNAL_HEADERS.keyId]: DASHBOARD_SESSION_KEY_ID,
       [INTERNAL_HEADERS.keyKind]: 'management',
       [INTERNAL_HEADERS.requestId]: call.requestId,
       accept: 'application/json',
@@ -67,7 +74,7 @@ export class BillingAdapter {
       });
       return { status: response.status, body: await response.text() };
     } catch (error) {
-      this.logger.error({ request_id: call.requestId, err: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }, 'billing could not be reached');
+      this.logger.error({ request_id: call.requestId, user_id: call.actor.userId, err: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }, 'billing could not be reached');
       throw new AppError('internal', 'internal error');
     }
   }

@@ -1,5 +1,5 @@
-import { Controller, Get, Inject, NotFoundException, Req, Res } from '@nestjs/common';
-import { AppError } from '@svc/errors';
+import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
+import { AppError, routeNotFoundBody } from '@svc/errors';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardAssets } from './dashboard-assets';
 
@@ -18,44 +18,20 @@ export const DASHBOARD_CSP = [
 
 export const DASHBOARD_ASSETS = Symbol('DASHBOARD_ASSETS');
 
+/** The web app's client-side pages under /dashboard (web/src/app.tsx lists the same). */
+export const DASHBOARD_PAGES = ['keys', 'management-keys', 'provider-keys', 'credits', 'usage', 'activity', 'login', 'signup'] as const;
+
 /**
- * The dashboard web app: /dashboard and its client-side pages (/dashboard/keys, ...) answer
- * index.html; /dashboard/assets/* the built files. /dashboard/api/* is the JSON API, never this.
+ * The dashboard web app: /dashboard and each of its pages answer index.html;
+ * /dashboard/assets/* the built files. Any other path under /dashboard (the JSON API's
+ * included) is the edge's ordinary 404 or 405.
  */
 @Controller('dashboard')
 export class DashboardWebController {
   constructor(@Inject(DASHBOARD_ASSETS) private readonly assets: DashboardAssets) {}
 
-  @Get()
+  @Get(['', ...DASHBOARD_PAGES])
   index(@Res() reply: FastifyReply): FastifyReply {
-    return this.page(reply);
-  }
-
-  @Get('*')
-  file(@Req() req: FastifyRequest, @Res() reply: FastifyReply): FastifyReply {
-    const path = req.url.split('?')[0] ?? '';
-    let rel: string;
-    try {
-      rel = decodeURIComponent(path.slice('/dashboard/'.length));
-    } catch {
-      throw new NotFoundException();
-    }
-    // An unknown API path is the ordinary unmatched route (404 "no route ...", or 405 on a known path).
-    if (rel === 'api' || rel.startsWith('api/')) throw new NotFoundException();
-    const asset = this.assets.file(rel);
-    if (asset !== undefined && rel !== 'index.html') {
-      return reply
-        .header('content-type', asset.contentType)
-        .header('cache-control', asset.immutable ? 'public, max-age=31536000, immutable' : 'no-cache')
-        .header('x-content-type-options', 'nosniff')
-        .send(asset.body);
-    }
-    // A client-side page (no file extension) gets the app; a missing file is 404.
-    if (/\.[A-Za-z0-9]+$/.test(rel)) throw new NotFoundException();
-    return this.page(reply);
-  }
-
-  private page(reply: FastifyReply): FastifyReply {
     const index = this.assets.file('index.html');
     if (index === undefined) throw new AppError('not_found', 'the dashboard web app is not built (npm run build)');
     return reply
@@ -65,5 +41,19 @@ export class DashboardWebController {
       .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'same-origin')
       .send(index.body);
+  }
+
+  @Get('assets/*')
+  file(@Req() req: FastifyRequest, @Res() reply: FastifyReply): FastifyReply {
+    const path = req.url.split('?')[0] ?? '';
+    const asset = this.assets.file(path.slice('/dashboard/'.length));
+    if (asset === undefined) {
+      return reply.code(404).type('application/json; charset=utf-8').send(routeNotFoundBody(req.method, path.length > 200 ? `${path.slice(0, 200)}…` : path, req.id));
+    }
+    return reply
+      .header('content-type', asset.contentType)
+      .header('cache-control', asset.immutable ? 'public, max-age=31536000, immutable' : 'no-cache')
+      .header('x-content-type-options', 'nosniff')
+      .send(asset.body);
   }
 }

@@ -1,13 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { parseJsonObject } from '../http/json-body';
 import { markChangedKey, withRequestId } from '../http/reply';
 import { headerOf } from '../http/request-context';
 import { KeysService } from '../keys/keys.service';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
-import { parseLogin, parseManagementKeyCreate, parseSignup } from './dashboard.dto';
+import { credentials, LoginDto, ManagementKeyCreateDto, SignupDto } from './dashboard.dto';
 import { DashboardService } from './dashboard.service';
+import { SignInLimitService } from './sign-in-limit.service';
+import { clientAddress } from '../http/client-address';
 import type { SignedIn } from './dashboard.service';
 
 /** The dashboard page and its JSON API (session cookie + x-csrf-token, never keys). */
@@ -17,19 +18,25 @@ export class DashboardController {
     @Inject(DashboardService) private readonly dashboard: DashboardService,
     @Inject(KeysService) private readonly keys: KeysService,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(SignInLimitService) private readonly limits: SignInLimitService,
   ) {}
 
   @Post('api/signup')
   @HttpCode(201)
-  async signUp(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() raw: unknown): Promise<object> {
-    const signedIn = await this.dashboard.signUp(parseSignup(parseJsonObject(raw)));
+  async signUp(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: SignupDto): Promise<object> {
+    const input = credentials(body);
+    await this.limits.admit(input.email, clientAddress(req, this.logger));
+    const signedIn = await this.dashboard.signUp(input);
     return this.signedIn(req, reply, signedIn);
   }
 
   @Post('api/login')
   @HttpCode(200)
-  async logIn(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() raw: unknown): Promise<object> {
-    const signedIn = await this.dashboard.logIn(parseLogin(parseJsonObject(raw)));
+  async logIn(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: LoginDto): Promise<object> {
+    const input = credentials(body);
+    await this.limits.admit(input.email, clientAddress(req, this.logger));
+    const signedIn = await this.dashboard.logIn(input);
+    await this.limits.succeeded(input.email);
     return this.signedIn(req, reply, signedIn);
   }
 
@@ -50,11 +57,10 @@ export class DashboardController {
 
   @Post('api/management-keys')
   @HttpCode(201)
-  async createManagementKey(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() raw: unknown): Promise<object> {
+  async createManagementKey(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: ManagementKeyCreateDto): Promise<object> {
     const session = await this.dashboard.session(headerOf(req, 'cookie'));
     this.dashboard.requireCsrf(session, headerOf(req, 'x-csrf-token'));
-    const { name } = parseManagementKeyCreate(parseJsonObject(raw));
-    const result = await this.keys.createManagementKey(session.user.accountId, name);
+    const result = await this.keys.createManagementKey(session.user.accountId, body.name ?? '');
     markChangedKey(reply, result.changedKeyHash);
     return withRequestId(req, this.logger, result.value);
   }

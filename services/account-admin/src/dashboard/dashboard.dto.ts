@@ -1,44 +1,47 @@
-import { AppError } from '@svc/errors';
-import { parseName } from '../keys/keys.dto';
-import { has, rejectUnknownFields } from '../http/json-body';
+import { IsText } from '@svc/http-edge';
+import { IsEmail, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import { NAME_MAX } from '../keys/keys.dto';
 
 export const PASSWORD_MIN = 12;
 /** Bounds the scrypt input; far above any real password. */
 export const PASSWORD_MAX = 1_024;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const EMAIL_MAX = 254;
 
 export interface Credentials {
   email: string;
   password: string;
 }
 
-function parseEmail(value: unknown): string {
-  if (typeof value !== 'string' || value.length > 254 || !EMAIL.test(value.trim())) {
-    throw new AppError('invalid_request', 'email must be an email address');
-  }
-  return value.trim().toLowerCase();
+/** POST /dashboard/api/signup. */
+export class SignupDto {
+  @IsString({ message: 'email must be an email address' })
+  @MaxLength(EMAIL_MAX, { message: 'email must be an email address' })
+  @IsEmail({}, { message: 'email must be an email address' })
+  email!: string;
+
+  @IsText(PASSWORD_MIN, PASSWORD_MAX, { message: `password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters` })
+  password!: string;
 }
 
-export function parseSignup(body: Record<string, unknown>): Credentials {
-  rejectUnknownFields(body, ['email', 'password']);
-  const email = parseEmail(body.email);
-  const password = body.password;
-  if (typeof password !== 'string') throw new AppError('invalid_request', 'password must be a string');
-  const length = [...password].length;
-  if (length < PASSWORD_MIN) throw new AppError('invalid_request', `password must be at least ${PASSWORD_MIN} characters`);
-  if (length > PASSWORD_MAX) throw new AppError('invalid_request', `password must be at most ${PASSWORD_MAX} characters`);
-  return { email, password };
+/** POST /dashboard/api/login: any string pair; a wrong one is the service's answer. */
+export class LoginDto {
+  @IsString({ message: 'email must be a string' })
+  @MaxLength(EMAIL_MAX, { message: 'email or password is wrong' })
+  email!: string;
+
+  @IsString({ message: 'password must be a string' })
+  @MinLength(1, { message: 'password must be a string' })
+  @MaxLength(PASSWORD_MAX, { message: 'email or password is wrong' })
+  password!: string;
 }
 
-export function parseLogin(body: Record<string, unknown>): Credentials {
-  rejectUnknownFields(body, ['email', 'password']);
-  if (typeof body.email !== 'string') throw new AppError('invalid_request', 'email must be a string');
-  if (typeof body.password !== 'string' || body.password.length === 0) throw new AppError('invalid_request', 'password must be a string');
-  if (body.password.length > PASSWORD_MAX) throw new AppError('invalid_request', 'email or password is wrong');
+export function credentials(body: SignupDto | LoginDto): Credentials {
   return { email: body.email.trim().toLowerCase(), password: body.password };
 }
 
-export function parseManagementKeyCreate(body: Record<string, unknown>): { name: string } {
-  rejectUnknownFields(body, ['name']);
-  return { name: has(body, 'name') ? parseName(body.name) : '' };
+/** POST /dashboard/api/management-keys: `{"name"?}`. */
+export class ManagementKeyCreateDto {
+  @ValidateIf((_object: object, value: unknown) => value !== undefined)
+  @IsText(1, NAME_MAX)
+  name?: string;
 }

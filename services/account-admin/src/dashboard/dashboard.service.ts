@@ -3,7 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '@svc/errors';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
-import { safeEqual } from '../http/request-context';
+import { secretsEqual } from '@svc/http-edge';
 import type { Credentials } from './dashboard.dto';
 import { DashboardRepository } from './dashboard.repository';
 import type { NewSession, SessionWithUser } from './dashboard.repository';
@@ -79,7 +79,7 @@ export class DashboardService {
 
   /** A mutation needs x-csrf-token equal to the session's token. */
   requireCsrf(session: SessionWithUser, header: string | undefined): void {
-    if (header === undefined || !safeEqual(header, session.csrfToken)) {
+    if (header === undefined || !secretsEqual(header, session.csrfToken)) {
       throw new AppError('invalid_request', 'missing or wrong x-csrf-token');
     }
   }

@@ -1,12 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { parseJsonObject } from '../http/json-body';
 import { markChangedKey, withRequestId } from '../http/reply';
-import { parseKeyInput, parseListQuery } from '../keys/keys.dto';
+import { KeyBodyDto, ListQueryDto, toKeyInput, toListQuery } from '../keys/keys.dto';
 import { KeysService } from '../keys/keys.service';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
-import { parseManagementKeyUpdate } from './management-key-update.dto';
+import { ManagementKeyUpdateDto } from './management-key-update.dto';
 import { SessionGuardService } from './session-guard.service';
 
 /**
@@ -24,18 +23,18 @@ export class SessionKeysController {
 
   @Post('keys')
   @HttpCode(201)
-  async create(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() raw: unknown): Promise<object> {
+  async create(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: KeyBodyDto): Promise<object> {
     const actor = await this.sessions.forChange(req);
-    const input = parseKeyInput(parseJsonObject(raw), Date.now());
+    const input = toKeyInput(body);
     const result = await this.keys.createApiKey(actor.accountId, input);
     markChangedKey(reply, result.changedKeyHash);
     return withRequestId(req, this.logger, result.value);
   }
 
   @Get('keys')
-  async list(@Req() req: FastifyRequest, @Query() query: Record<string, unknown>): Promise<object> {
+  async list(@Req() req: FastifyRequest, @Query() query: ListQueryDto): Promise<object> {
     const actor = await this.sessions.forRead(req);
-    return withRequestId(req, this.logger, await this.keys.listApiKeys(actor.accountId, parseListQuery(query)));
+    return withRequestId(req, this.logger, await this.keys.listApiKeys(actor.accountId, toListQuery(query)));
   }
 
   @Get('keys/:id')
@@ -45,9 +44,9 @@ export class SessionKeysController {
   }
 
   @Patch('keys/:id')
-  async update(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Body() raw: unknown): Promise<object> {
+  async update(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Body() body: KeyBodyDto): Promise<object> {
     const actor = await this.sessions.forChange(req);
-    const input = parseKeyInput(parseJsonObject(raw), Date.now());
+    const input = toKeyInput(body);
     const result = await this.keys.updateApiKey(actor.accountId, id, input);
     markChangedKey(reply, result.changedKeyHash);
     return withRequestId(req, this.logger, result.value);
@@ -66,10 +65,12 @@ export class SessionKeysController {
     @Req() req: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
     @Param('id') id: string,
-    @Body() raw: unknown,
+    @Body() body: ManagementKeyUpdateDto,
   ): Promise<object> {
     const actor = await this.sessions.forChange(req);
-    const changes = parseManagementKeyUpdate(parseJsonObject(raw));
+    const changes: { name?: string; disabled?: boolean } = {};
+    if (body.name !== undefined) changes.name = body.name;
+    if (body.disabled !== undefined) changes.disabled = body.disabled;
     const result = await this.keys.updateManagementKey(actor.accountId, id, changes);
     markChangedKey(reply, result.changedKeyHash);
     return withRequestId(req, this.logger, result.value);

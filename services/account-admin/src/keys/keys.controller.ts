@@ -1,13 +1,12 @@
 import { Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res, Body } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InternalAuth } from '../http/internal-auth';
-import { parseJsonObject } from '../http/json-body';
 import { markChangedKey, withRequestId } from '../http/reply';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
-import { parseKeyInput, parseListQuery } from './keys.dto';
+import { KeyBodyDto, ListQueryDto, toKeyInput, toListQuery } from './keys.dto';
 import { KeysService } from './keys.service';
 
 /** API keys (management key only) and the calling key itself (either kind). */
@@ -22,18 +21,18 @@ export class KeysController {
 
   @Post('keys')
   @HttpCode(201)
-  async create(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() raw: unknown): Promise<object> {
+  async create(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: KeyBodyDto): Promise<object> {
     const caller = this.auth.caller(req, 'management');
-    const input = parseKeyInput(parseJsonObject(raw), Date.now());
+    const input = toKeyInput(body);
     const result = await this.keys.createApiKey(caller.accountId, input);
     markChangedKey(reply, result.changedKeyHash);
     return withRequestId(req, this.logger, result.value);
   }
 
   @Get('keys')
-  async list(@Req() req: FastifyRequest, @Query() query: Record<string, unknown>): Promise<object> {
+  async list(@Req() req: FastifyRequest, @Query() query: ListQueryDto): Promise<object> {
     const caller = this.auth.caller(req, 'management');
-    const page = await this.keys.listApiKeys(caller.accountId, parseListQuery(query));
+    const page = await this.keys.listApiKeys(caller.accountId, toListQuery(query));
     return withRequestId(req, this.logger, page);
   }
 
@@ -48,10 +47,10 @@ export class KeysController {
     @Req() req: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
     @Param('id') id: string,
-    @Body() raw: unknown,
+    @Body() body: KeyBodyDto,
   ): Promise<object> {
     const caller = this.auth.caller(req, 'management');
-    const input = parseKeyInput(parseJsonObject(raw), Date.now());
+    const input = toKeyInput(body);
     const result = await this.keys.updateApiKey(caller.accountId, id, input);
     markChangedKey(reply, result.changedKeyHash);
     return withRequestId(req, this.logger, result.value);

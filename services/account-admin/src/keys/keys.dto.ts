@@ -1,11 +1,38 @@
-import { AppError } from '@svc/errors';
 import { LIMIT_RESETS } from '@svc/contracts';
 import type { LimitReset } from '@svc/contracts';
-import { isUsdAmount, usdToMicros } from '@svc/money';
-import { has, parseRfc3339, rejectUnknownFields } from '../http/json-body';
+import { IsCursor, IsFutureTimestamp, IsIntegerText, IsText, IsUsdAmount, parseRfc3339 } from '@svc/http-edge';
+import { usdToMicros } from '@svc/money';
+import { IsBoolean, IsIn, IsOptional, ValidateIf } from 'class-validator';
 
-/** Fields of POST /v1/keys and PATCH /v1/keys/{id} (CONTRACT.md "Keys"). */
-export const KEY_FIELDS = ['name', 'limit_usd', 'limit_reset', 'expires_at', 'disabled'] as const;
+export const NAME_MAX = 100;
+/** The largest key limit accepted (USD). */
+export const LIMIT_MAX_USD = 1_000_000_000;
+
+/** Validate a field only when the body has it (null then fails: the field is not nullable). */
+const IfPresent = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
+
+/** Body of POST /v1/keys and PATCH /v1/keys/{id}; every field optional (CONTRACT "Keys"). */
+export class KeyBodyDto {
+  @IfPresent()
+  @IsText(1, NAME_MAX)
+  name?: string;
+
+  @IsOptional()
+  @IsUsdAmount({ min: 0, max: LIMIT_MAX_USD, exclusiveMin: true })
+  limit_usd?: number | null;
+
+  @IsOptional()
+  @IsIn(LIMIT_RESETS, { message: 'limit_reset must be "daily", "weekly", "monthly" or null' })
+  limit_reset?: LimitReset | null;
+
+  @IsOptional()
+  @IsFutureTimestamp()
+  expires_at?: string | null;
+
+  @IfPresent()
+  @IsBoolean({ message: 'disabled must be true or false' })
+  disabled?: boolean;
+}
 
 /** A parsed body: a property is present only when the body had that field. */
 export interface KeyInput {
@@ -16,49 +43,26 @@ export interface KeyInput {
   disabled?: boolean;
 }
 
-export const NAME_MAX = 100;
-
-export function parseName(value: unknown): string {
-  if (typeof value !== 'string') throw new AppError('invalid_request', 'name must be a string');
-  const length = [...value].length;
-  if (length < 1 || length > NAME_MAX) throw new AppError('invalid_request', `name must be 1 to ${NAME_MAX} characters`);
-  return value;
+/** The validated body in the service's terms (micro-USD, dates); cross-field rules are the service's. */
+export function toKeyInput(body: KeyBodyDto): KeyInput {
+  const input: KeyInput = {};
+  if (body.name !== undefined) input.name = body.name;
+  if (body.limit_usd !== undefined) input.limitMicros = body.limit_usd === null ? null : usdToMicros(body.limit_usd);
+  if (body.limit_reset !== undefined) input.limitReset = body.limit_reset;
+  if (body.expires_at !== undefined) input.expiresAt = body.expires_at === null ? null : new Date(parseRfc3339(body.expires_at) ?? Number.NaN);
+  if (body.disabled !== undefined) input.disabled = body.disabled;
+  return input;
 }
 
-/** Validates each present field; cross-field rules (limit_reset needs limit_usd) are the service's. */
-export function parseKeyInput(body: Record<string, unknown>, nowMs: number): KeyInput {
-  rejectUnknownFields(body, KEY_FIELDS);
-  const input: KeyInput = {};
-  if (has(body, 'name')) input.name = parseName(body.name);
-  if (has(body, 'limit_usd')) {
-    const value = body.limit_usd;
-    if (value === null) input.limitMicros = null;
-    else if (typeof value !== 'number' || !Number.isFinite(value)) throw new AppError('invalid_request', 'limit_usd must be a number or null');
-    else if (value <= 0) throw new AppError('invalid_request', 'limit_usd must be greater than 0');
-    else if (!isUsdAmount(value)) throw new AppError('invalid_request', 'limit_usd must have at most 6 decimals and be at most 1000000000');
-    else input.limitMicros = usdToMicros(value);
-  }
-  if (has(body, 'limit_reset')) {
-    const value = body.limit_reset;
-    if (value === null) input.limitReset = null;
-    else if (typeof value === 'string' && (LIMIT_RESETS as readonly string[]).includes(value)) input.limitReset = value as LimitReset;
-    else throw new AppError('invalid_request', 'limit_reset must be "daily", "weekly", "monthly" or null');
-  }
-  if (has(body, 'expires_at')) {
-    const value = body.expires_at;
-    if (value === null) input.expiresAt = null;
-    else {
-      const ms = typeof value === 'string' ? parseRfc3339(value) : null;
-      if (ms === null) throw new AppError('invalid_request', 'expires_at must be an RFC 3339 timestamp (e.g. 2030-01-01T00:00:00Z) or null');
-      if (ms <= nowMs) throw new AppError('invalid_request', 'expires_at must be in the future');
-      input.expiresAt = new Date(ms);
-    }
-  }
-  if (has(body, 'disabled')) {
-    if (typeof body.disabled !== 'boolean') throw new AppError('invalid_request', 'disabled must be true or false');
-    input.disabled = body.disabled;
-  }
-  return input;
+/** `limit` 1..100 (default 20) and an opaque `cursor` (CONTRACT "Conventions"). */
+export class ListQueryDto {
+  @IfPresent()
+  @IsIntegerText(1, 100)
+  limit?: string;
+
+  @IfPresent()
+  @IsCursor()
+  cursor?: string;
 }
 
 export interface ListQuery {
@@ -66,29 +70,6 @@ export interface ListQuery {
   cursor: string | null;
 }
 
-const LIST_PARAMS = ['limit', 'cursor'];
-
-/** `limit` 1..100 (default 20) and an opaque `cursor`; anything else is 400. */
-export function parseListQuery(query: Record<string, unknown>): ListQuery {
-  rejectUnknownQuery(query, LIST_PARAMS);
-  let limit = 20;
-  if (query.limit !== undefined) {
-    if (typeof query.limit !== 'string' || !/^\d{1,3}$/.test(query.limit)) {
-      throw new AppError('invalid_request', 'limit must be an integer from 1 to 100');
-    }
-    limit = Number(query.limit);
-    if (limit < 1 || limit > 100) throw new AppError('invalid_request', 'limit must be an integer from 1 to 100');
-  }
-  let cursor: string | null = null;
-  if (query.cursor !== undefined) {
-    if (typeof query.cursor !== 'string' || query.cursor === '') throw new AppError('invalid_request', 'cursor is not valid');
-    cursor = query.cursor;
-  }
-  return { limit, cursor };
-}
-
-function rejectUnknownQuery(query: Record<string, unknown>, allowed: readonly string[]): void {
-  for (const name of Object.keys(query)) {
-    if (!allowed.includes(name)) throw new AppError('invalid_request', `unknown query parameter "${name}"`);
-  }
+export function toListQuery(query: ListQueryDto): ListQuery {
+  return { limit: query.limit === undefined ? 20 : Number(query.limit), cursor: query.cursor ?? null };
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { periodOf } from '@svc/contracts';
 import type { KeyRecord, LimitReset } from '@svc/contracts';
 import { AppError } from '@svc/errors';
+import { isRepresentableTime } from '@svc/http-edge';
 import { isId, newId } from '@svc/ids';
 import { generateSecret, hashSecret, labelOf } from '@svc/keys';
 import type { KeyKind } from '@svc/keys';
@@ -111,7 +112,7 @@ export function decodeCursor(cursor: string, idKind: 'apiKey' | 'managementKey')
   }
   if (typeof value !== 'object' || value === null) throw invalid;
   const { t, i } = value as { t?: unknown; i?: unknown };
-  if (typeof t !== 'number' || !Number.isSafeInteger(t) || t < 0 || !isId(idKind, i)) throw invalid;
+  if (!isRepresentableTime(t) || t < 0 || !isId(idKind, i)) throw invalid;
   return { createdAt: new Date(t), id: i };
 }
 

@@ -3,7 +3,7 @@ import { AppError } from '@svc/errors';
 import type { FastifyRequest } from 'fastify';
 import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
 import type { CallerIdentity } from '../http/internal-auth.guard';
-import { checkoutView, parseCheckoutBody } from './checkout.dto';
+import { CheckoutBodyDto, checkoutView, toCheckoutBody } from './checkout.dto';
 import type { CheckoutView } from './checkout.dto';
 import { CheckoutService } from './checkout.service';
 
@@ -15,9 +15,9 @@ export class CheckoutController {
 
   @Post('checkout')
   @HttpCode(201)
-  async create(@Caller() caller: CallerIdentity, @Body() body: unknown, @Req() request: FastifyRequest): Promise<CheckoutView> {
+  async create(@Caller() caller: CallerIdentity, @Body() body: CheckoutBodyDto, @Req() request: FastifyRequest): Promise<CheckoutView> {
     // Validated before anything else: a bad amount is 400 on every deployment.
-    const input = parseCheckoutBody(body);
+    const input = toCheckoutBody(body);
     if (caller.keyKind !== 'management') throw new AppError('wrong_key_type', 'buying credits needs a management key');
     const created = await this.checkout.create(caller.accountId, input);
     request.log.info({ account_id: caller.accountId, checkout_id: created.id, credit_micros: created.creditMicros }, 'checkout session created');

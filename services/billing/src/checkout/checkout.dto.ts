@@ -1,7 +1,7 @@
-import { AppError } from '@svc/errors';
-import { isUsdAmount, microsToUsd, usdToMicros } from '@svc/money';
+import { IsUsdAmount } from '@svc/http-edge';
+import { microsToUsd, usdToMicros } from '@svc/money';
 import type { Micros } from '@svc/money';
-import { jsonObject } from '../http/json-object';
+import { IsDefined, IsUrl, MaxLength, ValidateBy, ValidateIf } from 'class-validator';
 
 export const MIN_PURCHASE_USD = 5;
 export const MAX_PURCHASE_USD = 10_000;
@@ -15,39 +15,48 @@ export interface CheckoutBody {
   cancelUrl: string | null;
 }
 
-function redirectUrl(value: unknown, name: string): string | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_URL_LENGTH) {
-    throw new AppError('invalid_request', `${name} must be an http(s) URL of at most ${MAX_URL_LENGTH} characters`);
-  }
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    throw new AppError('invalid_request', `${name} must be an http(s) URL`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new AppError('invalid_request', `${name} must be an http(s) URL`);
-  return value;
+const IfPresent = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined && value !== null);
+
+/** POST /v1/credits/checkout: `{"amount_usd": 5..10000 (whole cents), "success_url"?, "cancel_url"?}`. */
+export class CheckoutBodyDto {
+  @IsDefined({ message: 'amount_usd is required' })
+  @IsUsdAmount(
+    { min: MIN_PURCHASE_USD, max: MAX_PURCHASE_USD },
+    { message: (args) => (typeof args.value === 'number' && Number.isFinite(args.value) ? `amount_usd must be from ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD}` : 'amount_usd must be a number') },
+  )
+  @IsWholeCents()
+  amount_usd!: number;
+
+  @IfPresent()
+  @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: `success_url must be an http(s) URL of at most ${MAX_URL_LENGTH} characters` })
+  @MaxLength(MAX_URL_LENGTH, { message: `success_url must be an http(s) URL of at most ${MAX_URL_LENGTH} characters` })
+  success_url?: string | null;
+
+  @IfPresent()
+  @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: `cancel_url must be an http(s) URL of at most ${MAX_URL_LENGTH} characters` })
+  @MaxLength(MAX_URL_LENGTH, { message: `cancel_url must be an http(s) URL of at most ${MAX_URL_LENGTH} characters` })
+  cancel_url?: string | null;
 }
 
-/** POST /v1/credits/checkout: `{"amount_usd": 5..10000 (cents), "success_url"?, "cancel_url"?}`. */
-export function parseCheckoutBody(body: unknown): CheckoutBody {
-  const fields = jsonObject(body, ['amount_usd', 'success_url', 'cancel_url']);
-  const amount = fields.amount_usd;
-  if (amount === undefined) throw new AppError('invalid_request', 'amount_usd is required');
-  if (typeof amount !== 'number' || !Number.isFinite(amount)) throw new AppError('invalid_request', 'amount_usd must be a number');
-  if (amount < MIN_PURCHASE_USD || amount > MAX_PURCHASE_USD) {
-    throw new AppError('invalid_request', `amount_usd must be from ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD}`);
-  }
-  if (!isUsdAmount(amount) || usdToMicros(amount) % MICROS_PER_CENT !== 0) {
-    throw new AppError('invalid_request', 'amount_usd must be a whole number of cents (at most 2 decimals)');
-  }
-  const creditMicros = usdToMicros(amount);
+/** Whole cents: what the payment processor charges. */
+function IsWholeCents(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isWholeCents',
+    validator: {
+      // Only a number in range reaches this check's verdict; IsUsdAmount names other problems.
+      validate: (value: unknown) => typeof value !== 'number' || !Number.isFinite(value) || usdToMicros(value) % MICROS_PER_CENT === 0,
+      defaultMessage: () => 'amount_usd must be a whole number of cents (at most 2 decimals)',
+    },
+  });
+}
+
+export function toCheckoutBody(body: CheckoutBodyDto): CheckoutBody {
+  const creditMicros = usdToMicros(body.amount_usd);
   return {
     creditMicros,
     amountCents: creditMicros / MICROS_PER_CENT,
-    successUrl: redirectUrl(fields.success_url, 'success_url'),
-    cancelUrl: redirectUrl(fields.cancel_url, 'cancel_url'),
+    successUrl: body.success_url ?? null,
+    cancelUrl: body.cancel_url ?? null,
   };
 }
 

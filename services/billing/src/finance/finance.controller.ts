@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Query, Req, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { OperatorAuthGuard } from '../http/operator-auth.guard';
-import { CSV_HEADER, csvLine, exportFileName, financeReportView, parseExportQuery } from './finance.dto';
+import { CSV_HEADER, csvLine, exportFileName, ExportQueryDto, financeReportView, toExportQuery } from './finance.dto';
 import { FinanceService } from './finance.service';
 
 /** Finance's operator routes (OPERATOR_PORT only). Both only read. */
@@ -18,8 +18,8 @@ export class FinanceController {
 
   /** The ledger of a period as CSV, one row per entry, amounts in USD with 6 decimals. */
   @Get('ledger/export')
-  async export(@Query() query: unknown, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
-    const parsed = parseExportQuery(query);
+  async export(@Query() query: ExportQueryDto, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<string> {
+    const parsed = toExportQuery(query);
     let csv = CSV_HEADER;
     let rows = 0;
     for await (const row of this.finance.exportEntries(parsed)) {

@@ -2,8 +2,8 @@ import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
 import { microsToUsd } from '@svc/money';
 import type { Micros } from '@svc/money';
-import { queryParams } from '../http/json-object';
-import { formatDay, parseRange } from '../usage/usage.dto';
+import { Matches, ValidateIf } from 'class-validator';
+import { DayRangeQueryDto, formatDay, toRange } from '../usage/usage.dto';
 import type { DayRange } from '../usage/usage.dto';
 import type { LedgerExportRow } from './finance.repository';
 import type { FinanceReport } from './finance.service';
@@ -18,10 +18,15 @@ export interface ExportQuery {
 }
 
 /** GET /operator/ledger/export?from&to&account_id (dates YYYY-MM-DD, to inclusive, default the last 30 days). */
-export function parseExportQuery(query: unknown, now: Date = new Date()): ExportQuery {
-  const params = queryParams(query, ['from', 'to', 'account_id']);
-  const range = parseRange(params, now);
-  const accountId = params.account_id ?? null;
+export class ExportQueryDto extends DayRangeQueryDto {
+  @ValidateIf((_object: object, value: unknown) => value !== undefined)
+  @Matches(/^acct_[0-9A-Za-z]{1,64}$/, { message: 'account_id must be an account id (acct_...)' })
+  account_id?: string;
+}
+
+export function toExportQuery(query: ExportQueryDto, now: Date = new Date()): ExportQuery {
+  const range = toRange(query, now);
+  const accountId = query.account_id ?? null;
   if (accountId !== null && !isId('account', accountId)) throw new AppError('invalid_request', 'account_id must be an account id (acct_...)');
   return { range, start: new Date(range.from), end: new Date(range.to + DAY_MS), accountId };
 }

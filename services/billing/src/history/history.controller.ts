@@ -3,9 +3,8 @@ import { AppError } from '@svc/errors';
 import type { FastifyRequest } from 'fastify';
 import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
 import type { CallerIdentity } from '../http/internal-auth.guard';
-import { queryParams } from '../http/json-object';
-import { parseRange } from '../usage/usage.dto';
-import { parseHistoryPage } from './history.dto';
+import { DayRangeQueryDto, toRange } from '../usage/usage.dto';
+import { HistoryPageQueryDto, toHistoryPage } from './history.dto';
 import { HistoryService } from './history.service';
 import type { ActivityView, DailySpendView, Page, PurchaseView } from './history.service';
 
@@ -19,22 +18,22 @@ export class HistoryController {
   constructor(@Inject(HistoryService) private readonly history: HistoryService) {}
 
   @Get('activity')
-  async activity(@Caller() caller: CallerIdentity, @Query() query: unknown, @Req() request: FastifyRequest): Promise<Page<ActivityView> & { request_id: string }> {
-    const page = parseHistoryPage(query);
+  async activity(@Caller() caller: CallerIdentity, @Query() query: HistoryPageQueryDto, @Req() request: FastifyRequest): Promise<Page<ActivityView> & { request_id: string }> {
+    const page = toHistoryPage(query);
     requireManagement(caller);
     return { ...(await this.history.activity(caller.accountId, page)), request_id: request.id };
   }
 
   @Get('daily-spend')
-  async dailySpend(@Caller() caller: CallerIdentity, @Query() query: unknown, @Req() request: FastifyRequest): Promise<DailySpendView & { request_id: string }> {
-    const range = parseRange(queryParams(query, ['from', 'to']), new Date());
+  async dailySpend(@Caller() caller: CallerIdentity, @Query() query: DayRangeQueryDto, @Req() request: FastifyRequest): Promise<DailySpendView & { request_id: string }> {
+    const range = toRange(query, new Date());
     requireManagement(caller);
     return { ...(await this.history.dailySpend(caller.accountId, range)), request_id: request.id };
   }
 
   @Get('purchases')
-  async purchases(@Caller() caller: CallerIdentity, @Query() query: unknown, @Req() request: FastifyRequest): Promise<Page<PurchaseView> & { request_id: string }> {
-    const page = parseHistoryPage(query);
+  async purchases(@Caller() caller: CallerIdentity, @Query() query: HistoryPageQueryDto, @Req() request: FastifyRequest): Promise<Page<PurchaseView> & { request_id: string }> {
+    const page = toHistoryPage(query);
     requireManagement(caller);
     return { ...(await this.history.purchases(caller.accountId, page)), request_id: request.id };
   }

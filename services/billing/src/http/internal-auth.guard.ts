@@ -1,9 +1,7 @@
 import { createParamDecorator, Inject, Injectable } from '@nestjs/common';
 import type { CanActivate, ExecutionContext } from '@nestjs/common';
-import { INTERNAL_HEADERS } from '@svc/contracts';
-import { AppError } from '@svc/errors';
+import { internalCaller } from '@svc/http-edge';
 import type { FastifyRequest } from 'fastify';
-import { headerValue, secretsEqual } from './constant-time';
 
 export const INTERNAL_TOKEN = Symbol('INTERNAL_TOKEN');
 
@@ -26,17 +24,8 @@ export class InternalAuthGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const headers = request.headers;
-    if (!secretsEqual(headerValue(headers, INTERNAL_HEADERS.token), this.token)) {
-      throw new AppError('invalid_api_key', 'missing or invalid API key');
-    }
-    const accountId = headerValue(headers, INTERNAL_HEADERS.accountId);
-    const keyId = headerValue(headers, INTERNAL_HEADERS.keyId);
-    const keyKind = headerValue(headers, INTERNAL_HEADERS.keyKind);
-    if (accountId === undefined || accountId === '' || keyId === undefined || (keyKind !== 'api' && keyKind !== 'management')) {
-      throw new AppError('invalid_api_key', 'missing or invalid API key');
-    }
-    identities.set(request, { accountId, keyId, keyKind });
+    const caller = internalCaller(request.headers, this.token, 'either');
+    identities.set(request, { accountId: caller.accountId, keyId: caller.keyId, keyKind: caller.kind });
     return true;
   }
 }

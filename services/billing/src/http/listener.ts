@@ -3,16 +3,19 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppError } from '@svc/errors';
+import { DtoValidationPipe, EdgeExceptionFilter, edgeServerOptions, installEdge } from '@svc/http-edge';
+import type { RequestIdSource } from '@svc/http-edge';
 import type { Logger } from 'pino';
-import { ErrorFilter } from './exception.filter';
-import type { RequestIdGenerator } from './request-id';
-import { RouteTable } from './route-table';
 
 export interface ListenerOptions {
   module: DynamicModule;
   logger: Logger;
-  requestIds: RequestIdGenerator;
+  requestIds: RequestIdSource;
+  requestTimeoutMs: number;
 }
+
+/** Largest request body accepted (a Stripe event is a few KB). */
+const BODY_LIMIT_BYTES = 1024 * 1024;
 
 function isJsonContentType(value: string | undefined): boolean {
   if (value === undefined) return false;
@@ -21,28 +24,31 @@ function isJsonContentType(value: string | undefined): boolean {
 }
 
 /**
- * One Nest application on its own Fastify instance. Every response carries
- * x-svc-request-id; every error goes through ErrorFilter; a body that is not JSON is
- * 400 invalid_request (Nest also registers a form parser, which this API never accepts).
+ * One Nest application on its own Fastify instance, behind the shared edge (@svc/http-edge:
+ * request ids, the error reply, 404/405, timeouts, the access log) with the one DTO
+ * validation pipe. A body that is not JSON is 400 invalid_request (Nest also registers a
+ * form parser, which this API never accepts).
  */
 export async function createListener(options: ListenerOptions): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({
-    loggerInstance: options.logger,
-    genReqId: options.requestIds,
-  });
+  const adapter = new FastifyAdapter(
+    edgeServerOptions({
+      requestIds: options.requestIds,
+      bodyLimitBytes: BODY_LIMIT_BYTES,
+      requestTimeoutMs: options.requestTimeoutMs,
+      log: options.logger,
+      requestLoggers: true,
+    }),
+  );
   const fastify = adapter.getInstance();
-  const routes = new RouteTable();
-  fastify.addHook('onRoute', (route) => routes.add(route.url, route.method));
-  fastify.addHook('onRequest', async (request, reply) => {
-    void reply.header('x-svc-request-id', request.id);
-  });
+  installEdge(fastify, options.logger);
   fastify.addHook('preValidation', async (request) => {
     if (request.body !== undefined && !isJsonContentType(request.headers['content-type'])) {
       throw new AppError('invalid_request', 'body must be JSON (content-type: application/json)');
     }
   });
   const app = await NestFactory.create<NestFastifyApplication>(options.module, adapter, { logger: false, abortOnError: false });
-  app.useGlobalFilters(new ErrorFilter(routes));
+  app.useGlobalFilters(new EdgeExceptionFilter(options.logger));
+  app.useGlobalPipes(new DtoValidationPipe());
   await app.init();
   return app;
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { CanActivate, ExecutionContext } from '@nestjs/common';
 import { AppError } from '@svc/errors';
 import type { FastifyRequest } from 'fastify';
-import { headerValue, secretsEqual } from './constant-time';
+import { headerValue, secretsEqual } from '@svc/http-edge';
 
 export const OPERATOR_TOKEN = Symbol('OPERATOR_TOKEN');
 

@@ -2,7 +2,7 @@ import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, R
 import type { FastifyRequest } from 'fastify';
 import { OperatorAuthGuard } from '../http/operator-auth.guard';
 import { LedgerService } from '../ledger/ledger.service';
-import { encodeCursor, ledgerEntryView, parseCreateAccountBody, parseGrantBody, parseIdempotencyKey, parseListQuery } from './operator.dto';
+import { CreateAccountDto, encodeCursor, GrantDto, LedgerListQueryDto, ledgerEntryView, parseIdempotencyKey, toCreateAccountBody, toGrantBody, toListQuery } from './operator.dto';
 import type { LedgerEntryView } from './operator.dto';
 
 /**
@@ -16,8 +16,8 @@ export class OperatorController {
 
   @Post('accounts')
   @HttpCode(201)
-  async createAccount(@Body() body: unknown, @Req() request: FastifyRequest): Promise<{ account_id: string; request_id: string }> {
-    const input = parseCreateAccountBody(body);
+  async createAccount(@Body() body: CreateAccountDto, @Req() request: FastifyRequest): Promise<{ account_id: string; request_id: string }> {
+    const input = toCreateAccountBody(body);
     const created = await this.ledger.createAccount(input);
     request.log.info({ account_id: created.accountId }, 'operator created an account');
     return { account_id: created.accountId, request_id: request.id };
@@ -27,11 +27,11 @@ export class OperatorController {
   @HttpCode(201)
   async grant(
     @Param('account_id') accountId: string,
-    @Body() body: unknown,
+    @Body() body: GrantDto,
     @Headers('idempotency-key') idempotencyKey: string | undefined,
     @Req() request: FastifyRequest,
   ): Promise<LedgerEntryView & { request_id: string }> {
-    const input = parseGrantBody(body);
+    const input = toGrantBody(body);
     const key = parseIdempotencyKey(idempotencyKey);
     const entry = await this.ledger.grant({ accountId, ...input, idempotencyKey: key, requestId: request.id });
     request.log.info({ account_id: accountId, ledger_entry_id: entry.id, amount_micros: input.amountMicros }, 'operator grant');
@@ -41,10 +41,10 @@ export class OperatorController {
   @Get('accounts/:account_id/ledger')
   async ledgerOf(
     @Param('account_id') accountId: string,
-    @Query() query: unknown,
+    @Query() query: LedgerListQueryDto,
     @Req() request: FastifyRequest,
   ): Promise<{ data: LedgerEntryView[]; next_cursor: string | null; request_id: string }> {
-    const { limit, afterId } = parseListQuery(query);
+    const { limit, afterId } = toListQuery(query);
     const page = await this.ledger.listLedger(accountId, limit, afterId);
     return {
       data: page.entries.map(ledgerEntryView),

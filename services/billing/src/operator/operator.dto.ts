@@ -1,37 +1,54 @@
 import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
-import { isUsdAmount, microsToUsd, usdToMicros } from '@svc/money';
+import { IsCursor, IsIntegerText, IsUsdAmount } from '@svc/http-edge';
+import { microsToUsd, usdToMicros } from '@svc/money';
 import type { Micros } from '@svc/money';
-import { jsonObject, queryParams } from '../http/json-object';
+import { IsDefined, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 import type { LedgerEntryRecord } from '../ledger/ledger.repository';
 
 export const MAX_GRANT_USD = 1_000_000;
 export const MAX_REASON_LENGTH = 500;
+
+const IfPresent = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
+
+/** POST /operator/accounts: `{"email"?, "name"?}`, an absent body is `{}`. */
+export class CreateAccountDto {
+  @IfPresent()
+  @IsString({ message: 'email must be an email address (at most 254 characters)' })
+  @MaxLength(254, { message: 'email must be an email address (at most 254 characters)' })
+  @Matches(/^[^\s@]+@[^\s@]+$/, { message: 'email must be an email address (at most 254 characters)' })
+  email?: string;
+
+  @IfPresent()
+  @IsString({ message: 'name must be a string of 1 to 200 characters' })
+  @Matches(/\S/, { message: 'name must be a string of 1 to 200 characters' })
+  @MaxLength(200, { message: 'name must be a string of 1 to 200 characters' })
+  name?: string;
+}
 
 export interface CreateAccountBody {
   email?: string;
   name?: string;
 }
 
-/** POST /operator/accounts: `{"email"?, "name"?}`, an absent body is `{}`. */
-export function parseCreateAccountBody(body: unknown): CreateAccountBody {
-  const fields = jsonObject(body, ['email', 'name'], { optional: true });
+export function toCreateAccountBody(body: CreateAccountDto): CreateAccountBody {
   const out: CreateAccountBody = {};
-  if (fields.email !== undefined) {
-    const email = fields.email;
-    if (typeof email !== 'string' || email.length > 254 || !/^[^\s@]+@[^\s@]+$/.test(email)) {
-      throw new AppError('invalid_request', 'email must be an email address (at most 254 characters)');
-    }
-    out.email = email;
-  }
-  if (fields.name !== undefined) {
-    const name = fields.name;
-    if (typeof name !== 'string' || name.trim().length === 0 || name.length > 200) {
-      throw new AppError('invalid_request', 'name must be a string of 1 to 200 characters');
-    }
-    out.name = name.trim();
-  }
+  if (body.email !== undefined) out.email = body.email;
+  if (body.name !== undefined) out.name = body.name.trim();
   return out;
+}
+
+/** POST /operator/accounts/{id}/grants: `{"amount_usd", "reason"}`. */
+export class GrantDto {
+  @IsDefined({ message: 'amount_usd is required' })
+  @IsUsdAmount({ min: 0, max: MAX_GRANT_USD, exclusiveMin: true })
+  amount_usd!: number;
+
+  @IsDefined({ message: 'reason is required' })
+  @IsString({ message: `reason must be a string of 1 to ${MAX_REASON_LENGTH} characters` })
+  @Matches(/\S/, { message: `reason must be a string of 1 to ${MAX_REASON_LENGTH} characters` })
+  @MaxLength(MAX_REASON_LENGTH, { message: `reason must be a string of 1 to ${MAX_REASON_LENGTH} characters` })
+  reason!: string;
 }
 
 export interface GrantBody {
@@ -39,21 +56,8 @@ export interface GrantBody {
   reason: string;
 }
 
-/** POST /operator/accounts/{id}/grants: `{"amount_usd", "reason"}`. */
-export function parseGrantBody(body: unknown): GrantBody {
-  const fields = jsonObject(body, ['amount_usd', 'reason']);
-  const amount = fields.amount_usd;
-  if (amount === undefined) throw new AppError('invalid_request', 'amount_usd is required');
-  if (typeof amount !== 'number' || !Number.isFinite(amount)) throw new AppError('invalid_request', 'amount_usd must be a number');
-  if (amount <= 0) throw new AppError('invalid_request', 'amount_usd must be greater than 0');
-  if (amount > MAX_GRANT_USD) throw new AppError('invalid_request', `amount_usd must be at most ${MAX_GRANT_USD}`);
-  if (!isUsdAmount(amount)) throw new AppError('invalid_request', 'amount_usd must have at most 6 decimals');
-  const reason = fields.reason;
-  if (reason === undefined) throw new AppError('invalid_request', 'reason is required');
-  if (typeof reason !== 'string' || reason.trim().length === 0 || reason.length > MAX_REASON_LENGTH) {
-    throw new AppError('invalid_request', `reason must be a string of 1 to ${MAX_REASON_LENGTH} characters`);
-  }
-  return { amountMicros: usdToMicros(amount), reason: reason.trim() };
+export function toGrantBody(body: GrantDto): GrantBody {
+  return { amountMicros: usdToMicros(body.amount_usd), reason: body.reason.trim() };
 }
 
 /** The Idempotency-Key header: absent, or 1..255 printable ASCII characters. */
@@ -65,24 +69,24 @@ export function parseIdempotencyKey(value: string | string[] | undefined): strin
   return value;
 }
 
+/** `limit` (1..100, default 20) and an opaque `cursor` from a previous page. */
+export class LedgerListQueryDto {
+  @IfPresent()
+  @IsIntegerText(1, 100)
+  limit?: string;
+
+  @IfPresent()
+  @IsCursor()
+  cursor?: string;
+}
+
 export interface ListQuery {
   limit: number;
   afterId: string | null;
 }
 
-/** `limit` (1..100, default 20) and an opaque `cursor` from a previous page. */
-export function parseListQuery(query: unknown): ListQuery {
-  const params = queryParams(query, ['limit', 'cursor']);
-  let limit = 20;
-  if (params.limit !== undefined) {
-    if (!/^\d{1,3}$/.test(params.limit) || Number(params.limit) < 1 || Number(params.limit) > 100) {
-      throw new AppError('invalid_request', 'limit must be an integer from 1 to 100');
-    }
-    limit = Number(params.limit);
-  }
-  let afterId: string | null = null;
-  if (params.cursor !== undefined) afterId = decodeCursor(params.cursor);
-  return { limit, afterId };
+export function toListQuery(query: LedgerListQueryDto): ListQuery {
+  return { limit: query.limit === undefined ? 20 : Number(query.limit), afterId: query.cursor === undefined ? null : decodeCursor(query.cursor) };
 }
 
 const CURSOR_PREFIX = 'l1.';

@@ -4,7 +4,7 @@ import { BacklogService, backlogView } from '../backlog/backlog.service';
 import { financeReportView } from '../finance/finance.dto';
 import { FinanceService } from '../finance/finance.service';
 import { OperatorAuthGuard } from '../http/operator-auth.guard';
-import { accountReportView, encodeAccountCursor, parseReconciliationQuery } from './reconciliation.dto';
+import { accountReportView, encodeAccountCursor, ReconciliationQueryDto, toReconciliationQuery } from './reconciliation.dto';
 import { REPORT_ONLY, ReconciliationService } from './reconciliation.service';
 import type { RepairOptions } from './reconciliation.service';
 
@@ -31,13 +31,13 @@ export class ReconciliationController {
   ) {}
 
   @Get('reconciliation')
-  async report(@Query() query: unknown, @Req() request: FastifyRequest): Promise<ReportBody> {
+  async report(@Query() query: ReconciliationQueryDto, @Req() request: FastifyRequest): Promise<ReportBody> {
     return this.run(query, REPORT_ONLY, request);
   }
 
   @Post('reconciliation/repair')
   @HttpCode(200)
-  async repair(@Query() query: unknown, @Req() request: FastifyRequest): Promise<ReportBody> {
+  async repair(@Query() query: ReconciliationQueryDto, @Req() request: FastifyRequest): Promise<ReportBody> {
     const body = await this.run(query, { releaseStale: true, correctDrift: true }, request);
     request.log.info({ accounts: body.data.length }, 'operator reconciliation repair');
     return body;
@@ -48,8 +48,8 @@ export class ReconciliationController {
     return { ...backlogView(await this.backlog.measure()), request_id: request.id };
   }
 
-  private async run(query: unknown, options: RepairOptions, request: FastifyRequest): Promise<ReportBody> {
-    const parsed = parseReconciliationQuery(query);
+  private async run(query: ReconciliationQueryDto, options: RepairOptions, request: FastifyRequest): Promise<ReportBody> {
+    const parsed = toReconciliationQuery(query);
     let body: ReportBody;
     if (parsed.accountId !== null) {
       const report = await this.reconciliation.reconcileAccount(parsed.accountId, options);

@@ -1,7 +1,8 @@
 import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
 import { microsToUsd } from '@svc/money';
-import { queryParams } from '../http/json-object';
+import { IsCursor, IsIntegerText } from '@svc/http-edge';
+import { Equals, Matches, ValidateIf } from 'class-validator';
 import type { AccountReport, Repair } from './reconciliation.service';
 
 export interface ReconciliationQuery {
@@ -19,27 +20,37 @@ export function encodeAccountCursor(accountId: string): string {
   return Buffer.from(CURSOR_PREFIX + accountId, 'utf8').toString('base64url');
 }
 
+const IfPresent = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
+
 /** `account_id` (optional), `limit` (1..100, default 20), `cursor` (from a previous page), `include=finance`. */
-export function parseReconciliationQuery(query: unknown): ReconciliationQuery {
-  const params = queryParams(query, ['account_id', 'limit', 'cursor', 'include']);
-  if (params.include !== undefined && params.include !== 'finance') {
-    throw new AppError('invalid_request', 'include must be finance');
-  }
+export class ReconciliationQueryDto {
+  @IfPresent()
+  @Matches(/^acct_[0-9A-Za-z]{1,64}$/, { message: 'account_id must be an account id' })
+  account_id?: string;
+
+  @IfPresent()
+  @IsIntegerText(1, 100)
+  limit?: string;
+
+  @IfPresent()
+  @IsCursor()
+  cursor?: string;
+
+  @IfPresent()
+  @Equals('finance', { message: 'include must be finance' })
+  include?: string;
+}
+
+export function toReconciliationQuery(params: ReconciliationQueryDto): ReconciliationQuery {
   let accountId: string | null = null;
   if (params.account_id !== undefined) {
     if (!isId('account', params.account_id)) throw new AppError('invalid_request', 'account_id must be an account id');
     accountId = params.account_id;
   }
-  let limit = 20;
-  if (params.limit !== undefined) {
-    if (!/^\d{1,3}$/.test(params.limit) || Number(params.limit) < 1 || Number(params.limit) > 100) {
-      throw new AppError('invalid_request', 'limit must be an integer from 1 to 100');
-    }
-    limit = Number(params.limit);
-  }
+  const limit = params.limit === undefined ? 20 : Number(params.limit);
   let afterId: string | null = null;
   if (params.cursor !== undefined) {
-    const text = /^[A-Za-z0-9_-]{1,200}$/.test(params.cursor) ? Buffer.from(params.cursor, 'base64url').toString('utf8') : '';
+    const text = Buffer.from(params.cursor, 'base64url').toString('utf8');
     const id = text.startsWith(CURSOR_PREFIX) ? text.slice(CURSOR_PREFIX.length) : '';
     if (!isId('account', id)) throw new AppError('invalid_request', 'cursor is not valid for this list');
     afterId = id;

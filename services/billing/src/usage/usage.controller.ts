@@ -2,7 +2,7 @@ import { Controller, Get, Inject, Query, Req, UseGuards } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
 import type { CallerIdentity } from '../http/internal-auth.guard';
-import { parseUsageQuery, usageView } from './usage.dto';
+import { toUsageQuery, UsageQueryDto, usageView } from './usage.dto';
 import type { UsageView } from './usage.dto';
 import { UsageService } from './usage.service';
 
@@ -13,8 +13,8 @@ export class UsageController {
   constructor(@Inject(UsageService) private readonly usage: UsageService) {}
 
   @Get()
-  async read(@Caller() caller: CallerIdentity, @Query() query: unknown, @Req() request: FastifyRequest): Promise<UsageView> {
-    const parsed = parseUsageQuery(query);
+  async read(@Caller() caller: CallerIdentity, @Query() query: UsageQueryDto, @Req() request: FastifyRequest): Promise<UsageView> {
+    const parsed = toUsageQuery(query);
     return usageView(await this.usage.report(caller, parsed), request.id);
   }
 }

@@ -1,7 +1,8 @@
 import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
 import { microsToUsd } from '@svc/money';
-import { queryParams } from '../http/json-object';
+import { IsCalendarDate } from '@svc/http-edge';
+import { IsIn, Matches, ValidateIf } from 'class-validator';
 import type { UsageReport } from './usage.service';
 
 export const GROUPINGS = ['day', 'model', 'key'] as const;
@@ -18,12 +19,22 @@ export function formatDay(day: Day): string {
   return new Date(day).toISOString().slice(0, 10);
 }
 
-/** `YYYY-MM-DD` that names a real day, else 400 naming the parameter. */
-export function parseDay(value: string, name: string): Day {
-  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  const day = match === null ? NaN : Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
-  if (Number.isNaN(day) || formatDay(day) !== value) throw new AppError('invalid_request', `${name} must be a date YYYY-MM-DD (got "${value}")`);
-  return day;
+/** A validated `YYYY-MM-DD` (IsCalendarDate) as its day. */
+export function dayOf(value: string): Day {
+  return Date.parse(`${value}T00:00:00Z`);
+}
+
+const IfPresent = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
+
+/** `from` and `to`: UTC calendar days, `to` inclusive. */
+export class DayRangeQueryDto {
+  @IfPresent()
+  @IsCalendarDate()
+  from?: string;
+
+  @IfPresent()
+  @IsCalendarDate()
+  to?: string;
 }
 
 export interface DayRange {
@@ -33,10 +44,10 @@ export interface DayRange {
 }
 
 /** from/to (inclusive UTC days); defaults: to = today, from = 29 days before to (30 days). */
-export function parseRange(params: Record<string, string>, now: Date): DayRange {
+export function toRange(params: DayRangeQueryDto, now: Date): DayRange {
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-  const to = params.to === undefined ? today : parseDay(params.to, 'to');
-  const from = params.from === undefined ? to - (DEFAULT_RANGE_DAYS - 1) * DAY_MS : parseDay(params.from, 'from');
+  const to = params.to === undefined ? today : dayOf(params.to);
+  const from = params.from === undefined ? to - (DEFAULT_RANGE_DAYS - 1) * DAY_MS : dayOf(params.from);
   if (from > to) throw new AppError('invalid_request', `from (${formatDay(from)}) is after to (${formatDay(to)})`);
   if ((to - from) / DAY_MS + 1 > MAX_RANGE_DAYS) throw new AppError('invalid_request', `the range from..to is at most ${MAX_RANGE_DAYS} days`);
   return { from, to };
@@ -49,14 +60,20 @@ export interface UsageQuery {
 }
 
 /** GET /v1/usage?from&to&group_by&key_id */
-export function parseUsageQuery(query: unknown, now: Date = new Date()): UsageQuery {
-  const params = queryParams(query, ['from', 'to', 'group_by', 'key_id']);
-  const range = parseRange(params, now);
-  const groupBy = params.group_by ?? 'day';
-  if (!(GROUPINGS as readonly string[]).includes(groupBy)) throw new AppError('invalid_request', 'group_by must be one of day, model, key');
-  const keyId = params.key_id ?? null;
+export class UsageQueryDto extends DayRangeQueryDto {
+  @IfPresent()
+  @IsIn(GROUPINGS, { message: 'group_by must be one of day, model, key' })
+  group_by?: Grouping;
+
+  @IfPresent()
+  @Matches(/^key_[0-9A-Za-z]{1,64}$/, { message: 'key_id must be an API key id (key_...)' })
+  key_id?: string;
+}
+
+export function toUsageQuery(query: UsageQueryDto, now: Date = new Date()): UsageQuery {
+  const keyId = query.key_id ?? null;
   if (keyId !== null && !isId('apiKey', keyId)) throw new AppError('invalid_request', 'key_id must be an API key id (key_...)');
-  return { range, groupBy: groupBy as Grouping, keyId };
+  return { range: toRange(query, now), groupBy: query.group_by ?? 'day', keyId };
 }
 
 export interface UsageRowView {

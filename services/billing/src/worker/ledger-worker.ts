@@ -14,7 +14,7 @@ import type { WorkerStatus } from '../backlog/worker-health.controller';
 import { READINESS } from '../health/health.controller';
 import type { Readiness } from '../health/health.controller';
 import { createListener } from '../http/listener';
-import { freshRequestIds } from '../http/request-id';
+import { freshRequestIds } from '@svc/http-edge';
 import { LedgerRepository } from '../ledger/ledger.repository';
 import { LedgerDrainService } from '../settlement/ledger-drain.service';
 import { ReconciliationJob } from '../reconciliation/reconciliation-job';
@@ -188,7 +188,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
         return { backlog: backlogView(await backlog.measure()), reconciliation: { ...reconciliation.counters } };
       },
     };
-    app = await createListener({ module: WorkerHealthModule.register(readiness, status), logger: logger.child({ listener: 'health' }), requestIds: freshRequestIds });
+    app = await createListener({ module: WorkerHealthModule.register(readiness, status), logger: logger.child({ listener: 'health' }), requestIds: freshRequestIds, requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS });
     await app.listen(config.PORT, config.HOST);
     // Recovery from a Redis that lost its data: cold accounts are rebuilt from the ledger, and
     // the job schedulers (kept in Redis by BullMQ) are created again.

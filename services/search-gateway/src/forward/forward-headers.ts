@@ -5,10 +5,14 @@ export type HeaderValue = string | string[] | undefined;
 export type HeaderMap = Record<string, HeaderValue>;
 export type OutgoingHeaders = Record<string, string | string[]>;
 
-/** RFC 9110 section 7.6.1 connection-specific fields, never forwarded either way. */
+/**
+ * RFC 9110 section 7.6.1 connection-specific fields, never forwarded either way; and
+ * `expect`, which asks this hop for a 100 Continue (the gateway has already answered it
+ * and read the whole body; the upstream client refuses the header).
+ */
 const HOP_BY_HOP = new Set([
   'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection',
-  'te', 'trailer', 'transfer-encoding', 'upgrade',
+  'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect',
 ]);
 
 /** The authenticated key a forwarded request acts as. */

@@ -8,13 +8,11 @@ import type { RedisConnection } from '../health/redis.connection';
 import { registerSearchRoutes } from '../search';
 import type { RateLimitHeaders, SearchService } from '../search';
 import type { AuthChain } from '../auth/auth-chain';
-import { installEdgeHooks } from './edge-hooks';
-import { sendError } from './error-reply';
-import { RouteTable } from './route-table';
+import { installEdge, RouteTable, sendError } from '@svc/http-edge';
 
 /**
  * Puts the gateway's routes straight on Fastify (no Nest controllers or enhancers on
- * them): root hooks for every request, then one scope with the single error mapping,
+ * them): the shared edge (@svc/http-edge) for every request, then one scope for the routes,
  * and inside it a scope for forwarded routes whose body parser keeps the raw bytes.
  */
 export class GatewayHttp {
@@ -29,7 +27,7 @@ export class GatewayHttp {
   ) {}
 
   install(fastify: FastifyInstance): void {
-    installEdgeHooks(fastify, this.routes, this.log);
+    installEdge(fastify, this.log, this.routes);
     void fastify.register(async (scope) => {
       scope.setErrorHandler((error, request, reply) => sendError(reply, request.id, error, this.log));
       const search = this.search;

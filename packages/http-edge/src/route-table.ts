@@ -1,24 +1,24 @@
 /**
- * Every (method, path pattern) the gateway serves, collected from Fastify's onRoute hook,
- * so an unmatched request can be told apart: a known path with another method (405 with
- * Allow) or an unknown path (404).
+ * Every (method, path pattern) a listener serves, collected from Fastify's onRoute hook, so
+ * an unmatched request can be told apart: a known path with another method is 405 (with
+ * Allow), anything else 404.
  */
 export class RouteTable {
-  private readonly routes: { pattern: RegExp; methods: Set<string> }[] = [];
-  private readonly byUrl = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+  private readonly routes: { url: string; pattern: RegExp; methods: Set<string> }[] = [];
 
   add(methods: string | readonly string[], url: string): void {
-    let route = this.byUrl.get(url);
+    let route = this.routes.find((r) => r.url === url);
     if (route === undefined) {
-      route = { pattern: compile(url), methods: new Set() };
-      this.byUrl.set(url, route);
+      route = { url, pattern: compile(url), methods: new Set() };
       this.routes.push(route);
     }
     for (const method of typeof methods === 'string' ? [methods] : methods) route.methods.add(method.toUpperCase());
   }
 
-  /** The methods allowed on a concrete path, sorted; empty when no route has this path. */
-  allowed(path: string): string[] {
+  /** The methods allowed on a concrete path (query string ignored), sorted; empty when unknown. */
+  allowed(url: string): string[] {
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
     const methods = new Set<string>();
     for (const route of this.routes) {
       if (route.pattern.test(path)) for (const method of route.methods) methods.add(method);
@@ -36,5 +36,5 @@ function compile(url: string): RegExp {
       return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     })
     .join('/');
-  return new RegExp(`^${source}$`);
+  return new RegExp(`^${source}/?$`);
 }

@@ -1,0 +1,17 @@
+export { installEdge, edgeServerOptions, clientErrorReply, isWellFormedQuery, MAX_PARAM_LENGTH } from './edge';
+export type { EdgeSettings, EdgeServerOptions, AccessLogFields } from './edge';
+export { toErrorReply, sendError, rawErrorResponse, describeFault } from './error-reply';
+export type { EdgeErrorReply } from './error-reply';
+export { EdgeExceptionFilter } from './edge-exception.filter';
+export { RouteTable } from './route-table';
+export { freshRequestIds, trustedRequestIds, isInternal } from './request-ids';
+export type { RequestIdSource } from './request-ids';
+export { secretsEqual, headerValue } from './secrets-equal';
+export { DtoValidationPipe, describeValidationErrors, validateDto } from './validation/validation.pipe';
+export {
+  IsUsdAmount, IsFutureTimestamp, IsCalendarDate, IsIntegerText, IsCursor, IsText, NoNullCharacter,
+  parseRfc3339, isCalendarDate, hasNullCharacter, isRepresentableTime, MAX_DATE_MS,
+} from './validation/validators';
+export type { UsdAmountOptions } from './validation/validators';
+export { internalCaller } from './internal-caller';
+export type { InternalCaller } from './internal-caller';

@@ -1,0 +1,147 @@
+import { isUsdAmount } from '@svc/money';
+import { registerDecorator } from 'class-validator';
+import type { ValidationArguments, ValidationOptions } from 'class-validator';
+
+/**
+ * Small validators for what the platform needs and class-validator does not say itself.
+ * Each names the field in its message and never echoes the value (it may be a secret).
+ */
+
+function decorator(
+  name: string,
+  check: (value: unknown) => boolean,
+  message: (property: string, value: unknown) => string,
+  options?: ValidationOptions,
+): PropertyDecorator {
+  return (target: object, propertyName: string | symbol) => {
+    registerDecorator({
+      name,
+      target: target.constructor,
+      propertyName: String(propertyName),
+      options: { message: (args: ValidationArguments) => message(args.property, args.value), ...options },
+      validator: { validate: (value: unknown) => check(value) },
+    });
+  };
+}
+
+export interface UsdAmountOptions {
+  /** Smallest accepted amount; with `exclusiveMin`, the amount must be above it. */
+  min: number;
+  max: number;
+  exclusiveMin?: boolean;
+}
+
+/** A USD amount as a JSON number: finite, in range, at most 6 decimals (one micro-dollar). */
+export function IsUsdAmount(range: UsdAmountOptions, options?: ValidationOptions): PropertyDecorator {
+  const low = range.exclusiveMin === true ? `greater than ${range.min}` : `at least ${range.min}`;
+  return decorator(
+    'isUsdAmount',
+    (value) =>
+      typeof value === 'number' &&
+      Number.isFinite(value) &&
+      (range.exclusiveMin === true ? value > range.min : value >= range.min) &&
+      value <= range.max &&
+      isUsdAmount(value),
+    (property) => `${property} must be a number ${low} and at most ${range.max}, with at most 6 decimals`,
+    options,
+  );
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/** An RFC 3339 timestamp with a real calendar date and time, as epoch ms; null if it is not one. */
+export function parseRfc3339(text: string): number | null {
+  const m = RFC3339.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (day > daysInMonth) return null;
+  if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return null;
+  const ms = Date.parse(text.toUpperCase());
+  return Number.isFinite(ms) ? ms : null;
+}
+
+/** An RFC 3339 timestamp after the moment of validation (e.g. a key's expiry). */
+export function IsFutureTimestamp(options?: ValidationOptions): PropertyDecorator {
+  return decorator(
+    'isFutureTimestamp',
+    (value) => {
+      if (typeof value !== 'string') return false;
+      const ms = parseRfc3339(value);
+      return ms !== null && ms > Date.now();
+    },
+    (property, value) =>
+      typeof value === 'string' && parseRfc3339(value) !== null
+        ? `${property} must be in the future`
+        : `${property} must be an RFC 3339 timestamp (e.g. 2030-01-01T00:00:00Z) or null`,
+    options,
+  );
+}
+
+/** A calendar date `YYYY-MM-DD` that exists (2026-02-30 does not). */
+export function isCalendarDate(value: unknown): value is string {
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const ms = Date.parse(`${value}T00:00:00Z`);
+  return Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) === value;
+}
+
+export function IsCalendarDate(options?: ValidationOptions): PropertyDecorator {
+  return decorator('isCalendarDate', isCalendarDate, (property) => `${property} must be a date YYYY-MM-DD`, options);
+}
+
+/** A whole number in a range, written as a query-string value (e.g. `limit=20`). */
+export function IsIntegerText(min: number, max: number, options?: ValidationOptions): PropertyDecorator {
+  return decorator(
+    'isIntegerText',
+    (value) => typeof value === 'string' && /^\d{1,9}$/.test(value) && Number(value) >= min && Number(value) <= max,
+    (property) => `${property} must be an integer from ${min} to ${max}`,
+    options,
+  );
+}
+
+/** An opaque list cursor: base64url text of bounded length (its content is checked where it is decoded). */
+export function IsCursor(options?: ValidationOptions): PropertyDecorator {
+  return decorator(
+    'isCursor',
+    (value) => typeof value === 'string' && /^[A-Za-z0-9_-]{1,512}$/.test(value),
+    () => 'cursor is not valid for this list',
+    options,
+  );
+}
+
+/** Text without U+0000 (PostgreSQL cannot store it). The validation pipe applies this to every string. */
+export function hasNullCharacter(value: string): boolean {
+  return value.includes('\u0000');
+}
+
+export function NoNullCharacter(options?: ValidationOptions): PropertyDecorator {
+  return decorator(
+    'noNullCharacter',
+    (value) => typeof value !== 'string' || !hasNullCharacter(value),
+    (property) => `${property} must not contain the character U+0000`,
+    options,
+  );
+}
+
+/** A string of `min`..`max` characters (code points, not UTF-16 units). */
+export function IsText(min: number, max: number, options?: ValidationOptions): PropertyDecorator {
+  return decorator(
+    'isText',
+    (value) => {
+      if (typeof value !== 'string') return false;
+      const length = [...value].length;
+      return length >= min && length <= max;
+    },
+    (property) => `${property} must be a string of ${min} to ${max} characters`,
+    options,
+  );
+}
+
+/** The earliest and latest instants a JavaScript Date can hold (±8.64e15 ms). */
+export const MAX_DATE_MS = 8_640_000_000_000_000;
+
+/** True when `ms` is a whole number of milliseconds a Date can represent. */
+export function isRepresentableTime(ms: unknown): ms is number {
+  return typeof ms === 'number' && Number.isSafeInteger(ms) && Math.abs(ms) <= MAX_DATE_MS;
+}

@@ -1,0 +1,47 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppError } from '@svc/errors';
+import { APP_CONFIG } from '../config';
+import type { AppConfig } from '../config';
+import { LOGGER } from '../logging/logger';
+import type { Logger } from '../logging/logger';
+import { SignInLimitRepository } from './sign-in-limit.repository';
+
+/**
+ * Login and signup are rate limited per email and per client address (429 rate_limited
+ * with Retry-After): every attempt counts in a fixed window; a successful login clears its
+ * email's count. When Redis cannot be reached the limit is not applied (logged): signing in
+ * stays possible, and the password check's cost still bounds guessing.
+ */
+@Injectable()
+export class SignInLimitService {
+  constructor(
+    @Inject(SignInLimitRepository) private readonly counters: SignInLimitRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async admit(email: string, address: string): Promise<void> {
+    const windowMs = this.config.SIGN_IN_WINDOW_SECONDS * 1000;
+    let counts;
+    try {
+      counts = await Promise.all([this.counters.countEmail(email, windowMs), this.counters.countAddress(address, windowMs)]);
+    } catch (error) {
+      this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'sign-in rate limit not applied: redis unavailable');
+      return;
+    }
+    const [byEmail, byAddress] = counts;
+    const over = [
+      byEmail.attempts > this.config.SIGN_IN_ATTEMPTS_PER_EMAIL ? byEmail.windowLeftMs : 0,
+      byAddress.attempts > this.config.SIGN_IN_ATTEMPTS_PER_ADDRESS ? byAddress.windowLeftMs : 0,
+    ];
+    const waitMs = Math.max(...over);
+    if (waitMs > 0) {
+      const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+      throw new AppError('rate_limited', `too many sign-in attempts; try again in ${seconds} s`, { retryAfterSeconds: seconds });
+    }
+  }
+
+  async succeeded(email: string): Promise<void> {
+    await this.counters.forgetEmail(email).catch(() => undefined);
+  }
+}
