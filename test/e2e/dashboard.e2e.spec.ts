@@ -369,11 +369,11 @@ describe('the dashboard in Chromium', () => {
   it('every page, signed out and in, at desktop and phone width: screenshots, no horizontal overflow, and no serious or critical axe-core violation', async () => {
     const page = await newPage();
     const problems: string[] = [];
-    const check = async (name: string): Promise<void> => {
+    const check = async (name: string, { fullPage = true } = {}): Promise<void> => {
       for (const [size, viewport] of [['desktop', DESKTOP], ['phone', PHONE]] as const) {
         await page.setViewportSize(viewport);
         await page.waitForTimeout(150); // let the chart follow the new width before the picture
-        await page.screenshot({ path: join(SHOTS, `dashboard-${name}-${size}.png`), fullPage: true });
+        await page.screenshot({ path: join(SHOTS, `dashboard-${name}-${size}.png`), fullPage });
         const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
         if (overflow > 0) problems.push(`${name} at ${size}: the page is ${overflow}px wider than the screen`);
         if (!(await page.evaluate<boolean>("'axe' in window"))) await page.evaluate(AXE_SOURCE);
@@ -422,6 +422,23 @@ describe('the dashboard in Chromium', () => {
       await page.getByRole('status').filter({ hasText: 'Loading' }).first().waitFor({ state: 'detached' }).catch(() => undefined);
       if (p.name === 'activity') await page.getByRole('button', { name: '2 attempts' }).click();
       await check(p.name);
+      if (p.name === 'api-keys') {
+        // The dialogs too: creating a key (every field), its secret shown once, and a confirmation.
+        await page.getByRole('button', { name: 'Create API key' }).click();
+        const dialog = page.getByRole('dialog', { name: 'Create an API key' });
+        await dialog.getByLabel('Name').fill('nightly jobs');
+        await dialog.getByLabel('Spending limit (USD)').fill('20');
+        await dialog.getByLabel('Limit resets').selectOption('weekly');
+        await check('api-keys-create', { fullPage: false });
+        await dialog.getByRole('button', { name: 'Create key' }).click();
+        await page.getByRole('dialog', { name: 'Your new API key' }).getByLabel('Secret').waitFor();
+        await check('api-keys-secret', { fullPage: false });
+        await page.getByRole('button', { name: 'Done' }).click();
+        await page.getByRole('button', { name: 'Delete staging' }).click();
+        await page.getByRole('dialog', { name: 'Delete this API key?' }).waitFor();
+        await check('api-keys-delete', { fullPage: false });
+        await page.getByRole('button', { name: 'Cancel' }).click();
+      }
     }
     expect(problems).toEqual([]);
     await page.close();

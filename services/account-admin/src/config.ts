@@ -9,7 +9,7 @@ export const configSchema = {
   DATABASE_URL: url({ default: 'postgresql://postgres@127.0.0.1:5432/svc_account_admin', protocols: ['postgresql', 'postgres'] }),
   REDIS_URL: url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
   INTERNAL_TOKEN: secret({ minLength: 16 }),
-  /** billing's internal HTTP API: the dashboard's credits, checkout, usage and history (docs/decisions/0008). */
+  /** billing's internal HTTP API: the dashboard's credits, checkout, usage and history (docs/decisions/0010). */
   BILLING_HTTP_URL: url({ default: 'http://127.0.0.1:3002', protocols: ['http', 'https'] }),
   /** The whole request (headers and body) must arrive within this, else 408 and the connection closes. */
   HTTP_REQUEST_TIMEOUT_MS: int({ default: 30_000, min: 100, max: 600_000 }),

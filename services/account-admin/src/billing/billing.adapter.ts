@@ -16,7 +16,7 @@ export interface DashboardActor {
  * The key id a dashboard call names: the identity headers carry a management key's id, and a
  * session has no key. A fixed, recognisable id that no key can have (real ids are random)
  * marks these calls in billing's logs; billing uses a management caller's key id for nothing
- * else (docs/decisions/0008-dashboard-reaches-billing.md).
+ * else (docs/decisions/0010-dashboard-reaches-billing.md).
  */
 export const DASHBOARD_SESSION_KEY_ID = 'mkey_dashboardSession00000000';
 
@@ -40,7 +40,7 @@ const TIMEOUT_MS = 15_000;
 
 /**
  * billing's internal HTTP API, called the way the gateway forwards /v1 calls: the shared
- * internal token and the identity headers (docs/decisions/0008-dashboard-reaches-billing.md).
+ * internal token and the identity headers (docs/decisions/0010-dashboard-reaches-billing.md).
  */
 @Injectable()
 export class BillingAdapter {

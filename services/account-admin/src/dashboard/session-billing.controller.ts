@@ -10,7 +10,7 @@ import { SessionGuardService } from './session-guard.service';
 /**
  * The dashboard's credits, checkout, usage, activity and purchase history: account-admin
  * resolves the session, then calls billing's internal HTTP API for the user's account the
- * way the gateway forwards /v1 (docs/decisions/0008-dashboard-reaches-billing.md). Query
+ * way the gateway forwards /v1 (docs/decisions/0010-dashboard-reaches-billing.md). Query
  * strings and bodies pass unchanged, so billing validates them exactly as for /v1, and its
  * answer (status and JSON) is the answer.
  */

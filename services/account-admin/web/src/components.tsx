@@ -106,7 +106,7 @@ export function SecretOnce({ secret, onDone }: { secret: string; onDone: () => v
     <div className="secret-once">
       <p className="note warn">Copy this secret now. It is shown only once and cannot be recovered; if you lose it, create a new key.</p>
       <label htmlFor={id}>Secret</label>
-      <input id={id} className="mono" readOnly value={secret} onFocus={(e) => e.currentTarget.select()} />
+      <textarea id={id} className="mono secret" readOnly rows={2} value={secret} spellCheck={false} onFocus={(e) => e.currentTarget.select()} />
       <div className="actions">
         <CopyButton text={secret} label="Copy secret" />
         <button type="button" className="primary" onClick={onDone}>Done</button>

@@ -10,7 +10,7 @@ import type { ActivityView, DailySpendView, Page, PurchaseView } from './history
 
 /**
  * The account's history for the dashboard. Called by account-admin for a signed-in user
- * (docs/decisions/0008-dashboard-reaches-billing.md); the gateway does not forward these paths.
+ * (docs/decisions/0010-dashboard-reaches-billing.md); the gateway does not forward these paths.
  */
 @Controller('internal')
 @UseGuards(InternalAuthGuard)
