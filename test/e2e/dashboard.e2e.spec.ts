@@ -403,6 +403,8 @@ describe('the dashboard in Chromium', () => {
     const secret = String(((await created.json()) as { secret: string }).secret);
     await page.request.post(`${gw}/dashboard/api/keys`, { data: { name: 'staging' }, headers });
     await page.request.post(`${gw}/dashboard/api/management-keys`, { data: { name: 'deploy bot' }, headers });
+    // A provider key for the picture, where the deployment has the provider-key endpoints (the provider-key test checks them).
+    await page.request.put(`${gw}/dashboard/api/provider-keys/exa`, { data: { key: 'exa-docs-example-9f3c' }, headers });
     const checkout = await page.request.post(`${gw}/dashboard/api/credits/checkout`, { data: { amount_usd: 50 }, headers });
     expect(checkout.status()).toBe(201);
     for (const [i, body] of [
