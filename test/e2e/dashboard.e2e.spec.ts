@@ -206,6 +206,17 @@ describe('the dashboard in Chromium', () => {
     expect(await searchRow.getByRole('button', { name: '1 attempt' }).getAttribute('aria-expanded')).toBe('true');
     expect(await page.locator(`#attempts-${requestId}`).textContent()).toContain('exa/fast via exa: success');
 
+    // …in Usage, grouped by model, and in its CSV file…
+    await go(page, 'Usage');
+    await page.getByLabel('Group by').selectOption('model');
+    await page.getByRole('button', { name: 'Show' }).click();
+    const usageRow = page.getByRole('region', { name: 'Usage table' }).getByRole('row').filter({ hasText: 'exa/fast' });
+    await usageRow.waitFor();
+    const cost = Number(searched.body.cost_usd);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download CSV' }).click()]);
+    expect(download.suggestedFilename()).toMatch(/^usage-\d{4}-\d{2}-\d{2}-\d{4}-\d{2}-\d{2}-by-model\.csv$/);
+    expect(readFileSync(await download.path(), 'utf8')).toBe(`model,searches,failed_attempts,cost_usd\r\nexa/fast,1,0,${cost}\r\n`);
+
     // …and in the overview's chart of spend per day by model.
     await go(page, 'Overview');
     await page.getByTestId('chart-models').waitFor();
@@ -323,6 +334,12 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Delete ops-renamed' }).click();
     await page.getByRole('dialog', { name: 'Delete this management key?' }).getByRole('button', { name: 'Delete key' }).click();
     await page.getByText('No management keys').waitFor();
+
+    // A session that ends (here: its cookie gone) sends the page back to sign-in, saying why.
+    await context.clearCookies();
+    await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'API keys', exact: true }).click();
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    await page.getByText('Your session has ended. Sign in again to continue.').waitFor();
     await page.close();
   }, 120_000);
 

@@ -20,6 +20,9 @@ export class ApiError extends Error {
 
 const CSRF_STORE = 'svc_dashboard_csrf';
 
+/** Dispatched on window when an API call shows the session is gone; the app returns to sign-in. */
+export const SESSION_LOST = 'svc-session-lost';
+
 export function setCsrf(token: string | null): void {
   if (token === null) window.localStorage.removeItem(CSRF_STORE);
   else window.localStorage.setItem(CSRF_STORE, token);
@@ -57,6 +60,10 @@ export async function api<T>(method: Method, path: string, body?: unknown): Prom
   }
   if (!response.ok) {
     const error = (parsed as { error?: ApiErrorBody } | null)?.error;
+    // The session ended (expired, signed out elsewhere) or this tab lost its CSRF token: back to sign-in.
+    const sessionLost = (response.status === 401 && path !== '/login' && path !== '/signup' && path !== '/me')
+      || (response.status === 400 && error?.message === 'missing or wrong x-csrf-token');
+    if (sessionLost) window.dispatchEvent(new Event(SESSION_LOST));
     throw new ApiError(
       response.status,
       error?.code ?? 'http_error',

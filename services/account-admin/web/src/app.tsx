@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { ReactNode } from 'react';
-import { api, setCsrf } from './api';
+import { api, SESSION_LOST, setCsrf } from './api';
 import type { ApiError, Me } from './api';
 import { ErrorNote, Loading, asApiError } from './components';
 import { ActivityPage } from './pages/activity';
@@ -23,7 +23,7 @@ const PAGES: { path: string; title: string; render: () => ReactNode }[] = [
   { path: '/activity', title: 'Activity', render: () => <ActivityPage /> },
 ];
 
-type Auth = { state: 'loading' } | { state: 'out' } | { state: 'in'; me: Me } | { state: 'error'; error: ApiError };
+type Auth = { state: 'loading' } | { state: 'out'; expired?: boolean } | { state: 'in'; me: Me } | { state: 'error'; error: ApiError };
 
 export function App(): ReactNode {
   const { location, navigate } = useRouter();
@@ -39,6 +39,15 @@ export function App(): ReactNode {
       },
     );
   }, [attempt]);
+
+  useEffect(() => {
+    const lost = (): void => {
+      setCsrf(null);
+      setAuth((current) => (current.state === 'in' ? { state: 'out', expired: true } : current));
+    };
+    window.addEventListener(SESSION_LOST, lost);
+    return () => window.removeEventListener(SESSION_LOST, lost);
+  }, []);
 
   const page = PAGES.find((p) => p.path === location.path);
   const isAuthPage = location.path === '/login' || location.path === '/signup';
@@ -56,6 +65,7 @@ export function App(): ReactNode {
     return (
       <AuthPage
         mode={location.path === '/signup' ? 'signup' : 'login'}
+        expired={auth.state === 'out' && auth.expired === true}
         onSignedIn={(me) => {
           setAuth({ state: 'in', me });
           navigate(isAuthPage ? '/' : location.path);

@@ -6,7 +6,7 @@ import { ErrorNote, asApiError } from '../components';
 import { Link } from '../router';
 
 /** Sign in, or create an account (a password of at least 12 characters). */
-export function AuthPage({ mode, onSignedIn }: { mode: 'login' | 'signup'; onSignedIn: (me: Me) => void }): ReactNode {
+export function AuthPage({ mode, onSignedIn, expired = false }: { mode: 'login' | 'signup'; onSignedIn: (me: Me) => void; expired?: boolean }): ReactNode {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
@@ -36,6 +36,7 @@ export function AuthPage({ mode, onSignedIn }: { mode: 'login' | 'signup'; onSig
       <form className="card" onSubmit={submit} aria-labelledby="auth-title">
         <p className="brand">Search gateway</p>
         <h1 id="auth-title">{signup ? 'Create an account' : 'Sign in'}</h1>
+        {expired && <p className="note info" role="status">Your session has ended. Sign in again to continue.</p>}
         {error !== null && <ErrorNote error={error} />}
         <div className="field">
           <label htmlFor={emailId}>Email</label>
