@@ -17,6 +17,8 @@ module.exports = {
   modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
   moduleNameMapper: {
     '^@svc/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
+    // Sources written for ES modules (packages/sdk) import './file.js'; the file is file.ts.
+    '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {
     '^.+\\.(t|j)s$': [

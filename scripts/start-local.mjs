@@ -7,7 +7,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
+
+const { serviceEnv } = createRequire(import.meta.url)('./local-env.cjs');
 
 const root = new URL('..', import.meta.url).pathname;
 const localDir = join(root, '.local');
@@ -32,6 +35,8 @@ const secrets = existsSync(secretsPath)
 secrets.STRIPE_SECRET_KEY ??= `sk_test_local_${randomBytes(12).toString('hex')}`;
 secrets.STRIPE_WEBHOOK_SECRET ??= `whsec_local_${randomBytes(12).toString('hex')}`;
 writeFileSync(secretsPath, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+// A token set in the environment is the one the services get (serviceEnv), so use it here too.
+const OPERATOR_TOKEN = process.env.OPERATOR_TOKEN || secrets.OPERATOR_TOKEN;
 
 const PG = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -117,8 +122,16 @@ async function json(method, url, { body, headers = {} } = {}) {
 async function demoAccount() {
   const base = 'http://127.0.0.1:8080';
   const email = 'demo@example.com';
-  let auth = await json('POST', `${base}/dashboard/api/signup`, { body: { email, password: secrets.DEMO_PASSWORD } });
-  if (auth.status !== 201) auth = await json('POST', `${base}/dashboard/api/login`, { body: { email, password: secrets.DEMO_PASSWORD } });
+  const credentials = { email, password: secrets.DEMO_PASSWORD };
+  let auth = await json('POST', `${base}/dashboard/api/signup`, { body: credentials });
+  if (auth.status !== 201) auth = await json('POST', `${base}/dashboard/api/login`, { body: credentials });
+  if (auth.status === 400) {
+    // The databases hold a demo user from an earlier .local/ (its password is gone): reset it.
+    run(process.execPath, ['services/account-admin/dist/dashboard/reset-password-cli.js'], {
+      DATABASE_URL: `${PG}/svc_account_admin`, RESET_EMAIL: email, RESET_PASSWORD: secrets.DEMO_PASSWORD,
+    });
+    auth = await json('POST', `${base}/dashboard/api/login`, { body: credentials });
+  }
   if (auth.status !== 200 && auth.status !== 201) throw new Error(`demo login failed: ${JSON.stringify(auth.body)}`);
   const cookie = (auth.headers.get('set-cookie') ?? '').split(';')[0];
   const session = { cookie, 'x-csrf-token': auth.body.csrf_token };
@@ -128,7 +141,7 @@ async function demoAccount() {
   if (api.status !== 201) throw new Error(`demo API key failed: ${JSON.stringify(api.body)}`);
   const grant = await json('POST', `http://127.0.0.1:8081/operator/accounts/${auth.body.account_id}/grants`, {
     body: { amount_usd: 25, reason: 'demo credits' },
-    headers: { authorization: `Bearer ${secrets.OPERATOR_TOKEN}`, 'idempotency-key': `demo-initial-grant-${auth.body.account_id}` },
+    headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'idempotency-key': `demo-initial-grant-${auth.body.account_id}` },
   });
   if (grant.status !== 201) throw new Error(`demo grant failed: ${JSON.stringify(grant.body)}`);
   return { accountId: auth.body.account_id, email, managementKey: mgmt.body.secret, apiKey: api.body.secret };
@@ -145,7 +158,7 @@ async function main() {
     }
     const log = openSync(join(logDir, `${service.name}.log`), 'a');
     const child = spawn(process.execPath, [service.script], {
-      cwd: root, stdio: ['ignore', log, log], env: { PATH: process.env.PATH, ...service.env },
+      cwd: root, stdio: ['ignore', log, log], env: serviceEnv(service.env, process.env),
     });
     children.push(child);
     child.on('exit', (code) => console.error(`${service.name} (pid ${child.pid}) exited with ${code}; see .local/logs/${service.name}.log`));

@@ -127,6 +127,11 @@ describe('docker-compose.yml: the whole stack on one machine', () => {
     expect(worker['build']).toEqual(composeService(compose, 'billing')['build']);
   });
 
+  it('sets the session cookie Secure (COOKIE_SECURE true unless the environment says otherwise)', () => {
+    const env = composeEnv(composeService(compose, 'account-admin'), 'account-admin');
+    expect(env.get('COOKIE_SECURE')).toBe('true');
+  });
+
   it('the gateway points at the simulator for all three providers, with keys the simulator accepts', () => {
     const env = composeEnv(composeService(compose, 'search-gateway'), 'search-gateway');
     expect(env.get('BRAVE_BASE_URL')).toBe('http://provider-sim:9090/brave/res/v1');

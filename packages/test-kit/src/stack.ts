@@ -47,7 +47,10 @@ export interface StackOptions {
   /** Start billing's ledger worker (dist/worker.js); extra environment for it. */
   worker?: boolean;
   workerEnv?: Record<string, string>;
-  /** Extra environment for account-admin. */
+  /**
+   * Extra environment for account-admin. Sign-in rate limits are lifted unless set here:
+   * every test signs up from 127.0.0.1.
+   */
   accountAdminEnv?: Record<string, string>;
   /** Extra environment for billing (e.g. STRIPE_SECRET_KEY, STRIPE_API_BASE, STRIPE_WEBHOOK_SECRET). */
   billingEnv?: Record<string, string>;
@@ -77,8 +80,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const accountAdmin = await startProcess({
       name: 'account-admin',
       script: join(root, 'services/account-admin/dist/main.js'),
-      env: { ...common, PORT: String(aaHttp), GRPC_PORT: String(aaGrpc), DATABASE_URL: accountAdminDb, COOKIE_SECURE: 'false',
-        BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`, ...options.accountAdminEnv },
+      env: {
+        ...common, PORT: String(aaHttp), GRPC_PORT: String(aaGrpc), DATABASE_URL: accountAdminDb, COOKIE_SECURE: 'false',
+        SIGN_IN_ATTEMPTS_PER_EMAIL: '1000000', SIGN_IN_ATTEMPTS_PER_ADDRESS: '1000000',
+        BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`, ...options.accountAdminEnv,
+      },
       readyUrl: `http://127.0.0.1:${aaHttp}/readyz`,
     });
     started.push(accountAdmin);

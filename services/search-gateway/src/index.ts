@@ -8,3 +8,4 @@ export type { KeyOwner, OwnerLookup } from './auth/key-lookup.grpc';
 export { createGateway } from './app';
 export { parseGatewayConfig } from './config';
 export type { GatewayConfig } from './config';
+export { SEARCH_BODY_SCHEMA, searchValidatorCompiler } from './search/search.schema';

@@ -67,4 +67,15 @@ export class DashboardRepository {
   async deleteSession(id: string): Promise<void> {
     await this.db.client.session.deleteMany({ where: { id } });
   }
+
+  /** Sets a user's password hash and ends every session of that user; false when no such user. */
+  async resetPassword(email: string, passwordHash: string): Promise<boolean> {
+    return this.db.client.$transaction(async (tx) => {
+      const user = await tx.user.findUnique({ where: { email }, select: { id: true } });
+      if (user === null) return false;
+      await tx.user.update({ where: { id: user.id }, data: { passwordHash } });
+      await tx.session.deleteMany({ where: { userId: user.id } });
+      return true;
+    });
+  }
 }

@@ -1,11 +1,8 @@
-import { IsText } from '@svc/http-edge';
-import { IsBoolean, ValidateIf } from 'class-validator';
+import { IfPresent, IsText } from '@svc/http-edge';
+import { IsBoolean } from 'class-validator';
 import { NAME_MAX } from '../keys/keys.dto';
 
-/** Validate a field only when the body has it (null then fails: neither field is nullable). */
-const IfPresent = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
-
-/** PATCH /dashboard/api/management-keys/{id}: rename, disable or enable a management key. */
+/** PATCH /dashboard/api/management-keys/{id}: rename, disable or enable a management key (neither field may be null). */
 export class ManagementKeyUpdateDto {
   @IfPresent()
   @IsText(1, NAME_MAX)

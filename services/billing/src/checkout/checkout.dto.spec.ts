@@ -10,7 +10,7 @@ describe('CheckoutBodyDto', () => {
     expect(await parseCheckoutBody({ amount_usd: 19.99 })).toEqual({ creditMicros: 19_990_000, amountCents: 1_999, successUrl: null, cancelUrl: null });
   });
 
-  it.each([[4.999], [10_000.001], [Number.NaN], [-5], [5.005], [null], [true], ['25'], [undefined]])('rejects amount_usd %p', async (amount) => {
+  it.each([[4.999], [10_000.001], [Number.NaN], [-5], [5.005], [null], [true], ['25'], [undefined], [1e308], [-1e308], [Number.MAX_VALUE]])('rejects amount_usd %p', async (amount) => {
     await expect(parseCheckoutBody({ amount_usd: amount })).rejects.toThrow(/amount_usd/);
   });
 

@@ -1,5 +1,5 @@
 import { IsUsdAmount } from '@svc/http-edge';
-import { microsToUsd, usdToMicros } from '@svc/money';
+import { isUsdAmount, microsToUsd, usdToMicros } from '@svc/money';
 import type { Micros } from '@svc/money';
 import { IsDefined, IsUrl, MaxLength, ValidateBy, ValidateIf } from 'class-validator';
 
@@ -44,7 +44,8 @@ function IsWholeCents(): PropertyDecorator {
     name: 'isWholeCents',
     validator: {
       // Only a number in range reaches this check's verdict; IsUsdAmount names other problems.
-      validate: (value: unknown) => typeof value !== 'number' || !Number.isFinite(value) || usdToMicros(value) % MICROS_PER_CENT === 0,
+      validate: (value: unknown) =>
+        typeof value !== 'number' || !(value >= MIN_PURCHASE_USD && value <= MAX_PURCHASE_USD) || !isUsdAmount(value) || usdToMicros(value) % MICROS_PER_CENT === 0,
       defaultMessage: () => 'amount_usd must be a whole number of cents (at most 2 decimals)',
     },
   });

@@ -4,7 +4,8 @@ import type { FastifyRequest } from 'fastify';
 import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
 import type { CallerIdentity } from '../http/internal-auth.guard';
 import { DayRangeQueryDto, toRange } from '../usage/usage.dto';
-import { HistoryPageQueryDto, toHistoryPage } from './history.dto';
+import { PageQueryDto } from '@svc/http-edge';
+import { toHistoryPage } from './history.dto';
 import { HistoryService } from './history.service';
 import type { ActivityView, DailySpendView, Page, PurchaseView } from './history.service';
 
@@ -18,7 +19,7 @@ export class HistoryController {
   constructor(@Inject(HistoryService) private readonly history: HistoryService) {}
 
   @Get('activity')
-  async activity(@Caller() caller: CallerIdentity, @Query() query: HistoryPageQueryDto, @Req() request: FastifyRequest): Promise<Page<ActivityView> & { request_id: string }> {
+  async activity(@Caller() caller: CallerIdentity, @Query() query: PageQueryDto, @Req() request: FastifyRequest): Promise<Page<ActivityView> & { request_id: string }> {
     const page = toHistoryPage(query);
     requireManagement(caller);
     return { ...(await this.history.activity(caller.accountId, page)), request_id: request.id };
@@ -32,7 +33,7 @@ export class HistoryController {
   }
 
   @Get('purchases')
-  async purchases(@Caller() caller: CallerIdentity, @Query() query: HistoryPageQueryDto, @Req() request: FastifyRequest): Promise<Page<PurchaseView> & { request_id: string }> {
+  async purchases(@Caller() caller: CallerIdentity, @Query() query: PageQueryDto, @Req() request: FastifyRequest): Promise<Page<PurchaseView> & { request_id: string }> {
     const page = toHistoryPage(query);
     requireManagement(caller);
     return { ...(await this.history.purchases(caller.accountId, page)), request_id: request.id };

@@ -1,19 +1,6 @@
 import { AppError } from '@svc/errors';
-import { IsCursor, IsIntegerText } from '@svc/http-edge';
-import { ValidateIf } from 'class-validator';
-
-const IfPresent = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
-
-/** `limit` (1..100, default 20) and `cursor` of the account-history lists (the validation pipe checks them). */
-export class HistoryPageQueryDto {
-  @IfPresent()
-  @IsIntegerText(1, 100)
-  limit?: string;
-
-  @IfPresent()
-  @IsCursor()
-  cursor?: string;
-}
+import { pageLimit } from '@svc/http-edge';
+import type { PageQueryDto } from '@svc/http-edge';
 
 export interface PageMark {
   atMicros: bigint;
@@ -26,8 +13,6 @@ export interface HistoryPage {
   after: PageMark | null;
 }
 
-const DEFAULT_LIMIT = 20;
-
 /** The cursor names the last row of a page: base64url of `<microseconds since the epoch>|<id>`. */
 export function encodeCursor(mark: PageMark): string {
   return Buffer.from(`${mark.atMicros}|${mark.id}`, 'utf8').toString('base64url');
@@ -39,9 +24,10 @@ function decodeCursor(cursor: string): PageMark {
   return { atMicros: BigInt(match[1] ?? '0'), id: match[2] ?? '' };
 }
 
-export function toHistoryPage(query: HistoryPageQueryDto): HistoryPage {
+/** A validated `limit` and `cursor` (PageQueryDto) as the page to read. */
+export function toHistoryPage(query: PageQueryDto): HistoryPage {
   return {
-    limit: query.limit === undefined ? DEFAULT_LIMIT : Number(query.limit),
+    limit: pageLimit(query),
     after: query.cursor === undefined ? null : decodeCursor(query.cursor),
   };
 }

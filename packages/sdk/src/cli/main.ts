@@ -1,0 +1,590 @@
+import { parseArgs } from 'node:util';
+import { SearchGateway } from '../client.js';
+import type { FetchLike } from '../client.js';
+import { SearchGatewayConnectionError, SearchGatewayError } from '../errors.js';
+import { PROVIDERS } from '../types.js';
+import type { ApiKey, CreateKeyRequest, LimitReset, Provider, UpdateKeyRequest, UsageGroupBy } from '../types.js';
+import { VERSION } from '../version.js';
+import { EXIT, UsageError, exitCodeFor } from './exit-codes.js';
+import { keyValues, table } from './format.js';
+
+/** What the command line reads and writes; the bin passes the process's own. */
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: Record<string, string | undefined>;
+  /** The whole standard input, or undefined when it is a terminal. */
+  readStdin?: () => Promise<string | undefined>;
+  /** For tests: the client's fetch and retry wait. */
+  fetch?: FetchLike;
+  sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
+}
+
+type OptionSpec = { type: 'string' | 'boolean'; short?: string; multiple?: boolean; value?: string; help: string };
+
+interface Command {
+  /** `keys create` */
+  name: string;
+  summary: string;
+  /** After `svc <name>`. */
+  args: string;
+  /** Extra lines of help. */
+  notes?: string[];
+  options: Record<string, OptionSpec>;
+  /** Positional arguments: at least, at most. */
+  positionals: [number, number];
+  run: (ctx: Context) => Promise<void>;
+}
+
+interface Context {
+  client: SearchGateway;
+  positionals: string[];
+  values: Record<string, string | boolean | string[] | undefined>;
+  json: boolean;
+  io: CliIo;
+  out: (text: string) => void;
+  print: (body: unknown, human: () => string) => void;
+}
+
+const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
+  json: { type: 'boolean', help: 'print the API\'s JSON instead of a table' },
+  'base-url': { type: 'string', value: 'url', help: 'the API\'s base URL (default $SVC_BASE_URL, else http://localhost:8080)' },
+  timeout: { type: 'string', value: 'ms', help: 'per-attempt timeout in milliseconds (default 120000)' },
+  'max-retries': { type: 'string', value: 'n', help: 'retries of 429, 500, 503, 504 and other 5xx but 502 (default 2)' },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
+};
+
+const KEY_FIELDS: Record<string, OptionSpec> = {
+  name: { type: 'string', value: 'text', help: 'a name, 1..100 characters' },
+  'limit-usd': { type: 'string', value: 'usd', help: 'credit limit in USD (a number above 0), or "none"' },
+  'limit-reset': { type: 'string', value: 'period', help: 'daily, weekly or monthly: when the limit starts again, or "none"' },
+  'expires-at': { type: 'string', value: 'time', help: 'RFC 3339 time after which the key stops working, or "none"' },
+};
+
+const COMMANDS: Command[] = [
+  {
+    name: 'search',
+    summary: 'search the web with one model or several in fallback order',
+    args: '<query...> -m <model> [-m <model>...] [--max <n>]',
+    notes: [
+      'The first model that answers wins; a failed model falls back to the next.',
+      'Needs an API key in SVC_API_KEY.',
+      'Example: svc search "rust async runtimes" -m exa/fast -m brave/web --max 5',
+    ],
+    options: {
+      model: { type: 'string', short: 'm', multiple: true, value: 'model', help: 'a model id (see svc models); repeat for fallbacks' },
+      max: { type: 'string', value: 'n', help: 'most results, 1..100 (default 10)' },
+      'idempotency-key': { type: 'string', value: 'key', help: 'Idempotency-Key of the search (default: a random one)' },
+    },
+    positionals: [1, Infinity],
+    run: async (ctx) => {
+      const models = list(ctx.values.model);
+      if (models.length === 0) throw new UsageError('give at least one model with -m <model> (see svc models)');
+      const query = ctx.positionals.join(' ');
+      const max = optionalInteger(ctx.values.max, '--max');
+      const [first, ...rest] = models;
+      const body = { query, ...(rest.length === 0 ? { model: first } : { models }), ...(max === undefined ? {} : { max_results: max }) };
+      const idempotencyKey = text(ctx.values['idempotency-key']);
+      const result = await ctx.client.search(body, idempotencyKey === undefined ? {} : { idempotencyKey });
+      ctx.print(result, () => {
+        const head = `${result.model} (${result.source}) answered with ${result.results.length} result${result.results.length === 1 ? '' : 's'}: ` +
+          `cost ${result.cost_usd} USD, ${result.latency_ms} ms, request ${result.request_id}\n`;
+        const attempts = result.attempts.map((a) => `  before it: ${a.model} ${a.status}: ${a.error}${a.cost_usd === undefined ? '' : ` (kept ${a.cost_usd} USD)`}\n`).join('');
+        return head + attempts + '\n' + table(['#', 'TITLE', 'URL'], result.results.map((r) => [r.position, r.title, r.url]));
+      });
+    },
+  },
+  {
+    name: 'models',
+    summary: 'list the models and their prices (no key needed)',
+    args: '',
+    options: {},
+    positionals: [0, 0],
+    run: async (ctx) => {
+      const models = await ctx.client.models();
+      ctx.print(models, () => table(
+        ['ID', 'PROVIDER', 'MAX_RESULTS', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD', 'AVAILABLE'],
+        models.data.map((m) => [m.id, m.provider, m.max_results, m.pricing.base_usd, m.pricing.included_results, m.pricing.per_result_usd, m.available ? 'yes' : 'no']),
+      ));
+    },
+  },
+  {
+    name: 'pricing',
+    summary: 'show prices, the purchase range and the BYOK fee (no key needed)',
+    args: '',
+    options: {},
+    positionals: [0, 0],
+    run: async (ctx) => {
+      const pricing = await ctx.client.pricing();
+      ctx.print(pricing, () =>
+        table(['MODEL', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD'], pricing.models.map((m) => [m.id, m.base_usd, m.included_results, m.per_result_usd])) +
+        `\nCredits can be bought from ${pricing.purchase.min_usd} to ${pricing.purchase.max_usd} ${pricing.currency}.\n` +
+        `Own provider keys (BYOK): ${pricing.byok.enabled ? `enabled, fee ${pricing.byok.fee_percent}% of the model's price` : 'not available'}.\n`);
+    },
+  },
+  {
+    name: 'credits',
+    summary: 'show the account\'s credit balance',
+    args: '',
+    notes: ['Uses SVC_API_KEY, else SVC_MANAGEMENT_KEY.'],
+    options: {},
+    positionals: [0, 0],
+    run: async (ctx) => {
+      const credits = await ctx.client.credits();
+      ctx.print(credits, () => keyValues([
+        ['balance_usd', credits.balance_usd],
+        ['reserved_usd', credits.reserved_usd],
+        ['total_purchased_usd', credits.total_purchased_usd],
+        ['total_spent_usd', credits.total_spent_usd],
+      ]));
+    },
+  },
+  {
+    name: 'key',
+    summary: 'show the calling key (its kind, limits and rate)',
+    args: '',
+    notes: ['Uses SVC_API_KEY, else SVC_MANAGEMENT_KEY.'],
+    options: {},
+    positionals: [0, 0],
+    run: async (ctx) => {
+      const key = await ctx.client.key();
+      ctx.print(key, () => {
+        const { request_id: _, rate_limit, ...fields } = key;
+        return keyValues([
+          ...Object.entries(fields).map(([name, value]): [string, string | number | boolean | null] => [name, value as string | number | boolean | null]),
+          ['rate_limit', `${rate_limit.requests_per_second}/s, bursts of ${rate_limit.burst}`],
+        ]);
+      });
+    },
+  },
+  {
+    name: 'usage',
+    summary: 'show searches and spend per day, model or key',
+    args: '[--from <date>] [--to <date>] [--group-by day|model|key] [--key-id <id>]',
+    notes: ['Dates are YYYY-MM-DD (UTC), --to inclusive; default the last 30 days.', 'An API key sees only its own usage. Uses SVC_API_KEY, else SVC_MANAGEMENT_KEY.'],
+    options: {
+      from: { type: 'string', value: 'date', help: 'first day, YYYY-MM-DD' },
+      to: { type: 'string', value: 'date', help: 'last day, YYYY-MM-DD' },
+      'group-by': { type: 'string', value: 'day|model|key', help: 'rows per day (default), model or key' },
+      'key-id': { type: 'string', value: 'id', help: 'only this API key\'s usage' },
+    },
+    positionals: [0, 0],
+    run: async (ctx) => {
+      const groupBy = text(ctx.values['group-by']);
+      const usage = await ctx.client.usage({
+        from: text(ctx.values.from), to: text(ctx.values.to), key_id: text(ctx.values['key-id']),
+        group_by: groupBy as UsageGroupBy | undefined,
+      });
+      const group = groupBy === 'model' ? 'model' : groupBy === 'key' ? 'key_id' : 'date';
+      ctx.print(usage, () =>
+        `${usage.from} to ${usage.to}\n` +
+        table([group.toUpperCase(), 'SEARCHES', 'FAILED_ATTEMPTS', 'COST_USD'], usage.data.map((row) => [row[group], row.searches, row.failed_attempts, row.cost_usd])) +
+        `total: ${usage.total.searches} searches, ${usage.total.cost_usd} USD\n`);
+    },
+  },
+  {
+    name: 'keys list',
+    summary: 'list the account\'s API keys, every page',
+    args: '[--page-size <n>]',
+    notes: ['Needs a management key in SVC_MANAGEMENT_KEY. --json prints one JSON array of every key.'],
+    options: { 'page-size': { type: 'string', value: 'n', help: 'keys per request, 1..100 (default 20)' } },
+    positionals: [0, 0],
+    run: async (ctx) => {
+      const keys: ApiKey[] = [];
+      for await (const key of ctx.client.keys.iterate({ limit: optionalInteger(ctx.values['page-size'], '--page-size') })) keys.push(key);
+      ctx.print(keys, () => table(
+        ['ID', 'NAME', 'LABEL', 'LIMIT_USD', 'RESET', 'USAGE_USD', 'EXPIRES_AT', 'STATE'],
+        keys.map((k) => [k.id, k.name === '' ? '-' : k.name, k.label, k.limit_usd, k.limit_reset, k.usage_usd, k.expires_at, k.disabled ? 'disabled' : 'enabled']),
+      ));
+    },
+  },
+  {
+    name: 'keys get',
+    summary: 'show one API key',
+    args: '<id>',
+    options: {},
+    positionals: [1, 1],
+    run: async (ctx) => {
+      const key = await ctx.client.keys.get(arg(ctx, 0));
+      ctx.print(key, () => keyRecord(key));
+    },
+  },
+  {
+    name: 'keys create',
+    summary: 'create an API key; its secret is shown once',
+    args: '[--name <text>] [--limit-usd <usd>] [--limit-reset <period>] [--expires-at <time>] [--disabled]',
+    options: { ...KEY_FIELDS, disabled: { type: 'boolean', help: 'create it switched off' } },
+    positionals: [0, 0],
+    run: async (ctx) => {
+      const body: CreateKeyRequest = keyFields(ctx.values);
+      if (ctx.values.disabled === true) body.disabled = true;
+      const key = await ctx.client.keys.create(body);
+      ctx.print(key, () => {
+        const { secret, ...record } = key;
+        return keyRecord(record) + `\nsecret  ${secret}\nStore the secret now: it is shown only once.\n`;
+      });
+    },
+  },
+  {
+    name: 'keys update',
+    summary: 'change an API key\'s name, limit, reset period, expiry or switch',
+    args: '<id> [--name <text>] [--limit-usd <usd|none>] [--limit-reset <period|none>] [--expires-at <time|none>] [--disabled true|false]',
+    notes: ['"none" removes the value; --limit-usd none also removes the reset period.'],
+    options: { ...KEY_FIELDS, disabled: { type: 'string', value: 'true|false', help: 'switch the key off (true) or on (false)' } },
+    positionals: [1, 1],
+    run: async (ctx) => {
+      const body: UpdateKeyRequest = keyFields(ctx.values);
+      const disabled = text(ctx.values.disabled);
+      if (disabled !== undefined) {
+        if (disabled !== 'true' && disabled !== 'false') throw new UsageError('--disabled takes true or false');
+        body.disabled = disabled === 'true';
+      }
+      if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give at least one of --name, --limit-usd, --limit-reset, --expires-at, --disabled');
+      const key = await ctx.client.keys.update(arg(ctx, 0), body);
+      ctx.print(key, () => keyRecord(key));
+    },
+  },
+  {
+    name: 'keys disable',
+    summary: 'switch an API key off at once (it can be enabled again)',
+    args: '<id>',
+    options: {},
+    positionals: [1, 1],
+    run: async (ctx) => {
+      const key = await ctx.client.keys.disable(arg(ctx, 0));
+      ctx.print(key, () => `${key.id} is disabled\n`);
+    },
+  },
+  {
+    name: 'keys enable',
+    summary: 'switch a disabled API key on again',
+    args: '<id>',
+    options: {},
+    positionals: [1, 1],
+    run: async (ctx) => {
+      const key = await ctx.client.keys.enable(arg(ctx, 0));
+      ctx.print(key, () => `${key.id} is enabled\n`);
+    },
+  },
+  {
+    name: 'keys delete',
+    summary: 'delete an API key for good',
+    args: '<id>',
+    options: {},
+    positionals: [1, 1],
+    run: async (ctx) => {
+      const deleted = await ctx.client.keys.delete(arg(ctx, 0));
+      ctx.print(deleted, () => `${deleted.id} is deleted\n`);
+    },
+  },
+  {
+    name: 'provider-keys list',
+    summary: 'list the account\'s own provider keys (BYOK)',
+    args: '',
+    notes: ['Needs a management key in SVC_MANAGEMENT_KEY.'],
+    options: {},
+    positionals: [0, 0],
+    run: async (ctx) => {
+      const keys = await ctx.client.providerKeys.list();
+      ctx.print(keys, () => table(['PROVIDER', 'LABEL', 'CREATED_AT', 'UPDATED_AT'], keys.data.map((k) => [k.provider, k.label, k.created_at, k.updated_at])));
+    },
+  },
+  {
+    name: 'provider-keys get',
+    summary: 'show the stored key of one provider (its label only)',
+    args: `<${PROVIDERS.join('|')}>`,
+    options: {},
+    positionals: [1, 1],
+    run: async (ctx) => {
+      const key = await ctx.client.providerKeys.get(arg(ctx, 0) as Provider);
+      ctx.print(key, () => keyValues([['provider', key.provider], ['label', key.label], ['created_at', key.created_at], ['updated_at', key.updated_at]]));
+    },
+  },
+  {
+    name: 'provider-keys set',
+    summary: 'store or replace the account\'s key for a provider',
+    args: `<${PROVIDERS.join('|')}> [--key <key>]`,
+    notes: ['Without --key the key is read from standard input (safer: it stays out of the shell history),', 'e.g. svc provider-keys set exa < exa-key.txt'],
+    options: { key: { type: 'string', value: 'key', help: 'the provider\'s API key' } },
+    positionals: [1, 1],
+    run: async (ctx) => {
+      let secret = text(ctx.values.key);
+      if (secret === undefined) secret = (await ctx.io.readStdin?.())?.trim();
+      if (secret === undefined || secret === '') throw new UsageError('give the provider key with --key or on standard input');
+      const key = await ctx.client.providerKeys.set(arg(ctx, 0) as Provider, secret);
+      ctx.print(key, () => `${key.provider} key stored (${key.label})\n`);
+    },
+  },
+  {
+    name: 'provider-keys delete',
+    summary: 'delete the account\'s key for a provider',
+    args: `<${PROVIDERS.join('|')}>`,
+    options: {},
+    positionals: [1, 1],
+    run: async (ctx) => {
+      const deleted = await ctx.client.providerKeys.delete(arg(ctx, 0) as Provider);
+      ctx.print(deleted, () => `${deleted.provider} key deleted\n`);
+    },
+  },
+  {
+    name: 'checkout',
+    summary: 'start buying credits: prints the payment link',
+    args: '<amount_usd> [--success-url <url>] [--cancel-url <url>]',
+    notes: ['The amount is 5..10000 USD in whole cents. Credits arrive once the payment is made.', 'Needs a management key in SVC_MANAGEMENT_KEY.'],
+    options: {
+      'success-url': { type: 'string', value: 'url', help: 'where the buyer goes after paying' },
+      'cancel-url': { type: 'string', value: 'url', help: 'where the buyer goes on cancelling' },
+    },
+    positionals: [1, 1],
+    run: async (ctx) => {
+      const amount = number(arg(ctx, 0), '<amount_usd>');
+      const successUrl = text(ctx.values['success-url']);
+      const cancelUrl = text(ctx.values['cancel-url']);
+      const session = await ctx.client.checkout({
+        amount_usd: amount, ...(successUrl === undefined ? {} : { success_url: successUrl }), ...(cancelUrl === undefined ? {} : { cancel_url: cancelUrl }),
+      });
+      ctx.print(session, () => `Checkout ${session.id} for ${session.amount_usd} USD, open until ${session.expires_at}. Pay here:\n${session.url}\n`);
+    },
+  },
+];
+
+const GROUPS = ['keys', 'provider-keys'];
+
+/** Runs one command line; resolves to the exit code. */
+export async function main(argv: string[], io: CliIo): Promise<number> {
+  let json = argv.includes('--json');
+  try {
+    const { command, rest } = findCommand(argv);
+    if (command === undefined) {
+      const group = rest.group;
+      if (argv.includes('--help') || argv.includes('-h')) {
+        io.stdout(group === undefined ? mainHelp() : groupHelp(group));
+        return EXIT.ok;
+      }
+      if (group !== undefined && rest.unknown === undefined) {
+        io.stderr(groupHelp(group));
+        return EXIT.usage;
+      }
+      if (argv.includes('--version') && group === undefined) {
+        io.stdout(`${VERSION}\n`);
+        return EXIT.ok;
+      }
+      if (argv.length === 0) {
+        io.stderr(mainHelp());
+        return EXIT.usage;
+      }
+      throw new UsageError(rest.unknown === undefined ? 'give a command' : `unknown command "${rest.unknown}"; see svc ${group === undefined ? '' : `${group} `}--help`);
+    }
+    const options = { ...GLOBAL_OPTIONS, ...command.options };
+    let parsed: ReturnType<typeof parseArgs>;
+    try {
+      parsed = parseArgs({
+        args: rest.args,
+        options: Object.fromEntries(Object.entries(options).map(([name, spec]) => [name, {
+          type: spec.type, ...(spec.short === undefined ? {} : { short: spec.short }), ...(spec.multiple === true ? { multiple: true } : {}),
+        }])),
+        allowPositionals: true,
+        strict: true,
+      });
+    } catch (error) {
+      throw new UsageError(`${error instanceof Error ? error.message : String(error)}; see svc ${command.name} --help`);
+    }
+    const values = parsed.values as Context['values'];
+    json = values.json === true;
+    if (values.help === true) {
+      io.stdout(commandHelp(command));
+      return EXIT.ok;
+    }
+    const [min, max] = command.positionals;
+    if (parsed.positionals.length < min || parsed.positionals.length > max) {
+      throw new UsageError(`usage: svc ${command.name} ${command.args}`.trimEnd() + `; see svc ${command.name} --help`);
+    }
+    const client = newClient({
+      apiKey: io.env.SVC_API_KEY || undefined,
+      managementKey: io.env.SVC_MANAGEMENT_KEY || undefined,
+      baseUrl: text(values['base-url']) ?? (io.env.SVC_BASE_URL || undefined),
+      ...optionalField('timeoutMs', optionalInteger(values.timeout, '--timeout')),
+      ...optionalField('maxRetries', optionalInteger(values['max-retries'], '--max-retries')),
+      ...(io.fetch === undefined ? {} : { fetch: io.fetch }),
+      ...(io.sleep === undefined ? {} : { sleep: io.sleep }),
+    });
+    const ctx: Context = {
+      client,
+      positionals: parsed.positionals,
+      values,
+      json,
+      io,
+      out: io.stdout,
+      print: (body, human) => io.stdout(json ? `${JSON.stringify(body, null, 2)}\n` : human()),
+    };
+    await command.run(ctx);
+    return EXIT.ok;
+  } catch (error) {
+    const code = exitCodeFor(error);
+    reportError(error, json, io);
+    return code;
+  }
+}
+
+/** The client; a bad option or SVC_BASE_URL is a usage error. */
+function newClient(options: ConstructorParameters<typeof SearchGateway>[0]): SearchGateway {
+  try {
+    return new SearchGateway(options);
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** Global options that take a value, so that they may come before the command. */
+const VALUE_OPTIONS = Object.entries(GLOBAL_OPTIONS).filter(([, spec]) => spec.type === 'string').map(([name]) => `--${name}`);
+
+function findCommand(argv: string[]): { command: Command | undefined; rest: { args: string[]; group?: string; unknown?: string } } {
+  let index = -1;
+  for (let i = 0; i < argv.length; i += 1) {
+    const token = argv[i] ?? '';
+    if (VALUE_OPTIONS.includes(token)) {
+      i += 1;
+      continue;
+    }
+    if (!token.startsWith('-')) {
+      index = i;
+      break;
+    }
+  }
+  if (index === -1) return { command: undefined, rest: { args: argv } };
+  const leading = argv.slice(0, index);
+  const first = argv[index] ?? '';
+  if (GROUPS.includes(first)) {
+    const sub = argv[index + 1];
+    const command = sub === undefined || sub.startsWith('-') ? undefined : COMMANDS.find((c) => c.name === `${first} ${sub}`);
+    if (command === undefined) return { command, rest: { args: argv, group: first, ...(sub === undefined || sub.startsWith('-') ? {} : { unknown: sub }) } };
+    return { command, rest: { args: [...leading, ...argv.slice(index + 2)] } };
+  }
+  const command = COMMANDS.find((c) => c.name === first);
+  if (command === undefined) return { command, rest: { args: argv, unknown: first } };
+  return { command, rest: { args: [...leading, ...argv.slice(index + 1)] } };
+}
+
+function reportError(error: unknown, json: boolean, io: CliIo): void {
+  if (SearchGatewayError.is(error)) {
+    if (json) {
+      io.stderr(`${JSON.stringify({ status: error.status, code: error.code, message: error.message, request_id: error.requestId, retry_after: error.retryAfter, body: error.body })}\n`);
+      return;
+    }
+    const extra = error.neededUsd !== null ? ` (needed ${error.neededUsd} USD)` : error.retryAfter !== null ? ` (retry after ${error.retryAfter} s)` : '';
+    io.stderr(`svc: ${error.status}${error.code === null ? '' : ` ${error.code}`}: ${error.message}${extra}${error.requestId === null ? '' : ` [request ${error.requestId}]`}\n`);
+    for (const attempt of error.attempts ?? []) io.stderr(`  ${attempt.model} ${attempt.status}: ${attempt.error}\n`);
+    if (error.status === 401 && error.code === 'invalid_api_key' && io.env.SVC_API_KEY === undefined && io.env.SVC_MANAGEMENT_KEY === undefined) {
+      io.stderr('svc: set SVC_API_KEY (an API key, svc-...) or SVC_MANAGEMENT_KEY (svc-mgmt-...)\n');
+    }
+    return;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const kind = error instanceof UsageError ? 'usage' : SearchGatewayConnectionError.is(error) ? 'connection' : 'error';
+  if (json) io.stderr(`${JSON.stringify({ status: null, code: null, kind, message })}\n`);
+  else io.stderr(`svc: ${message}\n`);
+}
+
+function mainHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    `svc ${VERSION}: the search gateway from the command line`,
+    '',
+    'Usage: svc <command> [options]',
+    '',
+    'Commands:',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Options of every command:',
+    ...optionLines(GLOBAL_OPTIONS),
+    '',
+    'Environment: SVC_API_KEY (an API key: search, and credits, key, usage), SVC_MANAGEMENT_KEY',
+    '(a management key: keys, provider-keys, checkout; also credits, key, usage without SVC_API_KEY),',
+    'SVC_BASE_URL (default http://localhost:8080).',
+    '',
+    `Exit codes: ${EXIT.ok} ok, ${EXIT.usage} usage error, ${EXIT.auth} 401/403, ${EXIT.payment} 402, ${EXIT.unavailable} 429/503,`,
+    `${EXIT.invalid} other 4xx (400, 404, 405), ${EXIT.server} 500/502/other 5xx, ${EXIT.connection} no answer (connection, timeout), ${EXIT.other} other.`,
+    '',
+    'svc <command> --help shows a command\'s options.',
+    '',
+  ].join('\n');
+}
+
+function groupHelp(group: string): string {
+  const commands = COMMANDS.filter((c) => c.name.startsWith(`${group} `));
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [`Usage: svc ${group} <${commands.map((c) => c.name.slice(group.length + 1)).join('|')}> [options]`, '', ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`), '', `svc ${group} <command> --help shows its options.`, ''].join('\n');
+}
+
+function commandHelp(command: Command): string {
+  return [
+    `Usage: svc ${command.name} ${command.args}`.trimEnd(),
+    '',
+    `${command.summary[0]?.toUpperCase() ?? ''}${command.summary.slice(1)}.`,
+    ...(command.notes ?? []),
+    '',
+    'Options:',
+    ...optionLines({ ...command.options, ...GLOBAL_OPTIONS }),
+    '',
+  ].join('\n');
+}
+
+function optionLines(options: Record<string, OptionSpec>): string[] {
+  const names = Object.entries(options).map(([name, spec]) => [`${spec.short === undefined ? '    ' : `-${spec.short}, `}--${name}${spec.value === undefined ? '' : ` <${spec.value}>`}`, spec.help] as const);
+  const width = Math.max(...names.map(([name]) => name.length));
+  return names.map(([name, help]) => `  ${name.padEnd(width)}  ${help}`);
+}
+
+function keyRecord(key: ApiKey): string {
+  return keyValues([
+    ['id', key.id], ['name', key.name], ['label', key.label], ['limit_usd', key.limit_usd], ['limit_reset', key.limit_reset],
+    ['limit_remaining_usd', key.limit_remaining_usd], ['usage_usd', key.usage_usd], ['limit_resets_at', key.limit_resets_at],
+    ['usage_total_usd', key.usage_total_usd], ['expires_at', key.expires_at], ['disabled', key.disabled],
+    ['created_at', key.created_at], ['updated_at', key.updated_at], ['last_used_at', key.last_used_at],
+  ]);
+}
+
+function keyFields(values: Context['values']): CreateKeyRequest {
+  const body: CreateKeyRequest = {};
+  const name = text(values.name);
+  if (name !== undefined) body.name = name;
+  const limit = text(values['limit-usd']);
+  if (limit !== undefined) body.limit_usd = limit === 'none' ? null : number(limit, '--limit-usd');
+  const reset = text(values['limit-reset']);
+  if (reset !== undefined) body.limit_reset = reset === 'none' ? null : (reset as LimitReset);
+  const expires = text(values['expires-at']);
+  if (expires !== undefined) body.expires_at = expires === 'none' ? null : expires;
+  return body;
+}
+
+function arg(ctx: Context, index: number): string {
+  const value = ctx.positionals[index];
+  if (value === undefined) throw new UsageError('missing argument');
+  return value;
+}
+
+function text(value: string | boolean | string[] | undefined): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function list(value: string | boolean | string[] | undefined): string[] {
+  if (Array.isArray(value)) return value;
+  return typeof value === 'string' ? [value] : [];
+}
+
+function number(value: string, name: string): number {
+  const parsed = value.trim() === '' ? Number.NaN : Number(value);
+  if (!Number.isFinite(parsed)) throw new UsageError(`${name} must be a number (got "${value}")`);
+  return parsed;
+}
+
+function optionalInteger(value: string | boolean | string[] | undefined, name: string): number | undefined {
+  const raw = text(value);
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw)) throw new UsageError(`${name} must be a whole number (got "${raw}")`);
+  return Number(raw);
+}
+
+function optionalField<K extends string>(name: K, value: number | undefined): Partial<Record<K, number>> {
+  return value === undefined ? {} : ({ [name]: value } as Record<K, number>);
+}

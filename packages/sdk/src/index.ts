@@ -1,0 +1,7 @@
+export { SearchGateway, KeysApi, ProviderKeysApi, DEFAULT_BASE_URL, DEFAULT_TIMEOUT_MS } from './client.js';
+export type { SearchGatewayOptions, RequestOptions, SearchOptions, FetchLike } from './client.js';
+export { SearchGatewayError, SearchGatewayConnectionError, SearchGatewayTimeoutError, isKnownErrorCode } from './errors.js';
+export type { ErrorCodeOrUnknown, SearchGatewayErrorInit } from './errors.js';
+export { isRetryableStatus, parseRetryAfter, retryDelayMs, BASE_DELAY_MS, JITTER, MAX_WAIT_MS, DEFAULT_MAX_RETRIES } from './retry.js';
+export { ERROR_CODES, PROVIDERS, ENDPOINTS } from './types.js';
+export type * from './types.js';

@@ -1,0 +1,426 @@
+/**
+ * Every request and response shape of the public API, in one file, so that a contract test
+ * can compare them with a machine-readable description of the API. Field names are the
+ * wire names (snake_case). Money is a number of USD; timestamps are RFC 3339 UTC strings.
+ * Every JSON body the API handlers write carries `request_id`.
+ */
+
+/** The three upstream providers. */
+export type Provider = 'brave' | 'exa' | 'tavily';
+
+/** The providers as a list, in the API's order. */
+export const PROVIDERS: readonly Provider[] = ['brave', 'exa', 'tavily'];
+
+// ---------------------------------------------------------------------------------------
+// Errors
+
+/** The closed set of error codes (spec section 7), in the order of its table. */
+export const ERROR_CODES = [
+  'invalid_request',
+  'unknown_model',
+  'unknown_provider',
+  'invalid_api_key',
+  'key_disabled',
+  'key_expired',
+  'insufficient_credits',
+  'key_limit_exceeded',
+  'wrong_key_type',
+  'not_found',
+  'rate_limited',
+  'too_many_concurrent_requests',
+  'internal',
+  'all_providers_failed',
+  'payment_error',
+  'overloaded',
+  'byok_disabled',
+  'payment_disabled',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** The codes whose error object carries `needed_usd`. */
+export type PaymentErrorCode = 'insufficient_credits' | 'key_limit_exceeded';
+
+interface ErrorFields<C extends ErrorCode> {
+  code: C;
+  /** For humans; may change. Never branch on it. */
+  message: string;
+  /** The same as the `x-svc-request-id` response header. */
+  request_id: string;
+}
+
+/** 402: the price of the cheapest blocked attempt. */
+export interface PaymentError extends ErrorFields<PaymentErrorCode> {
+  needed_usd: number;
+}
+
+/** 502 `all_providers_failed`: every attempt, in order. */
+export interface AllProvidersFailedError extends ErrorFields<'all_providers_failed'> {
+  attempts: Attempt[];
+}
+
+export type PlainError = ErrorFields<Exclude<ErrorCode, PaymentErrorCode | 'all_providers_failed'>>;
+
+/** The `error` object of an error body, discriminated by `code`. */
+export type ApiError = PaymentError | AllProvidersFailedError | PlainError;
+
+/** An error body: `{"error": {...}}`. */
+export interface ErrorResponse {
+  error: ApiError;
+}
+
+// ---------------------------------------------------------------------------------------
+// Lists
+
+/** A paginated list: `next_cursor` is null on the last page. */
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+  request_id: string;
+}
+
+/** Query of a paginated list. */
+export interface PageQuery {
+  /** 1..100, default 20. */
+  limit?: number;
+  /** The `next_cursor` of the previous page, unchanged. */
+  cursor?: string;
+}
+
+// ---------------------------------------------------------------------------------------
+// Catalog (public)
+
+export interface ModelPricing {
+  /** Price of one search. */
+  base_usd: number;
+  /** Results covered by `base_usd`; null when the provider does not price by count. */
+  included_results: number | null;
+  /** Price of each result beyond `included_results` (0 when not priced by count). */
+  per_result_usd: number;
+}
+
+/** GET /v1/models, one element of `data`. */
+export interface Model {
+  /** `<provider>/<variant>` */
+  id: string;
+  provider: Provider;
+  variant: string;
+  description: string;
+  /** Most results the upstream returns. */
+  max_results: number;
+  pricing: ModelPricing;
+  /** False when this deployment has no platform key for the provider. */
+  available: boolean;
+}
+
+/** GET /v1/models */
+export interface ModelList {
+  data: Model[];
+  request_id: string;
+}
+
+/** GET /v1/credits/pricing, one element of `models`. */
+export interface ModelPrice extends ModelPricing {
+  id: string;
+}
+
+/** GET /v1/credits/pricing */
+export interface Pricing {
+  currency: 'USD';
+  models: ModelPrice[];
+  /** The checkout amount range. */
+  purchase: { min_usd: number; max_usd: number };
+  byok: { enabled: boolean; fee_percent: number };
+  request_id: string;
+}
+
+// ---------------------------------------------------------------------------------------
+// Search
+
+/** POST /v1/search. At least one of `model` and `models`. */
+export interface SearchRequest {
+  /** 1..2,000 characters after trimming. */
+  query: string;
+  /** A model id; tried first. */
+  model?: string;
+  /** 1..10 model ids, in fallback order. */
+  models?: string[];
+  /** 1..100, default 10; capped per model. */
+  max_results?: number;
+}
+
+export interface SearchResult {
+  position: number;
+  title: string;
+  url: string;
+  snippet: string;
+  published_at: string | null;
+  score: number | null;
+}
+
+/** Whose provider key an attempt used. */
+export type AttemptSource = 'platform' | 'byok';
+
+/** An element of `attempts`: an attempt that did not answer. */
+export interface Attempt {
+  model: string;
+  /** Absent on an attempt skipped because the provider is not configured. */
+  source?: AttemptSource;
+  status: 'error' | 'skipped';
+  /** Short reason, e.g. `provider returned 500`. */
+  error: string;
+  /** Only on an attempt that timed out: the base price, which is kept. */
+  cost_usd?: number;
+}
+
+/** POST /v1/search, 200. */
+export interface SearchResponse {
+  request_id: string;
+  /** The model that answered. */
+  model: string;
+  provider: Provider;
+  source: AttemptSource;
+  results: SearchResult[];
+  /** The total charged for this request. */
+  cost_usd: number;
+  /** The attempts before the one that answered (empty when the first answered). */
+  attempts: Attempt[];
+  latency_ms: number;
+}
+
+// ---------------------------------------------------------------------------------------
+// Keys
+
+export type LimitReset = 'daily' | 'weekly' | 'monthly';
+
+/** An API key record (never the secret, except `CreatedApiKey`). */
+export interface ApiKey {
+  /** `key_` + 24 base62 characters. */
+  id: string;
+  name: string;
+  /** The masked secret, e.g. `svc-Ab3x…`. */
+  label: string;
+  limit_usd: number | null;
+  limit_reset: LimitReset | null;
+  limit_remaining_usd: number | null;
+  /** Spend in the current period (all time when `limit_reset` is null). */
+  usage_usd: number;
+  limit_resets_at: string | null;
+  usage_total_usd: number;
+  expires_at: string | null;
+  disabled: boolean;
+  created_at: string;
+  updated_at: string;
+  last_used_at: string | null;
+}
+
+/** GET /v1/keys/{id}, PATCH /v1/keys/{id} */
+export interface ApiKeyResponse extends ApiKey {
+  request_id: string;
+}
+
+/** POST /v1/keys, 201: the record and the secret, shown only here. */
+export interface CreatedApiKey extends ApiKeyResponse {
+  secret: string;
+}
+
+/** GET /v1/keys */
+export type ApiKeyList = Page<ApiKey>;
+
+/** POST /v1/keys. All fields optional. */
+export interface CreateKeyRequest {
+  /** 1..100 characters. */
+  name?: string;
+  /** > 0, or null for no limit. */
+  limit_usd?: number | null;
+  /** Needs a limit. */
+  limit_reset?: LimitReset | null;
+  /** A future RFC 3339 timestamp, or null for never. */
+  expires_at?: string | null;
+  disabled?: boolean;
+}
+
+/** PATCH /v1/keys/{id}: the fields present change. `limit_usd: null` also clears `limit_reset`. */
+export type UpdateKeyRequest = CreateKeyRequest;
+
+/** DELETE /v1/keys/{id} */
+export interface DeletedApiKey {
+  id: string;
+  deleted: true;
+  request_id: string;
+}
+
+export interface RateLimit {
+  requests_per_second: number;
+  burst: number;
+}
+
+/** GET /v1/key with an API key. */
+export interface ApiKeyInfo extends ApiKey {
+  kind: 'api';
+  rate_limit: RateLimit;
+  request_id: string;
+}
+
+/** GET /v1/key with a management key. */
+export interface ManagementKeyInfo {
+  kind: 'management';
+  /** `mkey_` + 24 base62 characters. */
+  id: string;
+  name: string;
+  label: string;
+  expires_at: null;
+  disabled: false;
+  created_at: string;
+  updated_at: string;
+  last_used_at: string | null;
+  rate_limit: RateLimit;
+  request_id: string;
+}
+
+/** GET /v1/key: the calling key, discriminated by `kind`. */
+export type KeyInfo = ApiKeyInfo | ManagementKeyInfo;
+
+// ---------------------------------------------------------------------------------------
+// Provider keys (BYOK)
+
+export interface ProviderKey {
+  provider: Provider;
+  /** `…` and the last 4 characters; the key itself is never shown. */
+  label: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** GET, PUT /v1/provider-keys/{provider} */
+export interface ProviderKeyResponse extends ProviderKey {
+  request_id: string;
+}
+
+/** GET /v1/provider-keys */
+export interface ProviderKeyList {
+  data: ProviderKey[];
+  request_id: string;
+}
+
+/** PUT /v1/provider-keys/{provider} */
+export interface SetProviderKeyRequest {
+  key: string;
+}
+
+/** DELETE /v1/provider-keys/{provider} */
+export interface DeletedProviderKey {
+  provider: Provider;
+  deleted: true;
+  request_id: string;
+}
+
+// ---------------------------------------------------------------------------------------
+// Credits, checkout, usage
+
+/** GET /v1/credits */
+export interface Credits {
+  /** What the account can spend now. */
+  balance_usd: number;
+  /** Held by searches in flight. */
+  reserved_usd: number;
+  total_purchased_usd: number;
+  total_spent_usd: number;
+  request_id: string;
+}
+
+/** POST /v1/credits/checkout */
+export interface CheckoutRequest {
+  /** 5..10,000, whole cents. */
+  amount_usd: number;
+  success_url?: string;
+  cancel_url?: string;
+}
+
+/** POST /v1/credits/checkout, 201. */
+export interface CheckoutSession {
+  /** `chk_…` */
+  id: string;
+  /** Send the buyer here. */
+  url: string;
+  amount_usd: number;
+  expires_at: string;
+  request_id: string;
+}
+
+export type UsageGroupBy = 'day' | 'model' | 'key';
+
+/** GET /v1/usage query. */
+export interface UsageQuery {
+  /** `YYYY-MM-DD` (UTC); default 30 days before `to`. */
+  from?: string;
+  /** `YYYY-MM-DD` (UTC), inclusive; default today. */
+  to?: string;
+  group_by?: UsageGroupBy;
+  /** Only this API key's usage. */
+  key_id?: string;
+}
+
+/** One row of usage: the group field matches `group_by`. */
+export interface UsageRow {
+  date?: string;
+  model?: string;
+  key_id?: string;
+  searches: number;
+  failed_attempts: number;
+  cost_usd: number;
+}
+
+/** GET /v1/usage */
+export interface Usage {
+  from: string;
+  to: string;
+  data: UsageRow[];
+  total: { searches: number; cost_usd: number };
+  request_id: string;
+}
+
+// ---------------------------------------------------------------------------------------
+// The endpoints, as data
+
+/** Which key an endpoint takes: none, an API key, a management key, or either. */
+export type EndpointKey = 'none' | 'api' | 'management' | 'either';
+
+/** One public endpoint and the names of its types in this file. */
+export interface Endpoint {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** With `{id}` / `{provider}` path parameters. */
+  path: string;
+  key: EndpointKey;
+  /** The success status. */
+  status: 200 | 201;
+  /** The request body's type, or null without a body. */
+  request: string | null;
+  /** The query's type, or null without one. */
+  query: string | null;
+  /** The success body's type. */
+  response: string;
+}
+
+/**
+ * Every public endpoint the client calls, with the names of the types above that describe
+ * it, so that a contract test can compare each with a machine-readable API description.
+ */
+export const ENDPOINTS: readonly Endpoint[] = [
+  { method: 'GET', path: '/v1/models', key: 'none', status: 200, request: null, query: null, response: 'ModelList' },
+  { method: 'GET', path: '/v1/credits/pricing', key: 'none', status: 200, request: null, query: null, response: 'Pricing' },
+  { method: 'POST', path: '/v1/search', key: 'api', status: 200, request: 'SearchRequest', query: null, response: 'SearchResponse' },
+  { method: 'GET', path: '/v1/credits', key: 'either', status: 200, request: null, query: null, response: 'Credits' },
+  { method: 'GET', path: '/v1/key', key: 'either', status: 200, request: null, query: null, response: 'KeyInfo' },
+  { method: 'GET', path: '/v1/usage', key: 'either', status: 200, request: null, query: 'UsageQuery', response: 'Usage' },
+  { method: 'POST', path: '/v1/credits/checkout', key: 'management', status: 201, request: 'CheckoutRequest', query: null, response: 'CheckoutSession' },
+  { method: 'GET', path: '/v1/keys', key: 'management', status: 200, request: null, query: 'PageQuery', response: 'ApiKeyList' },
+  { method: 'POST', path: '/v1/keys', key: 'management', status: 201, request: 'CreateKeyRequest', query: null, response: 'CreatedApiKey' },
+  { method: 'GET', path: '/v1/keys/{id}', key: 'management', status: 200, request: null, query: null, response: 'ApiKeyResponse' },
+  { method: 'PATCH', path: '/v1/keys/{id}', key: 'management', status: 200, request: 'UpdateKeyRequest', query: null, response: 'ApiKeyResponse' },
+  { method: 'DELETE', path: '/v1/keys/{id}', key: 'management', status: 200, request: null, query: null, response: 'DeletedApiKey' },
+  { method: 'GET', path: '/v1/provider-keys', key: 'management', status: 200, request: null, query: null, response: 'ProviderKeyList' },
+  { method: 'GET', path: '/v1/provider-keys/{provider}', key: 'management', status: 200, request: null, query: null, response: 'ProviderKeyResponse' },
+  { method: 'PUT', path: '/v1/provider-keys/{provider}', key: 'management', status: 200, request: 'SetProviderKeyRequest', query: null, response: 'ProviderKeyResponse' },
+  { method: 'DELETE', path: '/v1/provider-keys/{provider}', key: 'management', status: 200, request: null, query: null, response: 'DeletedProviderKey' },
+];

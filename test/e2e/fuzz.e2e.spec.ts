@@ -1,0 +1,375 @@
+import { Agent, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { Client } from 'pg';
+import { newAccount, newApiKey, repoRoot, startStack } from '@svc/test-kit';
+import type { Stack } from '@svc/test-kit';
+import { FakeStripe } from '../../tools/fake-stripe/src';
+
+/**
+ * Property-based fuzzing of the whole public edge, against the real stack (gateway,
+ * account-admin, billing, the simulator, a fake Stripe): at least 20,000 generated hostile
+ * requests per run across every public route (methods, paths, query strings, headers,
+ * content types, bodies) plus raw malformed HTTP. Every answer must be below 500, every
+ * JSON error must be the platform's shape carrying the request id of its header, and a
+ * refused request must store nothing (rows created match the 2xx answers).
+ *
+ * Seeded: FUZZ_SEED reproduces a run (the seed is printed on failure); FUZZ_RUNS sets the
+ * count. Requests found failing along the way stay below as regression cases.
+ */
+const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 20_000);
+const RAW_RUNS = Math.max(200, Math.round(RUNS / 40));
+const CONCURRENCY = 16;
+
+interface FuzzRequest {
+  route: string;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+interface Outcome {
+  request: FuzzRequest;
+  status: number;
+  problem?: string;
+}
+
+/** Found by earlier runs (or by hand): always sent first. */
+const REGRESSIONS: Omit<FuzzRequest, 'headers'>[] = [
+  { route: '/v1/keys', method: 'POST', path: '/v1/keys', body: '{"name":"a\\u0000b"}' },
+  { route: '/v1/keys', method: 'GET', path: `/v1/keys?cursor=${Buffer.from('{"t":8640000000000001,"i":"key_AAAAAAAAAAAAAAAAAAAAAAAA"}').toString('base64url')}` },
+  { route: '/v1/keys/:id', method: 'GET', path: `/v1/keys/${'a'.repeat(101)}` },
+  { route: '/v1/keys/:id', method: 'GET', path: '/v1/keys/%ff' },
+  { route: '/dashboard/api/signup', method: 'POST', path: '/dashboard/api/signup', body: '{"email":"a\\u0000@x.io","password":"correct horse battery"}' },
+  { route: '/v1/search', method: 'POST', path: '/v1/search', body: '{"query":"q","models":[],"max_results":1e309}' },
+  { route: '/v1/credits/checkout', method: 'POST', path: '/v1/credits/checkout', body: '{"amount_usd":5,"success_url":"http://[::1"}' },
+  // Seed 20261124 found it: the whole-cents check converted 1e308 to micro-USD (a RangeError, 500).
+  { route: '/v1/credits/checkout', method: 'POST', path: '/v1/credits/checkout', body: '{"success_url":1e-7,"amount_usd":1e+308}' },
+];
+
+const hostileText = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.constantFrom('', ' ', '\u0000', 'a\u0000b', '%00', '%ff', '%', '../..', '__proto__', 'constructor', 'null', '[]', '{}', '😀'.repeat(30), 'x'.repeat(3000)),
+  fc.constantFrom('key_AAAAAAAAAAAAAAAAAAAAAAAA', 'mkey_AAAAAAAAAAAAAAAAAAAAAAAA', 'acct_AAAAAAAAAAAAAAAAAAAAAAAA', 'exa/fast', 'brave/web', 'tavily', 'exa', 'nope/nope'),
+);
+
+const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
+  hostileText,
+  fc.double(),
+  fc.integer(),
+  fc.constantFrom(0, -1, 1e308, -1e308, 5, 10_000, 10_000.01, 4.99, 0.0000001, Number.MAX_SAFE_INTEGER, 8_640_000_000_000_001),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(hostileText, { maxLength: 12 }),
+  fc.dictionary(hostileText, hostileText, { maxKeys: 3 }),
+  fc.constantFrom('2030-01-01T00:00:00Z', '2020-01-01T00:00:00Z', '2026-02-30T00:00:00Z', '9999-12-31T23:59:59Z', 'daily', 'weekly', 'monthly', 'hourly'),
+);
+
+/** Bodies: right-shaped objects with hostile values, random JSON, and text that is not JSON. */
+const FIELDS = ['query', 'model', 'models', 'max_results', 'name', 'limit_usd', 'limit_reset', 'expires_at', 'disabled', 'email', 'password',
+  'amount_usd', 'success_url', 'cancel_url', 'key', 'type', 'data', '__proto__', 'constructor', 'extra'];
+const body = fc.oneof(
+  { weight: 5, arbitrary: fc.dictionary(fc.constantFrom(...FIELDS), hostileValue, { maxKeys: 5 }).map((o) => JSON.stringify(o)) },
+  { weight: 1, arbitrary: fc.json() },
+  { weight: 1, arbitrary: hostileText },
+  { weight: 1, arbitrary: fc.constantFrom('{"query":', '{"a":1}{"b":2}', '\u0000', '{"__proto__":{"polluted":true}}', `{"name":"${'x'.repeat(70_000)}"}`, '[1,2,3]', '"text"', '1e999') },
+);
+
+const queryString = fc.oneof(
+  fc.constant(''),
+  fc.dictionary(fc.constantFrom('limit', 'cursor', 'from', 'to', 'group_by', 'key_id', 'include', 'x', 'api_key'), hostileText, { maxKeys: 4 })
+    .map((q) => `?${Object.entries(q).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&')}`),
+  fc.constantFrom('?limit=abc', '?limit=0', '?limit=101', '?limit=1&limit=2', '?cursor=', '?from=2026-13-01', '?group_by=hour', '?%', '?a=%zz', '?from=2020-01-01&to=2026-01-01'),
+);
+
+const segment = fc.oneof(hostileText.map((t) => encodeURIComponent(t)), fc.constantFrom('%ff', '%00', '..', 'brave', 'exa', 'tavily', 'BRAVE', 'a'.repeat(101), 'a'.repeat(300)));
+
+const MODEL_IDS = ['brave/web', 'brave/news', 'exa/auto', 'exa/fast', 'exa/deep', 'tavily/basic', 'tavily/advanced'];
+
+/** Bodies of the right shape with hostile values, so requests get past the first checks. */
+const searchBody = fc.record({
+  query: fc.oneof(hostileText, fc.constantFrom('rust async runtimes', 'a', ' ')),
+  model: fc.oneof(fc.constantFrom(...MODEL_IDS), hostileText),
+  models: fc.oneof(fc.array(fc.constantFrom(...MODEL_IDS), { maxLength: 12 }), fc.array(hostileText, { maxLength: 3 })),
+  max_results: fc.oneof(fc.integer({ min: -5, max: 150 }), hostileValue),
+}, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const keyBody = fc.record({
+  name: hostileText,
+  limit_usd: fc.oneof(fc.double({ min: -1, max: 100 }), hostileValue),
+  limit_reset: fc.oneof(fc.constantFrom('daily', 'weekly', 'monthly', null), hostileText),
+  expires_at: fc.oneof(fc.date({ min: new Date('2020-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString()), hostileValue),
+  disabled: fc.oneof(fc.boolean(), hostileValue),
+}, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const credentialsBody = fc.record({ email: fc.oneof(fc.emailAddress(), hostileText), password: fc.oneof(fc.string({ minLength: 12, maxLength: 40 }), hostileText) }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const checkoutBody = fc.record({
+  amount_usd: fc.oneof(fc.integer({ min: 0, max: 20_000 }), fc.double({ min: 0, max: 20_000 }), hostileValue),
+  success_url: fc.oneof(fc.webUrl(), hostileText), cancel_url: fc.oneof(fc.webUrl(), hostileText),
+}, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+
+interface Secrets {
+  apiKey: string;
+  managementKey: string;
+  session: Record<string, string>;
+  keyId: string;
+}
+
+function routes(secrets: Secrets): fc.Arbitrary<Omit<FuzzRequest, 'headers'>> {
+  const templates: [string, string[], fc.Arbitrary<string>, fc.Arbitrary<string>?][] = [
+    ['/v1/models', ['GET', 'POST', 'DELETE'], fc.constant('/v1/models')],
+    ['/v1/credits/pricing', ['GET', 'PUT'], fc.constant('/v1/credits/pricing')],
+    ['/v1/credits', ['GET', 'POST'], fc.constant('/v1/credits')],
+    ['/v1/key', ['GET', 'PATCH'], fc.constant('/v1/key')],
+    ['/v1/search', ['POST', 'POST', 'POST', 'GET'], fc.constant('/v1/search'), searchBody],
+    ['/v1/keys', ['GET', 'POST', 'POST', 'PUT'], fc.constant('/v1/keys'), keyBody],
+    ['/v1/keys/:id', ['GET', 'PATCH', 'PATCH', 'DELETE', 'POST'], fc.oneof(segment, fc.constant(secrets.keyId)).map((id) => `/v1/keys/${id}`), keyBody],
+    ['/v1/provider-keys', ['GET', 'POST'], fc.constant('/v1/provider-keys')],
+    ['/v1/provider-keys/:provider', ['GET', 'PUT', 'DELETE', 'PATCH'], segment.map((p) => `/v1/provider-keys/${p}`)],
+    ['/v1/credits/checkout', ['POST', 'POST', 'GET'], fc.constant('/v1/credits/checkout'), checkoutBody],
+    ['/v1/credits/webhook', ['POST'], fc.constant('/v1/credits/webhook')],
+    ['/v1/usage', ['GET', 'POST'], fc.constant('/v1/usage')],
+    ['/dashboard', ['GET', 'POST'], fc.constant('/dashboard')],
+    ['/dashboard/api/signup', ['POST', 'POST', 'GET'], fc.constant('/dashboard/api/signup'), credentialsBody],
+    ['/dashboard/api/login', ['POST'], fc.constant('/dashboard/api/login'), credentialsBody],
+    ['/dashboard/api/logout', ['POST'], fc.constant('/dashboard/api/logout')],
+    ['/dashboard/api/me', ['GET', 'DELETE'], fc.constant('/dashboard/api/me')],
+    ['/dashboard/api/management-keys', ['GET', 'POST'], fc.constant('/dashboard/api/management-keys'), keyBody],
+    ['/dashboard/api/management-keys/:id', ['DELETE', 'GET'], segment.map((id) => `/dashboard/api/management-keys/${id}`)],
+    ['/dashboard/api/*', ['GET', 'POST', 'PUT', 'DELETE'], segment.map((s) => `/dashboard/api/${s}`)],
+    ['/healthz', ['GET'], fc.constant('/healthz')],
+    ['(unknown)', ['GET', 'POST', 'OPTIONS', 'HEAD'], fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => `/${parts.join('/')}`)],
+  ];
+  return fc.constantFrom(...templates).chain(([route, methods, path, shaped]) =>
+    fc.record({
+      route: fc.constant(route),
+      method: fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...methods) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE') }),
+      path: fc.tuple(path, queryString).map(([p, q]) => p + q),
+      body: fc.option(shaped === undefined ? body : fc.oneof({ weight: 3, arbitrary: shaped }, { weight: 1, arbitrary: body }), { nil: undefined, freq: 4 }),
+    }),
+  );
+}
+
+function headersFor(secrets: Secrets): fc.Arbitrary<Record<string, string>> {
+  const authorization = fc.oneof(
+    fc.constant(undefined),
+    { weight: 3, arbitrary: fc.constant(`Bearer ${secrets.apiKey}`) },
+    { weight: 3, arbitrary: fc.constant(`Bearer ${secrets.managementKey}`) },
+    fc.constantFrom('Bearer', 'Bearer ', 'Basic abc', 'Bearer svc-', 'Bearer svc-mgmt-', `Bearer ${secrets.apiKey}x`, `bearer ${secrets.apiKey}`, 'Bearer svc-\u00e9'),
+    hostileText.map((t) => `Bearer svc-${t.replace(/[^\x20-\x7e]/g, 'a')}`),
+  );
+  const contentType = fc.oneof(
+    { weight: 4, arbitrary: fc.constant('application/json') },
+    fc.constantFrom(undefined, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/merge-patch+json', 'application/json;;', '*/*'),
+  );
+  return fc.record({
+    authorization,
+    contentType,
+    session: fc.boolean(),
+    csrf: fc.oneof(fc.constant(undefined), fc.constant(secrets.session['x-csrf-token']), fc.constantFrom('', 'x', 'null')),
+    idempotency: fc.option(fc.oneof(fc.uuid(), fc.constantFrom('', ' ', 'x'.repeat(300))), { nil: undefined }),
+    extra: fc.option(fc.constantFrom<[string, string]>(['expect', '100-continue'], ['x-svc-account-id', 'acct_AAAAAAAAAAAAAAAAAAAAAAAA'], ['x-svc-internal-token', 'guess'], ['x-forwarded-for', '1.2.3.4'], ['accept-encoding', 'gzip'], ['x-svc-key-kind', 'management']), { nil: undefined }),
+  }).map((h) => {
+    const out: Record<string, string> = {};
+    if (h.authorization !== undefined) out.authorization = h.authorization;
+    if (h.contentType !== undefined) out['content-type'] = h.contentType;
+    if (h.session) out.cookie = secrets.session.cookie ?? '';
+    if (h.csrf !== undefined && h.csrf !== '') out['x-csrf-token'] = h.csrf;
+    if (h.idempotency !== undefined && /^[\x20-\x7e]*$/.test(h.idempotency) && h.idempotency.trim() !== '') out['idempotency-key'] = h.idempotency;
+    if (h.extra !== undefined) out[h.extra[0]] = h.extra[1];
+    return out;
+  });
+}
+
+/** Raw bytes that are not well-formed HTTP/1.1 requests. */
+const rawRequest = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 200 }).map((s) => `${s}\r\n\r\n`),
+  fc.tuple(fc.constantFrom('get', 'G ET', 'GET\u0000', 'FOO', 'GET'), fc.constantFrom('/v1/models', 'v1/models', '*', 'http://x/v1/models', '/v1/models\u0000', ' /'), fc.constantFrom('HTTP/1.1', 'HTTP/9.9', 'HTTP/1', ''))
+    .map(([m, p, v]) => `${m} ${p} ${v}\r\nHost: x\r\n\r\n`),
+  fc.constantFrom(
+    'GET /v1/models HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n',
+    'POST /v1/keys HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+    'POST /v1/search HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
+    `GET /v1/models HTTP/1.1\r\nHost: x\r\nX: ${'a'.repeat(20_000)}\r\n\r\n`,
+    'GET /v1/models HTTP/1.1\r\nHost x\r\n\r\n',
+    'GET /v1/models HTTP/1.1\r\n Host: x\r\n\r\n',
+  ),
+);
+
+function send(base: URL, agent: Agent, request: FuzzRequest): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { ...request.headers };
+    if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(request.body));
+    const req = httpRequest({ host: base.hostname, port: base.port, method: request.method, path: request.path, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (request.headers.expect !== undefined) req.on('continue', () => req.end(request.body));
+    else req.end(request.body);
+  });
+}
+
+/** What is wrong with an answer, or undefined when it keeps every rule. */
+function judge(request: FuzzRequest, status: number, headers: Record<string, string | string[] | undefined>, text: string): string | undefined {
+  if (status >= 500) return `status ${status}: ${text.slice(0, 200)}`;
+  const requestId = headers['x-svc-request-id'];
+  if (typeof requestId !== 'string' || !/^req_[0-9A-Za-z]{24,}$/.test(requestId)) return 'no x-svc-request-id';
+  const type = String(headers['content-type'] ?? '');
+  if (status >= 400 && request.method !== 'HEAD') {
+    if (!type.includes('application/json')) return `error without a JSON body (${type})`;
+    let parsed: { error?: { code?: unknown; message?: unknown; request_id?: unknown } };
+    try {
+      parsed = JSON.parse(text) as typeof parsed;
+    } catch {
+      return 'error body is not JSON';
+    }
+    if (typeof parsed.error?.code !== 'string' || typeof parsed.error.message !== 'string') return 'error body without code and message';
+    if (parsed.error.request_id !== requestId) return 'error body request_id differs from the header';
+  }
+  return undefined;
+}
+
+async function pool<T, R>(items: readonly T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index] as T);
+    }
+  }));
+  return results;
+}
+
+function rawSend(base: URL, bytes: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(Number(base.port), base.hostname);
+    let text = '';
+    const timer = setTimeout(() => socket.destroy(), 5_000);
+    socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(text);
+    });
+    socket.end(bytes, 'latin1');
+  });
+}
+
+async function count(url: string, sql: string): Promise<number> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return Number((await client.query<{ n: string }>(sql)).rows[0]?.n ?? 0);
+  } finally {
+    await client.end();
+  }
+}
+
+describe(`fuzzing every public route (seed ${SEED}, ${RUNS} requests + ${RAW_RUNS} raw)`, () => {
+  let stack: Stack;
+  let stripe: FakeStripe;
+  let secrets: Secrets;
+
+  beforeAll(async () => {
+    stripe = await FakeStripe.start({ secretKey: 'sk_test_fuzz', webhookSecret: 'whsec_fuzz' });
+    stack = await startStack({
+      name: 'fuzz', redisDb: 8, simulator: true, logLevel: 'warn',
+      gatewayEnv: { PROVIDER_MAX_IN_FLIGHT_BRAVE: '1000', PROVIDER_MAX_IN_FLIGHT_EXA: '1000', PROVIDER_MAX_IN_FLIGHT_TAVILY: '1000', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000' },
+      billingEnv: { STRIPE_SECRET_KEY: 'sk_test_fuzz', STRIPE_WEBHOOK_SECRET: 'whsec_fuzz', STRIPE_API_BASE: stripe.url },
+    });
+    const gw = stack.gateways[0]?.url ?? '';
+    const owner = await newAccount(gw, 'fuzz');
+    const key = await newApiKey(gw, owner.managementKey, { name: 'fuzz' });
+    secrets = { apiKey: key.secret, managementKey: owner.managementKey, session: owner.session, keyId: key.id };
+  }, 120_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await stripe?.stop();
+  });
+
+  it('never answers 5xx, always answers errors in the platform shape with the header\'s request id, and stores nothing for a refused request', async () => {
+    const base = new URL(stack.gateways[0]?.url ?? '');
+    const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+    const rowsBefore = {
+      keys: await count(stack.databases.accountAdmin, "SELECT count(*) AS n FROM keys WHERE kind = 'api'"),
+      managementKeys: await count(stack.databases.accountAdmin, "SELECT count(*) AS n FROM keys WHERE kind = 'management'"),
+      deleted: await count(stack.databases.accountAdmin, 'SELECT count(*) AS n FROM keys WHERE deleted_at IS NOT NULL'),
+      users: await count(stack.databases.accountAdmin, 'SELECT count(*) AS n FROM users'),
+      checkouts: await count(stack.databases.billing, 'SELECT count(*) AS n FROM checkout_sessions'),
+    };
+    const generated = fc.sample(fc.record({ route: routes(secrets), headers: headersFor(secrets) }), { seed: SEED, numRuns: RUNS })
+      .map(({ route, headers }): FuzzRequest => {
+        // A valid logout would end the session every other session request uses.
+        if (route.route === '/dashboard/api/logout' && headers['x-csrf-token'] === secrets.session['x-csrf-token']) return { ...route, headers: { ...headers, 'x-csrf-token': 'x' } };
+        return { ...route, headers };
+      });
+    const requests: FuzzRequest[] = [
+      ...REGRESSIONS.map((r) => ({ ...r, headers: { authorization: `Bearer ${secrets.managementKey}`, 'content-type': 'application/json' } })),
+      ...generated,
+    ];
+    const started = Date.now();
+    const outcomes = await pool(requests, CONCURRENCY, async (request): Promise<Outcome> => {
+      try {
+        const response = await send(base, agent, request);
+        return { request, status: response.status, problem: judge(request, response.status, response.headers, response.text) };
+      } catch (error) {
+        return { request, status: 0, problem: `no answer: ${error instanceof Error ? error.message : String(error)}` };
+      }
+    });
+    agent.destroy();
+    const raws = fc.sample(rawRequest, { seed: SEED, numRuns: RAW_RUNS });
+    const rawOutcomes = await pool(raws, 8, async (bytes) => {
+      const text = await rawSend(base, bytes);
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+      // A connection may also be closed without an answer where none can be written.
+      const problem = status >= 500 ? `raw ${status}` : status !== 0 && !/x-svc-request-id: req_/i.test(text) ? 'raw answer without x-svc-request-id' : undefined;
+      return { bytes, status, problem };
+    });
+    const elapsedMs = Date.now() - started;
+
+    // The figures docs/fuzzing.md reports: requests and statuses per route.
+    const perRoute = new Map<string, Map<number, number>>();
+    for (const { request, status } of outcomes) {
+      const byStatus = perRoute.get(request.route) ?? new Map<number, number>();
+      byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+      perRoute.set(request.route, byStatus);
+    }
+    const rawStatuses = new Map<number, number>();
+    for (const { status } of rawOutcomes) rawStatuses.set(status, (rawStatuses.get(status) ?? 0) + 1);
+    const summary = {
+      seed: SEED, requests: outcomes.length, raw: rawOutcomes.length, elapsed_ms: elapsedMs,
+      routes: Object.fromEntries([...perRoute].sort().map(([route, statuses]) => [route, Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0]))])),
+      raw_statuses: Object.fromEntries([...rawStatuses].sort((a, b) => a[0] - b[0])),
+    };
+    const outDir = join(repoRoot(), 'test-results');
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(join(outDir, 'fuzz-summary.json'), JSON.stringify(summary, null, 2));
+
+    const failures = [...outcomes.filter((o) => o.problem !== undefined), ...rawOutcomes.filter((o) => o.problem !== undefined)];
+    if (failures.length > 0) {
+      writeFileSync(join(outDir, 'fuzz-failures.json'), JSON.stringify(failures, null, 2));
+      process.stderr.write(`fuzz: ${failures.length} failures with FUZZ_SEED=${SEED}; first: ${JSON.stringify(failures[0]).slice(0, 2000)}\n`);
+    }
+    expect(failures.slice(0, 5)).toEqual([]);
+    expect(outcomes.length).toBeGreaterThanOrEqual(20_000 > RUNS ? RUNS : 20_000);
+
+    // Nothing stored by a refused request: every row created (or deleted: keys are kept with
+    // deleted_at) has its 2xx answer.
+    const ok = (route: string, method: string, status: number): number =>
+      outcomes.filter((o) => o.request.route === route && o.request.method === method && o.status === status).length;
+    const deletes = ok('/dashboard/api/management-keys/:id', 'DELETE', 200) + ok('/v1/keys/:id', 'DELETE', 200);
+    expect(await count(stack.databases.accountAdmin, "SELECT count(*) AS n FROM keys WHERE kind = 'api'")).toBe(rowsBefore.keys + ok('/v1/keys', 'POST', 201));
+    expect(await count(stack.databases.accountAdmin, "SELECT count(*) AS n FROM keys WHERE kind = 'management'")).toBe(rowsBefore.managementKeys + ok('/dashboard/api/management-keys', 'POST', 201));
+    expect(await count(stack.databases.accountAdmin, 'SELECT count(*) AS n FROM keys WHERE deleted_at IS NOT NULL')).toBe(rowsBefore.deleted + deletes);
+    expect(await count(stack.databases.accountAdmin, 'SELECT count(*) AS n FROM users')).toBe(rowsBefore.users + ok('/dashboard/api/signup', 'POST', 201));
+    expect(await count(stack.databases.billing, 'SELECT count(*) AS n FROM checkout_sessions')).toBe(rowsBefore.checkouts + ok('/v1/credits/checkout', 'POST', 201));
+  }, 600_000);
+});
