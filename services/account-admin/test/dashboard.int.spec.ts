@@ -162,6 +162,16 @@ describe('management keys', () => {
     expect(unknownField.status).toBe(400);
   });
 
+  it("answers 500 internal, without the cause, when billing cannot be reached for the dashboard's credits, usage or activity", async () => {
+    const session = await signUp('nobilling@example.com');
+    for (const path of ['/dashboard/api/credits', '/dashboard/api/usage', '/dashboard/api/activity', '/dashboard/api/credits/purchases']) {
+      const response = await call(h.baseUrl, 'GET', path, { headers: { cookie: session.cookie } });
+      expect([path, response.status, errorOf(response).code, errorOf(response).message]).toEqual([path, 500, 'internal', 'internal error']);
+      expect(response.text).not.toContain('ECONNREFUSED');
+      expect(response.text).not.toContain('127.0.0.1');
+    }
+  });
+
   it('serves the built web app: every page path answers index.html under a CSP allowing only its own files, which all answer', async () => {
     for (const path of ['/dashboard', ...DASHBOARD_PAGES.map((page) => `/dashboard/${page}`)]) {
       const response = await call(h.baseUrl, 'GET', path);

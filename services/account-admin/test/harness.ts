@@ -41,6 +41,8 @@ export async function startHarness(suite: string, env: Record<string, string> = 
     INTERNAL_TOKEN,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     COOKIE_SECURE: 'false',
+    // Nothing listens there: the in-process service never reaches a billing by accident.
+    BILLING_HTTP_URL: `http://127.0.0.1:${await freePort()}`,
     ...env,
   });
   const app = await createApp(config, createLogger(config.LOG_LEVEL));
