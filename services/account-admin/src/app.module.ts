@@ -7,7 +7,7 @@ import { DashboardController } from './dashboard/dashboard.controller';
 import { DashboardRepository } from './dashboard/dashboard.repository';
 import { DashboardService } from './dashboard/dashboard.service';
 import { PasswordAdapter } from './dashboard/password.adapter';
-import { DashboardAssets } from './dashboard/dashboard-assets';
+import { DashboardAssets } from './dashboard/dashboard-assets.adapter';
 import { DASHBOARD_ASSETS, DashboardWebController } from './dashboard/dashboard-web.controller';
 import { SessionBillingController } from './dashboard/session-billing.controller';
 import { SessionGuardService } from './dashboard/session-guard.service';
@@ -52,7 +52,15 @@ export class AppModule {
         PasswordAdapter,
         SessionGuardService,
         BillingAdapter,
-        { provide: DASHBOARD_ASSETS, useFactory: () => DashboardAssets.load() },
+        {
+          provide: DASHBOARD_ASSETS,
+          useFactory: (log: Logger) => {
+            const assets = DashboardAssets.load();
+            if (!assets.built) log.warn('the dashboard web app is not built (npm run build): /dashboard answers 404');
+            return assets;
+          },
+          inject: [LOGGER],
+        },
         SignInLimitRepository,
         SignInLimitService,
         InternalAuth,

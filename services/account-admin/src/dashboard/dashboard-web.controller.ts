@@ -1,7 +1,7 @@
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import { AppError, routeNotFoundBody } from '@svc/errors';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DashboardAssets } from './dashboard-assets';
+import { DashboardAssets } from './dashboard-assets.adapter';
 
 /** Only the app's own files; inline scripts and styles are refused, nothing loads from elsewhere. */
 export const DASHBOARD_CSP = [

@@ -2,9 +2,6 @@ import { Body, Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BillingAdapter } from '../billing/billing.adapter';
 import type { BillingCall } from '../billing/billing.adapter';
-import { contextOf } from '../http/request-context';
-import { LOGGER } from '../logging/logger';
-import type { Logger } from '../logging/logger';
 import { SessionGuardService } from './session-guard.service';
 
 /**
@@ -19,7 +16,6 @@ export class SessionBillingController {
   constructor(
     @Inject(SessionGuardService) private readonly sessions: SessionGuardService,
     @Inject(BillingAdapter) private readonly billing: BillingAdapter,
-    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   @Get('credits')
@@ -54,7 +50,7 @@ export class SessionBillingController {
   }
 
   private async relay(req: FastifyRequest, reply: FastifyReply, call: Omit<BillingCall, 'requestId'>): Promise<void> {
-    const answer = await this.billing.send({ ...call, requestId: contextOf(req, this.logger).requestId });
+    const answer = await this.billing.send({ ...call, requestId: req.id });
     await reply
       .code(answer.status)
       .header('content-type', 'application/json; charset=utf-8')

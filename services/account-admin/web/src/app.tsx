@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { ReactNode } from 'react';
 import { api, SESSION_LOST, setCsrf } from './api';
 import type { ApiError, Me } from './api';
@@ -49,6 +49,15 @@ export function App(): ReactNode {
     return () => window.removeEventListener(SESSION_LOST, lost);
   }, []);
 
+  // After moving to another page, focus its content, so keyboard and screen-reader users start there.
+  const firstPath = useRef(location.path);
+  useEffect(() => {
+    if (location.path !== firstPath.current) {
+      firstPath.current = '';
+      document.getElementById('content')?.focus();
+    }
+  }, [location.path]);
+
   const page = PAGES.find((p) => p.path === location.path);
   const isAuthPage = location.path === '/login' || location.path === '/signup';
   useEffect(() => {
@@ -57,11 +66,8 @@ export function App(): ReactNode {
 
   if (auth.state === 'loading') return <main className="center"><Loading what="your account" /></main>;
   if (auth.state === 'error') return <main className="center"><ErrorNote error={auth.error} onRetry={() => setAttempt((a) => a + 1)} /></main>;
+  if (auth.state === 'in' && isAuthPage) return <RedirectHome />;
   if (auth.state === 'out' || isAuthPage) {
-    if (auth.state === 'in') {
-      navigate('/');
-      return null;
-    }
     return (
       <AuthPage
         mode={location.path === '/signup' ? 'signup' : 'login'}
@@ -115,4 +121,11 @@ export function App(): ReactNode {
       </main>
     </div>
   );
+}
+
+/** A signed-in user on the sign-in or sign-up page goes to the overview. */
+function RedirectHome(): ReactNode {
+  const { navigate } = useRouter();
+  useEffect(() => navigate('/'), [navigate]);
+  return null;
 }

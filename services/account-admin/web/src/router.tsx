@@ -1,4 +1,4 @@
-import { createContext, useContext, useEffect, useState } from 'react';
+import { createContext, useCallback, useContext, useEffect, useMemo, useState } from 'react';
 import type { ReactNode } from 'react';
 
 export const BASE = '/dashboard';
@@ -27,12 +27,13 @@ export function Router({ children }: { children: ReactNode }): ReactNode {
     window.addEventListener('popstate', onPop);
     return () => window.removeEventListener('popstate', onPop);
   }, []);
-  const navigate = (to: string): void => {
+  const navigate = useCallback((to: string): void => {
     window.history.pushState(null, '', `${BASE}${to === '/' ? '' : to}`);
     setLocation(current());
     window.scrollTo(0, 0);
-  };
-  return <RouterContext.Provider value={{ location, navigate }}>{children}</RouterContext.Provider>;
+  }, []);
+  const value = useMemo(() => ({ location, navigate }), [location, navigate]);
+  return <RouterContext.Provider value={value}>{children}</RouterContext.Provider>;
 }
 
 export function useRouter(): { location: Location; navigate: (to: string) => void } {

@@ -25,11 +25,7 @@ const TYPES: Record<string, string> = {
  * wrote, so no request path ever reaches the file system.
  */
 export class DashboardAssets {
-  private constructor(
-    private readonly files: ReadonlyMap<string, Asset>,
-    /** Where the build was looked for, for the message when it is missing. */
-    readonly root: string | null,
-  ) {}
+  private constructor(private readonly files: ReadonlyMap<string, Asset>) {}
 
   /** `dist/dashboard/..` → `dist/web` when running the build; `src/dashboard/../../dist/web` from sources (tests). */
   static load(candidates: readonly string[] = [join(__dirname, '..', 'web'), join(__dirname, '..', '..', 'dist', 'web')]): DashboardAssets {
@@ -52,7 +48,7 @@ export class DashboardAssets {
       };
       walk(root);
     }
-    return new DashboardAssets(files, root);
+    return new DashboardAssets(files);
   }
 
   get built(): boolean {
