@@ -28,6 +28,10 @@ import { KeysController } from './keys/keys.controller';
 import { KeysRepository } from './keys/keys.repository';
 import { KeysService } from './keys/keys.service';
 import { LOGGER } from './logging/logger';
+import { ProviderKeysController } from './provider-keys/provider-keys.controller';
+import { ProviderKeysDashboardController } from './provider-keys/provider-keys.dashboard.controller';
+import { ProviderKeysRepository } from './provider-keys/provider-keys.repository';
+import { ProviderKeysService } from './provider-keys/provider-keys.service';
 import type { Logger } from './logging/logger';
 
 @Module({})
@@ -35,7 +39,10 @@ export class AppModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
-      controllers: [HealthController, KeysController, DashboardController, SessionKeysController, SessionBillingController, DashboardWebController],
+      controllers: [
+        HealthController, KeysController, DashboardController, ProviderKeysController, ProviderKeysDashboardController,
+        SessionKeysController, SessionBillingController, DashboardWebController,
+      ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
@@ -46,6 +53,8 @@ export class AppModule {
         KeyOutboxService,
         KeysRepository,
         KeysService,
+        ProviderKeysRepository,
+        ProviderKeysService,
         AccountsRepository,
         DashboardRepository,
         DashboardService,

@@ -167,13 +167,15 @@ export interface UsageRow {
   searches: number;
   failed_attempts: number;
   cost_usd: number;
+  /** The part of cost_usd charged as the fee for searches with the account's own provider keys. */
+  byok_fee_usd: number;
 }
 
 export interface Usage {
   from: string;
   to: string;
   data: UsageRow[];
-  total: { searches: number; cost_usd: number };
+  total: { searches: number; cost_usd: number; byok_fee_usd: number };
 }
 
 export interface DailySpend {

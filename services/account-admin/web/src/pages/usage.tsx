@@ -46,8 +46,8 @@ export function UsagePage(): ReactNode {
 
   const csvHref = useMemo(() => {
     if (usage.data === null) return null;
-    const header = [query.group_by === 'day' ? 'date' : query.group_by === 'model' ? 'model' : 'key_id', 'searches', 'failed_attempts', 'cost_usd'];
-    const lines = [header.join(','), ...usage.data.data.map((r) => [groupOf(r, query.group_by), r.searches, r.failed_attempts, r.cost_usd].map(csvCell).join(','))];
+    const header = [query.group_by === 'day' ? 'date' : query.group_by === 'model' ? 'model' : 'key_id', 'searches', 'failed_attempts', 'cost_usd', 'byok_fee_usd'];
+    const lines = [header.join(','), ...usage.data.data.map((r) => [groupOf(r, query.group_by), r.searches, r.failed_attempts, r.cost_usd, r.byok_fee_usd].map(csvCell).join(','))];
     return URL.createObjectURL(new Blob([`${lines.join('\r\n')}\r\n`], { type: 'text/csv;charset=utf-8' }));
   }, [usage.data, query.group_by]);
 
@@ -84,7 +84,7 @@ export function UsagePage(): ReactNode {
               <div className="table-wrap" role="region" aria-label="Usage table" tabIndex={0}>
                 <table className="stack">
                   <thead>
-                    <tr><th scope="col">{GROUP_NAMES[query.group_by]}</th><th scope="col" className="num">Searches</th><th scope="col" className="num">Failed attempts</th><th scope="col" className="num">Cost</th></tr>
+                    <tr><th scope="col">{GROUP_NAMES[query.group_by]}</th><th scope="col" className="num">Searches</th><th scope="col" className="num">Failed attempts</th><th scope="col" className="num">Cost</th><th scope="col" className="num">of which provider-key fee</th></tr>
                   </thead>
                   <tbody>
                     {rows.map((r) => (
@@ -93,11 +93,12 @@ export function UsagePage(): ReactNode {
                         <td className="num" data-label="Searches">{r.searches}</td>
                         <td className="num" data-label="Failed attempts">{r.failed_attempts}</td>
                         <td className="num" data-label="Cost">{usd(r.cost_usd, { precise: true })}</td>
+                        <td className="num" data-label="of which provider-key fee">{usd(r.byok_fee_usd, { precise: true })}</td>
                       </tr>
                     ))}
                   </tbody>
                   <tfoot>
-                    <tr><th scope="row">Total</th><td className="num" data-label="Searches">{usage.data?.total.searches}</td><td className="empty-cell" /><td className="num" data-label="Cost">{usd(usage.data?.total.cost_usd, { precise: true })}</td></tr>
+                    <tr><th scope="row">Total</th><td className="num" data-label="Searches">{usage.data?.total.searches}</td><td className="empty-cell" /><td className="num" data-label="Cost">{usd(usage.data?.total.cost_usd, { precise: true })}</td><td className="num" data-label="of which provider-key fee">{usd(usage.data?.total.byok_fee_usd, { precise: true })}</td></tr>
                   </tfoot>
                 </table>
               </div>
