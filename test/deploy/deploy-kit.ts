@@ -124,7 +124,7 @@ export const DEPLOYABLES: readonly Deployable[] = [
   {
     name: 'account-admin',
     configFiles: ['services/account-admin/src/config.ts'],
-    listed: [...ALL, 'PORT', 'GRPC_PORT', 'HOST', 'DATABASE_URL', 'SESSION_TTL_HOURS', 'COOKIE_SECURE', 'MIGRATE_ON_START'],
+    listed: [...ALL, 'PORT', 'GRPC_PORT', 'HOST', 'DATABASE_URL', 'SESSION_TTL_HOURS', 'COOKIE_SECURE', 'MIGRATE_ON_START', 'BILLING_HTTP_URL'],
     secrets: ['REDIS_URL', 'INTERNAL_TOKEN', 'DATABASE_URL'],
     port: 3001,
     command: ['node', 'services/account-admin/dist/main.js'],

@@ -209,7 +209,7 @@ describe('deploy/k8s: the production manifests', () => {
     }
   });
 
-  it('network policies deny by default and let only the gateway reach the control plane HTTP ports', () => {
+  it('network policies deny by default and let only the gateway reach the control plane HTTP ports (and account-admin billing\'s, for the dashboard)', () => {
     const gateway = { 'app.kubernetes.io/name': 'search-gateway' };
     const defaultDeny = byKind(manifests, 'NetworkPolicy').filter((p) => {
       const spec = obj(p.doc['spec'], 'spec');
@@ -217,9 +217,11 @@ describe('deploy/k8s: the production manifests', () => {
         && arr(spec['policyTypes'], 'policyTypes').includes('Ingress');
     });
     expect(defaultDeny).toHaveLength(1);
-    for (const [name, port] of [['account-admin', 3001], ['billing', 3002]] as const) {
-      expect([name, port, allowedPeers(podLabelsOf(deployment(name)), port)]).toStrictEqual([name, port, [{ podSelector: { matchLabels: gateway } }]]);
-    }
+    expect(allowedPeers(podLabelsOf(deployment('account-admin')), 3001)).toStrictEqual([{ podSelector: { matchLabels: gateway } }]);
+    expect(allowedPeers(podLabelsOf(deployment('billing')), 3002)).toStrictEqual([
+      { podSelector: { matchLabels: gateway } },
+      { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'account-admin' } } },
+    ]);
     const grpcPeers = allowedPeers(podLabelsOf(deployment('account-admin')), 50051);
     expect(grpcPeers).toContainEqual({ podSelector: { matchLabels: gateway } });
     expect(grpcPeers.every((p) => p !== 'anyone' && p['namespaceSelector'] === undefined && p['ipBlock'] === undefined)).toBe(true);

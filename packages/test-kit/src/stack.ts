@@ -118,7 +118,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       script: join(root, 'services/account-admin/dist/main.js'),
       env: {
         ...common, PORT: String(aaHttp), GRPC_PORT: String(aaGrpc), DATABASE_URL: accountAdminDb, COOKIE_SECURE: 'false',
-        SIGN_IN_ATTEMPTS_PER_EMAIL: '1000000', SIGN_IN_ATTEMPTS_PER_ADDRESS: '1000000', ...options.accountAdminEnv,
+        SIGN_IN_ATTEMPTS_PER_EMAIL: '1000000', SIGN_IN_ATTEMPTS_PER_ADDRESS: '1000000',
+        BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`, ...options.accountAdminEnv,
       },
       readyUrl: `http://127.0.0.1:${aaHttp}/readyz`,
     });

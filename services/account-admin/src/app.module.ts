@@ -7,6 +7,12 @@ import { DashboardController } from './dashboard/dashboard.controller';
 import { DashboardRepository } from './dashboard/dashboard.repository';
 import { DashboardService } from './dashboard/dashboard.service';
 import { PasswordAdapter } from './dashboard/password.adapter';
+import { DashboardAssets } from './dashboard/dashboard-assets.adapter';
+import { DASHBOARD_ASSETS, DashboardWebController } from './dashboard/dashboard-web.controller';
+import { SessionBillingController } from './dashboard/session-billing.controller';
+import { SessionGuardService } from './dashboard/session-guard.service';
+import { SessionKeysController } from './dashboard/session-keys.controller';
+import { BillingAdapter } from './billing/billing.adapter';
 import { SignInLimitRepository } from './dashboard/sign-in-limit.repository';
 import { SignInLimitService } from './dashboard/sign-in-limit.service';
 import { DatabaseRepository } from './db/database.repository';
@@ -33,7 +39,10 @@ export class AppModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
-      controllers: [HealthController, KeysController, DashboardController, ProviderKeysController, ProviderKeysDashboardController],
+      controllers: [
+        HealthController, KeysController, DashboardController, ProviderKeysController, ProviderKeysDashboardController,
+        SessionKeysController, SessionBillingController, DashboardWebController,
+      ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
@@ -50,6 +59,17 @@ export class AppModule {
         DashboardRepository,
         DashboardService,
         PasswordAdapter,
+        SessionGuardService,
+        BillingAdapter,
+        {
+          provide: DASHBOARD_ASSETS,
+          useFactory: (log: Logger) => {
+            const assets = DashboardAssets.load();
+            if (!assets.built) log.warn('the dashboard web app is not built (npm run build): /dashboard answers 404');
+            return assets;
+          },
+          inject: [LOGGER],
+        },
         SignInLimitRepository,
         SignInLimitService,
         InternalAuth,

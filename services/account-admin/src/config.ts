@@ -13,6 +13,8 @@ export const configSchema = {
   REDIS_URL: redisUrls({ default: 'redis://127.0.0.1:6379' }),
   REDIS_CLUSTER: bool({ default: false }),
   INTERNAL_TOKEN: secret({ minLength: 16 }),
+  /** billing's internal HTTP API: the dashboard's credits, checkout, usage and history (docs/decisions/0010). */
+  BILLING_HTTP_URL: url({ default: 'http://127.0.0.1:3002', protocols: ['http', 'https'] }),
   /** The whole request (headers and body) must arrive within this, else 408 and the connection closes. */
   HTTP_REQUEST_TIMEOUT_MS: int({ default: 30_000, min: 100, max: 600_000 }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),

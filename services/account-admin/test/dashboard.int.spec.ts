@@ -1,6 +1,7 @@
 import { redisKeys } from '@svc/contracts';
 import type { KeyRecord } from '@svc/contracts';
 import { hashSecret } from '@svc/keys';
+import { DASHBOARD_PAGES } from '../src/dashboard/dashboard-web.controller';
 import { call, errorOf, gatewayHeaders, startHarness } from './harness';
 import type { Harness } from './harness';
 
@@ -130,7 +131,10 @@ describe('management keys', () => {
     const list = await call(h.baseUrl, 'GET', '/dashboard/api/management-keys', { headers: { cookie: session.cookie } });
     expect(list.status).toBe(200);
     expect(list.body.next_cursor).toBeNull();
-    expect(list.body.data).toEqual([{ id: created.body.id, name: 'ops', label: created.body.label, created_at: created.body.created_at }]);
+    expect(list.body.data).toEqual([{
+      id: created.body.id, name: 'ops', label: created.body.label, created_at: created.body.created_at,
+      disabled: false, updated_at: created.body.created_at, last_used_at: null,
+    }]);
 
     const removed = await call(h.baseUrl, 'DELETE', `/dashboard/api/management-keys/${created.body.id}`, { headers });
     expect(removed.status).toBe(200);
@@ -158,11 +162,41 @@ describe('management keys', () => {
     expect(unknownField.status).toBe(400);
   });
 
-  it('serves the dashboard page as self-contained HTML', async () => {
-    const response = await call(h.baseUrl, 'GET', '/dashboard');
-    expect(response.status).toBe(200);
-    expect(response.headers.get('content-type')).toContain('text/html');
-    expect(response.text).toContain('<!doctype html>');
-    expect(response.text).not.toMatch(/<script[^>]+src=|<link[^>]+href=/);
+  it("answers 500 internal, without the cause, when billing cannot be reached for the dashboard's credits, usage or activity", async () => {
+    const session = await signUp('nobilling@example.com');
+    for (const path of ['/dashboard/api/credits', '/dashboard/api/usage', '/dashboard/api/activity', '/dashboard/api/credits/purchases']) {
+      const response = await call(h.baseUrl, 'GET', path, { headers: { cookie: session.cookie } });
+      expect([path, response.status, errorOf(response).code, errorOf(response).message]).toEqual([path, 500, 'internal', 'internal error']);
+      expect(response.text).not.toContain('ECONNREFUSED');
+      expect(response.text).not.toContain('127.0.0.1');
+    }
+  });
+
+  it('serves the built web app: every page path answers index.html under a CSP allowing only its own files, which all answer', async () => {
+    for (const path of ['/dashboard', ...DASHBOARD_PAGES.map((page) => `/dashboard/${page}`)]) {
+      const response = await call(h.baseUrl, 'GET', path);
+      expect([path, response.status]).toEqual([path, 200]);
+      expect(response.headers.get('content-type')).toContain('text/html');
+      expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect(response.headers.get('content-security-policy')).not.toContain('unsafe-inline');
+      expect(response.text).toContain('<!doctype html>');
+      expect(response.text).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/);
+    }
+    const page = await call(h.baseUrl, 'GET', '/dashboard');
+    const refs = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] ?? '').filter((ref) => !ref.startsWith('data:'));
+    expect(refs.length).toBeGreaterThanOrEqual(2);
+    for (const ref of refs) {
+      expect(ref).toMatch(/^\/dashboard\/assets\//);
+      const asset = await call(h.baseUrl, 'GET', ref);
+      expect([ref, asset.status]).toEqual([ref, 200]);
+      expect(asset.headers.get('cache-control')).toContain('immutable');
+      expect(asset.text).not.toMatch(/https?:\/\/(?!www\.w3\.org|127\.0\.0\.1|localhost)[a-z0-9.-]+\.[a-z]{2,}\/[^"'\s]*\.(?:js|css|woff2?)/i);
+    }
+    for (const path of ['/dashboard/assets/missing.js', '/dashboard/api/nothing-here', '/dashboard/nothing-here', '/dashboard/assets/../../package.json']) {
+      const missing = await call(h.baseUrl, 'GET', path);
+      expect([path, missing.status, errorOf(missing).code]).toEqual([path, 404, 'not_found']);
+    }
+    // A known API path with another method is still the edge's 405.
+    expect((await call(h.baseUrl, 'GET', '/dashboard/api/logout')).status).toBe(405);
   });
 });

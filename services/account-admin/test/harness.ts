@@ -44,6 +44,8 @@ export async function startHarness(suite: string, env: Record<string, string> = 
     INTERNAL_TOKEN,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     COOKIE_SECURE: 'false',
+    // Nothing listens there: the in-process service never reaches a billing by accident.
+    BILLING_HTTP_URL: `http://127.0.0.1:${await freePort()}`,
     PROVIDER_KEY_KEK: TEST_KEK,
     PROVIDER_KEY_KEK_ID: TEST_KEK_ID,
     ...env,

@@ -18,6 +18,8 @@ import { UsageController } from './usage/usage.controller';
 import { UsageService } from './usage/usage.service';
 import { FinanceController } from './finance/finance.controller';
 import { FinanceService } from './finance/finance.service';
+import { HistoryController } from './history/history.controller';
+import { HistoryService } from './history/history.service';
 
 /** What both listeners share: one ledger service (one Prisma pool), one readiness probe. */
 export interface SharedDeps {
@@ -29,6 +31,8 @@ export interface SharedDeps {
   checkout: CheckoutService;
   webhooks: WebhookService;
   usage: UsageService;
+  /** The dashboard's activity and purchase history (src/history). */
+  history: HistoryService;
   finance: FinanceService;
 }
 
@@ -38,12 +42,13 @@ export class PublicApiModule {
   static register(deps: SharedDeps, internalToken: string): DynamicModule {
     return {
       module: PublicApiModule,
-      controllers: [CreditsController, CheckoutController, WebhookController, UsageController, HealthController],
+      controllers: [CreditsController, CheckoutController, WebhookController, UsageController, HistoryController, HealthController],
       providers: [
         { provide: LedgerService, useValue: deps.ledger },
         { provide: CheckoutService, useValue: deps.checkout },
         { provide: WebhookService, useValue: deps.webhooks },
         { provide: UsageService, useValue: deps.usage },
+        { provide: HistoryService, useValue: deps.history },
         { provide: READINESS, useValue: deps.readiness },
         { provide: INTERNAL_TOKEN, useValue: internalToken },
         InternalAuthGuard,

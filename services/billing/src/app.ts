@@ -25,6 +25,8 @@ import { keepRawJsonBodies } from './webhook/raw-body';
 import { WebhookService } from './webhook/webhook.service';
 import { UsageRepository } from './usage/usage.repository';
 import { UsageService } from './usage/usage.service';
+import { HistoryRepository } from './history/history.repository';
+import { HistoryService } from './history/history.service';
 import { FinanceRepository } from './finance/finance.repository';
 import { FinanceService } from './finance/finance.service';
 import type { WebhookHooks } from './webhook/webhook.service';
@@ -98,7 +100,8 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
   );
   const usage = new UsageService(new UsageRepository(prisma));
   const finance = new FinanceService(new FinanceRepository(prisma), reconciliation);
-  const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks, usage, finance };
+  const history = new HistoryService(new HistoryRepository(prisma));
+  const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks, usage, history, finance };
   const apps: NestFastifyApplication[] = [];
   const close = async (): Promise<void> => {
     await Promise.allSettled(apps.map((app) => app.close()));

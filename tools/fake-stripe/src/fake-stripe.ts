@@ -275,6 +275,11 @@ export class FakeStripe {
       this.send(response, this.control(method, url.pathname, body));
       return;
     }
+    const pay = /^\/pay\/([^/]+)$/.exec(url.pathname);
+    if (pay !== null) {
+      await this.hostedPage(method, decodeURIComponent(pay[1] ?? ''), response);
+      return;
+    }
     const idempotencyKey = typeof request.headers['idempotency-key'] === 'string' ? request.headers['idempotency-key'] : null;
     this.requests.push({ method, path: url.pathname, idempotencyKey });
     if (this.failure !== null && this.failure.remaining > 0) {
@@ -384,6 +389,46 @@ export class FakeStripe {
     }
     if (input.deliver === true) void this.deliver(event).catch(() => undefined);
     return { status: 200, body: { type: event.type, id: event.id, payload: event.payload } };
+  }
+
+  /**
+   * The hosted checkout page a browser is sent to (session.url): GET shows the amount and a
+   * Pay button; POST pays (as completeSession), delivers checkout.session.completed to the
+   * webhook URL when one is configured, and redirects to the session's success_url.
+   */
+  private async hostedPage(method: string, id: string, response: ServerResponse): Promise<void> {
+    const state = this.sessions.get(id);
+    if (state === undefined) {
+      response.statusCode = 404;
+      response.setHeader('content-type', 'text/plain; charset=utf-8');
+      response.end('no such checkout session');
+      return;
+    }
+    const session = state.session;
+    if (method === 'POST') {
+      if (session.status === 'open') {
+        const event = this.event('checkout.session.completed', this.completeSession(id));
+        if (this.options.webhookUrl !== undefined && this.options.webhookSecret !== undefined) await this.deliver(event);
+      }
+      response.statusCode = 303;
+      response.setHeader('location', String(session.success_url).replace('{CHECKOUT_SESSION_ID}', id));
+      response.end();
+      return;
+    }
+    const amount = (Number(session.amount_total) / 100).toFixed(2);
+    const cancel = typeof session.cancel_url === 'string' ? session.cancel_url : null;
+    const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+    response.statusCode = 200;
+    response.setHeader('content-type', 'text/html; charset=utf-8');
+    response.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Fake Stripe Checkout</title></head>
+<body><main><h1>Fake Stripe Checkout</h1><p>Pay <strong>$${amount}</strong> (${escape(String(session.currency))}) for session <code>${escape(id)}</code>.</p>
+<form method="post" action="/pay/${encodeURIComponent(id)}"><button type="submit">Pay $${amount}</button></form>
+${cancel === null ? '' : `<p><a href="${escape(cancel)}">Cancel and go back</a></p>`}</main></body></html>`);
+  }
+
+  /** Where the hosted page (and deliver() without a url) sends events; set once the receiver's URL is known. */
+  setWebhookUrl(url: string): void {
+    this.options.webhookUrl = url;
   }
 
   private send(response: ServerResponse, result: { status: number; body: JsonObject }): void {

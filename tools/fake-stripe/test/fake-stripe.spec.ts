@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import Stripe from 'stripe';
 import { FakeStripe, parseStripeForm } from '../src';
 
@@ -37,6 +38,47 @@ describe('FakeStripe with the real stripe client', () => {
     const paid = await client.checkout.sessions.retrieve(first.id);
     expect(paid).toMatchObject({ payment_status: 'paid', status: 'complete' });
     expect(paid.payment_intent).toMatch(/^pi_/);
+  });
+
+  it("serves a hosted checkout page whose Pay button completes the session, delivers the signed event once and returns to success_url", async () => {
+    const received: { body: string; signature: string }[] = [];
+    const receiver = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        received.push({ body: Buffer.concat(chunks).toString('utf8'), signature: String(request.headers['stripe-signature']) });
+        response.end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const address = receiver.address();
+    const port = typeof address === 'object' && address !== null ? address.port : 0;
+    const hosted = await FakeStripe.start({ secretKey: 'sk_test_fake_unit', webhookSecret: 'whsec_unit' });
+    try {
+      hosted.setWebhookUrl(`http://127.0.0.1:${port}/hook`);
+      const hostedClient = new Stripe('sk_test_fake_unit', { host: '127.0.0.1', port: Number(new URL(hosted.url).port), protocol: 'http', maxNetworkRetries: 0, telemetry: false });
+      const session = await hostedClient.checkout.sessions.create({
+        mode: 'payment', success_url: 'https://example.com/back?session={CHECKOUT_SESSION_ID}', cancel_url: 'https://example.com/cancel',
+        line_items: [{ quantity: 1, price_data: { currency: 'usd', unit_amount: 2000, product_data: { name: 'credits' } } }],
+      });
+      const page = await fetch(String(session.url));
+      const html = await page.text();
+      expect(page.status).toBe(200);
+      expect(html).toContain('Pay $20.00');
+      expect(html).toContain('href="https://example.com/cancel"');
+      for (let i = 0; i < 2; i++) {
+        const paid = await fetch(String(session.url), { method: 'POST', redirect: 'manual' });
+        expect([paid.status, paid.headers.get('location')]).toEqual([303, `https://example.com/back?session=${session.id}`]);
+      }
+      expect(received).toHaveLength(1);
+      const event = Stripe.webhooks.constructEvent(received[0]?.body ?? '', received[0]?.signature ?? '', 'whsec_unit');
+      expect(event.type).toBe('checkout.session.completed');
+      expect(hosted.session(session.id)).toMatchObject({ status: 'complete', payment_status: 'paid' });
+      expect((await fetch(`${hosted.url}/pay/cs_test_missing`)).status).toBe(404);
+    } finally {
+      await hosted.stop();
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
   });
 
   it("answers Stripe's error shapes, which the client raises as typed errors", async () => {

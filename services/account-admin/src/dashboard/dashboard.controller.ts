@@ -5,7 +5,6 @@ import { headerOf } from '../http/request-context';
 import { KeysService } from '../keys/keys.service';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
-import { DASHBOARD_PAGE } from './dashboard-page';
 import { credentials, LoginDto, ManagementKeyCreateDto, SignupDto } from './dashboard.dto';
 import { DashboardService } from './dashboard.service';
 import { SignInLimitService } from './sign-in-limit.service';
@@ -21,15 +20,6 @@ export class DashboardController {
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(SignInLimitService) private readonly limits: SignInLimitService,
   ) {}
-
-  @Get()
-  page(@Res({ passthrough: true }) reply: FastifyReply): string {
-    void reply
-      .header('content-type', 'text/html; charset=utf-8')
-      .header('content-security-policy', "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'")
-      .header('cache-control', 'no-store');
-    return DASHBOARD_PAGE;
-  }
 
   @Post('api/signup')
   @HttpCode(201)

@@ -59,6 +59,10 @@ export interface ManagementKeyView {
   name: string;
   label: string;
   created_at: string;
+  /** Added for the dashboard's table (its switch and "last used"); the contract's four fields come first. */
+  disabled: boolean;
+  updated_at: string;
+  last_used_at: string | null;
 }
 
 /** A reply of a change: what to answer and which hash the gateway should forget. */
@@ -240,6 +244,22 @@ export class KeysService {
     return { data: rows.map(managementView), next_cursor: null };
   }
 
+  /** Renames, disables or enables a management key of the account (the dashboard's key table). */
+  async updateManagementKey(accountId: string, id: string, changes: { name?: string; disabled?: boolean }): Promise<Changed<ManagementKeyView>> {
+    if (!isId('managementKey', id)) throw notFound();
+    if (changes.name === undefined && changes.disabled === undefined) {
+      const row = await this.keys.findLive(accountId, 'management', id);
+      if (row === null) throw notFound();
+      return { value: managementView(row), changedKeyHash: null };
+    }
+    const asOfMs = Date.now();
+    const changed = await this.keys.update(accountId, 'management', id, changes);
+    if (changed === null) throw notFound();
+    const { row, outboxId } = changed;
+    await this.cache.propagate({ keyHash: row.keyHash, record: toKeyRecord(row), outboxId, asOfMs });
+    return { value: managementView(row), changedKeyHash: row.keyHash };
+  }
+
   async deleteManagementKey(accountId: string, id: string): Promise<Changed<{ id: string; deleted: true }>> {
     if (!isId('managementKey', id)) throw notFound();
     const asOfMs = Date.now();
@@ -307,5 +327,8 @@ export function apiKeyView(row: KeyRow, usage: Usage | null, periodEndMs: number
 }
 
 function managementView(row: KeyRow): ManagementKeyView {
-  return { id: row.id, name: row.name, label: row.label, created_at: row.createdAt.toISOString() };
+  return {
+    id: row.id, name: row.name, label: row.label, created_at: row.createdAt.toISOString(),
+    disabled: row.disabled, updated_at: row.updatedAt.toISOString(), last_used_at: iso(row.lastUsedAt),
+  };
 }

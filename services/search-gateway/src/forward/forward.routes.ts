@@ -32,6 +32,8 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
   { methods: ['GET'], url: '/v1/provider-keys', upstream: 'account-admin', key: 'management' },
   { methods: ['GET', 'PUT', 'DELETE'], url: '/v1/provider-keys/:provider', upstream: 'account-admin', key: 'management', checkParams: providerParam },
   { methods: ['GET'], url: '/dashboard', upstream: 'account-admin', key: 'none' },
+  // The web app's files and client-side pages (/dashboard/assets/*, /dashboard/keys, ...).
+  { methods: ['GET'], url: '/dashboard/*', upstream: 'account-admin', key: 'none' },
   { methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: '/dashboard/api/*', upstream: 'account-admin', key: 'none' },
   { methods: ['GET'], url: '/v1/credits', upstream: 'billing', key: 'either' },
   { methods: ['POST'], url: '/v1/credits/checkout', upstream: 'billing', key: 'management' },

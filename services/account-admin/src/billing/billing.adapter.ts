@@ -1,0 +1,81 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { INTERNAL_HEADERS } from '@svc/contracts';
+import { AppError } from '@svc/errors';
+import { APP_CONFIG } from '../config';
+import type { AppConfig } from '../config';
+import { LOGGER } from '../logging/logger';
+import type { Logger } from '../logging/logger';
+
+/** Who the dashboard acts for: the signed-in user's account, with management authority. */
+export interface DashboardActor {
+  accountId: string;
+  userId: string;
+}
+
+/**
+ * The key id a dashboard call names: the identity headers carry a management key's id, and a
+ * session has no key. A fixed, recognisable id that no key can have (real ids are random)
+ * marks these calls in billing's logs; billing uses a management caller's key id for nothing
+ * else (docs/decisions/0015-dashboard-reaches-billing.md).
+ */
+export const DASHBOARD_SESSION_KEY_ID = 'mkey_dashboardSession00000000';
+
+export interface BillingCall {
+  method: 'GET' | 'POST';
+  /** Path and query string on billing's internal HTTP API. */
+  path: string;
+  actor: DashboardActor;
+  requestId: string;
+  /** Raw JSON body, passed on unchanged so billing validates it exactly as for /v1. */
+  body?: string;
+}
+
+export interface BillingReply {
+  status: number;
+  /** billing's JSON body, passed back unchanged (its request_id is ours: we send it). */
+  body: string;
+}
+
+const TIMEOUT_MS = 15_000;
+
+/**
+ * billing's internal HTTP API, called the way the gateway forwards /v1 calls: the shared
+ * internal token and the identity headers (docs/decisions/0015-dashboard-reaches-billing.md).
+ */
+@Injectable()
+export class BillingAdapter {
+  private readonly base: string;
+  private readonly token: string;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.base = config.BILLING_HTTP_URL.replace(/\/+$/, '');
+    this.token = config.INTERNAL_TOKEN;
+  }
+
+  async send(call: BillingCall): Promise<BillingReply> {
+    const headers: Record<string, string> = {
+      [INTERNAL_HEADERS.token]: this.token,
+      [INTERNAL_HEADERS.accountId]: call.actor.accountId,
+      [INTERNAL_HEADERS.keyId]: DASHBOARD_SESSION_KEY_ID,
+      [INTERNAL_HEADERS.keyKind]: 'management',
+      [INTERNAL_HEADERS.requestId]: call.requestId,
+      accept: 'application/json',
+    };
+    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    try {
+      const response = await fetch(`${this.base}${call.path}`, {
+        method: call.method,
+        headers,
+        body: call.body,
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
+      return { status: response.status, body: await response.text() };
+    } catch (error) {
+      this.logger.error({ request_id: call.requestId, user_id: call.actor.userId, err: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }, 'billing could not be reached');
+      throw new AppError('internal', 'internal error');
+    }
+  }
+}

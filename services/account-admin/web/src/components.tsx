@@ -1,0 +1,149 @@
+import { useCallback, useEffect, useId, useRef, useState } from 'react';
+import type { ReactNode } from 'react';
+import { ApiError } from './api';
+
+/** Loads once (and again on reload()); keeps the last error to show the API's message. */
+export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { data: T | null; error: ApiError | null; loading: boolean; reload: () => void } {
+  const [state, setState] = useState<{ data: T | null; error: ApiError | null; loading: boolean }>({ data: null, error: null, loading: true });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => { if (live) setState({ data, error: null, loading: false }); },
+      (error: unknown) => { if (live) setState({ data: null, error: asApiError(error), loading: false }); },
+    );
+    return () => { live = false; };
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { ...state, reload };
+}
+
+export function asApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  return new ApiError(0, 'client', error instanceof Error ? error.message : String(error), null);
+}
+
+export function Loading({ what }: { what: string }): ReactNode {
+  return <p className="state" role="status" aria-live="polite"><span className="spinner" aria-hidden="true" />Loading {what}…</p>;
+}
+
+export function ErrorNote({ error, onRetry }: { error: ApiError; onRetry?: () => void }): ReactNode {
+  return (
+    <div className="note error" role="alert">
+      <p><strong>{error.status === 0 ? 'Something went wrong' : `Error ${error.status}`}</strong> ({error.code}): {error.message}</p>
+      {error.requestId !== null && <p className="muted small">Request id: <code>{error.requestId}</code></p>}
+      {onRetry !== undefined && <button type="button" className="secondary" onClick={onRetry}>Try again</button>}
+    </div>
+  );
+}
+
+export function Empty({ children }: { children: ReactNode }): ReactNode {
+  return <div className="state empty">{children}</div>;
+}
+
+/** A modal dialog (native <dialog>: focus moves in, Escape closes, focus returns). */
+export function Dialog({ title, open, onClose, children }: { title: string; open: boolean; onClose: () => void; children: ReactNode }): ReactNode {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  useEffect(() => {
+    const dialog = ref.current;
+    if (dialog === null) return;
+    if (open && !dialog.open) {
+      dialog.showModal();
+      // The form's first field (or the safe choice of a confirmation) rather than the close button.
+      dialog.querySelector<HTMLElement>('[data-autofocus]')?.focus();
+    }
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+  return (
+    <dialog ref={ref} aria-labelledby={titleId} onClose={onClose} onCancel={onClose}>
+      <div className="dialog-head">
+        <h2 id={titleId}>{title}</h2>
+        <button type="button" className="icon" aria-label="Close" onClick={onClose}>×</button>
+      </div>
+      {open && children}
+    </dialog>
+  );
+}
+
+export function Switch({ checked, label, onChange, disabled }: { checked: boolean; label: string; onChange: (next: boolean) => void; disabled?: boolean }): ReactNode {
+  return (
+    <button type="button" role="switch" aria-checked={checked} aria-label={label} className="switch" disabled={disabled} onClick={() => onChange(!checked)}>
+      <span className="track" aria-hidden="true"><span className="thumb" /></span>
+      <span className="switch-text">{checked ? 'On' : 'Off'}</span>
+    </button>
+  );
+}
+
+export function UsageBar({ used, limit, label }: { used: number; limit: number; label: string }): ReactNode {
+  const ratio = limit <= 0 ? 0 : Math.min(1, used / limit);
+  const percent = Math.round(ratio * 100);
+  return (
+    <div className="usagebar">
+      <progress max={100} value={percent} aria-label={label} className={ratio >= 0.9 ? 'high' : ''} />
+    </div>
+  );
+}
+
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }): ReactNode {
+  const [done, setDone] = useState<'idle' | 'copied' | 'failed'>('idle');
+  const copy = (): void => {
+    navigator.clipboard.writeText(text).then(() => setDone('copied'), () => setDone('failed'));
+  };
+  return (
+    <>
+      <button type="button" onClick={copy}>{label}</button>
+      <span role="status" className="small muted copy-status">{done === 'copied' ? 'Copied to the clipboard.' : done === 'failed' ? 'Copy failed: select the text and copy it.' : ''}</span>
+    </>
+  );
+}
+
+/** The secret of a new key: shown once, with a copy button. */
+export function SecretOnce({ secret, onDone }: { secret: string; onDone: () => void }): ReactNode {
+  const id = useId();
+  return (
+    <div className="secret-once">
+      <p className="note warn">Copy this secret now. It is shown only once and cannot be recovered; if you lose it, create a new key.</p>
+      <label htmlFor={id}>Secret</label>
+      <textarea id={id} className="mono secret" readOnly rows={2} value={secret} spellCheck={false} onFocus={(e) => e.currentTarget.select()} />
+      <div className="actions">
+        <CopyButton text={secret} label="Copy secret" />
+        <button type="button" className="primary" onClick={onDone}>Done</button>
+      </div>
+    </div>
+  );
+}
+
+/** A field with its label and an optional hint. */
+export function Field({ label, hint, children, id }: { label: string; hint?: string; children: ReactNode; id: string }): ReactNode {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children}
+      {hint !== undefined && <p className="hint" id={`${id}-hint`}>{hint}</p>}
+    </div>
+  );
+}
+
+export function ConfirmDialog({ title, message, confirmLabel, open, onCancel, onConfirm }: {
+  title: string; message: ReactNode; confirmLabel: string; open: boolean; onCancel: () => void; onConfirm: () => Promise<void>;
+}): ReactNode {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  useEffect(() => { if (open) setError(null); }, [open]);
+  const confirm = (): void => {
+    setBusy(true);
+    onConfirm().then(() => setBusy(false), (e: unknown) => { setBusy(false); setError(asApiError(e)); });
+  };
+  return (
+    <Dialog title={title} open={open} onClose={onCancel}>
+      <div>{message}</div>
+      {error !== null && <ErrorNote error={error} />}
+      <div className="actions">
+        <button type="button" className="secondary" onClick={onCancel} data-autofocus="true">Cancel</button>
+        <button type="button" className="danger" onClick={confirm} disabled={busy}>{busy ? 'Working…' : confirmLabel}</button>
+      </div>
+    </Dialog>
+  );
+}

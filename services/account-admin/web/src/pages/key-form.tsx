@@ -1,0 +1,90 @@
+import { useId, useState } from 'react';
+import type { FormEvent, ReactNode } from 'react';
+import type { ApiError, ApiKey, LimitReset } from '../api';
+import { ErrorNote, Field, asApiError } from '../components';
+import { isoToLocalInput, localInputToIso } from '../format';
+
+export interface KeyFields {
+  name?: string;
+  limit_usd?: number | null;
+  limit_reset?: LimitReset | null;
+  expires_at?: string | null;
+  disabled?: boolean;
+}
+
+/**
+ * Create or edit an API key: every field of POST /v1/keys. Editing sends only the fields
+ * that changed, so an expired key can be renamed without re-sending its past expiry.
+ */
+export function KeyForm({ initial, submitLabel, onSubmit, onCancel }: {
+  initial: ApiKey | null;
+  submitLabel: string;
+  onSubmit: (fields: KeyFields) => Promise<void>;
+  onCancel: () => void;
+}): ReactNode {
+  const id = useId();
+  const [name, setName] = useState(initial?.name ?? '');
+  const [limit, setLimit] = useState(initial?.limit_usd === null || initial === null ? '' : String(initial.limit_usd));
+  const [reset, setReset] = useState<LimitReset | ''>(initial?.limit_reset ?? '');
+  const [expires, setExpires] = useState(isoToLocalInput(initial?.expires_at ?? null));
+  const [disabled, setDisabled] = useState(initial?.disabled ?? false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+
+  const submit = (event: FormEvent): void => {
+    event.preventDefault();
+    const fields: KeyFields = {};
+    const limitValue = limit.trim() === '' ? null : Number(limit);
+    const resetValue = limitValue === null || reset === '' ? null : reset;
+    const expiresValue = localInputToIso(expires);
+    if (initial === null) {
+      if (name !== '') fields.name = name;
+      fields.limit_usd = limitValue;
+      fields.limit_reset = resetValue;
+      fields.expires_at = expiresValue;
+      fields.disabled = disabled;
+    } else {
+      if (name !== initial.name) fields.name = name;
+      if (limitValue !== initial.limit_usd) fields.limit_usd = limitValue;
+      if (resetValue !== initial.limit_reset) fields.limit_reset = resetValue;
+      if (expiresValue !== (initial.expires_at === null ? null : localInputToIso(isoToLocalInput(initial.expires_at)))) fields.expires_at = expiresValue;
+      if (disabled !== initial.disabled) fields.disabled = disabled;
+    }
+    setBusy(true);
+    setError(null);
+    onSubmit(fields).then(() => setBusy(false), (e: unknown) => { setBusy(false); setError(asApiError(e)); });
+  };
+
+  return (
+    <form onSubmit={submit} className="form">
+      {error !== null && <ErrorNote error={error} />}
+      <Field label="Name" id={`${id}-name`} hint="1 to 100 characters, for you to recognise the key.">
+        <input id={`${id}-name`} value={name} maxLength={100} onChange={(e) => setName(e.target.value)} aria-describedby={`${id}-name-hint`} data-autofocus="true" />
+      </Field>
+      <div className="row">
+        <Field label="Spending limit (USD)" id={`${id}-limit`} hint="Empty: no limit.">
+          <input id={`${id}-limit`} type="number" inputMode="decimal" min="0.000001" step="any" value={limit} onChange={(e) => setLimit(e.target.value)} aria-describedby={`${id}-limit-hint`} />
+        </Field>
+        <Field label="Limit resets" id={`${id}-reset`} hint={limit.trim() === '' ? 'Needs a limit.' : 'Periods start at 00:00 UTC.'}>
+          <select id={`${id}-reset`} value={reset} disabled={limit.trim() === ''} onChange={(e) => setReset(e.target.value as LimitReset | '')} aria-describedby={`${id}-reset-hint`}>
+            <option value="">Never (a total limit)</option>
+            <option value="daily">Daily</option>
+            <option value="weekly">Weekly (Monday)</option>
+            <option value="monthly">Monthly (the 1st)</option>
+          </select>
+        </Field>
+      </div>
+      <Field label="Expires" id={`${id}-expires`} hint="Your local time. Empty: never expires.">
+        <input id={`${id}-expires`} type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} aria-describedby={`${id}-expires-hint`} />
+      </Field>
+      <div className="field checkbox">
+        <input id={`${id}-disabled`} type="checkbox" checked={disabled} onChange={(e) => setDisabled(e.target.checked)} />
+        <label htmlFor={`${id}-disabled`}>Disabled (searches with this key are refused)</label>
+      </div>
+      <div className="actions">
+        <button type="button" className="secondary" onClick={onCancel}>Cancel</button>
+        <button type="submit" className="primary" disabled={busy}>{busy ? 'Saving…' : submitLabel}</button>
+      </div>
+    </form>
+  );
+}

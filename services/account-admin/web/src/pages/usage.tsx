@@ -1,0 +1,111 @@
+import { useId, useMemo, useState } from 'react';
+import type { FormEvent, ReactNode } from 'react';
+import { api, qs } from '../api';
+import type { ApiKey, Grouping, List, Usage, UsageRow } from '../api';
+import { BarChart } from '../chart';
+import { Empty, ErrorNote, Loading, useLoad } from '../components';
+import { daysBefore, usd, utcDay } from '../format';
+
+const GROUP_NAMES: Record<Grouping, string> = { day: 'Day (UTC)', model: 'Model', key: 'API key' };
+
+function groupOf(row: UsageRow, grouping: Grouping): string {
+  switch (grouping) {
+    case 'day': return row.date ?? '';
+    case 'model': return row.model ?? '';
+    case 'key': return row.key_id ?? '';
+  }
+}
+
+function labelOf(row: UsageRow, grouping: Grouping, keyNames: ReadonlyMap<string, string>): string {
+  return grouping === 'key' ? keyNames.get(row.key_id ?? '') ?? `${row.key_id ?? ''} (deleted)` : groupOf(row, grouping);
+}
+
+function csvCell(value: string | number): string {
+  const text = String(value);
+  return /[",\n\r]/.test(text) || /^[=+\-@]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** Usage over a date range, grouped by day, model or key: a chart, a table and a CSV file. */
+export function UsagePage(): ReactNode {
+  const id = useId();
+  const today = new Date();
+  const [query, setQuery] = useState({ from: utcDay(daysBefore(today, 29)), to: utcDay(today), group_by: 'day' as Grouping });
+  const [draft, setDraft] = useState(query);
+  const usage = useLoad(() => api<Usage>('GET', `/usage${qs(query)}`), [query.from, query.to, query.group_by]);
+  const keys = useLoad(() => api<List<ApiKey>>('GET', `/keys${qs({ limit: 100 })}`), []);
+  const keyNames = useMemo(() => new Map((keys.data?.data ?? []).map((k) => [k.id, k.name === '' ? k.label : `${k.name} (${k.label})`])), [keys.data]);
+  const label = (row: UsageRow): string => labelOf(row, query.group_by, keyNames);
+
+  const submit = (event: FormEvent): void => {
+    event.preventDefault();
+    setQuery(draft);
+  };
+  const rows = usage.data?.data ?? [];
+  const chartSeries = useMemo(() => [{ label: 'Cost (USD)', values: rows.map((r) => r.cost_usd) }], [rows]);
+  const chartLabels = useMemo(() => rows.map((r) => (query.group_by === 'day' ? (r.date ?? '').slice(5) : labelOf(r, query.group_by, keyNames))), [rows, query.group_by, keyNames]);
+
+  const csvHref = useMemo(() => {
+    if (usage.data === null) return null;
+    const header = [query.group_by === 'day' ? 'date' : query.group_by === 'model' ? 'model' : 'key_id', 'searches', 'failed_attempts', 'cost_usd', 'byok_fee_usd'];
+    const lines = [header.join(','), ...usage.data.data.map((r) => [groupOf(r, query.group_by), r.searches, r.failed_attempts, r.cost_usd, r.byok_fee_usd].map(csvCell).join(','))];
+    return URL.createObjectURL(new Blob([`${lines.join('\r\n')}\r\n`], { type: 'text/csv;charset=utf-8' }));
+  }, [usage.data, query.group_by]);
+
+  return (
+    <>
+      <form className="filters" onSubmit={submit} aria-label="Usage filters">
+        <div className="field">
+          <label htmlFor={`${id}-from`}>From</label>
+          <input id={`${id}-from`} type="date" required value={draft.from} max={draft.to} onChange={(e) => setDraft({ ...draft, from: e.target.value })} />
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-to`}>To</label>
+          <input id={`${id}-to`} type="date" required value={draft.to} min={draft.from} onChange={(e) => setDraft({ ...draft, to: e.target.value })} />
+        </div>
+        <div className="field">
+          <label htmlFor={`${id}-group`}>Group by</label>
+          <select id={`${id}-group`} value={draft.group_by} onChange={(e) => setDraft({ ...draft, group_by: e.target.value as Grouping })}>
+            <option value="day">Day</option>
+            <option value="model">Model</option>
+            <option value="key">API key</option>
+          </select>
+        </div>
+        <button type="submit" className="primary">Show</button>
+      </form>
+      {usage.loading && usage.data === null ? <Loading what="usage" /> : usage.error !== null ? <ErrorNote error={usage.error} onRetry={usage.reload} /> : (
+        <>
+          <div className="summary">
+            <p><strong data-testid="usage-total">{usd(usage.data?.total.cost_usd, { precise: true })}</strong> for {usage.data?.total.searches ?? 0} searches, {usage.data?.from} to {usage.data?.to} (UTC days)</p>
+            {csvHref !== null && <a className="button secondary" href={csvHref} download={`usage-${query.from}-${query.to}-by-${query.group_by}.csv`}>Download CSV</a>}
+          </div>
+          {rows.length === 0 ? <Empty><p>No searches in this period.</p></Empty> : (
+            <>
+              <BarChart labels={chartLabels} series={chartSeries} stacked={false} summary={`Cost per ${query.group_by} from ${query.from} to ${query.to}; the table below lists every value.`} />
+              <div className="table-wrap" role="region" aria-label="Usage table" tabIndex={0}>
+                <table className="stack">
+                  <thead>
+                    <tr><th scope="col">{GROUP_NAMES[query.group_by]}</th><th scope="col" className="num">Searches</th><th scope="col" className="num">Failed attempts</th><th scope="col" className="num">Cost</th><th scope="col" className="num">of which provider-key fee</th></tr>
+                  </thead>
+                  <tbody>
+                    {rows.map((r) => (
+                      <tr key={groupOf(r, query.group_by)}>
+                        <th scope="row">{label(r)}</th>
+                        <td className="num" data-label="Searches">{r.searches}</td>
+                        <td className="num" data-label="Failed attempts">{r.failed_attempts}</td>
+                        <td className="num" data-label="Cost">{usd(r.cost_usd, { precise: true })}</td>
+                        <td className="num" data-label="of which provider-key fee">{usd(r.byok_fee_usd, { precise: true })}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                  <tfoot>
+                    <tr><th scope="row">Total</th><td className="num" data-label="Searches">{usage.data?.total.searches}</td><td className="empty-cell" /><td className="num" data-label="Cost">{usd(usage.data?.total.cost_usd, { precise: true })}</td><td className="num" data-label="of which provider-key fee">{usd(usage.data?.total.byok_fee_usd, { precise: true })}</td></tr>
+                  </tfoot>
+                </table>
+              </div>
+            </>
+          )}
+        </>
+      )}
+    </>
+  );
+}

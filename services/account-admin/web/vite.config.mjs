@@ -1,0 +1,19 @@
+import { fileURLToPath } from 'node:url';
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vite';
+
+// Built offline by the root `npm run build` into services/account-admin/dist/web, which
+// account-admin serves under /dashboard. Every asset is a local file (no CDN, no inline script).
+export default defineConfig({
+  root: fileURLToPath(new URL('.', import.meta.url)),
+  base: '/dashboard/',
+  plugins: [react()],
+  logLevel: 'warn',
+  build: {
+    outDir: fileURLToPath(new URL('../dist/web', import.meta.url)),
+    emptyOutDir: true,
+    assetsInlineLimit: 0,
+    modulePreload: { polyfill: false },
+    chunkSizeWarningLimit: 600,
+  },
+});
