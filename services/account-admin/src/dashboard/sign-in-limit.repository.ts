@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnModuleDestroy } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import { closeRedisClient, createRedisClient } from '@svc/redis-client';
+import type { RedisClient } from '@svc/redis-client';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 
@@ -20,15 +21,16 @@ export interface AttemptCount {
 
 /**
  * Counters of sign-in and sign-up attempts per email and per client address in Redis, so
- * every account-admin replica shares them. One key per counter (no cross-slot script).
+ * every account-admin replica shares them (on one Redis or a Redis Cluster). One key per
+ * counter, so no script crosses slots.
  * Emails are stored as SHA-256 digests, never as text.
  */
 @Injectable()
 export class SignInLimitRepository implements OnModuleDestroy {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, commandTimeout: 2_000, connectionName: 'svc-account-admin-sign-in' });
+    this.redis = createRedisClient({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER }, { maxRetriesPerRequest: 1, commandTimeout: 2_000, connectionName: 'svc-account-admin-sign-in' });
     this.redis.on('error', () => undefined);
   }
 
@@ -51,7 +53,7 @@ export class SignInLimitRepository implements OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await closeRedisClient(this.redis);
   }
 }
 
