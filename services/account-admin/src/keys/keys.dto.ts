@@ -3,6 +3,7 @@ import type { LimitReset } from '@svc/contracts';
 import { IsCursor, IsFutureTimestamp, IsIntegerText, IsText, IsUsdAmount, parseRfc3339 } from '@svc/http-edge';
 import { usdToMicros } from '@svc/money';
 import { IsBoolean, IsIn, IsOptional, ValidateIf } from 'class-validator';
+import { ApiPropertyOptional } from '@nestjs/swagger';
 
 export const NAME_MAX = 100;
 /** The largest key limit accepted (USD). */
@@ -13,22 +14,27 @@ const IfPresent = (): PropertyDecorator => ValidateIf((_object: object, value: u
 
 /** Body of POST /v1/keys and PATCH /v1/keys/{id}; every field optional (CONTRACT "Keys"). */
 export class KeyBodyDto {
+  @ApiPropertyOptional({ type: 'string', minLength: 1, maxLength: NAME_MAX, description: 'Not null; defaults to "" on create.' })
   @IfPresent()
   @IsText(1, NAME_MAX)
   name?: string;
 
+  @ApiPropertyOptional({ type: 'number', nullable: true, minimum: 0.000001, maximum: LIMIT_MAX_USD, description: 'Credit limit in USD, greater than 0, at most 6 decimals; null removes the limit (and its reset period).' })
   @IsOptional()
   @IsUsdAmount({ min: 0, max: LIMIT_MAX_USD, exclusiveMin: true })
   limit_usd?: number | null;
 
+  @ApiPropertyOptional({ enum: [...LIMIT_RESETS], nullable: true, description: 'Period after which the limit starts again; needs a limit.' })
   @IsOptional()
   @IsIn(LIMIT_RESETS, { message: 'limit_reset must be "daily", "weekly", "monthly" or null' })
   limit_reset?: LimitReset | null;
 
+  @ApiPropertyOptional({ type: 'string', format: 'date-time', nullable: true, description: 'A future RFC 3339 timestamp with an offset, or null for never.' })
   @IsOptional()
   @IsFutureTimestamp()
   expires_at?: string | null;
 
+  @ApiPropertyOptional({ type: 'boolean' })
   @IfPresent()
   @IsBoolean({ message: 'disabled must be true or false' })
   disabled?: boolean;
@@ -56,10 +62,12 @@ export function toKeyInput(body: KeyBodyDto): KeyInput {
 
 /** `limit` 1..100 (default 20) and an opaque `cursor` (CONTRACT "Conventions"). */
 export class ListQueryDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Page size, written in digits.' })
   @IfPresent()
   @IsIntegerText(1, 100)
   limit?: string;
 
+  @ApiPropertyOptional({ type: 'string', minLength: 1, description: 'The next_cursor of the previous page, unchanged.' })
   @IfPresent()
   @IsCursor()
   cursor?: string;

@@ -1,0 +1,332 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { bearer, call, repoRoot, startStack, waitFor } from '@svc/test-kit';
+import type { JsonResponse, Stack } from '@svc/test-kit';
+import { FakeStripe } from '../../tools/fake-stripe/src';
+import { ContractChecker } from '../../tools/openapi/src/contract';
+import { OPERATIONS } from '../../tools/openapi/src/operations';
+
+/**
+ * The OpenAPI contract: real answers of every public operation, successes and errors,
+ * through the gateway of a real stack (simulator for the providers, fake Stripe), each
+ * checked against the document the gateway serves at GET /v1/openapi.json (status
+ * documented for the operation, headers, content type, body schema). A request body the
+ * server accepted must also be valid against the documented request schema. At the end,
+ * every documented operation must have been seen answering its success status.
+ */
+const STRIPE_KEY = 'sk_test_fake_contract';
+const WEBHOOK_SECRET = 'whsec_fake_contract';
+
+/**
+ * Operations not served yet by the control plane (the provider keys are being built): the
+ * gateway authenticates and forwards them, and account-admin answers 404 "no route". The
+ * last test fails once they are served, so that their successes get checked here.
+ */
+const NOT_SERVED_YET = new Set(['GET /v1/provider-keys', 'GET /v1/provider-keys/{provider}', 'PUT /v1/provider-keys/{provider}', 'DELETE /v1/provider-keys/{provider}']);
+
+describe('the OpenAPI document against real answers', () => {
+  let stack: Stack;
+  let stripe: FakeStripe;
+  let gw: string;
+  let checker: ContractChecker;
+  let document: Record<string, unknown>;
+
+  beforeAll(async () => {
+    stripe = await FakeStripe.start({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET });
+    stack = await startStack({
+      name: 'openapi',
+      redisDb: 13,
+      simulator: true,
+      worker: true,
+      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
+      logLevel: 'warn',
+      gatewayEnv: { PROVIDER_TIMEOUT_MS: '3000', RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '6', ACCOUNT_MAX_IN_FLIGHT: '3', PROVIDER_MAX_IN_FLIGHT_TAVILY: '1' },
+      billingEnv: { STRIPE_SECRET_KEY: STRIPE_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: stripe.url, STRIPE_TIMEOUT_MS: '2000' },
+    });
+    gw = stack.gateways[0]?.url ?? '';
+    const served = await call('GET', `${gw}/v1/openapi.json`);
+    expect(served.status).toBe(200);
+    document = served.body as Record<string, unknown>;
+    checker = new ContractChecker(document);
+  }, 180_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await stripe?.stop();
+  });
+
+  /** One request through the gateway; its answer must match the document. */
+  async function check(
+    method: string,
+    path: string,
+    url: string,
+    options: { body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+    expectStatus?: number,
+  ): Promise<JsonResponse> {
+    const answer = await call(method, `${gw}${url}`, options);
+    expect({ request: `${method} ${url}`, problems: checker.problems(method, path, answer) }).toEqual({ request: `${method} ${url}`, problems: [] });
+    if (expectStatus !== undefined) expect({ request: `${method} ${url}`, status: answer.status, body: answer.text.slice(0, 300) }).toEqual(expect.objectContaining({ status: expectStatus }));
+    if (answer.status < 300 && options.body !== undefined) expect(checker.requestProblems(method, path, options.body)).toEqual([]);
+    return answer;
+  }
+
+  const expectCode = (answer: JsonResponse, code: string): void => {
+    expect({ status: answer.status, code: answer.body?.error?.code }).toEqual({ status: answer.status, code });
+  };
+
+  let managementKey = '';
+  let session: Record<string, string> = {};
+  let apiKey = { id: '', secret: '' };
+
+  async function grant(accountId: string, usd: number): Promise<void> {
+    const granted = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${accountId}/grants`, {
+      body: { amount_usd: usd, reason: 'contract test' },
+      headers: bearer(stack.operatorToken),
+    });
+    expect(granted.status).toBe(201);
+  }
+
+  /** A signed-up account with a management key, through the dashboard API (checked too). */
+  async function account(label: string): Promise<{ accountId: string; managementKey: string; session: Record<string, string> }> {
+    const email = `${label}-${Math.random().toString(36).slice(2, 10)}@example.com`;
+    const signup = await check('POST', '/dashboard/api/signup', '/dashboard/api/signup', { body: { email, password: 'correct horse battery staple' } }, 201);
+    const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const own = { cookie, 'x-csrf-token': String(signup.body.csrf_token) };
+    const mgmt = await check('POST', '/dashboard/api/management-keys', '/dashboard/api/management-keys', { body: { name: label }, headers: own }, 201);
+    return { accountId: String(signup.body.account_id), managementKey: String(mgmt.body.secret), session: own };
+  }
+
+  it('is served as the committed file and passes an OpenAPI 3.1 validator', async () => {
+    expect(document).toEqual(JSON.parse(readFileSync(join(repoRoot(), 'services/search-gateway/openapi.json'), 'utf8')));
+    const validator = new Validator();
+    const result = await validator.validate(document);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    await check('GET', '/v1/openapi.json', '/v1/openapi.json', {}, 200);
+  });
+
+  it('the public catalog, health and the reference page', async () => {
+    await check('GET', '/v1/models', '/v1/models', {}, 200);
+    await check('GET', '/v1/credits/pricing', '/v1/credits/pricing', { headers: bearer('svc-ignored') }, 200);
+    await check('GET', '/healthz', '/healthz', {}, 200);
+    await check('GET', '/readyz', '/readyz', {}, 200);
+    const page = await check('GET', '/docs', '/docs', {}, 200);
+    expect(page.text).toContain('/docs/swagger-ui-bundle.js');
+    for (const asset of ['/docs/swagger-ui-bundle.js', '/docs/swagger-ui.css', '/docs/init.js']) {
+      const served = await call('GET', `${gw}${asset}`);
+      expect({ asset, status: served.status }).toEqual({ asset, status: 200 });
+    }
+  });
+
+  it('the dashboard session API', async () => {
+    const created = await account('contract');
+    ({ managementKey, session } = created);
+    const email = `login-${Math.random().toString(36).slice(2, 10)}@example.com`;
+    await check('POST', '/dashboard/api/signup', '/dashboard/api/signup', { body: { email, password: 'correct horse battery staple' } }, 201);
+    expectCode(await check('POST', '/dashboard/api/signup', '/dashboard/api/signup', { body: { email, password: 'correct horse battery staple' } }, 400), 'invalid_request');
+    expectCode(await check('POST', '/dashboard/api/signup', '/dashboard/api/signup', { body: { email, password: 'short' } }, 400), 'invalid_request');
+    const login = await check('POST', '/dashboard/api/login', '/dashboard/api/login', { body: { email, password: 'correct horse battery staple' } }, 200);
+    expectCode(await check('POST', '/dashboard/api/login', '/dashboard/api/login', { body: { email, password: 'wrong password here' } }, 400), 'invalid_request');
+    const other = { cookie: (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '', 'x-csrf-token': String(login.body.csrf_token) };
+    await check('GET', '/dashboard/api/me', '/dashboard/api/me', { headers: other }, 200);
+    expectCode(await check('GET', '/dashboard/api/me', '/dashboard/api/me', {}, 401), 'invalid_api_key');
+    await check('GET', '/dashboard', '/dashboard', {}, 200);
+    expectCode(await check('POST', '/dashboard/api/management-keys', '/dashboard/api/management-keys', { body: { name: 'x' }, headers: { cookie: other.cookie } }, 400), 'invalid_request');
+    expectCode(await check('POST', '/dashboard/api/management-keys', '/dashboard/api/management-keys', { body: { name: 'x' } }, 401), 'invalid_api_key');
+    const extra = await check('POST', '/dashboard/api/management-keys', '/dashboard/api/management-keys', { headers: other }, 201);
+    await check('GET', '/dashboard/api/management-keys', '/dashboard/api/management-keys', { headers: other }, 200);
+    expectCode(await check('GET', '/dashboard/api/management-keys', '/dashboard/api/management-keys', {}, 401), 'invalid_api_key');
+    const id = String(extra.body.id);
+    await check('DELETE', '/dashboard/api/management-keys/{id}', `/dashboard/api/management-keys/${id}`, { headers: other }, 200);
+    expectCode(await check('DELETE', '/dashboard/api/management-keys/{id}', `/dashboard/api/management-keys/${id}`, { headers: other }, 404), 'not_found');
+    expectCode(await check('DELETE', '/dashboard/api/management-keys/{id}', `/dashboard/api/management-keys/${id}`, { headers: { cookie: other.cookie } }, 400), 'invalid_request');
+    expectCode(await check('POST', '/dashboard/api/logout', '/dashboard/api/logout', { headers: { cookie: other.cookie } }, 400), 'invalid_request');
+    await check('POST', '/dashboard/api/logout', '/dashboard/api/logout', { headers: other }, 204);
+    expectCode(await check('POST', '/dashboard/api/logout', '/dashboard/api/logout', { headers: other }, 401), 'invalid_api_key');
+    expect(session.cookie).not.toBe('');
+  });
+
+  it('API keys and the calling key', async () => {
+    const mgmt = bearer(managementKey);
+    const created = await check('POST', '/v1/keys', '/v1/keys', { body: { name: 'contract', limit_usd: 5, limit_reset: 'monthly', expires_at: '2099-01-01T00:00:00Z' }, headers: mgmt }, 201);
+    apiKey = { id: String(created.body.id), secret: String(created.body.secret) };
+    await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
+    expectCode(await check('POST', '/v1/keys', '/v1/keys', { body: { limit_reset: 'daily' }, headers: mgmt }, 400), 'invalid_request');
+    expectCode(await check('POST', '/v1/keys', '/v1/keys', { body: { nope: 1 }, headers: mgmt }, 400), 'invalid_request');
+    expectCode(await check('POST', '/v1/keys', '/v1/keys', { body: {} }, 401), 'invalid_api_key');
+    expectCode(await check('POST', '/v1/keys', '/v1/keys', { body: {}, headers: bearer(apiKey.secret) }, 403), 'wrong_key_type');
+
+    const page = await check('GET', '/v1/keys', '/v1/keys?limit=1', { headers: mgmt }, 200);
+    expect(typeof page.body.next_cursor).toBe('string');
+    await check('GET', '/v1/keys', `/v1/keys?limit=1&cursor=${encodeURIComponent(String(page.body.next_cursor))}`, { headers: mgmt }, 200);
+    expectCode(await check('GET', '/v1/keys', '/v1/keys?limit=0', { headers: mgmt }, 400), 'invalid_request');
+    expectCode(await check('GET', '/v1/keys', '/v1/keys', { headers: bearer(apiKey.secret) }, 403), 'wrong_key_type');
+
+    await check('GET', '/v1/keys/{id}', `/v1/keys/${apiKey.id}`, { headers: mgmt }, 200);
+    expectCode(await check('GET', '/v1/keys/{id}', '/v1/keys/key_AAAAAAAAAAAAAAAAAAAAAAAA', { headers: mgmt }, 404), 'not_found');
+    await check('PATCH', '/v1/keys/{id}', `/v1/keys/${apiKey.id}`, { body: { name: 'renamed', limit_usd: null }, headers: mgmt }, 200);
+    await check('PATCH', '/v1/keys/{id}', `/v1/keys/${apiKey.id}`, { body: {}, headers: mgmt }, 200);
+    expectCode(await check('PATCH', '/v1/keys/{id}', `/v1/keys/${apiKey.id}`, { body: { name: null }, headers: mgmt }, 400), 'invalid_request');
+    expectCode(await check('PATCH', '/v1/keys/{id}', '/v1/keys/key_AAAAAAAAAAAAAAAAAAAAAAAA', { body: {}, headers: mgmt }, 404), 'not_found');
+
+    const doomed = await check('POST', '/v1/keys', '/v1/keys', { body: { name: 'doomed', disabled: true }, headers: mgmt }, 201);
+    expectCode(await check('GET', '/v1/key', '/v1/key', { headers: bearer(String(doomed.body.secret)) }, 401), 'key_disabled');
+    await check('DELETE', '/v1/keys/{id}', `/v1/keys/${String(doomed.body.id)}`, { headers: mgmt }, 200);
+    expectCode(await check('DELETE', '/v1/keys/{id}', `/v1/keys/${String(doomed.body.id)}`, { headers: mgmt }, 404), 'not_found');
+    expectCode(await check('GET', '/v1/key', '/v1/key', { headers: bearer(String(doomed.body.secret)) }, 401), 'invalid_api_key');
+
+    const asApi = await check('GET', '/v1/key', '/v1/key', { headers: bearer(apiKey.secret) }, 200);
+    expect(asApi.body.kind).toBe('api');
+    const asManagement = await check('GET', '/v1/key', '/v1/key', { headers: mgmt }, 200);
+    expect(asManagement.body.kind).toBe('management');
+    expectCode(await check('GET', '/v1/key', '/v1/key', { headers: { authorization: 'Basic abc' } }, 401), 'invalid_api_key');
+  });
+
+  it('credits, checkout and the Stripe webhook', async () => {
+    const me = await call('GET', `${gw}/dashboard/api/me`, { headers: session });
+    await grant(String(me.body.account_id), 20);
+    await waitFor('the grant in the balance', async () => {
+      const credits = await call('GET', `${gw}/v1/credits`, { headers: bearer(managementKey) });
+      return credits.body.balance_usd === 20 ? true : undefined;
+    });
+    await check('GET', '/v1/credits', '/v1/credits', { headers: bearer(apiKey.secret) }, 200);
+    await check('GET', '/v1/credits', '/v1/credits', { headers: bearer(managementKey) }, 200);
+    expectCode(await check('GET', '/v1/credits', '/v1/credits', {}, 401), 'invalid_api_key');
+
+    const mgmt = bearer(managementKey);
+    const checkout = await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 25.5, success_url: 'https://example.com/ok' }, headers: mgmt }, 201);
+    expectCode(await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 4.99 }, headers: mgmt }, 400), 'invalid_request');
+    expectCode(await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 20 }, headers: bearer(apiKey.secret) }, 403), 'wrong_key_type');
+
+    const session0 = [...stripe.sessions.values()].find((s) => (s.session.metadata as Record<string, string>).account_id === me.body.account_id);
+    expect(session0).toBeDefined();
+    const event = stripe.event('checkout.session.completed', stripe.completeSession(String(session0?.session.id)));
+    const signed = { 'stripe-signature': stripe.sign(event.payload, WEBHOOK_SECRET), 'content-type': 'application/json' };
+    await check('POST', '/v1/credits/webhook', '/v1/credits/webhook', { raw: event.payload, headers: signed }, 200);
+    expectCode(await check('POST', '/v1/credits/webhook', '/v1/credits/webhook', { raw: event.payload, headers: { 'content-type': 'application/json' } }, 400), 'invalid_request');
+    expect(checkout.body.amount_usd).toBe(25.5);
+  });
+
+  it('searches: success, fallback and every refusal', async () => {
+    const api = bearer(apiKey.secret);
+    const ok = await check('POST', '/v1/search', '/v1/search', { body: { query: 'contract test', model: 'exa/fast', max_results: 3 }, headers: api }, 200);
+    expect(ok.body.attempts).toEqual([]);
+    const fallback = await check('POST', '/v1/search', '/v1/search', { body: { query: 'sim:exa=error500 fallback', models: ['exa/fast', 'brave/web'] }, headers: { ...api, 'idempotency-key': 'contract-1' } }, 200);
+    expect(fallback.body.attempts).toHaveLength(1);
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'exa/fast', nope: 1 }, headers: api }, 400), 'invalid_request');
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'exa/fast' }, headers: { ...api, 'idempotency-key': '' } }, 400), 'invalid_request');
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'google/web' }, headers: api }, 400), 'unknown_model');
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'exa/fast' } }, 401), 'invalid_api_key');
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'exa/fast' }, headers: bearer(managementKey) }, 403), 'wrong_key_type');
+    const failed = await check('POST', '/v1/search', '/v1/search', { body: { query: 'sim:*=error500 all fail', models: ['exa/fast', 'brave/web'] }, headers: api }, 502);
+    expectCode(failed, 'all_providers_failed');
+    expect(failed.body.error.attempts).toHaveLength(2);
+
+    // Money: a key over its limit, an account without credits.
+    const limited = await check('POST', '/v1/keys', '/v1/keys', { body: { name: 'tiny', limit_usd: 0.001 }, headers: bearer(managementKey) }, 201);
+    const overLimit = await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'exa/fast' }, headers: bearer(String(limited.body.secret)) }, 402);
+    expectCode(overLimit, 'key_limit_exceeded');
+    expect(typeof overLimit.body.error.needed_usd).toBe('number');
+    const poor = await account('poor');
+    await grant(poor.accountId, 0.001);
+    await waitFor('the grant in the balance', async () => {
+      const credits = await call('GET', `${gw}/v1/credits`, { headers: bearer(poor.managementKey) });
+      return credits.body.balance_usd === 0.001 ? true : undefined;
+    });
+    const poorKey = await check('POST', '/v1/keys', '/v1/keys', { headers: bearer(poor.managementKey) }, 201);
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'exa/fast' }, headers: bearer(String(poorKey.body.secret)) }, 402), 'insufficient_credits');
+  });
+
+  it('searches: rate, concurrency and capacity refusals carry Retry-After', async () => {
+    const mgmt = bearer(managementKey);
+    // Rate: a fresh key has a burst of 6 and then one search a second.
+    const burst = await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
+    let limited: JsonResponse | undefined;
+    for (let i = 0; i < 20 && limited === undefined; i += 1) {
+      const answer = await call('POST', `${gw}/v1/search`, { body: { query: 'rate', model: 'brave/web' }, headers: bearer(String(burst.body.secret)) });
+      expect(checker.problems('POST', '/v1/search', answer)).toEqual([]);
+      if (answer.status === 429) limited = answer;
+    }
+    expect(limited).toBeDefined();
+    if (limited !== undefined) expectCode(limited, 'rate_limited');
+    // In flight: the account may have 3 searches in flight; four slow ones from two keys.
+    const second = await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
+    const third = await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
+    const slow = await Promise.all([
+      ...[0, 1].map(() => call('POST', `${gw}/v1/search`, { body: { query: 'sim:brave=slow1500 busy', model: 'brave/web' }, headers: bearer(String(second.body.secret)) })),
+      ...[0, 1].map(() => call('POST', `${gw}/v1/search`, { body: { query: 'sim:brave=slow1500 busy', model: 'brave/web' }, headers: bearer(String(third.body.secret)) })),
+    ]);
+    const busy = slow.find((a) => a.status === 429);
+    expect(busy).toBeDefined();
+    if (busy !== undefined) {
+      expectCode(busy, 'too_many_concurrent_requests');
+      expect(checker.problems('POST', '/v1/search', busy)).toEqual([]);
+    }
+    // Capacity: Tavily takes one call at a time here.
+    const fourth = await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
+    const fifth = await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
+    const [held, refused] = await Promise.all([
+      call('POST', `${gw}/v1/search`, { body: { query: 'sim:tavily=slow1500 capacity', model: 'tavily/basic' }, headers: bearer(String(fourth.body.secret)) }),
+      new Promise<JsonResponse>((resolve, reject) => {
+        setTimeout(() => call('POST', `${gw}/v1/search`, { body: { query: 'capacity', model: 'tavily/basic' }, headers: bearer(String(fifth.body.secret)) }).then(resolve, reject), 300);
+      }),
+    ]);
+    expect(checker.problems('POST', '/v1/search', held)).toEqual([]);
+    expectCode(refused, 'overloaded');
+    expect(checker.problems('POST', '/v1/search', refused)).toEqual([]);
+  });
+
+  it('usage', async () => {
+    const api = bearer(apiKey.secret);
+    // The searches above, once the ledger worker has written them: rows in every grouping.
+    await waitFor('usage rows', async () => {
+      const usage = await call('GET', `${gw}/v1/usage`, { headers: api });
+      return usage.body.data.length > 0 ? true : undefined;
+    });
+    const byDay = await check('GET', '/v1/usage', '/v1/usage', { headers: api }, 200);
+    expect(byDay.body.data[0].date).toEqual(expect.any(String));
+    const byModel = await check('GET', '/v1/usage', '/v1/usage?group_by=model', { headers: bearer(managementKey) }, 200);
+    expect(byModel.body.data.length).toBeGreaterThan(0);
+    const byKey = await check('GET', '/v1/usage', `/v1/usage?group_by=key&key_id=${apiKey.id}`, { headers: bearer(managementKey) }, 200);
+    expect(byKey.body.data[0].key_id).toBe(apiKey.id);
+    expectCode(await check('GET', '/v1/usage', '/v1/usage?foo=1', { headers: api }, 400), 'invalid_request');
+    expectCode(await check('GET', '/v1/usage', '/v1/usage?from=2026-02-30', { headers: api }, 400), 'invalid_request');
+    expectCode(await check('GET', '/v1/usage', '/v1/usage?key_id=key_AAAAAAAAAAAAAAAAAAAAAAAA', { headers: api }, 404), 'not_found');
+    expectCode(await check('GET', '/v1/usage', '/v1/usage', { headers: bearer('svc-mgmt-nope') }, 401), 'invalid_api_key');
+  });
+
+  it('provider keys: the checks the gateway makes', async () => {
+    const mgmt = bearer(managementKey);
+    expectCode(await check('GET', '/v1/provider-keys/{provider}', '/v1/provider-keys/google', { headers: mgmt }, 400), 'unknown_provider');
+    expectCode(await check('PUT', '/v1/provider-keys/{provider}', '/v1/provider-keys/google', { body: { key: 'abc' }, headers: mgmt }, 400), 'unknown_provider');
+    expectCode(await check('DELETE', '/v1/provider-keys/{provider}', '/v1/provider-keys/google', { headers: mgmt }, 400), 'unknown_provider');
+    expectCode(await check('GET', '/v1/provider-keys', '/v1/provider-keys', {}, 401), 'invalid_api_key');
+    expectCode(await check('GET', '/v1/provider-keys', '/v1/provider-keys', { headers: bearer(apiKey.secret) }, 403), 'wrong_key_type');
+  });
+
+  it('answers outside every operation (404, 405) are error bodies of the document', async () => {
+    const notFound = await call('GET', `${gw}/v1/nope`);
+    expect(notFound.status).toBe(404);
+    expect(checker.errorProblems(notFound)).toEqual([]);
+    const notAllowed = await call('POST', `${gw}/v1/models`);
+    expect(notAllowed.status).toBe(405);
+    expect(checker.errorProblems(notAllowed)).toEqual([]);
+  });
+
+  it('saw every documented operation answer its success status (provider keys: not served yet)', async () => {
+    const missing: string[] = [];
+    for (const op of OPERATIONS) {
+      const name = `${op.method.toUpperCase()} ${op.path}`;
+      if (NOT_SERVED_YET.has(name)) continue;
+      if (!checker.seen.has(`${name} ${op.success.status}`)) missing.push(`${name} ${op.success.status}`);
+    }
+    expect(missing).toEqual([]);
+    // The pending ones really are not served: once they are, move them into the checks above.
+    const mgmt = bearer(managementKey);
+    for (const [method, url] of [['GET', '/v1/provider-keys'], ['GET', '/v1/provider-keys/exa'], ['PUT', '/v1/provider-keys/exa'], ['DELETE', '/v1/provider-keys/exa']] as const) {
+      const answer = await call(method, `${gw}${url}`, { headers: mgmt, ...(method === 'PUT' ? { body: { key: 'exa-key-1234' } } : {}) });
+      expect({ method, url, status: answer.status, message: answer.body?.error?.message }).toEqual({ method, url, status: 404, message: `no route ${method} ${url}` });
+    }
+  });
+});

@@ -1,0 +1,58 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { repoRoot } from '@svc/test-kit';
+import { FORWARD_ROUTES } from '../../../services/search-gateway/src/forward/forward.routes';
+import { buildOpenApiDocument } from '../src/document';
+import { OPERATIONS } from '../src/operations';
+
+/**
+ * The committed document (services/search-gateway/openapi.json, served by the gateway) is
+ * what the code generates. Regenerate it with `npm run generate:openapi`.
+ */
+const COMMITTED = join(repoRoot(), 'services/search-gateway/openapi.json');
+
+describe('the OpenAPI document', () => {
+  let built: Record<string, unknown>;
+  beforeAll(async () => {
+    built = await buildOpenApiDocument();
+    if (process.env.OPENAPI_WRITE === '1') writeFileSync(COMMITTED, `${JSON.stringify(built, null, 2)}\n`);
+  });
+
+  it('is the committed file (else run npm run generate:openapi)', () => {
+    const committed: unknown = JSON.parse(readFileSync(COMMITTED, 'utf8'));
+    expect(committed).toEqual(built);
+  });
+
+  it('passes an OpenAPI 3.1 validator', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(built);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  it('takes request bodies from the DTOs and the gateway schema', () => {
+    const schemas = (built.components as { schemas: Record<string, { properties?: Record<string, unknown>; additionalProperties?: unknown }> }).schemas;
+    expect(schemas.KeyBody?.properties?.limit_usd).toEqual(expect.objectContaining({ type: ['number', 'null'], maximum: 1_000_000_000 }));
+    expect(schemas.CheckoutBody?.properties?.amount_usd).toEqual(expect.objectContaining({ minimum: 5, maximum: 10_000 }));
+    expect(schemas.SearchBody?.additionalProperties).toBe(false);
+    expect(schemas.UsageQuery?.properties?.group_by).toEqual(expect.objectContaining({ enum: ['day', 'model', 'key'] }));
+  });
+
+  it('documents every route the gateway forwards, and nothing it does not route', () => {
+    const forwarded = new Set<string>();
+    for (const route of FORWARD_ROUTES) {
+      for (const method of route.methods) forwarded.add(`${method} ${route.url.replace(/:([a-z_]+)/g, '{$1}')}`);
+    }
+    const documented = OPERATIONS.filter((op) => op.servedBy !== 'search-gateway').map((op) => `${op.method.toUpperCase()} ${op.path}`);
+    for (const route of documented) {
+      const wildcard = route.startsWith('POST /dashboard/api/') || route.startsWith('DELETE /dashboard/api/') || route.startsWith('GET /dashboard/api/');
+      expect({ route, routed: forwarded.has(route) || wildcard }).toEqual({ route, routed: true });
+    }
+    for (const route of forwarded) {
+      if (route.includes('/dashboard/api/*')) continue;
+      expect({ route, documented: documented.includes(route) }).toEqual({ route, documented: true });
+    }
+  });
+});
