@@ -59,8 +59,9 @@ async function dtoSchemas(): Promise<Record<string, Schema>> {
 function searchBodySchema(): Schema {
   const copy = JSON.parse(JSON.stringify(SEARCH_BODY_SCHEMA)) as Schema & { properties: Record<string, Schema> };
   copy.description = `At least one of model and models. query is 1..${MAX_QUERY_CHARS} characters after trimming; every model id must exist (else 400 unknown_model).`;
-  copy.properties.model = { ...copy.properties.model, description: 'A model id (GET /v1/models), tried first.' };
-  copy.properties.models = { ...copy.properties.models, description: 'Model ids in fallback order (duplicates dropped).' };
+  copy.properties.query = { ...copy.properties.query, examples: ['rust async runtimes'] };
+  copy.properties.model = { ...copy.properties.model, description: 'A model id (GET /v1/models), tried first.', examples: ['exa/fast'] };
+  copy.properties.models = { ...copy.properties.models, description: 'Model ids in fallback order (duplicates dropped).', examples: [['brave/web', 'tavily/basic']] };
   copy.properties.max_results = { ...copy.properties.max_results, description: 'Capped per model at its max_results.' };
   return copy;
 }
