@@ -22,7 +22,7 @@ const VERSION = '0.1.0';
  * The class-validator DTOs of the control plane, by the component name they get. Their
  * schemas come from their @ApiProperty decorators, read by @nestjs/swagger.
  */
-const DTO_MODELS: Readonly<Record<string, new () => object>> = {
+export const DTO_MODELS: Readonly<Record<string, new () => object>> = {
   KeyBody: KeyBodyDto,
   ListQuery: ListQueryDto,
   UsageQuery: UsageQueryDto,

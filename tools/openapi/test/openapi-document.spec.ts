@@ -1,9 +1,10 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { getMetadataStorage } from 'class-validator';
 import { repoRoot } from '@svc/test-kit';
 import { FORWARD_ROUTES } from '../../../services/search-gateway/src/forward/forward.routes';
-import { buildOpenApiDocument } from '../src/document';
+import { buildOpenApiDocument, DTO_MODELS } from '../src/document';
 import { OPERATIONS } from '../src/operations';
 
 /**
@@ -11,6 +12,23 @@ import { OPERATIONS } from '../src/operations';
  * what the code generates. Regenerate it with `npm run generate:openapi`.
  */
 const COMMITTED = join(repoRoot(), 'services/search-gateway/openapi.json');
+
+/** DTO files of the operator API, which is internal and not in the document. */
+const INTERNAL_DTO_FILES = ['services/billing/src/operator/operator.dto.ts', 'services/billing/src/finance/finance.dto.ts', 'services/billing/src/reconciliation/reconciliation.dto.ts'];
+/** DTO classes that are only bases of documented ones. */
+const BASE_DTOS = ['DayRangeQueryDto'];
+
+function dtoFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (name === 'node_modules' || name === 'dist') return [];
+    if (statSync(path).isDirectory()) return dtoFiles(path);
+    return name.endsWith('.dto.ts') ? [path] : [];
+  });
+}
+
+const validatedFields = (target: new () => object): string[] =>
+  [...new Set(getMetadataStorage().getTargetValidationMetadatas(target, '', true, false).map((m) => m.propertyName))].sort();
 
 describe('the OpenAPI document', () => {
   let built: Record<string, unknown>;
@@ -38,6 +56,26 @@ describe('the OpenAPI document', () => {
     expect(schemas.CheckoutBody?.properties?.amount_usd).toEqual(expect.objectContaining({ minimum: 5, maximum: 10_000 }));
     expect(schemas.SearchBody?.additionalProperties).toBe(false);
     expect(schemas.UsageQuery?.properties?.group_by).toEqual(expect.objectContaining({ enum: ['day', 'model', 'key'] }));
+  });
+
+  it('has every public class-validator DTO of the services, with the same fields', async () => {
+    const documented = new Set<unknown>(Object.values(DTO_MODELS));
+    const undocumented: string[] = [];
+    for (const file of dtoFiles(join(repoRoot(), 'services'))) {
+      const name = relative(repoRoot(), file);
+      if (INTERNAL_DTO_FILES.includes(name)) continue;
+      const module = (await import(file)) as Record<string, unknown>;
+      for (const [exported, value] of Object.entries(module)) {
+        if (typeof value !== 'function' || BASE_DTOS.includes(exported) || documented.has(value)) continue;
+        if (validatedFields(value as new () => object).length > 0) undocumented.push(`${name}: ${exported} (add @ApiProperty decorators and list it in DTO_MODELS, tools/openapi/src/document.ts)`);
+      }
+    }
+    expect(undocumented).toEqual([]);
+    const schemas = (built.components as { schemas: Record<string, { properties?: Record<string, unknown> }> }).schemas;
+    for (const [component, model] of Object.entries(DTO_MODELS)) {
+      const fields = Object.keys(schemas[component]?.properties ?? {}).sort();
+      expect({ component, fields }).toEqual({ component, fields: validatedFields(model) });
+    }
   });
 
   it('documents every route the gateway forwards, and nothing it does not route', () => {
