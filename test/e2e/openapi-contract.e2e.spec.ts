@@ -1,5 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { bearer, call, repoRoot, startStack, waitFor } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
@@ -24,6 +27,10 @@ const WEBHOOK_SECRET = 'whsec_fake_contract';
  * last test fails once they are served, so that their successes get checked here.
  */
 const NOT_SERVED_YET = new Set(['GET /v1/provider-keys', 'GET /v1/provider-keys/{provider}', 'PUT /v1/provider-keys/{provider}', 'DELETE /v1/provider-keys/{provider}']);
+
+/** Debian's Chromium (CI installs it, as .ci/run does); without it the page test is skipped. */
+const CHROMIUM = '/usr/bin/chromium';
+const withChromium = existsSync(CHROMIUM) ? it : it.skip;
 
 describe('the OpenAPI document against real answers', () => {
   let stack: Stack;
@@ -118,6 +125,23 @@ describe('the OpenAPI document against real answers', () => {
       expect({ asset, status: served.status }).toEqual({ asset, status: 200 });
     }
   });
+
+  withChromium('the reference page renders the document in headless Chromium, under its content security policy', async () => {
+    const profile = mkdtempSync(join(tmpdir(), 'svc-docs-chromium-'));
+    try {
+      const { stdout } = await promisify(execFile)(
+        CHROMIUM,
+        ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', `--user-data-dir=${profile}`, '--virtual-time-budget=15000', '--dump-dom', `${gw}/docs`],
+        { timeout: 90_000, maxBuffer: 16 * 1024 * 1024 },
+      );
+      // Text that exists only once Swagger UI ran and rendered the fetched document.
+      expect(stdout).toContain('One web search, in fallback order over the models named');
+      expect(stdout).toContain('/v1/provider-keys/{provider}');
+      expect(stdout).toContain('OAS 3.1');
+    } finally {
+      rmSync(profile, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('the dashboard session API', async () => {
     const created = await account('contract');
