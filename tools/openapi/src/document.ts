@@ -190,6 +190,7 @@ const DESCRIPTION = [
   '- Every response carries `x-svc-request-id`; every JSON body the API writes carries the same id as `request_id` (inside `error` on an error body).',
   '- An error body is `{"error": {"code", "message", "request_id"}}`, plus `needed_usd` on 402s and `attempts` on `all_providers_failed`. Branch on the status and `code`, never on `message`.',
   '- An unknown path is 404 `not_found`; a known path with another method is 405 with `Allow` and code `invalid_request`; both come before any key check. A 500 is always `internal` with the message `internal error`.',
+  '- Requests refused before any handler get the same error body with code `invalid_request`: a malformed query string or path (400), a path segment over 256 characters (414), a body over the limit (413), headers over 16 KiB (431), a request not received within the timeout (408).',
   '- Money is a JSON number of USD, exact to 6 decimals. Timestamps are RFC 3339 UTC with milliseconds.',
   '- Request bodies are JSON objects; an unknown field is 400 `invalid_request` naming it.',
 ].join('\n');
