@@ -1,5 +1,5 @@
 /**
- * The search hot path under load (issue 3 item 6): POST /v1/search on the started gateway
+ * The search hot path under load (docs/benchmarks.md): POST /v1/search on the started gateway
  * (every check on: key, rate limit, in-flight caps, credit reservation and settlement in
  * Redis) side by side with a bare Fastify + undici proxy (bare-proxy.ts) forwarding to the
  * same simulator endpoint with no checks, the simulator at zero latency.

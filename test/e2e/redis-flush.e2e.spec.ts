@@ -5,7 +5,7 @@ import { bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor 
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
- * Issue 4, Must-show: Redis flushed (FLUSHDB) in the middle of a run of concurrent searches,
+ * Redis flushed (FLUSHDB) in the middle of a run of concurrent searches,
  * then used again: no charge lost, none doubled, and the reconciliation report shows zero
  * drift once settled. Three gateways, the ledger worker (draining only every second, so
  * records are still in the streams when Redis loses them), billing, account-admin and the

@@ -22,7 +22,7 @@ export interface ModelSpec {
   readonly upstreamVariant: string;
 }
 
-/** The one catalog: ids, prices and caps of upstreams.md. */
+/** The one catalog: ids, prices and result caps (docs/providers.md). */
 export const CATALOG: readonly ModelSpec[] = Object.freeze([
   {
     id: 'brave/web', provider: 'brave', variant: 'web', upstreamVariant: 'web',

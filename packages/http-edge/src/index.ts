@@ -10,7 +10,7 @@ export { secretsEqual, headerValue } from './secrets-equal';
 export { DtoValidationPipe, describeValidationErrors, validateDto } from './validation/validation.pipe';
 export {
   IsUsdAmount, IsFutureTimestamp, IsCalendarDate, IsIntegerText, IsCursor, IsText, NoNullCharacter,
-  parseRfc3339, isCalendarDate, hasNullCharacter, isRepresentableTime, MAX_DATE_MS,
+  parseRfc3339, isCalendarDate, hasNullCharacter, isRepresentableTime, MAX_DATE_MS, IfPresent, PageQueryDto, pageLimit, DEFAULT_PAGE_LIMIT,
 } from './validation/validators';
 export type { UsdAmountOptions } from './validation/validators';
 export { internalCaller } from './internal-caller';

@@ -2,8 +2,9 @@ import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { ApiPropertyOptional, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { httpStatusOf } from '@svc/errors';
+import { DEFAULT_PAGE_LIMIT, PageQueryDto } from '@svc/http-edge';
 import type { ErrorCode } from '@svc/errors';
 import { LoginDto, ManagementKeyCreateDto, SignupDto } from '../../../services/account-admin/src/dashboard/dashboard.dto';
 import { KeyBodyDto, ListQueryDto } from '../../../services/account-admin/src/keys/keys.dto';
@@ -17,6 +18,14 @@ import type { Schema } from './schemas';
 
 /** The document's version: the platform's. */
 const VERSION = '0.1.0';
+
+/**
+ * The list query of @svc/http-edge is shared by every service, the gateway included; its
+ * decorators are applied here rather than in that package, so that no service loads
+ * @nestjs/swagger for it at run time. Subclasses (ListQueryDto) inherit them.
+ */
+ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_PAGE_LIMIT, description: 'Page size, written in digits.' })(PageQueryDto.prototype, 'limit');
+ApiPropertyOptional({ type: 'string', minLength: 1, description: 'The next_cursor of the previous page, unchanged.' })(PageQueryDto.prototype, 'cursor');
 
 /**
  * The class-validator DTOs of the control plane, by the component name they get. Their

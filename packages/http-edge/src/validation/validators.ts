@@ -1,5 +1,5 @@
 import { isUsdAmount } from '@svc/money';
-import { registerDecorator } from 'class-validator';
+import { registerDecorator, ValidateIf } from 'class-validator';
 import type { ValidationArguments, ValidationOptions } from 'class-validator';
 
 /**
@@ -144,4 +144,27 @@ export const MAX_DATE_MS = 8_640_000_000_000_000;
 /** True when `ms` is a whole number of milliseconds a Date can represent. */
 export function isRepresentableTime(ms: unknown): ms is number {
   return typeof ms === 'number' && Number.isSafeInteger(ms) && Math.abs(ms) <= MAX_DATE_MS;
+}
+
+/** Validate the field only when the body has it (so `null` still fails a non-nullable field). */
+export function IfPresent(): PropertyDecorator {
+  return ValidateIf((_object: object, value: unknown) => value !== undefined);
+}
+
+/** The list query of every paged listing: `limit` 1..100 (default 20) and an opaque `cursor`. */
+export class PageQueryDto {
+  @IfPresent()
+  @IsIntegerText(1, 100)
+  limit?: string;
+
+  @IfPresent()
+  @IsCursor()
+  cursor?: string;
+}
+
+export const DEFAULT_PAGE_LIMIT = 20;
+
+/** The page size a validated PageQueryDto asks for. */
+export function pageLimit(query: PageQueryDto): number {
+  return query.limit === undefined ? DEFAULT_PAGE_LIMIT : Number(query.limit);
 }

@@ -1,5 +1,5 @@
-import { IsText } from '@svc/http-edge';
-import { IsEmail, IsString, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import { IfPresent, IsText } from '@svc/http-edge';
+import { IsEmail, IsString, MaxLength, MinLength } from 'class-validator';
 import { NAME_MAX } from '../keys/keys.dto';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
@@ -47,7 +47,7 @@ export function credentials(body: SignupDto | LoginDto): Credentials {
 /** POST /dashboard/api/management-keys: `{"name"?}`. */
 export class ManagementKeyCreateDto {
   @ApiPropertyOptional({ type: 'string', minLength: 1, maxLength: NAME_MAX, description: 'Defaults to "".' })
-  @ValidateIf((_object: object, value: unknown) => value !== undefined)
+  @IfPresent()
   @IsText(1, NAME_MAX)
   name?: string;
 }

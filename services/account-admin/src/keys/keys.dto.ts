@@ -1,18 +1,15 @@
 import { LIMIT_RESETS } from '@svc/contracts';
 import type { LimitReset } from '@svc/contracts';
-import { IsCursor, IsFutureTimestamp, IsIntegerText, IsText, IsUsdAmount, parseRfc3339 } from '@svc/http-edge';
+import { IfPresent, IsFutureTimestamp, IsText, IsUsdAmount, PageQueryDto, pageLimit, parseRfc3339 } from '@svc/http-edge';
 import { usdToMicros } from '@svc/money';
-import { IsBoolean, IsIn, IsOptional, ValidateIf } from 'class-validator';
+import { IsBoolean, IsIn, IsOptional } from 'class-validator';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 
 export const NAME_MAX = 100;
 /** The largest key limit accepted (USD). */
 export const LIMIT_MAX_USD = 1_000_000_000;
 
-/** Validate a field only when the body has it (null then fails: the field is not nullable). */
-const IfPresent = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
-
-/** Body of POST /v1/keys and PATCH /v1/keys/{id}; every field optional (CONTRACT "Keys"). */
+/** Body of POST /v1/keys and PATCH /v1/keys/{id}; every field optional (docs/api.md section 9). */
 export class KeyBodyDto {
   @ApiPropertyOptional({ type: 'string', minLength: 1, maxLength: NAME_MAX, description: 'Not null; defaults to "" on create.' })
   @IfPresent()
@@ -60,18 +57,8 @@ export function toKeyInput(body: KeyBodyDto): KeyInput {
   return input;
 }
 
-/** `limit` 1..100 (default 20) and an opaque `cursor` (CONTRACT "Conventions"). */
-export class ListQueryDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Page size, written in digits.' })
-  @IfPresent()
-  @IsIntegerText(1, 100)
-  limit?: string;
-
-  @ApiPropertyOptional({ type: 'string', minLength: 1, description: 'The next_cursor of the previous page, unchanged.' })
-  @IfPresent()
-  @IsCursor()
-  cursor?: string;
-}
+/** `limit` 1..100 (default 20) and an opaque `cursor` (docs/api.md "Lists and cursors"). */
+export class ListQueryDto extends PageQueryDto {}
 
 export interface ListQuery {
   limit: number;
@@ -79,5 +66,5 @@ export interface ListQuery {
 }
 
 export function toListQuery(query: ListQueryDto): ListQuery {
-  return { limit: query.limit === undefined ? 20 : Number(query.limit), cursor: query.cursor ?? null };
+  return { limit: pageLimit(query), cursor: query.cursor ?? null };
 }

@@ -23,7 +23,7 @@ export interface Caller {
   kind: KeyKind;
 }
 
-/** The API key record of CONTRACT.md "Keys". */
+/** The API key record (docs/api.md 9.1). */
 export interface KeyView {
   id: string;
   name: string;

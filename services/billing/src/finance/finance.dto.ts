@@ -2,7 +2,8 @@ import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
 import { microsToUsd } from '@svc/money';
 import type { Micros } from '@svc/money';
-import { Matches, ValidateIf } from 'class-validator';
+import { IfPresent } from '@svc/http-edge';
+import { Matches } from 'class-validator';
 import { DayRangeQueryDto, formatDay, toRange } from '../usage/usage.dto';
 import type { DayRange } from '../usage/usage.dto';
 import type { LedgerExportRow } from './finance.repository';
@@ -19,7 +20,7 @@ export interface ExportQuery {
 
 /** GET /operator/ledger/export?from&to&account_id (dates YYYY-MM-DD, to inclusive, default the last 30 days). */
 export class ExportQueryDto extends DayRangeQueryDto {
-  @ValidateIf((_object: object, value: unknown) => value !== undefined)
+  @IfPresent()
   @Matches(/^acct_[0-9A-Za-z]{1,64}$/, { message: 'account_id must be an account id (acct_...)' })
   account_id?: string;
 }

@@ -1,15 +1,13 @@
 import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
-import { IsCursor, IsIntegerText, IsUsdAmount } from '@svc/http-edge';
+import { IfPresent, IsUsdAmount, PageQueryDto, pageLimit } from '@svc/http-edge';
 import { microsToUsd, usdToMicros } from '@svc/money';
 import type { Micros } from '@svc/money';
-import { IsDefined, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { IsDefined, IsString, Matches, MaxLength } from 'class-validator';
 import type { LedgerEntryRecord } from '../ledger/ledger.repository';
 
 export const MAX_GRANT_USD = 1_000_000;
 export const MAX_REASON_LENGTH = 500;
-
-const IfPresent = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
 
 /** POST /operator/accounts: `{"email"?, "name"?}`, an absent body is `{}`. */
 export class CreateAccountDto {
@@ -70,15 +68,7 @@ export function parseIdempotencyKey(value: string | string[] | undefined): strin
 }
 
 /** `limit` (1..100, default 20) and an opaque `cursor` from a previous page. */
-export class LedgerListQueryDto {
-  @IfPresent()
-  @IsIntegerText(1, 100)
-  limit?: string;
-
-  @IfPresent()
-  @IsCursor()
-  cursor?: string;
-}
+export class LedgerListQueryDto extends PageQueryDto {}
 
 export interface ListQuery {
   limit: number;
@@ -86,7 +76,7 @@ export interface ListQuery {
 }
 
 export function toListQuery(query: LedgerListQueryDto): ListQuery {
-  return { limit: query.limit === undefined ? 20 : Number(query.limit), afterId: query.cursor === undefined ? null : decodeCursor(query.cursor) };
+  return { limit: pageLimit(query), afterId: query.cursor === undefined ? null : decodeCursor(query.cursor) };
 }
 
 const CURSOR_PREFIX = 'l1.';

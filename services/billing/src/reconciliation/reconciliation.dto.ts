@@ -1,8 +1,8 @@
 import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
 import { microsToUsd } from '@svc/money';
-import { IsCursor, IsIntegerText } from '@svc/http-edge';
-import { Equals, Matches, ValidateIf } from 'class-validator';
+import { IfPresent, PageQueryDto, pageLimit } from '@svc/http-edge';
+import { Equals, Matches } from 'class-validator';
 import type { AccountReport, Repair } from './reconciliation.service';
 
 export interface ReconciliationQuery {
@@ -20,21 +20,11 @@ export function encodeAccountCursor(accountId: string): string {
   return Buffer.from(CURSOR_PREFIX + accountId, 'utf8').toString('base64url');
 }
 
-const IfPresent = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
-
 /** `account_id` (optional), `limit` (1..100, default 20), `cursor` (from a previous page), `include=finance`. */
-export class ReconciliationQueryDto {
+export class ReconciliationQueryDto extends PageQueryDto {
   @IfPresent()
   @Matches(/^acct_[0-9A-Za-z]{1,64}$/, { message: 'account_id must be an account id' })
   account_id?: string;
-
-  @IfPresent()
-  @IsIntegerText(1, 100)
-  limit?: string;
-
-  @IfPresent()
-  @IsCursor()
-  cursor?: string;
 
   @IfPresent()
   @Equals('finance', { message: 'include must be finance' })
@@ -47,7 +37,7 @@ export function toReconciliationQuery(params: ReconciliationQueryDto): Reconcili
     if (!isId('account', params.account_id)) throw new AppError('invalid_request', 'account_id must be an account id');
     accountId = params.account_id;
   }
-  const limit = params.limit === undefined ? 20 : Number(params.limit);
+  const limit = pageLimit(params);
   let afterId: string | null = null;
   if (params.cursor !== undefined) {
     const text = Buffer.from(params.cursor, 'base64url').toString('utf8');

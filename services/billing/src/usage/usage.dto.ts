@@ -1,8 +1,8 @@
 import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
 import { microsToUsd } from '@svc/money';
-import { IsCalendarDate } from '@svc/http-edge';
-import { IsIn, Matches, ValidateIf } from 'class-validator';
+import { IfPresent, IsCalendarDate } from '@svc/http-edge';
+import { IsIn, Matches } from 'class-validator';
 import type { UsageReport } from './usage.service';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 
@@ -24,8 +24,6 @@ export function formatDay(day: Day): string {
 export function dayOf(value: string): Day {
   return Date.parse(`${value}T00:00:00Z`);
 }
-
-const IfPresent = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined);
 
 /** `from` and `to`: UTC calendar days, `to` inclusive. */
 export class DayRangeQueryDto {

@@ -24,7 +24,7 @@ export interface ForwardRoute {
 const providerParam = (params: Record<string, string>): AppError | undefined =>
   isProvider(params.provider) ? undefined : new AppError('unknown_provider', 'provider must be one of brave, exa, tavily');
 
-/** The control-plane paths the public edge forwards (docs/development.md, CONTRACT.md). */
+/** The control-plane paths the public edge forwards (docs/development.md, docs/api.md section 6). */
 export const FORWARD_ROUTES: readonly ForwardRoute[] = [
   { methods: ['GET', 'POST'], url: '/v1/keys', upstream: 'account-admin', key: 'management' },
   { methods: ['GET', 'PATCH', 'DELETE'], url: '/v1/keys/:id', upstream: 'account-admin', key: 'management' },

@@ -10,7 +10,7 @@ import type { RetainerOptions } from './settlement-retainer';
 import { ADMIT_LUA, IDEMPOTENCY_RELEASE_LUA, IDEMPOTENCY_STORE_LUA, LEASE_EXTEND_LUA, LEASE_LUA, RELEASE_LUA, RESERVE_LUA, SETTLE_LUA } from './money.scripts';
 
 
-/** Idempotent outcomes live this long (CONTRACT.md: 24 hours). */
+/** Idempotent outcomes live this long (docs/api.md 10.7: 24 hours). */
 export const OUTCOME_TTL_MS = 24 * 3_600_000;
 /**
  * Settled markers (what makes a settlement sent twice count once) are request ids in one set

@@ -365,7 +365,7 @@ for i = 1, n do
     local excess = newTat - nowUs
     local stored = claim and idem[idemKey] or false
     -- A repeat of an Idempotency-Key is answered with the first outcome before any limit is
-    -- applied: it takes no rate token and no lease (CONTRACT.md: it returns the first outcome).
+    -- applied: it takes no rate token and no lease (docs/api.md 10.7: it returns the first outcome).
     if stored then
       local left = math.floor((window - (tat - nowUs)) / interval + 1e-9)
       if left > burst then left = burst end

@@ -22,7 +22,7 @@ export const SKIP_MESSAGES: Readonly<Record<SkipReason, string>> = {
   limit: 'key credit limit reached',
 };
 
-/** How a search ends (CONTRACT.md "Outcome when no attempt answers"). */
+/** How a search ends (docs/api.md 10.5, when no model answers). */
 export type SearchOutcome =
   | { kind: 'success'; index: number }
   | { kind: 'payment'; code: 'key_limit_exceeded' | 'insufficient_credits'; neededMicros: Micros }
