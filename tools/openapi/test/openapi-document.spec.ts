@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { RequestMethod } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
 import { repoRoot } from '@svc/test-kit';
 import { FORWARD_ROUTES } from '../../../services/search-gateway/src/forward/forward.routes';
@@ -18,13 +20,41 @@ const INTERNAL_DTO_FILES = ['services/billing/src/operator/operator.dto.ts', 'se
 /** DTO classes that are only bases of documented ones. */
 const BASE_DTOS = ['DayRangeQueryDto'];
 
-function dtoFiles(dir: string): string[] {
+function sourceFiles(dir: string, suffix: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (name === 'node_modules' || name === 'dist') return [];
-    if (statSync(path).isDirectory()) return dtoFiles(path);
-    return name.endsWith('.dto.ts') ? [path] : [];
+    if (statSync(path).isDirectory()) return sourceFiles(path, suffix);
+    return name.endsWith(suffix) ? [path] : [];
   });
+}
+
+/** A route pattern of the gateway's forward table as a regular expression (`:x` one segment, `*` the rest). */
+const forwardPattern = (url: string): RegExp =>
+  new RegExp(`^${url.split('/').map((part) => (part === '*' ? '.+' : part.startsWith(':') ? '[^/]+' : part)).join('/')}$`);
+
+/** Every route of the control plane's Nest controllers, as `METHOD /path/{param}`. */
+async function controllerRoutes(): Promise<string[]> {
+  const routes: string[] = [];
+  for (const file of [...sourceFiles(join(repoRoot(), 'services/account-admin/src'), '.controller.ts'), ...sourceFiles(join(repoRoot(), 'services/billing/src'), '.controller.ts')]) {
+    const module = (await import(file)) as Record<string, unknown>;
+    for (const value of Object.values(module)) {
+      if (typeof value !== 'function') continue;
+      const prefix: unknown = Reflect.getMetadata(PATH_METADATA, value);
+      if (typeof prefix !== 'string') continue;
+      const prototype = (value as { prototype: Record<string, unknown> }).prototype;
+      for (const key of Object.getOwnPropertyNames(prototype)) {
+        const handler = prototype[key];
+        if (typeof handler !== 'function' || key === 'constructor') continue;
+        const path: unknown = Reflect.getMetadata(PATH_METADATA, handler);
+        const method: unknown = Reflect.getMetadata(METHOD_METADATA, handler);
+        if (typeof path !== 'string' || typeof method !== 'number') continue;
+        const full = `/${[prefix, path].map((part) => part.replace(/^\/+|\/+$/g, '')).filter((part) => part !== '').join('/')}`;
+        routes.push(`${RequestMethod[method] ?? String(method)} ${full.replace(/:([a-z_]+)/gi, '{$1}')}`);
+      }
+    }
+  }
+  return routes;
 }
 
 const validatedFields = (target: new () => object): string[] =>
@@ -61,7 +91,7 @@ describe('the OpenAPI document', () => {
   it('has every public class-validator DTO of the services, with the same fields', async () => {
     const documented = new Set<unknown>(Object.values(DTO_MODELS));
     const undocumented: string[] = [];
-    for (const file of dtoFiles(join(repoRoot(), 'services'))) {
+    for (const file of sourceFiles(join(repoRoot(), 'services'), '.dto.ts')) {
       const name = relative(repoRoot(), file);
       if (INTERNAL_DTO_FILES.includes(name)) continue;
       const module = (await import(file)) as Record<string, unknown>;
@@ -76,6 +106,21 @@ describe('the OpenAPI document', () => {
       const fields = Object.keys(schemas[component]?.properties ?? {}).sort();
       expect({ component, fields }).toEqual({ component, fields: validatedFields(model) });
     }
+  });
+
+  it('documents every control-plane controller route the gateway forwards, and documents no control-plane route that does not exist', async () => {
+    const routes = await controllerRoutes();
+    expect(routes).toContain('POST /v1/keys');
+    const forwarded = (route: string): boolean => {
+      const [method = '', path = ''] = route.split(' ');
+      return FORWARD_ROUTES.some((r) => r.methods.includes(method as never) && forwardPattern(r.url).test(path.replace(/\{[a-z_]+\}/gi, 'x')));
+    };
+    const documented = OPERATIONS.filter((op) => op.servedBy !== 'search-gateway').map((op) => `${op.method.toUpperCase()} ${op.path}`);
+    const undocumented = routes.filter((route) => forwarded(route) && !documented.includes(route));
+    expect(undocumented).toEqual([]);
+    // Operations the control plane does not serve yet are named here; the test fails once they are.
+    const notServed = documented.filter((route) => !routes.includes(route));
+    expect(notServed.sort()).toEqual(['DELETE /v1/provider-keys/{provider}', 'GET /v1/provider-keys', 'GET /v1/provider-keys/{provider}', 'PUT /v1/provider-keys/{provider}']);
   });
 
   it('documents every route the gateway forwards, and nothing it does not route', () => {
