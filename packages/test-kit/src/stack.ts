@@ -27,6 +27,8 @@ export interface Stack {
   redisUrl: string;
   databases: { accountAdmin: string; billing: string };
   operatorToken: string;
+  /** The provider-key KEK the services were started with. */
+  kek: { id: string; key: string };
   logs(): string;
   stop(): Promise<void>;
 }
@@ -54,6 +56,8 @@ export interface StackOptions {
   accountAdminEnv?: Record<string, string>;
   /** Extra environment for billing (e.g. STRIPE_SECRET_KEY, STRIPE_API_BASE, STRIPE_WEBHOOK_SECRET). */
   billingEnv?: Record<string, string>;
+  /** The provider-key KEK of every service (default: a fresh random one, id `kek-test`). */
+  kek?: { id: string; key: string };
   /** LOG_LEVEL of every service (default debug, so tests see everything that is logged). */
   logLevel?: string;
 }
@@ -76,7 +80,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   };
   try {
     const [aaHttp, aaGrpc, billHttp, billOp] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-    const common = { REDIS_URL: redis, INTERNAL_TOKEN: internalToken, LOG_LEVEL: options.logLevel ?? 'debug', HOST: '127.0.0.1' };
+    const kek = options.kek ?? { id: 'kek-test', key: randomBytes(32).toString('base64') };
+    const common = {
+      REDIS_URL: redis, INTERNAL_TOKEN: internalToken, LOG_LEVEL: options.logLevel ?? 'debug', HOST: '127.0.0.1',
+      PROVIDER_KEY_KEK: kek.key, PROVIDER_KEY_KEK_ID: kek.id,
+    };
     const accountAdmin = await startProcess({
       name: 'account-admin',
       script: join(root, 'services/account-admin/dist/main.js'),
@@ -122,7 +130,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       const process = await startProcess({
         name: 'ledger-worker',
         script: join(root, 'services/billing/dist/worker.js'),
-        env: { ...common, PORT: String(port), DATABASE_URL: billingDb, ...options.workerEnv },
+        env: { ...common, PORT: String(port), DATABASE_URL: billingDb, ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`, ...options.workerEnv },
         readyUrl: `http://127.0.0.1:${port}/readyz`,
       });
       started.push(process);
@@ -153,6 +161,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       redisUrl: redis,
       databases: { accountAdmin: accountAdminDb, billing: billingDb },
       operatorToken,
+      kek,
       logs: () => started.map((p) => `--- ${p.name}\n${p.logs()}`).join('\n'),
       stop,
     };

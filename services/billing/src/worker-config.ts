@@ -28,6 +28,10 @@ export const LEDGER_WORKER_ENV = {
   RECONCILE_REPAIR: bool({ default: false }),
   /** A reservation whose search ran past its own bound by more than this is stale. */
   RECONCILE_STALE_AFTER_MS: int({ default: 60_000, min: 0, max: 3_600_000 }),
+  /** account-admin's gRPC address: the worker records keys' last use there (MarkKeysUsed). */
+  ACCOUNT_ADMIN_GRPC_URL: str({ default: '127.0.0.1:50051' }),
+  /** How often the worker sends keys' last use to account-admin (each key at most once a minute). */
+  KEY_USE_FLUSH_INTERVAL_MS: int({ default: 5_000, min: 10, max: 600_000 }),
   /** How often the backlog is logged while records are pending. */
   BACKLOG_LOG_INTERVAL_MS: int({ default: 5_000, min: 100, max: 3_600_000 }),
 };

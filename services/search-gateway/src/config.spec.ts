@@ -1,7 +1,8 @@
 import { ConfigError } from '@svc/config';
 import { parseGatewayConfig } from './config';
 
-const base = { INTERNAL_TOKEN: 'x'.repeat(16) };
+const KEK = Buffer.alloc(32, 3).toString('base64');
+const base = { INTERNAL_TOKEN: 'x'.repeat(16), PROVIDER_KEY_KEK: KEK, PROVIDER_KEY_KEK_ID: 'k1' };
 
 describe('gateway config', () => {
   it('has the documented defaults', () => {
@@ -17,6 +18,14 @@ describe('gateway config', () => {
   it('refuses a key cache that outlives the propagation bound', () => {
     expect(() => parseGatewayConfig({ ...base, KEY_CACHE_TTL_MS: '20000' })).toThrow(ConfigError);
     expect(() => parseGatewayConfig({ ...base, KEY_CACHE_TTL_MS: '3000', KEY_PROPAGATION_MAX_MS: '2000' })).toThrow(/KEY_CACHE_TTL_MS/);
+  });
+
+  it('refuses to start with BYOK enabled and no KEK, naming the variable and never the value', () => {
+    expect(() => parseGatewayConfig({ INTERNAL_TOKEN: 'x'.repeat(16) })).toThrow(/PROVIDER_KEY_KEK is required when BYOK_ENABLED is true/);
+    expect(parseGatewayConfig({ INTERNAL_TOKEN: 'x'.repeat(16), BYOK_ENABLED: 'false' }).kekRing).toBeNull();
+    expect(() => parseGatewayConfig({ ...base, PROVIDER_KEY_KEK_ID: undefined })).toThrow(/PROVIDER_KEY_KEK_ID/);
+    expect(() => parseGatewayConfig({ ...base, PROVIDER_KEY_KEK: 'dG9vIHNob3J0' })).toThrow(/PROVIDER_KEY_KEK must be 32 bytes/);
+    expect(() => parseGatewayConfig({ ...base, PROVIDER_KEY_KEK_PREVIOUS: `bad${KEK}` })).not.toThrow(new RegExp(KEK.slice(0, 10)));
   });
 
   it('names a bad clock skew', () => {

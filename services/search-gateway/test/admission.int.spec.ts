@@ -180,7 +180,7 @@ describe('key credit-limit periods on a controllable clock (SearchService, real 
   };
 
   const usage = async (record: KeyRecord, periodStartMs: number): Promise<number> =>
-    Number((await redis.get(redisKeys.keyPeriodUsage(record.accountId, record.id, periodStartMs))) ?? '0');
+    Number((await redis.get(redisKeys.keyPeriodUsage(record.accountId, record.id, record.limitReset ?? 'daily', periodStartMs))) ?? '0');
 
   // Years ahead of the real clock: a period counter expires (PEXPIREAT, Redis clock) a week
   // after its period ends, so a period in the real past would be deleted as it is written.

@@ -8,6 +8,7 @@ import { DEFAULT_PAGE_LIMIT, PageQueryDto } from '@svc/http-edge';
 import type { ErrorCode } from '@svc/errors';
 import { LoginDto, ManagementKeyCreateDto, SignupDto } from '../../../services/account-admin/src/dashboard/dashboard.dto';
 import { KeyBodyDto, ListQueryDto } from '../../../services/account-admin/src/keys/keys.dto';
+import { PutProviderKeyDto } from '../../../services/account-admin/src/provider-keys/provider-keys.dto';
 import { CheckoutBodyDto } from '../../../services/billing/src/checkout/checkout.dto';
 import { UsageQueryDto } from '../../../services/billing/src/usage/usage.dto';
 import { SEARCH_BODY_SCHEMA, MAX_QUERY_CHARS } from '../../../services/search-gateway/src/search/search.schema';
@@ -39,6 +40,7 @@ export const DTO_MODELS: Readonly<Record<string, new () => object>> = {
   SignupBody: SignupDto,
   LoginBody: LoginDto,
   ManagementKeyCreateBody: ManagementKeyCreateDto,
+  ProviderKeyBody: PutProviderKeyDto,
 };
 
 @Module({})

@@ -158,7 +158,7 @@ export const OPERATIONS: readonly Operation[] = [
   {
     method: 'put', path: '/v1/provider-keys/{provider}', operationId: 'setProviderKey', tag: 'provider-keys', access: 'management', servedBy: 'account-admin', sdk: true,
     summary: "Stores (or replaces) the account's key for one provider",
-    body: { schema: 'SetProviderKeyBody' },
+    body: { schema: 'ProviderKeyBody' },
     success: { status: 200, description: 'The stored key, as a label.', schema: 'ProviderKeyResponse' },
     errors: ['invalid_request', 'unknown_provider', ...ONE_KIND, 'internal', 'byok_disabled'],
   },
@@ -220,6 +220,31 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'Deletes a management key',
     success: { status: 200, description: 'Deleted.', schema: 'DeletedManagementKey' },
     errors: ['invalid_request', 'invalid_api_key', 'not_found', 'internal'],
+  },
+  {
+    method: 'get', path: '/dashboard/api/provider-keys', operationId: 'dashboardListProviderKeys', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: "The signed-in account's provider keys (as GET /v1/provider-keys)",
+    success: { status: 200, description: 'The stored keys, as labels.', schema: 'ProviderKeyList' },
+    errors: ['invalid_api_key', 'internal', 'byok_disabled'],
+  },
+  {
+    method: 'get', path: '/dashboard/api/provider-keys/{provider}', operationId: 'dashboardGetProviderKey', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: "The signed-in account's key for one provider",
+    success: { status: 200, description: 'The stored key, as a label.', schema: 'ProviderKeyResponse' },
+    errors: ['unknown_provider', 'invalid_api_key', 'not_found', 'internal', 'byok_disabled'],
+  },
+  {
+    method: 'put', path: '/dashboard/api/provider-keys/{provider}', operationId: 'dashboardSetProviderKey', tag: 'dashboard', access: 'session+csrf', servedBy: 'account-admin', sdk: false,
+    summary: "Stores (or replaces) the signed-in account's key for one provider",
+    body: { schema: 'ProviderKeyBody' },
+    success: { status: 200, description: 'The stored key, as a label.', schema: 'ProviderKeyResponse' },
+    errors: ['invalid_request', 'unknown_provider', 'invalid_api_key', 'internal', 'byok_disabled'],
+  },
+  {
+    method: 'delete', path: '/dashboard/api/provider-keys/{provider}', operationId: 'dashboardDeleteProviderKey', tag: 'dashboard', access: 'session+csrf', servedBy: 'account-admin', sdk: false,
+    summary: "Deletes the signed-in account's key for one provider",
+    success: { status: 200, description: 'Deleted.', schema: 'DeletedProviderKey' },
+    errors: ['invalid_request', 'unknown_provider', 'invalid_api_key', 'not_found', 'internal', 'byok_disabled'],
   },
   {
     method: 'get', path: '/healthz', operationId: 'healthz', tag: 'meta', access: 'none', servedBy: 'search-gateway', sdk: false,

@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnModuleDestroy } from '@nestjs/common';
 import { Redis } from 'ioredis';
-import { KEY_CHANGES_CHANNEL, redisKeys } from '@svc/contracts';
-import type { KeyChangeMessage, KeyRecord } from '@svc/contracts';
+import { KEY_CHANGES_CHANNEL, PROVIDER_KEY_CHANGES_CHANNEL, redisKeys } from '@svc/contracts';
+import type { KeyChangeMessage, KeyRecord, ProviderKeyChangeMessage } from '@svc/contracts';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 
@@ -52,6 +52,8 @@ export interface UsageQuery {
   keyId: string;
   /** Start of the key's current reset period, or null when the key has no reset period. */
   periodStartMs: number | null;
+  /** The key's reset period (which counter), or null. */
+  reset: 'daily' | 'weekly' | 'monthly' | null;
 }
 
 export interface Usage {
@@ -102,19 +104,24 @@ export class KeyCacheRepository implements OnModuleDestroy {
     await this.redis.publish(KEY_CHANGES_CHANNEL, JSON.stringify(message));
   }
 
+  /** Tells every gateway that an account's provider keys changed (the message names the account only). */
+  async publishProviderKeyChange(message: ProviderKeyChangeMessage): Promise<void> {
+    await this.redis.publish(PROVIDER_KEY_CHANGES_CHANNEL, JSON.stringify(message));
+  }
+
   /** Spend counters (integer micro-USD; absent = 0), in the order asked. */
   async readUsage(queries: readonly UsageQuery[]): Promise<Usage[]> {
     if (queries.length === 0) return [];
     const names: string[] = [];
     for (const q of queries) {
       names.push(redisKeys.keyTotalUsage(q.accountId, q.keyId));
-      if (q.periodStartMs !== null) names.push(redisKeys.keyPeriodUsage(q.accountId, q.keyId, q.periodStartMs));
+      if (q.periodStartMs !== null && q.reset !== null) names.push(redisKeys.keyPeriodUsage(q.accountId, q.keyId, q.reset, q.periodStartMs));
     }
     const values = await this.redis.mget(names);
     let at = 0;
     return queries.map((q) => {
       const totalMicros = toMicros(values[at++]);
-      const periodMicros = q.periodStartMs === null ? totalMicros : toMicros(values[at++]);
+      const periodMicros = q.periodStartMs === null || q.reset === null ? totalMicros : toMicros(values[at++]);
       return { periodMicros, totalMicros };
     });
   }

@@ -11,6 +11,8 @@ export interface DrainOptions {
   accountsPerPop?: number;
   /** Batches of one account per pass before it goes back to the dirty set (fairness). */
   maxBatchesPerAccount?: number;
+  /** Told every batch of records after it committed (the key-use recorder: last_used_at). */
+  onCommitted?: (records: readonly SettlementRecord[]) => void;
 }
 
 export interface DrainResult {
@@ -93,6 +95,7 @@ export class LedgerDrainService {
         }
       }
       const written = await this.repository.writeSettlements(accountId, records);
+      this.options.onCommitted?.(records);
       // Committed: only now may the entries leave the stream.
       for (const { entry, reason } of refused) {
         this.logger.error({ account_id: accountId, entry_id: entry.id, reason }, 'settlement entry cannot be billed; moved to the dead-letter stream');

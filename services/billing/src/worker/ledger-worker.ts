@@ -17,6 +17,7 @@ import { createListener } from '../http/listener';
 import { freshRequestIds } from '@svc/http-edge';
 import { LedgerRepository } from '../ledger/ledger.repository';
 import { LedgerDrainService } from '../settlement/ledger-drain.service';
+import { GrpcKeyUseSink, KeyUseRecorder } from '../key-use/key-use.recorder';
 import { ReconciliationJob } from '../reconciliation/reconciliation-job';
 import { ReconciliationRedisAdapter } from '../reconciliation/reconciliation-redis.adapter';
 import { ReconciliationRepository } from '../reconciliation/reconciliation.repository';
@@ -84,8 +85,11 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
   const recovery = new HydrationRedisAdapter(data);
   const hydrationConfig = parseHydrationConfig();
   // The drain confirms every record it made durable, so the gateways stop retaining it.
+  const keyUses = new KeyUseRecorder(new GrpcKeyUseSink(config.ACCOUNT_ADMIN_GRPC_URL), logger.child({ component: 'key-use' }), config.KEY_USE_FLUSH_INTERVAL_MS);
+  keyUses.start();
   const drain = new LedgerDrainService(new ConfirmingStreamAdapter(data, recovery), repository, logger.child({ component: 'drain' }), {
     batchSize: config.LEDGER_BATCH_SIZE,
+    onCommitted: (records) => keyUses.note(records),
   });
   const outbox = new SpendableOutboxService(repository, new SpendableBalanceAdapter(data), logger.child({ component: 'outbox' }));
   const database = new DatabaseProbeRepository(prisma);
@@ -120,6 +124,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
     await worker?.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the BullMQ worker failed'));
     await queue?.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the BullMQ queue failed'));
     await app?.close().catch(() => undefined);
+    await keyUses.stop().catch((error: unknown) => logger.warn({ err: error }, 'closing the key-use recorder failed'));
     await Promise.allSettled([workerConnection, queueConnection, data, reconcileConnection].map((c) => c.quit().catch(() => c.disconnect())));
     await db.close();
   };

@@ -50,6 +50,8 @@ export class ForwardService {
     private readonly upstreams: Readonly<Record<Upstream, UpstreamClient>>,
     private readonly internalToken: string,
     private readonly log: Logger,
+    /** Dropped per account when account-admin answers a provider-key change: it applies at once here. */
+    private readonly providerKeys?: { invalidate(accountId: string): void },
   ) {}
 
   /** Registers every forwarded route on a scope whose body parser yields raw Buffers. */
@@ -93,6 +95,7 @@ export class ForwardService {
     const passed = clientResponseHeaders(response.headers);
     if (route.upstream === 'account-admin') {
       for (const keyHash of passed.changedKeyHashes) this.auth.invalidate(keyHash);
+      if (passed.changedProviderKeysAccount !== null) this.providerKeys?.invalidate(passed.changedProviderKeysAccount);
     }
     reply.code(response.status).headers(passed.headers);
     return response.body.length === 0 ? reply.send() : reply.send(response.body);

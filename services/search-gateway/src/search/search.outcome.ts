@@ -4,7 +4,7 @@ import type { Micros } from '@svc/money';
 import { microsToUsd } from '@svc/money';
 import type { NormalizedResult, ProviderFailureKind } from '../providers';
 
-/** Whose provider key an attempt uses (BYOK attempts come before the platform's in a later issue). */
+/** Whose provider key an attempt uses: the account's own (`byok`, tried first) or the deployment's (`platform`). */
 export type AttemptSource = 'platform' | 'byok';
 
 export type SkipReason = 'not_configured' | 'capacity' | 'balance' | 'limit';
