@@ -45,8 +45,9 @@ const PG = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SIM = 'http://127.0.0.1:9090';
 const FAKE_STRIPE = 'http://127.0.0.1:12111';
+const REDIS_CLUSTER = process.env.REDIS_CLUSTER ?? 'false';
 const common = {
-  REDIS_URL, INTERNAL_TOKEN: secrets.INTERNAL_TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1',
+  REDIS_URL, REDIS_CLUSTER, INTERNAL_TOKEN: secrets.INTERNAL_TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1',
   PROVIDER_KEY_KEK: process.env.PROVIDER_KEY_KEK ?? secrets.PROVIDER_KEY_KEK, PROVIDER_KEY_KEK_ID: process.env.PROVIDER_KEY_KEK_ID ?? secrets.PROVIDER_KEY_KEK_ID,
   ...(process.env.PROVIDER_KEY_KEK_PREVIOUS === undefined ? {} : { PROVIDER_KEY_KEK_PREVIOUS: process.env.PROVIDER_KEY_KEK_PREVIOUS }),
 };

@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { closeRedisClient, createRedisClient, masters } from '@svc/redis-client';
+import type { RedisClient, RedisTarget } from '@svc/redis-client';
 import { join } from 'node:path';
 import { applyMigrations } from '@svc/pg-migrate';
 import { freePort } from './ports';
 import { recreateDatabase } from './databases';
 import { redisUrl } from './redis';
+import { startRedisCluster } from './redis-cluster';
+import type { RedisCluster } from './redis-cluster';
 import { repoRoot } from './paths';
 import { startProcess } from './processes';
 import type { RunningProcess } from './processes';
@@ -24,7 +27,16 @@ export interface Stack {
   worker?: { url: string; process: RunningProcess };
   accountAdmin: { url: string; grpc: string; process: RunningProcess };
   billing: { url: string; operatorUrl: string; process: RunningProcess };
+  /** REDIS_URL of every service: one Redis database, or the cluster's seed list. */
   redisUrl: string;
+  /** REDIS_URL and REDIS_CLUSTER together. */
+  redisTarget: RedisTarget;
+  /** The Redis Cluster the stack started (`cluster: true`), with its helpers (slot migration, flush). */
+  redisCluster?: RedisCluster;
+  /** A new client of the stack's Redis (a Cluster client on a cluster); the caller closes it. */
+  redisClient(): RedisClient;
+  /** Empties the stack's Redis: FLUSHDB of its database, or FLUSHALL on every master of its cluster. */
+  flushRedis(): Promise<void>;
   databases: { accountAdmin: string; billing: string };
   operatorToken: string;
   /** The provider-key KEK the services were started with. */
@@ -36,7 +48,13 @@ export interface Stack {
 export interface StackOptions {
   /** Short name: databases are svc_e2e_<name>_*. */
   name: string;
+  /** The Redis database of a single-node stack (ignored with `cluster`: a cluster has database 0 only). */
   redisDb: number;
+  /**
+   * Run on a Redis Cluster of its own instead: 3 masters started on loopback for this stack
+   * (test-kit startRedisCluster), every service with REDIS_CLUSTER=true and the seed list.
+   */
+  cluster?: boolean;
   /** One entry per gateway process; `script`: another build of the gateway for that one. */
   gateways?: { env?: Record<string, string>; script?: string }[];
   gatewayEnv?: Record<string, string>;
@@ -64,10 +82,19 @@ export interface StackOptions {
 
 export async function startStack(options: StackOptions): Promise<Stack> {
   const root = repoRoot();
-  const redis = redisUrl(options.redisDb);
-  const flusher = new Redis(redis);
-  await flusher.flushdb();
-  await flusher.quit();
+  const redisCluster = options.cluster === true ? await startRedisCluster() : undefined;
+  const redis = redisCluster?.url ?? redisUrl(options.redisDb);
+  const redisTarget: RedisTarget = { url: redis, cluster: redisCluster !== undefined };
+  const flushRedis = async (): Promise<void> => {
+    const client = createRedisClient(redisTarget);
+    try {
+      if (redisCluster !== undefined) await redisCluster.flushAll();
+      else for (const node of masters(client)) await node.flushdb();
+    } finally {
+      await closeRedisClient(client);
+    }
+  };
+  await flushRedis();
   const accountAdminDb = await recreateDatabase(`svc_e2e_${options.name}_accounts`);
   const billingDb = await recreateDatabase(`svc_e2e_${options.name}_billing`);
   await applyMigrations(accountAdminDb, join(root, 'services/account-admin/prisma/migrations'));
@@ -77,12 +104,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const started: RunningProcess[] = [];
   const stop = async (): Promise<void> => {
     for (const p of started.reverse()) await p.stop();
+    await redisCluster?.stop();
   };
   try {
     const [aaHttp, aaGrpc, billHttp, billOp] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
     const kek = options.kek ?? { id: 'kek-test', key: randomBytes(32).toString('base64') };
     const common = {
-      REDIS_URL: redis, INTERNAL_TOKEN: internalToken, LOG_LEVEL: options.logLevel ?? 'debug', HOST: '127.0.0.1',
+      REDIS_URL: redis, REDIS_CLUSTER: String(redisCluster !== undefined), INTERNAL_TOKEN: internalToken, LOG_LEVEL: options.logLevel ?? 'debug', HOST: '127.0.0.1',
       PROVIDER_KEY_KEK: kek.key, PROVIDER_KEY_KEK_ID: kek.id,
     };
     const accountAdmin = await startProcess({
@@ -159,6 +187,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       accountAdmin: { url: `http://127.0.0.1:${aaHttp}`, grpc: `127.0.0.1:${aaGrpc}`, process: accountAdmin },
       billing: { url: `http://127.0.0.1:${billHttp}`, operatorUrl: `http://127.0.0.1:${billOp}`, process: billing },
       redisUrl: redis,
+      redisTarget,
+      ...(redisCluster === undefined ? {} : { redisCluster }),
+      redisClient: () => createRedisClient(redisTarget),
+      flushRedis,
       databases: { accountAdmin: accountAdminDb, billing: billingDb },
       operatorToken,
       kek,

@@ -1,4 +1,4 @@
-import { bool, ConfigError, int, oneOf, parseEnv, secret, str, url } from '@svc/config';
+import { bool, ConfigError, int, oneOf, parseEnv, redisUrls, secret, str, url } from '@svc/config';
 import { KekConfigError, kekRingFromEnv } from '@svc/keys';
 import type { KekRing } from '@svc/keys';
 import type { EnvOf } from '@svc/config';
@@ -9,7 +9,9 @@ export const configSchema = {
   GRPC_PORT: int({ default: 50051, min: 0, max: 65535 }),
   HOST: str({ default: '0.0.0.0' }),
   DATABASE_URL: url({ default: 'postgresql://postgres@127.0.0.1:5432/svc_account_admin', protocols: ['postgresql', 'postgres'] }),
-  REDIS_URL: url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
+  /** One Redis, or with REDIS_CLUSTER=true a comma-separated list of seed nodes of a Redis Cluster (any node will do). */
+  REDIS_URL: redisUrls({ default: 'redis://127.0.0.1:6379' }),
+  REDIS_CLUSTER: bool({ default: false }),
   INTERNAL_TOKEN: secret({ minLength: 16 }),
   /** The whole request (headers and body) must arrive within this, else 408 and the connection closes. */
   HTTP_REQUEST_TIMEOUT_MS: int({ default: 30_000, min: 100, max: 600_000 }),

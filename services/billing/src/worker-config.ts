@@ -1,4 +1,4 @@
-import { bool, int, oneOf, parseEnv, str, url } from '@svc/config';
+import { bool, int, oneOf, parseEnv, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
 
 /** The ledger worker's environment (dist/worker.js), parsed once at start. */
@@ -7,7 +7,9 @@ export const LEDGER_WORKER_ENV = {
   PORT: int({ default: 3003, min: 0, max: 65535 }),
   HOST: str({ default: '0.0.0.0' }),
   DATABASE_URL: url({ default: 'postgresql://postgres@127.0.0.1:5432/svc_billing', protocols: ['postgresql', 'postgres'] }),
-  REDIS_URL: url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
+  /** One Redis, or with REDIS_CLUSTER=true a comma-separated list of seed nodes of a Redis Cluster (any node will do). */
+  REDIS_URL: redisUrls({ default: 'redis://127.0.0.1:6379' }),
+  REDIS_CLUSTER: bool({ default: false }),
   /** The whole request (headers and body) must arrive within this, else 408 and the connection closes. */
   HTTP_REQUEST_TIMEOUT_MS: int({ default: 30_000, min: 100, max: 600_000 }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),

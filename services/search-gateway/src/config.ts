@@ -1,4 +1,4 @@
-import { bool, ConfigError, int, oneOf, parseEnv, secret, str, url } from '@svc/config';
+import { bool, ConfigError, int, oneOf, parseEnv, secret, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
 import { KekConfigError, kekRingFromEnv } from '@svc/keys';
 import type { KekRing } from '@svc/keys';
@@ -7,7 +7,9 @@ import type { KekRing } from '@svc/keys';
 export const gatewayEnvSchema = {
   PORT: int({ default: 8080, min: 0, max: 65535 }),
   HOST: str({ default: '0.0.0.0' }),
-  REDIS_URL: url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
+  /** One Redis, or with REDIS_CLUSTER=true a comma-separated list of seed nodes of a Redis Cluster (any node will do). */
+  REDIS_URL: redisUrls({ default: 'redis://127.0.0.1:6379' }),
+  REDIS_CLUSTER: bool({ default: false }),
   ACCOUNT_ADMIN_GRPC_URL: str({ default: '127.0.0.1:50051' }),
   ACCOUNT_ADMIN_HTTP_URL: url({ default: 'http://127.0.0.1:3001', protocols: ['http', 'https'] }),
   BILLING_HTTP_URL: url({ default: 'http://127.0.0.1:3002', protocols: ['http', 'https'] }),

@@ -35,7 +35,7 @@ export class GatewayModule {
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: GATEWAY_LOGGER, useValue: log },
-        { provide: RedisConnection, useFactory: () => new RedisConnection(config.REDIS_URL, log) },
+        { provide: RedisConnection, useFactory: () => new RedisConnection({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER }, log) },
         { provide: KeyCache, useFactory: () => new KeyCache({ ttlMs: config.KEY_CACHE_TTL_MS, maxEntries: config.KEY_CACHE_MAX_ENTRIES }) },
         { provide: GrpcKeyOwner, useFactory: () => new GrpcKeyOwner(config.ACCOUNT_ADMIN_GRPC_URL) },
         {
@@ -60,7 +60,9 @@ export class GatewayModule {
         {
           provide: KEY_CHANGES,
           useFactory: (auth: AuthChain, providerKeys: ProviderKeyCache) =>
-            (config.KEY_CHANGES_SUBSCRIBE ? new KeyChangesSubscriber(config.REDIS_URL, auth, log, providerKeys.enabled ? providerKeys : null) : null),
+            (config.KEY_CHANGES_SUBSCRIBE
+              ? new KeyChangesSubscriber({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER }, auth, log, providerKeys.enabled ? providerKeys : null)
+              : null),
           inject: [AuthChain, ProviderKeyCache],
         },
         { provide: ACCOUNT_ADMIN_UPSTREAM, useFactory: () => new UpstreamClient(config.ACCOUNT_ADMIN_HTTP_URL) },
@@ -94,7 +96,7 @@ export class GatewayModule {
           useFactory: (providers: ProviderRegistry, redis: RedisConnection, metrics: SearchMetrics, providerKeys: ProviderKeyCache) =>
             new SearchService(
               providers,
-              new MoneyRepository(redis.client),
+              new MoneyRepository(redis.client, redis.target),
               {
                 providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
                 maxInFlight: { brave: config.PROVIDER_MAX_IN_FLIGHT_BRAVE, exa: config.PROVIDER_MAX_IN_FLIGHT_EXA, tavily: config.PROVIDER_MAX_IN_FLIGHT_TAVILY },

@@ -74,7 +74,7 @@ describe('merged money scripts decide and write exactly what one-at-a-time calls
 
   beforeAll(() => {
     redis = new Redis(redisUrl(DB));
-    money = new MoneyRepository(redis, { maxRecords: 100_000, confirmIntervalMs: 3_600_000, epochIntervalMs: 3_600_000 });
+    money = new MoneyRepository(redis, { url: redisUrl(DB), cluster: false }, { maxRecords: 100_000, confirmIntervalMs: 3_600_000, epochIntervalMs: 3_600_000 });
   });
 
   afterAll(async () => {

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnModuleDestroy } from '@nestjs/common';
-import { Redis } from 'ioredis';
+import { closeRedisClient, createRedisClient, mgetAny } from '@svc/redis-client';
+import type { RedisClient } from '@svc/redis-client';
 import { KEY_CHANGES_CHANNEL, PROVIDER_KEY_CHANGES_CHANNEL, redisKeys } from '@svc/contracts';
 import type { KeyChangeMessage, KeyRecord, ProviderKeyChangeMessage } from '@svc/contracts';
 import { APP_CONFIG } from '../config';
@@ -67,12 +68,12 @@ export interface Usage {
  */
 @Injectable()
 export class KeyCacheRepository implements OnModuleDestroy {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly liveTtlSeconds: number;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.liveTtlSeconds = config.KEY_RECORD_TTL_SECONDS;
-    this.redis = new Redis(config.REDIS_URL, {
+    this.redis = createRedisClient({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER }, {
       lazyConnect: false,
       maxRetriesPerRequest: 2,
       commandTimeout: 2_000,
@@ -117,7 +118,7 @@ export class KeyCacheRepository implements OnModuleDestroy {
       names.push(redisKeys.keyTotalUsage(q.accountId, q.keyId));
       if (q.periodStartMs !== null && q.reset !== null) names.push(redisKeys.keyPeriodUsage(q.accountId, q.keyId, q.reset, q.periodStartMs));
     }
-    const values = await this.redis.mget(names);
+    const values = await mgetAny(this.redis, names);
     let at = 0;
     return queries.map((q) => {
       const totalMicros = toMicros(values[at++]);
@@ -131,8 +132,9 @@ export class KeyCacheRepository implements OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await closeRedisClient(this.redis);
   }
+
 }
 
 function toMicros(value: string | null | undefined): number {

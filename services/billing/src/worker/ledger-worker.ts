@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { LEDGER_JOBS, LEDGER_QUEUE } from '@svc/contracts';
+import { LEDGER_JOBS, LEDGER_QUEUE, QUEUE_PREFIX, RECONCILE_QUEUE } from '@svc/contracts';
 import type { LedgerJobName, LedgerJobPayload } from '@svc/contracts';
 import { Queue, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
-import { Redis } from 'ioredis';
+import { closeRedisClient, createRedisClient } from '@svc/redis-client';
 import type { Logger } from 'pino';
 import { createBillingDatabase, DatabaseProbeRepository } from '../db/prisma.repository';
 import { BacklogService, backlogView } from '../backlog/backlog.service';
@@ -35,8 +35,6 @@ import { HydrationService } from '../hydration/hydration.service';
 /** Scheduler ids in BullMQ: the job names (one scheduler each for the whole deployment, however many replicas). */
 const DRAIN_SCHEDULER = LEDGER_JOBS.drain;
 const SWEEP_SCHEDULER = LEDGER_JOBS.sweep;
-/** Reconciliation has its own queue (the ledger queue's job names are a shared contract). */
-export const RECONCILE_QUEUE = 'billing-reconcile';
 const RECONCILE_JOB = 'reconcile';
 
 /** The worker's only HTTP surface: /healthz and /readyz (with the backlog). */
@@ -74,10 +72,12 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
   const prisma = db.prisma;
   // BullMQ's connections must retry forever (maxRetriesPerRequest: null); the data
   // connection fails a command fast instead, so a job fails rather than hangs.
-  const workerConnection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
-  const queueConnection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
-  const data = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, connectTimeout: 2_000 });
-  const reconcileConnection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  // On Redis Cluster each is a Cluster client; the queues' keys share the hash tag of QUEUE_PREFIX.
+  const target = { url: config.REDIS_URL, cluster: config.REDIS_CLUSTER };
+  const workerConnection = createRedisClient(target, { maxRetriesPerRequest: null });
+  const queueConnection = createRedisClient(target, { maxRetriesPerRequest: null });
+  const data = createRedisClient(target, { maxRetriesPerRequest: 2, connectTimeout: 2_000 });
+  const reconcileConnection = createRedisClient(target, { maxRetriesPerRequest: null });
   for (const connection of [workerConnection, queueConnection, data, reconcileConnection]) {
     connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   }
@@ -125,7 +125,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
     await queue?.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the BullMQ queue failed'));
     await app?.close().catch(() => undefined);
     await keyUses.stop().catch((error: unknown) => logger.warn({ err: error }, 'closing the key-use recorder failed'));
-    await Promise.allSettled([workerConnection, queueConnection, data, reconcileConnection].map((c) => c.quit().catch(() => c.disconnect())));
+    await Promise.allSettled([workerConnection, queueConnection, data, reconcileConnection].map(closeRedisClient));
     await db.close();
   };
 
@@ -136,7 +136,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
       removeOnComplete: true,
       removeOnFail: { count: 100 },
     };
-    queue = new Queue<LedgerJobPayload, unknown, LedgerJobName>(LEDGER_QUEUE, { connection: queueConnection });
+    queue = new Queue<LedgerJobPayload, unknown, LedgerJobName>(LEDGER_QUEUE, { connection: queueConnection, prefix: QUEUE_PREFIX });
     const ledgerQueue = queue;
     const scheduleLedgerJobs = async (): Promise<void> => {
       await ledgerQueue.upsertJobScheduler(DRAIN_SCHEDULER, { every: config.LEDGER_DRAIN_INTERVAL_MS }, { name: LEDGER_JOBS.drain, data: {}, opts: jobOptions });
@@ -164,7 +164,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
         }
       }
     };
-    worker = new Worker<LedgerJobPayload, unknown, LedgerJobName>(LEDGER_QUEUE, process, { connection: workerConnection, concurrency: 1 });
+    worker = new Worker<LedgerJobPayload, unknown, LedgerJobName>(LEDGER_QUEUE, process, { connection: workerConnection, prefix: QUEUE_PREFIX, concurrency: 1 });
     worker.on('failed', (job, error) => logger.warn({ job: job?.name, attempts: job?.attemptsMade, err: error }, 'ledger job failed; it will be retried'));
     worker.on('error', (error) => logger.error({ err: error }, 'ledger worker error'));
 
@@ -174,7 +174,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
         return { postgres, redis: redisUp };
       },
     };
-    const reconcileJobs = new Queue(RECONCILE_QUEUE, { connection: queueConnection });
+    const reconcileJobs = new Queue(RECONCILE_QUEUE, { connection: queueConnection, prefix: QUEUE_PREFIX });
     reconcileQueue = reconcileJobs;
     const scheduleReconcile = async (): Promise<void> => {
       await reconcileJobs.upsertJobScheduler(RECONCILE_JOB, { every: config.RECONCILE_INTERVAL_MS }, {
@@ -182,7 +182,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
       });
     };
     await scheduleReconcile();
-    reconcileWorker = new Worker(RECONCILE_QUEUE, async () => reconciliation.run(), { connection: reconcileConnection, concurrency: 1 });
+    reconcileWorker = new Worker(RECONCILE_QUEUE, async () => reconciliation.run(), { connection: reconcileConnection, prefix: QUEUE_PREFIX, concurrency: 1 });
     reconcileWorker.on('failed', (_job, error) => logger.warn({ err: error }, 'reconciliation failed; it runs again at the next interval'));
     reconcileWorker.on('error', (error) => logger.error({ err: error }, 'reconcile worker error'));
     backlogTimer = setInterval(() => {

@@ -1,5 +1,6 @@
 import { isKeyChangeMessage, isProviderKeyChangeMessage, KEY_CHANGES_CHANNEL, PROVIDER_KEY_CHANGES_CHANNEL } from '@svc/contracts';
-import Redis from 'ioredis';
+import { createRedisClient } from '@svc/redis-client';
+import type { RedisClient, RedisTarget } from '@svc/redis-client';
 import type { Logger } from 'pino';
 import { REDIS_DISCONNECT_TIMEOUT_MS } from '../health/redis.connection';
 
@@ -20,10 +21,10 @@ export interface ProviderKeyChangeSink {
  * messages sent while disconnected are lost.
  */
 export class KeyChangesSubscriber {
-  private connection: Redis | undefined;
+  private connection: RedisClient | undefined;
 
   constructor(
-    private readonly redisUrl: string,
+    private readonly target: RedisTarget,
     private readonly sink: KeyChangeSink,
     private readonly log: Logger,
     /** Also listens on PROVIDER_KEY_CHANGES_CHANNEL (same connection) when given. */
@@ -40,7 +41,8 @@ export class KeyChangesSubscriber {
   }
 
   async start(): Promise<void> {
-    const connection = new Redis(this.redisUrl, { lazyConnect: true, maxRetriesPerRequest: null, disconnectTimeout: REDIS_DISCONNECT_TIMEOUT_MS });
+    // On Redis Cluster a PUBLISH reaches every node, so the subscription may sit on any of them.
+    const connection = createRedisClient(this.target, { lazyConnect: true, maxRetriesPerRequest: null, disconnectTimeout: REDIS_DISCONNECT_TIMEOUT_MS });
     this.connection = connection;
     connection.on('error', (error: Error) => this.log.warn({ err: error.message }, 'key-change subscriber connection error'));
     connection.on('ready', () => this.dropAll());

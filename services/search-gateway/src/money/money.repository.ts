@@ -1,7 +1,7 @@
 import { periodOf, recoveryKeys, redisKeys, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@svc/contracts';
 import type { KeyRecord, Period, Provider, SettlementRecord } from '@svc/contracts';
 import type { Micros } from '@svc/money';
-import type Redis from 'ioredis';
+import type { RedisClient, RedisTarget } from '@svc/redis-client';
 import type { Logger } from 'pino';
 import { MERGED_SADD, MERGED_ZREM, pickElement, RedisBatch } from '../redis/redis-batch';
 import type { BatchPipeline, MergedCommand, Reply } from '../redis/redis-batch';
@@ -207,18 +207,20 @@ export class MoneyRepository {
   readonly retainer: SettlementRetainer;
 
   /** `clock`: Unix ms, for the settled-marker buckets (tests fix it). */
-  constructor(private readonly redis: Redis, retainerOptions?: RetainerOptions, private readonly clock: () => number = Date.now) {
+  /** `target`: where the batch connections go (the same Redis or Redis Cluster as `redis`). */
+  constructor(private readonly redis: RedisClient, target: RedisTarget, retainerOptions?: RetainerOptions, private readonly clock: () => number = Date.now) {
     // The logger arrives later (useLogger); the closure reads it when an error comes.
-    this.batch = new RedisBatch(redis, undefined, (error) => this.log?.warn({ err: error.message }, 'redis batch connection error'));
+    const batch = new RedisBatch(target, (error) => this.log?.warn({ err: error.message }, 'redis batch connection error'));
+    this.batch = batch;
     this.retainer = new SettlementRetainer(redis, retainerOptions);
-    redis.defineCommand('svcLease', { numberOfKeys: 1, lua: LEASE_LUA });
-    redis.defineCommand('svcReserve', { numberOfKeys: 6, lua: RESERVE_LUA });
-    redis.defineCommand('svcRelease', { numberOfKeys: 4, lua: RELEASE_LUA });
-    redis.defineCommand('svcSettle', { lua: SETTLE_LUA });
-    redis.defineCommand('svcIdemStore', { numberOfKeys: 1, lua: IDEMPOTENCY_STORE_LUA });
-    redis.defineCommand('svcIdemRelease', { numberOfKeys: 1, lua: IDEMPOTENCY_RELEASE_LUA });
-    redis.defineCommand('svcAdmit', { lua: ADMIT_LUA });
-    redis.defineCommand('svcLeaseExtend', { numberOfKeys: 1, lua: LEASE_EXTEND_LUA });
+    batch.defineScript('svcLease', { numberOfKeys: 1, lua: LEASE_LUA });
+    batch.defineScript('svcReserve', { numberOfKeys: 6, lua: RESERVE_LUA });
+    batch.defineScript('svcRelease', { numberOfKeys: 4, lua: RELEASE_LUA });
+    batch.defineScript('svcSettle', { lua: SETTLE_LUA });
+    batch.defineScript('svcIdemStore', { numberOfKeys: 1, lua: IDEMPOTENCY_STORE_LUA });
+    batch.defineScript('svcIdemRelease', { numberOfKeys: 1, lua: IDEMPOTENCY_RELEASE_LUA });
+    batch.defineScript('svcAdmit', { lua: ADMIT_LUA });
+    batch.defineScript('svcLeaseExtend', { numberOfKeys: 1, lua: LEASE_EXTEND_LUA });
   }
 
   /**
