@@ -244,6 +244,18 @@ describe('the OpenAPI document against real answers', () => {
     await check('POST', '/v1/credits/webhook', '/v1/credits/webhook', { raw: event.payload, headers: signed }, 200);
     expectCode(await check('POST', '/v1/credits/webhook', '/v1/credits/webhook', { raw: event.payload, headers: { 'content-type': 'application/json' } }, 400), 'invalid_request');
     expect(checkout.body.amount_usd).toBe(25.5);
+
+    // Stripe failing: checkout and the webhook's re-read of the session are 502 payment_error.
+    stripe.failNext('error500', Number.POSITIVE_INFINITY);
+    expectCode(await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 10 }, headers: mgmt }, 502), 'payment_error');
+    stripe.clearFailures();
+    const second = await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 10 }, headers: mgmt }, 201);
+    const secondSession = [...stripe.sessions.values()].find((st) => st.session.url === second.body.url);
+    const again = stripe.event('checkout.session.completed', stripe.completeSession(String(secondSession?.session.id)));
+    stripe.failNext('error500', Number.POSITIVE_INFINITY);
+    const failed = await check('POST', '/v1/credits/webhook', '/v1/credits/webhook', { raw: again.payload, headers: { 'stripe-signature': stripe.sign(again.payload, WEBHOOK_SECRET), 'content-type': 'application/json' } }, 502);
+    stripe.clearFailures();
+    expectCode(failed, 'payment_error');
   });
 
   it('searches: success, fallback and every refusal', async () => {
@@ -395,5 +407,58 @@ describe('the OpenAPI document against real answers', () => {
     expectCode(await check('GET', '/v1/keys', '/v1/keys', { headers: bearer(managementKey) }, 500), 'internal');
     expectCode(await check('GET', '/dashboard/api/me', '/dashboard/api/me', { headers: session }, 500), 'internal');
     expectCode(await check('GET', '/dashboard', '/dashboard', {}, 500), 'internal');
+  });
+});
+
+describe('the OpenAPI document against a deployment without Stripe or BYOK, with tight sign-in limits', () => {
+  let stack: Stack;
+  let gw: string;
+  let checker: ContractChecker;
+
+  beforeAll(async () => {
+    stack = await startStack({
+      name: 'openapi_off',
+      redisDb: 13,
+      logLevel: 'warn',
+      gatewayEnv: { BYOK_ENABLED: 'false' },
+      accountAdminEnv: { BYOK_ENABLED: 'false', SIGN_IN_ATTEMPTS_PER_EMAIL: '2' },
+    });
+    gw = stack.gateways[0]?.url ?? '';
+    checker = new ContractChecker((await call('GET', `${gw}/v1/openapi.json`)).body as Record<string, unknown>);
+  }, 180_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  async function check(method: string, path: string, url: string, options: { body?: unknown; raw?: string; headers?: Record<string, string> }, status: number, code: string): Promise<JsonResponse> {
+    const answer = await call(method, `${gw}${url}`, options);
+    expect({ request: `${method} ${url}`, problems: checker.problems(method, path, answer) }).toEqual({ request: `${method} ${url}`, problems: [] });
+    expect({ request: `${method} ${url}`, status: answer.status, code: answer.body?.error?.code }).toEqual({ request: `${method} ${url}`, status, code });
+    return answer;
+  }
+
+  it('answers 503 payment_disabled and byok_disabled, and 429 with Retry-After on sign-in', async () => {
+    const email = `off-${Math.random().toString(36).slice(2, 10)}@example.com`;
+    const signup = await call('POST', `${gw}/dashboard/api/signup`, { body: { email, password: 'correct horse battery staple' } });
+    expect(signup.status).toBe(201);
+    const session = { cookie: (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? '', 'x-csrf-token': String(signup.body.csrf_token) };
+    const created = await call('POST', `${gw}/dashboard/api/management-keys`, { body: { name: 'off' }, headers: session });
+    const mgmt = bearer(String(created.body.secret));
+
+    await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 20 }, headers: mgmt }, 503, 'payment_disabled');
+    await check('POST', '/v1/credits/webhook', '/v1/credits/webhook', { raw: '{}', headers: { 'stripe-signature': 't=1,v1=00', 'content-type': 'application/json' } }, 503, 'payment_disabled');
+    await check('GET', '/v1/provider-keys', '/v1/provider-keys', { headers: mgmt }, 503, 'byok_disabled');
+    await check('PUT', '/v1/provider-keys/{provider}', '/v1/provider-keys/exa', { body: { key: 'exa-key-1234' }, headers: mgmt }, 503, 'byok_disabled');
+    await check('GET', '/dashboard/api/provider-keys', '/dashboard/api/provider-keys', { headers: session }, 503, 'byok_disabled');
+    await check('PUT', '/dashboard/api/provider-keys/{provider}', '/dashboard/api/provider-keys/exa', { body: { key: 'exa-key-1234' }, headers: session }, 503, 'byok_disabled');
+
+    let limited: JsonResponse | undefined;
+    for (let i = 0; i < 4 && limited === undefined; i += 1) {
+      const answer = await call('POST', `${gw}/dashboard/api/login`, { body: { email, password: 'wrong password here' } });
+      expect(checker.problems('POST', '/dashboard/api/login', answer)).toEqual([]);
+      if (answer.status === 429) limited = answer;
+    }
+    expect(limited?.body?.error?.code).toBe('rate_limited');
   });
 });
