@@ -6,7 +6,7 @@
  * Workspace packages are mapped to their TypeScript sources, so unit tests need no build;
  * end-to-end tests start the built services (npm test builds first).
  */
-const esmOnly = ['@nestjs', '@prisma/schema-engine-wasm', 'cookie', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras', '@borewit'];
+const esmOnly = ['@nestjs', '@seriousme', '@prisma/schema-engine-wasm', 'cookie', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras', '@borewit'];
 
 /** @type {import('jest').Config} */
 module.exports = {

@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { IsString, Length, Matches } from 'class-validator';
 
 /** Longest provider key accepted (the three providers' keys are well under 100 characters). */
@@ -9,6 +10,7 @@ export const PROVIDER_KEY_MAX_LENGTH = 512;
  * naming the field; messages never carry the value).
  */
 export class PutProviderKeyDto {
+  @ApiProperty({ type: 'string', minLength: 1, maxLength: PROVIDER_KEY_MAX_LENGTH, pattern: '^[\\x21-\\x7e]+$', description: "The provider's API key: printable ASCII without spaces. Stored encrypted; never shown again." })
   // class-validator runs these bottom-up (with stopAtFirstError the lowest failing one speaks).
   // Printable ASCII without spaces: a key pasted with a newline or a space would be stored wrong.
   @Matches(/^[\x21-\x7e]+$/, { message: 'key must be printable ASCII without spaces' })

@@ -2,6 +2,7 @@ import { IsUsdAmount } from '@svc/http-edge';
 import { isUsdAmount, microsToUsd, usdToMicros } from '@svc/money';
 import type { Micros } from '@svc/money';
 import { IsDefined, IsUrl, MaxLength, ValidateBy, ValidateIf } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 export const MIN_PURCHASE_USD = 5;
 export const MAX_PURCHASE_USD = 10_000;
@@ -19,6 +20,7 @@ const IfPresent = (): PropertyDecorator => ValidateIf((_object: object, value: u
 
 /** POST /v1/credits/checkout: `{"amount_usd": 5..10000 (whole cents), "success_url"?, "cancel_url"?}`. */
 export class CheckoutBodyDto {
+  @ApiProperty({ type: 'number', minimum: MIN_PURCHASE_USD, maximum: MAX_PURCHASE_USD, description: 'USD to buy, in whole cents (at most 2 decimals).' })
   @IsDefined({ message: 'amount_usd is required' })
   @IsUsdAmount(
     { min: MIN_PURCHASE_USD, max: MAX_PURCHASE_USD },
@@ -27,11 +29,13 @@ export class CheckoutBodyDto {
   @IsWholeCents()
   amount_usd!: number;
 
+  @ApiPropertyOptional({ type: 'string', format: 'uri', maxLength: MAX_URL_LENGTH, nullable: true, description: 'http(s) URL; default: the deployment\'s CHECKOUT_SUCCESS_URL.' })
   @IfPresent()
   @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: `success_url must be an http(s) URL of at most ${MAX_URL_LENGTH} characters` })
   @MaxLength(MAX_URL_LENGTH, { message: `success_url must be an http(s) URL of at most ${MAX_URL_LENGTH} characters` })
   success_url?: string | null;
 
+  @ApiPropertyOptional({ type: 'string', format: 'uri', maxLength: MAX_URL_LENGTH, nullable: true, description: 'http(s) URL; default: the deployment\'s CHECKOUT_CANCEL_URL.' })
   @IfPresent()
   @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: `cancel_url must be an http(s) URL of at most ${MAX_URL_LENGTH} characters` })
   @MaxLength(MAX_URL_LENGTH, { message: `cancel_url must be an http(s) URL of at most ${MAX_URL_LENGTH} characters` })

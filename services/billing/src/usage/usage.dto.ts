@@ -4,6 +4,7 @@ import { microsToUsd } from '@svc/money';
 import { IfPresent, IsCalendarDate } from '@svc/http-edge';
 import { IsIn, Matches } from 'class-validator';
 import type { UsageReport } from './usage.service';
+import { ApiPropertyOptional } from '@nestjs/swagger';
 
 export const GROUPINGS = ['day', 'model', 'key'] as const;
 export type Grouping = (typeof GROUPINGS)[number];
@@ -26,10 +27,12 @@ export function dayOf(value: string): Day {
 
 /** `from` and `to`: UTC calendar days, `to` inclusive. */
 export class DayRangeQueryDto {
+  @ApiPropertyOptional({ type: 'string', format: 'date', description: 'First UTC day (YYYY-MM-DD); default 29 days before `to`.' })
   @IfPresent()
   @IsCalendarDate()
   from?: string;
 
+  @ApiPropertyOptional({ type: 'string', format: 'date', description: 'Last UTC day (YYYY-MM-DD), inclusive; default today. At most 366 days from `from`.' })
   @IfPresent()
   @IsCalendarDate()
   to?: string;
@@ -59,10 +62,12 @@ export interface UsageQuery {
 
 /** GET /v1/usage?from&to&group_by&key_id */
 export class UsageQueryDto extends DayRangeQueryDto {
+  @ApiPropertyOptional({ enum: [...GROUPINGS], default: 'day' })
   @IfPresent()
   @IsIn(GROUPINGS, { message: 'group_by must be one of day, model, key' })
   group_by?: Grouping;
 
+  @ApiPropertyOptional({ type: 'string', pattern: '^key_[0-9A-Za-z]{24}$', description: 'Only this API key\'s usage.' })
   @IfPresent()
   @Matches(/^key_[0-9A-Za-z]{1,64}$/, { message: 'key_id must be an API key id (key_...)' })
   key_id?: string;

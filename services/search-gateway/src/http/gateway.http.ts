@@ -4,6 +4,7 @@ import { registerCatalogRoutes } from '../catalog/catalog.routes';
 import type { CatalogService } from '../catalog/catalog.service';
 import type { ForwardService } from '../forward/forward.routes';
 import { registerHealthRoutes } from '../health/health.routes';
+import { registerOpenApiRoutes } from '../openapi/openapi.routes';
 import type { RedisConnection } from '../health/redis.connection';
 import { registerSearchRoutes } from '../search';
 import type { RateLimitHeaders, SearchService } from '../search';
@@ -35,6 +36,7 @@ export class GatewayHttp {
       const search = this.search;
       registerHealthRoutes(scope, this.redis, search === undefined ? undefined : () => search.service.batchReady);
       registerCatalogRoutes(scope, this.catalog);
+      registerOpenApiRoutes(scope);
       if (this.search !== undefined) registerSearchRoutes(scope, this.search.auth, this.search.service, this.search.rateLimit);
       this.mcp?.register(scope);
       await scope.register(async (forwardScope) => {

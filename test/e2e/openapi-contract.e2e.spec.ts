@@ -1,0 +1,464 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { bearer, call, repoRoot, startStack, waitFor } from '@svc/test-kit';
+import type { JsonResponse, Stack } from '@svc/test-kit';
+import { FakeStripe } from '../../tools/fake-stripe/src';
+import { ContractChecker } from '../../tools/openapi/src/contract';
+import { OPERATIONS } from '../../tools/openapi/src/operations';
+
+/**
+ * The OpenAPI contract: real answers of every public operation, successes and errors,
+ * through the gateway of a real stack (simulator for the providers, fake Stripe), each
+ * checked against the document the gateway serves at GET /v1/openapi.json (status
+ * documented for the operation, headers, content type, body schema). A request body the
+ * server accepted must also be valid against the documented request schema. At the end,
+ * every documented operation must have been seen answering its success status.
+ */
+const STRIPE_KEY = 'sk_test_fake_contract';
+const WEBHOOK_SECRET = 'whsec_fake_contract';
+
+/** Debian's Chromium (CI installs it, as .ci/run does); without it the page test is skipped. */
+const CHROMIUM = '/usr/bin/chromium';
+const withChromium = existsSync(CHROMIUM) ? it : it.skip;
+
+describe('the OpenAPI document against real answers', () => {
+  let stack: Stack;
+  let stripe: FakeStripe;
+  let gw: string;
+  let checker: ContractChecker;
+  let document: Record<string, unknown>;
+
+  beforeAll(async () => {
+    stripe = await FakeStripe.start({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET });
+    stack = await startStack({
+      name: 'openapi',
+      redisDb: 13,
+      simulator: true,
+      worker: true,
+      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
+      logLevel: 'warn',
+      gatewayEnv: { PROVIDER_TIMEOUT_MS: '3000', RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '6', ACCOUNT_MAX_IN_FLIGHT: '3', PROVIDER_MAX_IN_FLIGHT_TAVILY: '1' },
+      billingEnv: { STRIPE_SECRET_KEY: STRIPE_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: stripe.url, STRIPE_TIMEOUT_MS: '2000' },
+    });
+    gw = stack.gateways[0]?.url ?? '';
+    const served = await call('GET', `${gw}/v1/openapi.json`);
+    expect(served.status).toBe(200);
+    document = served.body as Record<string, unknown>;
+    checker = new ContractChecker(document);
+  }, 180_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await stripe?.stop();
+  });
+
+  /** One request through the gateway; its answer must match the document. */
+  async function check(
+    method: string,
+    path: string,
+    url: string,
+    options: { body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+    expectStatus?: number,
+  ): Promise<JsonResponse> {
+    const answer = await call(method, `${gw}${url}`, options);
+    expect({ request: `${method} ${url}`, problems: checker.problems(method, path, answer) }).toEqual({ request: `${method} ${url}`, problems: [] });
+    if (expectStatus !== undefined) expect({ request: `${method} ${url}`, status: answer.status, body: answer.text.slice(0, 300) }).toEqual(expect.objectContaining({ status: expectStatus }));
+    if (answer.status < 300 && options.body !== undefined) expect(checker.requestProblems(method, path, options.body)).toEqual([]);
+    return answer;
+  }
+
+  const expectCode = (answer: JsonResponse, code: string): void => {
+    expect({ status: answer.status, code: answer.body?.error?.code }).toEqual({ status: answer.status, code });
+  };
+
+  let managementKey = '';
+  let session: Record<string, string> = {};
+  let apiKey = { id: '', secret: '' };
+
+  async function grant(accountId: string, usd: number): Promise<void> {
+    const granted = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${accountId}/grants`, {
+      body: { amount_usd: usd, reason: 'contract test' },
+      headers: bearer(stack.operatorToken),
+    });
+    expect(granted.status).toBe(201);
+  }
+
+  /** A signed-up account with a management key, through the dashboard API (checked too). */
+  async function account(label: string): Promise<{ accountId: string; managementKey: string; session: Record<string, string> }> {
+    const email = `${label}-${Math.random().toString(36).slice(2, 10)}@example.com`;
+    const signup = await check('POST', '/dashboard/api/signup', '/dashboard/api/signup', { body: { email, password: 'correct horse battery staple' } }, 201);
+    const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const own = { cookie, 'x-csrf-token': String(signup.body.csrf_token) };
+    const mgmt = await check('POST', '/dashboard/api/management-keys', '/dashboard/api/management-keys', { body: { name: label }, headers: own }, 201);
+    return { accountId: String(signup.body.account_id), managementKey: String(mgmt.body.secret), session: own };
+  }
+
+  it('is served as the committed file and passes an OpenAPI 3.1 validator', async () => {
+    expect(document).toEqual(JSON.parse(readFileSync(join(repoRoot(), 'services/search-gateway/openapi.json'), 'utf8')));
+    const validator = new Validator();
+    const result = await validator.validate(document);
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    await check('GET', '/v1/openapi.json', '/v1/openapi.json', {}, 200);
+  });
+
+  it('the public catalog, health and the reference page', async () => {
+    await check('GET', '/v1/models', '/v1/models', {}, 200);
+    await check('GET', '/v1/credits/pricing', '/v1/credits/pricing', { headers: bearer('svc-ignored') }, 200);
+    await check('GET', '/healthz', '/healthz', {}, 200);
+    await check('GET', '/readyz', '/readyz', {}, 200);
+    const page = await check('GET', '/docs', '/docs', {}, 200);
+    expect(page.text).toContain('/docs/swagger-ui-bundle.js');
+    for (const asset of ['/docs/swagger-ui-bundle.js', '/docs/swagger-ui.css', '/docs/init.js']) {
+      const served = await call('GET', `${gw}${asset}`);
+      expect({ asset, status: served.status }).toEqual({ asset, status: 200 });
+    }
+  });
+
+  withChromium('the reference page renders the document in headless Chromium, under its content security policy', async () => {
+    const profile = mkdtempSync(join(tmpdir(), 'svc-docs-chromium-'));
+    try {
+      const { stdout } = await promisify(execFile)(
+        CHROMIUM,
+        ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', `--user-data-dir=${profile}`, '--virtual-time-budget=15000', '--dump-dom', `${gw}/docs`],
+        { timeout: 90_000, maxBuffer: 16 * 1024 * 1024 },
+      );
+      // Text that exists only once Swagger UI ran and rendered the fetched document.
+      expect(stdout).toContain('One web search, in fallback order over the models named');
+      expect(stdout).toContain('/v1/provider-keys/{provider}');
+      expect(stdout).toContain('OAS 3.1');
+    } finally {
+      rmSync(profile, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('the dashboard session API', async () => {
+    const created = await account('contract');
+    ({ managementKey, session } = created);
+    const email = `login-${Math.random().toString(36).slice(2, 10)}@example.com`;
+    await check('POST', '/dashboard/api/signup', '/dashboard/api/signup', { body: { email, password: 'correct horse battery staple' } }, 201);
+    expectCode(await check('POST', '/dashboard/api/signup', '/dashboard/api/signup', { body: { email, password: 'correct horse battery staple' } }, 400), 'invalid_request');
+    expectCode(await check('POST', '/dashboard/api/signup', '/dashboard/api/signup', { body: { email, password: 'short' } }, 400), 'invalid_request');
+    const login = await check('POST', '/dashboard/api/login', '/dashboard/api/login', { body: { email, password: 'correct horse battery staple' } }, 200);
+    expectCode(await check('POST', '/dashboard/api/login', '/dashboard/api/login', { body: { email, password: 'wrong password here' } }, 400), 'invalid_request');
+    const other = { cookie: (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '', 'x-csrf-token': String(login.body.csrf_token) };
+    await check('GET', '/dashboard/api/me', '/dashboard/api/me', { headers: other }, 200);
+    expectCode(await check('GET', '/dashboard/api/me', '/dashboard/api/me', {}, 401), 'invalid_api_key');
+    await check('GET', '/dashboard', '/dashboard', {}, 200);
+    expectCode(await check('POST', '/dashboard/api/management-keys', '/dashboard/api/management-keys', { body: { name: 'x' }, headers: { cookie: other.cookie } }, 400), 'invalid_request');
+    expectCode(await check('POST', '/dashboard/api/management-keys', '/dashboard/api/management-keys', { body: { name: 'x' } }, 401), 'invalid_api_key');
+    const extra = await check('POST', '/dashboard/api/management-keys', '/dashboard/api/management-keys', { headers: other }, 201);
+    await check('GET', '/dashboard/api/management-keys', '/dashboard/api/management-keys', { headers: other }, 200);
+    expectCode(await check('GET', '/dashboard/api/management-keys', '/dashboard/api/management-keys', {}, 401), 'invalid_api_key');
+    const id = String(extra.body.id);
+    await check('DELETE', '/dashboard/api/management-keys/{id}', `/dashboard/api/management-keys/${id}`, { headers: other }, 200);
+    expectCode(await check('DELETE', '/dashboard/api/management-keys/{id}', `/dashboard/api/management-keys/${id}`, { headers: other }, 404), 'not_found');
+    expectCode(await check('DELETE', '/dashboard/api/management-keys/{id}', `/dashboard/api/management-keys/${id}`, { headers: { cookie: other.cookie } }, 400), 'invalid_request');
+    expectCode(await check('POST', '/dashboard/api/logout', '/dashboard/api/logout', { headers: { cookie: other.cookie } }, 400), 'invalid_request');
+    await check('POST', '/dashboard/api/logout', '/dashboard/api/logout', { headers: other }, 204);
+    expectCode(await check('POST', '/dashboard/api/logout', '/dashboard/api/logout', { headers: other }, 401), 'invalid_api_key');
+    expect(session.cookie).not.toBe('');
+  });
+
+  it('API keys and the calling key', async () => {
+    const mgmt = bearer(managementKey);
+    const created = await check('POST', '/v1/keys', '/v1/keys', { body: { name: 'contract', limit_usd: 5, limit_reset: 'monthly', expires_at: '2099-01-01T00:00:00Z' }, headers: mgmt }, 201);
+    apiKey = { id: String(created.body.id), secret: String(created.body.secret) };
+    await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
+    expectCode(await check('POST', '/v1/keys', '/v1/keys', { body: { limit_reset: 'daily' }, headers: mgmt }, 400), 'invalid_request');
+    expectCode(await check('POST', '/v1/keys', '/v1/keys', { body: { nope: 1 }, headers: mgmt }, 400), 'invalid_request');
+    expectCode(await check('POST', '/v1/keys', '/v1/keys', { body: {} }, 401), 'invalid_api_key');
+    expectCode(await check('POST', '/v1/keys', '/v1/keys', { body: {}, headers: bearer(apiKey.secret) }, 403), 'wrong_key_type');
+
+    const page = await check('GET', '/v1/keys', '/v1/keys?limit=1', { headers: mgmt }, 200);
+    expect(typeof page.body.next_cursor).toBe('string');
+    await check('GET', '/v1/keys', `/v1/keys?limit=1&cursor=${encodeURIComponent(String(page.body.next_cursor))}`, { headers: mgmt }, 200);
+    expectCode(await check('GET', '/v1/keys', '/v1/keys?limit=0', { headers: mgmt }, 400), 'invalid_request');
+    expectCode(await check('GET', '/v1/keys', '/v1/keys', { headers: bearer(apiKey.secret) }, 403), 'wrong_key_type');
+
+    await check('GET', '/v1/keys/{id}', `/v1/keys/${apiKey.id}`, { headers: mgmt }, 200);
+    expectCode(await check('GET', '/v1/keys/{id}', '/v1/keys/key_AAAAAAAAAAAAAAAAAAAAAAAA', { headers: mgmt }, 404), 'not_found');
+    await check('PATCH', '/v1/keys/{id}', `/v1/keys/${apiKey.id}`, { body: { name: 'renamed', limit_usd: null }, headers: mgmt }, 200);
+    await check('PATCH', '/v1/keys/{id}', `/v1/keys/${apiKey.id}`, { body: {}, headers: mgmt }, 200);
+    expectCode(await check('PATCH', '/v1/keys/{id}', `/v1/keys/${apiKey.id}`, { body: { name: null }, headers: mgmt }, 400), 'invalid_request');
+    expectCode(await check('PATCH', '/v1/keys/{id}', '/v1/keys/key_AAAAAAAAAAAAAAAAAAAAAAAA', { body: {}, headers: mgmt }, 404), 'not_found');
+
+    const doomed = await check('POST', '/v1/keys', '/v1/keys', { body: { name: 'doomed', disabled: true }, headers: mgmt }, 201);
+    expectCode(await check('GET', '/v1/key', '/v1/key', { headers: bearer(String(doomed.body.secret)) }, 401), 'key_disabled');
+    await check('DELETE', '/v1/keys/{id}', `/v1/keys/${String(doomed.body.id)}`, { headers: mgmt }, 200);
+    expectCode(await check('DELETE', '/v1/keys/{id}', `/v1/keys/${String(doomed.body.id)}`, { headers: mgmt }, 404), 'not_found');
+    expectCode(await check('GET', '/v1/key', '/v1/key', { headers: bearer(String(doomed.body.secret)) }, 401), 'invalid_api_key');
+
+    const asApi = await check('GET', '/v1/key', '/v1/key', { headers: bearer(apiKey.secret) }, 200);
+    expect(asApi.body.kind).toBe('api');
+    const asManagement = await check('GET', '/v1/key', '/v1/key', { headers: mgmt }, 200);
+    expect(asManagement.body.kind).toBe('management');
+    expectCode(await check('GET', '/v1/key', '/v1/key', { headers: { authorization: 'Basic abc' } }, 401), 'invalid_api_key');
+  });
+
+  it('every keyed operation refuses a missing key (401) and the wrong kind of key (403)', async () => {
+    const anyKey = 'key_AAAAAAAAAAAAAAAAAAAAAAAA';
+    const management: [string, string, string, unknown?][] = [
+      ['GET', '/v1/keys', '/v1/keys'],
+      ['GET', '/v1/keys/{id}', `/v1/keys/${anyKey}`],
+      ['PATCH', '/v1/keys/{id}', `/v1/keys/${anyKey}`, {}],
+      ['DELETE', '/v1/keys/{id}', `/v1/keys/${anyKey}`],
+      ['POST', '/v1/credits/checkout', '/v1/credits/checkout', { amount_usd: 20 }],
+      ['GET', '/v1/provider-keys', '/v1/provider-keys'],
+      ['GET', '/v1/provider-keys/{provider}', '/v1/provider-keys/exa'],
+      ['PUT', '/v1/provider-keys/{provider}', '/v1/provider-keys/exa', { key: 'exa-key-1234' }],
+      ['DELETE', '/v1/provider-keys/{provider}', '/v1/provider-keys/exa'],
+    ];
+    for (const [method, path, url, body] of management) {
+      const withBody = body === undefined ? {} : { body };
+      expectCode(await check(method, path, url, withBody, 401), 'invalid_api_key');
+      expectCode(await check(method, path, url, { ...withBody, headers: bearer(apiKey.secret) }, 403), 'wrong_key_type');
+    }
+    expectCode(await check('DELETE', '/dashboard/api/management-keys/{id}', '/dashboard/api/management-keys/mkey_AAAAAAAAAAAAAAAAAAAAAAAA', {}, 401), 'invalid_api_key');
+  });
+
+  it('credits, checkout and the Stripe webhook', async () => {
+    const me = await call('GET', `${gw}/dashboard/api/me`, { headers: session });
+    await grant(String(me.body.account_id), 20);
+    await waitFor('the grant in the balance', async () => {
+      const credits = await call('GET', `${gw}/v1/credits`, { headers: bearer(managementKey) });
+      return credits.body.balance_usd === 20 ? true : undefined;
+    });
+    await check('GET', '/v1/credits', '/v1/credits', { headers: bearer(apiKey.secret) }, 200);
+    await check('GET', '/v1/credits', '/v1/credits', { headers: bearer(managementKey) }, 200);
+    expectCode(await check('GET', '/v1/credits', '/v1/credits', {}, 401), 'invalid_api_key');
+
+    const mgmt = bearer(managementKey);
+    const checkout = await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 25.5, success_url: 'https://example.com/ok' }, headers: mgmt }, 201);
+    expectCode(await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 4.99 }, headers: mgmt }, 400), 'invalid_request');
+    expectCode(await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 20 }, headers: bearer(apiKey.secret) }, 403), 'wrong_key_type');
+
+    const session0 = [...stripe.sessions.values()].find((s) => (s.session.metadata as Record<string, string>).account_id === me.body.account_id);
+    expect(session0).toBeDefined();
+    const event = stripe.event('checkout.session.completed', stripe.completeSession(String(session0?.session.id)));
+    const signed = { 'stripe-signature': stripe.sign(event.payload, WEBHOOK_SECRET), 'content-type': 'application/json' };
+    await check('POST', '/v1/credits/webhook', '/v1/credits/webhook', { raw: event.payload, headers: signed }, 200);
+    expectCode(await check('POST', '/v1/credits/webhook', '/v1/credits/webhook', { raw: event.payload, headers: { 'content-type': 'application/json' } }, 400), 'invalid_request');
+    expect(checkout.body.amount_usd).toBe(25.5);
+
+    // Stripe failing: checkout and the webhook's re-read of the session are 502 payment_error.
+    stripe.failNext('error500', Number.POSITIVE_INFINITY);
+    expectCode(await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 10 }, headers: mgmt }, 502), 'payment_error');
+    stripe.clearFailures();
+    const second = await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 10 }, headers: mgmt }, 201);
+    const secondSession = [...stripe.sessions.values()].find((st) => st.session.url === second.body.url);
+    const again = stripe.event('checkout.session.completed', stripe.completeSession(String(secondSession?.session.id)));
+    stripe.failNext('error500', Number.POSITIVE_INFINITY);
+    const failed = await check('POST', '/v1/credits/webhook', '/v1/credits/webhook', { raw: again.payload, headers: { 'stripe-signature': stripe.sign(again.payload, WEBHOOK_SECRET), 'content-type': 'application/json' } }, 502);
+    stripe.clearFailures();
+    expectCode(failed, 'payment_error');
+  });
+
+  it('searches: success, fallback and every refusal', async () => {
+    const api = bearer(apiKey.secret);
+    const ok = await check('POST', '/v1/search', '/v1/search', { body: { query: 'contract test', model: 'exa/fast', max_results: 3 }, headers: api }, 200);
+    expect(ok.body.attempts).toEqual([]);
+    const fallback = await check('POST', '/v1/search', '/v1/search', { body: { query: 'sim:exa=error500 fallback', models: ['exa/fast', 'brave/web'] }, headers: { ...api, 'idempotency-key': 'contract-1' } }, 200);
+    expect(fallback.body.attempts).toHaveLength(1);
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'exa/fast', nope: 1 }, headers: api }, 400), 'invalid_request');
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'exa/fast' }, headers: { ...api, 'idempotency-key': '' } }, 400), 'invalid_request');
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'google/web' }, headers: api }, 400), 'unknown_model');
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'exa/fast' } }, 401), 'invalid_api_key');
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'exa/fast' }, headers: bearer(managementKey) }, 403), 'wrong_key_type');
+    const failed = await check('POST', '/v1/search', '/v1/search', { body: { query: 'sim:*=error500 all fail', models: ['exa/fast', 'brave/web'] }, headers: api }, 502);
+    expectCode(failed, 'all_providers_failed');
+    expect(failed.body.error.attempts).toHaveLength(2);
+
+    // Money: a key over its limit, an account without credits.
+    const limited = await check('POST', '/v1/keys', '/v1/keys', { body: { name: 'tiny', limit_usd: 0.001 }, headers: bearer(managementKey) }, 201);
+    const overLimit = await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'exa/fast' }, headers: bearer(String(limited.body.secret)) }, 402);
+    expectCode(overLimit, 'key_limit_exceeded');
+    expect(typeof overLimit.body.error.needed_usd).toBe('number');
+    const poor = await account('poor');
+    await grant(poor.accountId, 0.001);
+    await waitFor('the grant in the balance', async () => {
+      const credits = await call('GET', `${gw}/v1/credits`, { headers: bearer(poor.managementKey) });
+      return credits.body.balance_usd === 0.001 ? true : undefined;
+    });
+    const poorKey = await check('POST', '/v1/keys', '/v1/keys', { headers: bearer(poor.managementKey) }, 201);
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'exa/fast' }, headers: bearer(String(poorKey.body.secret)) }, 402), 'insufficient_credits');
+  });
+
+  it('searches: rate, concurrency and capacity refusals carry Retry-After', async () => {
+    const mgmt = bearer(managementKey);
+    // Rate: a fresh key has a burst of 6 and then one search a second.
+    const burst = await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
+    let limited: JsonResponse | undefined;
+    for (let i = 0; i < 20 && limited === undefined; i += 1) {
+      const answer = await call('POST', `${gw}/v1/search`, { body: { query: 'rate', model: 'brave/web' }, headers: bearer(String(burst.body.secret)) });
+      expect(checker.problems('POST', '/v1/search', answer)).toEqual([]);
+      if (answer.status === 429) limited = answer;
+    }
+    expect(limited).toBeDefined();
+    if (limited !== undefined) expectCode(limited, 'rate_limited');
+    // In flight: the account may have 3 searches in flight; four slow ones from two keys.
+    const second = await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
+    const third = await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
+    const slow = await Promise.all([
+      ...[0, 1].map(() => call('POST', `${gw}/v1/search`, { body: { query: 'sim:brave=slow1500 busy', model: 'brave/web' }, headers: bearer(String(second.body.secret)) })),
+      ...[0, 1].map(() => call('POST', `${gw}/v1/search`, { body: { query: 'sim:brave=slow1500 busy', model: 'brave/web' }, headers: bearer(String(third.body.secret)) })),
+    ]);
+    const busy = slow.find((a) => a.status === 429);
+    expect(busy).toBeDefined();
+    if (busy !== undefined) {
+      expectCode(busy, 'too_many_concurrent_requests');
+      expect(checker.problems('POST', '/v1/search', busy)).toEqual([]);
+    }
+    // Capacity: Tavily takes one call at a time here.
+    const fourth = await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
+    const fifth = await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
+    const [held, refused] = await Promise.all([
+      call('POST', `${gw}/v1/search`, { body: { query: 'sim:tavily=slow1500 capacity', model: 'tavily/basic' }, headers: bearer(String(fourth.body.secret)) }),
+      new Promise<JsonResponse>((resolve, reject) => {
+        setTimeout(() => call('POST', `${gw}/v1/search`, { body: { query: 'capacity', model: 'tavily/basic' }, headers: bearer(String(fifth.body.secret)) }).then(resolve, reject), 300);
+      }),
+    ]);
+    expect(checker.problems('POST', '/v1/search', held)).toEqual([]);
+    expectCode(refused, 'overloaded');
+    expect(checker.problems('POST', '/v1/search', refused)).toEqual([]);
+  });
+
+  it('usage', async () => {
+    const api = bearer(apiKey.secret);
+    // The searches above, once the ledger worker has written them: rows in every grouping.
+    await waitFor('usage rows', async () => {
+      const usage = await call('GET', `${gw}/v1/usage`, { headers: api });
+      return usage.body.data.length > 0 ? true : undefined;
+    });
+    const byDay = await check('GET', '/v1/usage', '/v1/usage', { headers: api }, 200);
+    expect(byDay.body.data[0].date).toEqual(expect.any(String));
+    const byModel = await check('GET', '/v1/usage', '/v1/usage?group_by=model', { headers: bearer(managementKey) }, 200);
+    expect(byModel.body.data.length).toBeGreaterThan(0);
+    const byKey = await check('GET', '/v1/usage', `/v1/usage?group_by=key&key_id=${apiKey.id}`, { headers: bearer(managementKey) }, 200);
+    expect(byKey.body.data[0].key_id).toBe(apiKey.id);
+    expectCode(await check('GET', '/v1/usage', '/v1/usage?foo=1', { headers: api }, 400), 'invalid_request');
+    expectCode(await check('GET', '/v1/usage', '/v1/usage?from=2026-02-30', { headers: api }, 400), 'invalid_request');
+    expectCode(await check('GET', '/v1/usage', '/v1/usage?key_id=key_AAAAAAAAAAAAAAAAAAAAAAAA', { headers: api }, 404), 'not_found');
+    expectCode(await check('GET', '/v1/usage', '/v1/usage', { headers: bearer('svc-mgmt-nope') }, 401), 'invalid_api_key');
+  });
+
+  it('provider keys, through the API and the dashboard', async () => {
+    const mgmt = bearer(managementKey);
+    expectCode(await check('GET', '/v1/provider-keys/{provider}', '/v1/provider-keys/exa', { headers: mgmt }, 404), 'not_found');
+    expectCode(await check('PUT', '/v1/provider-keys/{provider}', '/v1/provider-keys/exa', { body: { key: 'has a space' }, headers: mgmt }, 400), 'invalid_request');
+    await check('PUT', '/v1/provider-keys/{provider}', '/v1/provider-keys/exa', { body: { key: 'exa-contract-key-7f3a' }, headers: mgmt }, 200);
+    const listed = await check('GET', '/v1/provider-keys', '/v1/provider-keys', { headers: mgmt }, 200);
+    expect(listed.body.data).toHaveLength(1);
+    await check('GET', '/v1/provider-keys/{provider}', '/v1/provider-keys/exa', { headers: mgmt }, 200);
+    // A search now tries the account's own key first (the simulator accepts any Exa key).
+    const own = await check('POST', '/v1/search', '/v1/search', { body: { query: 'own key', model: 'exa/fast' }, headers: bearer(apiKey.secret) });
+    expect([200, 429]).toContain(own.status);
+    await check('DELETE', '/v1/provider-keys/{provider}', '/v1/provider-keys/exa', { headers: mgmt }, 200);
+    expectCode(await check('DELETE', '/v1/provider-keys/{provider}', '/v1/provider-keys/exa', { headers: mgmt }, 404), 'not_found');
+    expectCode(await check('GET', '/v1/provider-keys/{provider}', '/v1/provider-keys/google', { headers: mgmt }, 400), 'unknown_provider');
+    expectCode(await check('PUT', '/v1/provider-keys/{provider}', '/v1/provider-keys/google', { body: { key: 'abc' }, headers: mgmt }, 400), 'unknown_provider');
+    expectCode(await check('DELETE', '/v1/provider-keys/{provider}', '/v1/provider-keys/google', { headers: mgmt }, 400), 'unknown_provider');
+
+    const dash = '/dashboard/api/provider-keys';
+    expectCode(await check('PUT', `${dash}/{provider}`, `${dash}/tavily`, { body: { key: 'tvly-contract-1234' }, headers: { cookie: session.cookie ?? '' } }, 400), 'invalid_request');
+    await check('PUT', `${dash}/{provider}`, `${dash}/tavily`, { body: { key: 'tvly-contract-1234' }, headers: session }, 200);
+    await check('GET', dash, dash, { headers: session }, 200);
+    expectCode(await check('GET', dash, dash, {}, 401), 'invalid_api_key');
+    await check('GET', `${dash}/{provider}`, `${dash}/tavily`, { headers: session }, 200);
+    expectCode(await check('GET', `${dash}/{provider}`, `${dash}/google`, { headers: session }, 400), 'unknown_provider');
+    await check('DELETE', `${dash}/{provider}`, `${dash}/tavily`, { headers: session }, 200);
+    expectCode(await check('DELETE', `${dash}/{provider}`, `${dash}/tavily`, { headers: session }, 404), 'not_found');
+    expectCode(await check('GET', `${dash}/{provider}`, `${dash}/tavily`, { headers: session }, 404), 'not_found');
+  });
+
+  it('answers outside every operation (404, 405) are error bodies of the document', async () => {
+    const notFound = await call('GET', `${gw}/v1/nope`);
+    expect(notFound.status).toBe(404);
+    expect(checker.errorProblems(notFound)).toEqual([]);
+    const notAllowed = await call('POST', `${gw}/v1/models`);
+    expect(notAllowed.status).toBe(405);
+    expect(checker.errorProblems(notAllowed)).toEqual([]);
+  });
+
+  it('saw every documented operation answer its success status', () => {
+    const missing = OPERATIONS.map((op) => `${op.method.toUpperCase()} ${op.path} ${op.success.status}`).filter((answer) => !checker.seen.has(answer));
+    expect(missing).toEqual([]);
+    if (process.env.OPENAPI_LIST_UNSEEN === '1') {
+      const unseen = OPERATIONS.flatMap((op) => {
+        const name = `${op.method.toUpperCase()} ${op.path}`;
+        const item = (document.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>)[op.path]?.[op.method];
+        return Object.keys(item?.responses ?? {}).filter((status) => !checker.seen.has(`${name} ${status}`)).map((status) => `${name} ${status}`);
+      });
+      process.stdout.write(`documented answers not exercised here:\n${unseen.join('\n')}\n`);
+    }
+  });
+
+  it('a control plane that cannot be reached is 500 internal (runs last: it stops billing and account-admin)', async () => {
+    await stack.billing.process.stop();
+    expectCode(await check('GET', '/v1/credits', '/v1/credits', { headers: bearer(apiKey.secret) }, 500), 'internal');
+    expectCode(await check('GET', '/v1/usage', '/v1/usage', { headers: bearer(apiKey.secret) }, 500), 'internal');
+    expectCode(await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 20 }, headers: bearer(managementKey) }, 500), 'internal');
+    expectCode(await check('POST', '/v1/credits/webhook', '/v1/credits/webhook', { raw: '{}', headers: { 'stripe-signature': 't=1,v1=00' } }, 500), 'internal');
+    await stack.accountAdmin.process.stop();
+    expectCode(await check('GET', '/v1/keys', '/v1/keys', { headers: bearer(managementKey) }, 500), 'internal');
+    expectCode(await check('GET', '/dashboard/api/me', '/dashboard/api/me', { headers: session }, 500), 'internal');
+    expectCode(await check('GET', '/dashboard', '/dashboard', {}, 500), 'internal');
+  });
+});
+
+describe('the OpenAPI document against a deployment without Stripe or BYOK, with tight sign-in limits', () => {
+  let stack: Stack;
+  let gw: string;
+  let checker: ContractChecker;
+
+  beforeAll(async () => {
+    stack = await startStack({
+      name: 'openapi_off',
+      redisDb: 13,
+      logLevel: 'warn',
+      gatewayEnv: { BYOK_ENABLED: 'false' },
+      accountAdminEnv: { BYOK_ENABLED: 'false', SIGN_IN_ATTEMPTS_PER_EMAIL: '2' },
+    });
+    gw = stack.gateways[0]?.url ?? '';
+    checker = new ContractChecker((await call('GET', `${gw}/v1/openapi.json`)).body as Record<string, unknown>);
+  }, 180_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  async function check(method: string, path: string, url: string, options: { body?: unknown; raw?: string; headers?: Record<string, string> }, status: number, code: string): Promise<JsonResponse> {
+    const answer = await call(method, `${gw}${url}`, options);
+    expect({ request: `${method} ${url}`, problems: checker.problems(method, path, answer) }).toEqual({ request: `${method} ${url}`, problems: [] });
+    expect({ request: `${method} ${url}`, status: answer.status, code: answer.body?.error?.code }).toEqual({ request: `${method} ${url}`, status, code });
+    return answer;
+  }
+
+  it('answers 503 payment_disabled and byok_disabled, and 429 with Retry-After on sign-in', async () => {
+    const email = `off-${Math.random().toString(36).slice(2, 10)}@example.com`;
+    const signup = await call('POST', `${gw}/dashboard/api/signup`, { body: { email, password: 'correct horse battery staple' } });
+    expect(signup.status).toBe(201);
+    const session = { cookie: (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? '', 'x-csrf-token': String(signup.body.csrf_token) };
+    const created = await call('POST', `${gw}/dashboard/api/management-keys`, { body: { name: 'off' }, headers: session });
+    const mgmt = bearer(String(created.body.secret));
+
+    await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 20 }, headers: mgmt }, 503, 'payment_disabled');
+    await check('POST', '/v1/credits/webhook', '/v1/credits/webhook', { raw: '{}', headers: { 'stripe-signature': 't=1,v1=00', 'content-type': 'application/json' } }, 503, 'payment_disabled');
+    await check('GET', '/v1/provider-keys', '/v1/provider-keys', { headers: mgmt }, 503, 'byok_disabled');
+    await check('PUT', '/v1/provider-keys/{provider}', '/v1/provider-keys/exa', { body: { key: 'exa-key-1234' }, headers: mgmt }, 503, 'byok_disabled');
+    await check('GET', '/dashboard/api/provider-keys', '/dashboard/api/provider-keys', { headers: session }, 503, 'byok_disabled');
+    await check('PUT', '/dashboard/api/provider-keys/{provider}', '/dashboard/api/provider-keys/exa', { body: { key: 'exa-key-1234' }, headers: session }, 503, 'byok_disabled');
+
+    let limited: JsonResponse | undefined;
+    for (let i = 0; i < 4 && limited === undefined; i += 1) {
+      const answer = await call('POST', `${gw}/dashboard/api/login`, { body: { email, password: 'wrong password here' } });
+      expect(checker.problems('POST', '/dashboard/api/login', answer)).toEqual([]);
+      if (answer.status === 429) limited = answer;
+    }
+    expect(limited?.body?.error?.code).toBe('rate_limited');
+  });
+});

@@ -1,0 +1,259 @@
+import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
+import { ApiPropertyOptional, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { httpStatusOf } from '@svc/errors';
+import { DEFAULT_PAGE_LIMIT, PageQueryDto } from '@svc/http-edge';
+import type { ErrorCode } from '@svc/errors';
+import { LoginDto, ManagementKeyCreateDto, SignupDto } from '../../../services/account-admin/src/dashboard/dashboard.dto';
+import { KeyBodyDto, ListQueryDto } from '../../../services/account-admin/src/keys/keys.dto';
+import { PutProviderKeyDto } from '../../../services/account-admin/src/provider-keys/provider-keys.dto';
+import { CheckoutBodyDto } from '../../../services/billing/src/checkout/checkout.dto';
+import { UsageQueryDto } from '../../../services/billing/src/usage/usage.dto';
+import { SEARCH_BODY_SCHEMA, MAX_QUERY_CHARS } from '../../../services/search-gateway/src/search/search.schema';
+import { OPERATIONS } from './operations';
+import type { Access, HeaderName, Operation } from './operations';
+import { componentSchemas } from './schemas';
+import type { Schema } from './schemas';
+
+/** The document's version: the platform's. */
+const VERSION = '0.1.0';
+
+/**
+ * The list query of @svc/http-edge is shared by every service, the gateway included; its
+ * decorators are applied here rather than in that package, so that no service loads
+ * @nestjs/swagger for it at run time. Subclasses (ListQueryDto) inherit them.
+ */
+ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_PAGE_LIMIT, description: 'Page size, written in digits.' })(PageQueryDto.prototype, 'limit');
+ApiPropertyOptional({ type: 'string', minLength: 1, description: 'The next_cursor of the previous page, unchanged.' })(PageQueryDto.prototype, 'cursor');
+
+/**
+ * The class-validator DTOs of the control plane, by the component name they get. Their
+ * schemas come from their @ApiProperty decorators, read by @nestjs/swagger.
+ */
+export const DTO_MODELS: Readonly<Record<string, new () => object>> = {
+  KeyBody: KeyBodyDto,
+  ListQuery: ListQueryDto,
+  UsageQuery: UsageQueryDto,
+  CheckoutBody: CheckoutBodyDto,
+  SignupBody: SignupDto,
+  LoginBody: LoginDto,
+  ManagementKeyCreateBody: ManagementKeyCreateDto,
+  ProviderKeyBody: PutProviderKeyDto,
+};
+
+@Module({})
+class DocumentModule {}
+
+/** The DTOs' schemas as @nestjs/swagger writes them for OpenAPI 3.1 (no Nest routes are involved). */
+async function dtoSchemas(): Promise<Record<string, Schema>> {
+  const app = await NestFactory.create(DocumentModule, new FastifyAdapter(), { logger: false, abortOnError: false });
+  try {
+    const config = new DocumentBuilder().setOpenAPIVersion('3.1.0').setTitle('dto').setVersion(VERSION).build();
+    const document = SwaggerModule.createDocument(app, config, { extraModels: Object.values(DTO_MODELS) });
+    const produced = (document.components?.schemas ?? {}) as Record<string, Schema>;
+    const out: Record<string, Schema> = {};
+    for (const [name, model] of Object.entries(DTO_MODELS)) {
+      const schema = produced[model.name];
+      if (schema === undefined) throw new Error(`@nestjs/swagger produced no schema for ${model.name}`);
+      // The validation pipe refuses unknown fields (and the lists and /v1/usage unknown query parameters).
+      out[name] = { ...schema, additionalProperties: false };
+    }
+    return out;
+  } finally {
+    await app.close();
+  }
+}
+
+/** The gateway's own JSON schema of the search body, with what its handler checks beyond it. */
+function searchBodySchema(): Schema {
+  const copy = JSON.parse(JSON.stringify(SEARCH_BODY_SCHEMA)) as Schema & { properties: Record<string, Schema> };
+  copy.description = `At least one of model and models. query is 1..${MAX_QUERY_CHARS} characters after trimming; every model id must exist (else 400 unknown_model).`;
+  copy.properties.query = { ...copy.properties.query, examples: ['rust async runtimes'] };
+  copy.properties.model = { ...copy.properties.model, description: 'A model id (GET /v1/models), tried first.', examples: ['exa/fast'] };
+  copy.properties.models = { ...copy.properties.models, description: 'Model ids in fallback order (duplicates dropped).', examples: [['brave/web', 'tavily/basic']] };
+  copy.properties.max_results = { ...copy.properties.max_results, description: 'Capped per model at its max_results.' };
+  return copy;
+}
+
+const HEADER_NAMES: Readonly<Record<HeaderName | 'RequestId', string>> = {
+  RequestId: 'x-svc-request-id',
+  RateLimitLimit: 'x-ratelimit-limit',
+  RateLimitRemaining: 'x-ratelimit-remaining',
+  RetryAfter: 'Retry-After',
+  SetCookie: 'Set-Cookie',
+};
+
+const HEADERS: Readonly<Record<HeaderName | 'RequestId', Schema>> = {
+  RequestId: { description: 'The request id, on every response (the first request\'s on an idempotent repeat). Quote it to support.', schema: { type: 'string', pattern: '^req_[0-9A-Za-z]{24}$' } },
+  RateLimitLimit: { description: 'Searches allowed per second for this API key (RATE_LIMIT_PER_SECOND).', schema: { type: 'integer', minimum: 0 } },
+  RateLimitRemaining: { description: "Whole searches left in the key's burst right after this one.", schema: { type: 'integer', minimum: 0 } },
+  RetryAfter: { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 1 } },
+  SetCookie: { description: 'The dashboard session cookie svc_session (HttpOnly, SameSite=Strict, Secure outside the local stack); cleared on logout.', schema: { type: 'string' } },
+};
+
+function security(access: Access): Record<string, string[]>[] {
+  switch (access) {
+    case 'none':
+    case 'stripe':
+      return [];
+    case 'api':
+      return [{ apiKey: [] }];
+    case 'management':
+      return [{ managementKey: [] }];
+    case 'either':
+      return [{ apiKey: [] }, { managementKey: [] }];
+    case 'session':
+      return [{ session: [] }];
+    case 'session+csrf':
+      return [{ session: [], csrfToken: [] }];
+    default: {
+      const unreachable: never = access;
+      return unreachable;
+    }
+  }
+}
+
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+
+function headersOf(names: readonly HeaderName[] = []): Record<string, Schema> {
+  const out: Record<string, Schema> = { [HEADER_NAMES.RequestId]: { $ref: '#/components/headers/RequestId' } };
+  for (const name of names) out[HEADER_NAMES[name]] = { $ref: `#/components/headers/${name}` };
+  return out;
+}
+
+/** The error responses of an operation: one per status, its `code` limited to the operation's codes of that status. */
+function errorResponses(op: Operation): Record<string, Schema> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of op.errors) {
+    const status = httpStatusOf(code);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const out: Record<string, Schema> = {};
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    out[String(status)] = {
+      description: codes.join(', '),
+      headers: headersOf(op.errorHeaders?.[status]),
+      content: {
+        'application/json': {
+          schema: { allOf: [ref('ErrorResponse')], properties: { error: { properties: { code: { enum: codes } } } } },
+        },
+      },
+    };
+  }
+  return out;
+}
+
+function parameters(op: Operation, schemas: Record<string, Schema>): Schema[] {
+  const out: Schema[] = [];
+  for (const match of op.path.matchAll(/\{([a-z_]+)\}/g)) {
+    const name = match[1] ?? '';
+    out.push(
+      name === 'provider'
+        ? { name, in: 'path', required: true, description: 'brave, exa or tavily; another name is 400 unknown_provider.', schema: { type: 'string' } }
+        : { name, in: 'path', required: true, description: 'The key id; an id that is not a live key of this account is 404 not_found.', schema: { type: 'string' } },
+    );
+  }
+  if (op.query !== undefined) {
+    const query = schemas[op.query] as { properties?: Record<string, Schema>; required?: string[] } | undefined;
+    if (query?.properties === undefined) throw new Error(`no query schema ${op.query}`);
+    for (const [name, schema] of Object.entries(query.properties)) {
+      const { description, ...rest } = schema;
+      out.push({ name, in: 'query', required: query.required?.includes(name) ?? false, ...(description === undefined ? {} : { description }), schema: rest });
+    }
+  }
+  for (const header of op.headerParameters ?? []) out.push({ $ref: `#/components/parameters/${header}` });
+  return out;
+}
+
+function operationObject(op: Operation, schemas: Record<string, Schema>): Schema {
+  const successContent =
+    op.success.schema === undefined && op.success.contentType === undefined
+      ? {}
+      : { content: { [op.success.contentType ?? 'application/json']: { schema: op.success.schema === undefined ? { type: 'string' } : ref(op.success.schema) } } };
+  const responses: Record<string, Schema> = {
+    [String(op.success.status)]: { description: op.success.description, headers: headersOf(op.success.headers), ...successContent },
+  };
+  if (op.alsoAnswers !== undefined) {
+    responses[String(op.alsoAnswers.status)] = { description: op.alsoAnswers.description, headers: headersOf(), content: { 'application/json': { schema: ref(op.alsoAnswers.schema) } } };
+  }
+  Object.assign(responses, errorResponses(op));
+  const params = parameters(op, schemas);
+  return {
+    operationId: op.operationId,
+    tags: [op.tag],
+    summary: op.summary,
+    ...(op.description === undefined ? {} : { description: op.description }),
+    security: security(op.access),
+    ...(params.length === 0 ? {} : { parameters: params }),
+    ...(op.body === undefined
+      ? {}
+      : { requestBody: { required: op.body.optional !== true, content: { 'application/json': { schema: ref(op.body.schema) } } } }),
+    responses,
+    'x-served-by': op.servedBy,
+  };
+}
+
+const DESCRIPTION = [
+  'Web search from Brave, Exa and Tavily behind one API, paid from prepaid USD credits.',
+  '',
+  '- Every response carries `x-svc-request-id`; every JSON body the API writes carries the same id as `request_id` (inside `error` on an error body).',
+  '- An error body is `{"error": {"code", "message", "request_id"}}`, plus `needed_usd` on 402s and `attempts` on `all_providers_failed`. Branch on the status and `code`, never on `message`.',
+  '- An unknown path is 404 `not_found`; a known path with another method is 405 with `Allow` and code `invalid_request`; both come before any key check. A 500 is always `internal` with the message `internal error`.',
+  '- Requests refused before any handler get the same error body with code `invalid_request`: a malformed query string or path (400), a path segment over 256 characters (414), a body over the limit (413), headers over 16 KiB (431), a request not received within the timeout (408).',
+  '- Money is a JSON number of USD, exact to 6 decimals. Timestamps are RFC 3339 UTC with milliseconds.',
+  '- Request bodies are JSON objects; an unknown field is 400 `invalid_request` naming it.',
+].join('\n');
+
+/** The OpenAPI 3.1 document of the public edge. */
+export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
+  const schemas: Record<string, Schema> = { ...componentSchemas(), ...(await dtoSchemas()), SearchBody: searchBodySchema() };
+  const paths: Record<string, Record<string, Schema>> = {};
+  for (const op of OPERATIONS) {
+    const item = (paths[op.path] ??= {});
+    item[op.method] = operationObject(op, schemas);
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Search gateway API', version: VERSION, description: DESCRIPTION },
+    servers: [{ url: '/', description: 'The public edge (the gateway) that serves this document' }],
+    tags: [
+      { name: 'catalog', description: 'Models and prices (public)' },
+      { name: 'search', description: 'Web search (API key)' },
+      { name: 'credits', description: 'Balance and purchases' },
+      { name: 'usage', description: 'Searches and spend' },
+      { name: 'keys', description: 'API keys (management key)' },
+      { name: 'provider-keys', description: "The account's own provider keys (management key)" },
+      { name: 'dashboard', description: 'The dashboard and its session API' },
+      { name: 'meta', description: 'Health and this document' },
+    ],
+    paths,
+    components: {
+      schemas,
+      headers: HEADERS,
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: 'Makes the search safe to retry: a repeat with the same key from the same API key within 24 hours returns the first outcome (same status, body and request id) and charges nothing more; the same key with another body is 400.',
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]+$' },
+        },
+        StripeSignature: {
+          name: 'Stripe-Signature',
+          in: 'header',
+          required: true,
+          description: "Stripe's signature of the exact body bytes (tolerance 300 s); missing, wrong or stale is 400 invalid_request.",
+          schema: { type: 'string' },
+        },
+      },
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'svc-…', description: 'An API key: `Authorization: Bearer svc-…`. Searches; reads credits, usage and itself.' },
+        managementKey: { type: 'http', scheme: 'bearer', bearerFormat: 'svc-mgmt-…', description: 'A management key: `Authorization: Bearer svc-mgmt-…`. Manages keys and provider keys, buys credits; cannot search.' },
+        session: { type: 'apiKey', in: 'cookie', name: 'svc_session', description: 'The dashboard session cookie set by signup and login.' },
+        csrfToken: { type: 'apiKey', in: 'header', name: 'x-csrf-token', description: 'The csrf_token of signup or login; needed on every mutating dashboard call.' },
+      },
+    },
+  };
+}

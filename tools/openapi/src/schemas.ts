@@ -1,0 +1,212 @@
+import { CATALOG, LIMIT_RESETS, PROVIDERS } from '@svc/contracts';
+import { ERROR_CODES } from '@svc/errors';
+import type { ErrorCode } from '@svc/errors';
+
+/**
+ * The JSON Schemas (2020-12, the dialect of OpenAPI 3.1) of every response body of the
+ * public edge, and of the few request bodies that have no class-validator DTO. Request
+ * bodies with a DTO come from the DTO's decorators (document.ts). Response schemas forbid
+ * unknown fields, so a field added to an answer without being documented fails the
+ * contract test (test/e2e/openapi-contract.e2e.spec.ts).
+ */
+
+export type Schema = Record<string, unknown>;
+
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const nullable = (schema: Schema): Schema => ({ ...schema, type: [schema.type, 'null'] });
+
+/** An object whose listed fields are all required and whose other fields are refused. */
+function closed(properties: Record<string, Schema>, optional: readonly string[] = [], description?: string): Schema {
+  return {
+    type: 'object',
+    ...(description === undefined ? {} : { description }),
+    required: Object.keys(properties).filter((name) => !optional.includes(name)),
+    properties,
+    additionalProperties: false,
+  };
+}
+
+const usd = (description: string): Schema => ({ type: 'number', description });
+const timestamp = (description?: string): Schema => ({ type: 'string', format: 'date-time', ...(description === undefined ? {} : { description }) });
+const requestId: Schema = { type: 'string', pattern: '^req_[0-9A-Za-z]{24}$', description: 'The same as the x-svc-request-id response header.' };
+const id = (prefix: string, description: string): Schema => ({ type: 'string', pattern: `^${prefix}_[0-9A-Za-z]{24}$`, description });
+
+const PAYMENT_CODES: readonly ErrorCode[] = ['insufficient_credits', 'key_limit_exceeded'];
+const ATTEMPTS_CODES: readonly ErrorCode[] = ['all_providers_failed'];
+
+/** The reusable schemas, by component name. */
+export function componentSchemas(): Record<string, Schema> {
+  const apiKeyFields: Record<string, Schema> = {
+    id: id('key', 'The API key id.'),
+    name: { type: 'string', maxLength: 100, description: '"" when none was given.' },
+    label: { type: 'string', description: 'The masked secret: svc- and the first 4 characters after it, then "…".' },
+    limit_usd: nullable(usd('Credit limit; null: no limit.')),
+    limit_reset: { enum: [...LIMIT_RESETS, null], description: 'Period after which the limit starts again; null: the limit covers all time.' },
+    limit_remaining_usd: nullable(usd('max(0, limit_usd - usage_usd); null without a limit.')),
+    usage_usd: usd('Spend in the current period (all time when limit_reset is null).'),
+    limit_resets_at: { ...nullable(timestamp()), description: 'End of the current period; null without a reset.' },
+    usage_total_usd: usd('Spend, all time.'),
+    expires_at: { ...nullable(timestamp()), description: 'After it the key gets 401 key_expired; null: never.' },
+    disabled: { type: 'boolean', description: 'When true the key gets 401 key_disabled.' },
+    created_at: timestamp(),
+    updated_at: timestamp(),
+    last_used_at: nullable(timestamp()),
+  };
+  const rateLimit = closed({ requests_per_second: { type: 'integer' }, burst: { type: 'integer' } }, [], 'The search rate limit of API keys (RATE_LIMIT_PER_SECOND, RATE_LIMIT_BURST).');
+  const providerKey = {
+    provider: ref('Provider'),
+    label: { type: 'string', description: '"…" and the last 4 characters of the key; the key itself is never shown.' },
+    created_at: timestamp(),
+    updated_at: timestamp(),
+  };
+  const pricing = {
+    base_usd: usd('Price of one search.'),
+    included_results: { type: ['integer', 'null'], description: 'Results covered by base_usd; null when the provider does not price by count.' },
+    per_result_usd: usd('Price of each result beyond included_results (0 when not priced by count).'),
+  };
+  const errorFields = (codes: readonly ErrorCode[]): Record<string, Schema> => ({
+    code: { enum: [...codes] },
+    message: { type: 'string', description: 'For humans; may change. Never branch on it.' },
+    request_id: requestId,
+  });
+  const attempt = closed(
+    {
+      model: { type: 'string' },
+      source: { enum: ['platform', 'byok'], description: 'Whose provider key the attempt used; absent when the provider is not configured.' },
+      status: { enum: ['error', 'skipped'] },
+      error: { type: 'string', description: 'Short reason, e.g. "provider returned 500".' },
+      cost_usd: usd('Only on an attempt that timed out: its base price, which is kept.'),
+    },
+    ['source', 'cost_usd'],
+    'An attempt that did not answer.',
+  );
+  const usageRow = closed(
+    {
+      date: { type: 'string', format: 'date' },
+      model: { type: 'string' },
+      key_id: id('key', 'The API key.'),
+      searches: { type: 'integer' },
+      failed_attempts: { type: 'integer' },
+      cost_usd: usd('What was charged.'),
+      byok_fee_usd: usd("The part of cost_usd charged as BYOK fees (attempts with the account's own provider key)."),
+    },
+    ['date', 'model', 'key_id'],
+    'One group; its group field (date, model or key_id) matches group_by.',
+  );
+  return {
+    Provider: { enum: [...PROVIDERS] },
+    ModelId: { enum: CATALOG.map((model) => model.id), description: 'A model of the catalog (GET /v1/models).' },
+    ErrorCode: { enum: [...ERROR_CODES] },
+    Attempt: attempt,
+    PlainError: closed(errorFields(ERROR_CODES.filter((code) => !PAYMENT_CODES.includes(code) && !ATTEMPTS_CODES.includes(code)))),
+    PaymentError: closed({ ...errorFields(PAYMENT_CODES), needed_usd: usd('The price of the cheapest blocked attempt.') }),
+    AllProvidersFailedError: closed({ ...errorFields(ATTEMPTS_CODES), attempts: { type: 'array', items: ref('Attempt'), description: 'Every attempt, in order.' } }),
+    ApiError: { oneOf: [ref('PlainError'), ref('PaymentError'), ref('AllProvidersFailedError')], description: 'Discriminated by code: needed_usd only on 402s, attempts only on all_providers_failed.' },
+    ErrorResponse: closed({ error: ref('ApiError') }),
+    ModelPricing: closed(pricing),
+    Model: closed({
+      id: ref('ModelId'),
+      provider: ref('Provider'),
+      variant: { type: 'string' },
+      description: { type: 'string' },
+      max_results: { type: 'integer', description: 'Most results the upstream returns.' },
+      pricing: ref('ModelPricing'),
+      available: { type: 'boolean', description: 'False when this deployment has no platform key for the provider.' },
+    }),
+    ModelList: closed({ data: { type: 'array', items: ref('Model') }, request_id: requestId }),
+    Pricing: closed({
+      currency: { const: 'USD' },
+      models: { type: 'array', items: closed({ id: ref('ModelId'), ...pricing }) },
+      purchase: closed({ min_usd: { type: 'number' }, max_usd: { type: 'number' } }, [], 'The checkout amount range.'),
+      byok: closed({ enabled: { type: 'boolean' }, fee_percent: { type: 'number' } }),
+      request_id: requestId,
+    }),
+    SearchResult: closed({
+      position: { type: 'integer', minimum: 1 },
+      title: { type: 'string' },
+      url: { type: 'string' },
+      snippet: { type: 'string' },
+      published_at: { type: ['string', 'null'] },
+      score: { type: ['number', 'null'] },
+    }),
+    SearchResponse: closed({
+      request_id: requestId,
+      model: ref('ModelId'),
+      provider: ref('Provider'),
+      source: { enum: ['platform', 'byok'] },
+      results: { type: 'array', items: ref('SearchResult') },
+      cost_usd: usd('The total charged for this request.'),
+      attempts: { type: 'array', items: ref('Attempt'), description: 'The attempts before the one that answered.' },
+      latency_ms: { type: 'number' },
+    }),
+    ApiKey: closed(apiKeyFields),
+    ApiKeyResponse: closed({ ...apiKeyFields, request_id: requestId }),
+    CreatedApiKey: closed({ ...apiKeyFields, secret: { type: 'string', pattern: '^svc-', description: 'The key, shown only here.' }, request_id: requestId }),
+    ApiKeyList: closed({ data: { type: 'array', items: ref('ApiKey') }, next_cursor: { type: ['string', 'null'], description: 'null on the last page.' }, request_id: requestId }),
+    DeletedApiKey: closed({ id: id('key', 'The deleted key.'), deleted: { const: true }, request_id: requestId }),
+    RateLimit: rateLimit,
+    ApiKeyInfo: closed({ kind: { const: 'api' }, ...apiKeyFields, rate_limit: ref('RateLimit'), request_id: requestId }),
+    ManagementKeyInfo: closed({
+      kind: { const: 'management' },
+      id: id('mkey', 'The management key id.'),
+      name: { type: 'string' },
+      label: { type: 'string' },
+      expires_at: { type: 'null' },
+      disabled: { const: false },
+      created_at: timestamp(),
+      updated_at: timestamp(),
+      last_used_at: nullable(timestamp()),
+      rate_limit: ref('RateLimit'),
+      request_id: requestId,
+    }),
+    KeyInfo: { oneOf: [ref('ApiKeyInfo'), ref('ManagementKeyInfo')], description: 'The calling key, discriminated by kind.' },
+    ProviderKey: closed(providerKey),
+    ProviderKeyResponse: closed({ ...providerKey, request_id: requestId }),
+    ProviderKeyList: closed({ data: { type: 'array', items: ref('ProviderKey'), maxItems: PROVIDERS.length }, next_cursor: { type: 'null', description: 'Always null: one page.' }, request_id: requestId }),
+    DeletedProviderKey: closed({ provider: ref('Provider'), deleted: { const: true }, request_id: requestId }),
+    Credits: closed({
+      balance_usd: usd('What the account can spend now.'),
+      reserved_usd: usd('Held by searches in flight.'),
+      total_purchased_usd: usd('Bought with checkout, all time, net of refunds and disputes.'),
+      total_spent_usd: usd('Settled search spend, all time.'),
+      request_id: requestId,
+    }),
+    CheckoutSession: closed({
+      id: id('chk', 'The checkout id.'),
+      url: { type: 'string', format: 'uri', description: 'Send the buyer here.' },
+      amount_usd: usd('The amount being bought.'),
+      expires_at: timestamp('When the payment page expires.'),
+      request_id: requestId,
+    }),
+    WebhookReceived: closed({ received: { const: true }, event_id: { type: 'string' }, request_id: requestId }),
+    StripeEvent: { type: 'object', description: 'A Stripe event, sent by Stripe, verified against the Stripe-Signature header on its exact bytes.' },
+    UsageRow: usageRow,
+    Usage: closed({
+      from: { type: 'string', format: 'date' },
+      to: { type: 'string', format: 'date' },
+      data: { type: 'array', items: ref('UsageRow') },
+      total: closed({ searches: { type: 'integer' }, cost_usd: { type: 'number' }, byok_fee_usd: { type: 'number' } }),
+      request_id: requestId,
+    }),
+    SignedIn: closed({ account_id: id('acct', 'The account.'), email: { type: 'string' }, csrf_token: { type: 'string', description: 'Send it as x-csrf-token on every mutating dashboard call.' }, request_id: requestId }),
+    Me: closed({ account_id: id('acct', 'The account.'), email: { type: 'string' }, request_id: requestId }),
+    ManagementKey: closed({ id: id('mkey', 'The management key id.'), name: { type: 'string' }, label: { type: 'string' }, created_at: timestamp() }),
+    CreatedManagementKey: closed({
+      id: id('mkey', 'The management key id.'),
+      name: { type: 'string' },
+      label: { type: 'string' },
+      created_at: timestamp(),
+      secret: { type: 'string', pattern: '^svc-mgmt-', description: 'The key, shown only here.' },
+      request_id: requestId,
+    }),
+    ManagementKeyList: closed({ data: { type: 'array', items: ref('ManagementKey') }, next_cursor: { type: 'null' }, request_id: requestId }),
+    DeletedManagementKey: closed({ id: id('mkey', 'The deleted key.'), deleted: { const: true }, request_id: requestId }),
+    OpenApiDocument: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { const: '3.1.0' } } },
+    Health: closed({ status: { const: 'ok' }, request_id: requestId }),
+    Readiness: closed({
+      status: { enum: ['ready', 'unavailable'] },
+      checks: { type: 'object', additionalProperties: { enum: ['ok', 'down'] }, description: 'redis and, on a gateway that serves searches, search_batch.' },
+      request_id: requestId,
+    }),
+  };
+}

@@ -1,0 +1,119 @@
+/**
+ * Compares two JSON Schemas by the shape of the data they describe: object fields and which
+ * are required, array items, unions of objects, and the types and values of scalars. Used
+ * to compare the SDK's TypeScript types (as JSON Schema, from ts-json-schema-generator)
+ * with the OpenAPI document's schemas. `$ref`s are resolved within each schema's own root.
+ */
+
+type Json = Record<string, unknown>;
+
+export type Shape =
+  | { kind: 'object'; props: Record<string, Shape>; required: string[] }
+  | { kind: 'array'; items: Shape }
+  | { kind: 'union'; variants: Shape[] }
+  | { kind: 'scalar'; types: string[]; values: unknown[] | null };
+
+const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function resolveRef(root: Json, ref: string): Json {
+  let current: unknown = root;
+  for (const raw of ref.replace(/^#\//, '').split('/')) {
+    const part = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    current = isJson(current) ? current[part] : undefined;
+  }
+  if (!isJson(current)) throw new Error(`cannot resolve ${ref}`);
+  return current;
+}
+
+const typeOfValue = (value: unknown): string => (value === null ? 'null' : typeof value === 'number' ? 'number' : typeof value);
+const normalType = (type: string): string => (type === 'integer' ? 'number' : type);
+
+/** The shape of a schema (`root` is the document its `$ref`s point into). */
+export function shapeOf(schema: Json, root: Json, depth = 0): Shape {
+  if (depth > 40) throw new Error('schema too deep');
+  if (typeof schema.$ref === 'string') return shapeOf(resolveRef(root, schema.$ref), root, depth + 1);
+  const alternatives = (schema.anyOf ?? schema.oneOf) as Json[] | undefined;
+  if (alternatives !== undefined) {
+    const variants = alternatives.flatMap((variant) => {
+      const shape = shapeOf(variant, root, depth + 1);
+      return shape.kind === 'union' ? shape.variants : [shape];
+    });
+    if (variants.every((v) => v.kind === 'scalar')) {
+      const scalars = variants as Extract<Shape, { kind: 'scalar' }>[];
+      const types = [...new Set(scalars.flatMap((v) => v.types))].sort();
+      const values = scalars.every((v) => v.values !== null) ? scalars.flatMap((v) => v.values ?? []) : null;
+      return { kind: 'scalar', types, values };
+    }
+    return variants.length === 1 && variants[0] !== undefined ? variants[0] : { kind: 'union', variants };
+  }
+  if (Array.isArray(schema.allOf) && schema.allOf.length === 1 && isJson(schema.allOf[0])) return shapeOf(schema.allOf[0], root, depth + 1);
+  if (isJson(schema.properties) || schema.type === 'object') {
+    const props: Record<string, Shape> = {};
+    for (const [name, property] of Object.entries((schema.properties ?? {}) as Record<string, Json>)) props[name] = shapeOf(property, root, depth + 1);
+    return { kind: 'object', props, required: [...((schema.required ?? []) as string[])].sort() };
+  }
+  if (schema.type === 'array') return { kind: 'array', items: isJson(schema.items) ? shapeOf(schema.items, root, depth + 1) : { kind: 'scalar', types: [], values: null } };
+  if ('const' in schema) return { kind: 'scalar', types: [typeOfValue(schema.const)], values: [schema.const] };
+  if (Array.isArray(schema.enum)) return { kind: 'scalar', types: [...new Set(schema.enum.map(typeOfValue))].sort(), values: schema.enum };
+  const types = Array.isArray(schema.type) ? (schema.type as string[]) : typeof schema.type === 'string' ? [schema.type] : [];
+  const normal = [...new Set(types.map(normalType))].sort();
+  return { kind: 'scalar', types: normal, values: normal.length === 1 && normal[0] === 'null' ? [null] : null };
+}
+
+/**
+ * Where `client` (the SDK) and `server` (the document) disagree. For a response the client
+ * must accept every type and value the server may send; for a request the server must
+ * accept everything the client may send. Field names and required fields must match exactly.
+ */
+export function shapeProblems(client: Shape, server: Shape, direction: 'response' | 'request', at = '$'): string[] {
+  if (client.kind !== server.kind) return [`${at}: the SDK has ${client.kind}, the document ${server.kind}`];
+  switch (client.kind) {
+    case 'object': {
+      const other = server as Extract<Shape, { kind: 'object' }>;
+      const out: string[] = [];
+      const clientFields = Object.keys(client.props).sort();
+      const serverFields = Object.keys(other.props).sort();
+      for (const field of serverFields) if (!clientFields.includes(field)) out.push(`${at}.${field}: in the document, not in the SDK`);
+      for (const field of clientFields) if (!serverFields.includes(field)) out.push(`${at}.${field}: in the SDK, not in the document`);
+      if (client.required.join() !== other.required.join()) out.push(`${at}: required fields differ: SDK [${client.required.join(', ')}], document [${other.required.join(', ')}]`);
+      for (const field of clientFields) {
+        const a = client.props[field];
+        const b = other.props[field];
+        if (a !== undefined && b !== undefined) out.push(...shapeProblems(a, b, direction, `${at}.${field}`));
+      }
+      return out;
+    }
+    case 'array':
+      return shapeProblems(client.items, (server as Extract<Shape, { kind: 'array' }>).items, direction, `${at}[]`);
+    case 'union': {
+      const other = server as Extract<Shape, { kind: 'union' }>;
+      const out: string[] = [];
+      if (client.variants.length !== other.variants.length) out.push(`${at}: the SDK has ${client.variants.length} variants, the document ${other.variants.length}`);
+      other.variants.forEach((variant, index) => {
+        if (!client.variants.some((mine) => shapeProblems(mine, variant, direction).length === 0)) out.push(`${at}: the document's variant ${index + 1} matches no SDK variant`);
+      });
+      return out;
+    }
+    case 'scalar': {
+      const other = server as Extract<Shape, { kind: 'scalar' }>;
+      const [wide, narrow] = direction === 'response' ? [client, other] : [other, client];
+      const out: string[] = [];
+      if (wide.types.length > 0) {
+        const extra = narrow.types.filter((type) => !wide.types.includes(type));
+        if (extra.length > 0 || narrow.types.length === 0) out.push(`${at}: types SDK [${client.types.join(', ')}], document [${other.types.join(', ')}]`);
+      }
+      if (wide.values !== null) {
+        if (narrow.values === null) out.push(`${at}: the ${direction === 'response' ? 'SDK' : 'document'} allows only ${JSON.stringify(wide.values)}`);
+        else {
+          const extra = narrow.values.filter((value) => !wide.values?.includes(value));
+          if (extra.length > 0) out.push(`${at}: values ${JSON.stringify(extra)} are allowed by the ${direction === 'response' ? 'document' : 'SDK'} only`);
+        }
+      }
+      return out;
+    }
+    default: {
+      const unreachable: never = client;
+      return unreachable;
+    }
+  }
+}
