@@ -2,7 +2,9 @@
 // start command passes from its own environment to every service it starts, over its own
 // settings: `PROVIDER_TIMEOUT_MS=5000 npm start` reaches the gateway. Ports and the URLs
 // between the local processes are the start command's own and are not taken from outside;
-// METRICS_PORT is per service, so it is not passed on either.
+// METRICS_PORT is per service, so it is not passed on either. The provider-key KEK
+// variables are read by the start command itself and given to account-admin and the
+// gateway only.
 'use strict';
 
 const PASSED_ON = [
@@ -12,7 +14,6 @@ const PASSED_ON = [
   'STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_API_BASE',
   'BRAVE_API_KEY', 'EXA_API_KEY', 'TAVILY_API_KEY', 'BRAVE_BASE_URL', 'EXA_BASE_URL', 'TAVILY_BASE_URL',
   'OPERATOR_TOKEN', 'REDIS_URL', 'REDIS_CLUSTER',
-  'PROVIDER_KEY_KEK', 'PROVIDER_KEY_KEK_ID', 'PROVIDER_KEY_KEK_PREVIOUS',
   'OTEL_EXPORTER_OTLP_ENDPOINT', 'LOG_LEVEL', 'HTTP_REQUEST_TIMEOUT_MS',
   'SIGN_IN_ATTEMPTS_PER_EMAIL', 'SIGN_IN_ATTEMPTS_PER_ADDRESS', 'SIGN_IN_WINDOW_SECONDS',
 ];

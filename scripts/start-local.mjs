@@ -46,8 +46,9 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SIM = 'http://127.0.0.1:9090';
 const FAKE_STRIPE = 'http://127.0.0.1:12111';
 const REDIS_CLUSTER = process.env.REDIS_CLUSTER ?? 'false';
-const common = {
-  REDIS_URL, REDIS_CLUSTER, INTERNAL_TOKEN: secrets.INTERNAL_TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1',
+const common = { REDIS_URL, REDIS_CLUSTER, INTERNAL_TOKEN: secrets.INTERNAL_TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1' };
+// The provider-key KEK goes to account-admin and the gateway only.
+const kek = {
   PROVIDER_KEY_KEK: process.env.PROVIDER_KEY_KEK ?? secrets.PROVIDER_KEY_KEK, PROVIDER_KEY_KEK_ID: process.env.PROVIDER_KEY_KEK_ID ?? secrets.PROVIDER_KEY_KEK_ID,
   ...(process.env.PROVIDER_KEY_KEK_PREVIOUS === undefined ? {} : { PROVIDER_KEY_KEK_PREVIOUS: process.env.PROVIDER_KEY_KEK_PREVIOUS }),
 };
@@ -67,7 +68,7 @@ const services = [
   { name: 'provider-sim', script: 'tools/provider-sim/dist/main.js', ready: `${SIM}/_sim/stats`, env: { PORT: '9090', HOST: '127.0.0.1' } },
   {
     name: 'account-admin', script: 'services/account-admin/dist/main.js', ready: 'http://127.0.0.1:3001/readyz',
-    env: { ...common, PORT: '3001', GRPC_PORT: '50051', DATABASE_URL: `${PG}/svc_account_admin`, COOKIE_SECURE: 'false', MIGRATE_ON_START: 'true' },
+    env: { ...common, ...kek, PORT: '3001', GRPC_PORT: '50051', DATABASE_URL: `${PG}/svc_account_admin`, COOKIE_SECURE: 'false', MIGRATE_ON_START: 'true' },
   },
   {
     name: 'billing', script: 'services/billing/dist/main.js', ready: 'http://127.0.0.1:3002/readyz',
@@ -81,7 +82,7 @@ const services = [
   },
   {
     name: 'search-gateway', script: 'services/search-gateway/dist/main.js', ready: 'http://127.0.0.1:8080/readyz',
-    env: { ...common, PORT: '8080', ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051', ACCOUNT_ADMIN_HTTP_URL: 'http://127.0.0.1:3001', BILLING_HTTP_URL: 'http://127.0.0.1:3002', ...providers },
+    env: { ...common, ...kek, PORT: '8080', ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051', ACCOUNT_ADMIN_HTTP_URL: 'http://127.0.0.1:3001', BILLING_HTTP_URL: 'http://127.0.0.1:3002', ...providers },
   },
 ];
 

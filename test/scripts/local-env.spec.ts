@@ -21,14 +21,18 @@ describe('the local stack passes configuration from its environment to every ser
     for (const name of ['RATE_LIMIT_PER_SECOND', 'RATE_LIMIT_BURST', 'ACCOUNT_MAX_IN_FLIGHT', 'PROVIDER_MAX_IN_FLIGHT_BRAVE', 'PROVIDER_MAX_IN_FLIGHT_EXA',
       'PROVIDER_MAX_IN_FLIGHT_TAVILY', 'PROVIDER_TIMEOUT_MS', 'KEY_PROPAGATION_MAX_MS', 'BYOK_ENABLED', 'BYOK_FEE_PERCENT', 'STRIPE_SECRET_KEY',
       'STRIPE_WEBHOOK_SECRET', 'STRIPE_API_BASE', 'BRAVE_API_KEY', 'EXA_API_KEY', 'TAVILY_API_KEY', 'BRAVE_BASE_URL', 'EXA_BASE_URL', 'TAVILY_BASE_URL',
-      'OPERATOR_TOKEN', 'REDIS_URL', 'REDIS_CLUSTER', 'PROVIDER_KEY_KEK', 'PROVIDER_KEY_KEK_ID', 'PROVIDER_KEY_KEK_PREVIOUS', 'OTEL_EXPORTER_OTLP_ENDPOINT']) {
+      'OPERATOR_TOKEN', 'REDIS_URL', 'REDIS_CLUSTER', 'OTEL_EXPORTER_OTLP_ENDPOINT']) {
       expect(PASSED_ON).toContain(name);
       expect(table).toContain(name);
     }
   });
 
-  it('the start command builds each service\'s environment with it', () => {
+  it('the start command builds each service\'s environment with it, and hands the KEK variables to account-admin and the gateway', () => {
     const script = readFileSync(join(repoRoot(), 'scripts/start-local.mjs'), 'utf8');
     expect(script).toContain('env: serviceEnv(service.env, process.env)');
+    for (const name of ['PROVIDER_KEY_KEK', 'PROVIDER_KEY_KEK_ID', 'PROVIDER_KEY_KEK_PREVIOUS']) {
+      expect(script).toContain(`process.env.${name}`);
+      expect(PASSED_ON).not.toContain(name);
+    }
   });
 });

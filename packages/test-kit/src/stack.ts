@@ -111,13 +111,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const kek = options.kek ?? { id: 'kek-test', key: randomBytes(32).toString('base64') };
     const common = {
       REDIS_URL: redis, REDIS_CLUSTER: String(redisCluster !== undefined), INTERNAL_TOKEN: internalToken, LOG_LEVEL: options.logLevel ?? 'debug', HOST: '127.0.0.1',
-      PROVIDER_KEY_KEK: kek.key, PROVIDER_KEY_KEK_ID: kek.id,
     };
+    // The provider-key KEK goes to account-admin and the gateways only.
+    const kekEnv = { PROVIDER_KEY_KEK: kek.key, PROVIDER_KEY_KEK_ID: kek.id };
     const accountAdmin = await startProcess({
       name: 'account-admin',
       script: join(root, 'services/account-admin/dist/main.js'),
       env: {
-        ...common, PORT: String(aaHttp), GRPC_PORT: String(aaGrpc), DATABASE_URL: accountAdminDb, COOKIE_SECURE: 'false',
+        ...common, ...kekEnv, PORT: String(aaHttp), GRPC_PORT: String(aaGrpc), DATABASE_URL: accountAdminDb, COOKIE_SECURE: 'false',
         SIGN_IN_ATTEMPTS_PER_EMAIL: '1000000', SIGN_IN_ATTEMPTS_PER_ADDRESS: '1000000',
         BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`, ...options.accountAdminEnv,
       },
@@ -172,7 +173,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         name: `search-gateway-${index}`,
         script: gw.script ?? options.gatewayScript ?? join(root, 'services/search-gateway/dist/main.js'),
         env: {
-          ...common, PORT: String(port), ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`,
+          ...common, ...kekEnv, PORT: String(port), ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`,
           ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${aaHttp}`, BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`,
           ...providerEnv, ...options.gatewayEnv, ...gw.env,
         },
