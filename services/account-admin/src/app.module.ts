@@ -22,17 +22,19 @@ import { KeysController } from './keys/keys.controller';
 import { KeysRepository } from './keys/keys.repository';
 import { KeysService } from './keys/keys.service';
 import { LOGGER } from './logging/logger';
+import { AccountAdminMetrics, METRICS } from './metrics/metrics';
 import type { Logger } from './logging/logger';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+  static forRoot(config: AppConfig, logger: Logger, metrics: AccountAdminMetrics = new AccountAdminMetrics()): DynamicModule {
     return {
       module: AppModule,
       controllers: [HealthController, KeysController, DashboardController],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
+        { provide: METRICS, useValue: metrics },
         DatabaseRepository,
         KeyCacheRepository,
         KeyCacheService,

@@ -4,6 +4,8 @@ import type { EnvOf } from '@svc/config';
 /** The gateway's environment, read once at start. */
 export const gatewayEnvSchema = {
   PORT: int({ default: 8080, min: 0, max: 65535 }),
+  /** Prometheus text at GET /metrics on this port (never the public one). */
+  METRICS_PORT: int({ default: 9464, min: 0, max: 65535 }),
   HOST: str({ default: '0.0.0.0' }),
   REDIS_URL: url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
   ACCOUNT_ADMIN_GRPC_URL: str({ default: '127.0.0.1:50051' }),

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
+import { Counter, createRegistry, HttpMetrics } from '@svc/metrics';
+import type { Registry } from '@svc/metrics';
 import type { Logger } from 'pino';
 import { AuthChain } from './auth/auth-chain';
 import { KeyCache } from './auth/key-cache';
@@ -20,6 +22,8 @@ import { SearchLifecycle, SearchMetrics, SearchService } from './search';
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
 export const GATEWAY_LOGGER = Symbol('GATEWAY_LOGGER');
+/** The process's Prometheus registry (served on METRICS_PORT by main.ts). */
+export const GATEWAY_METRICS = Symbol('GATEWAY_METRICS');
 const ACCOUNT_ADMIN_UPSTREAM = Symbol('ACCOUNT_ADMIN_UPSTREAM');
 const BILLING_UPSTREAM = Symbol('BILLING_UPSTREAM');
 const KEY_CHANGES = Symbol('KEY_CHANGES');
@@ -27,14 +31,22 @@ const KEY_CHANGES = Symbol('KEY_CHANGES');
 /** The gateway's object graph; every class is plain and built by a factory here. */
 @Module({})
 export class GatewayModule {
-  static forRoot(config: GatewayConfig, log: Logger): DynamicModule {
+  static forRoot(config: GatewayConfig, log: Logger, registry: Registry = createRegistry('search-gateway')): DynamicModule {
     return {
       module: GatewayModule,
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: GATEWAY_LOGGER, useValue: log },
         { provide: RedisConnection, useFactory: () => new RedisConnection(config.REDIS_URL, log) },
-        { provide: KeyCache, useFactory: () => new KeyCache({ ttlMs: config.KEY_CACHE_TTL_MS, maxEntries: config.KEY_CACHE_MAX_ENTRIES }) },
+        { provide: GATEWAY_METRICS, useValue: registry },
+        {
+          provide: KeyCache,
+          useFactory: () => {
+            const cache = new KeyCache({ ttlMs: config.KEY_CACHE_TTL_MS, maxEntries: config.KEY_CACHE_MAX_ENTRIES });
+            keyCacheMetrics(registry, cache);
+            return cache;
+          },
+        },
         { provide: GrpcKeyOwner, useFactory: () => new GrpcKeyOwner(config.ACCOUNT_ADMIN_GRPC_URL) },
         {
           provide: AuthChain,
@@ -65,16 +77,20 @@ export class GatewayModule {
               { enabled: config.BYOK_ENABLED, feePercent: config.BYOK_FEE_PERCENT },
             ),
         },
+        { provide: SearchMetrics, useFactory: () => new SearchMetrics(registry) },
         {
           provide: ProviderRegistry,
-          useFactory: () =>
-            new ProviderRegistry({
+          useFactory: (metrics: SearchMetrics) => {
+            const providers = new ProviderRegistry({
               brave: { baseUrl: config.BRAVE_BASE_URL, ...(config.BRAVE_API_KEY === undefined ? {} : { apiKey: config.BRAVE_API_KEY }) },
               exa: { baseUrl: config.EXA_BASE_URL, ...(config.EXA_API_KEY === undefined ? {} : { apiKey: config.EXA_API_KEY }) },
               tavily: { baseUrl: config.TAVILY_BASE_URL, ...(config.TAVILY_API_KEY === undefined ? {} : { apiKey: config.TAVILY_API_KEY }) },
-            }),
+            });
+            metrics.timeProviderCalls(providers);
+            return providers;
+          },
+          inject: [SearchMetrics],
         },
-        { provide: SearchMetrics, useFactory: () => new SearchMetrics() },
         {
           provide: SearchService,
           useFactory: (providers: ProviderRegistry, redis: RedisConnection, metrics: SearchMetrics) =>
@@ -101,13 +117,14 @@ export class GatewayModule {
         { provide: SearchLifecycle, useFactory: (providers: ProviderRegistry) => new SearchLifecycle(providers), inject: [ProviderRegistry] },
         {
           provide: GatewayHttp,
-          useFactory: (catalog: CatalogService, forward: ForwardService, redis: RedisConnection, auth: AuthChain, search: SearchService) =>
+          useFactory: (catalog: CatalogService, forward: ForwardService, redis: RedisConnection, auth: AuthChain, search: SearchService, metrics: SearchMetrics) =>
             new GatewayHttp(catalog, forward, redis, log, {
               auth,
               service: search,
               rateLimit: { limit: config.RATE_LIMIT_PER_SECOND, remaining: config.RATE_LIMIT_BURST },
-            }),
-          inject: [CatalogService, ForwardService, RedisConnection, AuthChain, SearchService],
+              metrics,
+            }, new HttpMetrics(registry)),
+          inject: [CatalogService, ForwardService, RedisConnection, AuthChain, SearchService, SearchMetrics],
         },
         {
           provide: GatewayLifecycle,
@@ -116,7 +133,26 @@ export class GatewayModule {
           inject: [RedisConnection, KEY_CHANGES, GrpcKeyOwner, ACCOUNT_ADMIN_UPSTREAM, BILLING_UPSTREAM, SearchService],
         },
       ],
-      exports: [AuthChain, GatewayHttp, SearchMetrics],
+      exports: [AuthChain, GatewayHttp, SearchMetrics, GATEWAY_METRICS],
     };
   }
+}
+
+/** gateway_key_cache_total{result}: hits, misses and fills, read from the cache's counters at scrape. */
+function keyCacheMetrics(registry: Registry, cache: KeyCache): void {
+  let seen = { ...cache.stats };
+  const counter: Counter<'result'> = new Counter({
+    name: 'gateway_key_cache_total',
+    help: 'Key cache lookups answered (hit), not answered (miss), and entries stored (fill)',
+    labelNames: ['result'],
+    registers: [registry],
+    collect: () => {
+      const now = { ...cache.stats };
+      counter.labels('hit').inc(now.hits - seen.hits);
+      counter.labels('miss').inc(now.misses - seen.misses);
+      counter.labels('fill').inc(now.fills - seen.fills);
+      seen = now;
+    },
+  });
+  for (const result of ['hit', 'miss', 'fill']) counter.labels(result).inc(0);
 }

@@ -10,6 +10,8 @@ import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
+import { METRICS } from '../metrics/metrics';
+import type { AccountAdminMetrics } from '../metrics/metrics';
 import { AccountAdminRpcService } from './grpc.service';
 
 function toProtoAccount(account: AccountRow): ProtoAccount {
@@ -31,6 +33,7 @@ export class GrpcServerAdapter implements OnApplicationBootstrap, OnApplicationS
     @Inject(AccountAdminRpcService) private readonly rpc: AccountAdminRpcService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(METRICS) private readonly metrics: AccountAdminMetrics,
   ) {}
 
   get port(): number {
@@ -80,15 +83,22 @@ export class GrpcServerAdapter implements OnApplicationBootstrap, OnApplicationS
     method: string,
     handle: (request: Req) => Promise<Res>,
   ): void {
+    const started = performance.now();
     handle(call.request).then(
-      (response) => callback(null, response),
+      (response) => {
+        callback(null, response);
+        this.metrics.grpc.observe(method, 'OK', performance.now() - started);
+      },
       (error: unknown) => {
         if (error instanceof AppError) {
-          callback({ code: grpcStatusOf(error.code), details: error.message });
+          const code = grpcStatusOf(error.code);
+          callback({ code, details: error.message });
+          this.metrics.grpc.observe(method, status[code] ?? String(code), performance.now() - started);
           return;
         }
         this.logger.error({ method, err: error instanceof Error ? error.message : String(error) }, 'gRPC call failed');
         callback({ code: status.INTERNAL, details: 'internal error' });
+        this.metrics.grpc.observe(method, 'INTERNAL', performance.now() - started);
       },
     );
   }

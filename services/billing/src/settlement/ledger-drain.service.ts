@@ -11,6 +11,13 @@ export interface DrainOptions {
   accountsPerPop?: number;
   /** Batches of one account per pass before it goes back to the dirty set (fairness). */
   maxBatchesPerAccount?: number;
+  /** Told of every committed batch and every dead-lettered entry (the worker's metrics). */
+  observer?: DrainObserver;
+}
+
+export interface DrainObserver {
+  batchWritten(records: readonly SettlementRecord[], written: number, skipped: number, chargedMicros: number, nowMs: number): void;
+  deadLetter(): void;
 }
 
 export interface DrainResult {
@@ -98,8 +105,10 @@ export class LedgerDrainService {
         this.logger.error({ account_id: accountId, entry_id: entry.id, reason }, 'settlement entry cannot be billed; moved to the dead-letter stream');
         await this.streams.deadLetter(accountId, entry, reason);
         result.deadLettered += 1;
+        this.options.observer?.deadLetter();
       }
       await this.streams.remove(accountId, removed);
+      this.options.observer?.batchWritten(records, written.written, written.skipped, written.chargedMicros, Date.now());
       result.written += written.written;
       result.skipped += written.skipped;
       this.logger.debug({ account_id: accountId, written: written.written, skipped: written.skipped, charged_micros: written.chargedMicros }, 'settlement batch written');

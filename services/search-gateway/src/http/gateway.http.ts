@@ -9,6 +9,10 @@ import { registerSearchRoutes } from '../search';
 import type { RateLimitHeaders, SearchService } from '../search';
 import type { AuthChain } from '../auth/auth-chain';
 import { installEdge, RouteTable, sendError } from '@svc/http-edge';
+import type { HttpMetrics } from '@svc/metrics';
+import type { SearchMetrics } from '../search';
+
+const SEARCH_ROUTE = '/v1/search';
 
 /**
  * Puts the gateway's routes straight on Fastify (no Nest controllers or enhancers on
@@ -23,17 +27,26 @@ export class GatewayHttp {
     private readonly forward: ForwardService,
     private readonly redis: RedisConnection,
     private readonly log: Logger,
-    private readonly search?: { auth: AuthChain; service: SearchService; rateLimit: RateLimitHeaders },
+    private readonly search?: { auth: AuthChain; service: SearchService; rateLimit: RateLimitHeaders; metrics?: SearchMetrics },
+    private readonly http?: HttpMetrics,
   ) {}
 
   install(fastify: FastifyInstance): void {
-    installEdge(fastify, this.log, this.routes);
+    const http = this.http;
+    const searchMetrics = this.search?.metrics;
+    installEdge(fastify, this.log, this.routes, {
+      observe: (request, route, status, durationMs) => {
+        http?.observe(request.method, route, status, durationMs);
+        // A search's access line also carries its account, key, models, outcome and cost.
+        return route === SEARCH_ROUTE && searchMetrics !== undefined ? searchMetrics.answered(request, status, durationMs) : undefined;
+      },
+    });
     void fastify.register(async (scope) => {
       scope.setErrorHandler((error, request, reply) => sendError(reply, request.id, error, this.log));
       const search = this.search;
       registerHealthRoutes(scope, this.redis, search === undefined ? undefined : () => search.service.batchReady);
       registerCatalogRoutes(scope, this.catalog);
-      if (this.search !== undefined) registerSearchRoutes(scope, this.search.auth, this.search.service, this.search.rateLimit);
+      if (this.search !== undefined) registerSearchRoutes(scope, this.search.auth, this.search.service, this.search.rateLimit, this.search.metrics);
       await scope.register(async (forwardScope) => {
         forwardScope.removeAllContentTypeParsers();
         forwardScope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));

@@ -46,6 +46,8 @@ export interface SearchReply {
   readonly requestId: string;
   /** Set when the request passed the rate limit (every search that reached admission). */
   readonly rateLimit?: RateLimitState;
+  /** This search's attempts (unset on an idempotent repeat): read by SearchMetrics after the reply. */
+  readonly attempts?: readonly AttemptResult[];
 }
 
 export interface SearchCall {
@@ -326,18 +328,18 @@ export class SearchService {
           attempts: attempts.slice(0, outcome.index).map(attemptView),
           latency_ms: Math.round(elapsedMs),
         };
-        return { status: 200, body: JSON.stringify(body), requestId };
+        return { status: 200, body: JSON.stringify(body), requestId, attempts };
       }
       case 'payment': {
         const message = outcome.code === 'key_limit_exceeded'
           ? 'this search would take the key past its credit limit'
           : 'the credit balance cannot cover any of the requested models';
-        return errorReply(new AppError(outcome.code, message, { needed_usd: microsToUsd(outcome.neededMicros) }), requestId);
+        return errorReply(new AppError(outcome.code, message, { needed_usd: microsToUsd(outcome.neededMicros) }), requestId, attempts);
       }
       case 'overloaded':
-        return errorReply(new AppError('overloaded', 'every allowed model is at capacity; retry shortly'), requestId);
+        return errorReply(new AppError('overloaded', 'every allowed model is at capacity; retry shortly'), requestId, attempts);
       case 'failed':
-        return errorReply(new AppError('all_providers_failed', 'every attempted model failed or was unavailable', { attempts: attempts.map(attemptView) }), requestId);
+        return errorReply(new AppError('all_providers_failed', 'every attempted model failed or was unavailable', { attempts: attempts.map(attemptView) }), requestId, attempts);
     }
   }
 
@@ -385,8 +387,8 @@ export class SearchService {
   }
 }
 
-function errorReply(error: AppError, requestId: string): SearchReply {
-  return { status: error.status, body: JSON.stringify(errorBody(error, requestId)), requestId };
+function errorReply(error: AppError, requestId: string, attempts: readonly AttemptResult[]): SearchReply {
+  return { status: error.status, body: JSON.stringify(errorBody(error, requestId)), requestId, attempts };
 }
 
 function describe(error: unknown): string {
