@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
+import { checkLogLine } from '@svc/logging';
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
 import type { Sample } from '@svc/metrics';
 import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
@@ -24,6 +25,8 @@ describe('metrics of every service after a mixed run', () => {
   let stack: Stack;
   let redis: Redis;
   let db: Client;
+  /** Every secret and query text the run used: none may appear in any log line. */
+  const mustNotLog: string[] = [];
 
   beforeAll(async () => {
     stack = await startStack({
@@ -32,7 +35,8 @@ describe('metrics of every service after a mixed run', () => {
       simulator: true,
       worker: true,
       workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
-      logLevel: 'info',
+      // debug: every line any service writes during the run is checked against the log schema.
+      logLevel: 'debug',
       gateways: [
         { env: { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '1000' } },
         // A tight rate limit (429s) and no Tavily capacity (503 overloaded) on the second gateway.
@@ -62,6 +66,7 @@ describe('metrics of every service after a mixed run', () => {
     const key = await newApiKey(gw0, account.managementKey);
     // The rate limit is per key (kept in Redis): gateway 1's burst uses a key of its own.
     const burstKey = await newApiKey(gw0, account.managementKey);
+    mustNotLog.push(key.secret, burstKey.secret, account.managementKey, stack.operatorToken, 'plain 0', 'fallback', 'no capacity', 'burst 1', 'spend', 'broke');
     const replies: JsonResponse[] = [];
     const search = async (gateway: string, body: Record<string, unknown>): Promise<JsonResponse> => {
       const secret = gateway === gw1 ? burstKey.secret : key.secret;
@@ -158,6 +163,44 @@ describe('metrics of every service after a mixed run', () => {
       expect(samples.some((s) => s.name === 'process_cpu_seconds_total')).toBe(true);
     }
   }, 120_000);
+
+  it('writes every log line of every service in the one schema, a search line with its account, key, models, outcome and cost', () => {
+    const sections = stack.logs().split(/^--- /m).filter((section) => section !== '');
+    const problems: string[] = [];
+    const searchLines: Record<string, unknown>[] = [];
+    let lines = 0;
+    for (const section of sections) {
+      const [name = '', ...rest] = section.split('\n');
+      if (name === 'provider-sim') continue;
+      for (const line of rest) {
+        if (line.trim() === '') continue;
+        lines++;
+        const problem = checkLogLine(line);
+        for (const text of mustNotLog) if (line.includes(text)) problems.push(`${name}: a secret or query text in: ${line.slice(0, 300)}`);
+        if (problem !== null) {
+          problems.push(`${name}: ${problem}: ${line.slice(0, 300)}`);
+          continue;
+        }
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        if (parsed.route === '/v1/search' && parsed.msg === 'request') searchLines.push(parsed);
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(lines).toBeGreaterThan(40);
+    const services = new Set(sections.map((s) => s.split('\n')[0]));
+    expect([...services].sort()).toEqual(['account-admin', 'billing', 'ledger-worker', 'provider-sim', 'search-gateway-0', 'search-gateway-1']);
+    const answered = searchLines.filter((line) => line.status === 200);
+    expect(answered.length).toBe(12);
+    for (const line of answered) {
+      expect(line).toMatchObject({ account_id: expect.any(String), key_id: expect.any(String), model: expect.any(String), outcome: 'ok', cost_usd: 0.005 });
+      expect((line.models as string[]).length).toBeGreaterThan(0);
+    }
+    const fallback = answered.find((line) => (line.models as string[]).length === 2);
+    expect(fallback?.models).toEqual(['brave/web', 'exa/fast']);
+    const refused = searchLines.filter((line) => line.outcome === 'rate_limited');
+    expect(refused.length).toBeGreaterThan(0);
+    for (const line of refused) expect(line).toMatchObject({ status: 429, account_id: expect.any(String), key_id: expect.any(String), cost_usd: 0 });
+  });
 
   it('serves metrics only on the metrics port, and nothing else there', async () => {
     const gateway = stack.gateways[0];

@@ -1,5 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import pino from 'pino';
+import { createServiceLogger } from '@svc/logging';
 import type { Logger } from 'pino';
 import { GrpcAccountDirectory } from './accounts/account-directory.adapter';
 import { OperatorApiModule, PublicApiModule } from './app.module';
@@ -41,13 +41,9 @@ export interface RunningBilling {
   close(): Promise<void>;
 }
 
-export function createLogger(level: string): Logger {
-  return pino({
-    name: 'billing',
-    level,
-    // Belt and braces: these never reach a log line even if a header object is logged.
-    redact: ['req.headers.authorization', 'req.headers["x-svc-internal-token"]', 'headers.authorization'],
-  });
+/** The process's logger (the platform's one log schema, @svc/logging): `billing`, or `ledger-worker` for dist/worker.js. */
+export function createLogger(level: string, service: 'billing' | 'ledger-worker' = 'billing'): Logger {
+  return createServiceLogger({ service, level });
 }
 
 function urlOf(app: NestFastifyApplication): string {

@@ -21,9 +21,9 @@ function loadConfigOrExit(): LedgerWorkerConfig {
 /** The ledger worker (dist/worker.js): drains settlement streams into Postgres. */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  const logger = createLogger(config.LOG_LEVEL).child({ component: 'ledger-worker' });
+  const logger = createLogger(config.LOG_LEVEL, 'ledger-worker');
   const running = await startLedgerWorker(config, logger);
-  logger.info({ url: running.url, drain_interval_ms: config.LEDGER_DRAIN_INTERVAL_MS, batch_size: config.LEDGER_BATCH_SIZE }, 'ledger worker running');
+  logger.info({ listen_url: running.url, metrics_url: running.metricsUrl, drain_interval_ms: config.LEDGER_DRAIN_INTERVAL_MS, batch_size: config.LEDGER_BATCH_SIZE }, 'ledger worker running');
   stopOnSignals('ledger worker', logger, () => running.close());
 }
 

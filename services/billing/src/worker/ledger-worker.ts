@@ -153,7 +153,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
       switch (job.name) {
         case LEDGER_JOBS.drain: {
           const result = await drain.drain();
-          if (result.accounts > 0) logger.debug({ ...result }, 'drain done');
+          if (result.accounts > 0) logger.debug({ accounts: result.accounts, written: result.written, skipped: result.skipped, dead_lettered: result.deadLettered }, 'drain done');
           await backlog.recordDrained(result.written + result.skipped).catch(() => undefined);
           return result;
         }
