@@ -14,6 +14,7 @@ import type { GatewayConfig } from './config';
 import { ForwardService } from './forward/forward.routes';
 import { UpstreamClient } from './forward/upstream.client';
 import { GatewayLifecycle } from './gateway.lifecycle';
+import { DrainState } from './health/drain-state';
 import { RedisConnection } from './health/redis.connection';
 import { GatewayHttp } from './http/gateway.http';
 import { MoneyRepository } from './money/money.repository';
@@ -39,6 +40,7 @@ export class GatewayModule {
         { provide: GATEWAY_LOGGER, useValue: log },
         { provide: RedisConnection, useFactory: () => new RedisConnection(config.REDIS_URL, log) },
         { provide: GATEWAY_METRICS, useValue: registry },
+        { provide: DrainState, useValue: new DrainState() },
         {
           provide: KeyCache,
           useFactory: () => {
@@ -101,6 +103,7 @@ export class GatewayModule {
                 providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
                 maxInFlight: { brave: config.PROVIDER_MAX_IN_FLIGHT_BRAVE, exa: config.PROVIDER_MAX_IN_FLIGHT_EXA, tavily: config.PROVIDER_MAX_IN_FLIGHT_TAVILY },
                 leaseMarginMs: 5_000,
+                maxDurationMs: config.SEARCH_MAX_DURATION_MS,
                 idempotencyPollMs: 25,
                 admission: {
                   ratePerSecond: config.RATE_LIMIT_PER_SECOND,
@@ -117,14 +120,14 @@ export class GatewayModule {
         { provide: SearchLifecycle, useFactory: (providers: ProviderRegistry) => new SearchLifecycle(providers), inject: [ProviderRegistry] },
         {
           provide: GatewayHttp,
-          useFactory: (catalog: CatalogService, forward: ForwardService, redis: RedisConnection, auth: AuthChain, search: SearchService, metrics: SearchMetrics) =>
+          useFactory: (catalog: CatalogService, forward: ForwardService, redis: RedisConnection, auth: AuthChain, search: SearchService, metrics: SearchMetrics, drain: DrainState) =>
             new GatewayHttp(catalog, forward, redis, log, {
               auth,
               service: search,
               rateLimit: { limit: config.RATE_LIMIT_PER_SECOND, remaining: config.RATE_LIMIT_BURST },
               metrics,
-            }, new HttpMetrics(registry)),
-          inject: [CatalogService, ForwardService, RedisConnection, AuthChain, SearchService, SearchMetrics],
+            }, new HttpMetrics(registry), drain),
+          inject: [CatalogService, ForwardService, RedisConnection, AuthChain, SearchService, SearchMetrics, DrainState],
         },
         {
           provide: GatewayLifecycle,
@@ -133,7 +136,7 @@ export class GatewayModule {
           inject: [RedisConnection, KEY_CHANGES, GrpcKeyOwner, ACCOUNT_ADMIN_UPSTREAM, BILLING_UPSTREAM, SearchService],
         },
       ],
-      exports: [AuthChain, GatewayHttp, SearchMetrics, GATEWAY_METRICS],
+      exports: [AuthChain, GatewayHttp, SearchMetrics, GATEWAY_METRICS, DrainState],
     };
   }
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { registerCatalogRoutes } from '../catalog/catalog.routes';
 import type { CatalogService } from '../catalog/catalog.service';
 import type { ForwardService } from '../forward/forward.routes';
+import type { DrainState } from '../health/drain-state';
 import { registerHealthRoutes } from '../health/health.routes';
 import type { RedisConnection } from '../health/redis.connection';
 import { registerSearchRoutes } from '../search';
@@ -29,6 +30,7 @@ export class GatewayHttp {
     private readonly log: Logger,
     private readonly search?: { auth: AuthChain; service: SearchService; rateLimit: RateLimitHeaders; metrics?: SearchMetrics },
     private readonly http?: HttpMetrics,
+    private readonly drain?: DrainState,
   ) {}
 
   install(fastify: FastifyInstance): void {
@@ -41,10 +43,19 @@ export class GatewayHttp {
         return route === SEARCH_ROUTE && searchMetrics !== undefined ? searchMetrics.answered(request, status, durationMs) : undefined;
       },
     });
+    const drain = this.drain;
+    if (drain !== undefined) {
+      // While draining, every reply (searches in flight too) tells the client to close the
+      // connection, so none is left idle on this process when it stops accepting.
+      fastify.addHook('onSend', (_request, reply, payload, done) => {
+        if (drain.draining) void reply.header('connection', 'close');
+        done(null, payload);
+      });
+    }
     void fastify.register(async (scope) => {
       scope.setErrorHandler((error, request, reply) => sendError(reply, request.id, error, this.log));
       const search = this.search;
-      registerHealthRoutes(scope, this.redis, search === undefined ? undefined : () => search.service.batchReady);
+      registerHealthRoutes(scope, this.redis, search === undefined ? undefined : () => search.service.batchReady, this.drain);
       registerCatalogRoutes(scope, this.catalog);
       if (this.search !== undefined) registerSearchRoutes(scope, this.search.auth, this.search.service, this.search.rateLimit, this.search.metrics);
       await scope.register(async (forwardScope) => {

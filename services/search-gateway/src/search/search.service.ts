@@ -30,6 +30,8 @@ export interface SearchSettings {
   readonly now?: () => number;
   /** How long a search on a cold account waits for its hydration before answering 503 (default 1,500 ms). */
   readonly hydrationWaitMs?: number;
+  /** SEARCH_MAX_DURATION_MS: no attempt starts after it, and an attempt's timeout is cut to what is left (default: none). */
+  readonly maxDurationMs?: number;
 }
 
 /** The key's rate-limit state after this request, for x-ratelimit-limit and x-ratelimit-remaining. */
@@ -188,6 +190,11 @@ export class SearchService {
     for (const [index, planned] of plan.entries()) {
       const { model, source, apiKey } = planned;
       const price = maxCostMicros(model, request.maxResults);
+      const leftMs = (this.settings.maxDurationMs ?? Number.POSITIVE_INFINITY) - call.elapsedMs();
+      if (leftMs < 1) {
+        attempts.push({ status: 'skipped', model, source: null, reason: 'deadline', priceMicros: price });
+        continue;
+      }
       if (apiKey === null) {
         attempts.push({ status: 'skipped', model, source: null, reason: 'not_configured', priceMicros: price });
         continue;
@@ -239,7 +246,7 @@ export class SearchService {
         continue;
       }
       called = true;
-      const outcome = await this.callProvider(planned, apiKey, request, requestId);
+      const outcome = await this.callProvider(planned, apiKey, request, requestId, Math.min(this.settings.providerTimeoutMs, Math.floor(leftMs)));
       if (outcome.ok) {
         attempts.push({ status: 'success', model, source, results: outcome.results, reservedMicros: price, chargedMicros: costMicros(model, outcome.results.length) });
         lastLease = { provider: model.provider, leaseId };
@@ -292,11 +299,11 @@ export class SearchService {
     this.money.close();
   }
 
-  private async callProvider(planned: PlannedAttempt, apiKey: string, request: SearchRequest, requestId: string): Promise<ProviderOutcome> {
+  private async callProvider(planned: PlannedAttempt, apiKey: string, request: SearchRequest, requestId: string, timeoutMs: number): Promise<ProviderOutcome> {
     const { model, source } = planned;
     let outcome: ProviderOutcome;
     try {
-      outcome = await this.providers.adapter(model.provider).search({ query: request.query, model, maxResults: request.maxResults, apiKey, timeoutMs: this.settings.providerTimeoutMs });
+      outcome = await this.providers.adapter(model.provider).search({ query: request.query, model, maxResults: request.maxResults, apiKey, timeoutMs });
     } catch (error) {
       this.log.error({ request_id: requestId, provider: model.provider, err: describe(error) }, 'provider adapter threw');
       outcome = { ok: false, kind: 'connection', error: 'provider call failed', status: null };
