@@ -136,9 +136,19 @@ export interface AccessLogFields {
  */
 export type ResponseObserver = (request: FastifyRequest, route: string | null, status: number, durationMs: number) => object | undefined;
 
+/** Request tracing (e.g. @svc/tracing's requestTracing()): a span per routed request. */
+export interface EdgeTracing {
+  /** Starts the request's span and runs the rest of the request (`next`) inside it. */
+  enter(request: FastifyRequest, next: () => void): void;
+  /** Ends the request's span (after the reply). */
+  end(request: FastifyRequest, status: number): void;
+}
+
 export interface EdgeOptions {
   /** Counts every answered request (e.g. HttpMetrics.observe); one call, no second hook. */
   observe?: ResponseObserver;
+  /** Unset (tracing off): nothing per request. */
+  tracing?: EdgeTracing;
 }
 
 /**
@@ -150,6 +160,7 @@ export interface EdgeOptions {
  */
 export function installEdge(fastify: FastifyInstance, log: Logger, routes: RouteTable = new RouteTable(), options: EdgeOptions = {}): RouteTable {
   const observe = options.observe;
+  const tracing = options.tracing;
   fastify.addHook('onRoute', (options) => {
     routes.add(options.method, options.url ?? options.path);
   });
@@ -177,7 +188,8 @@ export function installEdge(fastify: FastifyInstance, log: Logger, routes: Route
       }
       return;
     }
-    done();
+    if (tracing === undefined) done();
+    else tracing.enter(request, done);
   });
 
   fastify.addHook('onResponse', (request, reply, done) => {
@@ -185,6 +197,7 @@ export function installEdge(fastify: FastifyInstance, log: Logger, routes: Route
     const status = reply.statusCode;
     const elapsed = reply.elapsedTime;
     const extra = observe === undefined ? undefined : observe(request, route, status, elapsed);
+    if (tracing !== undefined) tracing.end(request, status);
     // The access log is at info: below that level nothing is built for it.
     if (log.isLevelEnabled('info')) {
       const fields: AccessLogFields = {

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DtoValidationPipe, EdgeExceptionFilter, edgeServerOptions, installEdge, trustedRequestIds } from '@svc/http-edge';
+import { requestTracing } from '@svc/tracing';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config';
 import { installRequestContext } from './http/request-context';
@@ -28,6 +29,7 @@ export async function createApp(config: AppConfig, logger: Logger, metrics: Acco
   );
   const fastify = adapter.getInstance();
   installEdge(fastify, logger, undefined, {
+    tracing: requestTracing(),
     observe: (request, route, status, durationMs) => {
       metrics.http.observe(request.method, route, status, durationMs);
       return undefined;

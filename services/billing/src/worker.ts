@@ -5,6 +5,7 @@ import { startLedgerWorker } from './worker/ledger-worker';
 import { parseLedgerWorkerConfig } from './worker-config';
 import type { LedgerWorkerConfig } from './worker-config';
 import { stopOnSignals } from './process-signals';
+import { startTracing } from '@svc/tracing';
 
 function loadConfigOrExit(): LedgerWorkerConfig {
   try {
@@ -22,9 +23,13 @@ function loadConfigOrExit(): LedgerWorkerConfig {
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.LOG_LEVEL, 'ledger-worker');
+  const tracing = startTracing('ledger-worker');
   const running = await startLedgerWorker(config, logger);
   logger.info({ listen_url: running.url, metrics_url: running.metricsUrl, drain_interval_ms: config.LEDGER_DRAIN_INTERVAL_MS, batch_size: config.LEDGER_BATCH_SIZE }, 'ledger worker running');
-  stopOnSignals('ledger worker', logger, () => running.close());
+  stopOnSignals('ledger worker', logger, async () => {
+    await running.close();
+    await tracing?.shutdown();
+  });
 }
 
 main().catch((error: unknown) => {

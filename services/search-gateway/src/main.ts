@@ -1,5 +1,6 @@
 import { startMetricsServer } from '@svc/metrics';
 import type { Registry } from '@svc/metrics';
+import { startTracing } from '@svc/tracing';
 import { createGateway } from './app';
 import { loadGatewayConfigOrExit } from './config';
 import { GATEWAY_METRICS } from './gateway.module';
@@ -9,6 +10,8 @@ import { createLogger } from './logger';
 async function main(): Promise<void> {
   const config = loadGatewayConfigOrExit();
   const log = createLogger(config.LOG_LEVEL);
+  // OTLP export only when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise no tracing work at all.
+  const tracing = startTracing('search-gateway');
   const app = await createGateway(config, log);
   await app.listen(config.PORT, config.HOST);
   const metrics = await startMetricsServer({ registry: app.get<Registry>(GATEWAY_METRICS), port: config.METRICS_PORT, host: config.HOST, log });
@@ -29,6 +32,7 @@ async function main(): Promise<void> {
     setTimeout(() => {
       app.close()
         .then(() => metrics?.close())
+        .then(() => tracing?.shutdown())
         .then(
           () => process.exit(0),
           (error: unknown) => {

@@ -4,6 +4,7 @@ import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { AppError, grpcStatusOf } from '@svc/errors';
 import { AccountAdminService, keyRecordToProto } from '@svc/grpc';
+import { contextFromTraceparent, withSpan } from '@svc/tracing';
 import type { AccountAdminServer, ProtoAccount } from '@svc/grpc';
 import type { AccountRow } from '../accounts/accounts.repository';
 import { APP_CONFIG } from '../config';
@@ -84,7 +85,11 @@ export class GrpcServerAdapter implements OnApplicationBootstrap, OnApplicationS
     handle: (request: Req) => Promise<Res>,
   ): void {
     const started = performance.now();
-    handle(call.request).then(
+    const traceparent = call.metadata.get('traceparent')[0];
+    const run = typeof traceparent === 'string'
+      ? withSpan(`grpc ${method}`, 'server', contextFromTraceparent(traceparent), () => handle(call.request))
+      : handle(call.request);
+    run.then(
       (response) => {
         callback(null, response);
         this.metrics.grpc.observe(method, 'OK', performance.now() - started);

@@ -6,6 +6,8 @@ import { AppError } from '@svc/errors';
 import { DtoValidationPipe, EdgeExceptionFilter, edgeServerOptions, installEdge } from '@svc/http-edge';
 import type { RequestIdSource } from '@svc/http-edge';
 import type { HttpMetrics } from '@svc/metrics';
+import { requestTracing } from '@svc/tracing';
+import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 
 export interface ListenerOptions {
@@ -44,11 +46,14 @@ export async function createListener(options: ListenerOptions): Promise<NestFast
   );
   const fastify = adapter.getInstance();
   const http = options.http;
-  installEdge(fastify, options.logger, undefined, http === undefined ? {} : {
-    observe: (request, route, status, durationMs) => {
-      http.observe(request.method, route, status, durationMs);
-      return undefined;
-    },
+  installEdge(fastify, options.logger, undefined, {
+    tracing: requestTracing(),
+    ...(http === undefined ? {} : {
+      observe: (request: FastifyRequest, route: string | null, status: number, durationMs: number) => {
+        http.observe(request.method, route, status, durationMs);
+        return undefined;
+      },
+    }),
   });
   fastify.addHook('preValidation', async (request) => {
     if (request.body !== undefined && !isJsonContentType(request.headers['content-type'])) {

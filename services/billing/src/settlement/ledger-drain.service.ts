@@ -1,5 +1,6 @@
 import type { SettlementRecord } from '@svc/contracts';
 import type { Logger } from 'pino';
+import { settlementSpans } from './settlement-spans';
 import type { LedgerRepository } from '../ledger/ledger.repository';
 import { parseSettlement, requestIdOfEntry } from './settlement-record';
 import type { RemovedEntry, SettlementStreamAdapter, StreamEntry } from './settlement-stream.adapter';
@@ -99,7 +100,10 @@ export class LedgerDrainService {
           removed.push({ id: entry.id, requestId: requestIdOfEntry(entry.record) });
         }
       }
+      // A traced search's write joins its trace: one span per record, ended at the commit.
+      const spans = settlementSpans(records);
       const written = await this.repository.writeSettlements(accountId, records);
+      spans.end();
       // Committed: only now may the entries leave the stream.
       for (const { entry, reason } of refused) {
         this.logger.error({ account_id: accountId, entry_id: entry.id, reason }, 'settlement entry cannot be billed; moved to the dead-letter stream');

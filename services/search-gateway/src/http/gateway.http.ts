@@ -11,6 +11,7 @@ import type { RateLimitHeaders, SearchService } from '../search';
 import type { AuthChain } from '../auth/auth-chain';
 import { installEdge, RouteTable, sendError } from '@svc/http-edge';
 import type { HttpMetrics } from '@svc/metrics';
+import { requestTracing } from '@svc/tracing';
 import type { SearchMetrics } from '../search';
 
 const SEARCH_ROUTE = '/v1/search';
@@ -37,6 +38,7 @@ export class GatewayHttp {
     const http = this.http;
     const searchMetrics = this.search?.metrics;
     installEdge(fastify, this.log, this.routes, {
+      tracing: requestTracing(),
       observe: (request, route, status, durationMs) => {
         http?.observe(request.method, route, status, durationMs);
         // A search's access line also carries its account, key, models, outcome and cost.

@@ -3,6 +3,7 @@ import type { KeyRecord, ModelSpec, Provider, SettledAttempt, SettlementRecord }
 import { AppError, errorBody } from '@svc/errors';
 import type { Micros } from '@svc/money';
 import { microsToUsd } from '@svc/money';
+import { currentTraceparent } from '@svc/tracing';
 import type { Logger } from 'pino';
 import { moneyScope } from '../money/money.repository';
 import type { AdmissionRequest, MoneyRepository, MoneyScope, PendingOp, ReserveVerdict } from '../money/money.repository';
@@ -372,7 +373,7 @@ export class SearchService {
           break;
       }
     }
-    return { v: 1, requestId: scope.requestId, accountId: scope.accountId, keyId: scope.keyId, settledAtMs: Date.now(), attempts: settled, chargedMicros };
+    return { v: 1, requestId: scope.requestId, accountId: scope.accountId, keyId: scope.keyId, settledAtMs: Date.now(), attempts: settled, chargedMicros, traceparent: currentTraceparent() };
   }
 
   /** The first request's outcome for a repeat: at once when done, else after polling for it (bounded). */
