@@ -2,7 +2,8 @@ import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { LATENCY_BUCKETS_S } from './registry';
 
-const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+// OTHER: every method not listed (the label set stays bounded whatever a client sends).
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'OTHER']);
 
 /**
  * The route label: the route pattern (`/v1/keys/:id`, never the path with its ids), or
