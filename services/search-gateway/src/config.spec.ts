@@ -19,6 +19,12 @@ describe('gateway config', () => {
     expect(() => parseGatewayConfig({ ...base, KEY_CACHE_TTL_MS: '3000', KEY_PROPAGATION_MAX_MS: '2000' })).toThrow(/KEY_CACHE_TTL_MS/);
   });
 
+  it('bounds a search at 45 s by default, never below one provider timeout, and drains 5 s after SIGTERM', () => {
+    expect(parseGatewayConfig(base)).toMatchObject({ SEARCH_MAX_DURATION_MS: 45_000, SHUTDOWN_DELAY_MS: 5_000, METRICS_PORT: 9464 });
+    expect(() => parseGatewayConfig({ ...base, SEARCH_MAX_DURATION_MS: '10000' })).toThrow(/SEARCH_MAX_DURATION_MS/);
+    expect(parseGatewayConfig({ ...base, SEARCH_MAX_DURATION_MS: '10000', PROVIDER_TIMEOUT_MS: '10000' }).SEARCH_MAX_DURATION_MS).toBe(10_000);
+  });
+
   it('names a bad clock skew', () => {
     expect(() => parseGatewayConfig({ ...base, KEY_CLOCK_SKEW_MS: '-1' })).toThrow(/KEY_CLOCK_SKEW_MS/);
   });
