@@ -7,7 +7,7 @@
 #   docker build --target search-gateway -t svc/search-gateway:local .
 #
 # `npm install` rather than `npm ci`: the lockfile lacks some non-Linux optional builds,
-# which `npm ci` refuses (see TOOLCHAIN.md); `npm install` still honours the lockfile.
+# which `npm ci` refuses (docs/development.md, "Toolchain"); `npm install` still honours the lockfile.
 
 ARG NODE_IMAGE=node:20-bookworm-slim
 

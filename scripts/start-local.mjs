@@ -34,6 +34,9 @@ const secrets = existsSync(secretsPath)
 // The fake Stripe's keys: test-mode placeholders made locally, never real ones.
 secrets.STRIPE_SECRET_KEY ??= `sk_test_local_${randomBytes(12).toString('hex')}`;
 secrets.STRIPE_WEBHOOK_SECRET ??= `whsec_local_${randomBytes(12).toString('hex')}`;
+// The key-encryption key of stored provider keys (BYOK): made once for this machine.
+secrets.PROVIDER_KEY_KEK ??= randomBytes(32).toString('base64');
+secrets.PROVIDER_KEY_KEK_ID ??= 'local-1';
 writeFileSync(secretsPath, JSON.stringify(secrets, null, 2), { mode: 0o600 });
 // A token set in the environment is the one the services get (serviceEnv), so use it here too.
 const OPERATOR_TOKEN = process.env.OPERATOR_TOKEN || secrets.OPERATOR_TOKEN;
@@ -42,7 +45,12 @@ const PG = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SIM = 'http://127.0.0.1:9090';
 const FAKE_STRIPE = 'http://127.0.0.1:12111';
-const common = { REDIS_URL, INTERNAL_TOKEN: secrets.INTERNAL_TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1' };
+const REDIS_CLUSTER = process.env.REDIS_CLUSTER ?? 'false';
+const common = {
+  REDIS_URL, REDIS_CLUSTER, INTERNAL_TOKEN: secrets.INTERNAL_TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1',
+  PROVIDER_KEY_KEK: process.env.PROVIDER_KEY_KEK ?? secrets.PROVIDER_KEY_KEK, PROVIDER_KEY_KEK_ID: process.env.PROVIDER_KEY_KEK_ID ?? secrets.PROVIDER_KEY_KEK_ID,
+  ...(process.env.PROVIDER_KEY_KEK_PREVIOUS === undefined ? {} : { PROVIDER_KEY_KEK_PREVIOUS: process.env.PROVIDER_KEY_KEK_PREVIOUS }),
+};
 const providers = {
   BRAVE_API_KEY: 'sim-brave-key', EXA_API_KEY: 'sim-exa-key', TAVILY_API_KEY: 'tvly-sim-key',
   BRAVE_BASE_URL: `${SIM}/brave/res/v1`, EXA_BASE_URL: `${SIM}/exa`, TAVILY_BASE_URL: `${SIM}/tavily`,
@@ -69,7 +77,7 @@ const services = [
   },
   {
     name: 'ledger-worker', script: 'services/billing/dist/worker.js', ready: 'http://127.0.0.1:3003/healthz',
-    env: { ...common, PORT: '3003', DATABASE_URL: `${PG}/svc_billing` },
+    env: { ...common, PORT: '3003', DATABASE_URL: `${PG}/svc_billing`, ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051' },
   },
   {
     name: 'search-gateway', script: 'services/search-gateway/dist/main.js', ready: 'http://127.0.0.1:8080/readyz',

@@ -1,5 +1,5 @@
 /**
- * The search hot path under load (issue 3 item 6): POST /v1/search on the started gateway
+ * The search hot path under load (docs/benchmarks.md): POST /v1/search on the started gateway
  * (every check on: key, rate limit, in-flight caps, credit reservation and settlement in
  * Redis) side by side with a bare Fastify + undici proxy (bare-proxy.ts) forwarding to the
  * same simulator endpoint with no checks, the simulator at zero latency.
@@ -16,7 +16,8 @@
  *
  * Env: ROUNDS (16), DURATION_S (4), WARMUP_S (5), CONNECTIONS (32), MODEL (exa/fast),
  * COUNT_SEARCHES (400), BENCH_REDIS_DB (15), GATEWAY_NODE_OPTIONS and WORKER_NODE_OPTIONS (flags
- * for that process only), BENCH_KEEP_PROFILE (1 keeps the .cpuprofile files).
+ * for that process only), BENCH_KEEP_PROFILE (1 keeps the .cpuprofile files), BENCH_BYOK (1: every
+ * search with the account's own Exa key; lib-stack.ts).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -33,7 +34,7 @@ import type { ProfileSummary } from './lib-cpuprofile';
 import { countRedisCommands } from './lib-redis-count';
 import type { CommandCounts } from './lib-redis-count';
 import { median, writeResult } from './lib-results';
-import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR } from './lib-stack';
+import { BENCH_BYOK, NO_LIMITS_ENV, storeBenchProviderKey, ZERO_LATENCY_SIMULATOR } from './lib-stack';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 16);
 const DURATION_S = Number(process.env.DURATION_S ?? 4);
@@ -162,6 +163,7 @@ async function main(): Promise<void> {
       body: { amount_usd: 1_000_000, reason: 'search benchmark' }, headers: bearer(stack.operatorToken),
     });
     if (grant.status !== 201) throw new Error(`grant failed: ${grant.status} ${grant.text}`);
+    await storeBenchProviderKey(gw, account.managementKey);
     const gateway: Target = { name: 'gateway', url: gw, headers: bearer(apiKey.secret) };
     const bare: Target = { name: 'proxy', url: `http://127.0.0.1:${proxyPort}`, headers: {} };
 
@@ -173,7 +175,8 @@ async function main(): Promise<void> {
       if (response.status !== 200) throw new Error(`search answered ${response.status}: ${response.text.slice(0, 300)}`);
       return response;
     }, { timeoutMs: 20_000, intervalMs: 200 });
-    if (first.body?.model !== MODEL || !Array.isArray(first.body?.results) || first.body.results.length === 0) {
+    if (first.body?.model !== MODEL || !Array.isArray(first.body?.results) || first.body.results.length === 0
+      || first.body?.source !== (BENCH_BYOK ? 'byok' : 'platform')) {
       throw new Error(`unexpected search answer: ${first.text.slice(0, 500)}`);
     }
     const viaProxy = await call('POST', `${bare.url}/v1/search`, { raw: BODY });

@@ -315,7 +315,7 @@ describe('deploy/k8s: the production manifests', () => {
   });
 
   it('the Secret template holds placeholders only and says to use a real secret manager', () => {
-    expect(secrets.map((s) => s.name).sort()).toEqual(['account-admin-secrets', 'billing-secrets', 'search-gateway-secrets', 'svc-shared']);
+    expect(secrets.map((s) => s.name).sort()).toEqual(['account-admin-secrets', 'billing-secrets', 'provider-key-kek', 'search-gateway-secrets', 'svc-shared']);
     for (const secret of secrets) {
       expect(secret.doc['data']).toBeUndefined();
       for (const [key, value] of Object.entries(obj(secret.doc['stringData'], `${secret.name} stringData`))) {

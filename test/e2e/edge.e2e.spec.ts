@@ -46,7 +46,7 @@ function parseRaw(text: string): RawResponse {
   return { status: Number(statusLine.split(' ')[1]), headers, body };
 }
 
-/** The platform's error shape with the request id of the header (CONTRACT "Conventions"). */
+/** The platform's error shape with the request id of the header (docs/api.md 4.1). */
 function expectPlatformError(response: RawResponse, status: number, code = 'invalid_request'): void {
   expect(response.status).toBe(status);
   expect(response.headers['x-svc-request-id']).toMatch(/^req_[0-9A-Za-z]{24,}$/);

@@ -38,7 +38,7 @@ interface Outcome {
   problem?: string;
 }
 
-/** Found by earlier runs (or by hand from the edges issue): always sent first. */
+/** Found by earlier runs (or by hand): always sent first. */
 const REGRESSIONS: Omit<FuzzRequest, 'headers'>[] = [
   { route: '/v1/keys', method: 'POST', path: '/v1/keys', body: '{"name":"a\\u0000b"}' },
   { route: '/v1/keys', method: 'GET', path: `/v1/keys?cursor=${Buffer.from('{"t":8640000000000001,"i":"key_AAAAAAAAAAAAAAAAAAAAAAAA"}').toString('base64url')}` },

@@ -1,17 +1,17 @@
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
  * Spec section 3 (API key states) and section 5 (authentication), through the public
  * gateway with account-admin and billing as separate processes.
  */
-describe('key states and authentication through the gateway', () => {
+describe.each(REDIS_TOPOLOGIES)('key states and authentication through the gateway (%s Redis)', (topology) => {
   let stack: Stack;
   let gw: string;
   let account: Awaited<ReturnType<typeof newAccount>>;
 
   beforeAll(async () => {
-    stack = await startStack({ name: 'keystates', redisDb: 4 });
+    stack = await startStack({ name: `keystates_${topology}`, redisDb: 4, cluster: topology === 'cluster' });
     gw = stack.gateways[0]?.url ?? '';
     account = await newAccount(gw, 'states');
   }, 90_000);

@@ -1,4 +1,4 @@
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
@@ -10,7 +10,7 @@ import type { Stack } from '@svc/test-kit';
 const BOUND_MS = 15_000;
 const CACHE_TTL_MS = 3_000;
 
-describe('key change propagation across gateway processes', () => {
+describe.each(REDIS_TOPOLOGIES)('key change propagation across gateway processes (%s Redis)', (topology) => {
   let stack: Stack;
   let handler: string;
   let peers: { name: string; url: string }[];
@@ -18,7 +18,8 @@ describe('key change propagation across gateway processes', () => {
 
   beforeAll(async () => {
     stack = await startStack({
-      name: 'propagation',
+      name: `propagation_${topology}`,
+      cluster: topology === 'cluster',
       redisDb: 5,
       gatewayEnv: { KEY_CACHE_TTL_MS: String(CACHE_TTL_MS) },
       gateways: [{}, {}, { env: { KEY_CHANGES_SUBSCRIBE: 'false' } }],

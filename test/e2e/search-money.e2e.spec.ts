@@ -1,7 +1,7 @@
 import { Client } from 'pg';
-import { Redis } from 'ioredis';
+import type { RedisClient } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -13,14 +13,15 @@ import type { JsonResponse, Stack } from '@svc/test-kit';
 const PRICE_MICROS = 5_000;
 const N = 15;
 
-describe('search money across gateway processes, billed through the ledger worker', () => {
+describe.each(REDIS_TOPOLOGIES)('search money across gateway processes, billed through the ledger worker (%s Redis)', (topology) => {
   let stack: Stack;
-  let redis: Redis;
+  let redis: RedisClient;
   let db: Client;
 
   beforeAll(async () => {
     stack = await startStack({
-      name: 'money',
+      name: `money_${topology}`,
+      cluster: topology === 'cluster',
       redisDb: 10,
       simulator: true,
       worker: true,
@@ -29,7 +30,7 @@ describe('search money across gateway processes, billed through the ledger worke
       gatewayEnv: { PROVIDER_MAX_IN_FLIGHT_EXA: '1000', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', ACCOUNT_MAX_IN_FLIGHT: '100000' },
       gateways: [{}, {}, {}],
     });
-    redis = new Redis(stack.redisUrl);
+    redis = stack.redisClient();
     db = new Client({ connectionString: stack.databases.billing });
     await db.connect();
   }, 120_000);

@@ -1,4 +1,4 @@
-import { ConfigError, bool, int, oneOf, parseEnv, secret, str, url } from './env-schema';
+import { ConfigError, bool, int, oneOf, parseEnv, secret, str, url, redisUrls } from './env-schema';
 
 describe('environment schema', () => {
   const schema = {
@@ -36,5 +36,20 @@ describe('environment schema', () => {
       expect((error as Error).message).toContain('OPERATOR_TOKEN');
       expect((error as Error).message).not.toContain('short-secret');
     }
+  });
+});
+
+describe('redisUrls', () => {
+  const schema = { REDIS_URL: redisUrls({ default: 'redis://127.0.0.1:6379' }) };
+
+  it('takes one URL or a comma-separated list of seed nodes', () => {
+    expect(parseEnv(schema, {}).REDIS_URL).toBe('redis://127.0.0.1:6379');
+    expect(parseEnv(schema, { REDIS_URL: 'redis://10.0.0.1:7000/, rediss://10.0.0.2:7001' }).REDIS_URL).toBe('redis://10.0.0.1:7000,rediss://10.0.0.2:7001');
+  });
+
+  it('names the bad entry without echoing the value', () => {
+    expect(() => parseEnv(schema, { REDIS_URL: 'redis://a:7000,http://u:hunter2@b' })).toThrow(/REDIS_URL must use one of redis, rediss \(entry 2\)/);
+    expect(() => parseEnv(schema, { REDIS_URL: 'redis://a:7000,http://u:hunter2@b' })).not.toThrow(/hunter2/);
+    expect(() => parseEnv(schema, { REDIS_URL: ' , ' })).toThrow(/REDIS_URL names no Redis/);
   });
 });

@@ -95,6 +95,30 @@ export function url(opts: Opts<string> & { protocols?: string[] } = {}): Field<s
   });
 }
 
+/**
+ * REDIS_URL: one `redis://` or `rediss://` URL, or a comma-separated list of them (the seed
+ * nodes of a Redis Cluster, with REDIS_CLUSTER=true). The value is never echoed: it may hold
+ * a password.
+ */
+export function redisUrls(opts: Opts<string> = {}): Field<string> {
+  return field('one redis:// or rediss:// URL, or a comma-separated list of them', opts, (raw) => {
+    const urls = raw.split(',').map((part) => part.trim()).filter((part) => part !== '');
+    if (urls.length === 0) return { ok: false, problem: 'names no Redis' };
+    for (const [index, value] of urls.entries()) {
+      let parsed: URL;
+      try {
+        parsed = new URL(value);
+      } catch {
+        return { ok: false, problem: `must be a URL or a comma-separated list of URLs (entry ${index + 1} is not a URL)` };
+      }
+      if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+        return { ok: false, problem: `must use one of redis, rediss (entry ${index + 1})` };
+      }
+    }
+    return { ok: true, value: urls.map((value) => value.replace(/\/+$/, '')).join(',') };
+  });
+}
+
 export function oneOf<const T extends string>(values: readonly T[], opts: Opts<T> = {}): Field<T> {
   return field(`one of ${values.join(', ')}`, opts, (raw) =>
     (values as readonly string[]).includes(raw)

@@ -22,7 +22,7 @@ export interface ModelSpec {
   readonly upstreamVariant: string;
 }
 
-/** The one catalog: ids, prices and caps of upstreams.md. */
+/** The one catalog: ids, prices and result caps (docs/providers.md). */
 export const CATALOG: readonly ModelSpec[] = Object.freeze([
   {
     id: 'brave/web', provider: 'brave', variant: 'web', upstreamVariant: 'web',
@@ -81,4 +81,14 @@ export function costMicros(model: ModelSpec, results: number): Micros {
 /** The most a search of `maxResults` on this model can cost: what is reserved before the call. */
 export function maxCostMicros(model: ModelSpec, maxResults: number): Micros {
   return costMicros(model, resultCap(model, maxResults));
+}
+
+/**
+ * What a BYOK attempt is charged for a price of `priceMicros`: `feePercent` % of it, rounded
+ * to the nearest micro-USD, halves up (5 % of 5,000 is 250; 5 % of 1,250 is 62.5 → 63).
+ * Integer arithmetic only. The same function gives the reservation (of the most a search can
+ * cost), the charge (of what it cost) and a timed-out attempt's kept base.
+ */
+export function byokFeeMicros(priceMicros: Micros, feePercent: number): Micros {
+  return Math.floor((priceMicros * feePercent + 50) / 100);
 }

@@ -7,7 +7,7 @@ const record: KeyRecord = {
 };
 
 describe('catalog', () => {
-  it('has the seven models of upstreams.md with their prices in micro-USD', () => {
+  it('has the seven models of docs/providers.md with their prices in micro-USD', () => {
     expect(CATALOG.map((m) => [m.id, m.baseMicros, m.maxResults])).toEqual([
       ['brave/web', 6000, 20], ['brave/news', 6000, 50], ['exa/auto', 9000, 100], ['exa/fast', 5000, 100],
       ['exa/deep', 15000, 100], ['tavily/basic', 10000, 20], ['tavily/advanced', 20000, 20],

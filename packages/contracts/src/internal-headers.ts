@@ -11,4 +11,6 @@ export const INTERNAL_HEADERS = {
   requestId: 'x-svc-request-id',
   /** Set by account-admin on a reply that changed a key: the gateway drops that hash from its cache. */
   changedKeyHash: 'x-svc-changed-key-hash',
+  /** Set by account-admin on a reply that changed an account's provider keys: the gateway drops that account's copy. */
+  changedProviderKeys: 'x-svc-changed-provider-keys',
 } as const;

@@ -9,11 +9,17 @@ export const redisKeys = {
   keyRecord: (keyHash: string): string => `svc:keyrec:${keyHash}`,
   /** Prefix of every per-account key. */
   accountTag: (accountId: string): string => `{a:${accountId}}`,
-  /** Integer micro-USD a key has spent (settled or reserved) in the period starting at `periodStartMs` (UTC ms). */
-  keyPeriodUsage: (accountId: string, keyId: string, periodStartMs: number): string =>
-    `{a:${accountId}}:kuse:${keyId}:${periodStartMs}`,
-  /** Integer micro-USD a key has spent in all time. */
+  /**
+   * Integer micro-USD a key has been charged (settled) in the `reset` period starting at
+   * `periodStartMs` (UTC ms). Every key's day, week and month counters move with every
+   * settlement whatever its own reset, so a change of period keeps the period's spend.
+   */
+  keyPeriodUsage: (accountId: string, keyId: string, reset: 'daily' | 'weekly' | 'monthly', periodStartMs: number): string =>
+    `{a:${accountId}}:kuse:${keyId}:${reset.charAt(0)}:${periodStartMs}`,
+  /** Integer micro-USD a key has been charged in all time. */
   keyTotalUsage: (accountId: string, keyId: string): string => `{a:${accountId}}:kuse:${keyId}:all`,
+  /** Integer micro-USD the key's open searches hold (reserved, not settled): counted against its limit in every period. */
+  keyHold: (accountId: string, keyId: string): string => `{a:${accountId}}:khold:${keyId}`,
   /** Spendable balance in integer micro-USD: durable balance less reservations and unsettled charges. */
   accountBalance: (accountId: string): string => `{a:${accountId}}:bal`,
   /** Micro-USD currently held by open reservations (searches in their provider call). */

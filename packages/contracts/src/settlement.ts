@@ -58,6 +58,17 @@ export const SETTLEMENT_DIRTY_SET = 'svc:settle:dirty';
 /** The BullMQ queue of the ledger worker, and its job names and payloads. */
 export const LEDGER_QUEUE = 'ledger';
 
+/** The ledger worker's reconciliation queue (its own, so the ledger queue's job names stay a closed list). */
+export const RECONCILE_QUEUE = 'billing-reconcile';
+
+/**
+ * The key prefix of every BullMQ queue (`prefix` of Queue and Worker). BullMQ's scripts use
+ * several keys of one queue at once; on Redis Cluster they must share a hash slot, which the
+ * hash tag `{ledger}` makes so (without it: CROSSSLOT). The same prefix on a single Redis,
+ * so both topologies store the queues under the same names.
+ */
+export const QUEUE_PREFIX = '{ledger}';
+
 export const LEDGER_JOBS = {
   /** Repeating: drain the dirty accounts' settlement streams. */
   drain: 'drain',

@@ -12,5 +12,7 @@ export type {
   LookupKeyResponse,
   CreateAccountRequest,
   GetAccountRequest,
+  ProviderKeyEnvelope as ProtoProviderKeyEnvelope,
+  KeyUse as ProtoKeyUse,
 } from './generated/svc/accountadmin/v1/account_admin';
 export { keyRecordFromProto, keyRecordToProto } from './key-record-mapping';

@@ -300,6 +300,8 @@ export interface ProviderKeyResponse extends ProviderKey {
 /** GET /v1/provider-keys */
 export interface ProviderKeyList {
   data: ProviderKey[];
+  /** Always null: an account has at most one key per provider. */
+  next_cursor: null;
   request_id: string;
 }
 
@@ -369,6 +371,8 @@ export interface UsageRow {
   searches: number;
   failed_attempts: number;
   cost_usd: number;
+  /** The part of cost_usd charged as BYOK fees (attempts with the account's own provider key). */
+  byok_fee_usd: number;
 }
 
 /** GET /v1/usage */
@@ -376,7 +380,7 @@ export interface Usage {
   from: string;
   to: string;
   data: UsageRow[];
-  total: { searches: number; cost_usd: number };
+  total: { searches: number; cost_usd: number; byok_fee_usd: number };
   request_id: string;
 }
 

@@ -263,7 +263,7 @@ describe('svc command line', () => {
     it('usage passes --from, --to, --group-by and --key-id and prints one row per group and the total', async () => {
       server.script(json(200, {
         from: '2026-11-01', to: '2026-11-30', request_id: 'r',
-        data: [{ model: 'brave/web', searches: 2, failed_attempts: 0, cost_usd: 0.012 }], total: { searches: 2, cost_usd: 0.012 },
+        data: [{ model: 'brave/web', searches: 2, failed_attempts: 0, cost_usd: 0.012, byok_fee_usd: 0 }], total: { searches: 2, cost_usd: 0.012, byok_fee_usd: 0 },
       }));
       const result = await run(['usage', '--from', '2026-11-01', '--to', '2026-11-30', '--group-by', 'model', '--key-id', 'key_a']);
       expect(server.seen[0]?.url).toBe('/v1/usage?from=2026-11-01&to=2026-11-30&group_by=model&key_id=key_a');

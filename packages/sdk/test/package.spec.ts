@@ -45,13 +45,13 @@ describe('the packed @svc/sdk', () => {
     rmSync(work, { recursive: true, force: true });
   });
 
-  it('holds only the build, its types, the README, the LICENSE and package.json', () => {
+  it('holds only the build, its types, the svc launcher, the README, the LICENSE and package.json', () => {
     const [listed] = JSON.parse(npm(['pack', '--dry-run', '--json'], PACKAGE)) as { files: { path: string }[] }[];
     const files = (listed?.files ?? []).map((f) => f.path).sort();
     const allowed = (path: string): boolean =>
-      ['package.json', 'README.md', 'LICENSE', 'dist/esm/package.json'].includes(path) || /^dist\/.+\.(js|d\.ts)$/.test(path);
+      ['package.json', 'README.md', 'LICENSE', 'dist/esm/package.json', 'bin/svc.js'].includes(path) || /^dist\/.+\.(js|d\.ts)$/.test(path);
     expect(files.filter((path) => !allowed(path))).toEqual([]);
-    for (const needed of ['README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/esm/package.json', 'dist/cli.js']) {
+    for (const needed of ['README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/esm/package.json', 'dist/cli.js', 'bin/svc.js']) {
       expect(files).toContain(needed);
     }
     expect(files.some((path) => path.startsWith('src/') || path.includes('.spec.') || path.endsWith('.map') || path.endsWith('.tsbuildinfo'))).toBe(false);

@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { closeRedisClient, createRedisClient, masters } from '@svc/redis-client';
+import type { RedisClient, RedisTarget } from '@svc/redis-client';
 import { join } from 'node:path';
 import { applyMigrations } from '@svc/pg-migrate';
 import { freePort } from './ports';
 import { recreateDatabase } from './databases';
 import { redisUrl } from './redis';
+import { startRedisCluster } from './redis-cluster';
+import type { RedisCluster } from './redis-cluster';
 import { repoRoot } from './paths';
 import { startProcess } from './processes';
 import type { RunningProcess } from './processes';
@@ -25,9 +28,20 @@ export interface Stack {
   worker?: { url: string; metricsUrl: string; process: RunningProcess };
   accountAdmin: { url: string; grpc: string; metricsUrl: string; process: RunningProcess };
   billing: { url: string; operatorUrl: string; metricsUrl: string; process: RunningProcess };
+  /** REDIS_URL of every service: one Redis database, or the cluster's seed list. */
   redisUrl: string;
+  /** REDIS_URL and REDIS_CLUSTER together. */
+  redisTarget: RedisTarget;
+  /** The Redis Cluster the stack started (`cluster: true`), with its helpers (slot migration, flush). */
+  redisCluster?: RedisCluster;
+  /** A new client of the stack's Redis (a Cluster client on a cluster); the caller closes it. */
+  redisClient(): RedisClient;
+  /** Empties the stack's Redis: FLUSHDB of its database, or FLUSHALL on every master of its cluster. */
+  flushRedis(): Promise<void>;
   databases: { accountAdmin: string; billing: string };
   operatorToken: string;
+  /** The provider-key KEK the services were started with. */
+  kek: { id: string; key: string };
   logs(): string;
   stop(): Promise<void>;
 }
@@ -35,7 +49,13 @@ export interface Stack {
 export interface StackOptions {
   /** Short name: databases are svc_e2e_<name>_*. */
   name: string;
+  /** The Redis database of a single-node stack (ignored with `cluster`: a cluster has database 0 only). */
   redisDb: number;
+  /**
+   * Run on a Redis Cluster of its own instead: 3 masters started on loopback for this stack
+   * (test-kit startRedisCluster), every service with REDIS_CLUSTER=true and the seed list.
+   */
+  cluster?: boolean;
   /** One entry per gateway process; `script`: another build of the gateway for that one. */
   gateways?: { env?: Record<string, string>; script?: string }[];
   gatewayEnv?: Record<string, string>;
@@ -55,16 +75,27 @@ export interface StackOptions {
   accountAdminEnv?: Record<string, string>;
   /** Extra environment for billing (e.g. STRIPE_SECRET_KEY, STRIPE_API_BASE, STRIPE_WEBHOOK_SECRET). */
   billingEnv?: Record<string, string>;
+  /** The provider-key KEK of every service (default: a fresh random one, id `kek-test`). */
+  kek?: { id: string; key: string };
   /** LOG_LEVEL of every service (default debug, so tests see everything that is logged). */
   logLevel?: string;
 }
 
 export async function startStack(options: StackOptions): Promise<Stack> {
   const root = repoRoot();
-  const redis = redisUrl(options.redisDb);
-  const flusher = new Redis(redis);
-  await flusher.flushdb();
-  await flusher.quit();
+  const redisCluster = options.cluster === true ? await startRedisCluster() : undefined;
+  const redis = redisCluster?.url ?? redisUrl(options.redisDb);
+  const redisTarget: RedisTarget = { url: redis, cluster: redisCluster !== undefined };
+  const flushRedis = async (): Promise<void> => {
+    const client = createRedisClient(redisTarget);
+    try {
+      if (redisCluster !== undefined) await redisCluster.flushAll();
+      else for (const node of masters(client)) await node.flushdb();
+    } finally {
+      await closeRedisClient(client);
+    }
+  };
+  await flushRedis();
   const accountAdminDb = await recreateDatabase(`svc_e2e_${options.name}_accounts`);
   const billingDb = await recreateDatabase(`svc_e2e_${options.name}_billing`);
   await applyMigrations(accountAdminDb, join(root, 'services/account-admin/prisma/migrations'));
@@ -74,10 +105,15 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const started: RunningProcess[] = [];
   const stop = async (): Promise<void> => {
     for (const p of started.reverse()) await p.stop();
+    await redisCluster?.stop();
   };
   try {
     const [aaHttp, aaGrpc, billHttp, billOp, aaMetrics, billMetrics] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
-    const common = { REDIS_URL: redis, INTERNAL_TOKEN: internalToken, LOG_LEVEL: options.logLevel ?? 'debug', HOST: '127.0.0.1' };
+    const kek = options.kek ?? { id: 'kek-test', key: randomBytes(32).toString('base64') };
+    const common = {
+      REDIS_URL: redis, REDIS_CLUSTER: String(redisCluster !== undefined), INTERNAL_TOKEN: internalToken, LOG_LEVEL: options.logLevel ?? 'debug', HOST: '127.0.0.1',
+      PROVIDER_KEY_KEK: kek.key, PROVIDER_KEY_KEK_ID: kek.id,
+    };
     const accountAdmin = await startProcess({
       name: 'account-admin',
       script: join(root, 'services/account-admin/dist/main.js'),
@@ -123,7 +159,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       const process = await startProcess({
         name: 'ledger-worker',
         script: join(root, 'services/billing/dist/worker.js'),
-        env: { ...common, PORT: String(port), METRICS_PORT: String(metricsPort), DATABASE_URL: billingDb, ...options.workerEnv },
+        env: { ...common, PORT: String(port), DATABASE_URL: billingDb, ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`, ...options.workerEnv },
         readyUrl: `http://127.0.0.1:${port}/readyz`,
       });
       started.push(process);
@@ -152,8 +188,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       accountAdmin: { url: `http://127.0.0.1:${aaHttp}`, grpc: `127.0.0.1:${aaGrpc}`, metricsUrl: `http://127.0.0.1:${aaMetrics}`, process: accountAdmin },
       billing: { url: `http://127.0.0.1:${billHttp}`, operatorUrl: `http://127.0.0.1:${billOp}`, metricsUrl: `http://127.0.0.1:${billMetrics}`, process: billing },
       redisUrl: redis,
+      redisTarget,
+      ...(redisCluster === undefined ? {} : { redisCluster }),
+      redisClient: () => createRedisClient(redisTarget),
+      flushRedis,
       databases: { accountAdmin: accountAdminDb, billing: billingDb },
       operatorToken,
+      kek,
       logs: () => started.map((p) => `--- ${p.name}\n${p.logs()}`).join('\n'),
       stop,
     };

@@ -23,6 +23,10 @@ import { KeysRepository } from './keys/keys.repository';
 import { KeysService } from './keys/keys.service';
 import { LOGGER } from './logging/logger';
 import { AccountAdminMetrics, METRICS } from './metrics/metrics';
+import { ProviderKeysController } from './provider-keys/provider-keys.controller';
+import { ProviderKeysDashboardController } from './provider-keys/provider-keys.dashboard.controller';
+import { ProviderKeysRepository } from './provider-keys/provider-keys.repository';
+import { ProviderKeysService } from './provider-keys/provider-keys.service';
 import type { Logger } from './logging/logger';
 
 @Module({})
@@ -30,7 +34,7 @@ export class AppModule {
   static forRoot(config: AppConfig, logger: Logger, metrics: AccountAdminMetrics = new AccountAdminMetrics()): DynamicModule {
     return {
       module: AppModule,
-      controllers: [HealthController, KeysController, DashboardController],
+      controllers: [HealthController, KeysController, DashboardController, ProviderKeysController, ProviderKeysDashboardController],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
@@ -42,6 +46,8 @@ export class AppModule {
         KeyOutboxService,
         KeysRepository,
         KeysService,
+        ProviderKeysRepository,
+        ProviderKeysService,
         AccountsRepository,
         DashboardRepository,
         DashboardService,

@@ -1,4 +1,6 @@
-import { bool, int, oneOf, parseEnv, secret, str, url } from '@svc/config';
+import { bool, ConfigError, int, oneOf, parseEnv, redisUrls, secret, str, url } from '@svc/config';
+import { KekConfigError, kekRingFromEnv } from '@svc/keys';
+import type { KekRing } from '@svc/keys';
 import type { EnvOf } from '@svc/config';
 
 /** account-admin's environment, read once at start (docs/development.md lists the shared names). */
@@ -9,7 +11,9 @@ export const configSchema = {
   METRICS_PORT: int({ default: 9465, min: 0, max: 65535 }),
   HOST: str({ default: '0.0.0.0' }),
   DATABASE_URL: url({ default: 'postgresql://postgres@127.0.0.1:5432/svc_account_admin', protocols: ['postgresql', 'postgres'] }),
-  REDIS_URL: url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
+  /** One Redis, or with REDIS_CLUSTER=true a comma-separated list of seed nodes of a Redis Cluster (any node will do). */
+  REDIS_URL: redisUrls({ default: 'redis://127.0.0.1:6379' }),
+  REDIS_CLUSTER: bool({ default: false }),
   INTERNAL_TOKEN: secret({ minLength: 16 }),
   /** The whole request (headers and body) must arrive within this, else 408 and the connection closes. */
   HTTP_REQUEST_TIMEOUT_MS: int({ default: 30_000, min: 100, max: 600_000 }),
@@ -28,16 +32,46 @@ export const configSchema = {
   KEY_OUTBOX_INTERVAL_MS: int({ default: 500, min: 10, max: 60_000 }),
   /** Lifetime of a live key record in Redis; a lost write heals by a LookupKey refill after it. */
   KEY_RECORD_TTL_SECONDS: int({ default: 3600, min: 1, max: 7 * 24 * 3600 }),
+  /** Provider keys (BYOK) can be stored; false: /v1/provider-keys answers 503 byok_disabled. */
+  BYOK_ENABLED: bool({ default: true }),
+  /** Key-encryption key of provider keys (base64, 32 bytes) and its id; read by kekRingFromEnv. */
+  PROVIDER_KEY_KEK: secret({ optional: true }),
+  PROVIDER_KEY_KEK_ID: str({ optional: true }),
+  /** During a KEK rotation: `<previous id>:<base64 key>`. */
+  PROVIDER_KEY_KEK_PREVIOUS: secret({ optional: true }),
 };
 
-export type AppConfig = EnvOf<typeof configSchema> & { readonly INTERNAL_TOKEN: string };
+export type AppConfig = EnvOf<typeof configSchema> & {
+  readonly INTERNAL_TOKEN: string;
+  /** The provider-key KEKs; null only when BYOK is disabled and no KEK is set. */
+  readonly kekRing: KekRing | null;
+};
+
+/**
+ * The KEK ring, required when BYOK is enabled: a missing or bad KEK stops the service with
+ * a ConfigError naming the variable (the local stack makes one in .local/secrets.json).
+ */
+export function kekRingOf(source: NodeJS.ProcessEnv, byokEnabled: boolean): KekRing | null {
+  let ring: KekRing | null;
+  try {
+    ring = kekRingFromEnv(source);
+  } catch (error) {
+    if (error instanceof KekConfigError) {
+      const variable = /^PROVIDER_KEY_KEK\w*/.exec(error.message)?.[0] ?? 'PROVIDER_KEY_KEK';
+      throw new ConfigError(variable, error.message.slice(variable.length).trim());
+    }
+    throw error;
+  }
+  if (ring === null && byokEnabled) throw new ConfigError('PROVIDER_KEY_KEK', 'is required when BYOK_ENABLED is true (base64 of 32 bytes, with PROVIDER_KEY_KEK_ID)');
+  return ring;
+}
 
 /** Parses the environment; throws a ConfigError naming the first bad variable. */
 export function parseConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
   const env = parseEnv(configSchema, source);
   const token = env.INTERNAL_TOKEN;
   if (token === undefined) throw new Error('INTERNAL_TOKEN is required');
-  return { ...env, INTERNAL_TOKEN: token };
+  return { ...env, INTERNAL_TOKEN: token, kekRing: kekRingOf(source, env.BYOK_ENABLED) };
 }
 
 /** Nest injection token of the AppConfig. */

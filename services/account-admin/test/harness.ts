@@ -15,6 +15,9 @@ import { createLogger } from '../src/logging/logger';
 
 export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
 export const REDIS_DB = 1;
+/** The provider-key KEK of the in-process tests (a fixed test value, never a real key). */
+export const TEST_KEK = Buffer.alloc(32, 7).toString('base64');
+export const TEST_KEK_ID = 'test-kek-1';
 
 export interface Harness {
   baseUrl: string;
@@ -41,6 +44,8 @@ export async function startHarness(suite: string, env: Record<string, string> = 
     INTERNAL_TOKEN,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     COOKIE_SECURE: 'false',
+    PROVIDER_KEY_KEK: TEST_KEK,
+    PROVIDER_KEY_KEK_ID: TEST_KEK_ID,
     ...env,
   });
   const app = await createApp(config, createLogger(config.LOG_LEVEL));

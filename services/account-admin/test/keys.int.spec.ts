@@ -167,7 +167,7 @@ describe('GET /v1/key', () => {
     const created = await createKey({ name: 'self', limit_usd: 5, limit_reset: 'daily' });
     const keyId = String(created.body.id);
     const day = periodOf('daily', Date.now());
-    await h.redis.set(redisKeys.keyPeriodUsage(owner.accountId, keyId, day.startMs), '1250000');
+    await h.redis.set(redisKeys.keyPeriodUsage(owner.accountId, keyId, 'daily', day.startMs), '1250000');
     await h.redis.set(redisKeys.keyTotalUsage(owner.accountId, keyId), '40100000');
     const response = await call(h.baseUrl, 'GET', '/v1/key', { headers: gatewayHeaders({ accountId: owner.accountId, keyId, kind: 'api' }) });
     expect(response.status).toBe(200);

@@ -5,7 +5,7 @@ import { GrpcAccountDirectory } from './accounts/account-directory.adapter';
 import { OperatorApiModule, PublicApiModule } from './app.module';
 import type { BillingConfig } from './config';
 import { createBillingDatabase, DatabaseProbeRepository } from './db/prisma.repository';
-import { Redis } from 'ioredis';
+import { closeRedisClient, createRedisClient } from '@svc/redis-client';
 import { RedisProbe } from './health/redis-probe.adapter';
 import { createListener } from './http/listener';
 import { freshRequestIds, trustedRequestIds } from '@svc/http-edge';
@@ -68,11 +68,11 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
   const db = createBillingDatabase(config.DATABASE_URL, (error) => logger.warn({ err: error.message }, 'idle postgres connection failed; the pool replaces it'));
   const prisma = db.prisma;
   const accounts = new GrpcAccountDirectory(config.ACCOUNT_ADMIN_GRPC_URL, logger.child({ component: 'account-admin-client' }));
-  const redis = new RedisProbe(config.REDIS_URL);
+  const redis = new RedisProbe({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER });
   const database = new DatabaseProbeRepository(prisma);
   // The spendable balance: a connection that fails fast, so a Redis outage never holds a
   // committed grant's reply (the outbox applies it later).
-  const money = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+  const money = createRedisClient({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER }, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
   money.on('error', (error: Error) => logger.debug({ err: error }, 'redis connection error'));
   const repository = new LedgerRepository(prisma, db.pool);
   const spendable = new SpendableBalanceAdapter(money);
@@ -104,7 +104,7 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
     await Promise.allSettled(apps.map((app) => app.close()));
     accounts.close();
     await redis.close();
-    await money.quit().catch(() => money.disconnect());
+    await closeRedisClient(money);
     await db.close();
   };
   try {

@@ -1,4 +1,4 @@
-import { bool, int, oneOf, parseEnv, secret, str, url } from '@svc/config';
+import { bool, int, oneOf, parseEnv, secret, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
 
 /** billing's environment, parsed once at start (main.ts) or from a test's own object. */
@@ -9,7 +9,9 @@ export const BILLING_ENV = {
   /** Prometheus text at GET /metrics on this port (never the public or operator one). */
   METRICS_PORT: int({ default: 9466, min: 0, max: 65535 }),
   DATABASE_URL: url({ default: 'postgresql://postgres@127.0.0.1:5432/svc_billing', protocols: ['postgresql', 'postgres'] }),
-  REDIS_URL: url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
+  /** One Redis, or with REDIS_CLUSTER=true a comma-separated list of seed nodes of a Redis Cluster (any node will do). */
+  REDIS_URL: redisUrls({ default: 'redis://127.0.0.1:6379' }),
+  REDIS_CLUSTER: bool({ default: false }),
   INTERNAL_TOKEN: secret({ minLength: 16 }),
   OPERATOR_TOKEN: secret({ minLength: 16 }),
   ACCOUNT_ADMIN_GRPC_URL: str({ default: '127.0.0.1:50051' }),

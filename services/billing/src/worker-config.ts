@@ -1,4 +1,4 @@
-import { bool, int, oneOf, parseEnv, str, url } from '@svc/config';
+import { bool, int, oneOf, parseEnv, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
 
 /** The ledger worker's environment (dist/worker.js), parsed once at start. */
@@ -9,7 +9,9 @@ export const LEDGER_WORKER_ENV = {
   /** Prometheus text at GET /metrics on this port. */
   METRICS_PORT: int({ default: 9467, min: 0, max: 65535 }),
   DATABASE_URL: url({ default: 'postgresql://postgres@127.0.0.1:5432/svc_billing', protocols: ['postgresql', 'postgres'] }),
-  REDIS_URL: url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
+  /** One Redis, or with REDIS_CLUSTER=true a comma-separated list of seed nodes of a Redis Cluster (any node will do). */
+  REDIS_URL: redisUrls({ default: 'redis://127.0.0.1:6379' }),
+  REDIS_CLUSTER: bool({ default: false }),
   /** The whole request (headers and body) must arrive within this, else 408 and the connection closes. */
   HTTP_REQUEST_TIMEOUT_MS: int({ default: 30_000, min: 100, max: 600_000 }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
@@ -30,6 +32,10 @@ export const LEDGER_WORKER_ENV = {
   RECONCILE_REPAIR: bool({ default: false }),
   /** A reservation whose search ran past its own bound by more than this is stale. */
   RECONCILE_STALE_AFTER_MS: int({ default: 60_000, min: 0, max: 3_600_000 }),
+  /** account-admin's gRPC address: the worker records keys' last use there (MarkKeysUsed). */
+  ACCOUNT_ADMIN_GRPC_URL: str({ default: '127.0.0.1:50051' }),
+  /** How often the worker sends keys' last use to account-admin (each key at most once a minute). */
+  KEY_USE_FLUSH_INTERVAL_MS: int({ default: 5_000, min: 10, max: 600_000 }),
   /** How often the backlog is logged while records are pending. */
   BACKLOG_LOG_INTERVAL_MS: int({ default: 5_000, min: 100, max: 3_600_000 }),
 };

@@ -15,6 +15,8 @@ export const OPERATOR_TOKEN = 'operator-token-for-billing-tests';
 /** A real grpc-js server implementing AccountAdmin, standing in for account-admin. */
 export class FakeAccountAdmin {
   readonly accounts = new Map<string, ProtoAccount>();
+  /** Every MarkKeysUsed use received, in order. */
+  readonly used: { keyId: string; usedAtMs: number }[] = [];
   private constructor(
     private readonly server: Server,
     readonly address: string,
@@ -37,6 +39,11 @@ export class FakeAccountAdmin {
         const account = fake.accounts.get(call.request.accountId);
         if (account === undefined) callback({ code: status.NOT_FOUND, details: 'no such account' }, null);
         else callback(null, account);
+      },
+      getProviderKeys: (_call, callback) => callback(null, { keys: [] }),
+      markKeysUsed: (call, callback) => {
+        for (const use of call.request.uses) fake.used.push({ keyId: use.keyId, usedAtMs: use.usedAtMs });
+        callback(null, { updated: call.request.uses.length });
       },
     };
     server.addService(AccountAdminService, implementation);

@@ -92,7 +92,7 @@ describe('hydration: a cold account is rebuilt from the ledger exactly once', ()
     expect(await redis.get(redisKeys.accountBalance(accountId))).toBe(String(5_700_000 - 42_000));
     expect(await redis.get(redisKeys.keyTotalUsage(accountId, keyId))).toBe('42000');
     const day = periodOf('daily', Date.now()).startMs;
-    expect(await redis.get(redisKeys.keyPeriodUsage(accountId, keyId, day))).toBe('42000');
+    expect(await redis.get(redisKeys.keyPeriodUsage(accountId, keyId, 'daily', day))).toBe('42000');
     const row = await prisma.ledgerEntry.findUnique({ where: { id: late.id } });
     expect(row?.appliedToSpendableAt).not.toBeNull();
 

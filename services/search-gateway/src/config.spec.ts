@@ -1,7 +1,8 @@
 import { ConfigError } from '@svc/config';
 import { parseGatewayConfig } from './config';
 
-const base = { INTERNAL_TOKEN: 'x'.repeat(16) };
+const KEK = Buffer.alloc(32, 3).toString('base64');
+const base = { INTERNAL_TOKEN: 'x'.repeat(16), PROVIDER_KEY_KEK: KEK, PROVIDER_KEY_KEK_ID: 'k1' };
 
 describe('gateway config', () => {
   it('has the documented defaults', () => {
@@ -23,6 +24,14 @@ describe('gateway config', () => {
     expect(parseGatewayConfig(base)).toMatchObject({ SEARCH_MAX_DURATION_MS: 45_000, SHUTDOWN_DELAY_MS: 5_000, METRICS_PORT: 9464 });
     expect(() => parseGatewayConfig({ ...base, SEARCH_MAX_DURATION_MS: '10000' })).toThrow(/SEARCH_MAX_DURATION_MS/);
     expect(parseGatewayConfig({ ...base, SEARCH_MAX_DURATION_MS: '10000', PROVIDER_TIMEOUT_MS: '10000' }).SEARCH_MAX_DURATION_MS).toBe(10_000);
+  });
+
+  it('refuses to start with BYOK enabled and no KEK, naming the variable and never the value', () => {
+    expect(() => parseGatewayConfig({ INTERNAL_TOKEN: 'x'.repeat(16) })).toThrow(/PROVIDER_KEY_KEK is required when BYOK_ENABLED is true/);
+    expect(parseGatewayConfig({ INTERNAL_TOKEN: 'x'.repeat(16), BYOK_ENABLED: 'false' }).kekRing).toBeNull();
+    expect(() => parseGatewayConfig({ ...base, PROVIDER_KEY_KEK_ID: undefined })).toThrow(/PROVIDER_KEY_KEK_ID/);
+    expect(() => parseGatewayConfig({ ...base, PROVIDER_KEY_KEK: 'dG9vIHNob3J0' })).toThrow(/PROVIDER_KEY_KEK must be 32 bytes/);
+    expect(() => parseGatewayConfig({ ...base, PROVIDER_KEY_KEK_PREVIOUS: `bad${KEK}` })).not.toThrow(new RegExp(KEK.slice(0, 10)));
   });
 
   it('names a bad clock skew', () => {

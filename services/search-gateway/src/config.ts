@@ -1,5 +1,7 @@
-import { bool, ConfigError, int, oneOf, parseEnv, secret, str, url } from '@svc/config';
+import { bool, ConfigError, int, oneOf, parseEnv, secret, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
+import { KekConfigError, kekRingFromEnv } from '@svc/keys';
+import type { KekRing } from '@svc/keys';
 
 /** The gateway's environment, read once at start. */
 export const gatewayEnvSchema = {
@@ -7,7 +9,9 @@ export const gatewayEnvSchema = {
   /** Prometheus text at GET /metrics on this port (never the public one). */
   METRICS_PORT: int({ default: 9464, min: 0, max: 65535 }),
   HOST: str({ default: '0.0.0.0' }),
-  REDIS_URL: url({ default: 'redis://127.0.0.1:6379', protocols: ['redis', 'rediss'] }),
+  /** One Redis, or with REDIS_CLUSTER=true a comma-separated list of seed nodes of a Redis Cluster (any node will do). */
+  REDIS_URL: redisUrls({ default: 'redis://127.0.0.1:6379' }),
+  REDIS_CLUSTER: bool({ default: false }),
   ACCOUNT_ADMIN_GRPC_URL: str({ default: '127.0.0.1:50051' }),
   ACCOUNT_ADMIN_HTTP_URL: url({ default: 'http://127.0.0.1:3001', protocols: ['http', 'https'] }),
   BILLING_HTTP_URL: url({ default: 'http://127.0.0.1:3002', protocols: ['http', 'https'] }),
@@ -28,6 +32,11 @@ export const gatewayEnvSchema = {
   ACCOUNT_LEASE_TTL_MS: int({ default: 0, min: 0, max: 3_600_000 }),
   BYOK_ENABLED: bool({ default: true }),
   BYOK_FEE_PERCENT: int({ default: 5, min: 0, max: 100 }),
+  /** Key-encryption key of provider keys (base64, 32 bytes) and its id; required with BYOK_ENABLED. */
+  PROVIDER_KEY_KEK: secret({ optional: true }),
+  PROVIDER_KEY_KEK_ID: str({ optional: true }),
+  /** During a KEK rotation: `<previous id>:<base64 key>`. */
+  PROVIDER_KEY_KEK_PREVIOUS: secret({ optional: true }),
   BRAVE_API_KEY: secret({ optional: true }),
   EXA_API_KEY: secret({ optional: true }),
   TAVILY_API_KEY: secret({ optional: true }),
@@ -48,7 +57,27 @@ export const gatewayEnvSchema = {
   PROVIDER_MAX_IN_FLIGHT_TAVILY: int({ default: 16, min: 0, max: 1_000_000 }),
 };
 
-export type GatewayConfig = Omit<EnvOf<typeof gatewayEnvSchema>, 'INTERNAL_TOKEN'> & { readonly INTERNAL_TOKEN: string };
+export type GatewayConfig = Omit<EnvOf<typeof gatewayEnvSchema>, 'INTERNAL_TOKEN'> & {
+  readonly INTERNAL_TOKEN: string;
+  /** The provider-key KEKs; null when BYOK is disabled (then no account key is ever used). */
+  readonly kekRing: KekRing | null;
+};
+
+/** The KEK ring: required with BYOK enabled; a problem names the variable, never the value. */
+function kekRingOf(source: NodeJS.ProcessEnv, byokEnabled: boolean): KekRing | null {
+  let ring: KekRing | null;
+  try {
+    ring = kekRingFromEnv(source);
+  } catch (error) {
+    if (error instanceof KekConfigError) {
+      const variable = /^PROVIDER_KEY_KEK\w*/.exec(error.message)?.[0] ?? 'PROVIDER_KEY_KEK';
+      throw new ConfigError(variable, error.message.slice(variable.length).trim());
+    }
+    throw error;
+  }
+  if (ring === null && byokEnabled) throw new ConfigError('PROVIDER_KEY_KEK', 'is required when BYOK_ENABLED is true (base64 of 32 bytes, with PROVIDER_KEY_KEK_ID)');
+  return byokEnabled ? ring : null;
+}
 
 /**
  * Parses the environment and checks the rules between variables: a cached key state may
@@ -70,7 +99,7 @@ export function parseGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gat
   if (leaseTtlMs <= config.PROVIDER_TIMEOUT_MS) {
     throw new ConfigError('ACCOUNT_LEASE_TTL_MS', `must exceed PROVIDER_TIMEOUT_MS (${config.PROVIDER_TIMEOUT_MS})`);
   }
-  return { ...config, ACCOUNT_LEASE_TTL_MS: leaseTtlMs, INTERNAL_TOKEN: internalToken };
+  return { ...config, ACCOUNT_LEASE_TTL_MS: leaseTtlMs, INTERNAL_TOKEN: internalToken, kekRing: kekRingOf(source, config.BYOK_ENABLED) };
 }
 
 /** For main: parse, or print the problem (never a secret's value) and exit with status 1. */

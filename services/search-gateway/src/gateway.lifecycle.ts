@@ -17,7 +17,7 @@ export class GatewayLifecycle implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly redis: RedisConnection,
     private readonly subscriber: KeyChangesSubscriber | null,
-    private readonly owner: GrpcKeyOwner,
+    private readonly owner: Pick<GrpcKeyOwner, 'close'>,
     private readonly upstreams: readonly UpstreamClient[],
     private readonly log: Logger,
     /** Settlements still being answered by Redis (waited for before the connection closes). */

@@ -9,6 +9,8 @@ import { KeyChangesSubscriber } from './auth/key-changes.subscriber';
 import { GrpcKeyOwner } from './auth/key-lookup.grpc';
 import { RedisKeyRecordStore } from './auth/key-record.store';
 import { keyStateBound } from './auth/key-state-bound';
+import { ProviderKeyCache } from './byok/provider-key-cache';
+import { GrpcProviderKeySource } from './byok/provider-key-source.grpc';
 import { CatalogService } from './catalog/catalog.service';
 import type { GatewayConfig } from './config';
 import { ForwardService } from './forward/forward.routes';
@@ -38,7 +40,7 @@ export class GatewayModule {
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: GATEWAY_LOGGER, useValue: log },
-        { provide: RedisConnection, useFactory: () => new RedisConnection(config.REDIS_URL, log) },
+        { provide: RedisConnection, useFactory: () => new RedisConnection({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER }, log) },
         { provide: GATEWAY_METRICS, useValue: registry },
         { provide: DrainState, useValue: new DrainState() },
         {
@@ -58,18 +60,32 @@ export class GatewayModule {
           },
           inject: [KeyCache, RedisConnection, GrpcKeyOwner],
         },
+        { provide: GrpcProviderKeySource, useFactory: () => new GrpcProviderKeySource(config.ACCOUNT_ADMIN_GRPC_URL) },
+        {
+          provide: ProviderKeyCache,
+          useFactory: (source: GrpcProviderKeySource) =>
+            new ProviderKeyCache(source, config.kekRing, {
+              ttlMs: config.KEY_CACHE_TTL_MS,
+              staleMaxMs: config.KEY_PROPAGATION_MAX_MS,
+              maxEntries: config.KEY_CACHE_MAX_ENTRIES,
+            }, log.child({ component: 'provider-keys' })),
+          inject: [GrpcProviderKeySource],
+        },
         {
           provide: KEY_CHANGES,
-          useFactory: (auth: AuthChain) => (config.KEY_CHANGES_SUBSCRIBE ? new KeyChangesSubscriber(config.REDIS_URL, auth, log) : null),
-          inject: [AuthChain],
+          useFactory: (auth: AuthChain, providerKeys: ProviderKeyCache) =>
+            (config.KEY_CHANGES_SUBSCRIBE
+              ? new KeyChangesSubscriber({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER }, auth, log, providerKeys.enabled ? providerKeys : null)
+              : null),
+          inject: [AuthChain, ProviderKeyCache],
         },
         { provide: ACCOUNT_ADMIN_UPSTREAM, useFactory: () => new UpstreamClient(config.ACCOUNT_ADMIN_HTTP_URL) },
         { provide: BILLING_UPSTREAM, useFactory: () => new UpstreamClient(config.BILLING_HTTP_URL) },
         {
           provide: ForwardService,
-          useFactory: (auth: AuthChain, accountAdmin: UpstreamClient, billing: UpstreamClient) =>
-            new ForwardService(auth, { 'account-admin': accountAdmin, billing }, config.INTERNAL_TOKEN, log),
-          inject: [AuthChain, ACCOUNT_ADMIN_UPSTREAM, BILLING_UPSTREAM],
+          useFactory: (auth: AuthChain, accountAdmin: UpstreamClient, billing: UpstreamClient, providerKeys: ProviderKeyCache) =>
+            new ForwardService(auth, { 'account-admin': accountAdmin, billing }, config.INTERNAL_TOKEN, log, providerKeys),
+          inject: [AuthChain, ACCOUNT_ADMIN_UPSTREAM, BILLING_UPSTREAM, ProviderKeyCache],
         },
         {
           provide: CatalogService,
@@ -95,10 +111,10 @@ export class GatewayModule {
         },
         {
           provide: SearchService,
-          useFactory: (providers: ProviderRegistry, redis: RedisConnection, metrics: SearchMetrics) =>
+          useFactory: (providers: ProviderRegistry, redis: RedisConnection, metrics: SearchMetrics, providerKeys: ProviderKeyCache) =>
             new SearchService(
               providers,
-              new MoneyRepository(redis.client),
+              new MoneyRepository(redis.client, redis.target),
               {
                 providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
                 maxInFlight: { brave: config.PROVIDER_MAX_IN_FLIGHT_BRAVE, exa: config.PROVIDER_MAX_IN_FLIGHT_EXA, tavily: config.PROVIDER_MAX_IN_FLIGHT_TAVILY },
@@ -111,11 +127,13 @@ export class GatewayModule {
                   accountCap: config.ACCOUNT_MAX_IN_FLIGHT,
                   leaseTtlMs: config.ACCOUNT_LEASE_TTL_MS,
                 },
+                byokFeePercent: config.BYOK_FEE_PERCENT,
               },
               metrics,
               log,
+              providerKeys.enabled ? providerKeys : null,
             ),
-          inject: [ProviderRegistry, RedisConnection, SearchMetrics],
+          inject: [ProviderRegistry, RedisConnection, SearchMetrics, ProviderKeyCache],
         },
         { provide: SearchLifecycle, useFactory: (providers: ProviderRegistry) => new SearchLifecycle(providers), inject: [ProviderRegistry] },
         {
@@ -131,9 +149,9 @@ export class GatewayModule {
         },
         {
           provide: GatewayLifecycle,
-          useFactory: (redis: RedisConnection, subscriber: KeyChangesSubscriber | null, owner: GrpcKeyOwner, accountAdmin: UpstreamClient, billing: UpstreamClient, search: SearchService) =>
-            new GatewayLifecycle(redis, subscriber, owner, [accountAdmin, billing], log, search),
-          inject: [RedisConnection, KEY_CHANGES, GrpcKeyOwner, ACCOUNT_ADMIN_UPSTREAM, BILLING_UPSTREAM, SearchService],
+          useFactory: (redis: RedisConnection, subscriber: KeyChangesSubscriber | null, owner: GrpcKeyOwner, accountAdmin: UpstreamClient, billing: UpstreamClient, search: SearchService, providerKeySource: GrpcProviderKeySource) =>
+            new GatewayLifecycle(redis, subscriber, { close: () => { owner.close(); providerKeySource.close(); } }, [accountAdmin, billing], log, search),
+          inject: [RedisConnection, KEY_CHANGES, GrpcKeyOwner, ACCOUNT_ADMIN_UPSTREAM, BILLING_UPSTREAM, SearchService, GrpcProviderKeySource],
         },
       ],
       exports: [AuthChain, GatewayHttp, SearchMetrics, GATEWAY_METRICS, DrainState],

@@ -36,7 +36,7 @@ describe('the admission script (real Redis)', () => {
 
   beforeAll(() => {
     redis = new Redis(redisUrl(DB));
-    money = new MoneyRepository(redis);
+    money = new MoneyRepository(redis, { url: redisUrl(DB), cluster: false });
   });
 
   afterAll(() => redis.disconnect());
@@ -154,7 +154,7 @@ describe('key credit-limit periods on a controllable clock (SearchService, real 
     });
     service = new SearchService(
       providers,
-      new MoneyRepository(redis),
+      new MoneyRepository(redis, { url: redisUrl(DB), cluster: false }),
       {
         providerTimeoutMs: 5_000,
         maxInFlight: { brave: 100, exa: 100, tavily: 100 },
@@ -180,7 +180,7 @@ describe('key credit-limit periods on a controllable clock (SearchService, real 
   };
 
   const usage = async (record: KeyRecord, periodStartMs: number): Promise<number> =>
-    Number((await redis.get(redisKeys.keyPeriodUsage(record.accountId, record.id, periodStartMs))) ?? '0');
+    Number((await redis.get(redisKeys.keyPeriodUsage(record.accountId, record.id, record.limitReset ?? 'daily', periodStartMs))) ?? '0');
 
   // Years ahead of the real clock: a period counter expires (PEXPIREAT, Redis clock) a week
   // after its period ends, so a period in the real past would be deleted as it is written.

@@ -7,7 +7,7 @@ import { FakeAccountAdminGrpc, FakeHttpService, startGateway, TEST_REDIS_DB } fr
 import type { RunningGateway } from './harness';
 
 /**
- * The hard propagation bound (issue 4 item 4) end to end: real Redis (db 2), a real gRPC
+ * The hard propagation bound (docs/architecture.md) end to end: real Redis (db 2), a real gRPC
  * stand-in for account-admin's LookupKey (whose records play Postgres), an in-process gateway
  * with pub/sub off, so only the bound can bring a change in.
  */

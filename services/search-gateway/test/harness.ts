@@ -29,6 +29,8 @@ export class FakeAccountAdminGrpc {
       },
       createAccount: (_call, callback) => callback({ code: status.UNIMPLEMENTED, details: 'not in this fake' }),
       getAccount: (_call, callback) => callback({ code: status.UNIMPLEMENTED, details: 'not in this fake' }),
+      getProviderKeys: (_call, callback) => callback(null, { keys: [] }),
+      markKeysUsed: (_call, callback) => callback({ code: status.UNIMPLEMENTED, details: 'not in this fake' }),
     };
     this.server.addService(AccountAdminService, impl);
     this.port = await new Promise<number>((resolve, reject) => {
@@ -98,7 +100,10 @@ export interface RunningGateway {
 
 /** The gateway in this process on a free port, with Redis database 2. */
 export async function startGateway(env: Record<string, string>): Promise<RunningGateway> {
-  const config = parseGatewayConfig({ INTERNAL_TOKEN, REDIS_URL: redisUrl(TEST_REDIS_DB), LOG_LEVEL: 'silent', ...env });
+  const config = parseGatewayConfig({
+    INTERNAL_TOKEN, REDIS_URL: redisUrl(TEST_REDIS_DB), LOG_LEVEL: 'silent',
+    PROVIDER_KEY_KEK: Buffer.alloc(32, 5).toString('base64'), PROVIDER_KEY_KEK_ID: 'test-kek', ...env,
+  });
   const app = await createGateway(config, pino({ level: 'silent' }));
   const port = await freePort();
   await app.listen(port, '127.0.0.1');

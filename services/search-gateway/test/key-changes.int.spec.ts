@@ -15,7 +15,7 @@ describe('KeyChangesSubscriber with Redis down at start (real Redis behind a rel
     const proxy = new TcpProxy(await freePort(), { host: target.hostname, port: Number(target.port || 6379) });
     const invalidated: string[] = [];
     let dropped = 0;
-    const subscriber = new KeyChangesSubscriber(`redis://127.0.0.1:${proxy.port}`, {
+    const subscriber = new KeyChangesSubscriber({ url: `redis://127.0.0.1:${proxy.port}`, cluster: false }, {
       invalidate: (keyHash) => invalidated.push(keyHash),
       invalidateAll: () => {
         dropped += 1;

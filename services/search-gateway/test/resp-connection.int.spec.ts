@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { redisUrl } from '@svc/test-kit';
-import { RedisBatch, redisEndpoint } from '../src/redis/redis-batch';
+import { parseRedisEndpoint } from '@svc/redis-client';
+import { RedisBatch } from '../src/redis/redis-batch';
 import { encodeCommand, RespConnection, RespConnectionError } from '../src/redis/resp-connection';
 import type { RespEndpoint, RespReply } from '../src/redis/resp-connection';
 
@@ -52,7 +53,7 @@ describe('RespConnection on a real Redis', () => {
   beforeAll(async () => {
     redis = new Redis(redisUrl(DB), { lazyConnect: true });
     await redis.connect();
-    endpoint = redisEndpoint(redis);
+    endpoint = parseRedisEndpoint(redisUrl(DB));
   });
 
   afterAll(async () => {
@@ -121,9 +122,9 @@ describe('RespConnection on a real Redis', () => {
   });
 
   it('runs a script again after SCRIPT FLUSH (NOSCRIPT: sent whole once more), through RedisBatch', async () => {
-    redis.defineCommand('testRespEcho', { numberOfKeys: 1, lua: 'return {KEYS[1], ARGV[1]}' });
     const connection = open(endpoint, 'svc-test-script');
-    const batch = new RedisBatch(redis, connection);
+    const batch = new RedisBatch(connection);
+    batch.defineScript('testRespEcho', { numberOfKeys: 1, lua: 'return {KEYS[1], ARGV[1]}' });
     expect(await batch.pipeline().add('testRespEcho', 'k1', 'a1').exec()).toEqual([[null, ['k1', 'a1']]]);
     expect(await batch.pipeline().add('testRespEcho', 'k2', 'a2').exec()).toEqual([[null, ['k2', 'a2']]]);
     await redis.script('FLUSH');
@@ -133,7 +134,7 @@ describe('RespConnection on a real Redis', () => {
 
   it('gives each pipeline of a batch sent on a dropped connection an error, not an answer', async () => {
     const connection = open(endpoint, 'svc-test-batch-drop');
-    const batch = new RedisBatch(redis, connection);
+    const batch = new RedisBatch(connection);
     await until('the connection to be up', () => batch.status === 'ready');
     const pending = Promise.all([
       batch.pipeline().add('blpop', 'resp:test:nothing', 5).exec(),

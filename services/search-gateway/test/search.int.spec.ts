@@ -221,7 +221,7 @@ describe('POST /v1/search (real Redis, provider simulator, in-process gateway)',
       const second = await search(main, a.secrets[0] ?? '', { query: 'q', model: 'exa/fast', max_results: 3 });
       expect(second.status).toBe(402);
       expect(errorOf(second).code).toBe('key_limit_exceeded');
-      const periodKey = redisKeys.keyPeriodUsage(a.accountId, keyId, periodOf('daily', Date.now()).startMs);
+      const periodKey = redisKeys.keyPeriodUsage(a.accountId, keyId, 'daily', periodOf('daily', Date.now()).startMs);
       expect(Number(await redis.get(periodKey))).toBe(PRICE.exaFast);
       expect(Number(await redis.get(redisKeys.keyTotalUsage(a.accountId, keyId)))).toBe(PRICE.exaFast);
     });

@@ -1,3 +1,4 @@
+import { accepts } from './accepted-keys';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { resultsFor } from './results';
@@ -170,7 +171,7 @@ export function braveRoutes(context: SimContext, apiKey: string) {
     app.addHook('onResponse', async (request) => context.end(request, 'brave'));
     const spec = (endpoint: Endpoint): ProviderSpec<BraveParams> => ({
       provider: 'brave',
-      authorize: (request) => request.headers['x-subscription-token'] === apiKey,
+      authorize: (request) => accepts(apiKey, request.headers['x-subscription-token']),
       validate: (request) => validate(endpoint, request),
       failure,
       success: (params, q, empty) => success(params, q, empty),

@@ -1,3 +1,4 @@
+import { accepts, bearerOf } from './accepted-keys';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { checkEnum, checkInt, checkStringArray, checkType, dollars, firstProblem, isObject, unknownField } from './body-checks';
@@ -120,7 +121,7 @@ export function exaRoutes(context: SimContext, apiKey: string) {
     const spec: ProviderSpec<ExaParams> = {
       provider: 'exa',
       authorize: (request) =>
-        request.headers['x-api-key'] === apiKey || request.headers.authorization === `Bearer ${apiKey}`,
+        accepts(apiKey, request.headers['x-api-key']) || accepts(apiKey, bearerOf(request.headers.authorization)),
       validate,
       failure,
       success,

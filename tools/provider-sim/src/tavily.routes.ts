@@ -1,3 +1,4 @@
+import { accepts, bearerOf } from './accepted-keys';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { checkEnum, checkInt, checkStringArray, checkType, firstProblem, isObject, unknownField } from './body-checks';
@@ -112,7 +113,7 @@ export function tavilyRoutes(context: SimContext, apiKey: string) {
     app.addHook('onResponse', async (request) => context.end(request, 'tavily'));
     const spec: ProviderSpec<TavilyParams> = {
       provider: 'tavily',
-      authorize: (request) => request.headers.authorization === `Bearer ${apiKey}`,
+      authorize: (request) => accepts(apiKey, bearerOf(request.headers.authorization)),
       validate,
       failure,
       success,

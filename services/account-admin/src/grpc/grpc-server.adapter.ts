@@ -52,6 +52,14 @@ export class GrpcServerAdapter implements OnApplicationBootstrap, OnApplicationS
         toProtoAccount(await this.rpc.createAccount(request.email ?? null, request.name ?? null))),
       getAccount: (call, callback) => this.unary(call, callback, 'GetAccount', async (request) =>
         toProtoAccount(await this.rpc.getAccount(request.accountId))),
+      getProviderKeys: (call, callback) => this.unary(call, callback, 'GetProviderKeys', async (request) => ({
+        keys: (await this.rpc.getProviderKeys(request.accountId)).map(({ provider, envelope }) => ({
+          provider, kekId: envelope.kekId, wrappedKey: envelope.wrappedKey, ciphertext: envelope.ciphertext,
+        })),
+      })),
+      markKeysUsed: (call, callback) => this.unary(call, callback, 'MarkKeysUsed', async (request) => ({
+        updated: await this.rpc.markKeysUsed(request.uses.map((use) => ({ keyId: use.keyId, usedAtMs: use.usedAtMs }))),
+      })),
     };
     server.addService(AccountAdminService, implementation);
     this.boundPort = await new Promise<number>((resolve, reject) => {

@@ -10,6 +10,9 @@ import { KeyCacheService } from '../key-cache/key-cache.service';
 import { KeysRepository } from '../keys/keys.repository';
 import { toKeyRecord } from '../keys/keys.service';
 import { LOGGER } from '../logging/logger';
+import { ProviderKeysService } from '../provider-keys/provider-keys.service';
+import type { Provider } from '@svc/contracts';
+import type { ProviderKeyEnvelope } from '@svc/keys';
 import type { Logger } from '../logging/logger';
 
 const KEY_HASH = /^[0-9a-f]{64}$/;
@@ -21,6 +24,7 @@ export class AccountAdminRpcService {
     @Inject(KeysRepository) private readonly keys: KeysRepository,
     @Inject(AccountsRepository) private readonly accounts: AccountsRepository,
     @Inject(KeyCacheService) private readonly cache: KeyCacheService,
+    @Inject(ProviderKeysService) private readonly providerKeys: ProviderKeysService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -49,6 +53,19 @@ export class AccountAdminRpcService {
     const account = isId('account', accountId) ? await this.accounts.find(accountId) : null;
     if (account === null) throw new AppError('not_found', 'no such account');
     return account;
+  }
+
+  /** The account's provider-key envelopes (ciphertext only). An unknown account has none. */
+  async getProviderKeys(accountId: string): Promise<{ provider: Provider; envelope: ProviderKeyEnvelope }[]> {
+    if (!isId('account', accountId)) throw new AppError('invalid_request', 'account_id is not an account id');
+    return this.providerKeys.envelopes(accountId);
+  }
+
+  /** Sets last_used_at from settled searches, at most once a minute per key (billing's ledger worker). */
+  async markKeysUsed(uses: readonly { keyId: string; usedAtMs: number }[]): Promise<number> {
+    if (uses.length > 10_000) throw new AppError('invalid_request', 'at most 10,000 uses per call');
+    const valid = uses.filter((use) => isId('apiKey', use.keyId) && Number.isSafeInteger(use.usedAtMs) && use.usedAtMs > 0);
+    return this.keys.markUsed(valid);
   }
 
   private fillFailed(error: unknown): void {

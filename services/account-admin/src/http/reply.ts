@@ -3,7 +3,7 @@ import { INTERNAL_HEADERS } from '@svc/contracts';
 import type { Logger } from '../logging/logger';
 import { contextOf } from './request-context';
 
-/** A success body with the request id at top level (CONTRACT.md conventions). */
+/** A success body with the request id at top level (docs/api.md section 3). */
 export function withRequestId<T extends object>(request: FastifyRequest, logger: Logger, body: T): T & { request_id: string } {
   return { ...body, request_id: contextOf(request, logger).requestId };
 }

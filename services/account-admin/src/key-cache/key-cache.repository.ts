@@ -1,8 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnModuleDestroy } from '@nestjs/common';
-import { Redis } from 'ioredis';
-import { KEY_CHANGES_CHANNEL, redisKeys } from '@svc/contracts';
-import type { KeyChangeMessage, KeyRecord } from '@svc/contracts';
+import { closeRedisClient, createRedisClient, mgetAny } from '@svc/redis-client';
+import type { RedisClient } from '@svc/redis-client';
+import { KEY_CHANGES_CHANNEL, PROVIDER_KEY_CHANGES_CHANNEL, redisKeys } from '@svc/contracts';
+import type { KeyChangeMessage, KeyRecord, ProviderKeyChangeMessage } from '@svc/contracts';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 
@@ -52,6 +53,8 @@ export interface UsageQuery {
   keyId: string;
   /** Start of the key's current reset period, or null when the key has no reset period. */
   periodStartMs: number | null;
+  /** The key's reset period (which counter), or null. */
+  reset: 'daily' | 'weekly' | 'monthly' | null;
 }
 
 export interface Usage {
@@ -65,12 +68,12 @@ export interface Usage {
  */
 @Injectable()
 export class KeyCacheRepository implements OnModuleDestroy {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
   private readonly liveTtlSeconds: number;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.liveTtlSeconds = config.KEY_RECORD_TTL_SECONDS;
-    this.redis = new Redis(config.REDIS_URL, {
+    this.redis = createRedisClient({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER }, {
       lazyConnect: false,
       maxRetriesPerRequest: 2,
       commandTimeout: 2_000,
@@ -102,19 +105,24 @@ export class KeyCacheRepository implements OnModuleDestroy {
     await this.redis.publish(KEY_CHANGES_CHANNEL, JSON.stringify(message));
   }
 
+  /** Tells every gateway that an account's provider keys changed (the message names the account only). */
+  async publishProviderKeyChange(message: ProviderKeyChangeMessage): Promise<void> {
+    await this.redis.publish(PROVIDER_KEY_CHANGES_CHANNEL, JSON.stringify(message));
+  }
+
   /** Spend counters (integer micro-USD; absent = 0), in the order asked. */
   async readUsage(queries: readonly UsageQuery[]): Promise<Usage[]> {
     if (queries.length === 0) return [];
     const names: string[] = [];
     for (const q of queries) {
       names.push(redisKeys.keyTotalUsage(q.accountId, q.keyId));
-      if (q.periodStartMs !== null) names.push(redisKeys.keyPeriodUsage(q.accountId, q.keyId, q.periodStartMs));
+      if (q.periodStartMs !== null && q.reset !== null) names.push(redisKeys.keyPeriodUsage(q.accountId, q.keyId, q.reset, q.periodStartMs));
     }
-    const values = await this.redis.mget(names);
+    const values = await mgetAny(this.redis, names);
     let at = 0;
     return queries.map((q) => {
       const totalMicros = toMicros(values[at++]);
-      const periodMicros = q.periodStartMs === null ? totalMicros : toMicros(values[at++]);
+      const periodMicros = q.periodStartMs === null || q.reset === null ? totalMicros : toMicros(values[at++]);
       return { periodMicros, totalMicros };
     });
   }
@@ -124,8 +132,9 @@ export class KeyCacheRepository implements OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await closeRedisClient(this.redis);
   }
+
 }
 
 function toMicros(value: string | null | undefined): number {

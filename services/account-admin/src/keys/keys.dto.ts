@@ -8,7 +8,7 @@ export const NAME_MAX = 100;
 /** The largest key limit accepted (USD). */
 export const LIMIT_MAX_USD = 1_000_000_000;
 
-/** Body of POST /v1/keys and PATCH /v1/keys/{id}; every field optional (CONTRACT "Keys"). */
+/** Body of POST /v1/keys and PATCH /v1/keys/{id}; every field optional (docs/api.md section 9). */
 export class KeyBodyDto {
   @IfPresent()
   @IsText(1, NAME_MAX)

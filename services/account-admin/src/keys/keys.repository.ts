@@ -108,6 +108,23 @@ export class KeysRepository {
     return model === null ? null : toRow(model);
   }
 
+  /**
+   * Sets `last_used_at` to each use's time when the stored one is unset or at least a minute
+   * older (so a key is written at most once a minute however busy), never moving it back.
+   * Not a change of the key record (no version, no cache write). Resolves with rows updated.
+   */
+  async markUsed(uses: readonly { keyId: string; usedAtMs: number }[]): Promise<number> {
+    if (uses.length === 0) return 0;
+    const latest = new Map<string, number>();
+    for (const use of uses) latest.set(use.keyId, Math.max(latest.get(use.keyId) ?? 0, use.usedAtMs));
+    const ids = [...latest.keys()];
+    const times = ids.map((id) => new Date(latest.get(id) ?? 0).toISOString());
+    return this.db.client.$executeRaw`
+      UPDATE keys SET last_used_at = u.used_at
+      FROM unnest(${ids}::text[], ${times}::timestamptz[]) AS u(id, used_at)
+      WHERE keys.id = u.id AND (keys.last_used_at IS NULL OR keys.last_used_at <= u.used_at - interval '1 minute')`;
+  }
+
   /** Any key, deleted or not, by the hash of its secret. */
   async findByHash(keyHash: string): Promise<KeyRow | null> {
     const model = await this.db.client.key.findUnique({ where: { keyHash } });

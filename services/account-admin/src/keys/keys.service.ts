@@ -23,7 +23,7 @@ export interface Caller {
   kind: KeyKind;
 }
 
-/** The API key record of CONTRACT.md "Keys". */
+/** The API key record (docs/api.md 9.1). */
 export interface KeyView {
   id: string;
   name: string;
@@ -265,7 +265,7 @@ export class KeysService {
   private async views(rows: readonly KeyRow[], mode: 'read' | 'committed' = 'read'): Promise<KeyView[]> {
     const nowMs = Date.now();
     const periods = rows.map((row) => (row.limitReset === null ? null : periodOf(row.limitReset, nowMs)));
-    const queries = rows.map((row, i) => ({ accountId: row.accountId, keyId: row.id, periodStartMs: periods[i]?.startMs ?? null }));
+    const queries = rows.map((row, i) => ({ accountId: row.accountId, keyId: row.id, periodStartMs: periods[i]?.startMs ?? null, reset: row.limitReset }));
     let usage: readonly Usage[] | null;
     try {
       usage = await this.counters.readUsage(queries);

@@ -1,5 +1,6 @@
 import { redisKeys, SETTLEMENT_DIRTY_SET } from '@svc/contracts';
-import type { Redis } from 'ioredis';
+import { mgetAny, pipelineEach, scanKeys } from '@svc/redis-client';
+import type { RedisClient } from '@svc/redis-client';
 
 /** Per-second counters of records the drain wrote (every worker replica adds to the same ones). */
 const DRAINED_PREFIX = 'svc:settle:drained:';
@@ -43,7 +44,7 @@ function streamMs(entryId: string): number | null {
  * still counts), their XLEN and oldest entry id; the drain rate from the drain's counters.
  */
 export class BacklogService {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   /** Called by the drain after each committed batch. */
   async recordDrained(records: number): Promise<void> {
@@ -54,16 +55,13 @@ export class BacklogService {
 
   async measure(): Promise<Backlog> {
     const accounts = new Set(await this.redis.smembers(SETTLEMENT_DIRTY_SET));
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', redisKeys.settlementStream('*'), 'COUNT', 1000, 'TYPE', 'stream');
-      cursor = next;
+    for await (const keys of scanKeys(this.redis, redisKeys.settlementStream('*'), 'stream')) {
       for (const key of keys) {
         if (!key.startsWith(STREAM_PREFIX) || !key.endsWith(STREAM_SUFFIX)) continue;
         const accountId = key.slice(STREAM_PREFIX.length, key.length - STREAM_SUFFIX.length);
         if (accountId !== '') accounts.add(accountId);
       }
-    } while (cursor !== '0');
+    }
 
     const [seconds, micros] = await this.redis.time();
     const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
@@ -73,15 +71,13 @@ export class BacklogService {
     const ids = [...accounts];
     for (let start = 0; start < ids.length; start += 500) {
       const chunk = ids.slice(start, start + 500);
-      const pipeline = this.redis.pipeline();
-      for (const accountId of chunk) {
+      const results = await pipelineEach(this.redis, chunk, (accountId) => redisKeys.settlementStream(accountId), (pipeline, accountId) => {
         const key = redisKeys.settlementStream(accountId);
         pipeline.xlen(key).xrange(key, '-', '+', 'COUNT', 1);
-      }
-      const results = (await pipeline.exec()) ?? [];
+      });
       chunk.forEach((_accountId, i) => {
-        const [lenError, len] = results[2 * i] ?? [null, 0];
-        const [rangeError, range] = results[2 * i + 1] ?? [null, []];
+        const [lenError, len] = results[i]?.[0] ?? [null, 0];
+        const [rangeError, range] = results[i]?.[1] ?? [null, []];
         if (lenError !== null || rangeError !== null) return; // e.g. a key of another type: not a backlog
         const count = Number(len);
         if (count <= 0) return;
@@ -95,7 +91,7 @@ export class BacklogService {
 
     const nowS = Math.floor(Date.now() / 1000);
     const rateKeys = Array.from({ length: DRAIN_RATE_WINDOW_S }, (_, i) => `${DRAINED_PREFIX}${nowS - 1 - i}`);
-    const drained = (await this.redis.mget(...rateKeys)).reduce((sum, v) => sum + (v === null ? 0 : Number(v) || 0), 0);
+    const drained = (await mgetAny(this.redis, rateKeys)).reduce((sum, v) => sum + (v === null ? 0 : Number(v) || 0), 0);
     const drainRatePerS = Math.round((drained / DRAIN_RATE_WINDOW_S) * 100) / 100;
     let estimatedDrainMs: number | null = 0;
     if (pendingRecords > 0) estimatedDrainMs = drainRatePerS > 0 ? Math.round((pendingRecords / drainRatePerS) * 1000) : null;

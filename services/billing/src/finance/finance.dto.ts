@@ -82,8 +82,11 @@ export function financeReportView(report: FinanceReport, requestId: string): Rec
       settlements: { count: usage.settlements.count, charged_usd: usd(usage.settlements.micros) },
       usage_events_charged_usd: usd(usage.usageEventsChargedMicros),
       search_charge_entries: { count: usage.searchChargeEntries.count, amount_usd: usd(usage.searchChargeEntries.micros) },
+      byok_fee_entries: { count: usage.byokFeeEntries.count, amount_usd: usd(usage.byokFeeEntries.micros) },
+      usage_events_byok_usd: usd(usage.usageEventsByokMicros),
       events_drift_usd: usd(usage.eventsDriftMicros),
       entries_drift_usd: usd(usage.entriesDriftMicros),
+      byok_drift_usd: usd(usage.byokDriftMicros),
       mismatched_requests: usage.mismatchedRequests,
     },
     ledger: {

@@ -26,8 +26,13 @@ export interface StripeFigures {
 export interface UsageFigures {
   settlements: CountSum;
   usageEventsChargedMicros: Micros;
+  /** What platform attempts were charged (kind search_charge). */
   searchChargeEntries: CountSum;
-  /** Settled searches whose charge differs from their attempts' charges or from their entry. */
+  /** What BYOK attempts were charged (kind byok_fee). */
+  byokFeeEntries: CountSum;
+  /** The BYOK attempts' charges in usage_events (equal to byokFeeEntries when balanced). */
+  usageEventsByokMicros: Micros;
+  /** Settled searches whose charge differs from their attempts' charges or from their entries (or whose BYOK part does). */
   mismatchedRequests: string[];
 }
 
@@ -92,16 +97,26 @@ export class FinanceRepository {
     const [events] = await this.prisma.$queryRaw<{ s: bigint | null }[]>`SELECT sum(charged_micros) AS s FROM usage_events`;
     const [charges] = await this.prisma.$queryRaw<{ c: bigint; s: bigint | null }[]>`
       SELECT count(*) AS c, -sum(amount_micros) AS s FROM ledger_entries WHERE kind = 'search_charge'`;
+    const [fees] = await this.prisma.$queryRaw<{ c: bigint; s: bigint | null }[]>`
+      SELECT count(*) AS c, -sum(amount_micros) AS s FROM ledger_entries WHERE kind = 'byok_fee'`;
+    const [byokEvents] = await this.prisma.$queryRaw<{ s: bigint | null }[]>`SELECT sum(charged_micros) AS s FROM usage_events WHERE source = 'byok'`;
+    // Per search: its usage events, and its search_charge plus byok_fee entries, each equal to its settlement;
+    // and its byok_fee entry equal to what its byok attempts were charged.
     const mismatched = await this.prisma.$queryRaw<{ id: string }[]>`
       SELECT s.request_id AS id FROM settlements s
-      LEFT JOIN (SELECT request_id, sum(charged_micros) AS charged FROM usage_events GROUP BY request_id) u ON u.request_id = s.request_id
-      LEFT JOIN ledger_entries e ON e.kind = 'search_charge' AND e.account_id = s.account_id AND e.idempotency_key = s.request_id
-      WHERE coalesce(u.charged, 0) <> s.charged_micros OR coalesce(-e.amount_micros, 0) <> s.charged_micros
+      LEFT JOIN (SELECT request_id, sum(charged_micros) AS charged, sum(charged_micros) FILTER (WHERE source = 'byok') AS byok
+                 FROM usage_events GROUP BY request_id) u ON u.request_id = s.request_id
+      LEFT JOIN (SELECT account_id, idempotency_key, -sum(amount_micros) AS charged, -sum(amount_micros) FILTER (WHERE kind = 'byok_fee') AS byok
+                 FROM ledger_entries WHERE kind IN ('search_charge', 'byok_fee') GROUP BY account_id, idempotency_key) e
+        ON e.account_id = s.account_id AND e.idempotency_key = s.request_id
+      WHERE coalesce(u.charged, 0) <> s.charged_micros OR coalesce(e.charged, 0) <> s.charged_micros OR coalesce(u.byok, 0) <> coalesce(e.byok, 0)
       ORDER BY 1 LIMIT ${MAX_LISTED}`;
     return {
       settlements: { count: n(settled?.c), micros: n(settled?.s) },
       usageEventsChargedMicros: n(events?.s),
       searchChargeEntries: { count: n(charges?.c), micros: n(charges?.s) },
+      byokFeeEntries: { count: n(fees?.c), micros: n(fees?.s) },
+      usageEventsByokMicros: n(byokEvents?.s),
       mismatchedRequests: mismatched.map((r) => r.id),
     };
   }

@@ -1,11 +1,12 @@
-import { Redis } from 'ioredis';
+import { closeRedisClient, createRedisClient } from '@svc/redis-client';
+import type { RedisClient, RedisTarget } from '@svc/redis-client';
 
 /** Readiness of Redis (the ledger queue and spendable balances live there). */
 export class RedisProbe {
-  private readonly redis: Redis;
+  private readonly redis: RedisClient;
 
-  constructor(url: string) {
-    this.redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true, connectTimeout: 2_000 });
+  constructor(target: RedisTarget) {
+    this.redis = createRedisClient(target, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: true, connectTimeout: 2_000 });
     // A failed connection is reported by ping(); the client retries on its own.
     this.redis.on('error', () => undefined);
   }
@@ -21,6 +22,6 @@ export class RedisProbe {
 
   async close(): Promise<void> {
     if (this.redis.status === 'wait' || this.redis.status === 'end') return;
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await closeRedisClient(this.redis);
   }
 }

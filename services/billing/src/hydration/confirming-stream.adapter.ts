@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@svc/redis-client';
 import { SettlementStreamAdapter } from '../settlement/settlement-stream.adapter';
 import type { RemovedEntry } from '../settlement/settlement-stream.adapter';
 import type { HydrationRedisAdapter } from './hydration-redis.adapter';
@@ -11,7 +11,7 @@ import type { HydrationRedisAdapter } from './hydration-redis.adapter';
  * The drain already parsed every entry, so it hands over the request ids it found.
  */
 export class ConfirmingStreamAdapter extends SettlementStreamAdapter {
-  constructor(redis: Redis, private readonly recovery: HydrationRedisAdapter) {
+  constructor(redis: RedisClient, private readonly recovery: HydrationRedisAdapter) {
     super(redis);
   }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ENSURE_EPOCH_LUA, epochCreatedMs, recoveryKeys, redisKeys, SETTLE_CONFIRM_BUCKET_MS, SETTLE_CONFIRM_TTL_SECONDS, SETTLEMENT_FIELD } from '@svc/contracts';
 import type { Micros } from '@svc/money';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@svc/redis-client';
 
 /**
  * A cold account's balance key and its settlement stream, read atomically.
@@ -108,7 +108,7 @@ function integer(value: unknown, what: string): number {
 
 /** Redis side of hydration, the wanted set, the epoch and the drain confirmations. */
 export class HydrationRedisAdapter {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   async readCold(accountId: string): Promise<ColdRead> {
     const reply = (await this.redis.eval(READ_COLD_LUA, 2, redisKeys.accountBalance(accountId), redisKeys.settlementStream(accountId), SETTLEMENT_FIELD)) as [number, string, string[]];

@@ -139,8 +139,10 @@ export function countersOf(accountId: string, usage: readonly KeyUsage[], pendin
   const out: CounterWrite[] = [];
   for (const [keyId, entry] of byKey) {
     out.push({ key: redisKeys.keyTotalUsage(accountId, keyId), value: entry.all, expireAtMs: 0 });
-    for (const period of periods) {
-      out.push({ key: redisKeys.keyPeriodUsage(accountId, keyId, period.startMs), value: entry.since.get(period.startMs) ?? 0, expireAtMs: period.endMs + PERIOD_COUNTER_GRACE_MS });
+    // Every key's day, week and month counters (the gateway moves all three on each settlement).
+    for (const reset of LIMIT_RESETS) {
+      const period = periodOf(reset, nowMs);
+      out.push({ key: redisKeys.keyPeriodUsage(accountId, keyId, reset, period.startMs), value: entry.since.get(period.startMs) ?? 0, expireAtMs: period.endMs + PERIOD_COUNTER_GRACE_MS });
     }
   }
   return out;

@@ -110,6 +110,7 @@ function totalsDelta(kind: LedgerEntryKind, amount: Micros): { purchased: Micros
       // A refund or a dispute is a negative amount that takes back purchased credit.
       return { purchased: amount, granted: 0, spent: 0 };
     case 'search_charge':
+    case 'byok_fee':
     case 'search_refund':
       // A charge is negative (spent grows), a refund positive (spent shrinks).
       return { purchased: 0, granted: 0, spent: -amount };
@@ -337,16 +338,26 @@ export class LedgerRepository {
       }
       let balance = toMicros(BigInt(start.balance_micros));
       const ids: string[] = [];
+      const kinds: string[] = [];
       const requestIds: string[] = [];
       const amounts: number[] = [];
       const after: number[] = [];
       for (const r of written) {
         if (r.chargedMicros <= 0) continue;
-        balance -= r.chargedMicros;
-        ids.push(newId('ledgerEntry'));
-        requestIds.push(r.requestId);
-        amounts.push(-r.chargedMicros);
-        after.push(balance);
+        // A search's charge in two entries at most: what its platform attempts cost
+        // (search_charge) and what its BYOK attempts cost (byok_fee), in that order.
+        let byok = 0;
+        for (const a of r.attempts) if (a.source === 'byok') byok += a.chargedMicros;
+        const platform = r.chargedMicros - byok;
+        for (const [kind, micros] of [['search_charge', platform], ['byok_fee', byok]] as const) {
+          if (micros <= 0) continue;
+          balance -= micros;
+          ids.push(newId('ledgerEntry'));
+          kinds.push(kind);
+          requestIds.push(r.requestId);
+          amounts.push(-micros);
+          after.push(balance);
+        }
       }
       let charged = 0;
       if (ids.length > 0) {
@@ -356,13 +367,13 @@ export class LedgerRepository {
         const entries = await client.query<{ amount_micros: string }>(
           `INSERT INTO ledger_entries (id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key,
              request_id, created_at, applied_to_spendable_at)
-           SELECT c.id, $1, 'search_charge'::"ledger_entry_kind", c.amount_micros, c.balance_after_micros, NULL, c.request_id,
+           SELECT c.id, $1, c.kind::"ledger_entry_kind", c.amount_micros, c.balance_after_micros, NULL, c.request_id,
              c.request_id, clock_timestamp(), clock_timestamp()
-           FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[]) WITH ORDINALITY
-             AS c(id, request_id, amount_micros, balance_after_micros, ordinal)
+           FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[]) WITH ORDINALITY
+             AS c(id, request_id, amount_micros, balance_after_micros, kind, ordinal)
            ORDER BY c.ordinal
            RETURNING amount_micros`,
-          [accountId, pgArray(ids), pgArray(requestIds), pgArray(amounts), pgArray(after)],
+          [accountId, pgArray(ids), pgArray(requestIds), pgArray(amounts), pgArray(after), pgArray(kinds)],
         );
         charged = -entries.rows.reduce((sum, row) => sum + toMicros(BigInt(row.amount_micros)), 0);
         await client.query(

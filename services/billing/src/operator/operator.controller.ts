@@ -6,7 +6,7 @@ import { CreateAccountDto, encodeCursor, GrantDto, LedgerListQueryDto, ledgerEnt
 import type { LedgerEntryView } from './operator.dto';
 
 /**
- * The operator API (CONTRACT.md "Operators"), served only on OPERATOR_PORT. Reconciliation
+ * The operator API (docs/api.md section 12), served only on OPERATOR_PORT. Reconciliation
  * and the settlement backlog are in reconciliation/reconciliation.controller.ts.
  */
 @Controller('operator')

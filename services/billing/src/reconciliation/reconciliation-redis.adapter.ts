@@ -1,6 +1,7 @@
 import { RESERVATION_TTL_GRACE_MS, redisKeys, SETTLEMENT_FIELD } from '@svc/contracts';
 import type { Micros } from '@svc/money';
-import type { Redis } from 'ioredis';
+import { pipelineEach, scanKeys } from '@svc/redis-client';
+import type { RedisClient } from '@svc/redis-client';
 
 
 /**
@@ -103,7 +104,7 @@ const RSV_MARKER = ':rsv:';
 
 /** The reconciliation's view of, and repairs to, the spendable side in Redis. */
 export class ReconciliationRedisAdapter {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   async readSpendable(accountId: string, entryIds: readonly string[]): Promise<SpendableSnapshot> {
     const keys = [
@@ -136,26 +137,26 @@ export class ReconciliationRedisAdapter {
     const wanted = new Set(accountIds);
     const pattern = accountIds.length === 1 ? `${redisKeys.accountTag(accountIds[0] ?? '')}${RSV_MARKER}*` : `{a:*}${RSV_MARKER}*`;
     const keys: { key: string; accountId: string; requestId: string }[] = [];
-    let cursor = '0';
-    do {
-      const [next, batch] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000, 'TYPE', 'hash');
-      cursor = next;
+    const seen = new Set<string>();
+    for await (const batch of scanKeys(this.redis, pattern, 'hash')) {
       for (const key of batch) {
+        if (seen.has(key)) continue;
+        seen.add(key);
         const close = key.indexOf('}');
         const at = key.indexOf(RSV_MARKER);
         if (!key.startsWith('{a:') || close < 0 || at !== close + 1) continue;
         const accountId = key.slice(3, close);
         if (wanted.has(accountId)) keys.push({ key, accountId, requestId: key.slice(at + RSV_MARKER.length) });
       }
-    } while (cursor !== '0');
+    }
     if (keys.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const { key } of keys) pipeline.hvals(key).pttl(key);
-    const results = (await pipeline.exec()) ?? [];
+    const results = await pipelineEach(this.redis, keys, (k) => k.key, (pipeline, { key }) => {
+      pipeline.hvals(key).pttl(key);
+    });
     const out: OpenReservation[] = [];
     keys.forEach((k, i) => {
-      const [valsError, vals] = results[2 * i] ?? [null, []];
-      const [ttlError, ttl] = results[2 * i + 1] ?? [null, -2];
+      const [valsError, vals] = results[i]?.[0] ?? [null, []];
+      const [ttlError, ttl] = results[i]?.[1] ?? [null, -2];
       if (valsError !== null || ttlError !== null) throw valsError ?? ttlError;
       const pttl = Number(ttl);
       if (pttl === -2) return; // gone between SCAN and read

@@ -12,6 +12,8 @@ export interface DrainOptions {
   accountsPerPop?: number;
   /** Batches of one account per pass before it goes back to the dirty set (fairness). */
   maxBatchesPerAccount?: number;
+  /** Told every batch of records after it committed (the key-use recorder: last_used_at). */
+  onCommitted?: (records: readonly SettlementRecord[]) => void;
   /** Told of every committed batch and every dead-lettered entry (the worker's metrics). */
   observer?: DrainObserver;
 }
@@ -104,6 +106,7 @@ export class LedgerDrainService {
       const spans = settlementSpans(records);
       const written = await this.repository.writeSettlements(accountId, records);
       spans.end();
+      this.options.onCommitted?.(records);
       // Committed: only now may the entries leave the stream.
       for (const { entry, reason } of refused) {
         this.logger.error({ account_id: accountId, entry_id: entry.id, reason }, 'settlement entry cannot be billed; moved to the dead-letter stream');

@@ -1,5 +1,6 @@
 import { redisKeys, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@svc/contracts';
-import type { Redis } from 'ioredis';
+import { scanKeys } from '@svc/redis-client';
+import type { RedisClient } from '@svc/redis-client';
 
 /** Where entries that cannot be billed go (kept for an operator, never silently dropped). */
 export const SETTLEMENT_DEAD_LETTER_STREAM = 'svc:settle:dead';
@@ -42,7 +43,7 @@ export function nextStreamId(id: string): string {
 
 /** The accounts' settlement streams and the dirty set, as the gateway writes them. */
 export class SettlementStreamAdapter {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   /** Removes up to `count` accounts from the dirty set and returns them. */
   async popDirty(count: number): Promise<string[]> {
@@ -83,19 +84,16 @@ export class SettlementStreamAdapter {
     );
   }
 
-  /** Every account whose settlement stream has entries (SCAN: never blocks Redis). */
+  /** Every account whose settlement stream has entries (SCAN on every master: never blocks Redis). */
   async accountsWithEntries(): Promise<string[]> {
-    const found: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.redis.scan(cursor, 'MATCH', redisKeys.settlementStream('*'), 'COUNT', 1000, 'TYPE', 'stream');
-      cursor = next;
+    const found = new Set<string>();
+    for await (const keys of scanKeys(this.redis, redisKeys.settlementStream('*'), 'stream')) {
       for (const key of keys) {
         if (!key.startsWith(STREAM_PREFIX) || !key.endsWith(STREAM_SUFFIX)) continue;
         const accountId = key.slice(STREAM_PREFIX.length, key.length - STREAM_SUFFIX.length);
-        if (accountId !== '' && (await this.redis.xlen(key)) > 0) found.push(accountId);
+        if (accountId !== '' && !found.has(accountId) && (await this.redis.xlen(key)) > 0) found.add(accountId);
       }
-    } while (cursor !== '0');
-    return found;
+    }
+    return [...found];
   }
 }

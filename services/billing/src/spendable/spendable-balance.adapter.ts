@@ -1,6 +1,6 @@
 import { recoveryKeys, redisKeys } from '@svc/contracts';
 import type { Micros } from '@svc/money';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@svc/redis-client';
 
 /** How long an applied-entry marker lives: far longer than any entry stays unmarked in Postgres. */
 export const APPLIED_MARKER_TTL_SECONDS = 30 * 24 * 3600;
@@ -50,7 +50,7 @@ export class ColdAccountError extends Error {
 
 /** The spendable balance and its applied-entry markers in Redis. */
 export class SpendableBalanceAdapter {
-  constructor(private readonly redis: Redis) {}
+  constructor(private readonly redis: RedisClient) {}
 
   /**
    * True when this call moved the balance, false when the entry had been applied before.

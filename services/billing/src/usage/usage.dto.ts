@@ -81,13 +81,15 @@ export interface UsageRowView {
   searches: number;
   failed_attempts: number;
   cost_usd: number;
+  /** The part of cost_usd that was BYOK fees (attempts with the account's own provider key). */
+  byok_fee_usd: number;
 }
 
 export interface UsageView {
   from: string;
   to: string;
   data: UsageRowView[];
-  total: { searches: number; cost_usd: number };
+  total: { searches: number; cost_usd: number; byok_fee_usd: number };
   request_id: string;
 }
 
@@ -96,8 +98,8 @@ export function usageView(report: UsageReport, requestId: string): UsageView {
   return {
     from: formatDay(report.range.from),
     to: formatDay(report.range.to),
-    data: report.rows.map((row) => ({ [field]: row.group, searches: row.searches, failed_attempts: row.failedAttempts, cost_usd: microsToUsd(row.costMicros) })),
-    total: { searches: report.total.searches, cost_usd: microsToUsd(report.total.costMicros) },
+    data: report.rows.map((row) => ({ [field]: row.group, searches: row.searches, failed_attempts: row.failedAttempts, cost_usd: microsToUsd(row.costMicros), byok_fee_usd: microsToUsd(row.byokFeeMicros) })),
+    total: { searches: report.total.searches, cost_usd: microsToUsd(report.total.costMicros), byok_fee_usd: microsToUsd(report.total.byokFeeMicros) },
     request_id: requestId,
   };
 }

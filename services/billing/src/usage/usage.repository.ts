@@ -15,6 +15,8 @@ export interface UsageRow {
   searches: number;
   failedAttempts: number;
   costMicros: Micros;
+  /** The part of costMicros that BYOK attempts were charged (the fee). */
+  byokFeeMicros: Micros;
 }
 
 interface RawRow {
@@ -22,10 +24,11 @@ interface RawRow {
   searches: bigint;
   failed: bigint;
   cost: bigint;
+  byok: bigint;
 }
 
 function rowOf(raw: RawRow): UsageRow {
-  return { group: raw.grp, searches: Number(raw.searches), failedAttempts: Number(raw.failed), costMicros: Number(raw.cost) };
+  return { group: raw.grp, searches: Number(raw.searches), failedAttempts: Number(raw.failed), costMicros: Number(raw.cost), byokFeeMicros: Number(raw.byok) };
 }
 
 /**
@@ -49,10 +52,11 @@ export class UsageRepository {
     const rows = await this.prisma.$queryRaw<RawRow[]>`
       WITH s AS (${this.settled(filter)}),
       f AS (
-        SELECT u.request_id, count(*) FILTER (WHERE u.status = 'error') AS failed
+        SELECT u.request_id, count(*) FILTER (WHERE u.status = 'error') AS failed,
+          coalesce(sum(u.charged_micros) FILTER (WHERE u.source = 'byok'), 0) AS byok
         FROM usage_events u JOIN s ON s.request_id = u.request_id GROUP BY u.request_id)
       SELECT ${group} AS grp, count(*) AS searches, coalesce(sum(f.failed), 0)::bigint AS failed,
-        coalesce(sum(s.charged_micros), 0)::bigint AS cost
+        coalesce(sum(s.charged_micros), 0)::bigint AS cost, coalesce(sum(f.byok), 0)::bigint AS byok
       FROM s LEFT JOIN f ON f.request_id = s.request_id
       GROUP BY 1 ORDER BY 1`;
     return rows.map(rowOf);
@@ -65,25 +69,28 @@ export class UsageRepository {
   async byModel(filter: UsageFilter): Promise<UsageRow[]> {
     const rows = await this.prisma.$queryRaw<RawRow[]>`
       WITH s AS (${this.settled(filter)}),
-      u AS (SELECT u.request_id, u.attempt_index, u.model, u.status, u.charged_micros FROM usage_events u JOIN s ON s.request_id = u.request_id),
+      u AS (SELECT u.request_id, u.attempt_index, u.model, u.status, u.source, u.charged_micros FROM usage_events u JOIN s ON s.request_id = u.request_id),
       fin AS (
         SELECT DISTINCT ON (request_id) request_id, model FROM u
         ORDER BY request_id, (status = 'success') DESC, (status <> 'skipped') DESC, attempt_index DESC),
       per_model AS (
-        SELECT model, count(*) FILTER (WHERE status = 'error') AS failed, coalesce(sum(charged_micros), 0)::bigint AS cost FROM u GROUP BY model),
+        SELECT model, count(*) FILTER (WHERE status = 'error') AS failed, coalesce(sum(charged_micros), 0)::bigint AS cost,
+          coalesce(sum(charged_micros) FILTER (WHERE source = 'byok'), 0)::bigint AS byok FROM u GROUP BY model),
       searches AS (SELECT model, count(*) AS n FROM fin GROUP BY model)
-      SELECT p.model AS grp, coalesce(n.n, 0)::bigint AS searches, p.failed, p.cost
+      SELECT p.model AS grp, coalesce(n.n, 0)::bigint AS searches, p.failed, p.cost, p.byok
       FROM per_model p LEFT JOIN searches n ON n.model = p.model
       ORDER BY 1`;
     return rows.map(rowOf);
   }
 
   /** The period's searches and charges, as the ledger has them. */
-  async total(filter: UsageFilter): Promise<{ searches: number; costMicros: Micros }> {
-    const rows = await this.prisma.$queryRaw<{ searches: bigint; cost: bigint }[]>`
+  async total(filter: UsageFilter): Promise<{ searches: number; costMicros: Micros; byokFeeMicros: Micros }> {
+    const rows = await this.prisma.$queryRaw<{ searches: bigint; cost: bigint; byok: bigint }[]>`
       WITH s AS (${this.settled(filter)})
-      SELECT count(*) AS searches, coalesce(sum(charged_micros), 0)::bigint AS cost FROM s`;
+      SELECT count(*) AS searches, coalesce(sum(charged_micros), 0)::bigint AS cost,
+        (SELECT coalesce(sum(u.charged_micros), 0) FROM usage_events u JOIN s ON s.request_id = u.request_id WHERE u.source = 'byok')::bigint AS byok
+      FROM s`;
     const row = rows[0];
-    return { searches: Number(row?.searches ?? 0n), costMicros: Number(row?.cost ?? 0n) };
+    return { searches: Number(row?.searches ?? 0n), costMicros: Number(row?.cost ?? 0n), byokFeeMicros: Number(row?.byok ?? 0n) };
   }
 }

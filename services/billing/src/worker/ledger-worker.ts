@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { LEDGER_JOBS, LEDGER_QUEUE } from '@svc/contracts';
+import { LEDGER_JOBS, LEDGER_QUEUE, QUEUE_PREFIX, RECONCILE_QUEUE } from '@svc/contracts';
 import type { LedgerJobName, LedgerJobPayload } from '@svc/contracts';
 import { Queue, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
-import { Redis } from 'ioredis';
+import { closeRedisClient, createRedisClient } from '@svc/redis-client';
 import type { Logger } from 'pino';
 import { createBillingDatabase, DatabaseProbeRepository } from '../db/prisma.repository';
 import { BacklogService, backlogView } from '../backlog/backlog.service';
@@ -17,6 +17,7 @@ import { createListener } from '../http/listener';
 import { freshRequestIds } from '@svc/http-edge';
 import { LedgerRepository } from '../ledger/ledger.repository';
 import { LedgerDrainService } from '../settlement/ledger-drain.service';
+import { GrpcKeyUseSink, KeyUseRecorder } from '../key-use/key-use.recorder';
 import { ReconciliationJob } from '../reconciliation/reconciliation-job';
 import { ReconciliationRedisAdapter } from '../reconciliation/reconciliation-redis.adapter';
 import { ReconciliationRepository } from '../reconciliation/reconciliation.repository';
@@ -37,8 +38,6 @@ import type { MetricsServer } from '@svc/metrics';
 /** Scheduler ids in BullMQ: the job names (one scheduler each for the whole deployment, however many replicas). */
 const DRAIN_SCHEDULER = LEDGER_JOBS.drain;
 const SWEEP_SCHEDULER = LEDGER_JOBS.sweep;
-/** Reconciliation has its own queue (the ledger queue's job names are a shared contract). */
-export const RECONCILE_QUEUE = 'billing-reconcile';
 const RECONCILE_JOB = 'reconcile';
 
 /** The worker's only HTTP surface: /healthz and /readyz (with the backlog). */
@@ -78,10 +77,12 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
   const prisma = db.prisma;
   // BullMQ's connections must retry forever (maxRetriesPerRequest: null); the data
   // connection fails a command fast instead, so a job fails rather than hangs.
-  const workerConnection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
-  const queueConnection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
-  const data = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 2, connectTimeout: 2_000 });
-  const reconcileConnection = new Redis(config.REDIS_URL, { maxRetriesPerRequest: null });
+  // On Redis Cluster each is a Cluster client; the queues' keys share the hash tag of QUEUE_PREFIX.
+  const target = { url: config.REDIS_URL, cluster: config.REDIS_CLUSTER };
+  const workerConnection = createRedisClient(target, { maxRetriesPerRequest: null });
+  const queueConnection = createRedisClient(target, { maxRetriesPerRequest: null });
+  const data = createRedisClient(target, { maxRetriesPerRequest: 2, connectTimeout: 2_000 });
+  const reconcileConnection = createRedisClient(target, { maxRetriesPerRequest: null });
   for (const connection of [workerConnection, queueConnection, data, reconcileConnection]) {
     connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
   }
@@ -91,9 +92,12 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
   // The metrics read the backlog and reconciliation's counters at scrape (both made below).
   const metrics = new LedgerWorkerMetrics({ backlog: () => backlog.measure(), reconciliation: () => reconciliation.counters });
   // The drain confirms every record it made durable, so the gateways stop retaining it.
+  const keyUses = new KeyUseRecorder(new GrpcKeyUseSink(config.ACCOUNT_ADMIN_GRPC_URL), logger.child({ component: 'key-use' }), config.KEY_USE_FLUSH_INTERVAL_MS);
+  keyUses.start();
   const drain = new LedgerDrainService(new ConfirmingStreamAdapter(data, recovery), repository, logger.child({ component: 'drain' }), {
     batchSize: config.LEDGER_BATCH_SIZE,
     observer: metrics,
+    onCommitted: (records) => keyUses.note(records),
   });
   const outbox = new SpendableOutboxService(repository, new SpendableBalanceAdapter(data), logger.child({ component: 'outbox' }));
   const database = new DatabaseProbeRepository(prisma);
@@ -130,7 +134,8 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
     await worker?.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the BullMQ worker failed'));
     await queue?.close().catch((error: unknown) => logger.warn({ err: error }, 'closing the BullMQ queue failed'));
     await app?.close().catch(() => undefined);
-    await Promise.allSettled([workerConnection, queueConnection, data, reconcileConnection].map((c) => c.quit().catch(() => c.disconnect())));
+    await keyUses.stop().catch((error: unknown) => logger.warn({ err: error }, 'closing the key-use recorder failed'));
+    await Promise.allSettled([workerConnection, queueConnection, data, reconcileConnection].map(closeRedisClient));
     await db.close();
   };
 
@@ -141,7 +146,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
       removeOnComplete: true,
       removeOnFail: { count: 100 },
     };
-    queue = new Queue<LedgerJobPayload, unknown, LedgerJobName>(LEDGER_QUEUE, { connection: queueConnection });
+    queue = new Queue<LedgerJobPayload, unknown, LedgerJobName>(LEDGER_QUEUE, { connection: queueConnection, prefix: QUEUE_PREFIX });
     const ledgerQueue = queue;
     const scheduleLedgerJobs = async (): Promise<void> => {
       await ledgerQueue.upsertJobScheduler(DRAIN_SCHEDULER, { every: config.LEDGER_DRAIN_INTERVAL_MS }, { name: LEDGER_JOBS.drain, data: {}, opts: jobOptions });
@@ -169,7 +174,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
         }
       }
     };
-    worker = new Worker<LedgerJobPayload, unknown, LedgerJobName>(LEDGER_QUEUE, process, { connection: workerConnection, concurrency: 1 });
+    worker = new Worker<LedgerJobPayload, unknown, LedgerJobName>(LEDGER_QUEUE, process, { connection: workerConnection, prefix: QUEUE_PREFIX, concurrency: 1 });
     worker.on('failed', (job, error) => logger.warn({ job: job?.name, attempts: job?.attemptsMade, err: error }, 'ledger job failed; it will be retried'));
     worker.on('error', (error) => logger.error({ err: error }, 'ledger worker error'));
 
@@ -179,7 +184,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
         return { postgres, redis: redisUp };
       },
     };
-    const reconcileJobs = new Queue(RECONCILE_QUEUE, { connection: queueConnection });
+    const reconcileJobs = new Queue(RECONCILE_QUEUE, { connection: queueConnection, prefix: QUEUE_PREFIX });
     reconcileQueue = reconcileJobs;
     const scheduleReconcile = async (): Promise<void> => {
       await reconcileJobs.upsertJobScheduler(RECONCILE_JOB, { every: config.RECONCILE_INTERVAL_MS }, {
@@ -187,7 +192,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
       });
     };
     await scheduleReconcile();
-    reconcileWorker = new Worker(RECONCILE_QUEUE, async () => reconciliation.run(), { connection: reconcileConnection, concurrency: 1 });
+    reconcileWorker = new Worker(RECONCILE_QUEUE, async () => reconciliation.run(), { connection: reconcileConnection, prefix: QUEUE_PREFIX, concurrency: 1 });
     reconcileWorker.on('failed', (_job, error) => logger.warn({ err: error }, 'reconciliation failed; it runs again at the next interval'));
     reconcileWorker.on('error', (error) => logger.error({ err: error }, 'reconcile worker error'));
     backlogTimer = setInterval(() => {

@@ -1,10 +1,17 @@
-import { isKeyChangeMessage, KEY_CHANGES_CHANNEL } from '@svc/contracts';
-import Redis from 'ioredis';
+import { isKeyChangeMessage, isProviderKeyChangeMessage, KEY_CHANGES_CHANNEL, PROVIDER_KEY_CHANGES_CHANNEL } from '@svc/contracts';
+import { createRedisClient } from '@svc/redis-client';
+import type { RedisClient, RedisTarget } from '@svc/redis-client';
 import type { Logger } from 'pino';
 import { REDIS_DISCONNECT_TIMEOUT_MS } from '../health/redis.connection';
 
 export interface KeyChangeSink {
   invalidate(keyHash: string): void;
+  invalidateAll(): void;
+}
+
+/** Where provider-key changes go (the gateway's ProviderKeyCache): keyed by account. */
+export interface ProviderKeyChangeSink {
+  invalidate(accountId: string): void;
   invalidateAll(): void;
 }
 
@@ -14,20 +21,43 @@ export interface KeyChangeSink {
  * messages sent while disconnected are lost.
  */
 export class KeyChangesSubscriber {
-  private connection: Redis | undefined;
+  private connection: RedisClient | undefined;
 
   constructor(
-    private readonly redisUrl: string,
+    private readonly target: RedisTarget,
     private readonly sink: KeyChangeSink,
     private readonly log: Logger,
+    /** Also listens on PROVIDER_KEY_CHANGES_CHANNEL (same connection) when given. */
+    private readonly providerKeys: ProviderKeyChangeSink | null = null,
   ) {}
 
+  private dropAll(): void {
+    this.sink.invalidateAll();
+    this.providerKeys?.invalidateAll();
+  }
+
+  private channels(): string[] {
+    return this.providerKeys === null ? [KEY_CHANGES_CHANNEL] : [KEY_CHANGES_CHANNEL, PROVIDER_KEY_CHANGES_CHANNEL];
+  }
+
   async start(): Promise<void> {
-    const connection = new Redis(this.redisUrl, { lazyConnect: true, maxRetriesPerRequest: null, disconnectTimeout: REDIS_DISCONNECT_TIMEOUT_MS });
+    // On Redis Cluster a PUBLISH reaches every node, so the subscription may sit on any of them.
+    const connection = createRedisClient(this.target, { lazyConnect: true, maxRetriesPerRequest: null, disconnectTimeout: REDIS_DISCONNECT_TIMEOUT_MS });
     this.connection = connection;
     connection.on('error', (error: Error) => this.log.warn({ err: error.message }, 'key-change subscriber connection error'));
-    connection.on('ready', () => this.sink.invalidateAll());
+    connection.on('ready', () => this.dropAll());
     connection.on('message', (channel: string, text: string) => {
+      if (channel === PROVIDER_KEY_CHANGES_CHANNEL && this.providerKeys !== null) {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          parsed = undefined;
+        }
+        if (isProviderKeyChangeMessage(parsed)) this.providerKeys.invalidate(parsed.accountId);
+        else this.log.warn('ignored a provider-key change message of unknown shape');
+        return;
+      }
       if (channel !== KEY_CHANGES_CHANNEL) return;
       let message: unknown;
       try {
@@ -49,15 +79,15 @@ export class KeyChangesSubscriber {
       // reconnecting and sends the queued SUBSCRIBE once Redis is up ('ready' drops the cache
       // then); until then the in-process cache is bounded by KEY_CACHE_TTL_MS alone.
       this.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'key-change subscriber cannot reach redis at start; it keeps trying');
-      connection.subscribe(KEY_CHANGES_CHANNEL).then(
-        () => this.sink.invalidateAll(),
+      connection.subscribe(...this.channels()).then(
+        () => this.dropAll(),
         (cause: unknown) => this.log.warn({ err: cause instanceof Error ? cause.message : String(cause) }, 'key-change subscription failed'),
       );
       return;
     }
-    await connection.subscribe(KEY_CHANGES_CHANNEL);
+    await connection.subscribe(...this.channels());
     // Anything cached between connect and the subscription is dropped as well.
-    this.sink.invalidateAll();
+    this.dropAll();
   }
 
   async stop(): Promise<void> {

@@ -1,6 +1,6 @@
 import type { KeyLookup } from '@svc/contracts';
 import { redisKeys } from '@svc/contracts';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@svc/redis-client';
 import { parseKeyRecordJson } from './key-record-json';
 import { maxRedisAgeMs } from './key-state-bound';
 import type { KeyStateBound } from './key-state-bound';
@@ -24,7 +24,7 @@ export class RedisKeyRecordStore implements KeyRecordStore {
   private readonly now: () => number;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly bound: KeyStateBound,
     now?: () => number,
   ) {

@@ -1,6 +1,6 @@
 /**
- * The hard bound on how old a key state the gateway may act on (issue 4 item 4). Every
- * state carries a stamp: account-admin's `writtenAtMs` for a Redis value (its clock taken
+ * The hard bound on how old a key state the gateway may act on (docs/architecture.md, the
+ * propagation bound). Every state carries a stamp: account-admin's `writtenAtMs` for a Redis value (its clock taken
  * before it read Postgres), or the moment this gateway sent LookupKey for a gRPC answer.
  * A state is used at the latest until stamp + propagationMaxMs - clockSkewMs (gateway
  * clock), so with clocks within clockSkewMs of each other no decision rests on a state

@@ -12,7 +12,7 @@ export interface ByokSettings {
 /** Checkout amounts accepted by billing (spec section 8). */
 export const PURCHASE_LIMITS_USD = { min_usd: 5, max_usd: 10_000 } as const;
 
-/** The `data` of GET /v1/models (CONTRACT.md), from the one catalog. */
+/** The `data` of GET /v1/models (docs/api.md section 7), from the one catalog. */
 export function modelsData(available: ProviderAvailability): object[] {
   return CATALOG.map((model) => ({
     id: model.id,
@@ -29,7 +29,7 @@ export function modelsData(available: ProviderAvailability): object[] {
   }));
 }
 
-/** GET /v1/credits/pricing without the request id (CONTRACT.md). */
+/** GET /v1/credits/pricing without the request id (docs/api.md section 7). */
 export function pricingBody(byok: ByokSettings): object {
   return {
     currency: 'USD',

@@ -72,6 +72,8 @@ export interface ClientResponseHeaders {
   headers: OutgoingHeaders;
   /** Hashes named by x-svc-changed-key-hash: drop them from the cache before replying. */
   changedKeyHashes: string[];
+  /** The account named by x-svc-changed-provider-keys (its provider keys changed), or null. */
+  changedProviderKeysAccount: string | null;
 }
 
 /**
@@ -95,5 +97,8 @@ export function clientResponseHeaders(upstream: HeaderMap): ClientResponseHeader
       if (/^[0-9a-f]{64}$/.test(trimmed)) changedKeyHashes.push(trimmed);
     }
   }
-  return { headers, changedKeyHashes };
+  const providerKeys = upstream[INTERNAL_HEADERS.changedProviderKeys];
+  const account = Array.isArray(providerKeys) ? providerKeys[0] : providerKeys;
+  const changedProviderKeysAccount = account !== undefined && /^acct_[0-9A-Za-z]{1,64}$/.test(account.trim()) ? account.trim() : null;
+  return { headers, changedKeyHashes, changedProviderKeysAccount };
 }

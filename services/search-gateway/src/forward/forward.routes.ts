@@ -25,7 +25,7 @@ export interface ForwardRoute {
 const providerParam = (params: Record<string, string>): AppError | undefined =>
   isProvider(params.provider) ? undefined : new AppError('unknown_provider', 'provider must be one of brave, exa, tavily');
 
-/** The control-plane paths the public edge forwards (docs/development.md, CONTRACT.md). */
+/** The control-plane paths the public edge forwards (docs/development.md, docs/api.md section 6). */
 export const FORWARD_ROUTES: readonly ForwardRoute[] = [
   { methods: ['GET', 'POST'], url: '/v1/keys', upstream: 'account-admin', key: 'management' },
   { methods: ['GET', 'PATCH', 'DELETE'], url: '/v1/keys/:id', upstream: 'account-admin', key: 'management' },
@@ -51,6 +51,8 @@ export class ForwardService {
     private readonly upstreams: Readonly<Record<Upstream, UpstreamClient>>,
     private readonly internalToken: string,
     private readonly log: Logger,
+    /** Dropped per account when account-admin answers a provider-key change: it applies at once here. */
+    private readonly providerKeys?: { invalidate(accountId: string): void },
   ) {}
 
   /** Registers every forwarded route on a scope whose body parser yields raw Buffers. */
@@ -95,6 +97,7 @@ export class ForwardService {
     const passed = clientResponseHeaders(response.headers);
     if (route.upstream === 'account-admin') {
       for (const keyHash of passed.changedKeyHashes) this.auth.invalidate(keyHash);
+      if (passed.changedProviderKeysAccount !== null) this.providerKeys?.invalidate(passed.changedProviderKeysAccount);
     }
     reply.code(response.status).headers(passed.headers);
     return response.body.length === 0 ? reply.send() : reply.send(response.body);

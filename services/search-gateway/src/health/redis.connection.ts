@@ -1,4 +1,5 @@
-import Redis from 'ioredis';
+import { createRedisClient } from '@svc/redis-client';
+import type { RedisClient, RedisTarget } from '@svc/redis-client';
 import type { Logger } from 'pino';
 
 const PING_TIMEOUT_MS = 1000;
@@ -17,10 +18,11 @@ export const REDIS_DISCONNECT_TIMEOUT_MS = 200;
  * instead of waiting.
  */
 export class RedisConnection {
-  readonly client: Redis;
+  readonly client: RedisClient;
 
-  constructor(url: string, private readonly log: Logger) {
-    this.client = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, disconnectTimeout: REDIS_DISCONNECT_TIMEOUT_MS });
+  /** `target`: REDIS_URL and REDIS_CLUSTER (a single Redis, or a Redis Cluster's seed nodes). */
+  constructor(readonly target: RedisTarget, private readonly log: Logger) {
+    this.client = createRedisClient(target, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, disconnectTimeout: REDIS_DISCONNECT_TIMEOUT_MS });
     this.client.on('error', (error: Error) => this.log.warn({ err: error.message }, 'redis connection error'));
   }
 

@@ -1,7 +1,7 @@
 import { periodOf, recoveryKeys, redisKeys, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@svc/contracts';
-import type { KeyRecord, Provider, SettlementRecord } from '@svc/contracts';
+import type { KeyRecord, Period, Provider, SettlementRecord } from '@svc/contracts';
 import type { Micros } from '@svc/money';
-import type Redis from 'ioredis';
+import type { RedisClient, RedisTarget } from '@svc/redis-client';
 import type { Logger } from 'pino';
 import { MERGED_SADD, MERGED_ZREM, pickElement, RedisBatch } from '../redis/redis-batch';
 import type { BatchPipeline, MergedCommand, Reply } from '../redis/redis-batch';
@@ -10,7 +10,7 @@ import type { RetainerOptions } from './settlement-retainer';
 import { ADMIT_LUA, IDEMPOTENCY_RELEASE_LUA, IDEMPOTENCY_STORE_LUA, LEASE_EXTEND_LUA, LEASE_LUA, RELEASE_LUA, RESERVE_LUA, SETTLE_LUA } from './money.scripts';
 
 
-/** Idempotent outcomes live this long (CONTRACT.md: 24 hours). */
+/** Idempotent outcomes live this long (docs/api.md 10.7: 24 hours). */
 export const OUTCOME_TTL_MS = 24 * 3_600_000;
 /**
  * Settled markers (what makes a settlement sent twice count once) are request ids in one set
@@ -39,6 +39,30 @@ const MERGED_SETTLE: MergedCommand = { command: 'svcSettle', stage: 'tail', orde
 /** A period counter outlives its period by this much, so the period's usage stays readable. */
 const PERIOD_COUNTER_GRACE_MS = 7 * 86_400_000;
 
+interface CurrentPeriods {
+  readonly daily: Period;
+  readonly weekly: Period;
+  readonly monthly: Period;
+  readonly expireAtMs: readonly [number, number, number];
+}
+
+let periodsCache: CurrentPeriods | null = null;
+
+/** The current day, week and month (UTC), computed once per day rather than per search. */
+function currentPeriods(nowMs: number): CurrentPeriods {
+  const cached = periodsCache;
+  if (cached !== null && nowMs >= cached.daily.startMs && nowMs < cached.daily.endMs) return cached;
+  const daily = periodOf('daily', nowMs);
+  const weekly = periodOf('weekly', nowMs);
+  const monthly = periodOf('monthly', nowMs);
+  const fresh: CurrentPeriods = {
+    daily, weekly, monthly,
+    expireAtMs: [daily.endMs + PERIOD_COUNTER_GRACE_MS, weekly.endMs + PERIOD_COUNTER_GRACE_MS, monthly.endMs + PERIOD_COUNTER_GRACE_MS],
+  };
+  periodsCache = fresh;
+  return fresh;
+}
+
 /** The Redis keys and limit of one search, all under the account's hash tag. */
 export interface MoneyScope {
   readonly accountId: string;
@@ -49,9 +73,13 @@ export interface MoneyScope {
   /** The counter the key limit is checked against (period or all-time usage); the all-time one when no limit. */
   readonly limitKey: string;
   readonly totalKey: string;
+  /** What the key's open searches hold (counted against its limit with the counter). */
+  readonly holdKey: string;
+  /** The key's day, week and month counters and when each expires (Unix ms); every settlement moves all three. */
+  readonly periodKeys: readonly [string, string, string];
+  readonly periodExpireAtMs: readonly [number, number, number];
   /** -1 when the key has no credit limit. */
   readonly limitMicros: number;
-  readonly limitExpireAtMs: number;
   readonly reservationKey: string;
   /** Null without an Idempotency-Key. */
   readonly idempotencyKey: string | null;
@@ -70,12 +98,15 @@ export interface MoneyScope {
 export function moneyScope(record: KeyRecord, requestId: string, idempotencyDigest: string | null, nowMs: number, reservationTtlMs: number): MoneyScope {
   const { accountId, id: keyId } = record;
   const totalKey = redisKeys.keyTotalUsage(accountId, keyId);
+  const periods = currentPeriods(nowMs);
+  const periodKeys: [string, string, string] = [
+    redisKeys.keyPeriodUsage(accountId, keyId, 'daily', periods.daily.startMs),
+    redisKeys.keyPeriodUsage(accountId, keyId, 'weekly', periods.weekly.startMs),
+    redisKeys.keyPeriodUsage(accountId, keyId, 'monthly', periods.monthly.startMs),
+  ];
   let limitKey = totalKey;
-  let limitExpireAtMs = 0;
   if (record.limitMicros !== null && record.limitReset !== null) {
-    const period = periodOf(record.limitReset, nowMs);
-    limitKey = redisKeys.keyPeriodUsage(accountId, keyId, period.startMs);
-    limitExpireAtMs = period.endMs + PERIOD_COUNTER_GRACE_MS;
+    limitKey = periodKeys[record.limitReset === 'daily' ? 0 : record.limitReset === 'weekly' ? 1 : 2];
   }
   const tag = redisKeys.accountTag(accountId);
   return {
@@ -86,8 +117,10 @@ export function moneyScope(record: KeyRecord, requestId: string, idempotencyDige
     reservedKey: redisKeys.accountReserved(accountId),
     limitKey,
     totalKey,
+    holdKey: redisKeys.keyHold(accountId, keyId),
+    periodKeys,
+    periodExpireAtMs: periods.expireAtMs,
     limitMicros: record.limitMicros ?? -1,
-    limitExpireAtMs,
     reservationKey: `${tag}:rsv:${requestId}`,
     idempotencyKey: idempotencyDigest === null ? null : redisKeys.idempotency(accountId, keyId, idempotencyDigest),
     reservationTtlMs,
@@ -174,18 +207,20 @@ export class MoneyRepository {
   readonly retainer: SettlementRetainer;
 
   /** `clock`: Unix ms, for the settled-marker buckets (tests fix it). */
-  constructor(private readonly redis: Redis, retainerOptions?: RetainerOptions, private readonly clock: () => number = Date.now) {
+  /** `target`: where the batch connections go (the same Redis or Redis Cluster as `redis`). */
+  constructor(private readonly redis: RedisClient, target: RedisTarget, retainerOptions?: RetainerOptions, private readonly clock: () => number = Date.now) {
     // The logger arrives later (useLogger); the closure reads it when an error comes.
-    this.batch = new RedisBatch(redis, undefined, (error) => this.log?.warn({ err: error.message }, 'redis batch connection error'));
+    const batch = new RedisBatch(target, (error) => this.log?.warn({ err: error.message }, 'redis batch connection error'));
+    this.batch = batch;
     this.retainer = new SettlementRetainer(redis, retainerOptions);
-    redis.defineCommand('svcLease', { numberOfKeys: 1, lua: LEASE_LUA });
-    redis.defineCommand('svcReserve', { numberOfKeys: 5, lua: RESERVE_LUA });
-    redis.defineCommand('svcRelease', { numberOfKeys: 4, lua: RELEASE_LUA });
-    redis.defineCommand('svcSettle', { lua: SETTLE_LUA });
-    redis.defineCommand('svcIdemStore', { numberOfKeys: 1, lua: IDEMPOTENCY_STORE_LUA });
-    redis.defineCommand('svcIdemRelease', { numberOfKeys: 1, lua: IDEMPOTENCY_RELEASE_LUA });
-    redis.defineCommand('svcAdmit', { lua: ADMIT_LUA });
-    redis.defineCommand('svcLeaseExtend', { numberOfKeys: 1, lua: LEASE_EXTEND_LUA });
+    batch.defineScript('svcLease', { numberOfKeys: 1, lua: LEASE_LUA });
+    batch.defineScript('svcReserve', { numberOfKeys: 6, lua: RESERVE_LUA });
+    batch.defineScript('svcRelease', { numberOfKeys: 4, lua: RELEASE_LUA });
+    batch.defineScript('svcSettle', { lua: SETTLE_LUA });
+    batch.defineScript('svcIdemStore', { numberOfKeys: 1, lua: IDEMPOTENCY_STORE_LUA });
+    batch.defineScript('svcIdemRelease', { numberOfKeys: 1, lua: IDEMPOTENCY_RELEASE_LUA });
+    batch.defineScript('svcAdmit', { lua: ADMIT_LUA });
+    batch.defineScript('svcLeaseExtend', { numberOfKeys: 1, lua: LEASE_EXTEND_LUA });
   }
 
   /**
@@ -202,9 +237,9 @@ export class MoneyRepository {
     pipeline.merge(MERGED_ADMIT,
       [scope.balanceKey, scope.reservedKey, scope.inFlightKey],
       [admission.ratePerSecond, admission.burst, admission.accountCap, admission.leaseTtlMs],
-      [reserve.amountMicros, scope.limitMicros, reserve.index, scope.reservationTtlMs, scope.limitExpireAtMs,
+      [reserve.amountMicros, scope.limitMicros, reserve.index, scope.reservationTtlMs, 0,
         claim === undefined ? '0' : '1', claim?.value ?? '', claim?.ttlMs ?? 0, scope.requestId],
-      [scope.limitKey, scope.reservationKey, scope.idempotencyKey ?? scope.reservationKey, scope.rateKey],
+      [scope.limitKey, scope.reservationKey, scope.idempotencyKey ?? scope.reservationKey, scope.rateKey, scope.holdKey],
     );
     const results = await execAll(pipeline);
     const leased = results[results.length - 2] === 1;
@@ -238,8 +273,8 @@ export class MoneyRepository {
     pipeline.merge(MERGED_LEASE, [redisKeys.providerLeases(lease.provider)], [lease.cap, lease.lifetimeMs], [lease.leaseId]);
     const claim = reserve.claim;
     pipeline.add('svcReserve', 
-      scope.balanceKey, scope.reservedKey, scope.limitKey, scope.reservationKey, scope.idempotencyKey ?? scope.reservationKey,
-      reserve.amountMicros, scope.limitMicros, reserve.index, scope.reservationTtlMs, scope.limitExpireAtMs,
+      scope.balanceKey, scope.reservedKey, scope.limitKey, scope.reservationKey, scope.idempotencyKey ?? scope.reservationKey, scope.holdKey,
+      reserve.amountMicros, scope.limitMicros, reserve.index, scope.reservationTtlMs, 0,
       claim === undefined ? '0' : '1', claim?.value ?? '', claim?.ttlMs ?? 0,
     );
     const results = await execAll(pipeline);
@@ -364,9 +399,11 @@ export class MoneyRepository {
     pipeline.merge(MERGED_SETTLE,
       [scope.balanceKey, scope.reservedKey, redisKeys.settlementStream(scope.accountId), scope.inFlightKey],
       [OUTCOME_TTL_MS, SETTLEMENT_FIELD],
-      [settlement.record.chargedMicros, scope.limitMicros >= 0 ? '1' : '0', outgoing.recordJson, bucketStartMs + SETTLED_BUCKET_MS + SETTLED_BUCKET_GRACE_MS,
-        outcome !== null && scope.idempotencyKey !== null ? '1' : '0', outcome ?? '', scope.requestId, accountLease ? '1' : '0'],
-      [scope.limitKey, scope.totalKey, scope.reservationKey, redisKeys.settledMarkers(scope.accountId, bucketStartMs), scope.idempotencyKey ?? scope.reservationKey],
+      [settlement.record.chargedMicros, '0', outgoing.recordJson, bucketStartMs + SETTLED_BUCKET_MS + SETTLED_BUCKET_GRACE_MS,
+        outcome !== null && scope.idempotencyKey !== null ? '1' : '0', outcome ?? '', scope.requestId, accountLease ? '1' : '0',
+        scope.periodExpireAtMs[0], scope.periodExpireAtMs[1], scope.periodExpireAtMs[2]],
+      [scope.holdKey, scope.totalKey, scope.reservationKey, redisKeys.settledMarkers(scope.accountId, bucketStartMs), scope.idempotencyKey ?? scope.reservationKey,
+        scope.periodKeys[0], scope.periodKeys[1], scope.periodKeys[2]],
     );
     pipeline.merge(MERGED_SADD, [SETTLEMENT_DIRTY_SET], [], [scope.accountId]);
     return pipeline;
@@ -426,7 +463,7 @@ export class MoneyRepository {
   private queueOne(pipeline: BatchPipeline, scope: MoneyScope, op: PendingOp): void {
     switch (op.kind) {
       case 'release':
-        pipeline.add('svcRelease', scope.balanceKey, scope.reservedKey, scope.limitKey, scope.reservationKey, op.index, op.keepMicros, scope.limitMicros >= 0 ? '1' : '0');
+        pipeline.add('svcRelease', scope.balanceKey, scope.reservedKey, scope.holdKey, scope.reservationKey, op.index, op.keepMicros, '0');
         break;
       case 'unlease':
         pipeline.merge(MERGED_ZREM, [redisKeys.providerLeases(op.provider)], [], [op.leaseId]);

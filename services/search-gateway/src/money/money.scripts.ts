@@ -49,24 +49,24 @@ return granted
  * Reserves an attempt's most possible cost, and (on the search's first call) claims its
  * Idempotency-Key.
  * KEYS[1] spendable balance, KEYS[2] account reserved total, KEYS[3] the key's limit
- * counter (period usage, or all-time usage for a limit without reset; any account key
- * when the key has no limit), KEYS[4] the search's reservation hash (field: attempt
- * index, value: micro-USD held), KEYS[5] idempotency key (any account key when unused).
- * ARGV[1] amount (> 0), ARGV[2] key limit (-1: none), ARGV[3] attempt index,
- * ARGV[4] reservation hash ttl ms, ARGV[5] limit counter expire-at ms (0: never),
- * ARGV[6] claim '1'/'0', ARGV[7] claim value, ARGV[8] claim ttl ms.
+ * counter (what it was charged in its current period, or in all time for a limit without
+ * reset; any account key when the key has no limit), KEYS[4] the search's reservation hash
+ * (field: attempt index, value: micro-USD held), KEYS[5] idempotency key (any account key
+ * when unused), KEYS[6] the key's hold (what its open searches hold: redisKeys.keyHold).
+ * ARGV[1] amount (>= 0), ARGV[2] key limit (-1: none), ARGV[3] attempt index,
+ * ARGV[4] reservation hash ttl ms (also the hold's), ARGV[5] unused, ARGV[6] claim '1'/'0',
+ * ARGV[7] claim value, ARGV[8] claim ttl ms.
  * Returns {'cold'} (nothing written) when the account's spendable side has not been rebuilt
  * since Redis lost its data (its balance key is missing: only a loss of Redis data removes
  * it; an account with no history gets a balance of 0 from billing), {'dup', stored value} (nothing written) when the idempotency
- * key is taken, else {'ok'} (reserved), {'limit'} (key limit would be passed) or
- * {'balance'} (balance too low); the claim is written in all three. The key limit is
- * checked first.
+ * key is taken, else {'ok'} (reserved), {'limit'} (charged in the period + held + amount
+ * would pass the key limit) or {'balance'} (balance too low); the claim is written in all
+ * three. The key limit is checked first.
  */
 export const RESERVE_LUA = `
 local amount = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
-local limitExpireAt = tonumber(ARGV[5])
-if amount == nil or amount <= 0 or amount % 1 ~= 0 or limit == nil or limitExpireAt == nil
+if amount == nil or amount < 0 or amount % 1 ~= 0 or limit == nil
   or tonumber(ARGV[4]) == nil or tonumber(ARGV[8]) == nil then
   return redis.error_reply('reserve: bad arguments')
 end
@@ -81,21 +81,21 @@ local balance = tonumber(balanceText)
 if balance == nil or tonumber(redis.call('GET', KEYS[2]) or '0') == nil then
   return redis.error_reply('reserve: balance is not an integer')
 end
+local held = tonumber(redis.call('GET', KEYS[6]) or '0')
+if held == nil then return redis.error_reply('reserve: key hold is not an integer') end
 local verdict = 'ok'
 if limit >= 0 then
   local used = tonumber(redis.call('GET', KEYS[3]) or '0')
   if used == nil then return redis.error_reply('reserve: key usage is not an integer') end
-  if used + amount > limit then verdict = 'limit' end
+  if used + held + amount > limit then verdict = 'limit' end
 end
 if verdict == 'ok' and balance < amount then verdict = 'balance' end
 if claim then redis.call('SET', KEYS[5], ARGV[7], 'PX', ARGV[8]) end
 if verdict ~= 'ok' then return {verdict} end
 redis.call('DECRBY', KEYS[1], ARGV[1])
 redis.call('INCRBY', KEYS[2], ARGV[1])
-if limit >= 0 then
-  redis.call('INCRBY', KEYS[3], ARGV[1])
-  if limitExpireAt > 0 then redis.call('PEXPIREAT', KEYS[3], ARGV[5]) end
-end
+redis.call('INCRBY', KEYS[6], ARGV[1])
+redis.call('PEXPIRE', KEYS[6], ARGV[4])
 redis.call('HSET', KEYS[4], ARGV[3], ARGV[1])
 redis.call('PEXPIRE', KEYS[4], ARGV[4])
 return {'ok'}
@@ -103,10 +103,11 @@ return {'ok'}
 
 /**
  * Lowers what one attempt holds to \`keep\`, giving the difference back (a refund, or the
- * undo of a reservation whose lease was refused). Idempotent: a repeat finds nothing
- * above \`keep\` and does nothing; an attempt it does not hold is not touched.
- * KEYS[1] balance, KEYS[2] reserved total, KEYS[3] limit counter, KEYS[4] reservation hash.
- * ARGV[1] attempt index, ARGV[2] keep (micro-USD), ARGV[3] key has a limit '1'/'0'.
+ * undo of a reservation whose lease was refused), to the balance and from the key's hold.
+ * Idempotent: a repeat finds nothing above \`keep\` and does nothing; an attempt it does not
+ * hold is not touched.
+ * KEYS[1] balance, KEYS[2] reserved total, KEYS[3] the key's hold, KEYS[4] reservation hash.
+ * ARGV[1] attempt index, ARGV[2] keep (micro-USD), ARGV[3] unused.
  * Returns the micro-USD given back.
  */
 export const RELEASE_LUA = `
@@ -118,7 +119,7 @@ if held <= keep then return 0 end
 local back = string.format('%d', held - keep)
 redis.call('INCRBY', KEYS[1], back)
 redis.call('DECRBY', KEYS[2], back)
-if ARGV[3] == '1' then redis.call('DECRBY', KEYS[3], back) end
+if redis.call('DECRBY', KEYS[3], back) <= 0 then redis.call('DEL', KEYS[3]) end
 if keep == 0 then redis.call('HDEL', KEYS[4], ARGV[1]) else redis.call('HSET', KEYS[4], ARGV[1], ARGV[2]) end
 return held - keep
 `;
@@ -137,34 +138,39 @@ return held - keep
  *   (hydration subtracts the pending record when it rebuilds them);
  * - account hydrated but the reservation (or part of it) gone (reserved before the flush):
  *   what the hash does not hold is taken from the balance, so the charge still counts once.
+ * The key's usage: what the reservation held leaves the key's hold, and the charge is added
+ * to its all-time counter and to its current day, week and month counters, whatever the
+ * key's own reset (so a change of period keeps the period's spend).
  * KEYS[1] balance, KEYS[2] reserved total, KEYS[3] settlement stream, KEYS[4] the account's
- * in-flight set; then 5 per request: the key's limit counter, its all-time usage, the
- * search's reservation hash, the settled-marker set of the search's bucket
- * (redisKeys.settledMarkers), its idempotency key (the reservation hash when unused).
- * ARGV[1] outcome ttl ms, ARGV[2] stream field name; then 8 per request: charged
- * (micro-USD), key has a limit '1'/'0', record JSON, when the marker set expires (Unix ms),
- * store the outcome '1'/'0', outcome value, request id, '1' to give back the in-flight lease
- * (member: the request id).
+ * in-flight set; then 8 per request: the key's hold (redisKeys.keyHold), its all-time usage,
+ * the search's reservation hash, the settled-marker set of the search's bucket
+ * (redisKeys.settledMarkers), its idempotency key (the reservation hash when unused), its
+ * day, week and month counters (redisKeys.keyPeriodUsage).
+ * ARGV[1] outcome ttl ms, ARGV[2] stream field name; then 11 per request: charged
+ * (micro-USD), unused, record JSON, when the marker set expires (Unix ms), store the outcome
+ * '1'/'0', outcome value, request id, '1' to give back the in-flight lease (member: the
+ * request id), when the day, week and month counters expire (Unix ms).
  * Returns one reply per request: 1 when settled now, 0 when it had been settled already, or
  * {'err', message} (its arguments or reservation are not valid; nothing written for it).
  */
 export const SETTLE_LUA = `
-local n = (#KEYS - 4) / 5
-if n < 1 or n % 1 ~= 0 or #ARGV ~= 2 + 8 * n or tonumber(ARGV[1]) == nil then return redis.error_reply('settle: bad arguments') end
+local n = (#KEYS - 4) / 8
+if n < 1 or n % 1 ~= 0 or #ARGV ~= 2 + 11 * n or tonumber(ARGV[1]) == nil then return redis.error_reply('settle: bad arguments') end
 local warm = redis.call('EXISTS', KEYS[1]) == 1
 local out, charged, leases = {}, {}, {}
 -- The requests of each settled-marker set, to ask and mark each set once.
 local sets, order = {}, {}
 for i = 1, n do
-  local a = 2 + 8 * (i - 1)
+  local a = 2 + 11 * (i - 1)
   local c = tonumber(ARGV[a + 1])
   local rid = ARGV[a + 7]
-  if c == nil or c < 0 or c % 1 ~= 0 or tonumber(ARGV[a + 4]) == nil or rid == '' then
+  if c == nil or c < 0 or c % 1 ~= 0 or tonumber(ARGV[a + 4]) == nil or rid == ''
+    or tonumber(ARGV[a + 9]) == nil or tonumber(ARGV[a + 10]) == nil or tonumber(ARGV[a + 11]) == nil then
     out[i] = {'err', 'settle: bad arguments'}
   else
     charged[i] = c
     if ARGV[a + 8] == '1' then leases[#leases + 1] = rid end
-    local markers = KEYS[4 + 5 * (i - 1) + 4]
+    local markers = KEYS[4 + 8 * (i - 1) + 4]
     local set = sets[markers]
     if set == nil then
       set = {rids = {}, at = {}, expireAt = 0}
@@ -191,7 +197,7 @@ for i = 1, n do
   if out[i] == nil then
     local sum = 0
     if warm then
-      for _, value in ipairs(redis.call('HVALS', KEYS[4 + 5 * (i - 1) + 3])) do
+      for _, value in ipairs(redis.call('HVALS', KEYS[4 + 8 * (i - 1) + 3])) do
         local amount = tonumber(value)
         if amount == nil then
           sum = nil
@@ -204,21 +210,22 @@ for i = 1, n do
   end
 end
 if #leases > 0 then redis.call('ZREM', KEYS[4], unpack(leases)) end
-local balanceDelta, reservedDelta, counters, drop = 0, 0, {}, {}
+local balanceDelta, reservedDelta, counters, holds, expires, drop = 0, 0, {}, {}, {}, {}
 for i = 1, n do
   if out[i] == nil then
-    local k, a = 4 + 5 * (i - 1), 2 + 8 * (i - 1)
-    local limitKey, totalKey, c = KEYS[k + 1], KEYS[k + 2], charged[i]
+    local k, a = 4 + 8 * (i - 1), 2 + 11 * (i - 1)
+    local holdKey, c = KEYS[k + 1], charged[i]
     if warm then
       -- refund < 0: part of the charge was reserved before a flush and is not held any more.
       local refund = held[i] - c
       balanceDelta = balanceDelta + refund
       reservedDelta = reservedDelta + held[i]
-      if ARGV[a + 2] == '1' then
-        counters[limitKey] = (counters[limitKey] or 0) - refund
-        if limitKey ~= totalKey then counters[totalKey] = (counters[totalKey] or 0) + c end
-      else
-        counters[totalKey] = (counters[totalKey] or 0) + c
+      holds[holdKey] = (holds[holdKey] or 0) + held[i]
+      counters[KEYS[k + 2]] = (counters[KEYS[k + 2]] or 0) + c
+      for p = 6, 8 do
+        local periodKey = KEYS[k + p]
+        counters[periodKey] = (counters[periodKey] or 0) + c
+        expires[periodKey] = ARGV[a + 3 + p]
       end
     end
     drop[#drop + 1] = KEYS[k + 3]
@@ -234,7 +241,13 @@ end
 if balanceDelta ~= 0 then redis.call('INCRBY', KEYS[1], string.format('%d', balanceDelta)) end
 if reservedDelta ~= 0 then redis.call('DECRBY', KEYS[2], string.format('%d', reservedDelta)) end
 for key, delta in pairs(counters) do
-  if delta ~= 0 then redis.call('INCRBY', key, string.format('%d', delta)) end
+  if delta ~= 0 then
+    redis.call('INCRBY', key, string.format('%d', delta))
+    if expires[key] then redis.call('PEXPIREAT', key, expires[key]) end
+  end
+end
+for key, amount in pairs(holds) do
+  if amount ~= 0 and redis.call('DECRBY', key, string.format('%d', amount)) <= 0 then redis.call('DEL', key) end
 end
 if #drop > 0 then redis.call('DEL', unpack(drop)) end
 for _, markers in ipairs(order) do
@@ -288,13 +301,14 @@ return 1
  * the script between requests), so a refused request (rate or concurrency) writes nothing:
  * no token is taken when concurrency refuses, and no lease when the rate refuses.
  * KEYS[1] spendable balance, KEYS[2] account reserved total, KEYS[3] the account's in-flight
- * set; then 4 per request: the key's limit counter (as RESERVE_LUA's KEYS[3]), the
+ * set; then 5 per request: the key's limit counter (as RESERVE_LUA's KEYS[3]), the
  * search's reservation hash, its idempotency key (the reservation hash when unused), the
- * key's rate state (GCRA theoretical arrival time, microseconds).
+ * key's rate state (GCRA theoretical arrival time, microseconds), the key's hold (as
+ * RESERVE_LUA's KEYS[6]).
  * ARGV[1] requests per second (> 0), ARGV[2] burst (>= 1), ARGV[3] account cap (>= 1),
- * ARGV[4] lease ttl ms; then 9 per request: amount (> 0), key limit (-1: none), attempt index,
- * reservation hash ttl ms, limit counter expire-at ms (0: never), claim '1'/'0', claim
- * value, claim ttl ms, request id (the lease member).
+ * ARGV[4] lease ttl ms; then 9 per request: amount (>= 0), key limit (-1: none), attempt index,
+ * reservation hash ttl ms (also the hold's), unused, claim '1'/'0', claim value, claim ttl
+ * ms, request id (the lease member).
  * Returns one reply per request: {'cold'} (nothing written: the account's spendable side has
  * not been rebuilt since Redis lost its data; checked first), {'rate', retry ms} (nothing
  * written: ms until one more request fits), {'busy'} (nothing written: the account holds cap
@@ -305,7 +319,7 @@ return 1
  * `remaining` is how many more requests the key's burst holds right after this one.
  */
 export const ADMIT_LUA = `
-local n = (#KEYS - 3) / 4
+local n = (#KEYS - 3) / 5
 if n < 1 or n % 1 ~= 0 or #ARGV ~= 4 + 9 * n then return redis.error_reply('admit: bad arguments') end
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
@@ -332,12 +346,12 @@ local window = burst * interval
 -- Only live leases count: one left by a gateway that died expires at its score.
 local live = redis.call('ZCOUNT', KEYS[3], '(' .. nowMs, '+inf')
 -- Reads, once per key, and checks: a request with a bad argument or value gets 'err'.
-local tats, used, idem = {}, {}, {}
+local tats, used, idem, hold = {}, {}, {}, {}
 local amount, limit = {}, {}
 for i = 1, n do
-  local k, a = 3 + 4 * (i - 1), 4 + 9 * (i - 1)
+  local k, a = 3 + 5 * (i - 1), 4 + 9 * (i - 1)
   local am, li, ex = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 5])
-  if am == nil or am <= 0 or am % 1 ~= 0 or li == nil or ex == nil
+  if am == nil or am < 0 or am % 1 ~= 0 or li == nil or ex == nil
     or tonumber(ARGV[a + 4]) == nil or tonumber(ARGV[a + 8]) == nil or ARGV[a + 9] == '' then
     out[i] = {'err', 'admit: bad arguments'}
   else
@@ -346,17 +360,19 @@ for i = 1, n do
     if tats[rateKey] == nil then tats[rateKey] = tonumber(redis.call('GET', rateKey) or '0') or false end
     if li >= 0 and used[limitKey] == nil then used[limitKey] = tonumber(redis.call('GET', limitKey) or '0') or false end
     if ARGV[a + 6] == '1' and idem[KEYS[k + 3]] == nil then idem[KEYS[k + 3]] = redis.call('GET', KEYS[k + 3]) or false end
-    if tats[rateKey] == false then out[i] = {'err', 'admit: rate state is not a number'}
+    if hold[KEYS[k + 5]] == nil then hold[KEYS[k + 5]] = tonumber(redis.call('GET', KEYS[k + 5]) or '0') or false end
+    if hold[KEYS[k + 5]] == false then out[i] = {'err', 'admit: key hold is not an integer'}
+    elseif tats[rateKey] == false then out[i] = {'err', 'admit: rate state is not a number'}
     elseif li >= 0 and used[limitKey] == false then out[i] = {'err', 'admit: key usage is not an integer'} end
   end
 end
 -- Decisions, in order, on the values kept here; then the writes they make.
-local rateEnd, leases, claims, holds, usedAdd, usedExpire = {}, {}, {}, {}, {}, {}
+local rateEnd, leases, claims, holds, holdAdd, holdTtl = {}, {}, {}, {}, {}, {}
 local reservedSum = 0
 for i = 1, n do
   if out[i] == nil then
-    local k, a = 3 + 4 * (i - 1), 4 + 9 * (i - 1)
-    local rateKey, limitKey, idemKey = KEYS[k + 4], KEYS[k + 1], KEYS[k + 3]
+    local k, a = 3 + 5 * (i - 1), 4 + 9 * (i - 1)
+    local rateKey, limitKey, idemKey, holdKey = KEYS[k + 4], KEYS[k + 1], KEYS[k + 3], KEYS[k + 5]
     local am, li = amount[i], limit[i]
     local claim = ARGV[a + 6] == '1'
     local tat = tats[rateKey]
@@ -365,7 +381,7 @@ for i = 1, n do
     local excess = newTat - nowUs
     local stored = claim and idem[idemKey] or false
     -- A repeat of an Idempotency-Key is answered with the first outcome before any limit is
-    -- applied: it takes no rate token and no lease (CONTRACT.md: it returns the first outcome).
+    -- applied: it takes no rate token and no lease (docs/api.md 10.7: it returns the first outcome).
     if stored then
       local left = math.floor((window - (tat - nowUs)) / interval + 1e-9)
       if left > burst then left = burst end
@@ -378,7 +394,8 @@ for i = 1, n do
     else
       local remaining = math.floor((window - excess) / interval + 1e-9)
       local verdict = 'ok'
-      if li >= 0 and used[limitKey] + am > li then verdict = 'limit' end
+      -- What the key was charged in its period, plus what its open searches hold.
+      if li >= 0 and used[limitKey] + hold[holdKey] + am > li then verdict = 'limit' end
       if verdict == 'ok' and balance < am then verdict = 'balance' end
       tats[rateKey] = newTat
       rateEnd[rateKey] = newTat
@@ -392,11 +409,9 @@ for i = 1, n do
       if verdict == 'ok' then
         balance = balance - am
         reservedSum = reservedSum + am
-        if li >= 0 then
-          used[limitKey] = used[limitKey] + am
-          usedAdd[limitKey] = (usedAdd[limitKey] or 0) + am
-          usedExpire[limitKey] = tonumber(ARGV[a + 5])
-        end
+        hold[holdKey] = hold[holdKey] + am
+        holdAdd[holdKey] = (holdAdd[holdKey] or 0) + am
+        holdTtl[holdKey] = ARGV[a + 4]
         holds[#holds + 1] = i
       end
       out[i] = {verdict, remaining}
@@ -415,20 +430,20 @@ if #leases > 0 then
 end
 for _, i in ipairs(claims) do
   local a = 4 + 9 * (i - 1)
-  redis.call('SET', KEYS[3 + 4 * (i - 1) + 3], ARGV[a + 7], 'PX', ARGV[a + 8])
+  redis.call('SET', KEYS[3 + 5 * (i - 1) + 3], ARGV[a + 7], 'PX', ARGV[a + 8])
 end
 if reservedSum > 0 then
   local sum = string.format('%d', reservedSum)
   redis.call('DECRBY', KEYS[1], sum)
   redis.call('INCRBY', KEYS[2], sum)
 end
-for key, add in pairs(usedAdd) do
+for key, add in pairs(holdAdd) do
   redis.call('INCRBY', key, string.format('%d', add))
-  if usedExpire[key] > 0 then redis.call('PEXPIREAT', key, string.format('%d', usedExpire[key])) end
+  redis.call('PEXPIRE', key, holdTtl[key])
 end
 for _, i in ipairs(holds) do
   local a = 4 + 9 * (i - 1)
-  local rsvKey = KEYS[3 + 4 * (i - 1) + 2]
+  local rsvKey = KEYS[3 + 5 * (i - 1) + 2]
   redis.call('HSET', rsvKey, ARGV[a + 3], ARGV[a + 1])
   redis.call('PEXPIRE', rsvKey, ARGV[a + 4])
 end

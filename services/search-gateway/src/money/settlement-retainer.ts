@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { ENSURE_EPOCH_LUA, recoveryKeys, redisKeys, SETTLE_CONFIRM_BUCKET_MS, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@svc/contracts';
 import type { SettlementRecord } from '@svc/contracts';
-import type Redis from 'ioredis';
+import { pipelineEach } from '@svc/redis-client';
+import type { RedisClient } from '@svc/redis-client';
 import type { Logger } from 'pino';
 
 export interface RetainerOptions {
@@ -46,7 +47,7 @@ export class SettlementRetainer {
   private log: Logger | null = null;
   private overflowLogged = false;
 
-  constructor(private readonly redis: Redis, private readonly options: RetainerOptions = DEFAULT_RETAINER_OPTIONS) {
+  constructor(private readonly redis: RedisClient, private readonly options: RetainerOptions = DEFAULT_RETAINER_OPTIONS) {
     redis.defineCommand('svcEnsureEpoch', { numberOfKeys: 1, lua: ENSURE_EPOCH_LUA });
   }
 
@@ -129,16 +130,15 @@ export class SettlementRetainer {
     const records = [...this.records.values()].map((held) => held.record);
     this.log?.warn({ epoch_before: before, epoch_after: after, records: records.length }, 'redis lost its data: re-sending unconfirmed settlement records');
     for (let i = 0; i < records.length; i += CONFIRM_CHUNK) {
-      const pipeline = this.redis.pipeline();
-      const accounts = new Set<string>();
-      for (const record of records.slice(i, i + CONFIRM_CHUNK)) {
+      const chunk = records.slice(i, i + CONFIRM_CHUNK);
+      const accounts = new Set(chunk.map((record) => record.accountId));
+      // One pipeline on a single Redis; on a cluster one per slot (accounts' streams live on different nodes).
+      const results = await pipelineEach(this.redis, chunk, (record) => redisKeys.settlementStream(record.accountId), (pipeline, record) => {
         pipeline.xadd(redisKeys.settlementStream(record.accountId), '*', SETTLEMENT_FIELD, JSON.stringify(record));
-        accounts.add(record.accountId);
-      }
-      pipeline.sadd(SETTLEMENT_DIRTY_SET, ...accounts);
-      const results = (await pipeline.exec()) ?? [];
-      const failed = results.find(([error]) => error !== null);
+      });
+      const failed = results.flat().find(([error]) => error !== null);
       if (failed !== undefined) throw failed[0] ?? new Error('re-send failed');
+      await this.redis.sadd(SETTLEMENT_DIRTY_SET, ...accounts);
     }
     return records.length;
   }
@@ -158,10 +158,11 @@ export class SettlementRetainer {
     let dropped = 0;
     for (let i = 0; i < ids.length; i += CONFIRM_CHUNK) {
       const chunk = ids.slice(i, i + CONFIRM_CHUNK);
-      const pipeline = this.redis.pipeline();
       // The next bucket too: the worker's clock is Redis's, ours may lag by up to one epoch check.
-      for (const b of [bucket - 1, bucket, bucket + 1]) pipeline.smismember(recoveryKeys.settleConfirmed(b), ...chunk);
-      const results = (await pipeline.exec()) ?? [];
+      const buckets = [bucket - 1, bucket, bucket + 1];
+      const results = (await pipelineEach(this.redis, buckets, (b) => recoveryKeys.settleConfirmed(b), (pipeline, b) => {
+        pipeline.smismember(recoveryKeys.settleConfirmed(b), ...chunk);
+      })).flat();
       const flags = results.map(([error, value]) => {
         if (error !== null) throw error;
         return value as number[];

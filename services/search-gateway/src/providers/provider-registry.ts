@@ -7,7 +7,7 @@ import type { SearchProvider } from './search-provider';
 import { TavilyAdapter } from './tavily.adapter';
 
 export interface ProviderSetting {
-  /** Unset: the production host of upstreams.md. */
+  /** Unset: the provider's public host (docs/providers.md). */
   readonly baseUrl?: string;
   /** The deployment's platform key; unset: the provider is not configured (BYOK may still serve it). */
   readonly apiKey?: string;
@@ -44,7 +44,7 @@ export class ProviderRegistry {
 }
 
 /**
- * Settings from the environment names of CONTRACT.md ("Configuration"): BRAVE_API_KEY,
+ * Settings from the environment (docs/development.md, "Environment"): BRAVE_API_KEY,
  * BRAVE_BASE_URL, EXA_API_KEY, EXA_BASE_URL, TAVILY_API_KEY, TAVILY_BASE_URL.
  */
 export function providerSettingsFrom(env: Readonly<Record<string, string | undefined>>): ProviderSettings {

@@ -1,6 +1,6 @@
 import type { ModelSpec, Provider } from '@svc/contracts';
 
-/** One search result as the gateway returns it (CONTRACT.md "Search"). */
+/** One search result as the gateway returns it (docs/api.md 10.3). */
 export interface NormalizedResult {
   readonly position: number;
   readonly title: string;
@@ -27,7 +27,7 @@ export interface ProviderSearchRequest {
 
 /**
  * Why an attempt failed. The gateway decides what each means for fallback and refunds
- * (upstreams.md "Mapping upstream outcomes to attempts"):
+ * (docs/providers.md, "From an upstream outcome to an attempt"):
  * - `timeout`: no complete answer within timeoutMs (base price kept);
  * - `bad_key`: the provider rejected the key (surface to operators; tell a BYOK account);
  * - `rate_limited`, `quota`, `server_error`, `malformed`, `connection`: fall back, refund;

@@ -1,6 +1,9 @@
-import type Redis from 'ioredis';
-import { encodeParts, RespConnection, RespReplyError } from './resp-connection';
-import type { RespConnectionError, RespEndpoint, RespHandler, RespReply } from './resp-connection';
+import { createHash } from 'node:crypto';
+import type { RedisTarget } from '@svc/redis-client';
+import { batchTransport, SingleNodeTransport } from './batch-transport';
+import type { BatchTransport } from './batch-transport';
+import { encodeCommand, encodeParts, RespConnection, RespReplyError } from './resp-connection';
+import type { RespConnectionError, RespHandler, RespReply } from './resp-connection';
 
 type Arg = string | number;
 export type Reply = [Error | null, unknown];
@@ -106,7 +109,7 @@ interface Group {
  */
 export const redisBatchCounters = { awaited: 0, sent: 0, writes: 0 };
 
-/** A script defined on the ioredis client (defineCommand): sent by SHA, or whole on first use per connection. */
+/** A Lua script the batch sends by name (defineScript): by SHA, or whole on first use per connection. */
 interface ScriptDefinition {
   readonly lua: string;
   readonly sha: string;
@@ -114,12 +117,18 @@ interface ScriptDefinition {
   readonly numberOfKeys: number | null;
 }
 
-/** The ioredis client's own parts RedisBatch reads: its parsed options and defined scripts. */
-interface IoredisInternals {
-  readonly options: { host?: string; port?: number; username?: string | null; password?: string | null; db?: number; tls?: object | boolean | null };
-  readonly scriptsSet?: Record<string, ScriptDefinition | undefined>;
-  getBuiltinCommands(): string[];
+/** One command of a flush: its name, its arguments as the arrays they already are in, the key that routes it. */
+interface OutCommand {
+  readonly name: string;
+  readonly parts: readonly (readonly Arg[])[];
+  /** The first key (every key of one command shares its hash slot); null for a command without keys. */
+  readonly key: string | null;
 }
+
+/** How often one command follows MOVED, ASK or TRYAGAIN before its caller gets the error. */
+const MAX_REDIRECTIONS = 5;
+/** TRYAGAIN (a multi-key command while its slot is being migrated): asked again after this, times the attempt (20, 40, ... ms). */
+const TRYAGAIN_DELAY_MS = 20;
 
 /**
  * Pipelines of concurrent searches, sent to Redis together. Every pipeline exec'd while the
@@ -144,27 +153,35 @@ interface IoredisInternals {
 export class RedisBatch {
   private pending: Pending[] = [];
   private scheduled: NodeJS.Immediate | null = null;
-  private readonly connection: RespConnection;
-  private readonly builtins: ReadonlySet<string>;
+  private readonly transport: BatchTransport;
+  private readonly scripts = new Map<string, ScriptDefinition>();
 
   /**
-   * `connection`: tests give their own; by default one to the ioredis client's Redis, whose
-   * connection failures go to `onConnectionError`.
+   * `target`: the Redis (or Redis Cluster) of REDIS_URL and REDIS_CLUSTER, whose connection
+   * failures go to `onConnectionError`; or a connection or transport of the caller's (tests).
    */
-  constructor(private readonly redis: Redis, connection?: RespConnection, onConnectionError?: (error: Error) => void) {
-    const internals = redis as unknown as IoredisInternals;
-    this.builtins = new Set(internals.getBuiltinCommands());
-    this.connection = connection ?? new RespConnection(redisEndpoint(redis), { clientName: 'svc-gateway-batch', ...(onConnectionError === undefined ? {} : { onError: onConnectionError }) });
+  constructor(target: RedisTarget | RespConnection | BatchTransport, onConnectionError?: (error: Error) => void) {
+    if (target instanceof RespConnection) this.transport = new SingleNodeTransport(target);
+    else if ('route' in target) this.transport = target;
+    else this.transport = batchTransport(target, { clientName: 'svc-gateway-batch', ...(onConnectionError === undefined ? {} : { onError: onConnectionError }) });
   }
 
-  /** The batch connection's state ('ready' when batches are written at once). */
+  /** The batch connections' state ('ready' when batches are written at once to every node). */
   get status(): RespConnection['status'] {
-    return this.connection.status;
+    return this.transport.status;
   }
 
-  /** Closes the batch connection (shutdown, after the last settlement was answered). */
+  /** Closes the batch connections (shutdown, after the last settlement was answered). */
   close(): void {
-    this.connection.close();
+    this.transport.close();
+  }
+
+  /**
+   * A Lua script callable by `name` in pipelines (as a plain command or a MergedCommand).
+   * `numberOfKeys` omitted: the caller gives the key count as the first argument.
+   */
+  defineScript(name: string, definition: { lua: string; numberOfKeys?: number }): void {
+    this.scripts.set(name, { lua: definition.lua, sha: createHash('sha1').update(definition.lua).digest('hex'), numberOfKeys: definition.numberOfKeys ?? null });
   }
 
   pipeline(): BatchPipeline {
@@ -191,7 +208,7 @@ export class RedisBatch {
       this.pending.push({ items, resolve, reject, written });
       this.scheduled ??= setImmediate(() => this.flush());
     });
-    // A refusal before the write (unknown command, connection down) also settles `written`.
+    // A refusal before the write also settles `written`.
     replies.catch(() => written(false));
     return { written: writtenPromise, replies };
   }
@@ -211,11 +228,6 @@ export class RedisBatch {
     const tail: Group[] = [];
     const groups = new Map<string, Group>();
     for (const entry of batch) {
-      const unknown = entry.items.find((item) => !this.knows(item.kind === 'plain' ? item.name : item.merged.command));
-      if (unknown !== undefined) {
-        entry.reject(new Error(`unknown redis command ${unknown.kind === 'plain' ? unknown.name : unknown.merged.command}`));
-        continue;
-      }
       const located: Locator[] = [];
       for (const item of entry.items) {
         if (item.kind === 'plain') {
@@ -244,12 +256,12 @@ export class RedisBatch {
     }
     if (sent.length === 0) return;
     // Each command's arguments as the arrays they already are in, encoded in order.
-    const commands: { name: string; parts: readonly (readonly Arg[])[] }[] = [];
+    const commands: OutCommand[] = [];
     const emit = (group: Group): void => {
       const { merged, keys, memberKeys, fixed, memberArgs } = group;
       const parts = merged.dynamicKeys ? [[keys.length + memberKeys.length], keys, memberKeys, fixed, memberArgs] : [keys, memberKeys, fixed, memberArgs];
       group.index = commands.length;
-      commands.push({ name: merged.command, parts });
+      commands.push({ name: merged.command, parts, key: keys[0] ?? memberKeys[0] ?? null });
     };
     head.sort(byOrder).forEach(emit);
     sent.forEach((entry, e) => {
@@ -257,7 +269,9 @@ export class RedisBatch {
       entry.items.forEach((item, i) => {
         if (item.kind !== 'plain') return;
         located[i] = commands.length;
-        commands.push({ name: item.name, parts: [item.args as Arg[]] });
+        // A plain command's first key: a builtin's first argument; a script's after its key count when it gives one.
+        const first = this.scripts.get(item.name)?.numberOfKeys === null ? item.args[1] : item.args[0];
+        commands.push({ name: item.name, parts: [item.args as Arg[]], key: first === undefined ? null : String(first) });
       });
     });
     tail.sort(byOrder).forEach(emit);
@@ -267,73 +281,104 @@ export class RedisBatch {
     const answered = (): void => {
       sent.forEach((entry, e) => entry.resolve((locators[e] ?? []).map((at) => replyAt(results, at))));
     };
-    let payload = '';
-    const handlers: RespHandler[] = [];
+    // One payload per node (a single Redis: one in all), in the flush's order; sent together.
+    const outgoing = new Map<RespConnection, { payload: string; handlers: RespHandler[] }>();
     commands.forEach((command, c) => {
       const store = (reply: RespReply | RespConnectionError): void => {
         results[c] = reply instanceof Error ? [reply, null] : [null, reply];
         unanswered -= 1;
         if (unanswered === 0) answered();
       };
-      const script = this.scriptOf(command.name);
-      if (script === undefined) {
-        payload += encodeParts(command.name, command.parts);
-        handlers.push(store);
-        return;
+      const connection = this.transport.route(command.key);
+      let out = outgoing.get(connection);
+      if (out === undefined) {
+        out = { payload: '', handlers: [] };
+        outgoing.set(connection, out);
       }
-      payload += this.encodeScript(script, command.parts);
-      handlers.push((reply) => {
-        // Scripts flushed from Redis (SCRIPT FLUSH) while this connection knew them: send it whole once.
-        if (reply instanceof RespReplyError && reply.message.startsWith('NOSCRIPT')) {
-          this.connection.forgetScript(script.sha);
-          this.connection.send(this.encodeScript(script, command.parts), [store]);
-          return;
-        }
-        store(reply);
-      });
+      out.payload += this.encode(connection, command);
+      out.handlers.push(this.handler(connection, command, store, 0));
     });
     const writtenTo = sent.filter((entry) => entry.written !== undefined);
-    this.connection.send(payload, handlers, (onSocket) => {
-      for (const entry of writtenTo) entry.written?.(onSocket);
-    });
+    let writesLeft = outgoing.size;
+    let allOnSocket = true;
+    for (const [connection, { payload, handlers }] of outgoing) {
+      connection.send(payload, handlers, (onSocket) => {
+        allOnSocket &&= onSocket;
+        writesLeft -= 1;
+        if (writesLeft === 0) for (const entry of writtenTo) entry.written?.(allOnSocket);
+      });
+    }
   }
 
-  /** A builtin command of Redis or a script defined on the ioredis client. */
-  private knows(name: string): boolean {
-    return this.scriptOf(name) !== undefined || this.builtins.has(name.toLowerCase());
+  /** One command as RESP for this connection (a script by SHA once the connection has seen it whole). */
+  private encode(connection: RespConnection, command: OutCommand): string {
+    const script = this.scripts.get(command.name);
+    return script === undefined ? encodeParts(command.name, command.parts) : encodeScript(connection, script, command.parts);
   }
 
-  private scriptOf(name: string): ScriptDefinition | undefined {
-    return (this.redis as unknown as IoredisInternals).scriptsSet?.[name];
+  /**
+   * A command's reply handler. Before the reply reaches `store` it follows what Redis (or a
+   * Redis Cluster) asks: NOSCRIPT (SCRIPT FLUSH on the server) sends the script whole once
+   * more; MOVED (the slot lives elsewhere now) sends it to that node and refreshes the slot
+   * map; ASK (the slot is being migrated and the key is already there) sends ASKING and the
+   * command to that node, once; TRYAGAIN (a multi-key command whose keys are split by a
+   * migration in progress) sends it again after 20, 40, ... ms. Redis ran none of these commands, so
+   * sending them again cannot apply anything twice.
+   */
+  private handler(connection: RespConnection, command: OutCommand, store: RespHandler, redirections: number): RespHandler {
+    const script = this.scripts.get(command.name);
+    return (reply) => {
+      if (reply instanceof RespReplyError) {
+        const message = reply.message;
+        if (script !== undefined && message.startsWith('NOSCRIPT')) {
+          connection.forgetScript(script.sha);
+          connection.send(this.encode(connection, command), [this.handler(connection, command, store, redirections)]);
+          return;
+        }
+        if (redirections < MAX_REDIRECTIONS && this.redirect(message, command, store, redirections)) return;
+      }
+      store(reply);
+    };
   }
 
-  /** EVALSHA, or EVAL with the whole script the first time on a connection (as ioredis does). */
-  private encodeScript(script: ScriptDefinition, parts: readonly (readonly Arg[])[]): string {
-    const loaded = this.connection.isScriptLoaded(script.sha);
-    if (!loaded) this.connection.markScriptLoaded(script.sha);
-    const body = loaded ? script.sha : script.lua;
-    return encodeParts(loaded ? 'evalsha' : 'eval', [script.numberOfKeys === null ? [body] : [body, script.numberOfKeys], ...parts]);
+  /** Follows MOVED, ASK or TRYAGAIN; false when the reply is none of them (or the transport does not follow it). */
+  private redirect(message: string, command: OutCommand, store: RespHandler, redirections: number): boolean {
+    const [kind, slot, address] = message.split(' ');
+    if (kind === 'MOVED' && address !== undefined) {
+      const next = this.transport.moved(Number(slot), address);
+      if (next === null) return false;
+      next.send(this.encode(next, command), [this.handler(next, command, store, redirections + 1)]);
+      return true;
+    }
+    if (kind === 'ASK' && address !== undefined) {
+      const next = this.transport.asked(address);
+      if (next === null) return false;
+      // ASKING is answered +OK (an error would show again on the command itself).
+      next.send(encodeCommand('ASKING', []) + this.encode(next, command), [noReply, this.handler(next, command, store, redirections + 1)]);
+      return true;
+    }
+    if (kind === 'TRYAGAIN') {
+      const timer = setTimeout(() => {
+        const next = this.transport.route(command.key);
+        next.send(this.encode(next, command), [this.handler(next, command, store, redirections + 1)]);
+      }, TRYAGAIN_DELAY_MS * (redirections + 1));
+      timer.unref();
+      return true;
+    }
+    return false;
   }
 }
 
-/** The Redis an ioredis client talks to (host, port, credentials, database, TLS), for a batch connection beside it. */
-export function redisEndpoint(redis: Redis): RespEndpoint {
-  const { options } = redis as unknown as IoredisInternals;
-  return {
-    host: options.host ?? '127.0.0.1',
-    port: options.port ?? 6379,
-    db: options.db ?? 0,
-    ...(options.username === undefined || options.username === null ? {} : { username: options.username }),
-    ...(options.password === undefined || options.password === null ? {} : { password: options.password }),
-    ...tlsOf(options.tls),
-  };
+/** EVALSHA, or EVAL with the whole script the first time on a connection (as ioredis does). */
+function encodeScript(connection: RespConnection, script: ScriptDefinition, parts: readonly (readonly Arg[])[]): string {
+  const loaded = connection.isScriptLoaded(script.sha);
+  if (!loaded) connection.markScriptLoaded(script.sha);
+  const body = loaded ? script.sha : script.lua;
+  return encodeParts(loaded ? 'evalsha' : 'eval', [script.numberOfKeys === null ? [body] : [body, script.numberOfKeys], ...parts]);
 }
 
-/** rediss:// gives ioredis `tls: true`; explicit TLS options are an object; plain redis:// neither. */
-function tlsOf(tls: IoredisInternals['options']['tls']): { tls?: RespEndpoint['tls'] } {
-  if (tls === true) return { tls: {} };
-  if (typeof tls === 'object' && tls !== null) return { tls: tls as RespEndpoint['tls'] };
-  return {};
+function noReply(): void {
+  // ASKING's +OK
 }
 
 /** Stable: groups of one order keep the order they were first seen in. */

@@ -1,7 +1,7 @@
 import { connect as netConnect } from 'node:net';
 import type { Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import type { ConnectionOptions } from 'node:tls';
+import type { RedisEndpoint } from '@svc/redis-client';
 
 /** A decoded RESP2 reply: simple and bulk strings (UTF-8), integers, nil, arrays, or the server's error. */
 export type RespReply = string | number | null | RespReplyError | RespReply[];
@@ -151,16 +151,8 @@ export function encodeParts(name: string, parts: readonly (readonly (string | nu
   return out;
 }
 
-/** Where and how to reach Redis (what ioredis parsed out of REDIS_URL). */
-export interface RespEndpoint {
-  readonly host: string;
-  readonly port: number;
-  readonly username?: string;
-  readonly password?: string;
-  readonly db: number;
-  /** Set for rediss:// (TLS options as ioredis was given them). */
-  readonly tls?: ConnectionOptions;
-}
+/** Where and how to reach one Redis node (parsed out of REDIS_URL by @svc/redis-client). */
+export type RespEndpoint = RedisEndpoint;
 
 export interface RespConnectionOptions {
   /** A connection attempt (TCP, TLS and the AUTH/SELECT handshake) gives up after this. */

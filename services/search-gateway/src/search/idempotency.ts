@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AppError } from '@svc/errors';
 
-/** 1..255 printable ASCII characters (CONTRACT.md "Idempotency"). */
+/** 1..255 printable ASCII characters (docs/api.md 10.7). */
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
 /** The header's digest (the stored key never holds the caller's text), or null when absent. */

@@ -16,6 +16,8 @@ interface Pending {
   readonly reply: SearchReply | null;
   /** The error code when the search ended in a thrown error (a refusal, or a fault). */
   readonly errorCode: string | null;
+  /** The reply is another request's (an idempotent repeat or a copy that waited for the first): nothing of its own ran. */
+  readonly copy: boolean;
 }
 
 /** The fields a search adds to its access log line (one line per search, written after the reply). */
@@ -107,12 +109,12 @@ export class SearchMetrics {
   }
 
   /** The route's handler, once the search has a reply (or threw): kept for `answered`. */
-  replied(request: object, record: KeyRecord, reply: SearchReply): void {
-    this.pending.set(request, { record, reply, errorCode: null });
+  replied(request: { readonly id: string }, record: KeyRecord, reply: SearchReply): void {
+    this.pending.set(request, { record, reply, errorCode: null, copy: reply.requestId !== request.id });
   }
 
   threw(request: object, record: KeyRecord, error: unknown): void {
-    this.pending.set(request, { record, reply: null, errorCode: error instanceof AppError ? error.code : 'internal' });
+    this.pending.set(request, { record, reply: null, errorCode: error instanceof AppError ? error.code : 'internal', copy: false });
   }
 
   /**
@@ -129,11 +131,11 @@ export class SearchMetrics {
     let model: string | null = null;
     const models: string[] = [];
     let costMicros = 0;
-    if (reply === null) {
-      outcome = pending.errorCode ?? 'internal';
+    if (reply === null || reply.refused !== undefined) {
+      outcome = reply?.refused ?? pending.errorCode ?? 'internal';
       const refusal = REFUSAL_OF[outcome];
       if (refusal !== undefined) this.refusals.labels(refusal).inc();
-    } else if (reply.attempts === undefined) {
+    } else if (reply.attempts === undefined || pending.copy) {
       // A repeat of an Idempotency-Key answered with the first request's reply: nothing ran.
       outcome = status === 200 ? 'idempotent_replay' : 'idempotent_replay_error';
     } else {

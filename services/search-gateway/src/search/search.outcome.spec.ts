@@ -13,7 +13,7 @@ const skipped = (id: string, reason: SkipReason, priceMicros: number): AttemptRe
 const failed = (id: string, kind: 'timeout' | 'server_error', chargedMicros = 0): AttemptResult =>
   ({ status: 'error', model: model(id), source: 'platform', kind, error: 'x', reservedMicros: 9000, chargedMicros });
 
-describe('search outcome rules (CONTRACT.md "Outcome when no attempt answers")', () => {
+describe('search outcome rules (docs/api.md 10.5, when no model answers)', () => {
   it('402 insufficient_credits when every model is blocked by the balance, needing the cheapest price', () => {
     expect(decideOutcome([skipped('tavily/basic', 'balance', 10_000), skipped('exa/fast', 'balance', 5_000)]))
       .toEqual({ kind: 'payment', code: 'insufficient_credits', neededMicros: 5_000 });

@@ -4,7 +4,7 @@ import type { Micros } from '@svc/money';
 import { microsToUsd } from '@svc/money';
 import type { NormalizedResult, ProviderFailureKind } from '../providers';
 
-/** Whose provider key an attempt uses (BYOK attempts come before the platform's in a later issue). */
+/** Whose provider key an attempt uses: the account's own (`byok`, tried first) or the deployment's (`platform`). */
 export type AttemptSource = 'platform' | 'byok';
 
 export type SkipReason = 'not_configured' | 'capacity' | 'balance' | 'limit' | 'deadline';
@@ -23,7 +23,7 @@ export const SKIP_MESSAGES: Readonly<Record<SkipReason, string>> = {
   deadline: 'search time limit reached',
 };
 
-/** How a search ends (CONTRACT.md "Outcome when no attempt answers"). */
+/** How a search ends (docs/api.md 10.5, when no model answers). */
 export type SearchOutcome =
   | { kind: 'success'; index: number }
   | { kind: 'payment'; code: 'key_limit_exceeded' | 'insufficient_credits'; neededMicros: Micros }

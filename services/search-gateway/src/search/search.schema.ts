@@ -16,7 +16,7 @@ export interface SearchBody {
   max_results: number;
 }
 
-/** POST /v1/search (CONTRACT.md "Search"): unknown fields rejected, no type coercion. */
+/** POST /v1/search (docs/api.md 10.1): unknown fields rejected, no type coercion. */
 export const SEARCH_BODY_SCHEMA = {
   type: 'object',
   additionalProperties: false,

@@ -1,4 +1,4 @@
-import { costMicros, maxCostMicros, RESERVATION_TTL_GRACE_MS } from '@svc/contracts';
+import { byokFeeMicros, costMicros, maxCostMicros, RESERVATION_TTL_GRACE_MS } from '@svc/contracts';
 import type { KeyRecord, ModelSpec, Provider, SettledAttempt, SettlementRecord } from '@svc/contracts';
 import { AppError, errorBody } from '@svc/errors';
 import type { Micros } from '@svc/money';
@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 import { moneyScope } from '../money/money.repository';
 import type { AdmissionRequest, MoneyRepository, MoneyScope, PendingOp, ReserveVerdict } from '../money/money.repository';
 import type { ProviderOutcome, ProviderRegistry } from '../providers';
+import { NO_PROVIDER_KEYS } from '../byok/provider-key-cache';
+import type { ProviderKeyCache, ProviderKeySet } from '../byok/provider-key-cache';
 import { claimValue, outcomeValue, parseStored } from './idempotency';
 import type { SearchMetrics } from './search.metrics';
 import { attemptView, decideOutcome, SKIP_MESSAGES } from './search.outcome';
@@ -33,6 +35,8 @@ export interface SearchSettings {
   readonly hydrationWaitMs?: number;
   /** SEARCH_MAX_DURATION_MS: no attempt starts after it, and an attempt's timeout is cut to what is left (default: none). */
   readonly maxDurationMs?: number;
+  /** BYOK_FEE_PERCENT: a BYOK attempt is charged this percentage of the model's price (default 5). */
+  readonly byokFeePercent?: number;
 }
 
 /** The key's rate-limit state after this request, for x-ratelimit-limit and x-ratelimit-remaining. */
@@ -51,6 +55,10 @@ export interface SearchReply {
   readonly rateLimit?: RateLimitState;
   /** This search's attempts (unset on an idempotent repeat): read by SearchMetrics after the reply. */
   readonly attempts?: readonly AttemptResult[];
+  /** The code of a refusal thrown before any attempt and made a reply (for SearchMetrics). */
+  readonly refused?: string;
+  /** Seconds for Retry-After (an error reply made from a thrown 429 or 503). */
+  readonly retryAfterSeconds?: number;
 }
 
 export interface SearchCall {
@@ -88,13 +96,45 @@ export class SearchService {
     private readonly settings: SearchSettings,
     private readonly metrics: SearchMetrics,
     private readonly log: Logger,
+    /** The accounts' own provider keys; absent: BYOK off. */
+    private readonly providerKeys: ProviderKeyCache | null = null,
   ) {
     money.useLogger(log.child({ component: 'money' }));
   }
 
-  /** Attempts in order: for now each model once with the platform key (BYOK will add its own first). */
-  plan(models: readonly ModelSpec[]): PlannedAttempt[] {
-    return models.map((model) => ({ model, source: 'platform', apiKey: this.providers.platformKey(model.provider) ?? null }));
+  /**
+   * Attempts in order (docs/api.md 10.4): per model, the account's own key (`byok`) first
+   * when it has one, then the deployment's (`platform`) when there is one; a model with
+   * neither is one `skipped` attempt (not configured). Whether a platform attempt after a
+   * BYOK one runs is decided in the loop (not after a timeout, a money block or capacity).
+   */
+  plan(models: readonly ModelSpec[], accountKeys: ProviderKeySet = NO_PROVIDER_KEYS): PlannedAttempt[] {
+    const plan: PlannedAttempt[] = [];
+    for (const model of models) {
+      const own = accountKeys[model.provider];
+      const platform = this.providers.platformKey(model.provider) ?? null;
+      if (own !== undefined) plan.push({ model, source: 'byok', apiKey: own });
+      if (platform !== null || own === undefined) plan.push({ model, source: 'platform', apiKey: platform });
+    }
+    return plan;
+  }
+
+  /** The most an attempt can cost (what it reserves): the model's price, or the BYOK fee of it. */
+  private priceOf(planned: PlannedAttempt, maxResults: number): Micros {
+    const price = maxCostMicros(planned.model, maxResults);
+    return planned.source === 'byok' ? byokFeeMicros(price, this.settings.byokFeePercent ?? 5) : price;
+  }
+
+  /** What an answered attempt is charged for `results` results. */
+  private chargeOf(planned: PlannedAttempt, results: number): Micros {
+    const cost = costMicros(planned.model, results);
+    return planned.source === 'byok' ? byokFeeMicros(cost, this.settings.byokFeePercent ?? 5) : cost;
+  }
+
+  /** What a timed-out attempt keeps: the model's base price, or the BYOK fee of it. */
+  private keptOnTimeout(planned: PlannedAttempt): Micros {
+    const base = planned.model.baseMicros;
+    return planned.source === 'byok' ? byokFeeMicros(base, this.settings.byokFeePercent ?? 5) : base;
   }
 
   /** How long a repeat may wait for the first request: longer than any search can run. */
@@ -102,9 +142,46 @@ export class SearchService {
     return attempts * (this.settings.providerTimeoutMs + this.settings.leaseMarginMs) + 30_000;
   }
 
+  /**
+   * Searches carrying an Idempotency-Key that are running in this process, by account, key
+   * and Idempotency-Key digest. A copy that arrives while the first runs waits for the first's
+   * reply and gets it as is (status, body, request id) without a round trip to Redis: it takes
+   * no rate token, no account in-flight slot and no provider lease of its own.
+   */
+  private readonly runningByIdempotencyKey = new Map<string, { readonly bodyDigest: string; readonly reply: Promise<SearchReply> }>();
+
   async search(call: SearchCall): Promise<SearchReply> {
+    const idempotency = call.idempotency;
+    if (idempotency === null) return this.searchOnce(call);
+    const key = `${call.record.accountId}/${call.record.id}/${idempotency.keyDigest}`;
+    const first = this.runningByIdempotencyKey.get(key);
+    if (first !== undefined) {
+      if (first.bodyDigest !== idempotency.bodyDigest) throw new AppError('invalid_request', 'this Idempotency-Key was used with a different request body');
+      return first.reply;
+    }
+    // A refusal thrown before any attempt (429, 503) becomes a reply too, so copies get it as
+    // the first got it: the same status, body and request id.
+    const reply = this.searchOnce(call).catch((error: unknown) => {
+      if (!(error instanceof AppError)) throw error;
+      const { retryAfterSeconds } = error.extra;
+      return { ...errorReply(error, call.requestId), refused: error.code, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) };
+    });
+    this.runningByIdempotencyKey.set(key, { bodyDigest: idempotency.bodyDigest, reply });
+    try {
+      return await reply;
+    } finally {
+      if (this.runningByIdempotencyKey.get(key)?.reply === reply) this.runningByIdempotencyKey.delete(key);
+    }
+  }
+
+  private async searchOnce(call: SearchCall): Promise<SearchReply> {
     const { record, requestId } = call;
-    const plan = this.plan(call.request.models);
+    let accountKeys = NO_PROVIDER_KEYS;
+    if (this.providerKeys !== null) {
+      const found = this.providerKeys.keysFor(record.accountId);
+      accountKeys = found instanceof Promise ? await found : found;
+    }
+    const plan = this.plan(call.request.models, accountKeys);
     const boundMs = this.runningBoundMs(plan.length);
     const scope = moneyScope(record, requestId, call.idempotency?.keyDigest ?? null, (this.settings.now ?? Date.now)(), boundMs + RESERVATION_TTL_GRACE_MS);
     const state: SearchState = { accountLease: false, rateLimit: undefined };
@@ -187,10 +264,15 @@ export class SearchService {
     let called = false;
     let admittedOnce = false;
     let lastLease: { provider: Provider; leaseId: string } | null = null;
+    // The platform attempt of a model whose BYOK attempt did not fail outright (timed out,
+    // blocked by money, at capacity) is not run: it would meet the same block, or wait again.
+    let skipPlatformOf: string | null = null;
 
     for (const [index, planned] of plan.entries()) {
       const { model, source, apiKey } = planned;
-      const price = maxCostMicros(model, request.maxResults);
+      if (source === 'platform' && skipPlatformOf === model.id) continue;
+      skipPlatformOf = null;
+      const price = this.priceOf(planned, request.maxResults);
       const leftMs = (this.settings.maxDurationMs ?? Number.POSITIVE_INFINITY) - call.elapsedMs();
       if (leftMs < 1) {
         attempts.push({ status: 'skipped', model, source: null, reason: 'deadline', priceMicros: price });
@@ -230,6 +312,7 @@ export class SearchService {
         return this.replay(verdict.stored, call.idempotency.bodyDigest, scope, boundMs);
       }
       claimNeeded = false;
+      if (source === 'byok') skipPlatformOf = model.id;
       if (verdict.kind === 'limit' || verdict.kind === 'balance') {
         if (leased) pending.push({ kind: 'unlease', provider: model.provider, leaseId });
         attempts.push({ status: 'skipped', model, source, reason: verdict.kind, priceMicros: price });
@@ -249,12 +332,14 @@ export class SearchService {
       called = true;
       const outcome = await this.callProvider(planned, apiKey, request, requestId, Math.min(this.settings.providerTimeoutMs, Math.floor(leftMs)));
       if (outcome.ok) {
-        attempts.push({ status: 'success', model, source, results: outcome.results, reservedMicros: price, chargedMicros: costMicros(model, outcome.results.length) });
+        attempts.push({ status: 'success', model, source, results: outcome.results, reservedMicros: price, chargedMicros: this.chargeOf(planned, outcome.results.length) });
         lastLease = { provider: model.provider, leaseId };
         break;
       }
       const timedOut = outcome.kind === 'timeout';
-      const kept = timedOut ? Math.min(model.baseMicros, price) : 0;
+      const kept = timedOut ? Math.min(this.keptOnTimeout(planned), price) : 0;
+      // A BYOK attempt that failed outright (not a timeout) is followed by the platform's.
+      if (source === 'byok' && !timedOut) skipPlatformOf = null;
       pending.push({ kind: 'release', index, keepMicros: kept }, { kind: 'unlease', provider: model.provider, leaseId });
       attempts.push({ status: 'error', model, source, kind: outcome.kind, error: outcome.error, reservedMicros: price, chargedMicros: kept });
     }
@@ -395,8 +480,10 @@ export class SearchService {
   }
 }
 
-function errorReply(error: AppError, requestId: string, attempts: readonly AttemptResult[]): SearchReply {
-  return { status: error.status, body: JSON.stringify(errorBody(error, requestId)), requestId, attempts };
+function errorReply(error: AppError, requestId: string, attempts?: readonly AttemptResult[]): SearchReply {
+  return attempts === undefined
+    ? { status: error.status, body: JSON.stringify(errorBody(error, requestId)), requestId }
+    : { status: error.status, body: JSON.stringify(errorBody(error, requestId)), requestId, attempts };
 }
 
 function describe(error: unknown): string {

@@ -112,6 +112,40 @@ export function limitResetToJSON(object: LimitReset): string {
   }
 }
 
+export interface GetProviderKeysRequest {
+  accountId: string;
+}
+
+export interface ProviderKeyEnvelope {
+  /** brave, exa or tavily. */
+  provider: string;
+  /** Id of the key-encryption key that wrapped the data key. */
+  kekId: string;
+  /** The data key, AES-256-GCM under the KEK (base64 of iv, tag, ciphertext). */
+  wrappedKey: string;
+  /** The provider key, AES-256-GCM under the data key (base64 of iv, tag, ciphertext). */
+  ciphertext: string;
+}
+
+export interface GetProviderKeysResponse {
+  keys: ProviderKeyEnvelope[];
+}
+
+export interface KeyUse {
+  keyId: string;
+  /** Unix milliseconds of the use (the search's settlement). */
+  usedAtMs: number;
+}
+
+export interface MarkKeysUsedRequest {
+  uses: KeyUse[];
+}
+
+export interface MarkKeysUsedResponse {
+  /** Rows updated (a use less than a minute after the stored one changes nothing). */
+  updated: number;
+}
+
 export interface LookupKeyRequest {
   /** Lowercase hex SHA-256 of the bearer secret; the secret itself never crosses the wire. */
   keyHash: string;
@@ -157,6 +191,500 @@ export interface Account {
   /** Unix milliseconds. */
   createdAtMs: number;
 }
+
+function createBaseGetProviderKeysRequest(): GetProviderKeysRequest {
+  return { accountId: "" };
+}
+
+export const GetProviderKeysRequest: MessageFns<GetProviderKeysRequest> = {
+  encode(message: GetProviderKeysRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.accountId !== "") {
+      writer.uint32(10).string(message.accountId);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetProviderKeysRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetProviderKeysRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetProviderKeysRequest {
+    return {
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+    };
+  },
+
+  toJSON(message: GetProviderKeysRequest): unknown {
+    const obj: any = {};
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetProviderKeysRequest>): GetProviderKeysRequest {
+    return GetProviderKeysRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetProviderKeysRequest>): GetProviderKeysRequest {
+    const message = createBaseGetProviderKeysRequest();
+    message.accountId = object.accountId ?? "";
+    return message;
+  },
+};
+
+function createBaseProviderKeyEnvelope(): ProviderKeyEnvelope {
+  return { provider: "", kekId: "", wrappedKey: "", ciphertext: "" };
+}
+
+export const ProviderKeyEnvelope: MessageFns<ProviderKeyEnvelope> = {
+  encode(message: ProviderKeyEnvelope, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.provider !== "") {
+      writer.uint32(10).string(message.provider);
+    }
+    if (message.kekId !== "") {
+      writer.uint32(18).string(message.kekId);
+    }
+    if (message.wrappedKey !== "") {
+      writer.uint32(26).string(message.wrappedKey);
+    }
+    if (message.ciphertext !== "") {
+      writer.uint32(34).string(message.ciphertext);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ProviderKeyEnvelope {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseProviderKeyEnvelope();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.provider = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.kekId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.wrappedKey = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.ciphertext = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ProviderKeyEnvelope {
+    return {
+      provider: isSet(object.provider) ? globalThis.String(object.provider) : "",
+      kekId: isSet(object.kekId)
+        ? globalThis.String(object.kekId)
+        : isSet(object.kek_id)
+        ? globalThis.String(object.kek_id)
+        : "",
+      wrappedKey: isSet(object.wrappedKey)
+        ? globalThis.String(object.wrappedKey)
+        : isSet(object.wrapped_key)
+        ? globalThis.String(object.wrapped_key)
+        : "",
+      ciphertext: isSet(object.ciphertext) ? globalThis.String(object.ciphertext) : "",
+    };
+  },
+
+  toJSON(message: ProviderKeyEnvelope): unknown {
+    const obj: any = {};
+    if (message.provider !== "") {
+      obj.provider = message.provider;
+    }
+    if (message.kekId !== "") {
+      obj.kekId = message.kekId;
+    }
+    if (message.wrappedKey !== "") {
+      obj.wrappedKey = message.wrappedKey;
+    }
+    if (message.ciphertext !== "") {
+      obj.ciphertext = message.ciphertext;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ProviderKeyEnvelope>): ProviderKeyEnvelope {
+    return ProviderKeyEnvelope.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ProviderKeyEnvelope>): ProviderKeyEnvelope {
+    const message = createBaseProviderKeyEnvelope();
+    message.provider = object.provider ?? "";
+    message.kekId = object.kekId ?? "";
+    message.wrappedKey = object.wrappedKey ?? "";
+    message.ciphertext = object.ciphertext ?? "";
+    return message;
+  },
+};
+
+function createBaseGetProviderKeysResponse(): GetProviderKeysResponse {
+  return { keys: [] };
+}
+
+export const GetProviderKeysResponse: MessageFns<GetProviderKeysResponse> = {
+  encode(message: GetProviderKeysResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.keys) {
+      ProviderKeyEnvelope.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetProviderKeysResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetProviderKeysResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.keys.push(ProviderKeyEnvelope.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetProviderKeysResponse {
+    return {
+      keys: globalThis.Array.isArray(object?.keys) ? object.keys.map((e: any) => ProviderKeyEnvelope.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: GetProviderKeysResponse): unknown {
+    const obj: any = {};
+    if (message.keys?.length) {
+      obj.keys = message.keys.map((e) => ProviderKeyEnvelope.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetProviderKeysResponse>): GetProviderKeysResponse {
+    return GetProviderKeysResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetProviderKeysResponse>): GetProviderKeysResponse {
+    const message = createBaseGetProviderKeysResponse();
+    message.keys = object.keys?.map((e) => ProviderKeyEnvelope.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseKeyUse(): KeyUse {
+  return { keyId: "", usedAtMs: 0 };
+}
+
+export const KeyUse: MessageFns<KeyUse> = {
+  encode(message: KeyUse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.keyId !== "") {
+      writer.uint32(10).string(message.keyId);
+    }
+    if (message.usedAtMs !== 0) {
+      writer.uint32(16).int64(message.usedAtMs);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KeyUse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKeyUse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.keyId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.usedAtMs = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KeyUse {
+    return {
+      keyId: isSet(object.keyId)
+        ? globalThis.String(object.keyId)
+        : isSet(object.key_id)
+        ? globalThis.String(object.key_id)
+        : "",
+      usedAtMs: isSet(object.usedAtMs)
+        ? globalThis.Number(object.usedAtMs)
+        : isSet(object.used_at_ms)
+        ? globalThis.Number(object.used_at_ms)
+        : 0,
+    };
+  },
+
+  toJSON(message: KeyUse): unknown {
+    const obj: any = {};
+    if (message.keyId !== "") {
+      obj.keyId = message.keyId;
+    }
+    if (message.usedAtMs !== 0) {
+      obj.usedAtMs = Math.round(message.usedAtMs);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<KeyUse>): KeyUse {
+    return KeyUse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<KeyUse>): KeyUse {
+    const message = createBaseKeyUse();
+    message.keyId = object.keyId ?? "";
+    message.usedAtMs = object.usedAtMs ?? 0;
+    return message;
+  },
+};
+
+function createBaseMarkKeysUsedRequest(): MarkKeysUsedRequest {
+  return { uses: [] };
+}
+
+export const MarkKeysUsedRequest: MessageFns<MarkKeysUsedRequest> = {
+  encode(message: MarkKeysUsedRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.uses) {
+      KeyUse.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MarkKeysUsedRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMarkKeysUsedRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.uses.push(KeyUse.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MarkKeysUsedRequest {
+    return { uses: globalThis.Array.isArray(object?.uses) ? object.uses.map((e: any) => KeyUse.fromJSON(e)) : [] };
+  },
+
+  toJSON(message: MarkKeysUsedRequest): unknown {
+    const obj: any = {};
+    if (message.uses?.length) {
+      obj.uses = message.uses.map((e) => KeyUse.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<MarkKeysUsedRequest>): MarkKeysUsedRequest {
+    return MarkKeysUsedRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<MarkKeysUsedRequest>): MarkKeysUsedRequest {
+    const message = createBaseMarkKeysUsedRequest();
+    message.uses = object.uses?.map((e) => KeyUse.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseMarkKeysUsedResponse(): MarkKeysUsedResponse {
+  return { updated: 0 };
+}
+
+export const MarkKeysUsedResponse: MessageFns<MarkKeysUsedResponse> = {
+  encode(message: MarkKeysUsedResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.updated !== 0) {
+      writer.uint32(8).int32(message.updated);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MarkKeysUsedResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMarkKeysUsedResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.updated = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MarkKeysUsedResponse {
+    return { updated: isSet(object.updated) ? globalThis.Number(object.updated) : 0 };
+  },
+
+  toJSON(message: MarkKeysUsedResponse): unknown {
+    const obj: any = {};
+    if (message.updated !== 0) {
+      obj.updated = Math.round(message.updated);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<MarkKeysUsedResponse>): MarkKeysUsedResponse {
+    return MarkKeysUsedResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<MarkKeysUsedResponse>): MarkKeysUsedResponse {
+    const message = createBaseMarkKeysUsedResponse();
+    message.updated = object.updated ?? 0;
+    return message;
+  },
+};
 
 function createBaseLookupKeyRequest(): LookupKeyRequest {
   return { keyHash: "" };
@@ -862,6 +1390,35 @@ export const AccountAdminService = {
     responseSerialize: (value: Account): Buffer => Buffer.from(Account.encode(value).finish()),
     responseDeserialize: (value: Buffer): Account => Account.decode(value),
   },
+  /**
+   * The account's stored provider keys (BYOK) as envelopes: ciphertext only, never the
+   * plaintext. The gateway opens them with the key-encryption key it is configured with.
+   */
+  getProviderKeys: {
+    path: "/svc.accountadmin.v1.AccountAdmin/GetProviderKeys" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetProviderKeysRequest): Buffer =>
+      Buffer.from(GetProviderKeysRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetProviderKeysRequest => GetProviderKeysRequest.decode(value),
+    responseSerialize: (value: GetProviderKeysResponse): Buffer =>
+      Buffer.from(GetProviderKeysResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetProviderKeysResponse => GetProviderKeysResponse.decode(value),
+  },
+  /**
+   * Records that keys were used (billing's ledger worker, from settled searches): sets
+   * last_used_at to the given time when it is at least a minute newer than the stored one.
+   */
+  markKeysUsed: {
+    path: "/svc.accountadmin.v1.AccountAdmin/MarkKeysUsed" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: MarkKeysUsedRequest): Buffer => Buffer.from(MarkKeysUsedRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): MarkKeysUsedRequest => MarkKeysUsedRequest.decode(value),
+    responseSerialize: (value: MarkKeysUsedResponse): Buffer =>
+      Buffer.from(MarkKeysUsedResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): MarkKeysUsedResponse => MarkKeysUsedResponse.decode(value),
+  },
 } as const;
 
 export interface AccountAdminServer extends UntypedServiceImplementation {
@@ -875,6 +1432,16 @@ export interface AccountAdminServer extends UntypedServiceImplementation {
   createAccount: handleUnaryCall<CreateAccountRequest, Account>;
   /** NOT_FOUND when the account does not exist. */
   getAccount: handleUnaryCall<GetAccountRequest, Account>;
+  /**
+   * The account's stored provider keys (BYOK) as envelopes: ciphertext only, never the
+   * plaintext. The gateway opens them with the key-encryption key it is configured with.
+   */
+  getProviderKeys: handleUnaryCall<GetProviderKeysRequest, GetProviderKeysResponse>;
+  /**
+   * Records that keys were used (billing's ledger worker, from settled searches): sets
+   * last_used_at to the given time when it is at least a minute newer than the stored one.
+   */
+  markKeysUsed: handleUnaryCall<MarkKeysUsedRequest, MarkKeysUsedResponse>;
 }
 
 export interface AccountAdminClient extends Client {
@@ -929,6 +1496,44 @@ export interface AccountAdminClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: Account) => void,
+  ): ClientUnaryCall;
+  /**
+   * The account's stored provider keys (BYOK) as envelopes: ciphertext only, never the
+   * plaintext. The gateway opens them with the key-encryption key it is configured with.
+   */
+  getProviderKeys(
+    request: GetProviderKeysRequest,
+    callback: (error: ServiceError | null, response: GetProviderKeysResponse) => void,
+  ): ClientUnaryCall;
+  getProviderKeys(
+    request: GetProviderKeysRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetProviderKeysResponse) => void,
+  ): ClientUnaryCall;
+  getProviderKeys(
+    request: GetProviderKeysRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetProviderKeysResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * Records that keys were used (billing's ledger worker, from settled searches): sets
+   * last_used_at to the given time when it is at least a minute newer than the stored one.
+   */
+  markKeysUsed(
+    request: MarkKeysUsedRequest,
+    callback: (error: ServiceError | null, response: MarkKeysUsedResponse) => void,
+  ): ClientUnaryCall;
+  markKeysUsed(
+    request: MarkKeysUsedRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: MarkKeysUsedResponse) => void,
+  ): ClientUnaryCall;
+  markKeysUsed(
+    request: MarkKeysUsedRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: MarkKeysUsedResponse) => void,
   ): ClientUnaryCall;
 }
 

@@ -1,0 +1,6 @@
+export {
+  createRedisClient, closeRedisClient, isCluster, masters, scanKeys, splitRedisUrls, parseRedisEndpoint, redisEndpoints,
+  RedisUrlError, DEFAULT_SLOTS_REFRESH_INTERVAL_MS, mgetAny, pipelineEach,
+} from './redis-client';
+export type { RedisClient, RedisEndpoint, RedisTarget, RedisClientOptions, ClusterOnlyOptions, PipelineReplies } from './redis-client';
+export { keySlot, CLUSTER_SLOTS } from './slots';

@@ -1,0 +1,194 @@
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { waitFor } from './wait';
+
+/**
+ * A Redis Cluster on loopback for tests: `masters` redis-server processes in cluster mode
+ * (and `replicasPerMaster` replicas of each), joined with `redis-cli --cluster create`,
+ * ready once every node reports cluster_state:ok and the same slot map.
+ */
+export interface RedisCluster {
+  /** The seed list for REDIS_URL (every master), with REDIS_CLUSTER=true. */
+  readonly url: string;
+  readonly nodes: readonly ClusterNode[];
+  /** The node currently serving `slot` as master. */
+  masterOf(slot: number): Promise<ClusterNode>;
+  /**
+   * Moves one slot (and its keys) to another master, the way `redis-cli --cluster reshard`
+   * does: IMPORTING on the target, MIGRATING on the source, MIGRATE the keys in batches of
+   * `batch` (waiting `pauseMs` between batches, so clients meet ASK and TRYAGAIN meanwhile),
+   * then the new owner on every node (clients meet MOVED).
+   */
+  migrateSlot(slot: number, to: ClusterNode, options?: { batch?: number; pauseMs?: number }): Promise<void>;
+  /** Empties every master (FLUSHALL): a cluster that lost its data. */
+  flushAll(): Promise<void>;
+  /** Stops every node by its PID and removes its files. */
+  stop(): Promise<void>;
+}
+
+export interface ClusterNode {
+  readonly port: number;
+  readonly pid: number;
+  readonly address: string;
+  /** The node's cluster id (CLUSTER MYID). */
+  readonly id: string;
+}
+
+export interface RedisClusterOptions {
+  masters?: number;
+  replicasPerMaster?: number;
+  /**
+   * Ports to take the nodes' ports from, `<first>-<last>` (each node also uses port + 10000
+   * for the cluster bus). Default: TEST_REDIS_CLUSTER_PORTS, else 7100-7199.
+   */
+  ports?: string;
+}
+
+/** The redis-server and redis-cli on PATH (Debian's redis-server package has both). */
+const SERVER = process.env.REDIS_SERVER_BIN ?? 'redis-server';
+const CLI = process.env.REDIS_CLI_BIN ?? 'redis-cli';
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+async function takePorts(count: number, range: string): Promise<number[]> {
+  const [first, last] = range.split('-').map(Number);
+  if (first === undefined || last === undefined || !Number.isInteger(first) || !Number.isInteger(last) || last + 10000 > 65535) {
+    throw new Error(`bad port range "${range}" (want <first>-<last>, last + 10000 at most 65535)`);
+  }
+  const ports: number[] = [];
+  for (let port = first; port <= last && ports.length < count; port++) {
+    if ((await portFree(port)) && (await portFree(port + 10000))) ports.push(port);
+  }
+  if (ports.length < count) throw new Error(`not enough free ports for a Redis Cluster in ${range}`);
+  return ports;
+}
+
+/** Starts a Redis Cluster on loopback (3 masters, no replicas unless told). */
+export async function startRedisCluster(options: RedisClusterOptions = {}): Promise<RedisCluster> {
+  const masters = options.masters ?? 3;
+  const replicas = options.replicasPerMaster ?? 0;
+  const ports = await takePorts(masters * (1 + replicas), options.ports ?? process.env.TEST_REDIS_CLUSTER_PORTS ?? '7100-7199');
+  const dir = mkdtempSync(join(tmpdir(), 'svc-redis-cluster-'));
+  const children: ChildProcess[] = [];
+  const clients: Redis[] = [];
+  const stop = async (): Promise<void> => {
+    for (const client of clients) client.disconnect();
+    await Promise.all(children.map((child) => new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        resolve();
+        return;
+      }
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    })));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const port of ports) {
+      const child = spawn(SERVER, [
+        '--port', String(port), '--bind', '127.0.0.1', '--cluster-enabled', 'yes',
+        '--cluster-config-file', join(dir, `nodes-${port}.conf`), '--cluster-node-timeout', '1000',
+        '--dir', dir, '--save', '', '--appendonly', 'no', '--logfile', join(dir, `redis-${port}.log`),
+      ], { stdio: 'ignore' });
+      children.push(child);
+    }
+    const nodeClients = ports.map((port) => new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => 50 }));
+    clients.push(...nodeClients);
+    for (const client of nodeClients) {
+      client.on('error', () => undefined);
+      await waitFor('a cluster node to answer', async () => ((await client.ping().catch(async () => {
+        if (client.status === 'wait') await client.connect().catch(() => undefined);
+        return undefined;
+      })) === 'PONG' ? true : undefined), { timeoutMs: 10_000 });
+    }
+    const created = spawnSync(CLI, ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', String(replicas), '--cluster-yes'], { encoding: 'utf8', timeout: 30_000 });
+    if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
+    // Every node reports ok and knows every master's slots.
+    await waitFor('the cluster to be ok on every node', async () => {
+      for (const client of nodeClients) {
+        const info = String(await client.cluster('INFO'));
+        if (!info.includes('cluster_state:ok') || !info.includes('cluster_slots_assigned:16384')) return undefined;
+        if (!info.includes(`cluster_known_nodes:${ports.length}`)) return undefined;
+      }
+      return true;
+    }, { timeoutMs: 30_000 });
+    const nodes: ClusterNode[] = [];
+    for (const [index, client] of nodeClients.entries()) {
+      const port = ports[index] ?? 0;
+      nodes.push({ port, pid: children[index]?.pid ?? 0, address: `127.0.0.1:${port}`, id: String(await client.cluster('MYID')) });
+    }
+    const clientOf = (node: ClusterNode): Redis => nodeClients[nodes.indexOf(node)] ?? (() => {
+      throw new Error('not a node of this cluster');
+    })();
+    const masterOf = async (slot: number): Promise<ClusterNode> => {
+      const [first] = nodeClients;
+      if (first === undefined) throw new Error('no nodes');
+      const ranges = await first.cluster('SLOTS');
+      const range = ranges.find(([start, end]) => slot >= start && slot <= end);
+      const node = nodes.find((n) => n.port === range?.[2][1]);
+      if (node === undefined) throw new Error(`no master serves slot ${slot}`);
+      return node;
+    };
+    const primaries = async (): Promise<Redis[]> => {
+      const out: Redis[] = [];
+      for (const client of nodeClients) if (String(await client.info('replication')).includes('role:master')) out.push(client);
+      return out;
+    };
+    return {
+      url: ports.slice(0, masters).map((p) => `redis://127.0.0.1:${p}`).join(','),
+      nodes,
+      masterOf,
+      async migrateSlot(slot, to, { batch = 10, pauseMs = 0 } = {}) {
+        const from = await masterOf(slot);
+        if (from === to) return;
+        const source = clientOf(from);
+        const target = clientOf(to);
+        await target.cluster('SETSLOT', slot, 'IMPORTING', from.id);
+        await source.cluster('SETSLOT', slot, 'MIGRATING', to.id);
+        for (;;) {
+          const keys = (await source.cluster('GETKEYSINSLOT', slot, batch)) as string[];
+          if (keys.length === 0) break;
+          await source.call('MIGRATE', '127.0.0.1', String(to.port), '', '0', '5000', 'KEYS', ...keys);
+          if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        }
+        await target.cluster('SETSLOT', slot, 'NODE', to.id);
+        await source.cluster('SETSLOT', slot, 'NODE', to.id);
+        for (const client of await primaries()) {
+          if (client !== source && client !== target) await client.cluster('SETSLOT', slot, 'NODE', to.id);
+        }
+      },
+      async flushAll() {
+        for (const client of await primaries()) await client.flushall();
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** The Redis topologies the end-to-end suites run on. */
+export type RedisTopology = 'single' | 'cluster';
+
+/**
+ * Every topology, for `describe.each`: a single Redis and a 3-master Redis Cluster.
+ * TEST_REDIS_TOPOLOGIES (e.g. `single`) narrows it while working on one suite.
+ */
+export const REDIS_TOPOLOGIES: readonly RedisTopology[] = (() => {
+  const all: RedisTopology[] = ['single', 'cluster'];
+  const wanted = process.env.TEST_REDIS_TOPOLOGIES?.split(',').map((t) => t.trim()).filter((t) => t !== '');
+  if (wanted === undefined || wanted.length === 0) return all;
+  return all.filter((topology) => wanted.includes(topology));
+})();

@@ -1,0 +1,2 @@
+-- AlterEnum
+ALTER TYPE "ledger_entry_kind" ADD VALUE 'byok_fee';
