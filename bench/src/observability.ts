@@ -37,11 +37,12 @@ const http = new HttpMetrics(registry);
 const search = new SearchMetrics(registry);
 
 interface FakeRequest {
+  id: string;
   method: string;
   headers: Record<string, string>;
   routeOptions: { url: string };
 }
-const request = (): FakeRequest => ({ method: 'POST', headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }, routeOptions: { url: '/v1/search' } });
+const request = (): FakeRequest => ({ id: 'req_bench', method: 'POST', headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }, routeOptions: { url: '/v1/search' } });
 
 const cases: Record<string, () => void> = {
   'http metrics (observe)': () => http.observe('POST', '/v1/search', 200, 1.5),

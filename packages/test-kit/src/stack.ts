@@ -159,7 +159,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       const process = await startProcess({
         name: 'ledger-worker',
         script: join(root, 'services/billing/dist/worker.js'),
-        env: { ...common, PORT: String(port), DATABASE_URL: billingDb, ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`, ...options.workerEnv },
+        env: { ...common, PORT: String(port), METRICS_PORT: String(metricsPort), DATABASE_URL: billingDb, ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`, ...options.workerEnv },
         readyUrl: `http://127.0.0.1:${port}/readyz`,
       });
       started.push(process);
