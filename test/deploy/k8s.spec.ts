@@ -168,7 +168,9 @@ describe('deploy/k8s: the production manifests', () => {
     expect(ports('account-admin')).toEqual([['http', 3001], ['grpc', 50051]]);
     expect(ports('billing')).toEqual([['http', 3002]]);
     expect(ports('billing-operator')).toEqual([['operator', 8081]]);
-    expect(services.map((s) => s.name).sort()).toEqual(['account-admin', 'billing', 'billing-operator', 'search-gateway']);
+    expect(services.map((s) => s.name).sort()).toEqual([
+      'account-admin', 'account-admin-metrics', 'billing', 'billing-metrics', 'billing-operator', 'billing-worker-metrics', 'search-gateway', 'search-gateway-metrics',
+    ]);
   });
 
   it('the Ingress routes only to the gateway', () => {
@@ -192,15 +194,17 @@ describe('deploy/k8s: the production manifests', () => {
     }
   });
 
-  it('the gateway scales on CPU from 3 replicas, and every Deployment has a disruption budget', () => {
+  it('every Deployment scales on CPU from its replica count (the gateway from 3), and has a disruption budget', () => {
     const hpas = byKind(manifests, 'HorizontalPodAutoscaler');
-    expect(hpas.map((h) => h.name)).toEqual(['search-gateway']);
-    const spec = obj(hpas[0]?.doc['spec'], 'hpa spec');
-    expect(spec['scaleTargetRef']).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'search-gateway' });
-    expect(spec['minReplicas']).toBe(3);
-    expect(Number(spec['maxReplicas'])).toBeGreaterThan(3);
-    const metric = obj(arr(spec['metrics'], 'metrics')[0], 'metric');
-    expect(obj(metric['resource'], 'resource')['name']).toBe('cpu');
+    expect(hpas.map((h) => h.name).sort()).toEqual(['account-admin', 'billing', 'billing-worker', 'search-gateway']);
+    for (const hpa of hpas) {
+      const spec = obj(hpa.doc['spec'], 'hpa spec');
+      expect(spec['scaleTargetRef']).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: hpa.name });
+      expect([hpa.name, spec['minReplicas']]).toEqual([hpa.name, REPLICAS[hpa.name]]);
+      expect(Number(spec['maxReplicas'])).toBeGreaterThan(Number(spec['minReplicas']));
+      const metric = obj(arr(spec['metrics'], 'metrics')[0], 'metric');
+      expect(obj(metric['resource'], 'resource')['name']).toBe('cpu');
+    }
     for (const d of deployments) {
       const budgets = byKind(manifests, 'PodDisruptionBudget').filter((p) =>
         labelsMatch(obj(obj(obj(p.doc['spec'], 'spec')['selector'], 'selector')['matchLabels'], 'matchLabels'), podLabelsOf(d)),
@@ -231,28 +235,69 @@ describe('deploy/k8s: the production manifests', () => {
     expect(allowedPeers(podLabelsOf(deployment('search-gateway')), 8080)).toStrictEqual(['anyone']);
   });
 
-  it('a Job runs both databases\' migrations with each owner\'s DATABASE_URL', () => {
-    const jobs = byKind(manifests, 'Job');
-    expect(jobs.map((j) => j.name)).toEqual(['migrate']);
-    const job = jobs[0];
-    if (job === undefined) return;
-    const containers = containersOf(job);
-    const expectations = [
-      ['account-admin', 'account-admin-secrets'], ['billing', 'billing-secrets'],
-    ] as const;
-    for (const [owner, secretName] of expectations) {
-      const container = containers.find((c) => JSON.stringify(c['command']) === JSON.stringify(['node', `services/${owner}/dist/db/migrate-cli.js`]));
-      expect(container).toBeDefined();
-      if (container === undefined) continue;
-      expect(text(container['image'], 'image').startsWith(`svc/${owner}:`)).toBe(true);
-      const dbUrl = optArr(container['env'], 'env').map((e) => obj(e, 'env')).find((e) => e['name'] === 'DATABASE_URL');
-      expect(obj(obj(dbUrl?.['valueFrom'], 'valueFrom')['secretKeyRef'], 'secretKeyRef')).toEqual({ name: secretName, key: 'DATABASE_URL' });
-      const { problems } = resolveContainerEnv(container, configMaps, secrets, `migrate/${owner}`);
-      expect(problems).toEqual([]);
-      expect(obj(container['securityContext'], 'securityContext')['readOnlyRootFilesystem']).toBe(true);
-    }
-    expect(obj(podSpecOf(job)['securityContext'], 'securityContext')['runAsNonRoot']).toBe(true);
+  it.each([
+    ['account-admin', 'account-admin', 'account-admin-secrets'], ['billing', 'billing', 'billing-secrets'], ['billing-worker', 'billing', 'billing-secrets'],
+  ] as const)('%s runs its database\'s migrations in an init container before it serves', (name, owner, secretName) => {
+    expect(byKind(manifests, 'Job')).toEqual([]);
+    const inits = arr(podSpecOf(deployment(name))['initContainers'], `${name} initContainers`).map((c) => obj(c, 'init container'));
+    expect(inits).toHaveLength(1);
+    const container = inits[0] ?? {};
+    expect(container['command']).toEqual(['node', `services/${owner}/dist/db/migrate-cli.js`]);
+    expect(text(container['image'], 'image').split(':')[0]).toBe(`svc/${owner}`);
+    expect(text(container['image'], 'image')).toBe(text(mainContainer(name)['image'], 'image'));
+    const dbUrl = optArr(container['env'], 'env').map((e) => obj(e, 'env')).find((e) => e['name'] === 'DATABASE_URL');
+    expect(obj(obj(dbUrl?.['valueFrom'], 'valueFrom')['secretKeyRef'], 'secretKeyRef')).toEqual({ name: secretName, key: 'DATABASE_URL' });
+    const { problems } = resolveContainerEnv(container, configMaps, secrets, `${name}/migrate`);
+    expect(problems).toEqual([]);
+    const security = obj(container['securityContext'], 'securityContext');
+    expect([security['readOnlyRootFilesystem'], security['runAsNonRoot'], security['allowPrivilegeEscalation']]).toEqual([true, true, false]);
+    expect(Object.keys(obj(container['resources'], 'resources')).sort()).toEqual(['limits', 'requests']);
   });
+
+  /** Seconds a preStop hook of the form `node -e "setTimeout(() => {}, MS)"` waits. */
+  function preStopSeconds(name: string): number {
+    const lifecycle = obj(mainContainer(name)['lifecycle'], `${name} lifecycle`);
+    const command = arr(obj(obj(lifecycle['preStop'], `${name} preStop`)['exec'], `${name} preStop exec`)['command'], 'command').map((c) => text(c, 'command'));
+    const ms = /setTimeout\(\(\) => \{\}, (\d+)\)/.exec(command.join(' '));
+    if (command[0] !== 'node' || ms === null) throw new Error(`${name}: preStop is not a node sleep: ${command.join(' ')}`);
+    return Number(ms[1]) / 1000;
+  }
+
+  it('the gateway drains within its grace period: preStop, the drain delay and the longest search fit', () => {
+    const pod = podSpecOf(deployment('search-gateway'));
+    const grace = Number(pod['terminationGracePeriodSeconds']);
+    const preStop = preStopSeconds('search-gateway');
+    const delay = Number(configMapValue('search-gateway-config', 'SHUTDOWN_DELAY_MS')) / 1000;
+    const bound = Number(configMapValue('search-gateway-config', 'SEARCH_MAX_DURATION_MS')) / 1000;
+    const timeout = Number(configMapValue('search-gateway-config', 'PROVIDER_TIMEOUT_MS')) / 1000;
+    expect(preStop).toBeGreaterThanOrEqual(3);
+    expect(delay).toBeGreaterThan(0);
+    expect(bound).toBeGreaterThanOrEqual(timeout);
+    // The gateway waits up to 10 s for Redis to answer the last settlements.
+    expect(grace).toBeGreaterThan(preStop + delay + bound + 10);
+    for (const name of ['account-admin', 'billing']) {
+      expect(preStopSeconds(name)).toBeGreaterThanOrEqual(3);
+      expect(Number(podSpecOf(deployment(name))['terminationGracePeriodSeconds'])).toBeGreaterThan(preStopSeconds(name) + 30);
+    }
+  });
+
+  it.each([['search-gateway', 9464], ['account-admin', 9465], ['billing', 9466], ['billing-worker', 9467]] as const)(
+    '%s serves metrics on %i, reachable by Prometheus only, through a Service of its own', (name, port) => {
+      expect(containerPortNumber(mainContainer(name), 'metrics', name)).toBe(port);
+      expect(configMapValue(`${name}-config`, 'METRICS_PORT')).toBe(String(port));
+      const svc = service(`${name}-metrics`);
+      expect(servicePorts(svc).map((p) => [p['name'], p['port'], p['targetPort']])).toEqual([['metrics', port, 'metrics']]);
+      expect(obj(svc.doc['metadata'], 'metadata')['labels']).toMatchObject({ 'svc-platform/metrics': 'true' });
+      expect(allowedPeers(podLabelsOf(deployment(name)), port)).toStrictEqual([{
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+        podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
+      }]);
+      // The public Services never carry the metrics port.
+      for (const publicService of ['search-gateway', 'account-admin', 'billing', 'billing-operator']) {
+        expect(servicePorts(service(publicService)).some((p) => p['port'] === port)).toBe(false);
+      }
+    },
+  );
 
   it('production talks to the real provider hosts and never to the simulator', () => {
     expect(configMapValue('search-gateway-config', 'BRAVE_BASE_URL')).toBe('https://api.search.brave.com/res/v1');

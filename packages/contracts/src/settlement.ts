@@ -38,6 +38,8 @@ export interface SettlementRecord {
   attempts: SettledAttempt[];
   /** Sum of the attempts' chargedMicros. */
   chargedMicros: number;
+  /** The search's W3C traceparent when the gateway traces (the ledger worker's write joins that trace). */
+  traceparent?: string;
 }
 
 /**

@@ -129,13 +129,38 @@ export interface AccessLogFields {
 }
 
 /**
+ * Told of every answered request by the edge's onResponse hook (after the reply was
+ * written): the request, the route pattern (null when no route matched), the status and the
+ * duration in milliseconds. The services' HTTP metrics are one of these. What it returns is
+ * added to the request's access line (e.g. a search's account, key, models and cost).
+ */
+export type ResponseObserver = (request: FastifyRequest, route: string | null, status: number, durationMs: number) => object | undefined;
+
+/** Request tracing (e.g. @svc/tracing's requestTracing()): a span per routed request. */
+export interface EdgeTracing {
+  /** Starts the request's span and runs the rest of the request (`next`) inside it. */
+  enter(request: FastifyRequest, next: () => void): void;
+  /** Ends the request's span (after the reply). */
+  end(request: FastifyRequest, status: number): void;
+}
+
+export interface EdgeOptions {
+  /** Counts every answered request (e.g. HttpMetrics.observe); one call, no second hook. */
+  observe?: ResponseObserver;
+  /** Unset (tracing off): nothing per request. */
+  tracing?: EdgeTracing;
+}
+
+/**
  * Installs the edge on a Fastify instance (before any route): the route table, the request
  * id header on every response, 400 for a malformed query string, 404/405 for unmatched
  * requests, and the access log. Returns the route table. Errors thrown by handlers go to
  * `sendError`: through `EdgeExceptionFilter` in a Nest application, or a scope's
  * `setErrorHandler` on plain Fastify routes.
  */
-export function installEdge(fastify: FastifyInstance, log: Logger, routes: RouteTable = new RouteTable()): RouteTable {
+export function installEdge(fastify: FastifyInstance, log: Logger, routes: RouteTable = new RouteTable(), options: EdgeOptions = {}): RouteTable {
+  const observe = options.observe;
+  const tracing = options.tracing;
   fastify.addHook('onRoute', (options) => {
     routes.add(options.method, options.url ?? options.path);
   });
@@ -163,20 +188,26 @@ export function installEdge(fastify: FastifyInstance, log: Logger, routes: Route
       }
       return;
     }
-    done();
+    if (tracing === undefined) done();
+    else tracing.enter(request, done);
   });
 
   fastify.addHook('onResponse', (request, reply, done) => {
+    const route = request.is404 ? null : (request.routeOptions.url ?? null);
+    const status = reply.statusCode;
+    const elapsed = reply.elapsedTime;
+    const extra = observe === undefined ? undefined : observe(request, route, status, elapsed);
+    if (tracing !== undefined) tracing.end(request, status);
     // The access log is at info: below that level nothing is built for it.
     if (log.isLevelEnabled('info')) {
       const fields: AccessLogFields = {
         request_id: request.id,
         method: request.method,
-        route: request.is404 ? null : (request.routeOptions.url ?? null),
-        status: reply.statusCode,
-        duration_ms: Math.round(reply.elapsedTime * 100) / 100,
+        route,
+        status,
+        duration_ms: Math.round(elapsed * 100) / 100,
       };
-      log.info(fields, 'request');
+      log.info(extra === undefined ? fields : Object.assign(fields, extra), 'request');
     }
     done();
   });

@@ -1,5 +1,5 @@
 export { installEdge, edgeServerOptions, clientErrorReply, isWellFormedQuery, MAX_PARAM_LENGTH } from './edge';
-export type { EdgeSettings, EdgeServerOptions, AccessLogFields } from './edge';
+export type { EdgeSettings, EdgeServerOptions, AccessLogFields, EdgeOptions, ResponseObserver, EdgeTracing } from './edge';
 export { toErrorReply, sendError, rawErrorResponse, describeFault } from './error-reply';
 export type { EdgeErrorReply } from './error-reply';
 export { EdgeExceptionFilter } from './edge-exception.filter';

@@ -20,13 +20,14 @@ export const SIMULATOR_KEYS = { brave: 'sim-brave-key', exa: 'sim-exa-key', tavi
  * more gateways, on fresh databases and one Redis database, with free ports.
  */
 export interface Stack {
-  gateways: { url: string; process: RunningProcess }[];
+  /** `metricsUrl`: each process's metrics listener (METRICS_PORT, a free port), e.g. `${metricsUrl}/metrics`. */
+  gateways: { url: string; metricsUrl: string; process: RunningProcess }[];
   /** The provider simulator, when `simulator` was asked for; the gateways point at it. */
   simulator?: { url: string; process: RunningProcess };
   /** The ledger worker, when `worker` was asked for. */
-  worker?: { url: string; process: RunningProcess };
-  accountAdmin: { url: string; grpc: string; process: RunningProcess };
-  billing: { url: string; operatorUrl: string; process: RunningProcess };
+  worker?: { url: string; metricsUrl: string; process: RunningProcess };
+  accountAdmin: { url: string; grpc: string; metricsUrl: string; process: RunningProcess };
+  billing: { url: string; operatorUrl: string; metricsUrl: string; process: RunningProcess };
   /** REDIS_URL of every service: one Redis database, or the cluster's seed list. */
   redisUrl: string;
   /** REDIS_URL and REDIS_CLUSTER together. */
@@ -107,7 +108,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     await redisCluster?.stop();
   };
   try {
-    const [aaHttp, aaGrpc, billHttp, billOp] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const [aaHttp, aaGrpc, billHttp, billOp, aaMetrics, billMetrics] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
     const kek = options.kek ?? { id: 'kek-test', key: randomBytes(32).toString('base64') };
     const common = {
       REDIS_URL: redis, REDIS_CLUSTER: String(redisCluster !== undefined), INTERNAL_TOKEN: internalToken, LOG_LEVEL: options.logLevel ?? 'debug', HOST: '127.0.0.1',
@@ -118,7 +119,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       name: 'account-admin',
       script: join(root, 'services/account-admin/dist/main.js'),
       env: {
-        ...common, ...kekEnv, PORT: String(aaHttp), GRPC_PORT: String(aaGrpc), DATABASE_URL: accountAdminDb, COOKIE_SECURE: 'false',
+        ...common, ...kekEnv, PORT: String(aaHttp), GRPC_PORT: String(aaGrpc), METRICS_PORT: String(aaMetrics), DATABASE_URL: accountAdminDb, COOKIE_SECURE: 'false',
         SIGN_IN_ATTEMPTS_PER_EMAIL: '1000000', SIGN_IN_ATTEMPTS_PER_ADDRESS: '1000000',
         BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`, ...options.accountAdminEnv,
       },
@@ -129,7 +130,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       name: 'billing',
       script: join(root, 'services/billing/dist/main.js'),
       env: {
-        ...common, PORT: String(billHttp), OPERATOR_PORT: String(billOp), DATABASE_URL: billingDb,
+        ...common, PORT: String(billHttp), OPERATOR_PORT: String(billOp), METRICS_PORT: String(billMetrics), DATABASE_URL: billingDb,
         OPERATOR_TOKEN: operatorToken, ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`,
         ...options.billingEnv,
       },
@@ -156,38 +157,38 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     }
     let worker: Stack['worker'];
     if (options.worker === true) {
-      const port = await freePort();
+      const [port, metricsPort] = await Promise.all([freePort(), freePort()]);
       const process = await startProcess({
         name: 'ledger-worker',
         script: join(root, 'services/billing/dist/worker.js'),
-        env: { ...common, PORT: String(port), DATABASE_URL: billingDb, ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`, ...options.workerEnv },
+        env: { ...common, PORT: String(port), METRICS_PORT: String(metricsPort), DATABASE_URL: billingDb, ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`, ...options.workerEnv },
         readyUrl: `http://127.0.0.1:${port}/readyz`,
       });
       started.push(process);
-      worker = { url: `http://127.0.0.1:${port}`, process };
+      worker = { url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}`, process };
     }
     const gateways: Stack['gateways'] = [];
     for (const [index, gw] of (options.gateways ?? [{}]).entries()) {
-      const port = await freePort();
+      const [port, metricsPort] = await Promise.all([freePort(), freePort()]);
       const process = await startProcess({
         name: `search-gateway-${index}`,
         script: gw.script ?? options.gatewayScript ?? join(root, 'services/search-gateway/dist/main.js'),
         env: {
-          ...common, ...kekEnv, PORT: String(port), ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`,
+          ...common, ...kekEnv, PORT: String(port), METRICS_PORT: String(metricsPort), ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`,
           ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${aaHttp}`, BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`,
           ...providerEnv, ...options.gatewayEnv, ...gw.env,
         },
         readyUrl: `http://127.0.0.1:${port}/readyz`,
       });
       started.push(process);
-      gateways.push({ url: `http://127.0.0.1:${port}`, process });
+      gateways.push({ url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}`, process });
     }
     return {
       gateways,
       simulator,
       worker,
-      accountAdmin: { url: `http://127.0.0.1:${aaHttp}`, grpc: `127.0.0.1:${aaGrpc}`, process: accountAdmin },
-      billing: { url: `http://127.0.0.1:${billHttp}`, operatorUrl: `http://127.0.0.1:${billOp}`, process: billing },
+      accountAdmin: { url: `http://127.0.0.1:${aaHttp}`, grpc: `127.0.0.1:${aaGrpc}`, metricsUrl: `http://127.0.0.1:${aaMetrics}`, process: accountAdmin },
+      billing: { url: `http://127.0.0.1:${billHttp}`, operatorUrl: `http://127.0.0.1:${billOp}`, metricsUrl: `http://127.0.0.1:${billMetrics}`, process: billing },
       redisUrl: redis,
       redisTarget,
       ...(redisCluster === undefined ? {} : { redisCluster }),

@@ -28,6 +28,7 @@ import { KeysController } from './keys/keys.controller';
 import { KeysRepository } from './keys/keys.repository';
 import { KeysService } from './keys/keys.service';
 import { LOGGER } from './logging/logger';
+import { AccountAdminMetrics, METRICS } from './metrics/metrics';
 import { ProviderKeysController } from './provider-keys/provider-keys.controller';
 import { ProviderKeysDashboardController } from './provider-keys/provider-keys.dashboard.controller';
 import { ProviderKeysRepository } from './provider-keys/provider-keys.repository';
@@ -36,7 +37,7 @@ import type { Logger } from './logging/logger';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+  static forRoot(config: AppConfig, logger: Logger, metrics: AccountAdminMetrics = new AccountAdminMetrics()): DynamicModule {
     return {
       module: AppModule,
       controllers: [
@@ -46,6 +47,7 @@ export class AppModule {
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
+        { provide: METRICS, useValue: metrics },
         DatabaseRepository,
         KeyCacheRepository,
         KeyCacheService,

@@ -3,10 +3,12 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DtoValidationPipe, EdgeExceptionFilter, edgeServerOptions, installEdge, trustedRequestIds } from '@svc/http-edge';
+import { requestTracing } from '@svc/tracing';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config';
 import { installRequestContext } from './http/request-context';
 import type { Logger } from './logging/logger';
+import { AccountAdminMetrics } from './metrics/metrics';
 
 /** Largest request body accepted; key and dashboard bodies are a few hundred bytes. */
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -16,7 +18,7 @@ const BODY_LIMIT_BYTES = 64 * 1024;
  * main.ts and the integration tests both call this. The HTTP edge (request ids, errors,
  * 404/405, timeouts, access log) and body validation are @svc/http-edge's.
  */
-export async function createApp(config: AppConfig, logger: Logger): Promise<NestFastifyApplication> {
+export async function createApp(config: AppConfig, logger: Logger, metrics: AccountAdminMetrics = new AccountAdminMetrics()): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter(
     edgeServerOptions({
       requestIds: trustedRequestIds(config.INTERNAL_TOKEN),
@@ -26,13 +28,19 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
     }),
   );
   const fastify = adapter.getInstance();
-  installEdge(fastify, logger);
+  installEdge(fastify, logger, undefined, {
+    tracing: requestTracing(),
+    observe: (request, route, status, durationMs) => {
+      metrics.http.observe(request.method, route, status, durationMs);
+      return undefined;
+    },
+  });
   // Bodies arrive as text whatever their content-type; the validation pipe reads them, so
   // every bad body is the platform's 400 naming the problem.
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
   installRequestContext(fastify, config.INTERNAL_TOKEN, logger);
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger), adapter, { logger: false, bodyParser: false });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger, metrics), adapter, { logger: false, bodyParser: false });
   app.useGlobalFilters(new EdgeExceptionFilter(logger));
   app.useGlobalPipes(new DtoValidationPipe());
   return app;

@@ -7,6 +7,8 @@ import type { EnvOf } from '@svc/config';
 export const configSchema = {
   PORT: int({ default: 3001, min: 0, max: 65535 }),
   GRPC_PORT: int({ default: 50051, min: 0, max: 65535 }),
+  /** Prometheus text at GET /metrics on this port (never the public one). */
+  METRICS_PORT: int({ default: 9465, min: 0, max: 65535 }),
   HOST: str({ default: '0.0.0.0' }),
   DATABASE_URL: url({ default: 'postgresql://postgres@127.0.0.1:5432/svc_account_admin', protocols: ['postgresql', 'postgres'] }),
   /** One Redis, or with REDIS_CLUSTER=true a comma-separated list of seed nodes of a Redis Cluster (any node will do). */

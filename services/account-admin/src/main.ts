@@ -5,6 +5,9 @@ import { parseConfig } from './config';
 import type { AppConfig } from './config';
 import { migrate } from './db/migrate';
 import { createLogger } from './logging/logger';
+import { AccountAdminMetrics } from './metrics/metrics';
+import { startMetricsServer } from '@svc/metrics';
+import { startTracing } from '@svc/tracing';
 
 function loadConfig(): AppConfig {
   try {
@@ -25,10 +28,14 @@ async function main(): Promise<void> {
     const result = await migrate(config.DATABASE_URL);
     logger.info({ applied: result.applied }, 'migrations applied');
   }
-  const app = await createApp(config, logger);
+  const tracing = startTracing('account-admin');
+  const metrics = new AccountAdminMetrics();
+  const app = await createApp(config, logger, metrics);
   app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
+  if (tracing !== null) process.once('beforeExit', () => void tracing.shutdown());
   await app.listen(config.PORT, config.HOST);
-  logger.info({ port: config.PORT, grpc_port: config.GRPC_PORT }, 'account-admin listening');
+  const server = await startMetricsServer({ registry: metrics.registry, port: config.METRICS_PORT, host: config.HOST, log: logger });
+  logger.info({ port: config.PORT, grpc_port: config.GRPC_PORT, metrics_url: server?.url ?? null }, 'account-admin listening');
 }
 
 main().catch((error: unknown) => {

@@ -1,5 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import pino from 'pino';
+import { createServiceLogger } from '@svc/logging';
 import type { Logger } from 'pino';
 import { GrpcAccountDirectory } from './accounts/account-directory.adapter';
 import { OperatorApiModule, PublicApiModule } from './app.module';
@@ -30,6 +30,7 @@ import { HistoryService } from './history/history.service';
 import { FinanceRepository } from './finance/finance.repository';
 import { FinanceService } from './finance/finance.service';
 import type { WebhookHooks } from './webhook/webhook.service';
+import { BillingMetrics } from './metrics/metrics';
 
 export interface RunningBilling {
   /** e.g. http://127.0.0.1:3002 */
@@ -37,16 +38,14 @@ export interface RunningBilling {
   /** e.g. http://127.0.0.1:8081 */
   operatorUrl: string;
   logger: Logger;
+  /** The process's metrics (main.ts serves them on METRICS_PORT). */
+  metrics: BillingMetrics;
   close(): Promise<void>;
 }
 
-export function createLogger(level: string): Logger {
-  return pino({
-    name: 'billing',
-    level,
-    // Belt and braces: these never reach a log line even if a header object is logged.
-    redact: ['req.headers.authorization', 'req.headers["x-svc-internal-token"]', 'headers.authorization'],
-  });
+/** The process's logger (the platform's one log schema, @svc/logging): `billing`, or `ledger-worker` for dist/worker.js. */
+export function createLogger(level: string, service: 'billing' | 'ledger-worker' = 'billing'): Logger {
+  return createServiceLogger({ service, level });
 }
 
 function urlOf(app: NestFastifyApplication): string {
@@ -67,6 +66,7 @@ export interface BillingHooks {
 }
 
 export async function startBilling(config: BillingConfig, logger: Logger = createLogger(config.LOG_LEVEL), hooks: BillingHooks = {}): Promise<RunningBilling> {
+  const metrics = new BillingMetrics();
   const db = createBillingDatabase(config.DATABASE_URL, (error) => logger.warn({ err: error.message }, 'idle postgres connection failed; the pool replaces it'));
   const prisma = db.prisma;
   const accounts = new GrpcAccountDirectory(config.ACCOUNT_ADMIN_GRPC_URL, logger.child({ component: 'account-admin-client' }));
@@ -96,7 +96,7 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
     successUrl: config.CHECKOUT_SUCCESS_URL, cancelUrl: config.CHECKOUT_CANCEL_URL,
   });
   const webhooks = new WebhookService(
-    stripe, config.STRIPE_WEBHOOK_SECRET ?? null, new PurchaseRepository(prisma), outbox, logger.child({ component: 'stripe-webhook' }), hooks.webhook,
+    stripe, config.STRIPE_WEBHOOK_SECRET ?? null, new PurchaseRepository(prisma), outbox, logger.child({ component: 'stripe-webhook' }), hooks.webhook, metrics,
   );
   const usage = new UsageService(new UsageRepository(prisma));
   const finance = new FinanceService(new FinanceRepository(prisma), reconciliation);
@@ -116,6 +116,7 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
       logger: logger.child({ listener: 'public' }),
       requestIds: trustedRequestIds(config.INTERNAL_TOKEN),
       requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+      http: metrics.http,
     });
     apps.push(publicApp);
     keepRawJsonBodies(publicApp);
@@ -124,11 +125,12 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
       logger: logger.child({ listener: 'operator' }),
       requestIds: freshRequestIds,
       requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+      http: metrics.http,
     });
     apps.push(operatorApp);
     await publicApp.listen(config.PORT, config.HOST);
     await operatorApp.listen(config.OPERATOR_PORT, config.HOST);
-    return { publicUrl: urlOf(publicApp), operatorUrl: urlOf(operatorApp), logger, close };
+    return { publicUrl: urlOf(publicApp), operatorUrl: urlOf(operatorApp), logger, metrics, close };
   } catch (error) {
     await close();
     throw error;

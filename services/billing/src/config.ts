@@ -6,6 +6,8 @@ export const BILLING_ENV = {
   PORT: int({ default: 3002, min: 0, max: 65535 }),
   OPERATOR_PORT: int({ default: 8081, min: 0, max: 65535 }),
   HOST: str({ default: '0.0.0.0' }),
+  /** Prometheus text at GET /metrics on this port (never the public or operator one). */
+  METRICS_PORT: int({ default: 9466, min: 0, max: 65535 }),
   DATABASE_URL: url({ default: 'postgresql://postgres@127.0.0.1:5432/svc_billing', protocols: ['postgresql', 'postgres'] }),
   /** One Redis, or with REDIS_CLUSTER=true a comma-separated list of seed nodes of a Redis Cluster (any node will do). */
   REDIS_URL: redisUrls({ default: 'redis://127.0.0.1:6379' }),

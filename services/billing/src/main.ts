@@ -5,6 +5,8 @@ import { parseBillingConfig } from './config';
 import type { BillingConfig } from './config';
 import { migrateBillingDatabase } from './db/migrate';
 import { stopOnSignals } from './process-signals';
+import { startMetricsServer } from '@svc/metrics';
+import { startTracing } from '@svc/tracing';
 
 function loadConfigOrExit(): BillingConfig {
   try {
@@ -25,9 +27,15 @@ async function main(): Promise<void> {
     const result = await migrateBillingDatabase(config.DATABASE_URL);
     logger.info({ applied: result.applied }, 'migrations applied');
   }
+  const tracing = startTracing('billing');
   const running = await startBilling(config, logger);
-  logger.info({ public_url: running.publicUrl, operator_url: running.operatorUrl }, 'billing listening');
-  stopOnSignals('billing', logger, () => running.close());
+  const metrics = await startMetricsServer({ registry: running.metrics.registry, port: config.METRICS_PORT, host: config.HOST, log: logger });
+  logger.info({ public_url: running.publicUrl, operator_url: running.operatorUrl, metrics_url: metrics?.url ?? null }, 'billing listening');
+  stopOnSignals('billing', logger, async () => {
+    await running.close();
+    await metrics?.close();
+    await tracing?.shutdown();
+  });
 }
 
 main().catch((error: unknown) => {

@@ -6,6 +6,8 @@ export const LEDGER_WORKER_ENV = {
   /** /healthz and /readyz only; the deploy files expect 3003. */
   PORT: int({ default: 3003, min: 0, max: 65535 }),
   HOST: str({ default: '0.0.0.0' }),
+  /** Prometheus text at GET /metrics on this port. */
+  METRICS_PORT: int({ default: 9467, min: 0, max: 65535 }),
   DATABASE_URL: url({ default: 'postgresql://postgres@127.0.0.1:5432/svc_billing', protocols: ['postgresql', 'postgres'] }),
   /** One Redis, or with REDIS_CLUSTER=true a comma-separated list of seed nodes of a Redis Cluster (any node will do). */
   REDIS_URL: redisUrls({ default: 'redis://127.0.0.1:6379' }),

@@ -5,6 +5,7 @@ import { startLedgerWorker } from './worker/ledger-worker';
 import { parseLedgerWorkerConfig } from './worker-config';
 import type { LedgerWorkerConfig } from './worker-config';
 import { stopOnSignals } from './process-signals';
+import { startTracing } from '@svc/tracing';
 
 function loadConfigOrExit(): LedgerWorkerConfig {
   try {
@@ -21,10 +22,14 @@ function loadConfigOrExit(): LedgerWorkerConfig {
 /** The ledger worker (dist/worker.js): drains settlement streams into Postgres. */
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  const logger = createLogger(config.LOG_LEVEL).child({ component: 'ledger-worker' });
+  const logger = createLogger(config.LOG_LEVEL, 'ledger-worker');
+  const tracing = startTracing('ledger-worker');
   const running = await startLedgerWorker(config, logger);
-  logger.info({ url: running.url, drain_interval_ms: config.LEDGER_DRAIN_INTERVAL_MS, batch_size: config.LEDGER_BATCH_SIZE }, 'ledger worker running');
-  stopOnSignals('ledger worker', logger, () => running.close());
+  logger.info({ listen_url: running.url, metrics_url: running.metricsUrl, drain_interval_ms: config.LEDGER_DRAIN_INTERVAL_MS, batch_size: config.LEDGER_BATCH_SIZE }, 'ledger worker running');
+  stopOnSignals('ledger worker', logger, async () => {
+    await running.close();
+    await tracing?.shutdown();
+  });
 }
 
 main().catch((error: unknown) => {

@@ -1,4 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '@svc/test-kit';
 import { OPERATOR_TOKEN, startHarness } from './billing-harness';
@@ -17,13 +19,18 @@ afterAll(async () => {
   await h.close();
 });
 
-function admin(args: string[], token = OPERATOR_TOKEN): Promise<{ code: number; json: Record<string, unknown> }> {
+function adminText(args: string[], token = OPERATOR_TOKEN): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, [cli, ...args], { env: { PATH: process.env.PATH ?? '', OPERATOR_URL: h.billing.operatorUrl, OPERATOR_TOKEN: token } }, (error, stdout) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      resolve({ code, json: JSON.parse(stdout) as Record<string, unknown> });
+      resolve({ code, stdout });
     });
   });
+}
+
+async function admin(args: string[], token = OPERATOR_TOKEN): Promise<{ code: number; json: Record<string, unknown> }> {
+  const { code, stdout } = await adminText(args, token);
+  return { code, json: JSON.parse(stdout) as Record<string, unknown> };
 }
 
 describe('npm run admin', () => {
@@ -56,5 +63,41 @@ describe('npm run admin', () => {
     const usage = await admin(['grant']);
     expect(usage.code).toBe(1);
     expect(usage.json).toMatchObject({ error: { code: 'usage' } });
+  });
+
+  it('prints the finance report and exports the ledger of a period as CSV, to stdout or a file', async () => {
+    const created = await admin(['create-account', '--email', 'finance-cli@example.com']);
+    const accountId = created.json.account_id as string;
+    expect((await admin(['grant', accountId, '7.25', '--reason', 'finance cli'])).code).toBe(0);
+
+    const report = await admin(['finance-report']);
+    expect(report.code).toBe(0);
+    expect(report.json).toHaveProperty('request_id');
+    const direct = await fetch(`${h.billing.operatorUrl}/operator/finance/reconciliation`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } });
+    const expected = (await direct.json()) as Record<string, unknown>;
+    expect(Object.keys(report.json).sort()).toEqual(Object.keys(expected).sort());
+
+    const today = new Date().toISOString().slice(0, 10);
+    const csv = await adminText(['ledger-export', '--from', today, '--to', today, '--account', accountId]);
+    expect(csv.code).toBe(0);
+    const lines = csv.stdout.trim().split(/\r?\n/);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain(accountId);
+    expect(lines[1]).toContain('7.250000');
+
+    const dir = mkdtempSync(join(tmpdir(), 'admin-cli-'));
+    try {
+      const out = join(dir, 'ledger.csv');
+      const written = await admin(['ledger-export', '--account', accountId, '--out', out]);
+      expect(written.json).toEqual({ file: out, rows: 1 });
+      expect(readFileSync(out, 'utf8')).toBe(csv.stdout);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+
+    const badDate = await admin(['ledger-export', '--from', '2026-13-40']);
+    expect(badDate.code).toBe(1);
+    expect(badDate.json).toMatchObject({ error: { code: 'invalid_request' } });
+    expect((await admin(['finance-report', 'extra'])).json).toMatchObject({ error: { code: 'usage' } });
   });
 });

@@ -15,9 +15,12 @@ const BODY_LIMIT_BYTES = 1024 * 1024;
  * and the integration tests both start it this way.
  */
 export async function createGateway(config: GatewayConfig, log: Logger): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter(
-    edgeServerOptions({ requestIds: freshRequestIds, bodyLimitBytes: BODY_LIMIT_BYTES, requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS, log }),
-  );
+  const adapter = new FastifyAdapter({
+    ...edgeServerOptions({ requestIds: freshRequestIds, bodyLimitBytes: BODY_LIMIT_BYTES, requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS, log }),
+    // A request that still arrives on a kept-alive connection while the gateway closes is
+    // served (with connection: close), not refused with 503.
+    return503OnClosing: false,
+  });
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.forRoot(config, log), adapter, {
     logger: false,
     bodyParser: false,

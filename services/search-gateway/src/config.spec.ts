@@ -20,6 +20,12 @@ describe('gateway config', () => {
     expect(() => parseGatewayConfig({ ...base, KEY_CACHE_TTL_MS: '3000', KEY_PROPAGATION_MAX_MS: '2000' })).toThrow(/KEY_CACHE_TTL_MS/);
   });
 
+  it('bounds a search at 45 s by default, never below one provider timeout, and drains 5 s after SIGTERM', () => {
+    expect(parseGatewayConfig(base)).toMatchObject({ SEARCH_MAX_DURATION_MS: 45_000, SHUTDOWN_DELAY_MS: 5_000, METRICS_PORT: 9464 });
+    expect(() => parseGatewayConfig({ ...base, SEARCH_MAX_DURATION_MS: '10000' })).toThrow(/SEARCH_MAX_DURATION_MS/);
+    expect(parseGatewayConfig({ ...base, SEARCH_MAX_DURATION_MS: '10000', PROVIDER_TIMEOUT_MS: '10000' }).SEARCH_MAX_DURATION_MS).toBe(10_000);
+  });
+
   it('refuses to start with BYOK enabled and no KEK, naming the variable and never the value', () => {
     expect(() => parseGatewayConfig({ INTERNAL_TOKEN: 'x'.repeat(16) })).toThrow(/PROVIDER_KEY_KEK is required when BYOK_ENABLED is true/);
     expect(parseGatewayConfig({ INTERNAL_TOKEN: 'x'.repeat(16), BYOK_ENABLED: 'false' }).kekRing).toBeNull();

@@ -6,6 +6,8 @@ import type { KekRing } from '@svc/keys';
 /** The gateway's environment, read once at start. */
 export const gatewayEnvSchema = {
   PORT: int({ default: 8080, min: 0, max: 65535 }),
+  /** Prometheus text at GET /metrics on this port (never the public one). */
+  METRICS_PORT: int({ default: 9464, min: 0, max: 65535 }),
   HOST: str({ default: '0.0.0.0' }),
   /** One Redis, or with REDIS_CLUSTER=true a comma-separated list of seed nodes of a Redis Cluster (any node will do). */
   REDIS_URL: redisUrls({ default: 'redis://127.0.0.1:6379' }),
@@ -42,6 +44,14 @@ export const gatewayEnvSchema = {
   EXA_BASE_URL: url({ default: 'https://api.exa.ai', protocols: ['http', 'https'] }),
   TAVILY_BASE_URL: url({ default: 'https://api.tavily.com', protocols: ['http', 'https'] }),
   PROVIDER_TIMEOUT_MS: int({ default: 15_000, min: 1, max: 600_000 }),
+  /**
+   * The longest a search may run in all (every fallback attempt together): no attempt starts
+   * after it, and the last one's timeout is cut to what is left. The pods' grace period is
+   * set above it, so a rollout never cuts a search short.
+   */
+  SEARCH_MAX_DURATION_MS: int({ default: 45_000, min: 1, max: 3_600_000 }),
+  /** After SIGTERM: how long the gateway keeps serving (unready, connection: close) before it stops accepting. */
+  SHUTDOWN_DELAY_MS: int({ default: 5_000, min: 0, max: 600_000 }),
   PROVIDER_MAX_IN_FLIGHT_BRAVE: int({ default: 50, min: 0, max: 1_000_000 }),
   PROVIDER_MAX_IN_FLIGHT_EXA: int({ default: 10, min: 0, max: 1_000_000 }),
   PROVIDER_MAX_IN_FLIGHT_TAVILY: int({ default: 16, min: 0, max: 1_000_000 }),
@@ -80,6 +90,9 @@ export function parseGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gat
   if (internalToken === undefined) throw new ConfigError('INTERNAL_TOKEN', 'is required');
   if (config.KEY_CACHE_TTL_MS > config.KEY_PROPAGATION_MAX_MS) {
     throw new ConfigError('KEY_CACHE_TTL_MS', `must not exceed KEY_PROPAGATION_MAX_MS (${config.KEY_PROPAGATION_MAX_MS})`);
+  }
+  if (config.SEARCH_MAX_DURATION_MS < config.PROVIDER_TIMEOUT_MS) {
+    throw new ConfigError('SEARCH_MAX_DURATION_MS', `must be at least PROVIDER_TIMEOUT_MS (${config.PROVIDER_TIMEOUT_MS})`);
   }
   const leaseTtlMs = config.ACCOUNT_LEASE_TTL_MS === 0 ? config.PROVIDER_TIMEOUT_MS + 5_000 : config.ACCOUNT_LEASE_TTL_MS;
   // A lease shorter than one provider call would let a slow search stop counting while it still runs.

@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
+import { Counter, createRegistry, HttpMetrics } from '@svc/metrics';
+import type { Registry } from '@svc/metrics';
 import type { Logger } from 'pino';
 import { AuthChain } from './auth/auth-chain';
 import { KeyCache } from './auth/key-cache';
@@ -14,6 +16,7 @@ import type { GatewayConfig } from './config';
 import { ForwardService } from './forward/forward.routes';
 import { UpstreamClient } from './forward/upstream.client';
 import { GatewayLifecycle } from './gateway.lifecycle';
+import { DrainState } from './health/drain-state';
 import { RedisConnection } from './health/redis.connection';
 import { GatewayHttp } from './http/gateway.http';
 import { McpEndpoint } from './mcp/mcp.endpoint';
@@ -23,6 +26,8 @@ import { SearchLifecycle, SearchMetrics, SearchService } from './search';
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
 export const GATEWAY_LOGGER = Symbol('GATEWAY_LOGGER');
+/** The process's Prometheus registry (served on METRICS_PORT by main.ts). */
+export const GATEWAY_METRICS = Symbol('GATEWAY_METRICS');
 const ACCOUNT_ADMIN_UPSTREAM = Symbol('ACCOUNT_ADMIN_UPSTREAM');
 const BILLING_UPSTREAM = Symbol('BILLING_UPSTREAM');
 const KEY_CHANGES = Symbol('KEY_CHANGES');
@@ -30,14 +35,23 @@ const KEY_CHANGES = Symbol('KEY_CHANGES');
 /** The gateway's object graph; every class is plain and built by a factory here. */
 @Module({})
 export class GatewayModule {
-  static forRoot(config: GatewayConfig, log: Logger): DynamicModule {
+  static forRoot(config: GatewayConfig, log: Logger, registry: Registry = createRegistry('search-gateway')): DynamicModule {
     return {
       module: GatewayModule,
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: GATEWAY_LOGGER, useValue: log },
         { provide: RedisConnection, useFactory: () => new RedisConnection({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER }, log) },
-        { provide: KeyCache, useFactory: () => new KeyCache({ ttlMs: config.KEY_CACHE_TTL_MS, maxEntries: config.KEY_CACHE_MAX_ENTRIES }) },
+        { provide: GATEWAY_METRICS, useValue: registry },
+        { provide: DrainState, useValue: new DrainState() },
+        {
+          provide: KeyCache,
+          useFactory: () => {
+            const cache = new KeyCache({ ttlMs: config.KEY_CACHE_TTL_MS, maxEntries: config.KEY_CACHE_MAX_ENTRIES });
+            keyCacheMetrics(registry, cache);
+            return cache;
+          },
+        },
         { provide: GrpcKeyOwner, useFactory: () => new GrpcKeyOwner(config.ACCOUNT_ADMIN_GRPC_URL) },
         {
           provide: AuthChain,
@@ -82,16 +96,20 @@ export class GatewayModule {
               { enabled: config.BYOK_ENABLED, feePercent: config.BYOK_FEE_PERCENT },
             ),
         },
+        { provide: SearchMetrics, useFactory: () => new SearchMetrics(registry) },
         {
           provide: ProviderRegistry,
-          useFactory: () =>
-            new ProviderRegistry({
+          useFactory: (metrics: SearchMetrics) => {
+            const providers = new ProviderRegistry({
               brave: { baseUrl: config.BRAVE_BASE_URL, ...(config.BRAVE_API_KEY === undefined ? {} : { apiKey: config.BRAVE_API_KEY }) },
               exa: { baseUrl: config.EXA_BASE_URL, ...(config.EXA_API_KEY === undefined ? {} : { apiKey: config.EXA_API_KEY }) },
               tavily: { baseUrl: config.TAVILY_BASE_URL, ...(config.TAVILY_API_KEY === undefined ? {} : { apiKey: config.TAVILY_API_KEY }) },
-            }),
+            });
+            metrics.timeProviderCalls(providers);
+            return providers;
+          },
+          inject: [SearchMetrics],
         },
-        { provide: SearchMetrics, useFactory: () => new SearchMetrics() },
         {
           provide: SearchService,
           useFactory: (providers: ProviderRegistry, redis: RedisConnection, metrics: SearchMetrics, providerKeys: ProviderKeyCache) =>
@@ -102,6 +120,7 @@ export class GatewayModule {
                 providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
                 maxInFlight: { brave: config.PROVIDER_MAX_IN_FLIGHT_BRAVE, exa: config.PROVIDER_MAX_IN_FLIGHT_EXA, tavily: config.PROVIDER_MAX_IN_FLIGHT_TAVILY },
                 leaseMarginMs: 5_000,
+                maxDurationMs: config.SEARCH_MAX_DURATION_MS,
                 idempotencyPollMs: 25,
                 admission: {
                   ratePerSecond: config.RATE_LIMIT_PER_SECOND,
@@ -126,13 +145,17 @@ export class GatewayModule {
         },
         {
           provide: GatewayHttp,
-          useFactory: (catalog: CatalogService, forward: ForwardService, redis: RedisConnection, auth: AuthChain, search: SearchService, mcp: McpEndpoint) =>
+          useFactory: (
+            catalog: CatalogService, forward: ForwardService, redis: RedisConnection, auth: AuthChain, search: SearchService,
+            metrics: SearchMetrics, drain: DrainState, mcp: McpEndpoint,
+          ) =>
             new GatewayHttp(catalog, forward, redis, log, {
               auth,
               service: search,
               rateLimit: { limit: config.RATE_LIMIT_PER_SECOND, remaining: config.RATE_LIMIT_BURST },
-            }, mcp),
-          inject: [CatalogService, ForwardService, RedisConnection, AuthChain, SearchService, McpEndpoint],
+              metrics,
+            }, new HttpMetrics(registry), drain, mcp),
+          inject: [CatalogService, ForwardService, RedisConnection, AuthChain, SearchService, SearchMetrics, DrainState, McpEndpoint],
         },
         {
           provide: GatewayLifecycle,
@@ -141,7 +164,26 @@ export class GatewayModule {
           inject: [RedisConnection, KEY_CHANGES, GrpcKeyOwner, ACCOUNT_ADMIN_UPSTREAM, BILLING_UPSTREAM, SearchService, GrpcProviderKeySource],
         },
       ],
-      exports: [AuthChain, GatewayHttp, SearchMetrics],
+      exports: [AuthChain, GatewayHttp, SearchMetrics, GATEWAY_METRICS, DrainState],
     };
   }
+}
+
+/** gateway_key_cache_total{result}: hits, misses and fills, read from the cache's counters at scrape. */
+function keyCacheMetrics(registry: Registry, cache: KeyCache): void {
+  let seen = { ...cache.stats };
+  const counter: Counter<'result'> = new Counter({
+    name: 'gateway_key_cache_total',
+    help: 'Key cache lookups answered (hit), not answered (miss), and entries stored (fill)',
+    labelNames: ['result'],
+    registers: [registry],
+    collect: () => {
+      const now = { ...cache.stats };
+      counter.labels('hit').inc(now.hits - seen.hits);
+      counter.labels('miss').inc(now.misses - seen.misses);
+      counter.labels('fill').inc(now.fills - seen.fills);
+      seen = now;
+    },
+  });
+  for (const result of ['hit', 'miss', 'fill']) counter.labels(result).inc(0);
 }

@@ -9,3 +9,6 @@ export { createGateway } from './app';
 export { parseGatewayConfig } from './config';
 export type { GatewayConfig } from './config';
 export { SEARCH_BODY_SCHEMA, searchValidatorCompiler } from './search/search.schema';
+export { SearchMetrics } from './search/search.metrics';
+export type { SearchReply } from './search/search.service';
+export type { AttemptResult } from './search/search.outcome';

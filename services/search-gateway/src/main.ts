@@ -1,15 +1,49 @@
+import { startMetricsServer } from '@svc/metrics';
+import type { Registry } from '@svc/metrics';
+import { startTracing } from '@svc/tracing';
 import { createGateway } from './app';
 import { loadGatewayConfigOrExit } from './config';
+import { GATEWAY_METRICS } from './gateway.module';
+import { DrainState } from './health/drain-state';
 import { createLogger } from './logger';
 
 async function main(): Promise<void> {
   const config = loadGatewayConfigOrExit();
   const log = createLogger(config.LOG_LEVEL);
+  // OTLP export only when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise no tracing work at all.
+  const tracing = startTracing('search-gateway');
   const app = await createGateway(config, log);
-  // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, then close Redis, gRPC and pools.
-  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
   await app.listen(config.PORT, config.HOST);
-  log.info({ port: config.PORT, host: config.HOST }, 'search-gateway listening');
+  const metrics = await startMetricsServer({ registry: app.get<Registry>(GATEWAY_METRICS), port: config.METRICS_PORT, host: config.HOST, log });
+  log.info({ port: config.PORT, host: config.HOST, metrics_url: metrics?.url ?? null }, 'search-gateway listening');
+
+  // SIGTERM/SIGINT, a rollout that loses nothing (docs/operations.md "Rollouts"):
+  // 1. unready at once (/readyz 503) and every reply says `connection: close`, so the load
+  //    balancer stops sending and clients leave their kept-alive connections;
+  // 2. after SHUTDOWN_DELAY_MS, stop accepting; searches in flight finish (each is bounded by
+  //    SEARCH_MAX_DURATION_MS);
+  // 3. the settlements Redis has not answered yet are waited for, then connections close.
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    app.get(DrainState).start();
+    log.info({ signal, delay_ms: config.SHUTDOWN_DELAY_MS }, 'search-gateway draining');
+    setTimeout(() => {
+      app.close()
+        .then(() => metrics?.close())
+        .then(() => tracing?.shutdown())
+        .then(
+          () => process.exit(0),
+          (error: unknown) => {
+            log.error({ err: error }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+    }, config.SHUTDOWN_DELAY_MS);
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
 }
 
 main().catch((error: unknown) => {

@@ -261,6 +261,21 @@ describe('POST /v1/search (real Redis, provider simulator, in-process gateway)',
       expect((await records(a)).map((r) => r.chargedMicros)).toEqual([PRICE.exaAuto + PRICE.tavilyBasic, PRICE.exaAuto]);
     });
 
+    it('SEARCH_MAX_DURATION_MS bounds the whole search: the last attempt gets what is left, later ones are skipped', async () => {
+      const bounded = await gateway({ SEARCH_MAX_DURATION_MS: '600' });
+      const a = await account(1_000_000);
+      const reply = await search(bounded, a.secrets[0] ?? '', { query: 'q sim:exa=timeout', models: ['exa/auto', 'exa/fast', 'tavily/basic'], max_results: 20 });
+      expect(reply.status).toBe(502);
+      const attempts = errorOf(reply).attempts as { model: string; status: string; error: string }[];
+      expect(attempts.map((x) => [x.model, x.status])).toEqual([['exa/auto', 'error'], ['exa/fast', 'error'], ['tavily/basic', 'skipped']]);
+      expect(attempts[0]?.error).toBe('provider did not answer within 400 ms');
+      const cut = Number(/within (\d+) ms/.exec(attempts[1]?.error ?? '')?.[1]);
+      expect(cut).toBeGreaterThan(0);
+      expect(cut).toBeLessThan(400);
+      expect(attempts[2]).toEqual({ model: 'tavily/basic', status: 'skipped', error: 'search time limit reached' });
+      expect(await reserved(a)).toBe(0);
+    });
+
     it('503 overloaded with Retry-After when every allowed model is at capacity, nothing charged', async () => {
       const full = await gateway({ PROVIDER_MAX_IN_FLIGHT_EXA: '0', PROVIDER_MAX_IN_FLIGHT_TAVILY: '0' });
       const a = await account(6_000);

@@ -4,12 +4,15 @@ import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { AppError, grpcStatusOf } from '@svc/errors';
 import { AccountAdminService, keyRecordToProto } from '@svc/grpc';
+import { contextFromTraceparent, withSpan } from '@svc/tracing';
 import type { AccountAdminServer, ProtoAccount } from '@svc/grpc';
 import type { AccountRow } from '../accounts/accounts.repository';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
+import { METRICS } from '../metrics/metrics';
+import type { AccountAdminMetrics } from '../metrics/metrics';
 import { AccountAdminRpcService } from './grpc.service';
 
 function toProtoAccount(account: AccountRow): ProtoAccount {
@@ -31,6 +34,7 @@ export class GrpcServerAdapter implements OnApplicationBootstrap, OnApplicationS
     @Inject(AccountAdminRpcService) private readonly rpc: AccountAdminRpcService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(METRICS) private readonly metrics: AccountAdminMetrics,
   ) {}
 
   get port(): number {
@@ -88,15 +92,26 @@ export class GrpcServerAdapter implements OnApplicationBootstrap, OnApplicationS
     method: string,
     handle: (request: Req) => Promise<Res>,
   ): void {
-    handle(call.request).then(
-      (response) => callback(null, response),
+    const started = performance.now();
+    const traceparent = call.metadata.get('traceparent')[0];
+    const run = typeof traceparent === 'string'
+      ? withSpan(`grpc ${method}`, 'server', contextFromTraceparent(traceparent), () => handle(call.request))
+      : handle(call.request);
+    run.then(
+      (response) => {
+        callback(null, response);
+        this.metrics.grpc.observe(method, 'OK', performance.now() - started);
+      },
       (error: unknown) => {
         if (error instanceof AppError) {
-          callback({ code: grpcStatusOf(error.code), details: error.message });
+          const code = grpcStatusOf(error.code);
+          callback({ code, details: error.message });
+          this.metrics.grpc.observe(method, status[code] ?? String(code), performance.now() - started);
           return;
         }
         this.logger.error({ method, err: error instanceof Error ? error.message : String(error) }, 'gRPC call failed');
         callback({ code: status.INTERNAL, details: 'internal error' });
+        this.metrics.grpc.observe(method, 'INTERNAL', performance.now() - started);
       },
     );
   }

@@ -1,4 +1,4 @@
-import pino from 'pino';
+import { createServiceLogger } from '@svc/logging';
 import type { Logger } from 'pino';
 
 export type { Logger } from 'pino';
@@ -7,13 +7,10 @@ export type { Logger } from 'pino';
 export const LOGGER = Symbol('LOGGER');
 
 /**
- * The service's pino logger. Lines carry `request_id` through child loggers; secrets,
- * cookies and whole rows are never passed to it (redact is a second line of defence).
+ * The service's pino logger (the platform's one log schema, @svc/logging). Lines carry
+ * `request_id` through child loggers; secrets, cookies and whole rows are never passed to it
+ * (redaction is a second line of defence).
  */
 export function createLogger(level: string): Logger {
-  return pino({
-    level,
-    base: { service: 'account-admin' },
-    redact: { paths: ['secret', '*.secret', 'password', '*.password', 'cookie', '*.cookie', 'token', '*.token'], censor: '[redacted]' },
-  });
+  return createServiceLogger({ service: 'account-admin', level });
 }

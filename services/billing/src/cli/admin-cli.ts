@@ -8,14 +8,23 @@
  *   ledger <account_id> [--limit N] [--cursor C]
  *   reconcile [--account A] [--repair] [--limit N] [--cursor C]
  *   backlog
+ *   finance-report
+ *   ledger-export [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--account A] [--out FILE]
+ *
+ * ledger-export prints the CSV (or writes it to --out and prints where); every other
+ * command prints JSON.
  */
+import { writeFileSync } from 'node:fs';
 
 const USAGE = `usage: admin <command>
   create-account [--email E] [--name N]
   grant <account_id> <amount_usd> --reason R [--idempotency-key K]
   ledger <account_id> [--limit N] [--cursor C]
   reconcile [--account A] [--repair] [--limit N] [--cursor C]
-  backlog`;
+  backlog
+  finance-report            Stripe vs ledger, usage vs ledger, balances vs entries, durable vs spendable
+  ledger-export [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--account A] [--out FILE]
+                            the ledger of a period as CSV (default the last 30 days)`;
 
 class UsageError extends Error {}
 
@@ -53,6 +62,8 @@ interface Call {
   path: string;
   body?: Record<string, unknown>;
   headers?: Record<string, string>;
+  /** The answer is CSV (printed as is, or written to this file when set); otherwise JSON. */
+  csv?: { out: string | null };
 }
 
 function buildCall(argv: string[]): Call {
@@ -115,6 +126,21 @@ function buildCall(argv: string[]): Call {
       if (rest.length > 0) throw new UsageError('backlog takes no arguments');
       return { method: 'GET', path: '/operator/ledger/backlog' };
     }
+    case 'finance-report': {
+      if (rest.length > 0) throw new UsageError('finance-report takes no arguments');
+      return { method: 'GET', path: '/operator/finance/reconciliation' };
+    }
+    case 'ledger-export': {
+      const { positional, flags } = parseArgs(rest, ['from', 'to', 'account', 'out']);
+      if (positional.length > 0) throw new UsageError('ledger-export takes no positional arguments');
+      const query = new URLSearchParams();
+      for (const [flag, param] of [['from', 'from'], ['to', 'to'], ['account', 'account_id']] as const) {
+        const value = flags.get(flag);
+        if (value !== undefined) query.set(param, value);
+      }
+      const qs = query.toString();
+      return { method: 'GET', path: `/operator/ledger/export${qs === '' ? '' : `?${qs}`}`, csv: { out: flags.get('out') ?? null } };
+    }
     default:
       throw new UsageError(command === undefined ? 'no command given' : `unknown command ${command}`);
   }
@@ -154,6 +180,20 @@ async function main(): Promise<void> {
     fail({ error: { code: 'unreachable', message: `cannot reach ${base}: ${error instanceof Error ? error.message : String(error)}` } });
   }
   const text = await response.text();
+  if (response.ok && call.csv !== undefined) {
+    if (call.csv.out === null) {
+      process.stdout.write(text);
+      return;
+    }
+    try {
+      writeFileSync(call.csv.out, text);
+    } catch (error) {
+      fail({ error: { code: 'write_failed', message: `cannot write ${call.csv.out}: ${error instanceof Error ? error.message : String(error)}` } });
+    }
+    const rows = text.split('\n').filter((line) => line !== '').length - 1;
+    process.stdout.write(`${JSON.stringify({ file: call.csv.out, rows }, null, 2)}\n`);
+    return;
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

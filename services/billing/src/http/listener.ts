@@ -5,6 +5,9 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppError } from '@svc/errors';
 import { DtoValidationPipe, EdgeExceptionFilter, edgeServerOptions, installEdge } from '@svc/http-edge';
 import type { RequestIdSource } from '@svc/http-edge';
+import type { HttpMetrics } from '@svc/metrics';
+import { requestTracing } from '@svc/tracing';
+import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 
 export interface ListenerOptions {
@@ -12,6 +15,8 @@ export interface ListenerOptions {
   logger: Logger;
   requestIds: RequestIdSource;
   requestTimeoutMs: number;
+  /** Counts every answered request (http_requests_total, http_request_duration_seconds). */
+  http?: HttpMetrics;
 }
 
 /** Largest request body accepted (a Stripe event is a few KB). */
@@ -40,7 +45,16 @@ export async function createListener(options: ListenerOptions): Promise<NestFast
     }),
   );
   const fastify = adapter.getInstance();
-  installEdge(fastify, options.logger);
+  const http = options.http;
+  installEdge(fastify, options.logger, undefined, {
+    tracing: requestTracing(),
+    ...(http === undefined ? {} : {
+      observe: (request: FastifyRequest, route: string | null, status: number, durationMs: number) => {
+        http.observe(request.method, route, status, durationMs);
+        return undefined;
+      },
+    }),
+  });
   fastify.addHook('preValidation', async (request) => {
     if (request.body !== undefined && !isJsonContentType(request.headers['content-type'])) {
       throw new AppError('invalid_request', 'body must be JSON (content-type: application/json)');

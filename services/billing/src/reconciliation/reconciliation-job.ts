@@ -7,6 +7,8 @@ export interface ReconciliationCounters {
   last_run_at: string | null;
   last_accounts: number;
   last_drift_accounts: number;
+  /** Sum of |drift| over the accounts of the last run, in micro-USD. */
+  last_drift_micros: number;
   drift_accounts_total: number;
   stale_released_total: number;
   drift_corrected_total: number;
@@ -19,7 +21,7 @@ export interface ReconciliationCounters {
  */
 export class ReconciliationJob {
   readonly counters: ReconciliationCounters = {
-    runs: 0, last_run_at: null, last_accounts: 0, last_drift_accounts: 0, drift_accounts_total: 0, stale_released_total: 0, drift_corrected_total: 0,
+    runs: 0, last_run_at: null, last_accounts: 0, last_drift_accounts: 0, last_drift_micros: 0, drift_accounts_total: 0, stale_released_total: 0, drift_corrected_total: 0,
   };
 
   constructor(
@@ -33,11 +35,13 @@ export class ReconciliationJob {
     let afterId: string | null = null;
     let accounts = 0;
     let drift = 0;
+    let driftMicros = 0;
     do {
       const page: Awaited<ReturnType<ReconciliationService['reconcilePage']>> = await this.service.reconcilePage(this.pageSize, afterId, this.options);
       for (const report of page.reports) {
         accounts += 1;
         if (report.driftMicros !== 0) drift += 1;
+        driftMicros += Math.abs(report.driftMicros);
         for (const repair of report.repairs) {
           if (repair.kind === 'stale_reservation_released') this.counters.stale_released_total += 1;
           else this.counters.drift_corrected_total += 1;
@@ -49,6 +53,7 @@ export class ReconciliationJob {
     this.counters.last_run_at = new Date().toISOString();
     this.counters.last_accounts = accounts;
     this.counters.last_drift_accounts = drift;
+    this.counters.last_drift_micros = driftMicros;
     this.counters.drift_accounts_total += drift;
     const log = { accounts, drift_accounts: drift, stale_released_total: this.counters.stale_released_total };
     if (drift > 0) this.logger.warn(log, 'reconciliation found accounts with drift');

@@ -1,5 +1,6 @@
 import type { SettlementRecord } from '@svc/contracts';
 import type { Logger } from 'pino';
+import { settlementSpans } from './settlement-spans';
 import type { LedgerRepository } from '../ledger/ledger.repository';
 import { parseSettlement, requestIdOfEntry } from './settlement-record';
 import type { RemovedEntry, SettlementStreamAdapter, StreamEntry } from './settlement-stream.adapter';
@@ -13,6 +14,13 @@ export interface DrainOptions {
   maxBatchesPerAccount?: number;
   /** Told every batch of records after it committed (the key-use recorder: last_used_at). */
   onCommitted?: (records: readonly SettlementRecord[]) => void;
+  /** Told of every committed batch and every dead-lettered entry (the worker's metrics). */
+  observer?: DrainObserver;
+}
+
+export interface DrainObserver {
+  batchWritten(records: readonly SettlementRecord[], written: number, skipped: number, chargedMicros: number, nowMs: number): void;
+  deadLetter(): void;
 }
 
 export interface DrainResult {
@@ -94,15 +102,20 @@ export class LedgerDrainService {
           removed.push({ id: entry.id, requestId: requestIdOfEntry(entry.record) });
         }
       }
+      // A traced search's write joins its trace: one span per record, ended at the commit.
+      const spans = settlementSpans(records);
       const written = await this.repository.writeSettlements(accountId, records);
+      spans.end();
       this.options.onCommitted?.(records);
       // Committed: only now may the entries leave the stream.
       for (const { entry, reason } of refused) {
         this.logger.error({ account_id: accountId, entry_id: entry.id, reason }, 'settlement entry cannot be billed; moved to the dead-letter stream');
         await this.streams.deadLetter(accountId, entry, reason);
         result.deadLettered += 1;
+        this.options.observer?.deadLetter();
       }
       await this.streams.remove(accountId, removed);
+      this.options.observer?.batchWritten(records, written.written, written.skipped, written.chargedMicros, Date.now());
       result.written += written.written;
       result.skipped += written.skipped;
       this.logger.debug({ account_id: accountId, written: written.written, skipped: written.skipped, charged_micros: written.chargedMicros }, 'settlement batch written');

@@ -5,6 +5,7 @@ import { MICROS_PER_CENT } from '../checkout/checkout.dto';
 import { PaymentProcessorError, SignatureError, verifyStripeEvent } from '../stripe/stripe.adapter';
 import type { PaymentProcessor, StripeCheckoutSession, VerifiedEvent } from '../stripe/stripe.adapter';
 import type { PurchaseRepository } from './purchase.repository';
+import type { WebhookMetrics } from '../metrics/metrics';
 
 /** What one event did (stored in stripe_events.outcome). */
 export type EventOutcome =
@@ -54,9 +55,21 @@ export class WebhookService {
     private readonly outbox: SpendableOutboxService,
     private readonly logger: Logger,
     private readonly hooks: WebhookHooks = {},
+    private readonly metrics?: WebhookMetrics,
   ) {}
 
   async handle(rawBody: Buffer | undefined, signature: string | undefined, requestId: string): Promise<WebhookResult> {
+    try {
+      const result = await this.handleEvent(rawBody, signature, requestId);
+      this.metrics?.webhook(result.outcome);
+      return result;
+    } catch (error) {
+      this.metrics?.webhook(error instanceof AppError ? error.code : 'internal');
+      throw error;
+    }
+  }
+
+  private async handleEvent(rawBody: Buffer | undefined, signature: string | undefined, requestId: string): Promise<WebhookResult> {
     if (this.stripe === null || this.webhookSecret === null) {
       throw new AppError('payment_disabled', 'credit purchases are not available on this deployment');
     }
@@ -133,6 +146,7 @@ export class WebhookService {
     // Committed: the spendable balance follows exactly once (now, or by the worker's sweep).
     await this.outbox.applyAfterCommit(outcome.entry);
     if (outcome.kind === 'granted') {
+      this.metrics?.credited(creditMicros);
       this.logger.info({ account_id: accountId, stripe_session_id: session.id, ledger_entry_id: outcome.entry.id, amount_micros: creditMicros }, 'credits purchased');
     }
     return outcome.kind;
@@ -143,6 +157,7 @@ export class WebhookService {
     switch (outcome.kind) {
       case 'debited':
         await this.outbox.applyAfterCommit(outcome.entry);
+        this.metrics?.refunded(request.kind, Math.abs(outcome.entry.amountMicros));
         this.logger.warn(
           { account_id: outcome.entry.accountId, stripe_event_id: event.id, kind: request.kind, amount_micros: outcome.entry.amountMicros, balance_after_micros: outcome.entry.balanceAfterMicros },
           'purchased credit taken back by Stripe',

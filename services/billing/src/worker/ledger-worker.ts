@@ -31,6 +31,9 @@ import { HydrationLoop } from '../hydration/hydration-loop';
 import { HydrationRedisAdapter } from '../hydration/hydration-redis.adapter';
 import { HydrationRepository } from '../hydration/hydration.repository';
 import { HydrationService } from '../hydration/hydration.service';
+import { LedgerWorkerMetrics } from '../metrics/metrics';
+import { startMetricsServer } from '@svc/metrics';
+import type { MetricsServer } from '@svc/metrics';
 
 /** Scheduler ids in BullMQ: the job names (one scheduler each for the whole deployment, however many replicas). */
 const DRAIN_SCHEDULER = LEDGER_JOBS.drain;
@@ -51,6 +54,8 @@ class WorkerHealthModule {
 
 export interface RunningLedgerWorker {
   url: string;
+  /** The metrics listener's URL (null when METRICS_PORT could not be taken). */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -84,11 +89,14 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
   const repository = new LedgerRepository(prisma, db.pool);
   const recovery = new HydrationRedisAdapter(data);
   const hydrationConfig = parseHydrationConfig();
+  // The metrics read the backlog and reconciliation's counters at scrape (both made below).
+  const metrics = new LedgerWorkerMetrics({ backlog: () => backlog.measure(), reconciliation: () => reconciliation.counters });
   // The drain confirms every record it made durable, so the gateways stop retaining it.
   const keyUses = new KeyUseRecorder(new GrpcKeyUseSink(config.ACCOUNT_ADMIN_GRPC_URL), logger.child({ component: 'key-use' }), config.KEY_USE_FLUSH_INTERVAL_MS);
   keyUses.start();
   const drain = new LedgerDrainService(new ConfirmingStreamAdapter(data, recovery), repository, logger.child({ component: 'drain' }), {
     batchSize: config.LEDGER_BATCH_SIZE,
+    observer: metrics,
     onCommitted: (records) => keyUses.note(records),
   });
   const outbox = new SpendableOutboxService(repository, new SpendableBalanceAdapter(data), logger.child({ component: 'outbox' }));
@@ -114,8 +122,10 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
   let worker: Worker<LedgerJobPayload, unknown, LedgerJobName> | undefined;
   let app: NestFastifyApplication | undefined;
   let hydration: HydrationLoop | undefined;
+  let metricsServer: MetricsServer | null = null;
   const close = async (): Promise<void> => {
     hydration?.stop();
+    await metricsServer?.close();
     // The worker finishes its current job first: a batch is committed and its entries
     // removed, or not committed and left in the stream.
     if (backlogTimer !== undefined) clearInterval(backlogTimer);
@@ -148,7 +158,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
       switch (job.name) {
         case LEDGER_JOBS.drain: {
           const result = await drain.drain();
-          if (result.accounts > 0) logger.debug({ ...result }, 'drain done');
+          if (result.accounts > 0) logger.debug({ accounts: result.accounts, written: result.written, skipped: result.skipped, dead_lettered: result.deadLettered }, 'drain done');
           await backlog.recordDrained(result.written + result.skipped).catch(() => undefined);
           return result;
         }
@@ -193,8 +203,9 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
         return { backlog: backlogView(await backlog.measure()), reconciliation: { ...reconciliation.counters } };
       },
     };
-    app = await createListener({ module: WorkerHealthModule.register(readiness, status), logger: logger.child({ listener: 'health' }), requestIds: freshRequestIds, requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS });
+    app = await createListener({ module: WorkerHealthModule.register(readiness, status), logger: logger.child({ listener: 'health' }), requestIds: freshRequestIds, requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS, http: metrics.http });
     await app.listen(config.PORT, config.HOST);
+    metricsServer = await startMetricsServer({ registry: metrics.registry, port: config.METRICS_PORT, host: config.HOST, log: logger });
     // Recovery from a Redis that lost its data: cold accounts are rebuilt from the ledger, and
     // the job schedulers (kept in Redis by BullMQ) are created again.
     hydration = new HydrationLoop(
@@ -213,7 +224,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
     hydration.start();
     // A crash between a grant's commit and its Redis apply is repaired at start too.
     await outbox.applyPending().catch((error: unknown) => logger.warn({ err: error }, 'outbox apply at start failed; the sweep retries'));
-    return { url: urlOf(app), close };
+    return { url: urlOf(app), metricsUrl: metricsServer?.url ?? null, close };
   } catch (error) {
     await close();
     throw error;

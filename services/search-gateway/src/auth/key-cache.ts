@@ -25,6 +25,8 @@ export class KeyCache {
   private readonly ttlMs: number;
   private readonly maxEntries: number;
   private readonly now: () => number;
+  /** Lookups answered from the cache, not answered (absent or expired), and entries stored: read by the metrics at scrape. */
+  readonly stats = { hits: 0, misses: 0, fills: 0 };
 
   constructor(options: KeyCacheOptions) {
     this.ttlMs = options.ttlMs;
@@ -39,11 +41,16 @@ export class KeyCache {
   /** The cached lookup, or undefined when absent or expired. */
   get(keyHash: string): KeyLookup | undefined {
     const entry = this.entries.get(keyHash);
-    if (entry === undefined) return undefined;
-    if (this.now() >= entry.expiresAtMs) {
-      this.entries.delete(keyHash);
+    if (entry === undefined) {
+      this.stats.misses++;
       return undefined;
     }
+    if (this.now() >= entry.expiresAtMs) {
+      this.entries.delete(keyHash);
+      this.stats.misses++;
+      return undefined;
+    }
+    this.stats.hits++;
     return entry.lookup;
   }
 
@@ -62,6 +69,7 @@ export class KeyCache {
       this.entries.delete(oldest.value);
     }
     this.entries.set(keyHash, { lookup, expiresAtMs });
+    this.stats.fills++;
   }
 
   delete(keyHash: string): void {

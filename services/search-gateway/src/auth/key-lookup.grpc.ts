@@ -1,6 +1,7 @@
 import { credentials, Metadata } from '@grpc/grpc-js';
 import type { KeyLookup } from '@svc/contracts';
 import { AccountAdminClient, keyRecordFromProto } from '@svc/grpc';
+import { currentTraceparent } from '@svc/tracing';
 
 /** The owner's answer for a hash, or a fault (unreachable, bad answer). */
 export type OwnerLookup = { kind: 'found'; lookup: KeyLookup } | { kind: 'error'; error: unknown };
@@ -23,7 +24,10 @@ export class GrpcKeyOwner implements KeyOwner {
   lookup(keyHash: string): Promise<OwnerLookup> {
     return new Promise((resolve) => {
       const deadline = new Date(Date.now() + this.deadlineMs);
-      this.client.lookupKey({ keyHash }, new Metadata(), { deadline }, (error, response) => {
+      const metadata = new Metadata();
+      const traceparent = currentTraceparent();
+      if (traceparent !== undefined) metadata.set('traceparent', traceparent);
+      this.client.lookupKey({ keyHash }, metadata, { deadline }, (error, response) => {
         if (error !== null) {
           resolve({ kind: 'error', error });
           return;

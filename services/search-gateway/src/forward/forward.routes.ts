@@ -1,4 +1,5 @@
 import { isProvider } from '@svc/contracts';
+import { injectTraceHeaders } from '@svc/tracing';
 import type { RequiredKind } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
@@ -83,6 +84,7 @@ export class ForwardService {
       identity,
       clientIp: request.ip,
     });
+    injectTraceHeaders(headers);
     const body = Buffer.isBuffer(request.body) ? request.body : undefined;
     let response;
     try {

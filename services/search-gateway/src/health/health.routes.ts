@@ -1,16 +1,20 @@
 import type { FastifyInstance } from 'fastify';
+import type { DrainState } from './drain-state';
 import type { RedisConnection } from './redis.connection';
 
 /**
  * GET /healthz (the process is up) and GET /readyz (Redis answers, and, when the gateway
  * serves searches, the search path's batch connection to Redis is up: without it every
- * search would answer 503).
+ * search would answer 503). While the gateway drains (SIGTERM), /readyz is 503 `draining`.
  */
-export function registerHealthRoutes(scope: FastifyInstance, redis: RedisConnection, searchBatchReady?: () => boolean): void {
+export function registerHealthRoutes(scope: FastifyInstance, redis: RedisConnection, searchBatchReady?: () => boolean, drain?: DrainState): void {
   scope.get('/healthz', (request, reply) => {
     void reply.type('application/json; charset=utf-8').send({ status: 'ok', request_id: request.id });
   });
   scope.get('/readyz', async (request, reply) => {
+    if (drain?.draining === true) {
+      return reply.code(503).type('application/json; charset=utf-8').send({ status: 'draining', checks: {}, request_id: request.id });
+    }
     const redisUp = await redis.isReachable();
     const checks: Record<string, 'ok' | 'down'> = { redis: redisUp ? 'ok' : 'down' };
     if (searchBatchReady !== undefined) checks.search_batch = searchBatchReady() ? 'ok' : 'down';

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { registerCatalogRoutes } from '../catalog/catalog.routes';
 import type { CatalogService } from '../catalog/catalog.service';
 import type { ForwardService } from '../forward/forward.routes';
+import type { DrainState } from '../health/drain-state';
 import { registerHealthRoutes } from '../health/health.routes';
 import { registerOpenApiRoutes } from '../openapi/openapi.routes';
 import type { RedisConnection } from '../health/redis.connection';
@@ -11,6 +12,11 @@ import type { RateLimitHeaders, SearchService } from '../search';
 import type { AuthChain } from '../auth/auth-chain';
 import type { McpEndpoint } from '../mcp/mcp.endpoint';
 import { installEdge, RouteTable, sendError } from '@svc/http-edge';
+import type { HttpMetrics } from '@svc/metrics';
+import { requestTracing } from '@svc/tracing';
+import type { SearchMetrics } from '../search';
+
+const SEARCH_ROUTE = '/v1/search';
 
 /**
  * Puts the gateway's routes straight on Fastify (no Nest controllers or enhancers on
@@ -25,19 +31,39 @@ export class GatewayHttp {
     private readonly forward: ForwardService,
     private readonly redis: RedisConnection,
     private readonly log: Logger,
-    private readonly search?: { auth: AuthChain; service: SearchService; rateLimit: RateLimitHeaders },
+    private readonly search?: { auth: AuthChain; service: SearchService; rateLimit: RateLimitHeaders; metrics?: SearchMetrics },
+    private readonly http?: HttpMetrics,
+    private readonly drain?: DrainState,
     private readonly mcp?: McpEndpoint,
   ) {}
 
   install(fastify: FastifyInstance): void {
-    installEdge(fastify, this.log, this.routes);
+    const http = this.http;
+    const searchMetrics = this.search?.metrics;
+    installEdge(fastify, this.log, this.routes, {
+      tracing: requestTracing(),
+      observe: (request, route, status, durationMs) => {
+        http?.observe(request.method, route, status, durationMs);
+        // A search's access line also carries its account, key, models, outcome and cost.
+        return route === SEARCH_ROUTE && searchMetrics !== undefined ? searchMetrics.answered(request, status, durationMs) : undefined;
+      },
+    });
+    const drain = this.drain;
+    if (drain !== undefined) {
+      // While draining, every reply (searches in flight too) tells the client to close the
+      // connection, so none is left idle on this process when it stops accepting.
+      fastify.addHook('onSend', (_request, reply, payload, done) => {
+        if (drain.draining) void reply.header('connection', 'close');
+        done(null, payload);
+      });
+    }
     void fastify.register(async (scope) => {
       scope.setErrorHandler((error, request, reply) => sendError(reply, request.id, error, this.log));
       const search = this.search;
-      registerHealthRoutes(scope, this.redis, search === undefined ? undefined : () => search.service.batchReady);
+      registerHealthRoutes(scope, this.redis, search === undefined ? undefined : () => search.service.batchReady, this.drain);
       registerCatalogRoutes(scope, this.catalog);
       registerOpenApiRoutes(scope);
-      if (this.search !== undefined) registerSearchRoutes(scope, this.search.auth, this.search.service, this.search.rateLimit);
+      if (this.search !== undefined) registerSearchRoutes(scope, this.search.auth, this.search.service, this.search.rateLimit, this.search.metrics);
       this.mcp?.register(scope);
       await scope.register(async (forwardScope) => {
         forwardScope.removeAllContentTypeParsers();

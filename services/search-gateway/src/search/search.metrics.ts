@@ -1,9 +1,102 @@
-import type { Provider } from '@svc/contracts';
-import type { ProviderFailureKind } from '../providers';
+import { PROVIDERS } from '@svc/contracts';
+import type { KeyRecord, Provider } from '@svc/contracts';
+import { AppError } from '@svc/errors';
+import { Counter, Histogram, LATENCY_BUCKETS_S, Registry } from '@svc/metrics';
+import { microsToUsd } from '@svc/money';
+import type { ProviderFailureKind, ProviderOutcome, ProviderRegistry } from '../providers';
+import { redisBatchCounters } from '../redis/redis-batch';
+import { decideOutcome } from './search.outcome';
+import type { AttemptResult } from './search.outcome';
+import type { SearchReply } from './search.service';
 
-/** In-process counters of provider failures; operators read them from logs and (later) a metrics endpoint. */
+/** What the search route leaves for the metrics and the log line of a search, read after the reply. */
+interface Pending {
+  readonly record: KeyRecord;
+  /** The reply sent (attempts undefined: an idempotent repeat answered with the first request's reply). */
+  readonly reply: SearchReply | null;
+  /** The error code when the search ended in a thrown error (a refusal, or a fault). */
+  readonly errorCode: string | null;
+  /** The reply is another request's (an idempotent repeat or a copy that waited for the first): nothing of its own ran. */
+  readonly copy: boolean;
+}
+
+/** The fields a search adds to its access log line (one line per search, written after the reply). */
+export interface SearchLogFields {
+  account_id: string;
+  key_id: string;
+  /** The model that answered, or null. */
+  model: string | null;
+  /** Every model tried or skipped, in order. */
+  models: string[];
+  /** `ok`, or the error code the search answered with. */
+  outcome: string;
+  /** What the search cost in all (decimal USD string, as in the API). */
+  cost_usd: number;
+}
+
+const REFUSAL_OF: Readonly<Record<string, string>> = {
+  rate_limited: 'rate_limit',
+  too_many_concurrent_requests: 'in_flight',
+  overloaded: 'overloaded',
+};
+
+/** How many provider timings are kept before they are folded into the histogram without a scrape. */
+const PROVIDER_BUFFER = 4_096;
+
+/**
+ * The gateway's search metrics. Nothing here runs before a reply is written except the
+ * provider timing (one push of three numbers per provider call); the search's counters, its
+ * histogram and its log fields are made in the edge's onResponse hook from what the route
+ * left (`answered`), and the provider timings are folded into their histogram at scrape.
+ * Labels are bounded: outcome codes, catalog models, providers, sources, statuses; never an
+ * account or key id.
+ */
 export class SearchMetrics {
+  readonly registry: Registry;
   private readonly failures = new Map<string, number>();
+  private readonly pending = new WeakMap<object, Pending>();
+  private readonly searches: Counter<'outcome' | 'model'>;
+  private readonly duration: Histogram<'outcome'>;
+  private readonly attempts: Counter<'provider' | 'source' | 'status' | 'reason'>;
+  private readonly providerLatency: Histogram<'provider' | 'outcome'>;
+  private readonly charged: Counter<'provider' | 'source'>;
+  private readonly released: Counter<'provider' | 'source'>;
+  private readonly refusals: Counter<'reason'>;
+  /** Provider timings not yet in the histogram: provider index, outcome, milliseconds. */
+  private readonly timings: (Provider | string | number)[] = [];
+
+  constructor(registry: Registry = new Registry()) {
+    this.registry = registry;
+    const registers = [registry];
+    this.searches = new Counter({ name: 'gateway_searches_total', help: 'Searches answered, by outcome (ok or the error code) and answering model (none when no model answered)', labelNames: ['outcome', 'model'], registers });
+    this.duration = new Histogram({ name: 'gateway_search_duration_seconds', help: 'Time from a search\'s arrival to its reply, by outcome', labelNames: ['outcome'], buckets: LATENCY_BUCKETS_S, registers });
+    this.attempts = new Counter({ name: 'gateway_search_attempts_total', help: 'Attempts of searches, by provider, key source, status (success, error, skipped) and reason (the failure kind or skip reason; none on success)', labelNames: ['provider', 'source', 'status', 'reason'], registers });
+    this.charged = new Counter({ name: 'gateway_charged_micros_total', help: 'Money charged for searches in micro-USD (answers and timed-out attempts\' base price), by provider and key source', labelNames: ['provider', 'source'], registers });
+    this.released = new Counter({ name: 'gateway_released_micros_total', help: 'Money reserved for attempts and given back uncharged (failed attempts) in micro-USD, by provider and key source', labelNames: ['provider', 'source'], registers });
+    this.refusals = new Counter({ name: 'gateway_search_refusals_total', help: 'Searches refused before or without any provider call: rate_limit (429), in_flight (the account\'s cap, 429), capacity (every model at its in-flight cap, 503), overloaded (Redis unavailable or being rebuilt, 503)', labelNames: ['reason'], registers });
+    for (const reason of ['rate_limit', 'in_flight', 'capacity', 'overloaded']) this.refusals.labels(reason).inc(0);
+    // Read from the batch's plain counters at scrape: nothing is added to the search path.
+    let seen = { awaited: redisBatchCounters.awaited, sent: redisBatchCounters.sent };
+    const roundTrips: Counter<'kind'> = new Counter({
+      name: 'gateway_redis_round_trips_total',
+      help: 'Pipelines sent to Redis by the search path, by kind (awaited: a search waited for the answer; sent: not waited for). Round trips per search: rate of awaited over rate of gateway_searches_total',
+      labelNames: ['kind'],
+      registers,
+      collect: () => {
+        roundTrips.labels('awaited').inc(Math.max(0, redisBatchCounters.awaited - seen.awaited));
+        roundTrips.labels('sent').inc(Math.max(0, redisBatchCounters.sent - seen.sent));
+        seen = { awaited: redisBatchCounters.awaited, sent: redisBatchCounters.sent };
+      },
+    });
+    this.providerLatency = new Histogram({
+      name: 'gateway_provider_request_duration_seconds',
+      help: 'Provider calls, by provider and outcome (ok or the failure kind)',
+      labelNames: ['provider', 'outcome'],
+      buckets: LATENCY_BUCKETS_S,
+      registers,
+      collect: () => this.foldTimings(),
+    });
+  }
 
   countFailure(provider: Provider, kind: ProviderFailureKind): void {
     const name = `${provider}:${kind}`;
@@ -13,5 +106,112 @@ export class SearchMetrics {
   /** Failures of one kind at one provider since start. */
   failuresOf(provider: Provider, kind: ProviderFailureKind): number {
     return this.failures.get(`${provider}:${kind}`) ?? 0;
+  }
+
+  /** The route's handler, once the search has a reply (or threw): kept for `answered`. */
+  replied(request: { readonly id: string }, record: KeyRecord, reply: SearchReply): void {
+    this.pending.set(request, { record, reply, errorCode: null, copy: reply.requestId !== request.id });
+  }
+
+  threw(request: object, record: KeyRecord, error: unknown): void {
+    this.pending.set(request, { record, reply: null, errorCode: error instanceof AppError ? error.code : 'internal', copy: false });
+  }
+
+  /**
+   * After the reply of POST /v1/search was written (the edge's onResponse): counts the
+   * search and returns the fields of its log line; undefined when the request never reached
+   * the search (refused by authentication or validation: the HTTP metrics count it).
+   */
+  answered(request: object, status: number, durationMs: number): SearchLogFields | undefined {
+    const pending = this.pending.get(request);
+    if (pending === undefined) return undefined;
+    this.pending.delete(request);
+    const { record, reply } = pending;
+    let outcome: string;
+    let model: string | null = null;
+    const models: string[] = [];
+    let costMicros = 0;
+    if (reply === null || reply.refused !== undefined) {
+      outcome = reply?.refused ?? pending.errorCode ?? 'internal';
+      const refusal = REFUSAL_OF[outcome];
+      if (refusal !== undefined) this.refusals.labels(refusal).inc();
+    } else if (reply.attempts === undefined || pending.copy) {
+      // A repeat of an Idempotency-Key answered with the first request's reply: nothing ran.
+      outcome = status === 200 ? 'idempotent_replay' : 'idempotent_replay_error';
+    } else {
+      const attempts = reply.attempts;
+      const decided = decideOutcome(attempts);
+      switch (decided.kind) {
+        case 'success':
+          outcome = 'ok';
+          model = attempts[decided.index]?.model.id ?? null;
+          break;
+        case 'payment':
+          outcome = decided.code;
+          break;
+        case 'overloaded':
+          outcome = 'overloaded';
+          this.refusals.labels('capacity').inc();
+          break;
+        case 'failed':
+          outcome = 'all_providers_failed';
+          break;
+      }
+      for (const attempt of attempts) {
+        models.push(attempt.model.id);
+        costMicros += this.countAttempt(attempt);
+      }
+    }
+    this.searches.labels(outcome, model ?? 'none').inc();
+    this.duration.labels(outcome).observe(durationMs / 1000);
+    return { account_id: record.accountId, key_id: record.id, model, models, outcome, cost_usd: microsToUsd(costMicros) };
+  }
+
+  private countAttempt(attempt: AttemptResult): number {
+    const provider = attempt.model.provider;
+    switch (attempt.status) {
+      case 'success':
+        this.attempts.labels(provider, attempt.source, 'success', 'none').inc();
+        this.charged.labels(provider, attempt.source).inc(attempt.chargedMicros);
+        this.released.labels(provider, attempt.source).inc(Math.max(0, attempt.reservedMicros - attempt.chargedMicros));
+        return attempt.chargedMicros;
+      case 'error':
+        this.attempts.labels(provider, attempt.source, 'error', attempt.kind).inc();
+        if (attempt.chargedMicros > 0) this.charged.labels(provider, attempt.source).inc(attempt.chargedMicros);
+        this.released.labels(provider, attempt.source).inc(Math.max(0, attempt.reservedMicros - attempt.chargedMicros));
+        return attempt.chargedMicros;
+      case 'skipped':
+        this.attempts.labels(provider, attempt.source ?? 'none', 'skipped', attempt.reason).inc();
+        return 0;
+    }
+  }
+
+  /** One provider call's duration (kept as three numbers; folded into the histogram at scrape). */
+  providerCall(provider: Provider, outcome: ProviderOutcome, durationMs: number): void {
+    this.timings.push(provider, outcome.ok ? 'ok' : outcome.kind, durationMs);
+    if (this.timings.length >= PROVIDER_BUFFER * 3) this.foldTimings();
+  }
+
+  /** Moves the buffered provider timings into their histogram (at every scrape). */
+  private foldTimings(): void {
+    const timings = this.timings;
+    for (let i = 0; i + 2 < timings.length; i += 3) {
+      this.providerLatency.labels(String(timings[i]), String(timings[i + 1])).observe(Number(timings[i + 2]) / 1000);
+    }
+    timings.length = 0;
+  }
+
+  /** Times every provider call of the registry's adapters (one wrapper per adapter, made at start). */
+  timeProviderCalls(providers: ProviderRegistry): void {
+    for (const provider of PROVIDERS) {
+      const adapter = providers.adapter(provider);
+      const search = adapter.search.bind(adapter);
+      adapter.search = async (request) => {
+        const started = performance.now();
+        const outcome = await search(request);
+        this.providerCall(provider, outcome, performance.now() - started);
+        return outcome;
+      };
+    }
   }
 }

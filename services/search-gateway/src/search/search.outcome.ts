@@ -7,7 +7,7 @@ import type { NormalizedResult, ProviderFailureKind } from '../providers';
 /** Whose provider key an attempt uses: the account's own (`byok`, tried first) or the deployment's (`platform`). */
 export type AttemptSource = 'platform' | 'byok';
 
-export type SkipReason = 'not_configured' | 'capacity' | 'balance' | 'limit';
+export type SkipReason = 'not_configured' | 'capacity' | 'balance' | 'limit' | 'deadline';
 
 /** What happened to one attempt; an expected outcome, never an exception. */
 export type AttemptResult =
@@ -20,6 +20,7 @@ export const SKIP_MESSAGES: Readonly<Record<SkipReason, string>> = {
   capacity: 'provider at capacity',
   balance: 'insufficient credits',
   limit: 'key credit limit reached',
+  deadline: 'search time limit reached',
 };
 
 /** How a search ends (docs/api.md 10.5, when no model answers). */

@@ -5,7 +5,8 @@ import type { AuthChain } from '../auth/auth-chain';
 import { bodyDigest, idempotencyDigest } from './idempotency';
 import { formatSearchBodyErrors, SEARCH_BODY_SCHEMA, searchValidatorCompiler, toSearchRequest } from './search.schema';
 import type { SearchBody } from './search.schema';
-import type { SearchService } from './search.service';
+import type { SearchMetrics } from './search.metrics';
+import type { SearchReply, SearchService } from './search.service';
 
 export interface RateLimitHeaders {
   readonly limit: number;
@@ -16,7 +17,7 @@ export interface RateLimitHeaders {
  * POST /v1/search, Fastify-native: the key is checked in onRequest (before the body is
  * read), the body by the route's JSON schema, then the controller delegates to SearchService.
  */
-export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, search: SearchService, rateLimit: RateLimitHeaders): void {
+export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, search: SearchService, rateLimit: RateLimitHeaders, metrics?: SearchMetrics): void {
   const authenticated = new WeakMap<FastifyRequest, KeyRecord>();
   // x-ratelimit-limit is the configured rate (RATE_LIMIT_PER_SECOND); x-ratelimit-remaining
   // comes from the admission script's answer (SearchReply.rateLimit).
@@ -38,13 +39,21 @@ export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, se
       if (record === undefined) throw new Error('search handler reached without authentication');
       const searchRequest = toSearchRequest(request.body);
       const keyDigest = idempotencyDigest(request.headers['idempotency-key']);
-      const result = await search.search({
-        record,
-        requestId: request.id,
-        request: searchRequest,
-        idempotency: keyDigest === null ? null : { keyDigest, bodyDigest: bodyDigest(request.body) },
-        elapsedMs: () => reply.elapsedTime,
-      });
+      let result: SearchReply;
+      try {
+        result = await search.search({
+          record,
+          requestId: request.id,
+          request: searchRequest,
+          idempotency: keyDigest === null ? null : { keyDigest, bodyDigest: bodyDigest(request.body) },
+          elapsedMs: () => reply.elapsedTime,
+        });
+      } catch (error) {
+        metrics?.threw(request, record, error);
+        throw error;
+      }
+      // Counted and logged in the edge's onResponse, after the reply is written.
+      metrics?.replied(request, record, result);
       if (result.requestId !== request.id) reply.header('x-svc-request-id', result.requestId);
       if (result.status === 200 && result.rateLimit !== undefined) {
         reply.header('x-ratelimit-limit', limitHeader).header('x-ratelimit-remaining', String(result.rateLimit.remaining));

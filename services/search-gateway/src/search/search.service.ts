@@ -3,6 +3,7 @@ import type { KeyRecord, ModelSpec, Provider, SettledAttempt, SettlementRecord }
 import { AppError, errorBody } from '@svc/errors';
 import type { Micros } from '@svc/money';
 import { microsToUsd } from '@svc/money';
+import { currentTraceparent } from '@svc/tracing';
 import type { Logger } from 'pino';
 import { moneyScope } from '../money/money.repository';
 import type { AdmissionRequest, MoneyRepository, MoneyScope, PendingOp, ReserveVerdict } from '../money/money.repository';
@@ -32,6 +33,8 @@ export interface SearchSettings {
   readonly now?: () => number;
   /** How long a search on a cold account waits for its hydration before answering 503 (default 1,500 ms). */
   readonly hydrationWaitMs?: number;
+  /** SEARCH_MAX_DURATION_MS: no attempt starts after it, and an attempt's timeout is cut to what is left (default: none). */
+  readonly maxDurationMs?: number;
   /** BYOK_FEE_PERCENT: a BYOK attempt is charged this percentage of the model's price (default 5). */
   readonly byokFeePercent?: number;
 }
@@ -50,6 +53,10 @@ export interface SearchReply {
   readonly requestId: string;
   /** Set when the request passed the rate limit (every search that reached admission). */
   readonly rateLimit?: RateLimitState;
+  /** This search's attempts (unset on an idempotent repeat): read by SearchMetrics after the reply. */
+  readonly attempts?: readonly AttemptResult[];
+  /** The code of a refusal thrown before any attempt and made a reply (for SearchMetrics). */
+  readonly refused?: string;
   /** Seconds for Retry-After (an error reply made from a thrown 429 or 503). */
   readonly retryAfterSeconds?: number;
 }
@@ -157,7 +164,7 @@ export class SearchService {
     const reply = this.searchOnce(call).catch((error: unknown) => {
       if (!(error instanceof AppError)) throw error;
       const { retryAfterSeconds } = error.extra;
-      return { ...errorReply(error, call.requestId), ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) };
+      return { ...errorReply(error, call.requestId), refused: error.code, ...(retryAfterSeconds === undefined ? {} : { retryAfterSeconds }) };
     });
     this.runningByIdempotencyKey.set(key, { bodyDigest: idempotency.bodyDigest, reply });
     try {
@@ -266,6 +273,11 @@ export class SearchService {
       if (source === 'platform' && skipPlatformOf === model.id) continue;
       skipPlatformOf = null;
       const price = this.priceOf(planned, request.maxResults);
+      const leftMs = (this.settings.maxDurationMs ?? Number.POSITIVE_INFINITY) - call.elapsedMs();
+      if (leftMs < 1) {
+        attempts.push({ status: 'skipped', model, source: null, reason: 'deadline', priceMicros: price });
+        continue;
+      }
       if (apiKey === null) {
         attempts.push({ status: 'skipped', model, source: null, reason: 'not_configured', priceMicros: price });
         continue;
@@ -318,7 +330,7 @@ export class SearchService {
         continue;
       }
       called = true;
-      const outcome = await this.callProvider(planned, apiKey, request, requestId);
+      const outcome = await this.callProvider(planned, apiKey, request, requestId, Math.min(this.settings.providerTimeoutMs, Math.floor(leftMs)));
       if (outcome.ok) {
         attempts.push({ status: 'success', model, source, results: outcome.results, reservedMicros: price, chargedMicros: this.chargeOf(planned, outcome.results.length) });
         lastLease = { provider: model.provider, leaseId };
@@ -373,11 +385,11 @@ export class SearchService {
     this.money.close();
   }
 
-  private async callProvider(planned: PlannedAttempt, apiKey: string, request: SearchRequest, requestId: string): Promise<ProviderOutcome> {
+  private async callProvider(planned: PlannedAttempt, apiKey: string, request: SearchRequest, requestId: string, timeoutMs: number): Promise<ProviderOutcome> {
     const { model, source } = planned;
     let outcome: ProviderOutcome;
     try {
-      outcome = await this.providers.adapter(model.provider).search({ query: request.query, model, maxResults: request.maxResults, apiKey, timeoutMs: this.settings.providerTimeoutMs });
+      outcome = await this.providers.adapter(model.provider).search({ query: request.query, model, maxResults: request.maxResults, apiKey, timeoutMs });
     } catch (error) {
       this.log.error({ request_id: requestId, provider: model.provider, err: describe(error) }, 'provider adapter threw');
       outcome = { ok: false, kind: 'connection', error: 'provider call failed', status: null };
@@ -409,18 +421,18 @@ export class SearchService {
           attempts: attempts.slice(0, outcome.index).map(attemptView),
           latency_ms: Math.round(elapsedMs),
         };
-        return { status: 200, body: JSON.stringify(body), requestId };
+        return { status: 200, body: JSON.stringify(body), requestId, attempts };
       }
       case 'payment': {
         const message = outcome.code === 'key_limit_exceeded'
           ? 'this search would take the key past its credit limit'
           : 'the credit balance cannot cover any of the requested models';
-        return errorReply(new AppError(outcome.code, message, { needed_usd: microsToUsd(outcome.neededMicros) }), requestId);
+        return errorReply(new AppError(outcome.code, message, { needed_usd: microsToUsd(outcome.neededMicros) }), requestId, attempts);
       }
       case 'overloaded':
-        return errorReply(new AppError('overloaded', 'every allowed model is at capacity; retry shortly'), requestId);
+        return errorReply(new AppError('overloaded', 'every allowed model is at capacity; retry shortly'), requestId, attempts);
       case 'failed':
-        return errorReply(new AppError('all_providers_failed', 'every attempted model failed or was unavailable', { attempts: attempts.map(attemptView) }), requestId);
+        return errorReply(new AppError('all_providers_failed', 'every attempted model failed or was unavailable', { attempts: attempts.map(attemptView) }), requestId, attempts);
     }
   }
 
@@ -446,7 +458,7 @@ export class SearchService {
           break;
       }
     }
-    return { v: 1, requestId: scope.requestId, accountId: scope.accountId, keyId: scope.keyId, settledAtMs: Date.now(), attempts: settled, chargedMicros };
+    return { v: 1, requestId: scope.requestId, accountId: scope.accountId, keyId: scope.keyId, settledAtMs: Date.now(), attempts: settled, chargedMicros, traceparent: currentTraceparent() };
   }
 
   /** The first request's outcome for a repeat: at once when done, else after polling for it (bounded). */
@@ -468,8 +480,10 @@ export class SearchService {
   }
 }
 
-function errorReply(error: AppError, requestId: string): SearchReply {
-  return { status: error.status, body: JSON.stringify(errorBody(error, requestId)), requestId };
+function errorReply(error: AppError, requestId: string, attempts?: readonly AttemptResult[]): SearchReply {
+  return attempts === undefined
+    ? { status: error.status, body: JSON.stringify(errorBody(error, requestId)), requestId }
+    : { status: error.status, body: JSON.stringify(errorBody(error, requestId)), requestId, attempts };
 }
 
 function describe(error: unknown): string {
