@@ -375,6 +375,113 @@ describe('the OpenAPI document against real answers', () => {
     expectCode(await check('GET', `${dash}/{provider}`, `${dash}/tavily`, { headers: session }, 404), 'not_found');
   });
 
+  it("the web app's pages and the files they link", async () => {
+    const page = await check('GET', '/dashboard/{page}', '/dashboard/keys', {}, 200);
+    await check('GET', '/dashboard/{page}', '/dashboard/activity', {}, 200);
+    const assets = [...page.text.matchAll(/(?:src|href)="(\/dashboard\/assets\/[^"]+)"/g)].map((match) => match[1] ?? '');
+    expect(assets.length).toBeGreaterThan(1);
+    for (const asset of assets) await check('GET', '/dashboard/assets/{file}', asset, {}, 200);
+    expectCode(await check('GET', '/dashboard/assets/{file}', '/dashboard/assets/nope-00000000.js', {}, 404), 'not_found');
+  });
+
+  it('the dashboard session API: API keys and the management-key edit (as /v1/keys)', async () => {
+    const dash = '/dashboard/api';
+    const read = { cookie: session.cookie ?? '' };
+    const created = await check('POST', `${dash}/keys`, `${dash}/keys`, { body: { name: 'dash', limit_usd: 3, limit_reset: 'weekly' }, headers: session }, 201);
+    const id = String(created.body.id);
+    await check('POST', `${dash}/keys`, `${dash}/keys`, { headers: session }, 201);
+    expectCode(await check('POST', `${dash}/keys`, `${dash}/keys`, { body: { name: 'no csrf' }, headers: read }, 400), 'invalid_request');
+    expectCode(await check('POST', `${dash}/keys`, `${dash}/keys`, { body: { nope: 1 }, headers: session }, 400), 'invalid_request');
+    expectCode(await check('POST', `${dash}/keys`, `${dash}/keys`, { body: {} }, 401), 'invalid_api_key');
+
+    const page = await check('GET', `${dash}/keys`, `${dash}/keys?limit=1`, { headers: read }, 200);
+    expect(typeof page.body.next_cursor).toBe('string');
+    await check('GET', `${dash}/keys`, `${dash}/keys?limit=1&cursor=${encodeURIComponent(String(page.body.next_cursor))}`, { headers: read }, 200);
+    expectCode(await check('GET', `${dash}/keys`, `${dash}/keys?limit=0`, { headers: read }, 400), 'invalid_request');
+    expectCode(await check('GET', `${dash}/keys`, `${dash}/keys`, {}, 401), 'invalid_api_key');
+
+    await check('GET', `${dash}/keys/{id}`, `${dash}/keys/${id}`, { headers: read }, 200);
+    expectCode(await check('GET', `${dash}/keys/{id}`, `${dash}/keys/key_AAAAAAAAAAAAAAAAAAAAAAAA`, { headers: read }, 404), 'not_found');
+    expectCode(await check('GET', `${dash}/keys/{id}`, `${dash}/keys/${id}`, {}, 401), 'invalid_api_key');
+    const patched = await check('PATCH', `${dash}/keys/{id}`, `${dash}/keys/${id}`, { body: { disabled: true, limit_usd: null }, headers: session }, 200);
+    expect({ disabled: patched.body.disabled, limit_reset: patched.body.limit_reset }).toEqual({ disabled: true, limit_reset: null });
+    await check('PATCH', `${dash}/keys/{id}`, `${dash}/keys/${id}`, { body: {}, headers: session }, 200);
+    expectCode(await check('PATCH', `${dash}/keys/{id}`, `${dash}/keys/${id}`, { body: { name: null }, headers: session }, 400), 'invalid_request');
+    expectCode(await check('PATCH', `${dash}/keys/{id}`, `${dash}/keys/${id}`, { body: { name: 'x' }, headers: read }, 400), 'invalid_request');
+    expectCode(await check('PATCH', `${dash}/keys/{id}`, `${dash}/keys/key_AAAAAAAAAAAAAAAAAAAAAAAA`, { body: {}, headers: session }, 404), 'not_found');
+    expectCode(await check('DELETE', `${dash}/keys/{id}`, `${dash}/keys/${id}`, { headers: read }, 400), 'invalid_request');
+    await check('DELETE', `${dash}/keys/{id}`, `${dash}/keys/${id}`, { headers: session }, 200);
+    expectCode(await check('DELETE', `${dash}/keys/{id}`, `${dash}/keys/${id}`, { headers: session }, 404), 'not_found');
+    expectCode(await check('DELETE', `${dash}/keys/{id}`, `${dash}/keys/${id}`, {}, 401), 'invalid_api_key');
+
+    const mkey = await check('POST', `${dash}/management-keys`, `${dash}/management-keys`, { body: { name: 'edit me' }, headers: session }, 201);
+    const mkeyPath = `${dash}/management-keys/${String(mkey.body.id)}`;
+    const edited = await check('PATCH', `${dash}/management-keys/{id}`, mkeyPath, { body: { name: 'edited', disabled: true }, headers: session }, 200);
+    expect({ name: edited.body.name, disabled: edited.body.disabled }).toEqual({ name: 'edited', disabled: true });
+    expectCode(await check('GET', '/v1/key', '/v1/key', { headers: bearer(String(mkey.body.secret)) }, 401), 'key_disabled');
+    await check('PATCH', `${dash}/management-keys/{id}`, mkeyPath, { body: {}, headers: session }, 200);
+    await check('PATCH', `${dash}/management-keys/{id}`, mkeyPath, { body: { disabled: false }, headers: session }, 200);
+    await check('GET', '/v1/key', '/v1/key', { headers: bearer(String(mkey.body.secret)) }, 200);
+    expectCode(await check('PATCH', `${dash}/management-keys/{id}`, mkeyPath, { body: { disabled: null }, headers: session }, 400), 'invalid_request');
+    expectCode(await check('PATCH', `${dash}/management-keys/{id}`, mkeyPath, { body: { name: 'x' }, headers: read }, 400), 'invalid_request');
+    expectCode(await check('PATCH', `${dash}/management-keys/{id}`, `${dash}/management-keys/mkey_AAAAAAAAAAAAAAAAAAAAAAAA`, { body: { name: 'x' }, headers: session }, 404), 'not_found');
+    expectCode(await check('PATCH', `${dash}/management-keys/{id}`, mkeyPath, { body: { name: 'x' } }, 401), 'invalid_api_key');
+    // The list shows the edit fields too.
+    const listed = await check('GET', `${dash}/management-keys`, `${dash}/management-keys`, { headers: read }, 200);
+    expect(listed.body.data.some((key: { id: string; name: string }) => key.id === mkey.body.id && key.name === 'edited')).toBe(true);
+  });
+
+  it('the dashboard session API: credits, checkout, purchases, usage, daily spend and activity', async () => {
+    const dash = '/dashboard/api';
+    const read = { cookie: session.cookie ?? '' };
+    const credits = await check('GET', `${dash}/credits`, `${dash}/credits`, { headers: read }, 200);
+    expect(credits.body.total_purchased_usd).toBeGreaterThan(0);
+    expectCode(await check('GET', `${dash}/credits`, `${dash}/credits`, {}, 401), 'invalid_api_key');
+
+    const checkout = await check('POST', `${dash}/credits/checkout`, `${dash}/credits/checkout`, { body: { amount_usd: 12 }, headers: session }, 201);
+    expect(checkout.body.amount_usd).toBe(12);
+    expectCode(await check('POST', `${dash}/credits/checkout`, `${dash}/credits/checkout`, { body: { amount_usd: 4.99 }, headers: session }, 400), 'invalid_request');
+    expectCode(await check('POST', `${dash}/credits/checkout`, `${dash}/credits/checkout`, { body: { amount_usd: 12 }, headers: read }, 400), 'invalid_request');
+    expectCode(await check('POST', `${dash}/credits/checkout`, `${dash}/credits/checkout`, { body: { amount_usd: 12 } }, 401), 'invalid_api_key');
+    stripe.failNext('error500', Number.POSITIVE_INFINITY);
+    expectCode(await check('POST', `${dash}/credits/checkout`, `${dash}/credits/checkout`, { body: { amount_usd: 12 }, headers: session }, 502), 'payment_error');
+    stripe.clearFailures();
+
+    // Every checkout of the account: the paid one (credited by the webhook above) and the open ones.
+    const purchases = await check('GET', `${dash}/credits/purchases`, `${dash}/credits/purchases?limit=100`, { headers: read }, 200);
+    const statuses = (purchases.body.data as { status: string }[]).map((p) => p.status);
+    expect(statuses).toEqual(expect.arrayContaining(['paid', 'pending']));
+    const first = await check('GET', `${dash}/credits/purchases`, `${dash}/credits/purchases?limit=1`, { headers: read }, 200);
+    expect(typeof first.body.next_cursor).toBe('string');
+    await check('GET', `${dash}/credits/purchases`, `${dash}/credits/purchases?limit=1&cursor=${encodeURIComponent(String(first.body.next_cursor))}`, { headers: read }, 200);
+    expectCode(await check('GET', `${dash}/credits/purchases`, `${dash}/credits/purchases?cursor=nope`, { headers: read }, 400), 'invalid_request');
+    expectCode(await check('GET', `${dash}/credits/purchases`, `${dash}/credits/purchases`, {}, 401), 'invalid_api_key');
+
+    // The searches of the tests above (the usage test waited for the ledger to write them).
+    const usage = await check('GET', `${dash}/usage`, `${dash}/usage?group_by=model`, { headers: read }, 200);
+    expect(usage.body.data.length).toBeGreaterThan(0);
+    await check('GET', `${dash}/usage`, `${dash}/usage?group_by=key&key_id=${apiKey.id}`, { headers: read }, 200);
+    expectCode(await check('GET', `${dash}/usage`, `${dash}/usage?group_by=week`, { headers: read }, 400), 'invalid_request');
+    expectCode(await check('GET', `${dash}/usage`, `${dash}/usage`, {}, 401), 'invalid_api_key');
+
+    const daily = await check('GET', `${dash}/usage/daily-by-model`, `${dash}/usage/daily-by-model`, { headers: read }, 200);
+    expect(daily.body.data.length).toBeGreaterThan(0);
+    await check('GET', `${dash}/usage/daily-by-model`, `${dash}/usage/daily-by-model?from=2026-01-01&to=2026-01-31`, { headers: read }, 200);
+    expectCode(await check('GET', `${dash}/usage/daily-by-model`, `${dash}/usage/daily-by-model?from=2026-02-30`, { headers: read }, 400), 'invalid_request');
+    expectCode(await check('GET', `${dash}/usage/daily-by-model`, `${dash}/usage/daily-by-model`, {}, 401), 'invalid_api_key');
+
+    const activity = await check('GET', `${dash}/activity`, `${dash}/activity?limit=100`, { headers: read }, 200);
+    const items = activity.body.data as { status: string; attempts: { status: string }[] }[];
+    // The fallback search (an error, then an answer) and the search every model failed.
+    expect(items.some((item) => item.status === 'success' && item.attempts.some((a) => a.status === 'error'))).toBe(true);
+    expect(items.some((item) => item.status === 'failed')).toBe(true);
+    const one = await check('GET', `${dash}/activity`, `${dash}/activity?limit=1`, { headers: read }, 200);
+    expect(typeof one.body.next_cursor).toBe('string');
+    await check('GET', `${dash}/activity`, `${dash}/activity?limit=1&cursor=${encodeURIComponent(String(one.body.next_cursor))}`, { headers: read }, 200);
+    expectCode(await check('GET', `${dash}/activity`, `${dash}/activity?limit=101`, { headers: read }, 400), 'invalid_request');
+    expectCode(await check('GET', `${dash}/activity`, `${dash}/activity`, {}, 401), 'invalid_api_key');
+  });
+
   it('answers outside every operation (404, 405) are error bodies of the document', async () => {
     const notFound = await call('GET', `${gw}/v1/nope`);
     expect(notFound.status).toBe(404);
@@ -403,6 +510,9 @@ describe('the OpenAPI document against real answers', () => {
     expectCode(await check('GET', '/v1/usage', '/v1/usage', { headers: bearer(apiKey.secret) }, 500), 'internal');
     expectCode(await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 20 }, headers: bearer(managementKey) }, 500), 'internal');
     expectCode(await check('POST', '/v1/credits/webhook', '/v1/credits/webhook', { raw: '{}', headers: { 'stripe-signature': 't=1,v1=00' } }, 500), 'internal');
+    // account-admin answers the dashboard's billing views, but billing is down.
+    expectCode(await check('GET', '/dashboard/api/credits', '/dashboard/api/credits', { headers: session }, 500), 'internal');
+    expectCode(await check('GET', '/dashboard/api/activity', '/dashboard/api/activity', { headers: session }, 500), 'internal');
     await stack.accountAdmin.process.stop();
     expectCode(await check('GET', '/v1/keys', '/v1/keys', { headers: bearer(managementKey) }, 500), 'internal');
     expectCode(await check('GET', '/dashboard/api/me', '/dashboard/api/me', { headers: session }, 500), 'internal');

@@ -6,11 +6,13 @@ import { ApiPropertyOptional, DocumentBuilder, SwaggerModule } from '@nestjs/swa
 import { httpStatusOf } from '@svc/errors';
 import { DEFAULT_PAGE_LIMIT, PageQueryDto } from '@svc/http-edge';
 import type { ErrorCode } from '@svc/errors';
+import { DASHBOARD_PAGES } from '../../../services/account-admin/src/dashboard/dashboard-web.controller';
 import { LoginDto, ManagementKeyCreateDto, SignupDto } from '../../../services/account-admin/src/dashboard/dashboard.dto';
+import { ManagementKeyUpdateDto } from '../../../services/account-admin/src/dashboard/management-key-update.dto';
 import { KeyBodyDto, ListQueryDto } from '../../../services/account-admin/src/keys/keys.dto';
 import { PutProviderKeyDto } from '../../../services/account-admin/src/provider-keys/provider-keys.dto';
 import { CheckoutBodyDto } from '../../../services/billing/src/checkout/checkout.dto';
-import { UsageQueryDto } from '../../../services/billing/src/usage/usage.dto';
+import { DayRangeQueryDto, UsageQueryDto } from '../../../services/billing/src/usage/usage.dto';
 import { SEARCH_BODY_SCHEMA, MAX_QUERY_CHARS } from '../../../services/search-gateway/src/search/search.schema';
 import { OPERATIONS } from './operations';
 import type { Access, HeaderName, Operation } from './operations';
@@ -36,10 +38,12 @@ export const DTO_MODELS: Readonly<Record<string, new () => object>> = {
   KeyBody: KeyBodyDto,
   ListQuery: ListQueryDto,
   UsageQuery: UsageQueryDto,
+  DayRangeQuery: DayRangeQueryDto,
   CheckoutBody: CheckoutBodyDto,
   SignupBody: SignupDto,
   LoginBody: LoginDto,
   ManagementKeyCreateBody: ManagementKeyCreateDto,
+  ManagementKeyUpdateBody: ManagementKeyUpdateDto,
   ProviderKeyBody: PutProviderKeyDto,
 };
 
@@ -145,15 +149,26 @@ function errorResponses(op: Operation): Record<string, Schema> {
   return out;
 }
 
+function pathParameter(name: string): Schema {
+  switch (name) {
+    case 'provider':
+      return { name, in: 'path', required: true, description: 'brave, exa or tavily; another name is 400 unknown_provider.', schema: { type: 'string' } };
+    case 'id':
+      return { name, in: 'path', required: true, description: 'The key id; an id that is not a live key of this account is 404 not_found.', schema: { type: 'string' } };
+    case 'page':
+      return { name, in: 'path', required: true, description: "A page of the web app; another name is the edge's 404 not_found.", schema: { enum: [...DASHBOARD_PAGES] } };
+    case 'file':
+      return { name, in: 'path', required: true, description: 'A file name the build wrote, as the page links it; another is 404 not_found.', schema: { type: 'string' } };
+    default:
+      throw new Error(`no description of the path parameter ${name}`);
+  }
+}
+
 function parameters(op: Operation, schemas: Record<string, Schema>): Schema[] {
   const out: Schema[] = [];
   for (const match of op.path.matchAll(/\{([a-z_]+)\}/g)) {
     const name = match[1] ?? '';
-    out.push(
-      name === 'provider'
-        ? { name, in: 'path', required: true, description: 'brave, exa or tavily; another name is 400 unknown_provider.', schema: { type: 'string' } }
-        : { name, in: 'path', required: true, description: 'The key id; an id that is not a live key of this account is 404 not_found.', schema: { type: 'string' } },
-    );
+    out.push(pathParameter(name));
   }
   if (op.query !== undefined) {
     const query = schemas[op.query] as { properties?: Record<string, Schema>; required?: string[] } | undefined;
@@ -168,10 +183,12 @@ function parameters(op: Operation, schemas: Record<string, Schema>): Schema[] {
 }
 
 function operationObject(op: Operation, schemas: Record<string, Schema>): Schema {
+  const contentTypes = op.success.contentType === undefined ? ['application/json'] : typeof op.success.contentType === 'string' ? [op.success.contentType] : op.success.contentType;
+  const successSchema = op.success.schema === undefined ? { type: 'string' } : ref(op.success.schema);
   const successContent =
     op.success.schema === undefined && op.success.contentType === undefined
       ? {}
-      : { content: { [op.success.contentType ?? 'application/json']: { schema: op.success.schema === undefined ? { type: 'string' } : ref(op.success.schema) } } };
+      : { content: Object.fromEntries(contentTypes.map((type) => [type, { schema: successSchema }])) };
   const responses: Record<string, Schema> = {
     [String(op.success.status)]: { description: op.success.description, headers: headersOf(op.success.headers), ...successContent },
   };

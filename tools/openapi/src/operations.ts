@@ -1,4 +1,5 @@
 import type { ErrorCode } from '@svc/errors';
+import { DASHBOARD_PAGES } from '../../../services/account-admin/src/dashboard/dashboard-web.controller';
 
 /**
  * Every operation of the public edge (the gateway's own routes and the control-plane routes
@@ -19,6 +20,13 @@ export interface Operation {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI form: `{id}`, `{provider}`. */
   path: string;
+  /**
+   * The server's route patterns this operation documents, when they are not the path itself:
+   * a wildcard route (`/dashboard/assets/*`) or a list of literal routes behind one path
+   * parameter with an enum (`/dashboard/{page}`). The document test compares these with the
+   * control plane's controller routes.
+   */
+  routes?: readonly string[];
   operationId: string;
   tag: Tag;
   summary: string;
@@ -31,7 +39,8 @@ export interface Operation {
   query?: string;
   /** Header parameters the operation reads. */
   headerParameters?: readonly ('IdempotencyKey' | 'StripeSignature')[];
-  success: { status: number; description: string; schema?: string; contentType?: string; headers?: readonly HeaderName[] };
+  /** contentType: the media type of a body that is not JSON, or the list of those the route can answer (static files). */
+  success: { status: number; description: string; schema?: string; contentType?: string | readonly string[]; headers?: readonly HeaderName[] };
   /** A second answer that is not an error body (readyz's 503). */
   alsoAnswers?: { status: number; description: string; schema: string };
   /** Error codes the operation can answer (their statuses follow from the code). */
@@ -44,6 +53,13 @@ export interface Operation {
 
 const KEY_ERRORS: readonly ErrorCode[] = ['invalid_api_key', 'key_disabled', 'key_expired'];
 const ONE_KIND: readonly ErrorCode[] = [...KEY_ERRORS, 'wrong_key_type'];
+/** A session read: 401 invalid_api_key without a live session. */
+const SESSION_READ: readonly ErrorCode[] = ['invalid_api_key', 'internal'];
+/** A session change: also 400 invalid_request without the right x-csrf-token (or with a bad body). */
+const SESSION_CHANGE: readonly ErrorCode[] = ['invalid_request', 'invalid_api_key', 'internal'];
+
+/** The media types of the web app's built files (account-admin's dashboard-assets.adapter.ts). */
+const ASSET_TYPES = ['text/javascript', 'text/css', 'image/svg+xml', 'image/png', 'image/x-icon', 'font/woff2', 'application/json', 'application/octet-stream'] as const;
 
 export const OPERATIONS: readonly Operation[] = [
   {
@@ -175,6 +191,19 @@ export const OPERATIONS: readonly Operation[] = [
     errors: ['internal'],
   },
   {
+    method: 'get', path: '/dashboard/{page}', routes: DASHBOARD_PAGES.map((page) => `/dashboard/${page}`), operationId: 'dashboardAppPage', tag: 'dashboard', access: 'none', servedBy: 'account-admin', sdk: false,
+    summary: "One of the web app's pages (the same HTML as /dashboard; the app shows the page named)",
+    success: { status: 200, description: 'The page (HTML).', contentType: 'text/html' },
+    errors: ['internal'],
+  },
+  {
+    method: 'get', path: '/dashboard/assets/{file}', routes: ['/dashboard/assets/*'], operationId: 'dashboardAsset', tag: 'dashboard', access: 'none', servedBy: 'account-admin', sdk: false,
+    summary: "The web app's built files (scripts, styles, images), as the page links them",
+    description: 'Hashed file names: cached for a year (`cache-control: public, max-age=31536000, immutable`). A name the build did not write is 404 not_found.',
+    success: { status: 200, description: 'The file.', contentType: ASSET_TYPES },
+    errors: ['not_found', 'internal'],
+  },
+  {
     method: 'post', path: '/dashboard/api/signup', operationId: 'dashboardSignup', tag: 'dashboard', access: 'none', servedBy: 'account-admin', sdk: false,
     summary: 'Creates an account and signs in',
     body: { schema: 'SignupBody' },
@@ -220,6 +249,94 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'Deletes a management key',
     success: { status: 200, description: 'Deleted.', schema: 'DeletedManagementKey' },
     errors: ['invalid_request', 'invalid_api_key', 'not_found', 'internal'],
+  },
+  {
+    method: 'patch', path: '/dashboard/api/management-keys/{id}', operationId: 'dashboardUpdateManagementKey', tag: 'dashboard', access: 'session+csrf', servedBy: 'account-admin', sdk: false,
+    summary: 'Renames, disables or enables a management key',
+    description: '`{}` changes nothing. A disabled management key gets 401 key_disabled until enabled again.',
+    body: { schema: 'ManagementKeyUpdateBody', optional: true },
+    success: { status: 200, description: 'The whole key after the change.', schema: 'ManagementKeyResponse' },
+    errors: [...SESSION_CHANGE, 'not_found'],
+  },
+  {
+    method: 'post', path: '/dashboard/api/keys', operationId: 'dashboardCreateKey', tag: 'dashboard', access: 'session+csrf', servedBy: 'account-admin', sdk: false,
+    summary: 'Creates an API key of the signed-in account (as POST /v1/keys)',
+    description: 'An empty body makes a key with no name, no limit and no expiry.',
+    body: { schema: 'KeyBody', optional: true },
+    success: { status: 201, description: 'The key and its secret, shown only here.', schema: 'CreatedApiKey' },
+    errors: SESSION_CHANGE,
+  },
+  {
+    method: 'get', path: '/dashboard/api/keys', operationId: 'dashboardListKeys', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: "The signed-in account's API keys, newest first (as GET /v1/keys)",
+    query: 'ListQuery',
+    success: { status: 200, description: 'One page.', schema: 'ApiKeyList' },
+    errors: ['invalid_request', ...SESSION_READ],
+  },
+  {
+    method: 'get', path: '/dashboard/api/keys/{id}', operationId: 'dashboardGetKey', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: 'One API key of the signed-in account (as GET /v1/keys/{id})',
+    success: { status: 200, description: 'The key.', schema: 'ApiKeyResponse' },
+    errors: [...SESSION_READ, 'not_found'],
+  },
+  {
+    method: 'patch', path: '/dashboard/api/keys/{id}', operationId: 'dashboardUpdateKey', tag: 'dashboard', access: 'session+csrf', servedBy: 'account-admin', sdk: false,
+    summary: 'Changes the fields present in the body (as PATCH /v1/keys/{id})',
+    description: '`limit_usd: null` also clears `limit_reset`. `{}` changes nothing.',
+    body: { schema: 'KeyBody', optional: true },
+    success: { status: 200, description: 'The whole key after the change.', schema: 'ApiKeyResponse' },
+    errors: [...SESSION_CHANGE, 'not_found'],
+  },
+  {
+    method: 'delete', path: '/dashboard/api/keys/{id}', operationId: 'dashboardDeleteKey', tag: 'dashboard', access: 'session+csrf', servedBy: 'account-admin', sdk: false,
+    summary: 'Deletes an API key for good (as DELETE /v1/keys/{id})',
+    success: { status: 200, description: 'Deleted.', schema: 'DeletedApiKey' },
+    errors: [...SESSION_CHANGE, 'not_found'],
+  },
+  {
+    method: 'get', path: '/dashboard/api/credits', operationId: 'dashboardGetCredits', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: "The signed-in account's balance (as GET /v1/credits)",
+    success: { status: 200, description: 'The balance.', schema: 'Credits' },
+    errors: SESSION_READ,
+  },
+  {
+    method: 'post', path: '/dashboard/api/credits/checkout', operationId: 'dashboardCreateCheckout', tag: 'dashboard', access: 'session+csrf', servedBy: 'account-admin', sdk: false,
+    summary: 'Starts a credit purchase for the signed-in account (as POST /v1/credits/checkout)',
+    body: { schema: 'CheckoutBody' },
+    success: { status: 201, description: 'The payment page to send the buyer to.', schema: 'CheckoutSession' },
+    errors: [...SESSION_CHANGE, 'payment_error', 'payment_disabled'],
+  },
+  {
+    method: 'get', path: '/dashboard/api/credits/purchases', operationId: 'dashboardListPurchases', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: "The signed-in account's credit purchases (checkouts), newest first",
+    description: '`refunded_usd` and `disputed_usd` are what Stripe took back after the payment.',
+    query: 'ListQuery',
+    success: { status: 200, description: 'One page.', schema: 'PurchaseList' },
+    errors: ['invalid_request', ...SESSION_READ],
+  },
+  {
+    method: 'get', path: '/dashboard/api/usage', operationId: 'dashboardGetUsage', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: "The signed-in account's searches and spend (as GET /v1/usage with a management key)",
+    description: '`key_id` filters within the account: another account\'s key shows no usage.',
+    query: 'UsageQuery',
+    success: { status: 200, description: 'The usage of the period.', schema: 'Usage' },
+    errors: ['invalid_request', ...SESSION_READ],
+  },
+  {
+    method: 'get', path: '/dashboard/api/usage/daily-by-model', operationId: 'dashboardGetDailySpend', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: 'Spend per UTC day and model (the dashboard chart)',
+    description: 'Counted per attempt, as GET /v1/usage?group_by=model counts them; days and models without spend are left out.',
+    query: 'DayRangeQuery',
+    success: { status: 200, description: 'The rows of the period, by day then model.', schema: 'DailySpend' },
+    errors: ['invalid_request', ...SESSION_READ],
+  },
+  {
+    method: 'get', path: '/dashboard/api/activity', operationId: 'dashboardListActivity', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: "The signed-in account's searches, newest first, with their attempts",
+    description: 'One item per settled search; it appears once the ledger has written it (about a second after the search).',
+    query: 'ListQuery',
+    success: { status: 200, description: 'One page.', schema: 'Activity' },
+    errors: ['invalid_request', ...SESSION_READ],
   },
   {
     method: 'get', path: '/dashboard/api/provider-keys', operationId: 'dashboardListProviderKeys', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
