@@ -167,8 +167,10 @@ export class McpEndpoint {
       const answer = JSON.parse(reply.body) as SearchSuccessView & Record<string, unknown>;
       return { content: [{ type: 'text', text: searchText(answer) }], structuredContent: answer };
     }
-    // 402, 502 and the 503 of a search that found every model at capacity (Retry-After: 1 over HTTP).
-    return errorResult(JSON.parse(reply.body) as ErrorBody, reply.status === 503 ? 1 : undefined);
+    // Refusals (429 with its wait, 503 with 1 s) come back as replies with the wait HTTP sends
+    // as Retry-After; 402 and 502 have none.
+    const retryAfter = reply.retryAfterSeconds ?? (reply.status === 503 ? 1 : undefined);
+    return errorResult(JSON.parse(reply.body) as ErrorBody, retryAfter);
   }
 
   private listModels(requestId: string): CallToolResult {
