@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { isInternal } from '@svc/http-edge';
+import { headerValue, isInternal } from '@svc/http-edge';
 import type { Logger } from '../logging/logger';
 
 /** Per-request facts every handler needs. */
@@ -14,13 +14,9 @@ export interface RequestContext {
 
 const contexts = new WeakMap<IncomingMessage, RequestContext>();
 
-function header(request: { headers: IncomingMessage['headers'] }, name: string): string | undefined {
-  const value = request.headers[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
+/** A header's single value (absent or repeated is undefined), as the shared edge reads headers. */
 export function headerOf(request: FastifyRequest, name: string): string | undefined {
-  return header(request, name);
+  return headerValue(request.headers, name);
 }
 
 /** The request's context, made by the onRequest hook (or on first use). */
