@@ -44,6 +44,8 @@ interface Round {
   cpu: CpuReport;
   /** µs of CPU per answered search, by process, and their sum. */
   perSearchUs: Record<string, number>;
+  /** Bytes Redis read per answered search (every client's, the gateway's most). */
+  redisBytesPerSearch: number;
 }
 
 /** NODE_OPTIONS for one gateway (GATEWAY_A_NODE_OPTIONS, GATEWAY_B_NODE_OPTIONS), or nothing. */
@@ -83,8 +85,11 @@ async function main(): Promise<void> {
       }, { timeoutMs: 20_000, intervalMs: 200 });
     }
     const info = new Redis(stack.redisUrl);
+    started.push({ stop: async () => { await info.quit(); } });
     const redisPid = Number(/process_id:(\d+)/.exec(await info.info('server'))?.[1]);
-    await info.quit();
+    // Bytes Redis read from all its clients (the gateway's commands, plus the ledger worker's
+    // and the control plane's, the same for both builds): per search, what a build sends.
+    const redisBytesIn = async (): Promise<number> => Number(/total_net_input_bytes:(\d+)/.exec(await info.info('stats'))?.[1]);
     const groupsFor = (gateway: RunningProcess): CpuGroup[] => [
       { name: 'search-gateway', pids: () => [gateway.pid] },
       { name: 'redis-server', pids: () => (Number.isFinite(redisPid) ? [redisPid] : []) },
@@ -93,6 +98,7 @@ async function main(): Promise<void> {
       { name: 'provider simulator', pids: () => [sim.pid] },
     ];
     const run = async (gateway: { url: string; process: RunningProcess }, seconds: number): Promise<Round> => {
+      const bytesBefore = await redisBytesIn();
       const { value: load, cpu } = await measureCpu(groupsFor(gateway.process), () => runLoad({
         url: `${gateway.url}/v1/search`, method: 'POST', connections: CONNECTIONS, durationSeconds: seconds, rate: RATE, headers, body: BODY,
       }));
@@ -106,7 +112,8 @@ async function main(): Promise<void> {
         sum += us;
       }
       perSearchUs.sum = Math.round(sum * 10) / 10;
-      return { load, cpu, perSearchUs };
+      const redisBytesPerSearch = Math.round((await redisBytesIn() - bytesBefore) / (load.requestsPerSecond * seconds));
+      return { load, cpu, perSearchUs, redisBytesPerSearch };
     };
     console.log(`warm-up: ${WARMUP_S} s each at ${RATE} req/s`);
     await run(a, WARMUP_S);
@@ -137,6 +144,9 @@ async function main(): Promise<void> {
     for (const name of [...PROCESSES, 'sum']) {
       console.log(`| ${name} | ${ma[name]} | ${mb[name]} | ${Math.round(((mb[name] ?? 0) - (ma[name] ?? 0)) * 10) / 10} |`);
     }
+    const bytesA = median(rounds.map((r) => r.a.redisBytesPerSearch));
+    const bytesB = median(rounds.map((r) => r.b.redisBytesPerSearch));
+    console.log(`\nbytes Redis read per search (median): A ${bytesA}, B ${bytesB}`);
     const pairedSum = rounds.map((r) => (r.b.perSearchUs.sum ?? 0) - (r.a.perSearchUs.sum ?? 0));
     const pairedGateway = rounds.map((r) => (r.b.perSearchUs['search-gateway'] ?? 0) - (r.a.perSearchUs['search-gateway'] ?? 0));
     console.log(`\nmedian of paired differences B - A: sum ${Math.round(median(pairedSum) * 10) / 10} µs, gateway ${Math.round(median(pairedGateway) * 10) / 10} µs`);
@@ -145,6 +155,7 @@ async function main(): Promise<void> {
       settings: { gateway_a: GATEWAY_A.replace(root, '.'), gateway_b: GATEWAY_B.replace(root, '.'), rate: RATE, rounds: ROUNDS, duration_s: DURATION_S, connections: CONNECTIONS },
       median_us_per_search: { a: ma, b: mb },
       median_paired_difference_us: { sum: median(pairedSum), gateway: median(pairedGateway) },
+      redis_bytes_in_per_search: { a: bytesA, b: bytesB },
       rounds: rounds.map((r) => ({ a: r.a.perSearchUs, b: r.b.perSearchUs, rps: { a: r.a.load.requestsPerSecond, b: r.b.load.requestsPerSecond } })),
     });
     console.log(`\nwrote ${file}`);

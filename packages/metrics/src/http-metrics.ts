@@ -1,4 +1,5 @@
-import { Counter, Histogram } from 'prom-client';
+import { HotCounter, HotHistogram } from './hot';
+import type { HotCounterChild, HotHistogramChild } from './hot';
 import type { Registry } from 'prom-client';
 import { LATENCY_BUCKETS_S } from './registry';
 
@@ -14,28 +15,29 @@ export function routeLabel(route: string | null): string {
 }
 
 interface Children {
-  count: Counter.Internal;
-  duration: Histogram.Internal<'method' | 'route' | 'status'>;
+  readonly count: HotCounterChild<'method' | 'route' | 'status'>;
+  readonly duration: HotHistogramChild<'method' | 'route' | 'status'>;
 }
 
 /**
  * http_requests_total{method,route,status} and http_request_duration_seconds{method,route,status}.
  * Label children are made once per (method, route, status) and kept, so an observation is
- * two map lookups and two additions: no label object or string per request.
+ * three map lookups and a few additions: no label object, string or hash per request
+ * (hot metrics, docs/decisions/0019-hot-path-metrics.md).
  */
 export class HttpMetrics {
-  private readonly requests: Counter<'method' | 'route' | 'status'>;
-  private readonly duration: Histogram<'method' | 'route' | 'status'>;
+  private readonly requests: HotCounter<'method' | 'route' | 'status'>;
+  private readonly duration: HotHistogram<'method' | 'route' | 'status'>;
   private readonly children = new Map<string, Map<string | null, Map<number, Children>>>();
 
   constructor(registry: Registry) {
-    this.requests = new Counter({
+    this.requests = new HotCounter({
       name: 'http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status',
       labelNames: ['method', 'route', 'status'],
       registers: [registry],
     });
-    this.duration = new Histogram({
+    this.duration = new HotHistogram({
       name: 'http_request_duration_seconds',
       help: 'Time from a request\'s arrival to its reply, by method, route pattern and status',
       labelNames: ['method', 'route', 'status'],
@@ -64,8 +66,8 @@ export class HttpMetrics {
     }
     let children = byStatus.get(status);
     if (children === undefined) {
-      const labels = { method, route: routeLabel(route), status: String(status) };
-      children = { count: this.requests.labels(labels), duration: this.duration.labels(labels) };
+      const labels = [method, routeLabel(route), String(status)] as const;
+      children = { count: this.requests.child(...labels), duration: this.duration.child(...labels) };
       byStatus.set(status, children);
     }
     children.count.inc();

@@ -5,3 +5,5 @@ export { startMetricsServer } from './metrics-server';
 export type { MetricsServer, MetricsServerOptions } from './metrics-server';
 export { parsePrometheusText, sampleValue, sumSamples } from './text';
 export type { Sample } from './text';
+export { HotCounter, HotCounterChild, HotHistogram, HotHistogramChild } from './hot';
+export type { HotMetricConfig, HotHistogramConfig } from './hot';

@@ -1,7 +1,7 @@
 import { PROVIDERS } from '@svc/contracts';
 import type { KeyRecord, Provider } from '@svc/contracts';
 import { AppError } from '@svc/errors';
-import { Counter, Histogram, LATENCY_BUCKETS_S, Registry } from '@svc/metrics';
+import { Counter, HotCounter, HotHistogram, LATENCY_BUCKETS_S, Registry } from '@svc/metrics';
 import { microsToUsd } from '@svc/money';
 import type { ProviderFailureKind, ProviderOutcome, ProviderRegistry } from '../providers';
 import { redisBatchCounters } from '../redis/redis-batch';
@@ -40,14 +40,12 @@ const REFUSAL_OF: Readonly<Record<string, string>> = {
   overloaded: 'overloaded',
 };
 
-/** How many provider timings are kept before they are folded into the histogram without a scrape. */
-const PROVIDER_BUFFER = 4_096;
-
 /**
  * The gateway's search metrics. Nothing here runs before a reply is written except the
- * provider timing (one push of three numbers per provider call); the search's counters, its
+ * provider timing (a few additions per provider call); the search's counters, its
  * histogram and its log fields are made in the edge's onResponse hook from what the route
- * left (`answered`), and the provider timings are folded into their histogram at scrape.
+ * left (`answered`). The counters and histograms are hot metrics (@svc/metrics, decision
+ * 0019): an observation adds to plain fields of a kept child, with no label hashing.
  * Labels are bounded: outcome codes, catalog models, providers, sources, statuses; never an
  * account or key id.
  */
@@ -55,26 +53,24 @@ export class SearchMetrics {
   readonly registry: Registry;
   private readonly failures = new Map<string, number>();
   private readonly pending = new WeakMap<object, Pending>();
-  private readonly searches: Counter<'outcome' | 'model'>;
-  private readonly duration: Histogram<'outcome'>;
-  private readonly attempts: Counter<'provider' | 'source' | 'status' | 'reason'>;
-  private readonly providerLatency: Histogram<'provider' | 'outcome'>;
-  private readonly charged: Counter<'provider' | 'source'>;
-  private readonly released: Counter<'provider' | 'source'>;
-  private readonly refusals: Counter<'reason'>;
-  /** Provider timings not yet in the histogram: provider index, outcome, milliseconds. */
-  private readonly timings: (Provider | string | number)[] = [];
+  private readonly searches: HotCounter<'outcome' | 'model'>;
+  private readonly duration: HotHistogram<'outcome'>;
+  private readonly attempts: HotCounter<'provider' | 'source' | 'status' | 'reason'>;
+  private readonly providerLatency: HotHistogram<'provider' | 'outcome'>;
+  private readonly charged: HotCounter<'provider' | 'source'>;
+  private readonly released: HotCounter<'provider' | 'source'>;
+  private readonly refusals: HotCounter<'reason'>;
 
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
     const registers = [registry];
-    this.searches = new Counter({ name: 'gateway_searches_total', help: 'Searches answered, by outcome (ok or the error code) and answering model (none when no model answered)', labelNames: ['outcome', 'model'], registers });
-    this.duration = new Histogram({ name: 'gateway_search_duration_seconds', help: 'Time from a search\'s arrival to its reply, by outcome', labelNames: ['outcome'], buckets: LATENCY_BUCKETS_S, registers });
-    this.attempts = new Counter({ name: 'gateway_search_attempts_total', help: 'Attempts of searches, by provider, key source, status (success, error, skipped) and reason (the failure kind or skip reason; none on success)', labelNames: ['provider', 'source', 'status', 'reason'], registers });
-    this.charged = new Counter({ name: 'gateway_charged_micros_total', help: 'Money charged for searches in micro-USD (answers and timed-out attempts\' base price), by provider and key source', labelNames: ['provider', 'source'], registers });
-    this.released = new Counter({ name: 'gateway_released_micros_total', help: 'Money reserved for attempts and given back uncharged (failed attempts) in micro-USD, by provider and key source', labelNames: ['provider', 'source'], registers });
-    this.refusals = new Counter({ name: 'gateway_search_refusals_total', help: 'Searches refused before or without any provider call: rate_limit (429), in_flight (the account\'s cap, 429), capacity (every model at its in-flight cap, 503), overloaded (Redis unavailable or being rebuilt, 503)', labelNames: ['reason'], registers });
-    for (const reason of ['rate_limit', 'in_flight', 'capacity', 'overloaded']) this.refusals.labels(reason).inc(0);
+    this.searches = new HotCounter({ name: 'gateway_searches_total', help: 'Searches answered, by outcome (ok or the error code) and answering model (none when no model answered)', labelNames: ['outcome', 'model'], registers });
+    this.duration = new HotHistogram({ name: 'gateway_search_duration_seconds', help: 'Time from a search\'s arrival to its reply, by outcome', labelNames: ['outcome'], buckets: LATENCY_BUCKETS_S, registers });
+    this.attempts = new HotCounter({ name: 'gateway_search_attempts_total', help: 'Attempts of searches, by provider, key source, status (success, error, skipped) and reason (the failure kind or skip reason; none on success)', labelNames: ['provider', 'source', 'status', 'reason'], registers });
+    this.charged = new HotCounter({ name: 'gateway_charged_micros_total', help: 'Money charged for searches in micro-USD (answers and timed-out attempts\' base price), by provider and key source', labelNames: ['provider', 'source'], registers });
+    this.released = new HotCounter({ name: 'gateway_released_micros_total', help: 'Money reserved for attempts and given back uncharged (failed attempts) in micro-USD, by provider and key source', labelNames: ['provider', 'source'], registers });
+    this.refusals = new HotCounter({ name: 'gateway_search_refusals_total', help: 'Searches refused before or without any provider call: rate_limit (429), in_flight (the account\'s cap, 429), capacity (every model at its in-flight cap, 503), overloaded (Redis unavailable or being rebuilt, 503)', labelNames: ['reason'], registers });
+    for (const reason of ['rate_limit', 'in_flight', 'capacity', 'overloaded']) this.refusals.child(reason);
     // Read from the batch's plain counters at scrape: nothing is added to the search path.
     let seen = { awaited: redisBatchCounters.awaited, sent: redisBatchCounters.sent };
     const roundTrips: Counter<'kind'> = new Counter({
@@ -88,13 +84,12 @@ export class SearchMetrics {
         seen = { awaited: redisBatchCounters.awaited, sent: redisBatchCounters.sent };
       },
     });
-    this.providerLatency = new Histogram({
+    this.providerLatency = new HotHistogram({
       name: 'gateway_provider_request_duration_seconds',
       help: 'Provider calls, by provider and outcome (ok or the failure kind)',
       labelNames: ['provider', 'outcome'],
       buckets: LATENCY_BUCKETS_S,
       registers,
-      collect: () => this.foldTimings(),
     });
   }
 
@@ -134,7 +129,7 @@ export class SearchMetrics {
     if (reply === null || reply.refused !== undefined) {
       outcome = reply?.refused ?? pending.errorCode ?? 'internal';
       const refusal = REFUSAL_OF[outcome];
-      if (refusal !== undefined) this.refusals.labels(refusal).inc();
+      if (refusal !== undefined) this.refusals.child(refusal).inc();
     } else if (reply.attempts === undefined || pending.copy) {
       // A repeat of an Idempotency-Key answered with the first request's reply: nothing ran.
       outcome = status === 200 ? 'idempotent_replay' : 'idempotent_replay_error';
@@ -151,7 +146,7 @@ export class SearchMetrics {
           break;
         case 'overloaded':
           outcome = 'overloaded';
-          this.refusals.labels('capacity').inc();
+          this.refusals.child('capacity').inc();
           break;
         case 'failed':
           outcome = 'all_providers_failed';
@@ -162,8 +157,8 @@ export class SearchMetrics {
         costMicros += this.countAttempt(attempt);
       }
     }
-    this.searches.labels(outcome, model ?? 'none').inc();
-    this.duration.labels(outcome).observe(durationMs / 1000);
+    this.searches.child(outcome, model ?? 'none').inc();
+    this.duration.child(outcome).observe(durationMs / 1000);
     return { account_id: record.accountId, key_id: record.id, model, models, outcome, cost_usd: microsToUsd(costMicros) };
   }
 
@@ -171,34 +166,24 @@ export class SearchMetrics {
     const provider = attempt.model.provider;
     switch (attempt.status) {
       case 'success':
-        this.attempts.labels(provider, attempt.source, 'success', 'none').inc();
-        this.charged.labels(provider, attempt.source).inc(attempt.chargedMicros);
-        this.released.labels(provider, attempt.source).inc(Math.max(0, attempt.reservedMicros - attempt.chargedMicros));
+        this.attempts.child(provider, attempt.source, 'success', 'none').inc();
+        this.charged.child(provider, attempt.source).inc(attempt.chargedMicros);
+        this.released.child(provider, attempt.source).inc(Math.max(0, attempt.reservedMicros - attempt.chargedMicros));
         return attempt.chargedMicros;
       case 'error':
-        this.attempts.labels(provider, attempt.source, 'error', attempt.kind).inc();
-        if (attempt.chargedMicros > 0) this.charged.labels(provider, attempt.source).inc(attempt.chargedMicros);
-        this.released.labels(provider, attempt.source).inc(Math.max(0, attempt.reservedMicros - attempt.chargedMicros));
+        this.attempts.child(provider, attempt.source, 'error', attempt.kind).inc();
+        if (attempt.chargedMicros > 0) this.charged.child(provider, attempt.source).inc(attempt.chargedMicros);
+        this.released.child(provider, attempt.source).inc(Math.max(0, attempt.reservedMicros - attempt.chargedMicros));
         return attempt.chargedMicros;
       case 'skipped':
-        this.attempts.labels(provider, attempt.source ?? 'none', 'skipped', attempt.reason).inc();
+        this.attempts.child(provider, attempt.source ?? 'none', 'skipped', attempt.reason).inc();
         return 0;
     }
   }
 
-  /** One provider call's duration (kept as three numbers; folded into the histogram at scrape). */
+  /** One provider call's duration. */
   providerCall(provider: Provider, outcome: ProviderOutcome, durationMs: number): void {
-    this.timings.push(provider, outcome.ok ? 'ok' : outcome.kind, durationMs);
-    if (this.timings.length >= PROVIDER_BUFFER * 3) this.foldTimings();
-  }
-
-  /** Moves the buffered provider timings into their histogram (at every scrape). */
-  private foldTimings(): void {
-    const timings = this.timings;
-    for (let i = 0; i + 2 < timings.length; i += 3) {
-      this.providerLatency.labels(String(timings[i]), String(timings[i + 1])).observe(Number(timings[i + 2]) / 1000);
-    }
-    timings.length = 0;
+    this.providerLatency.child(provider, outcome.ok ? 'ok' : outcome.kind).observe(durationMs / 1000);
   }
 
   /** Times every provider call of the registry's adapters (one wrapper per adapter, made at start). */
