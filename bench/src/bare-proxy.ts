@@ -1,5 +1,5 @@
 /**
- * The benchmark's baseline (bench/src/search.ts): a bare Fastify + undici proxy that
+ * The baseline of bench/src/search.ts and latency.ts: a bare Fastify + undici proxy that
  * forwards POST /v1/search to the simulator's Exa endpoint with no checks at all (no key,
  * no money, no limits, no validation), mapping the body the way the gateway's Exa adapter
  * does, and replies with the upstream status and body as they came.

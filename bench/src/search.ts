@@ -23,7 +23,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Redis } from 'ioredis';
-import { bearer, call, freePort, newAccount, newApiKey, repoRoot, SIMULATOR_KEYS, startProcess, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, repoRoot, startStack, waitFor } from '@svc/test-kit';
 import type { RunningProcess, Stack } from '@svc/test-kit';
 import { runLoad } from './lib-autocannon';
 import type { LoadResult } from './lib-autocannon';
@@ -34,7 +34,8 @@ import type { ProfileSummary } from './lib-cpuprofile';
 import { countRedisCommands } from './lib-redis-count';
 import type { CommandCounts } from './lib-redis-count';
 import { median, writeResult } from './lib-results';
-import { BENCH_BYOK, NO_LIMITS_ENV, storeBenchProviderKey, ZERO_LATENCY_SIMULATOR } from './lib-stack';
+import { firstSearches, fundedApiKey, searchBody, startBareProxy } from './lib-search-setup';
+import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR } from './lib-stack';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 16);
 const DURATION_S = Number(process.env.DURATION_S ?? 4);
@@ -43,7 +44,7 @@ const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
 const MODEL = process.env.MODEL ?? 'exa/fast';
 const COUNT_SEARCHES = Number(process.env.COUNT_SEARCHES ?? 400);
 const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
-const BODY = JSON.stringify({ query: 'open source search engines benchmark', model: MODEL, max_results: 10 });
+const BODY = searchBody(MODEL);
 
 interface Target {
   name: 'gateway' | 'proxy';
@@ -147,40 +148,13 @@ async function main(): Promise<void> {
     const simUrl = stack.simulator.url;
     const gw = gatewayInfo.url;
 
-    const proxyPort = await freePort();
-    const proxy = await startProcess({
-      name: 'bare-proxy',
-      script: join(root, 'bench/dist/bare-proxy.js'),
-      env: { PORT: String(proxyPort), HOST: '127.0.0.1', UPSTREAM_URL: `${simUrl}/exa/search`, UPSTREAM_KEY: SIMULATOR_KEYS.exa, UPSTREAM_TYPE: 'lite' },
-      readyUrl: `http://127.0.0.1:${proxyPort}/readyz`,
-    });
+    const { process: proxy, url: proxyUrl } = await startBareProxy(simUrl);
     started.push(proxy);
 
-    // A demo account with a large grant, and one API key (warm in the gateway's key cache after the first search).
-    const account = await newAccount(gw, 'bench');
-    const apiKey = await newApiKey(gw, account.managementKey);
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: 1_000_000, reason: 'search benchmark' }, headers: bearer(stack.operatorToken),
-    });
-    if (grant.status !== 201) throw new Error(`grant failed: ${grant.status} ${grant.text}`);
-    await storeBenchProviderKey(gw, account.managementKey);
-    const gateway: Target = { name: 'gateway', url: gw, headers: bearer(apiKey.secret) };
-    const bare: Target = { name: 'proxy', url: `http://127.0.0.1:${proxyPort}`, headers: {} };
-
-    // The grant reaches the spendable balance asynchronously: wait until a search answers 200.
-    const probe = await call('POST', `${gw}/v1/search`, { raw: BODY, headers: gateway.headers });
-    if (probe.status === 404 || probe.status === 405) throw new Error(`the gateway has no POST /v1/search (${probe.status})`);
-    const first = await waitFor('a first 200 from POST /v1/search', async () => {
-      const response = await call('POST', `${gw}/v1/search`, { raw: BODY, headers: gateway.headers });
-      if (response.status !== 200) throw new Error(`search answered ${response.status}: ${response.text.slice(0, 300)}`);
-      return response;
-    }, { timeoutMs: 20_000, intervalMs: 200 });
-    if (first.body?.model !== MODEL || !Array.isArray(first.body?.results) || first.body.results.length === 0
-      || first.body?.source !== (BENCH_BYOK ? 'byok' : 'platform')) {
-      throw new Error(`unexpected search answer: ${first.text.slice(0, 500)}`);
-    }
-    const viaProxy = await call('POST', `${bare.url}/v1/search`, { raw: BODY });
-    if (viaProxy.status !== 200 || !Array.isArray(viaProxy.body?.results)) throw new Error(`proxy answered ${viaProxy.status}: ${viaProxy.text.slice(0, 300)}`);
+    const apiKeySecret = await fundedApiKey(stack, gw, 'bench', 'search benchmark');
+    const gateway: Target = { name: 'gateway', url: gw, headers: bearer(apiKeySecret) };
+    const bare: Target = { name: 'proxy', url: proxyUrl, headers: {} };
+    await firstSearches(gw, gateway.headers, bare.url, BODY, MODEL);
     const credits0 = await call('GET', `${gw}/v1/credits`, { headers: gateway.headers });
 
     console.log(`warm-up: ${WARMUP_S} s each`);

@@ -1,0 +1,235 @@
+/**
+ * What the gateway adds to one search's latency at one connection (docs/benchmarks.md): POST
+ * /v1/search on the started gateway (every check on) against the bare proxy (bare-proxy.ts)
+ * forwarding to the same simulator endpoint, the simulator at zero latency; the same stack,
+ * proxy, account and body as search.ts (lib-search-setup.ts).
+ *
+ * search.ts measures throughput with autocannon, whose latency percentiles are whole
+ * milliseconds: too coarse for a difference of a fraction of a millisecond. Here one
+ * keep-alive connection per target (an undici Client) sends strictly sequential requests,
+ * the next once the previous reply's body was read to its end, each timed with
+ * process.hrtime.bigint() from the send to the end of the body (kept in µs). A warm-up of
+ * WARMUP_N requests per target, then ROUNDS paired rounds of N requests per target, gateway
+ * first in odd rounds and proxy first in even ones. Per round and target: p50, p90, p99 (exact,
+ * nearest rank on the sorted samples), mean and max in ms. Headline: the median over rounds of
+ * each target's p50 and p99, and the median of the per-round differences (gateway - proxy).
+ * Any non-2xx answer, warm-up included, fails the run (after printing); a request error (no
+ * answer within 10 s) stops it at once.
+ * Prints Markdown and writes bench/results/latency.json.
+ *
+ * Env: ROUNDS (10), N (2000 requests per target per round), WARMUP_N (2000 per target),
+ * MODEL (exa/fast), BENCH_REDIS_DB (15), BENCH_GATEWAY_SCRIPT (another build's gateway
+ * dist/main.js, to compare two versions), BENCH_BYOK (1: every search with the account's own
+ * Exa key; lib-stack.ts).
+ */
+import { cpus, loadavg } from 'node:os';
+import { Client } from 'undici';
+import { bearer, startStack } from '@svc/test-kit';
+import type { Stack } from '@svc/test-kit';
+import { median, writeResult } from './lib-results';
+import { firstSearches, fundedApiKey, searchBody, startBareProxy } from './lib-search-setup';
+import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR } from './lib-stack';
+import { percentile } from './stats';
+
+const ROUNDS = positiveInteger('ROUNDS', 10);
+const N = positiveInteger('N', 2000);
+const WARMUP_N = positiveInteger('WARMUP_N', 2000);
+const MODEL = process.env.MODEL ?? 'exa/fast';
+const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
+const BODY = searchBody(MODEL);
+/** The bar: what the gateway may add at one connection, in ms (median of per-round differences). */
+const BAR_MS = { p50: 0.5, p99: 3 } as const;
+/** A request that has not answered by then is an error (and fails the run), never a hang. */
+const REQUEST_TIMEOUT_MS = 10_000;
+
+function positiveInteger(name: string, fallback: number): number {
+  const value = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
+  return value;
+}
+
+type Name = 'gateway' | 'proxy';
+
+interface Target {
+  name: Name;
+  client: Client;
+  headers: Record<string, string>;
+}
+
+/** One batch of sequential requests to one target: the latency of each in µs, and the non-2xx answers. */
+interface Batch {
+  samplesUs: Float64Array;
+  non2xx: number;
+  statusCodes: Record<string, number>;
+}
+
+interface Stats {
+  n: number;
+  p50_ms: number;
+  p90_ms: number;
+  p99_ms: number;
+  mean_ms: number;
+  max_ms: number;
+}
+
+interface Round {
+  first: Name;
+  gateway: Stats & { non2xx: number };
+  proxy: Stats & { non2xx: number };
+  diff: { p50_ms: number; p90_ms: number; p99_ms: number; mean_ms: number };
+}
+
+const ms3 = (ms: number): number => Math.round(ms * 1000) / 1000;
+
+/** `count` requests, strictly one after the other on the target's one connection. */
+async function sequential(target: Target, count: number): Promise<Batch> {
+  const samplesUs = new Float64Array(count);
+  const statusCodes: Record<string, number> = {};
+  let non2xx = 0;
+  for (let i = 0; i < count; i++) {
+    const start = process.hrtime.bigint();
+    // A request error (no answer, or none within REQUEST_TIMEOUT_MS) ends the run at once.
+    const response = await target.client.request({ path: '/v1/search', method: 'POST', headers: target.headers, body: BODY });
+    await response.body.arrayBuffer();
+    const end = process.hrtime.bigint();
+    samplesUs[i] = Number(end - start) / 1000;
+    statusCodes[response.statusCode] = (statusCodes[response.statusCode] ?? 0) + 1;
+    if (response.statusCode < 200 || response.statusCode > 299) non2xx++;
+  }
+  return { samplesUs, non2xx, statusCodes };
+}
+
+function statsOf(samplesUs: Float64Array): Stats {
+  const ms = Array.from(samplesUs, (us) => us / 1000);
+  const mean = ms.reduce((sum, v) => sum + v, 0) / Math.max(1, ms.length);
+  return {
+    n: ms.length,
+    p50_ms: ms3(percentile(ms, 50)), p90_ms: ms3(percentile(ms, 90)), p99_ms: ms3(percentile(ms, 99)),
+    mean_ms: ms3(mean), max_ms: ms3(percentile(ms, 100)),
+  };
+}
+
+function row(label: string, s: Stats & { non2xx: number }): string {
+  return `| ${label} | ${s.p50_ms.toFixed(3)} | ${s.p90_ms.toFixed(3)} | ${s.p99_ms.toFixed(3)} | ${s.mean_ms.toFixed(3)} | ${s.max_ms.toFixed(3)} | ${s.n} | ${s.non2xx} |`;
+}
+
+async function main(): Promise<void> {
+  const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
+  const started: { stop(): Promise<void> }[] = [];
+  try {
+    const stack: Stack = await startStack({
+      name: 'benchlatency',
+      redisDb: REDIS_DB,
+      logLevel: 'warn',
+      // The ledger worker drains the settlements, as in production.
+      worker: true,
+      ...ZERO_LATENCY_SIMULATOR,
+      ...(process.env.BENCH_GATEWAY_SCRIPT === undefined ? {} : { gatewayScript: process.env.BENCH_GATEWAY_SCRIPT }),
+      gatewayEnv: { ...NO_LIMITS_ENV },
+    });
+    started.push(stack);
+    const gatewayInfo = stack.gateways[0];
+    if (gatewayInfo === undefined || stack.simulator === undefined) throw new Error('the gateway and the simulator expected');
+    const gw = gatewayInfo.url;
+
+    const { process: proxy, url: proxyUrl } = await startBareProxy(stack.simulator.url);
+    started.push(proxy);
+    const apiKeySecret = await fundedApiKey(stack, gw, 'benchlat', 'latency benchmark');
+    const gatewayHeaders = { 'content-type': 'application/json', ...bearer(apiKeySecret) };
+    await firstSearches(gw, bearer(apiKeySecret), proxyUrl, BODY, MODEL);
+
+    // One keep-alive connection per target (a Client is one connection; no pipelining).
+    const clientOptions = { pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 600_000, headersTimeout: REQUEST_TIMEOUT_MS, bodyTimeout: REQUEST_TIMEOUT_MS };
+    const gateway: Target = { name: 'gateway', client: new Client(gw, clientOptions), headers: gatewayHeaders };
+    started.push({ stop: () => gateway.client.close() });
+    const bare: Target = { name: 'proxy', client: new Client(proxyUrl, clientOptions), headers: { 'content-type': 'application/json' } };
+    started.push({ stop: () => bare.client.close() });
+
+    // Non-2xx answers and status codes are counted over the warm-up and the rounds alike.
+    const non2xx: Record<Name, number> = { gateway: 0, proxy: 0 };
+    const statusCodes: Record<Name, Record<string, number>> = { gateway: {}, proxy: {} };
+    const tally = (name: Name, batch: Batch): Stats & { non2xx: number } => {
+      non2xx[name] += batch.non2xx;
+      for (const [code, n] of Object.entries(batch.statusCodes)) statusCodes[name][code] = (statusCodes[name][code] ?? 0) + n;
+      return { ...statsOf(batch.samplesUs), non2xx: batch.non2xx };
+    };
+
+    console.log(`warm-up: ${WARMUP_N} requests each`);
+    const warmup = { gateway: tally('gateway', await sequential(gateway, WARMUP_N)), proxy: tally('proxy', await sequential(bare, WARMUP_N)) };
+
+    const rounds: Round[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const first: Name = i % 2 === 0 ? 'gateway' : 'proxy';
+      let g: Batch;
+      let p: Batch;
+      if (first === 'gateway') {
+        g = await sequential(gateway, N);
+        p = await sequential(bare, N);
+      } else {
+        p = await sequential(bare, N);
+        g = await sequential(gateway, N);
+      }
+      const gs = tally('gateway', g);
+      const ps = tally('proxy', p);
+      const diff = {
+        p50_ms: ms3(gs.p50_ms - ps.p50_ms), p90_ms: ms3(gs.p90_ms - ps.p90_ms),
+        p99_ms: ms3(gs.p99_ms - ps.p99_ms), mean_ms: ms3(gs.mean_ms - ps.mean_ms),
+      };
+      rounds.push({ first, gateway: gs, proxy: ps, diff });
+      console.log(`round ${i + 1}/${ROUNDS} (${first} first): gateway p50 ${gs.p50_ms.toFixed(3)} p99 ${gs.p99_ms.toFixed(3)} ms, proxy p50 ${ps.p50_ms.toFixed(3)} p99 ${ps.p99_ms.toFixed(3)} ms`);
+    }
+
+    type StatKey = 'p50_ms' | 'p90_ms' | 'p99_ms' | 'mean_ms';
+    const med = (name: Name, key: StatKey): number => ms3(median(rounds.map((r) => r[name][key])));
+    const medDiff = (key: StatKey): number => ms3(median(rounds.map((r) => r.diff[key])));
+    const headline = {
+      gateway: { p50_ms: med('gateway', 'p50_ms'), p90_ms: med('gateway', 'p90_ms'), p99_ms: med('gateway', 'p99_ms'), mean_ms: med('gateway', 'mean_ms') },
+      proxy: { p50_ms: med('proxy', 'p50_ms'), p90_ms: med('proxy', 'p90_ms'), p99_ms: med('proxy', 'p99_ms'), mean_ms: med('proxy', 'mean_ms') },
+      added_by_gateway: { p50_ms: medDiff('p50_ms'), p90_ms: medDiff('p90_ms'), p99_ms: medDiff('p99_ms'), mean_ms: medDiff('mean_ms') },
+    };
+    const withinBar = { p50: headline.added_by_gateway.p50_ms <= BAR_MS.p50, p99: headline.added_by_gateway.p99_ms <= BAR_MS.p99 };
+    const result = {
+      measured_at: new Date().toISOString(),
+      command: 'npm run bench -- latency',
+      machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_at_start: loadAtStart, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
+      settings: {
+        rounds: ROUNDS, n: N, warmup_n: WARMUP_N, connections: 1, model: MODEL, body: JSON.parse(BODY) as unknown, sim_base_latency_ms: 0,
+        gateway_script: process.env.BENCH_GATEWAY_SCRIPT ?? 'services/search-gateway/dist/main.js',
+        timing: 'process.hrtime.bigint() from the send to the end of the body; one keep-alive connection per target, sequential',
+      },
+      median_of_rounds: headline,
+      bar_ms: BAR_MS,
+      within_bar: withinBar,
+      non_2xx: non2xx,
+      status_codes: statusCodes,
+      warmup,
+      rounds,
+    };
+    const file = writeResult('latency', result);
+
+    console.log(`\nPOST /v1/search (${MODEL}), 1 connection, sequential, ${ROUNDS} paired rounds of ${N} requests per target, simulator at 0 ms (ms, from the send to the end of the body)`);
+    console.log('| target | p50 | p90 | p99 | mean | max | requests | non-2xx |');
+    console.log('|---|---|---|---|---|---|---|---|');
+    rounds.forEach((r, i) => {
+      console.log(row(`gateway #${i + 1}`, r.gateway));
+      console.log(row(`proxy #${i + 1}`, r.proxy));
+    });
+    console.log(`\n| median of ${ROUNDS} rounds (ms) | p50 | p90 | p99 | mean |`);
+    console.log('|---|---|---|---|---|');
+    for (const [label, s] of [['gateway', headline.gateway], ['proxy', headline.proxy], ['gateway - proxy (median of per-round differences)', headline.added_by_gateway]] as const) {
+      console.log(`| ${label} | ${s.p50_ms.toFixed(3)} | ${s.p90_ms.toFixed(3)} | ${s.p99_ms.toFixed(3)} | ${s.mean_ms.toFixed(3)} |`);
+    }
+    console.log(`\nadded by the gateway: p50 ${headline.added_by_gateway.p50_ms.toFixed(3)} ms (bar ${BAR_MS.p50}: ${withinBar.p50 ? 'within' : 'over'}), p99 ${headline.added_by_gateway.p99_ms.toFixed(3)} ms (bar ${BAR_MS.p99}: ${withinBar.p99 ? 'within' : 'over'})`);
+    console.log(`non-2xx (warm-up included): gateway ${non2xx.gateway}, proxy ${non2xx.proxy}`);
+    console.log(`\nwrote ${file}`);
+    const failed = non2xx.gateway + non2xx.proxy;
+    if (failed > 0) throw new Error(`${failed} requests were not answered 2xx: ${JSON.stringify(statusCodes)}`);
+  } finally {
+    for (const process of started.reverse()) await process.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
