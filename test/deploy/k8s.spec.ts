@@ -275,10 +275,27 @@ describe('deploy/k8s: the production manifests', () => {
     expect(bound).toBeGreaterThanOrEqual(timeout);
     // The gateway waits up to 10 s for Redis to answer the last settlements.
     expect(grace).toBeGreaterThan(preStop + delay + bound + 10);
-    for (const name of ['account-admin', 'billing']) {
-      expect(preStopSeconds(name)).toBeGreaterThanOrEqual(3);
-      expect(Number(podSpecOf(deployment(name))['terminationGracePeriodSeconds'])).toBeGreaterThan(preStopSeconds(name) + 30);
-    }
+  });
+
+  /**
+   * The longest a request of the control plane is handled once it has arrived (the bounded
+   * waits on its way): account-admin's call to billing is cut at 15 s; billing's longest is a
+   * reconciliation transaction (10 s for a connection, 30 s to run).
+   */
+  const HANDLING_S: Record<string, number> = { 'account-admin': 15, billing: 40 };
+  /** Closing after the listener: account-admin's gRPC server gives its calls 5 s. */
+  const CLOSING_S = 5;
+
+  it.each(['account-admin', 'billing'])('%s drains within its grace period: preStop, the drain delay and a request in flight fit', (name) => {
+    const grace = Number(podSpecOf(deployment(name))['terminationGracePeriodSeconds']);
+    const preStop = preStopSeconds(name);
+    const delay = Number(configMapValue(`${name}-config`, 'SHUTDOWN_DELAY_MS')) / 1000;
+    // A request that began arriving before the listener closed has this long to arrive.
+    const arrival = Number(configMapValue(`${name}-config`, 'HTTP_REQUEST_TIMEOUT_MS')) / 1000;
+    expect(preStop).toBeGreaterThanOrEqual(3);
+    expect(delay).toBeGreaterThan(0);
+    expect(arrival).toBeGreaterThan(0);
+    expect(grace).toBeGreaterThan(preStop + delay + arrival + (HANDLING_S[name] ?? Infinity) + CLOSING_S);
   });
 
   it.each([['search-gateway', 9464], ['account-admin', 9465], ['billing', 9466], ['billing-worker', 9467]] as const)(

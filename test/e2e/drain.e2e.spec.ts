@@ -1,10 +1,12 @@
+import { once } from 'node:events';
+import { Agent, request as httpRequest } from 'node:http';
 import { createConnection, createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
 import { bearer, call, freePort, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import type { RunningProcess, Stack } from '@svc/test-kit';
 
 /**
  * A loopback load balancer in the manner of a Kubernetes Service: round robin over the
@@ -162,4 +164,191 @@ describe('a gateway stopped under load loses nothing', () => {
     expect(Number(charges.rows[0]?.n)).toBe(answered.length);
     expect(Number(charges.rows[0]?.sum)).toBe(answered.length * PRICE_MICROS);
   }, 120_000);
+});
+
+/** A GET on a kept-alive connection of `agent`: the status, the `connection` header and the body. */
+async function keptAliveGet(url: string, agent: Agent): Promise<{ status: number; connection: string | undefined; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { agent }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** True once a new TCP connection to `url` is refused (the listener stopped accepting). */
+async function refusesConnections(url: string): Promise<boolean> {
+  const target = new URL(url);
+  const socket = createConnection({ host: target.hostname, port: Number(target.port) });
+  try {
+    await once(socket, 'connect');
+    return false;
+  } catch {
+    return true;
+  } finally {
+    socket.destroy();
+  }
+}
+
+interface RawReply {
+  status: number;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+}
+
+/**
+ * A POST whose headers and first half of the body are sent now, and the rest when `finish`
+ * is called: a request in flight for as long as the test likes. `finish` resolves with the
+ * reply once the server has closed the connection.
+ */
+async function startSlowPost(url: string, headers: Record<string, string>, body: unknown): Promise<{ finish(): Promise<RawReply> }> {
+  const target = new URL(url);
+  const socket = createConnection({ host: target.hostname, port: Number(target.port) });
+  await once(socket, 'connect');
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const closed = once(socket, 'close');
+  const bytes = Buffer.from(JSON.stringify(body));
+  const half = Math.floor(bytes.length / 2);
+  const head = [
+    `POST ${target.pathname} HTTP/1.1`, `host: ${target.host}`, 'content-type: application/json', `content-length: ${bytes.length}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`), '', '',
+  ].join('\r\n');
+  socket.write(head);
+  socket.write(bytes.subarray(0, half));
+  return {
+    async finish(): Promise<RawReply> {
+      socket.write(bytes.subarray(half));
+      const timeout = new Promise<never>((_, reject) => setTimeout(() => {
+        reject(new Error(`the connection was not closed; received: ${Buffer.concat(chunks).toString('utf8')}`));
+      }, 10_000).unref());
+      await Promise.race([closed, timeout]);
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const end = raw.indexOf('\r\n\r\n');
+      if (end === -1) throw new Error(`no reply before the connection closed: ${JSON.stringify(raw)}`);
+      const [statusLine = '', ...lines] = raw.slice(0, end).split('\r\n');
+      const parsed: Record<string, string> = {};
+      for (const line of lines) {
+        const colon = line.indexOf(':');
+        parsed[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      return { status: Number(statusLine.split(' ')[1]), headers: parsed, body: JSON.parse(raw.slice(end + 4)) as Record<string, unknown> };
+    },
+  };
+}
+
+const CONTROL_PLANE_DELAY_MS = 2_000;
+
+/**
+ * account-admin and billing stop as the gateway does (docs/operations.md "Rollouts"): on
+ * SIGTERM /readyz is 503 `draining` at once, every reply says `connection: close`, they keep
+ * serving for SHUTDOWN_DELAY_MS, then stop accepting, finish the request in flight (here one
+ * whose body is still arriving when they stop accepting) and exit 0.
+ */
+describe('account-admin and billing drain on SIGTERM', () => {
+  let stack: Stack;
+  let gateway: string;
+
+  beforeAll(async () => {
+    stack = await startStack({
+      name: 'drain_cp',
+      redisDb: 13,
+      accountAdminEnv: { SHUTDOWN_DELAY_MS: String(CONTROL_PLANE_DELAY_MS) },
+      billingEnv: { SHUTDOWN_DELAY_MS: String(CONTROL_PLANE_DELAY_MS) },
+      logLevel: 'info',
+    });
+    gateway = stack.gateways[0]?.url ?? '';
+  }, 120_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  /**
+   * SIGTERM to `service` with `slow` in flight: readiness of every listener turns 503 at once,
+   * `during` (requests through the gateway) is answered while it drains, every listener
+   * answers with `connection: close`, and stops accepting only after the delay; then the
+   * slow request is answered, the process exits 0, and it logged nothing at warn or above
+   * from `<name> draining` on.
+   */
+  async function drainsWith(
+    service: RunningProcess,
+    listeners: readonly string[],
+    slow: { finish(): Promise<RawReply> },
+    during: () => Promise<void>,
+  ): Promise<RawReply> {
+    const agent = new Agent({ keepAlive: true });
+    try {
+      for (const url of listeners) {
+        const before = await keptAliveGet(`${url}/healthz`, agent);
+        expect([url, before.status, before.connection]).toEqual([url, 200, 'keep-alive']);
+      }
+      const signalled = Date.now();
+      const exited = service.stop('SIGTERM');
+      for (const url of listeners) {
+        const ready = await waitFor(`${url}/readyz to answer 503`, async () => {
+          const reply = await call('GET', `${url}/readyz`);
+          return reply.status === 503 ? reply : undefined;
+        }, { timeoutMs: CONTROL_PLANE_DELAY_MS, intervalMs: 10 });
+        expect(ready.body).toEqual({ status: 'draining', checks: {}, request_id: expect.any(String) });
+      }
+      // At once: well within the delay, and the listeners still serve.
+      expect(Date.now() - signalled).toBeLessThan(CONTROL_PLANE_DELAY_MS / 2);
+      for (const url of listeners) {
+        const reply = await keptAliveGet(`${url}/healthz`, agent);
+        expect([url, reply.status, reply.connection]).toEqual([url, 200, 'close']);
+      }
+      await during();
+      expect(Date.now() - signalled).toBeLessThan(CONTROL_PLANE_DELAY_MS);
+      for (const url of listeners) {
+        await waitFor(`${url} to stop accepting`, async () => ((await refusesConnections(url)) ? true : undefined), { timeoutMs: 10_000, intervalMs: 20 });
+      }
+      expect(Date.now() - signalled).toBeGreaterThanOrEqual(CONTROL_PLANE_DELAY_MS);
+      // The request in flight holds the process until it is answered.
+      expect(service.child.exitCode).toBeNull();
+      const reply = await slow.finish();
+      expect(reply.headers['connection']).toBe('close');
+      await exited;
+      expect([service.child.exitCode, service.child.signalCode]).toEqual([0, null]);
+      // Nothing went wrong while it drained: the request in flight had every store it uses.
+      const log = service.logs();
+      expect(log).toContain(`${service.name} draining`);
+      const drained = log.slice(log.indexOf(`${service.name} draining`)).split('\n');
+      const problems = drained.filter((line) => line.startsWith('{') && (JSON.parse(line) as { level: number }).level >= 40);
+      expect(problems).toEqual([]);
+      return reply;
+    } finally {
+      agent.destroy();
+    }
+  }
+
+  it('billing: both listeners unready at once, connection: close for the delay, then the request in flight is answered and it exits 0', async () => {
+    const account = await newAccount(gateway, 'drain-billing');
+    const key = await newApiKey(gateway, account.managementKey);
+    const slow = await startSlowPost(`${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, bearer(stack.operatorToken), {
+      amount_usd: 3, reason: 'granted while billing drains',
+    });
+    const reply = await drainsWith(stack.billing.process, [stack.billing.url, stack.billing.operatorUrl], slow, async () => {
+      const credits = await call('GET', `${gateway}/v1/credits`, { headers: bearer(key.secret) });
+      expect(credits.status).toBe(200);
+    });
+    expect(reply.status).toBe(201);
+    expect(reply.body).toMatchObject({ account_id: account.accountId, kind: 'grant' });
+  }, 60_000);
+
+  it('account-admin: unready at once, connection: close for the delay, then the request in flight is answered and it exits 0', async () => {
+    const account = await newAccount(gateway, 'drain-admin');
+    const email = `drain-slow-${Date.now()}@example.com`;
+    const slow = await startSlowPost(`${stack.accountAdmin.url}/dashboard/api/signup`, {}, { email, password: 'correct horse battery staple' });
+    const reply = await drainsWith(stack.accountAdmin.process, [stack.accountAdmin.url], slow, async () => {
+      const me = await call('GET', `${gateway}/dashboard/api/me`, { headers: account.session });
+      expect(me.status).toBe(200);
+    });
+    expect(reply.status).toBe(201);
+    expect(reply.body).toMatchObject({ account_id: expect.any(String), email });
+  }, 60_000);
 });

@@ -13,6 +13,8 @@ import type { JsonResponse, Stack } from '@svc/test-kit';
  * refusals, settlements in the ledger). exa/fast with max_results 10 costs 5,000 micro-USD.
  */
 const PRICE_MICROS = 5_000;
+/** ACCOUNT_MAX_IN_FLIGHT of the third gateway. */
+const IN_FLIGHT_CAP = 2;
 
 async function scrape(url: string): Promise<Sample[]> {
   const response = await fetch(`${url}/metrics`);
@@ -41,6 +43,9 @@ describe('metrics of every service after a mixed run', () => {
         { env: { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '1000' } },
         // A tight rate limit (429s) and no Tavily capacity (503 overloaded) on the second gateway.
         { env: { RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '2', PROVIDER_MAX_IN_FLIGHT_TAVILY: '0' } },
+        // A small account in-flight cap on the third (429 too_many_concurrent_requests); used
+        // only by the last test, so the counts of the first are those of gateways 0 and 1.
+        { env: { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '1000', ACCOUNT_MAX_IN_FLIGHT: String(IN_FLIGHT_CAP) } },
       ],
     });
     redis = new Redis(stack.redisUrl);
@@ -188,7 +193,7 @@ describe('metrics of every service after a mixed run', () => {
     expect(problems).toEqual([]);
     expect(lines).toBeGreaterThan(40);
     const services = new Set(sections.map((s) => s.split('\n')[0]));
-    expect([...services].sort()).toEqual(['account-admin', 'billing', 'ledger-worker', 'provider-sim', 'search-gateway-0', 'search-gateway-1']);
+    expect([...services].sort()).toEqual(['account-admin', 'billing', 'ledger-worker', 'provider-sim', 'search-gateway-0', 'search-gateway-1', 'search-gateway-2']);
     const answered = searchLines.filter((line) => line.status === 200);
     expect(answered.length).toBe(12);
     for (const line of answered) {
@@ -200,6 +205,44 @@ describe('metrics of every service after a mixed run', () => {
     const refused = searchLines.filter((line) => line.outcome === 'rate_limited');
     expect(refused.length).toBeGreaterThan(0);
     for (const line of refused) expect(line).toMatchObject({ status: 429, account_id: expect.any(String), key_id: expect.any(String), cost_usd: 0 });
+  });
+
+  it('counts the account in-flight cap\'s refusals: gateway_search_refusals_total{reason="in_flight"} is the number of 429 too_many_concurrent_requests', async () => {
+    const gw2 = stack.gateways[2];
+    if (gw2 === undefined) throw new Error('no third gateway');
+    const gw0 = stack.gateways[0]?.url ?? '';
+    // An account of its own: the cap counts the account's searches in flight on every gateway.
+    const account = await newAccount(gw0, 'obs-in-flight');
+    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
+      body: { amount_usd: 1, reason: 'e2e in-flight cap' }, headers: bearer(stack.operatorToken),
+    });
+    expect(grant.status).toBe(201);
+    await waitFor('the grant in Redis', async () => ((await redis.get(redisKeys.accountBalance(account.accountId))) === '1000000' ? true : undefined));
+    const key = await newApiKey(gw0, account.managementKey);
+    const before = sumSamples(await scrape(gw2.metricsUrl), 'gateway_search_refusals_total', { reason: 'in_flight' });
+    expect(before).toBe(0);
+
+    // Six searches at once, each held 300 ms by Exa (the simulator's slow300): the first
+    // IN_FLIGHT_CAP are admitted, the others find the account at its cap.
+    const replies = await Promise.all(Array.from({ length: 3 * IN_FLIGHT_CAP }, (_, i) =>
+      call('POST', `${gw2.url}/v1/search`, { body: { query: `sim:exa=slow300 concurrent ${i}`, model: 'exa/fast', max_results: 10 }, headers: bearer(key.secret) })));
+    const refused = replies.filter((r) => r.status === 429 && r.body?.error?.code === 'too_many_concurrent_requests');
+    const answered = replies.filter((r) => r.status === 200);
+    expect(refused.length + answered.length).toBe(replies.length);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(answered.length).toBeGreaterThan(0);
+    expect(answered.length).toBeLessThanOrEqual(IN_FLIGHT_CAP);
+    for (const reply of refused) expect(reply.headers.get('retry-after')).toBe('1');
+
+    const samples = await scrape(gw2.metricsUrl);
+    expect(sumSamples(samples, 'gateway_search_refusals_total', { reason: 'in_flight' })).toBe(refused.length);
+    expect(sumSamples(samples, 'gateway_searches_total', { outcome: 'too_many_concurrent_requests' })).toBe(refused.length);
+    expect(sumSamples(samples, 'gateway_searches_total', { outcome: 'ok' })).toBe(answered.length);
+    expect(sumSamples(samples, 'http_requests_total', { route: '/v1/search', status: '429' })).toBe(refused.length);
+    // The other refusals stay at zero: the cap is the only reason here.
+    for (const reason of ['rate_limit', 'capacity', 'overloaded']) {
+      expect([reason, sumSamples(samples, 'gateway_search_refusals_total', { reason })]).toEqual([reason, 0]);
+    }
   });
 
   it('serves metrics only on the metrics port, and nothing else there', async () => {

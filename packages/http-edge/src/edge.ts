@@ -6,6 +6,7 @@ import { newRequestId } from '@svc/ids';
 import { LogController } from 'fastify';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import type { DrainState } from './drain';
 import { rawErrorResponse, sendError } from './error-reply';
 import type { RequestIdSource } from './request-ids';
 import { RouteTable } from './route-table';
@@ -149,12 +150,18 @@ export interface EdgeOptions {
   observe?: ResponseObserver;
   /** Unset (tracing off): nothing per request. */
   tracing?: EdgeTracing;
+  /**
+   * The process's drain: while it drains, every reply (requests in flight too) carries
+   * `connection: close`. One onSend hook, installed only when given.
+   */
+  drain?: DrainState;
 }
 
 /**
  * Installs the edge on a Fastify instance (before any route): the route table, the request
  * id header on every response, 400 for a malformed query string, 404/405 for unmatched
- * requests, and the access log. Returns the route table. Errors thrown by handlers go to
+ * requests, the access log, and with `drain` the `connection: close` of a draining process.
+ * Returns the route table. Errors thrown by handlers go to
  * `sendError`: through `EdgeExceptionFilter` in a Nest application, or a scope's
  * `setErrorHandler` on plain Fastify routes.
  */
@@ -211,5 +218,15 @@ export function installEdge(fastify: FastifyInstance, log: Logger, routes: Route
     }
     done();
   });
+
+  const drain = options.drain;
+  if (drain !== undefined) {
+    // While draining, every reply (requests in flight too) tells the client to close the
+    // connection, so none is left idle on this process when it stops accepting.
+    fastify.addHook('onSend', function closeWhileDraining(_request, reply, payload, done) {
+      if (drain.draining) void reply.header('connection', 'close');
+      done(null, payload);
+    });
+  }
   return routes;
 }

@@ -70,7 +70,8 @@ export interface StackOptions {
   workerEnv?: Record<string, string>;
   /**
    * Extra environment for account-admin. Sign-in rate limits are lifted unless set here:
-   * every test signs up from 127.0.0.1.
+   * every test signs up from 127.0.0.1. SHUTDOWN_DELAY_MS is 0 unless set here (as for
+   * billing), so stopping a stack does not wait the drain delay.
    */
   accountAdminEnv?: Record<string, string>;
   /** Extra environment for billing (e.g. STRIPE_SECRET_KEY, STRIPE_API_BASE, STRIPE_WEBHOOK_SECRET). */
@@ -120,7 +121,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       script: join(root, 'services/account-admin/dist/main.js'),
       env: {
         ...common, ...kekEnv, PORT: String(aaHttp), GRPC_PORT: String(aaGrpc), METRICS_PORT: String(aaMetrics), DATABASE_URL: accountAdminDb, COOKIE_SECURE: 'false',
-        SIGN_IN_ATTEMPTS_PER_EMAIL: '1000000', SIGN_IN_ATTEMPTS_PER_ADDRESS: '1000000',
+        SIGN_IN_ATTEMPTS_PER_EMAIL: '1000000', SIGN_IN_ATTEMPTS_PER_ADDRESS: '1000000', SHUTDOWN_DELAY_MS: '0',
         BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`, ...options.accountAdminEnv,
       },
       readyUrl: `http://127.0.0.1:${aaHttp}/readyz`,
@@ -131,7 +132,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       script: join(root, 'services/billing/dist/main.js'),
       env: {
         ...common, PORT: String(billHttp), OPERATOR_PORT: String(billOp), METRICS_PORT: String(billMetrics), DATABASE_URL: billingDb,
-        OPERATOR_TOKEN: operatorToken, ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`,
+        OPERATOR_TOKEN: operatorToken, ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`, SHUTDOWN_DELAY_MS: '0',
         ...options.billingEnv,
       },
       readyUrl: `http://127.0.0.1:${billHttp}/readyz`,

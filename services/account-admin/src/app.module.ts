@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
+import { DrainState } from '@svc/http-edge';
 import { AccountsRepository } from './accounts/accounts.repository';
 import { APP_CONFIG } from './config';
 import type { AppConfig } from './config';
@@ -37,7 +38,7 @@ import type { Logger } from './logging/logger';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, logger: Logger, metrics: AccountAdminMetrics = new AccountAdminMetrics()): DynamicModule {
+  static forRoot(config: AppConfig, logger: Logger, metrics: AccountAdminMetrics = new AccountAdminMetrics(), drain: DrainState = new DrainState()): DynamicModule {
     return {
       module: AppModule,
       controllers: [
@@ -48,6 +49,7 @@ export class AppModule {
         { provide: APP_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
         { provide: METRICS, useValue: metrics },
+        { provide: DrainState, useValue: drain },
         DatabaseRepository,
         KeyCacheRepository,
         KeyCacheService,

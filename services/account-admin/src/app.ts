@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DtoValidationPipe, EdgeExceptionFilter, edgeServerOptions, installEdge, trustedRequestIds } from '@svc/http-edge';
+import { DrainState, DtoValidationPipe, EdgeExceptionFilter, edgeServerOptions, installEdge, trustedRequestIds } from '@svc/http-edge';
 import { requestTracing } from '@svc/tracing';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config';
@@ -16,9 +16,12 @@ const BODY_LIMIT_BYTES = 64 * 1024;
 /**
  * Builds the application (HTTP on Fastify, gRPC started on bootstrap) without listening:
  * main.ts and the integration tests both call this. The HTTP edge (request ids, errors,
- * 404/405, timeouts, access log) and body validation are @svc/http-edge's.
+ * 404/405, timeouts, access log, `connection: close` while draining) and body validation
+ * are @svc/http-edge's. The drain state is the app's `DrainState` provider (main.ts starts
+ * it on SIGTERM).
  */
 export async function createApp(config: AppConfig, logger: Logger, metrics: AccountAdminMetrics = new AccountAdminMetrics()): Promise<NestFastifyApplication> {
+  const drain = new DrainState();
   const adapter = new FastifyAdapter(
     edgeServerOptions({
       requestIds: trustedRequestIds(config.INTERNAL_TOKEN),
@@ -34,13 +37,14 @@ export async function createApp(config: AppConfig, logger: Logger, metrics: Acco
       metrics.http.observe(request.method, route, status, durationMs);
       return undefined;
     },
+    drain,
   });
   // Bodies arrive as text whatever their content-type; the validation pipe reads them, so
   // every bad body is the platform's 400 naming the problem.
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
   installRequestContext(fastify, config.INTERNAL_TOKEN, logger);
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger, metrics), adapter, { logger: false, bodyParser: false });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger, metrics, drain), adapter, { logger: false, bodyParser: false });
   app.useGlobalFilters(new EdgeExceptionFilter(logger));
   app.useGlobalPipes(new DtoValidationPipe());
   return app;

@@ -6,6 +6,7 @@ import type { AppConfig } from './config';
 import { migrate } from './db/migrate';
 import { createLogger } from './logging/logger';
 import { AccountAdminMetrics } from './metrics/metrics';
+import { DrainState, stopOnSignals } from '@svc/http-edge';
 import { startMetricsServer } from '@svc/metrics';
 import { startTracing } from '@svc/tracing';
 
@@ -31,11 +32,24 @@ async function main(): Promise<void> {
   const tracing = startTracing('account-admin');
   const metrics = new AccountAdminMetrics();
   const app = await createApp(config, logger, metrics);
-  app.enableShutdownHooks(['SIGTERM', 'SIGINT']);
-  if (tracing !== null) process.once('beforeExit', () => void tracing.shutdown());
   await app.listen(config.PORT, config.HOST);
   const server = await startMetricsServer({ registry: metrics.registry, port: config.METRICS_PORT, host: config.HOST, log: logger });
   logger.info({ port: config.PORT, grpc_port: config.GRPC_PORT, metrics_url: server?.url ?? null }, 'account-admin listening');
+
+  // SIGTERM/SIGINT (docs/operations.md "Rollouts"): unready at once (/readyz 503) and every
+  // reply says `connection: close`; after SHUTDOWN_DELAY_MS the HTTP server stops accepting
+  // and the requests in flight finish, then the gRPC server (calls in flight finish), then
+  // the outbox loop, PostgreSQL and Redis; exit 0.
+  stopOnSignals({
+    name: 'account-admin',
+    log: logger,
+    drain: { state: app.get(DrainState), delayMs: config.SHUTDOWN_DELAY_MS },
+    close: async () => {
+      await app.close();
+      await server?.close();
+      await tracing?.shutdown();
+    },
+  });
 }
 
 main().catch((error: unknown) => {

@@ -214,9 +214,9 @@ function replica(config: AppConfig): { loop: KeyOutboxService; close(): Promise<
   return {
     loop,
     async close() {
-      await loop.onModuleDestroy();
-      await redis.onModuleDestroy();
-      await db.onModuleDestroy();
+      await loop.onApplicationShutdown();
+      await redis.onApplicationShutdown();
+      await db.onApplicationShutdown();
     },
   };
 }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
+import { DrainState } from '@svc/http-edge';
 import { CreditsController } from './credits/credits.controller';
 import { HealthController, READINESS } from './health/health.controller';
 import type { Readiness } from './health/health.controller';
@@ -34,6 +35,8 @@ export interface SharedDeps {
   /** The dashboard's activity and purchase history (src/history). */
   history: HistoryService;
   finance: FinanceService;
+  /** Whether the process drains (SIGTERM): both listeners' /readyz answer 503 `draining`. */
+  drain: DrainState;
 }
 
 /** The internal HTTP API the gateway forwards to (PORT). */
@@ -50,6 +53,7 @@ export class PublicApiModule {
         { provide: UsageService, useValue: deps.usage },
         { provide: HistoryService, useValue: deps.history },
         { provide: READINESS, useValue: deps.readiness },
+        { provide: DrainState, useValue: deps.drain },
         { provide: INTERNAL_TOKEN, useValue: internalToken },
         InternalAuthGuard,
       ],
@@ -70,6 +74,7 @@ export class OperatorApiModule {
         { provide: ReconciliationService, useValue: deps.reconciliation },
         { provide: BacklogService, useValue: deps.backlog },
         { provide: READINESS, useValue: deps.readiness },
+        { provide: DrainState, useValue: deps.drain },
         { provide: OPERATOR_TOKEN, useValue: operatorToken },
         OperatorAuthGuard,
       ],

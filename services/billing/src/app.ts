@@ -8,7 +8,7 @@ import { createBillingDatabase, DatabaseProbeRepository } from './db/prisma.repo
 import { closeRedisClient, createRedisClient } from '@svc/redis-client';
 import { RedisProbe } from './health/redis-probe.adapter';
 import { createListener } from './http/listener';
-import { freshRequestIds, trustedRequestIds } from '@svc/http-edge';
+import { DrainState, freshRequestIds, trustedRequestIds } from '@svc/http-edge';
 import { LedgerRepository } from './ledger/ledger.repository';
 import { LedgerService } from './ledger/ledger.service';
 import { SpendableBalanceAdapter } from './spendable/spendable-balance.adapter';
@@ -40,6 +40,9 @@ export interface RunningBilling {
   logger: Logger;
   /** The process's metrics (main.ts serves them on METRICS_PORT). */
   metrics: BillingMetrics;
+  /** Both listeners' drain (main.ts starts it on SIGTERM): /readyz 503, `connection: close`. */
+  drain: DrainState;
+  /** Closes both listeners (they stop accepting; requests in flight finish), then the stores. */
   close(): Promise<void>;
 }
 
@@ -101,7 +104,8 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
   const usage = new UsageService(new UsageRepository(prisma));
   const finance = new FinanceService(new FinanceRepository(prisma), reconciliation);
   const history = new HistoryService(new HistoryRepository(prisma));
-  const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks, usage, history, finance };
+  const drain = new DrainState();
+  const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks, usage, history, finance, drain };
   const apps: NestFastifyApplication[] = [];
   const close = async (): Promise<void> => {
     await Promise.allSettled(apps.map((app) => app.close()));
@@ -117,6 +121,7 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
       requestIds: trustedRequestIds(config.INTERNAL_TOKEN),
       requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
       http: metrics.http,
+      drain,
     });
     apps.push(publicApp);
     keepRawJsonBodies(publicApp);
@@ -126,11 +131,12 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
       requestIds: freshRequestIds,
       requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
       http: metrics.http,
+      drain,
     });
     apps.push(operatorApp);
     await publicApp.listen(config.PORT, config.HOST);
     await operatorApp.listen(config.OPERATOR_PORT, config.HOST);
-    return { publicUrl: urlOf(publicApp), operatorUrl: urlOf(operatorApp), logger, metrics, close };
+    return { publicUrl: urlOf(publicApp), operatorUrl: urlOf(operatorApp), logger, metrics, drain, close };
   } catch (error) {
     await close();
     throw error;

@@ -4,7 +4,7 @@ import { startBilling, createLogger } from './app';
 import { parseBillingConfig } from './config';
 import type { BillingConfig } from './config';
 import { migrateBillingDatabase } from './db/migrate';
-import { stopOnSignals } from './process-signals';
+import { stopOnSignals } from '@svc/http-edge';
 import { startMetricsServer } from '@svc/metrics';
 import { startTracing } from '@svc/tracing';
 
@@ -31,10 +31,18 @@ async function main(): Promise<void> {
   const running = await startBilling(config, logger);
   const metrics = await startMetricsServer({ registry: running.metrics.registry, port: config.METRICS_PORT, host: config.HOST, log: logger });
   logger.info({ public_url: running.publicUrl, operator_url: running.operatorUrl, metrics_url: metrics?.url ?? null }, 'billing listening');
-  stopOnSignals('billing', logger, async () => {
-    await running.close();
-    await metrics?.close();
-    await tracing?.shutdown();
+  // SIGTERM/SIGINT (docs/operations.md "Rollouts"): both listeners unready at once (/readyz
+  // 503) and every reply says `connection: close`; after SHUTDOWN_DELAY_MS they stop accepting
+  // and the requests in flight finish, then the stores close; exit 0.
+  stopOnSignals({
+    name: 'billing',
+    log: logger,
+    drain: { state: running.drain, delayMs: config.SHUTDOWN_DELAY_MS },
+    close: async () => {
+      await running.close();
+      await metrics?.close();
+      await tracing?.shutdown();
+    },
   });
 }
 

@@ -4,7 +4,7 @@ import { createLogger } from './app';
 import { startLedgerWorker } from './worker/ledger-worker';
 import { parseLedgerWorkerConfig } from './worker-config';
 import type { LedgerWorkerConfig } from './worker-config';
-import { stopOnSignals } from './process-signals';
+import { stopOnSignals } from '@svc/http-edge';
 import { startTracing } from '@svc/tracing';
 
 function loadConfigOrExit(): LedgerWorkerConfig {
@@ -26,9 +26,14 @@ async function main(): Promise<void> {
   const tracing = startTracing('ledger-worker');
   const running = await startLedgerWorker(config, logger);
   logger.info({ listen_url: running.url, metrics_url: running.metricsUrl, drain_interval_ms: config.LEDGER_DRAIN_INTERVAL_MS, batch_size: config.LEDGER_BATCH_SIZE }, 'ledger worker running');
-  stopOnSignals('ledger worker', logger, async () => {
-    await running.close();
-    await tracing?.shutdown();
+  // No drain: the worker serves only its probes. It stops at once and finishes its batch.
+  stopOnSignals({
+    name: 'ledger worker',
+    log: logger,
+    close: async () => {
+      await running.close();
+      await tracing?.shutdown();
+    },
   });
 }
 

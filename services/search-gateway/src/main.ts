@@ -1,10 +1,10 @@
+import { DrainState, stopOnSignals } from '@svc/http-edge';
 import { startMetricsServer } from '@svc/metrics';
 import type { Registry } from '@svc/metrics';
 import { startTracing } from '@svc/tracing';
 import { createGateway } from './app';
 import { loadGatewayConfigOrExit } from './config';
 import { GATEWAY_METRICS } from './gateway.module';
-import { DrainState } from './health/drain-state';
 import { createLogger } from './logger';
 
 async function main(): Promise<void> {
@@ -23,27 +23,16 @@ async function main(): Promise<void> {
   // 2. after SHUTDOWN_DELAY_MS, stop accepting; searches in flight finish (each is bounded by
   //    SEARCH_MAX_DURATION_MS);
   // 3. the settlements Redis has not answered yet are waited for, then connections close.
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) return;
-    stopping = true;
-    app.get(DrainState).start();
-    log.info({ signal, delay_ms: config.SHUTDOWN_DELAY_MS }, 'search-gateway draining');
-    setTimeout(() => {
-      app.close()
-        .then(() => metrics?.close())
-        .then(() => tracing?.shutdown())
-        .then(
-          () => process.exit(0),
-          (error: unknown) => {
-            log.error({ err: error }, 'shutdown failed');
-            process.exit(1);
-          },
-        );
-    }, config.SHUTDOWN_DELAY_MS);
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  stopOnSignals({
+    name: 'search-gateway',
+    log,
+    drain: { state: app.get(DrainState), delayMs: config.SHUTDOWN_DELAY_MS },
+    close: async () => {
+      await app.close();
+      await metrics?.close();
+      await tracing?.shutdown();
+    },
+  });
 }
 
 main().catch((error: unknown) => {

@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     if (!found) throw new Error('no dashboard user has this email');
     process.stdout.write('password reset; every session of the user ended\n');
   } finally {
-    await db.onModuleDestroy();
+    await db.onApplicationShutdown();
   }
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import type { OnModuleDestroy } from '@nestjs/common';
+import type { OnApplicationShutdown } from '@nestjs/common';
 import { closeRedisClient, createRedisClient } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
 import { APP_CONFIG } from '../config';
@@ -26,7 +26,7 @@ export interface AttemptCount {
  * Emails are stored as SHA-256 digests, never as text.
  */
 @Injectable()
-export class SignInLimitRepository implements OnModuleDestroy {
+export class SignInLimitRepository implements OnApplicationShutdown {
   private readonly redis: RedisClient;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
@@ -52,7 +52,7 @@ export class SignInLimitRepository implements OnModuleDestroy {
     return { attempts: Number(reply[0]), windowLeftMs: Number(reply[1]) };
   }
 
-  async onModuleDestroy(): Promise<void> {
+  async onApplicationShutdown(): Promise<void> {
     await closeRedisClient(this.redis);
   }
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { OnModuleDestroy } from '@nestjs/common';
+import type { OnApplicationShutdown } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client';
 import { APP_CONFIG } from '../config';
@@ -7,7 +7,7 @@ import type { AppConfig } from '../config';
 
 /** The one Prisma client of the service; repositories use `client`, nothing else does. */
 @Injectable()
-export class DatabaseRepository implements OnModuleDestroy {
+export class DatabaseRepository implements OnApplicationShutdown {
   readonly client: PrismaClient;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
@@ -18,7 +18,13 @@ export class DatabaseRepository implements OnModuleDestroy {
     await this.client.$queryRaw`SELECT 1`;
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /**
+   * On shutdown, not on module destroy: Nest runs shutdown hooks after the HTTP server has
+   * closed (requests in flight finished) and, dependents first, after the gRPC server and the
+   * outbox loop stopped, so nothing in use is closed under a request. The Redis clients
+   * (KeyCacheRepository, SignInLimitRepository) close the same way.
+   */
+  async onApplicationShutdown(): Promise<void> {
     await this.client.$disconnect();
   }
 }

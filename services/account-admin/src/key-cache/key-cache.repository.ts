@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { OnModuleDestroy } from '@nestjs/common';
+import type { OnApplicationShutdown } from '@nestjs/common';
 import { closeRedisClient, createRedisClient, mgetAny } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
 import { KEY_CHANGES_CHANNEL, PROVIDER_KEY_CHANGES_CHANNEL, redisKeys } from '@svc/contracts';
@@ -67,7 +67,7 @@ export interface Usage {
  * key-change channel, and the spend counters the gateway keeps (read only here).
  */
 @Injectable()
-export class KeyCacheRepository implements OnModuleDestroy {
+export class KeyCacheRepository implements OnApplicationShutdown {
   private readonly redis: RedisClient;
   private readonly liveTtlSeconds: number;
 
@@ -131,7 +131,7 @@ export class KeyCacheRepository implements OnModuleDestroy {
     await this.redis.ping();
   }
 
-  async onModuleDestroy(): Promise<void> {
+  async onApplicationShutdown(): Promise<void> {
     await closeRedisClient(this.redis);
   }
 

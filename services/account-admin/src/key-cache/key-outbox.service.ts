@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 import { toKeyRecord } from '../keys/keys.service';
@@ -20,7 +20,7 @@ export const OUTBOX_BATCH_SIZE = 100;
  * (SKIP LOCKED), and a record written twice is written idempotently (same version).
  */
 @Injectable()
-export class KeyOutboxService implements OnApplicationBootstrap, OnModuleDestroy {
+export class KeyOutboxService implements OnApplicationBootstrap, OnApplicationShutdown {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
@@ -96,7 +96,7 @@ export class KeyOutboxService implements OnApplicationBootstrap, OnModuleDestroy
   }
 
   /** Stops the loop and waits for a pass in progress (its rows stay if it is cut short). */
-  async onModuleDestroy(): Promise<void> {
+  async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;

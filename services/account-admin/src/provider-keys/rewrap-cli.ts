@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify({ kek_id: ring.current.id, ...result })}\n`);
     if (result.remaining.length > 0) process.exitCode = 1;
   } finally {
-    await db.onModuleDestroy();
+    await db.onApplicationShutdown();
   }
 }
 

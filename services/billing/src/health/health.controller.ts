@@ -1,5 +1,6 @@
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DrainState, drainingReadiness } from '@svc/http-edge';
 
 export const READINESS = Symbol('READINESS');
 
@@ -8,10 +9,16 @@ export interface Readiness {
   check(): Promise<Record<string, boolean>>;
 }
 
-/** Public on both listeners: liveness and readiness, no secrets, no identities. */
+/**
+ * Public on both listeners: liveness and readiness, no secrets, no identities. While the
+ * process drains (SIGTERM), /readyz is 503 `draining` at once on both.
+ */
 @Controller()
 export class HealthController {
-  constructor(@Inject(READINESS) private readonly readiness: Readiness) {}
+  constructor(
+    @Inject(READINESS) private readonly readiness: Readiness,
+    @Inject(DrainState) private readonly drain: DrainState,
+  ) {}
 
   @Get('healthz')
   health(@Req() request: FastifyRequest): { status: string; request_id: string } {
@@ -20,6 +27,10 @@ export class HealthController {
 
   @Get('readyz')
   async ready(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<{ status: string; checks: Record<string, boolean>; request_id: string }> {
+    if (this.drain.draining) {
+      void reply.status(503);
+      return drainingReadiness(request.id);
+    }
     const checks = await this.readiness.check();
     const ok = Object.values(checks).every(Boolean);
     void reply.status(ok ? 200 : 503);

@@ -4,7 +4,7 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppError } from '@svc/errors';
 import { DtoValidationPipe, EdgeExceptionFilter, edgeServerOptions, installEdge } from '@svc/http-edge';
-import type { RequestIdSource } from '@svc/http-edge';
+import type { DrainState, RequestIdSource } from '@svc/http-edge';
 import type { HttpMetrics } from '@svc/metrics';
 import { requestTracing } from '@svc/tracing';
 import type { FastifyRequest } from 'fastify';
@@ -17,6 +17,8 @@ export interface ListenerOptions {
   requestTimeoutMs: number;
   /** Counts every answered request (http_requests_total, http_request_duration_seconds). */
   http?: HttpMetrics;
+  /** The process's drain: while it drains, every reply carries `connection: close`. */
+  drain?: DrainState;
 }
 
 /** Largest request body accepted (a Stripe event is a few KB). */
@@ -30,7 +32,8 @@ function isJsonContentType(value: string | undefined): boolean {
 
 /**
  * One Nest application on its own Fastify instance, behind the shared edge (@svc/http-edge:
- * request ids, the error reply, 404/405, timeouts, the access log) with the one DTO
+ * request ids, the error reply, 404/405, timeouts, the access log, `connection: close` while
+ * the process drains) with the one DTO
  * validation pipe. A body that is not JSON is 400 invalid_request (Nest also registers a
  * form parser, which this API never accepts).
  */
@@ -54,6 +57,7 @@ export async function createListener(options: ListenerOptions): Promise<NestFast
         return undefined;
       },
     }),
+    ...(options.drain === undefined ? {} : { drain: options.drain }),
   });
   fastify.addHook('preValidation', async (request) => {
     if (request.body !== undefined && !isJsonContentType(request.headers['content-type'])) {

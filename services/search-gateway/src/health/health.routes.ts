@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { DrainState } from './drain-state';
+import { drainingReadiness } from '@svc/http-edge';
+import type { DrainState } from '@svc/http-edge';
 import type { RedisConnection } from './redis.connection';
 
 /**
@@ -13,7 +14,7 @@ export function registerHealthRoutes(scope: FastifyInstance, redis: RedisConnect
   });
   scope.get('/readyz', async (request, reply) => {
     if (drain?.draining === true) {
-      return reply.code(503).type('application/json; charset=utf-8').send({ status: 'draining', checks: {}, request_id: request.id });
+      return reply.code(503).type('application/json; charset=utf-8').send(drainingReadiness(request.id));
     }
     const redisUp = await redis.isReachable();
     const checks: Record<string, 'ok' | 'down'> = { redis: redisUp ? 'ok' : 'down' };

@@ -3,7 +3,6 @@ import type { Logger } from 'pino';
 import { registerCatalogRoutes } from '../catalog/catalog.routes';
 import type { CatalogService } from '../catalog/catalog.service';
 import type { ForwardService } from '../forward/forward.routes';
-import type { DrainState } from '../health/drain-state';
 import { registerHealthRoutes } from '../health/health.routes';
 import { registerOpenApiRoutes } from '../openapi/openapi.routes';
 import type { RedisConnection } from '../health/redis.connection';
@@ -12,6 +11,7 @@ import type { RateLimitHeaders, SearchService } from '../search';
 import type { AuthChain } from '../auth/auth-chain';
 import type { McpEndpoint } from '../mcp/mcp.endpoint';
 import { installEdge, RouteTable, sendError } from '@svc/http-edge';
+import type { DrainState } from '@svc/http-edge';
 import type { HttpMetrics } from '@svc/metrics';
 import { requestTracing } from '@svc/tracing';
 import type { SearchMetrics } from '../search';
@@ -47,16 +47,9 @@ export class GatewayHttp {
         // A search's access line also carries its account, key, models, outcome and cost.
         return route === SEARCH_ROUTE && searchMetrics !== undefined ? searchMetrics.answered(request, status, durationMs) : undefined;
       },
+      // While draining, every reply (searches in flight too) says `connection: close`.
+      ...(this.drain === undefined ? {} : { drain: this.drain }),
     });
-    const drain = this.drain;
-    if (drain !== undefined) {
-      // While draining, every reply (searches in flight too) tells the client to close the
-      // connection, so none is left idle on this process when it stops accepting.
-      fastify.addHook('onSend', (_request, reply, payload, done) => {
-        if (drain.draining) void reply.header('connection', 'close');
-        done(null, payload);
-      });
-    }
     void fastify.register(async (scope) => {
       scope.setErrorHandler((error, request, reply) => sendError(reply, request.id, error, this.log));
       const search = this.search;
