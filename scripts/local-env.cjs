@@ -16,6 +16,7 @@ const PASSED_ON = [
   'OPERATOR_TOKEN', 'REDIS_URL', 'REDIS_CLUSTER',
   'OTEL_EXPORTER_OTLP_ENDPOINT', 'LOG_LEVEL', 'HTTP_REQUEST_TIMEOUT_MS',
   'SIGN_IN_ATTEMPTS_PER_EMAIL', 'SIGN_IN_ATTEMPTS_PER_ADDRESS', 'SIGN_IN_WINDOW_SECONDS',
+  'SEARCH_MAX_DURATION_MS', 'SHUTDOWN_DELAY_MS',
 ];
 
 /** A service's environment: PATH, the stack's settings, then every passed-on variable set in `outer`. */

@@ -177,6 +177,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         env: {
           ...common, ...kekEnv, PORT: String(port), METRICS_PORT: String(metricsPort), ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`,
           ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${aaHttp}`, BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`,
+          // Stopping a test stack does not wait the drain delay unless a test sets it (the drain test).
+          SHUTDOWN_DELAY_MS: '0',
           ...providerEnv, ...options.gatewayEnv, ...gw.env,
         },
         readyUrl: `http://127.0.0.1:${port}/readyz`,
