@@ -280,6 +280,3 @@ function toAdmission(value: unknown): AdmissionVerdict {
   if (kind === 'balance') return { kind: 'admitted', remaining: second, verdict: VERDICT_BALANCE };
   throw new Error('unexpected admit reply');
 }
-
-/** The former name of MoneyOp (SearchService moves to the typed steps next). */
-export type PendingOp = MoneyOp;
