@@ -26,7 +26,7 @@ const model = CATALOG.find((m) => m.id === 'exa/fast');
 if (model === undefined) throw new Error('exa/fast missing from the catalog');
 const record: KeyRecord = { id: 'key_bench', accountId: 'acc_bench', kind: 'api', disabled: false, expiresAtMs: null, limitMicros: null, limitReset: null, version: 1, deleted: false };
 const attempts: AttemptResult[] = [{ status: 'success', model, source: 'platform', results: [], reservedMicros: 5_000, chargedMicros: 5_000 }];
-const reply: SearchReply = { status: 200, body: '{}', requestId: 'req_bench', attempts };
+const reply: SearchReply = { kind: 'reply', status: 200, body: '{}', requestId: 'req_bench', rateLimit: undefined, attempts };
 
 // Lines go to /dev/null synchronously (the cost of building and writing a line, not of a terminal).
 const log = createServiceLogger({ service: 'search-gateway', level: 'info', destination: pino.destination({ dest: '/dev/null', sync: true }) });

@@ -21,6 +21,7 @@ import { RedisConnection } from './health/redis.connection';
 import { GatewayHttp } from './http/gateway.http';
 import { McpEndpoint } from './mcp/mcp.endpoint';
 import { MoneyRepository } from './money/money.repository';
+import { SettlementResender } from './money/settlement-resender';
 import { ProviderRegistry } from './providers';
 import { SearchLifecycle, SearchMetrics, SearchService } from './search';
 
@@ -115,7 +116,8 @@ export class GatewayModule {
           useFactory: (providers: ProviderRegistry, redis: RedisConnection, metrics: SearchMetrics, providerKeys: ProviderKeyCache) =>
             new SearchService(
               providers,
-              new MoneyRepository(redis.client, redis.target),
+              // The background re-send of settlements is its own object, given to the repository.
+              new MoneyRepository(redis.client, redis.target, undefined, Date.now, new SettlementResender()),
               {
                 providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
                 maxInFlight: { brave: config.PROVIDER_MAX_IN_FLIGHT_BRAVE, exa: config.PROVIDER_MAX_IN_FLIGHT_EXA, tavily: config.PROVIDER_MAX_IN_FLIGHT_TAVILY },

@@ -10,5 +10,5 @@ export { parseGatewayConfig } from './config';
 export type { GatewayConfig } from './config';
 export { SEARCH_BODY_SCHEMA, searchValidatorCompiler } from './search/search.schema';
 export { SearchMetrics } from './search/search.metrics';
-export type { SearchReply } from './search/search.service';
+export type { SearchRefusal, SearchReply, SearchResult } from './search/search.service';
 export type { AttemptResult } from './search/search.outcome';

@@ -174,9 +174,11 @@ describe('key credit-limit periods on a controllable clock (SearchService, real 
     redis.disconnect();
   });
 
-  const searchAt = (record: KeyRecord, atMs: number): Promise<SearchReply> => {
+  const searchAt = async (record: KeyRecord, atMs: number): Promise<SearchReply> => {
     nowMs = atMs;
-    return service.search({ record, requestId: newId('request'), request: { query: 'period', models: [exaFast()], maxResults: 10 }, idempotency: null, elapsedMs: () => 1 });
+    const result = await service.search({ record, requestId: newId('request'), request: { query: 'period', models: [exaFast()], maxResults: 10 }, idempotency: null, elapsedMs: () => 1 });
+    if (result.kind !== 'reply') throw new Error(`refused: ${result.code}`);
+    return result;
   };
 
   const usage = async (record: KeyRecord, periodStartMs: number): Promise<number> =>

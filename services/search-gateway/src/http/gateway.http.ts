@@ -56,7 +56,7 @@ export class GatewayHttp {
       registerHealthRoutes(scope, this.redis, search === undefined ? undefined : () => search.service.batchReady, this.drain);
       registerCatalogRoutes(scope, this.catalog);
       registerOpenApiRoutes(scope);
-      if (this.search !== undefined) registerSearchRoutes(scope, this.search.auth, this.search.service, this.search.rateLimit, this.search.metrics);
+      if (this.search !== undefined) registerSearchRoutes(scope, this.search.auth, this.search.service, this.search.rateLimit, this.log, this.search.metrics);
       this.mcp?.register(scope);
       await scope.register(async (forwardScope) => {
         forwardScope.removeAllContentTypeParsers();

@@ -17,6 +17,7 @@ import type { UpstreamClient } from '../forward/upstream.client';
 import { bodyDigest } from '../search/idempotency';
 import { formatSearchBodyErrors, SEARCH_BODY_SCHEMA, searchValidatorCompiler, toSearchRequest } from '../search/search.schema';
 import type { SearchBody } from '../search/search.schema';
+import { refusalError } from '../search/search.routes';
 import type { SearchService } from '../search/search.service';
 import { newSessionId, sessionIdOf, toolCallDigest } from './mcp.session';
 import { creditsText, errorResult, isToolName, modelsText, searchText, TOOLS } from './mcp.tools';
@@ -156,21 +157,22 @@ export class McpEndpoint {
     }
     const body = args as unknown as SearchBody;
     const request = toSearchRequest(body);
-    const reply = await this.deps.search.search({
+    const result = await this.deps.search.search({
       record: caller.record,
       requestId,
       request,
       idempotency: caller.sessionId === null ? null : { keyDigest: toolCallDigest(caller.sessionId, jsonRpcId), bodyDigest: bodyDigest(body) },
       elapsedMs: () => caller.reply.elapsedTime,
     });
-    if (reply.status === 200) {
-      const answer = JSON.parse(reply.body) as SearchSuccessView & Record<string, unknown>;
+    // A refusal (429 with its wait, 503 with 1 s, ...) becomes the platform's error here, as the
+    // route makes it for HTTP: with the request id it carries and the wait HTTP sends as Retry-After.
+    if (result.kind === 'refused') return errorResult(errorBody(refusalError(result), result.requestId), result.retryAfterSeconds);
+    if (result.status === 200) {
+      const answer = JSON.parse(result.body) as SearchSuccessView & Record<string, unknown>;
       return { content: [{ type: 'text', text: searchText(answer) }], structuredContent: answer };
     }
-    // Refusals (429 with its wait, 503 with 1 s) come back as replies with the wait HTTP sends
-    // as Retry-After; 402 and 502 have none.
-    const retryAfter = reply.retryAfterSeconds ?? (reply.status === 503 ? 1 : undefined);
-    return errorResult(JSON.parse(reply.body) as ErrorBody, retryAfter);
+    // 402 and 502 have no wait; a 503 (every model at capacity) waits 1 s, as its Retry-After.
+    return errorResult(JSON.parse(result.body) as ErrorBody, result.status === 503 ? 1 : undefined);
   }
 
   private listModels(requestId: string): CallToolResult {

@@ -1,10 +1,57 @@
+import { redisKeys, SETTLEMENT_FIELD } from '@svc/contracts';
+import type { Micros } from '@svc/money';
+import { NO_MEMBER_KEYS, pickElement } from '../redis/redis-batch';
+import type { MergedCall, MergedCommand, ScriptCall } from '../redis/redis-batch';
+import type { AdmissionRequest, LeaseRequest, ReserveRequest } from './money.ops';
+import type { MoneyScope } from './money.scope';
+
 /**
- * The Lua scripts of the search hot path. Each validates every argument and every value it
- * reads before its first write: a Lua error does not roll back what was already written.
- * All keys of one script share one hash slot (the account tag, or the provider tag for
- * the lease), so every script runs unchanged on Redis Cluster. Amounts are integer
- * micro-USD passed as decimal strings.
+ * The Lua scripts of the search hot path, and beside each the one function that encodes its
+ * KEYS and ARGV (`encode…Args`): the layout a script's comment describes is written in
+ * exactly one place, and MoneyRepository only chooses which script to call. Each script
+ * validates every argument and every value it reads before its first write: a Lua error
+ * does not roll back what was already written. All keys of one script share one hash slot
+ * (the account tag, or the provider tag for the lease), so every script runs unchanged on
+ * Redis Cluster. Amounts are integer micro-USD passed as decimal strings.
+ *
+ * The encoders take objects the search already holds (its scope, its lease and reserve
+ * requests, its outgoing settlement) and return the pipeline item itself: encoding a call
+ * allocates its argument arrays and nothing else.
  */
+
+/** Idempotent outcomes live this long (docs/api.md 10.7: 24 hours). */
+export const OUTCOME_TTL_MS = 24 * 3_600_000;
+/**
+ * Settled markers (what makes a settlement sent twice count once) are request ids in one set
+ * per account and bucket of this length, by the settlement's first send; docs/decisions/0004.
+ */
+export const SETTLED_BUCKET_MS = 5 * 60_000;
+/** A settlement is sent again for at most this long after its first send; then it is logged as lost to Redis. */
+export const SETTLE_RESEND_WINDOW_MS = 20 * 60_000;
+/** A marker bucket lives this long past its end: longer than any re-send of a settlement first sent in it. */
+export const SETTLED_BUCKET_GRACE_MS = SETTLE_RESEND_WINDOW_MS + 5 * 60_000;
+
+/** The names the scripts are defined under on the batch connection. */
+export const SCRIPT = {
+  lease: 'svcLease',
+  reserve: 'svcReserve',
+  release: 'svcRelease',
+  settle: 'svcSettle',
+  idempotencyStore: 'svcIdemStore',
+  idempotencyRelease: 'svcIdemRelease',
+  admit: 'svcAdmit',
+  leaseExtend: 'svcLeaseExtend',
+} as const;
+
+/**
+ * Provider leases of every search in one flush, one script call per provider: the reply
+ * holds one 1 (taken) or 0 (at capacity) per lease id, in order.
+ */
+export const MERGED_LEASE: MergedCommand = { command: SCRIPT.lease, stage: 'tail', order: 1, dynamicKeys: false, unique: false, pick: pickElement };
+/** First admissions of the searches of one account in one flush: one ADMIT_LUA call. */
+export const MERGED_ADMIT: MergedCommand = { command: SCRIPT.admit, stage: 'tail', order: 1, dynamicKeys: true, unique: false, pick: pickElement };
+/** Settlements of one account in one flush: one SETTLE_LUA call (before the dirty mark, order 9). */
+export const MERGED_SETTLE: MergedCommand = { command: SCRIPT.settle, stage: 'tail', order: 1, dynamicKeys: true, unique: false, pick: pickElement };
 
 /**
  * Takes provider-capacity leases for the searches of one flush (RedisBatch merges every
@@ -44,6 +91,21 @@ if #taken > 0 then redis.call('ZADD', KEYS[1], unpack(taken)) end
 if live > 0 then redis.call('PEXPIRE', KEYS[1], life) end
 return granted
 `;
+
+/** LEASE_LUA's input: the lease a search's attempt asks for (its LeaseRequest). */
+export type LeaseInput = LeaseRequest;
+
+/** LEASE_LUA, merged per provider: KEYS the provider's lease set; ARGV cap and lifetime, then this lease's id. */
+export function encodeLeaseArgs(input: LeaseInput): MergedCall {
+  return {
+    kind: 'merged',
+    merged: MERGED_LEASE,
+    keys: [redisKeys.providerLeases(input.provider)],
+    fixed: [input.cap, input.lifetimeMs],
+    memberKeys: NO_MEMBER_KEYS,
+    memberArgs: [input.leaseId],
+  };
+}
 
 /**
  * Reserves an attempt's most possible cost, and (on the search's first call) claims its
@@ -101,6 +163,24 @@ redis.call('PEXPIRE', KEYS[4], ARGV[4])
 return {'ok'}
 `;
 
+/** RESERVE_LUA's input: a later attempt's reservation in its search's scope. */
+export interface ReserveInput {
+  readonly scope: MoneyScope;
+  readonly reserve: ReserveRequest;
+}
+
+/** RESERVE_LUA: 6 KEYS and 8 ARGV as its comment lists; without a claim, the idempotency key slot holds the reservation hash. */
+export function encodeReserveArgs(input: ReserveInput): ScriptCall {
+  const { scope, reserve } = input;
+  const claim = reserve.claim;
+  return {
+    kind: 'script',
+    name: SCRIPT.reserve,
+    keys: [scope.balanceKey, scope.reservedKey, scope.limitKey, scope.reservationKey, scope.idempotencyKey ?? scope.reservationKey, scope.holdKey],
+    args: [reserve.amountMicros, scope.limitMicros, reserve.index, scope.reservationTtlMs, 0, claim === undefined ? '0' : '1', claim?.value ?? '', claim?.ttlMs ?? 0],
+  };
+}
+
 /**
  * Lowers what one attempt holds to \`keep\`, giving the difference back (a refund, or the
  * undo of a reservation whose lease was refused), to the balance and from the key's hold.
@@ -123,6 +203,24 @@ if redis.call('DECRBY', KEYS[3], back) <= 0 then redis.call('DEL', KEYS[3]) end
 if keep == 0 then redis.call('HDEL', KEYS[4], ARGV[1]) else redis.call('HSET', KEYS[4], ARGV[1], ARGV[2]) end
 return held - keep
 `;
+
+/** RELEASE_LUA's input: one attempt of a search, and what it keeps. */
+export interface ReleaseInput {
+  readonly scope: MoneyScope;
+  readonly index: number;
+  readonly keepMicros: Micros;
+}
+
+/** RELEASE_LUA: KEYS balance, reserved total, the key's hold, the reservation hash; ARGV index, keep, unused. */
+export function encodeReleaseArgs(input: ReleaseInput): ScriptCall {
+  const { scope } = input;
+  return {
+    kind: 'script',
+    name: SCRIPT.release,
+    keys: [scope.balanceKey, scope.reservedKey, scope.holdKey, scope.reservationKey],
+    args: [input.index, input.keepMicros, '0'],
+  };
+}
 
 /**
  * Settles searches of one account (RedisBatch merges the settlements of one account that
@@ -261,6 +359,43 @@ return out
 `;
 
 /**
+ * SETTLE_LUA's input: a search's outgoing settlement (the same object is encoded again for a
+ * re-send, so a re-send checks the marker set of the first send's bucket).
+ */
+export interface SettleInput {
+  readonly scope: MoneyScope;
+  readonly settlement: {
+    readonly record: { readonly chargedMicros: Micros };
+    readonly outcome: string | null;
+    readonly releaseAccountLease?: boolean | undefined;
+  };
+  readonly recordJson: string;
+  readonly firstSentAtMs: number;
+}
+
+/**
+ * SETTLE_LUA, merged per account: KEYS balance, reserved total, the account's stream and
+ * in-flight set, then this search's 8 keys; ARGV the outcome ttl and the stream field, then
+ * this search's 11 arguments.
+ */
+export function encodeSettleArgs(input: SettleInput): MergedCall {
+  const { scope, settlement } = input;
+  const outcome = settlement.outcome;
+  const bucketStartMs = input.firstSentAtMs - (input.firstSentAtMs % SETTLED_BUCKET_MS);
+  return {
+    kind: 'merged',
+    merged: MERGED_SETTLE,
+    keys: [scope.balanceKey, scope.reservedKey, redisKeys.settlementStream(scope.accountId), scope.inFlightKey],
+    fixed: [OUTCOME_TTL_MS, SETTLEMENT_FIELD],
+    memberKeys: [scope.holdKey, scope.totalKey, scope.reservationKey, redisKeys.settledMarkers(scope.accountId, bucketStartMs), scope.idempotencyKey ?? scope.reservationKey,
+      scope.periodKeys[0], scope.periodKeys[1], scope.periodKeys[2]],
+    memberArgs: [settlement.record.chargedMicros, '0', input.recordJson, bucketStartMs + SETTLED_BUCKET_MS + SETTLED_BUCKET_GRACE_MS,
+      outcome !== null && scope.idempotencyKey !== null ? '1' : '0', outcome ?? '', scope.requestId, settlement.releaseAccountLease === true ? '1' : '0',
+      scope.periodExpireAtMs[0], scope.periodExpireAtMs[1], scope.periodExpireAtMs[2]],
+  };
+}
+
+/**
  * Stores the outcome of a search that made no provider call, unless another request owns
  * the idempotency key. KEYS[1] idempotency key. ARGV[1] request id, ARGV[2] outcome value
  * (JSON with field rid), ARGV[3] ttl ms. Returns nil when stored, else the stored value.
@@ -276,6 +411,18 @@ redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 return false
 `;
 
+/** IDEMPOTENCY_STORE_LUA's input. */
+export interface IdempotencyStoreInput {
+  readonly key: string;
+  readonly requestId: string;
+  readonly outcome: string;
+}
+
+/** IDEMPOTENCY_STORE_LUA: KEYS the idempotency key; ARGV request id, outcome, OUTCOME_TTL_MS. */
+export function encodeIdempotencyStoreArgs(input: IdempotencyStoreInput): ScriptCall {
+  return { kind: 'script', name: SCRIPT.idempotencyStore, keys: [input.key], args: [input.requestId, input.outcome, OUTCOME_TTL_MS] };
+}
+
 /**
  * Gives back an Idempotency-Key claim when the search ended without an outcome worth
  * keeping (503 overloaded: nothing ran, so a retry with the same key must be able to run).
@@ -290,6 +437,17 @@ if not ok or type(parsed) ~= 'table' or parsed.rid ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1
 `;
+
+/** IDEMPOTENCY_RELEASE_LUA's input. */
+export interface IdempotencyReleaseInput {
+  readonly key: string;
+  readonly requestId: string;
+}
+
+/** IDEMPOTENCY_RELEASE_LUA: KEYS the idempotency key; ARGV the request id. */
+export function encodeIdempotencyReleaseArgs(input: IdempotencyReleaseInput): ScriptCall {
+  return { kind: 'script', name: SCRIPT.idempotencyRelease, keys: [input.key], args: [input.requestId] };
+}
 
 /**
  * Admission of the searches of one account, each with its first reservation, in one atomic
@@ -450,6 +608,32 @@ end
 return out
 `;
 
+/** ADMIT_LUA's input: a search's first admission with its first reservation. */
+export interface AdmitInput {
+  readonly scope: MoneyScope;
+  readonly limits: AdmissionRequest;
+  readonly reserve: ReserveRequest;
+}
+
+/**
+ * ADMIT_LUA, merged per account: KEYS balance, reserved total, the account's in-flight set,
+ * then this search's 5 keys; ARGV rate, burst, account cap and lease ttl, then this search's
+ * 9 arguments (without a claim, the idempotency key slot holds the reservation hash).
+ */
+export function encodeAdmitArgs(input: AdmitInput): MergedCall {
+  const { scope, limits, reserve } = input;
+  const claim = reserve.claim;
+  return {
+    kind: 'merged',
+    merged: MERGED_ADMIT,
+    keys: [scope.balanceKey, scope.reservedKey, scope.inFlightKey],
+    fixed: [limits.ratePerSecond, limits.burst, limits.accountCap, limits.leaseTtlMs],
+    memberKeys: [scope.limitKey, scope.reservationKey, scope.idempotencyKey ?? scope.reservationKey, scope.rateKey, scope.holdKey],
+    memberArgs: [reserve.amountMicros, scope.limitMicros, reserve.index, scope.reservationTtlMs, 0,
+      claim === undefined ? '0' : '1', claim?.value ?? '', claim?.ttlMs ?? 0, scope.requestId],
+  };
+}
+
 /**
  * Extends a search's account lease when it moves to its next attempt; a lease that has
  * already expired is not brought back (its slot may have been given away).
@@ -467,3 +651,31 @@ redis.call('ZADD', KEYS[1], 'XX', now + life, ARGV[1])
 redis.call('PEXPIRE', KEYS[1], life)
 return 1
 `;
+
+/** LEASE_EXTEND_LUA's input. */
+export interface LeaseExtendInput {
+  readonly inFlightKey: string;
+  readonly requestId: string;
+  readonly ttlMs: number;
+}
+
+/** LEASE_EXTEND_LUA: KEYS the account's in-flight set; ARGV request id, lease ttl. */
+export function encodeLeaseExtendArgs(input: LeaseExtendInput): ScriptCall {
+  return { kind: 'script', name: SCRIPT.leaseExtend, keys: [input.inFlightKey], args: [input.requestId, input.ttlMs] };
+}
+
+/**
+ * Every script as the batch connection defines it: a script called through a ScriptCall
+ * declares its number of keys (its encoder's `keys.length`); a merged script with members'
+ * keys gives the count itself (RedisBatch sends it first).
+ */
+export const MONEY_SCRIPTS: readonly { readonly name: string; readonly lua: string; readonly numberOfKeys?: number }[] = [
+  { name: SCRIPT.lease, lua: LEASE_LUA, numberOfKeys: 1 },
+  { name: SCRIPT.reserve, lua: RESERVE_LUA, numberOfKeys: 6 },
+  { name: SCRIPT.release, lua: RELEASE_LUA, numberOfKeys: 4 },
+  { name: SCRIPT.settle, lua: SETTLE_LUA },
+  { name: SCRIPT.idempotencyStore, lua: IDEMPOTENCY_STORE_LUA, numberOfKeys: 1 },
+  { name: SCRIPT.idempotencyRelease, lua: IDEMPOTENCY_RELEASE_LUA, numberOfKeys: 1 },
+  { name: SCRIPT.admit, lua: ADMIT_LUA },
+  { name: SCRIPT.leaseExtend, lua: LEASE_EXTEND_LUA, numberOfKeys: 1 },
+];

@@ -44,6 +44,14 @@ const nothing = (): null => null;
 export const MERGED_ZREM: MergedCommand = { command: 'zrem', stage: 'head', order: 0, dynamicKeys: false, unique: true, pick: nothing };
 export const MERGED_SADD: MergedCommand = { command: 'sadd', stage: 'tail', order: 9, dynamicKeys: false, unique: true, pick: nothing };
 
+/** The values of a pipeline's replies, in order; throws the first command error. */
+export function replyValues(results: readonly Reply[]): unknown[] {
+  return results.map(([error, value]) => {
+    if (error !== null) throw error;
+    return value;
+  });
+}
+
 /**
  * A reply with one element per member, in order (the money scripts, the provider leases);
  * an element `{'err', message}` is that member's own failure.
@@ -55,16 +63,34 @@ export function pickElement(reply: unknown, index: number): unknown {
   return element;
 }
 
+/**
+ * One call of a script defined with a fixed number of keys, its KEYS and ARGV apart (what the
+ * money scripts' argument encoders return; `keys.length` is the script's number of keys).
+ */
+export interface ScriptCall {
+  readonly kind: 'script';
+  readonly name: string;
+  readonly keys: readonly string[];
+  readonly args: readonly Arg[];
+}
+
+/** One member of a MergedCommand (see BatchPipeline.merge), as the money scripts' encoders return it. */
+export interface MergedCall {
+  readonly kind: 'merged';
+  readonly merged: MergedCommand;
+  readonly keys: readonly string[];
+  readonly fixed: readonly Arg[];
+  readonly memberKeys: readonly string[];
+  readonly memberArgs: readonly Arg[];
+}
+
+/** Nothing: the member keys of a merged call whose members carry none. */
+export const NO_MEMBER_KEYS: readonly string[] = [];
+
 type Item =
   | { readonly kind: 'plain'; readonly name: string; readonly args: readonly Arg[] }
-  | {
-    readonly kind: 'merged';
-    readonly merged: MergedCommand;
-    readonly keys: readonly string[];
-    readonly fixed: readonly Arg[];
-    readonly memberKeys: readonly string[];
-    readonly memberArgs: readonly Arg[];
-  };
+  | ScriptCall
+  | MergedCall;
 
 interface Pending {
   readonly items: readonly Item[];
@@ -230,7 +256,7 @@ export class RedisBatch {
     for (const entry of batch) {
       const located: Locator[] = [];
       for (const item of entry.items) {
-        if (item.kind === 'plain') {
+        if (item.kind !== 'merged') {
           located.push(-1);
           continue;
         }
@@ -267,11 +293,15 @@ export class RedisBatch {
     sent.forEach((entry, e) => {
       const located = locators[e] ?? [];
       entry.items.forEach((item, i) => {
-        if (item.kind !== 'plain') return;
+        if (item.kind === 'merged') return;
         located[i] = commands.length;
+        if (item.kind === 'script') {
+          commands.push({ name: item.name, parts: [item.keys, item.args], key: item.keys[0] ?? null });
+          return;
+        }
         // A plain command's first key: a builtin's first argument; a script's after its key count when it gives one.
         const first = this.scripts.get(item.name)?.numberOfKeys === null ? item.args[1] : item.args[0];
-        commands.push({ name: item.name, parts: [item.args as Arg[]], key: first === undefined ? null : String(first) });
+        commands.push({ name: item.name, parts: [item.args], key: first === undefined ? null : String(first) });
       });
     });
     tail.sort(byOrder).forEach(emit);
@@ -420,9 +450,16 @@ export class BatchPipeline {
    * `keys` and `fixed`; the member adds `memberKeys` (dynamicKeys commands only) and
    * `memberArgs`. Its reply is `merged.pick`'s.
    */
-  merge(merged: MergedCommand, keys: readonly string[], fixed: readonly Arg[], memberArgs: readonly Arg[], memberKeys: readonly string[] = []): this {
+  merge(merged: MergedCommand, keys: readonly string[], fixed: readonly Arg[], memberArgs: readonly Arg[], memberKeys: readonly string[] = NO_MEMBER_KEYS): this {
     if (memberKeys.length > 0 && !merged.dynamicKeys) throw new Error(`${merged.command} takes no keys of its members`);
     this.items.push({ kind: 'merged', merged, keys, fixed, memberKeys, memberArgs });
+    return this;
+  }
+
+  /** A call an encoder made: a script's KEYS and ARGV, or a member of a merged command (its reply as `merge`'s). */
+  call(call: ScriptCall | MergedCall): this {
+    if (call.kind === 'merged' && call.memberKeys.length > 0 && !call.merged.dynamicKeys) throw new Error(`${call.merged.command} takes no keys of its members`);
+    this.items.push(call);
     return this;
   }
 

@@ -12,9 +12,9 @@ import type { SearchReply } from './search.service';
 /** What the search route leaves for the metrics and the log line of a search, read after the reply. */
 interface Pending {
   readonly record: KeyRecord;
-  /** The reply sent (attempts undefined: an idempotent repeat answered with the first request's reply). */
+  /** The reply sent (attempts undefined: an idempotent repeat answered with the first request's reply); null when refused or thrown. */
   readonly reply: SearchReply | null;
-  /** The error code when the search ended in a thrown error (a refusal, or a fault). */
+  /** The error code when the search was refused, or ended in a thrown error (a fault). */
   readonly errorCode: string | null;
   /** The reply is another request's (an idempotent repeat or a copy that waited for the first): nothing of its own ran. */
   readonly copy: boolean;
@@ -108,6 +108,11 @@ export class SearchMetrics {
     this.pending.set(request, { record, reply, errorCode: null, copy: reply.requestId !== request.id });
   }
 
+  /** The route's handler, once the search was refused (SearchRefusal's code): kept for `answered`. */
+  refused(request: object, record: KeyRecord, code: string): void {
+    this.pending.set(request, { record, reply: null, errorCode: code, copy: false });
+  }
+
   threw(request: object, record: KeyRecord, error: unknown): void {
     this.pending.set(request, { record, reply: null, errorCode: error instanceof AppError ? error.code : 'internal', copy: false });
   }
@@ -126,8 +131,8 @@ export class SearchMetrics {
     let model: string | null = null;
     const models: string[] = [];
     let costMicros = 0;
-    if (reply === null || reply.refused !== undefined) {
-      outcome = reply?.refused ?? pending.errorCode ?? 'internal';
+    if (reply === null) {
+      outcome = pending.errorCode ?? 'internal';
       const refusal = REFUSAL_OF[outcome];
       if (refusal !== undefined) this.refusals.child(refusal).inc();
     } else if (reply.attempts === undefined || pending.copy) {

@@ -1,12 +1,15 @@
 import type { KeyRecord } from '@svc/contracts';
+import { AppError } from '@svc/errors';
+import { sendError } from '@svc/http-edge';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
 import { authError } from '../auth/auth-chain';
 import type { AuthChain } from '../auth/auth-chain';
 import { bodyDigest, idempotencyDigest } from './idempotency';
 import { formatSearchBodyErrors, SEARCH_BODY_SCHEMA, searchValidatorCompiler, toSearchRequest } from './search.schema';
 import type { SearchBody } from './search.schema';
 import type { SearchMetrics } from './search.metrics';
-import type { SearchReply, SearchService } from './search.service';
+import type { SearchRefusal, SearchResult, SearchService } from './search.service';
 
 export interface RateLimitHeaders {
   readonly limit: number;
@@ -14,10 +17,20 @@ export interface RateLimitHeaders {
 }
 
 /**
+ * A search's refusal as the platform's error (the one place, with the MCP tool, where an
+ * expected refusal becomes an AppError): its code, message and Retry-After.
+ */
+export function refusalError(refusal: SearchRefusal): AppError {
+  return new AppError(refusal.code, refusal.message, refusal.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: refusal.retryAfterSeconds });
+}
+
+/**
  * POST /v1/search, Fastify-native: the key is checked in onRequest (before the body is
  * read), the body by the route's JSON schema, then the controller delegates to SearchService.
+ * A refusal is answered here as the edge answers every error (sendError), with the request id
+ * it carries (the first request's for a copy that waited for it).
  */
-export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, search: SearchService, rateLimit: RateLimitHeaders, metrics?: SearchMetrics): void {
+export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, search: SearchService, rateLimit: RateLimitHeaders, log: Logger, metrics?: SearchMetrics): void {
   const authenticated = new WeakMap<FastifyRequest, KeyRecord>();
   // x-ratelimit-limit is the configured rate (RATE_LIMIT_PER_SECOND); x-ratelimit-remaining
   // comes from the admission script's answer (SearchReply.rateLimit).
@@ -39,7 +52,7 @@ export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, se
       if (record === undefined) throw new Error('search handler reached without authentication');
       const searchRequest = toSearchRequest(request.body);
       const keyDigest = idempotencyDigest(request.headers['idempotency-key']);
-      let result: SearchReply;
+      let result: SearchResult;
       try {
         result = await search.search({
           record,
@@ -53,13 +66,16 @@ export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, se
         throw error;
       }
       // Counted and logged in the edge's onResponse, after the reply is written.
+      if (result.kind === 'refused') {
+        metrics?.refused(request, record, result.code);
+        return sendError(reply, result.requestId, refusalError(result), log);
+      }
       metrics?.replied(request, record, result);
       if (result.requestId !== request.id) reply.header('x-svc-request-id', result.requestId);
       if (result.status === 200 && result.rateLimit !== undefined) {
         reply.header('x-ratelimit-limit', limitHeader).header('x-ratelimit-remaining', String(result.rateLimit.remaining));
       }
-      if (result.retryAfterSeconds !== undefined) reply.header('retry-after', String(result.retryAfterSeconds));
-      else if (result.status === 503) reply.header('retry-after', '1');
+      if (result.status === 503) reply.header('retry-after', '1');
       return reply.code(result.status).type('application/json; charset=utf-8').send(result.body);
     },
   });

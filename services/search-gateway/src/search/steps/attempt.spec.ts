@@ -1,0 +1,77 @@
+import { failure, FakeProviders, harness, messages, model, searchCall, searchContext, SETTINGS, success } from '../../../test/search-steps.fakes';
+import type { MoneyOp } from '../../money/money.repository';
+import { attempt } from './attempt';
+import { nextAttempt } from './plan';
+import type { AttemptRequest } from './plan';
+
+function setup(modelId = 'exa/auto', own: Record<string, string> = {}, providers = new FakeProviders()) {
+  const h = harness(SETTINGS, providers);
+  const ctx = searchContext(h.steps, searchCall({ models: [modelId], maxResults: 20 }), own);
+  const request = nextAttempt(h.steps, ctx, [], 0, undefined) as AttemptRequest;
+  return { ...h, ctx, request, ops: [] as MoneyOp[] };
+}
+
+describe('attempt', () => {
+  describe('success', () => {
+    it('is charged for the results it returned, and queues its provider lease back', async () => {
+      const { steps, ctx, request, ops, providers, failures } = setup();
+      providers.answer('exa', success(12));
+      const result = await attempt(steps, ctx, ops, request);
+      expect(result).toMatchObject({ status: 'success', model: model('exa/auto'), source: 'platform', reservedMicros: 21_500, chargedMicros: 9_000 + 2 * 1_250 });
+      expect(result.status === 'success' && result.results).toHaveLength(12);
+      expect(ops).toEqual([{ kind: 'unlease', provider: 'exa', leaseId: 'req_unit:0' }]);
+      expect(failures).toEqual([]);
+    });
+
+    it('calls the provider with the query, max_results, the attempt\'s key and its timeout', async () => {
+      const { steps, ctx, request, ops, providers } = setup('exa/auto', { exa: 'own-key' });
+      await attempt(steps, ctx, ops, request);
+      expect(providers.requests).toEqual([{ provider: 'exa', query: 'unit', model: model('exa/auto'), maxResults: 20, apiKey: 'own-key', timeoutMs: 1_000 }]);
+    });
+  });
+
+  describe('error: timeout', () => {
+    it('keeps the model\'s base price, gives the rest of the reservation and the lease back, counts the failure', async () => {
+      const { steps, ctx, request, ops, providers, failures } = setup();
+      providers.answer('exa', failure('timeout', null));
+      expect(await attempt(steps, ctx, ops, request)).toEqual({ status: 'error', model: model('exa/auto'), source: 'platform', kind: 'timeout', error: 'provider timeout', reservedMicros: 21_500, chargedMicros: 9_000 });
+      expect(ops).toEqual([{ kind: 'release', index: 0, keepMicros: 9_000 }, { kind: 'unlease', provider: 'exa', leaseId: 'req_unit:0' }]);
+      expect(failures).toEqual(['exa:timeout']);
+    });
+
+    it('a BYOK attempt keeps the BYOK fee of the base price', async () => {
+      const { steps, ctx, request, ops, providers } = setup('exa/auto', { exa: 'own' });
+      providers.answer('exa', failure('timeout', null));
+      expect(await attempt(steps, ctx, ops, request)).toMatchObject({ source: 'byok', reservedMicros: 1_075, chargedMicros: 450 });
+    });
+  });
+
+  describe('error: failed outright', () => {
+    it('keeps nothing', async () => {
+      const { steps, ctx, request, ops, providers, lines } = setup();
+      providers.answer('exa', failure('server_error'));
+      expect(await attempt(steps, ctx, ops, request)).toMatchObject({ status: 'error', kind: 'server_error', chargedMicros: 0 });
+      expect(ops[0]).toEqual({ kind: 'release', index: 0, keepMicros: 0 });
+      expect(lines).toEqual([]);
+    });
+
+    it('a platform key the provider rejects is logged for the operator; an account\'s own is not', async () => {
+      const platform = setup();
+      platform.providers.answer('exa', failure('bad_key', 401));
+      await attempt(platform.steps, platform.ctx, platform.ops, platform.request);
+      expect(platform.lines).toEqual([expect.objectContaining({ level: 40, msg: 'the platform key was rejected by the provider: replace it', provider: 'exa', status: 401 })]);
+      const own = setup('exa/auto', { exa: 'own' });
+      own.providers.answer('exa', failure('bad_key', 401));
+      await attempt(own.steps, own.ctx, own.ops, own.request);
+      expect(own.lines).toEqual([]);
+    });
+
+    it('an adapter that throws is a connection failure, logged', async () => {
+      const { steps, ctx, request, ops, providers, lines, failures } = setup();
+      providers.answer('exa', new Error('boom'));
+      expect(await attempt(steps, ctx, ops, request)).toMatchObject({ status: 'error', kind: 'connection', error: 'provider call failed', chargedMicros: 0 });
+      expect(messages(lines)).toEqual(['provider adapter threw']);
+      expect(failures).toEqual(['exa:connection']);
+    });
+  });
+});

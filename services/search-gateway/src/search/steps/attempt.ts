@@ -1,0 +1,38 @@
+import type { MoneyOp } from '../../money/money.repository';
+import type { ProviderOutcome } from '../../providers';
+import type { AttemptResult } from '../search.outcome';
+import { chargeOf, keptOnTimeout } from './plan';
+import type { AttemptRequest } from './plan';
+import { describe } from './search-steps';
+import type { SearchContext, SearchSteps } from './search-steps';
+
+/**
+ * A reserved attempt's provider call (undici, with a timer that aborts it): its result is
+ * `success` (charged for the results it returned) or `error` (a timeout keeps the model's
+ * base price, any other failure keeps nothing). It queues in `ops` what it gives back with
+ * the search's next round trip: the provider lease, and on an error what its reservation
+ * holds above what it keeps. An adapter that throws is a connection failure.
+ */
+export async function attempt(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], request: AttemptRequest): Promise<AttemptResult> {
+  const { planned, provider } = request;
+  const { model, source } = planned;
+  const { call } = ctx;
+  let outcome: ProviderOutcome;
+  try {
+    outcome = await steps.providers.adapter(provider).search({ query: call.request.query, model, maxResults: call.request.maxResults, apiKey: request.apiKey, timeoutMs: request.timeoutMs });
+  } catch (error) {
+    steps.log.error({ request_id: call.requestId, provider, err: describe(error) }, 'provider adapter threw');
+    outcome = { ok: false, kind: 'connection', error: 'provider call failed', status: null };
+  }
+  if (outcome.ok) {
+    ops.push({ kind: 'unlease', provider, leaseId: request.leaseId });
+    return { status: 'success', model, source, results: outcome.results, reservedMicros: planned.priceMicros, chargedMicros: chargeOf(planned, outcome.results.length, steps.settings) };
+  }
+  steps.metrics.countFailure(provider, outcome.kind);
+  if (outcome.kind === 'bad_key' && source === 'platform') {
+    steps.log.warn({ request_id: call.requestId, provider, status: outcome.status }, 'the platform key was rejected by the provider: replace it');
+  }
+  const kept = outcome.kind === 'timeout' ? keptOnTimeout(planned, steps.settings) : 0;
+  ops.push({ kind: 'release', index: request.index, keepMicros: kept }, { kind: 'unlease', provider, leaseId: request.leaseId });
+  return { status: 'error', model, source, kind: outcome.kind, error: outcome.error, reservedMicros: planned.priceMicros, chargedMicros: kept };
+}

@@ -1,0 +1,128 @@
+import { byokFeeMicros, costMicros, maxCostMicros } from '@svc/contracts';
+import type { ModelSpec, Provider } from '@svc/contracts';
+import type { Micros } from '@svc/money';
+import type { ProviderKeySet } from '../../byok/provider-key-cache';
+import type { Claim, LeaseRequest, ReserveRequest } from '../../money/money.repository';
+import type { AttemptResult, AttemptSource } from '../search.outcome';
+import type { SearchRequest } from '../search.schema';
+import type { SearchContext, SearchSettings, SearchSteps } from './search-steps';
+
+/** BYOK_FEE_PERCENT's default. */
+const DEFAULT_BYOK_FEE_PERCENT = 5;
+
+/** One attempt of a search's plan. */
+export interface PlannedAttempt {
+  /** Its place in the plan: the attempt index of its reservation and of its lease id. */
+  readonly index: number;
+  readonly model: ModelSpec;
+  readonly source: AttemptSource;
+  /** Null: the provider is not configured for this source. */
+  readonly apiKey: string | null;
+  /** The most it can cost (what it reserves): the model's price for max_results, or the BYOK fee of it. */
+  readonly priceMicros: Micros;
+}
+
+/**
+ * Attempts in order (docs/api.md 10.4): per model, the account's own key (`byok`) first
+ * when it has one, then the deployment's (`platform`) when there is one; a model with
+ * neither is one attempt without a key (skipped: not configured). Whether a platform
+ * attempt after a BYOK one runs is decided when its turn comes (gateAttempt).
+ */
+export function planAttempts(steps: Pick<SearchSteps, 'providers' | 'settings'>, request: SearchRequest, accountKeys: ProviderKeySet): PlannedAttempt[] {
+  const plan: PlannedAttempt[] = [];
+  const feePercent = steps.settings.byokFeePercent ?? DEFAULT_BYOK_FEE_PERCENT;
+  for (const model of request.models) {
+    const own = accountKeys[model.provider];
+    const platform = steps.providers.platformKey(model.provider) ?? null;
+    const price = maxCostMicros(model, request.maxResults);
+    if (own !== undefined) plan.push({ index: plan.length, model, source: 'byok', apiKey: own, priceMicros: byokFeeMicros(price, feePercent) });
+    if (platform !== null || own === undefined) plan.push({ index: plan.length, model, source: 'platform', apiKey: platform, priceMicros: price });
+  }
+  return plan;
+}
+
+/** How long a repeat may wait for the first request: longer than any search of `attempts` attempts can run. */
+export function runningBoundMs(settings: SearchSettings, attempts: number): number {
+  return attempts * (settings.providerTimeoutMs + settings.leaseMarginMs) + 30_000;
+}
+
+/** What an answered attempt is charged for `results` results: the model's cost, or the BYOK fee of it. */
+export function chargeOf(planned: PlannedAttempt, results: number, settings: SearchSettings): Micros {
+  const cost = costMicros(planned.model, results);
+  return planned.source === 'byok' ? byokFeeMicros(cost, settings.byokFeePercent ?? DEFAULT_BYOK_FEE_PERCENT) : cost;
+}
+
+/** What a timed-out attempt keeps: the model's base price, or the BYOK fee of it (never more than it reserved). */
+export function keptOnTimeout(planned: PlannedAttempt, settings: SearchSettings): Micros {
+  const base = planned.model.baseMicros;
+  const kept = planned.source === 'byok' ? byokFeeMicros(base, settings.byokFeePercent ?? DEFAULT_BYOK_FEE_PERCENT) : base;
+  return Math.min(kept, planned.priceMicros);
+}
+
+/**
+ * Whether an attempt's turn runs it:
+ * - `after_byok`: a platform attempt right after its model's BYOK attempt that did not fail
+ *   outright (it timed out, or money or capacity blocked it): it would meet the same block,
+ *   or wait again. Not shown among the attempts;
+ * - `deadline`: SEARCH_MAX_DURATION_MS has passed (skipped, shown);
+ * - `not_configured`: no key for its provider and source (skipped, shown);
+ * - `run`: admit it.
+ */
+export type AttemptGate = 'run' | 'after_byok' | 'deadline' | 'not_configured';
+
+/** `previous`: the last attempt recorded so far; `leftMs`: what is left of the search's time. */
+export function gateAttempt(planned: PlannedAttempt, previous: AttemptResult | undefined, leftMs: number): AttemptGate {
+  if (planned.source === 'platform' && previous !== undefined && previous.source === 'byok' && previous.model.id === planned.model.id
+    && (previous.status === 'skipped' || (previous.status === 'error' && previous.kind === 'timeout'))) {
+    return 'after_byok';
+  }
+  if (leftMs < 1) return 'deadline';
+  if (planned.apiKey === null) return 'not_configured';
+  return 'run';
+}
+
+/**
+ * An attempt that passed its gate, as its admission and its provider call take it: it is the
+ * lease request and the reserve request of the money round trip, and carries the provider
+ * call's key and timeout. One object per attempt.
+ */
+export interface AttemptRequest extends LeaseRequest, ReserveRequest {
+  readonly planned: PlannedAttempt;
+  readonly apiKey: string;
+  /** The provider call's timeout: PROVIDER_TIMEOUT_MS, cut to what is left of the search's time. */
+  readonly timeoutMs: number;
+}
+
+/**
+ * The next attempt to admit, from plan index `from`: the attempts passed over are recorded
+ * in `attempts` (the deadline, not configured) or left out (after_byok). Null when no attempt
+ * is left. `claim`: the Idempotency-Key claim (the search's first admission only).
+ */
+export function nextAttempt(steps: Pick<SearchSteps, 'settings'>, ctx: SearchContext, attempts: AttemptResult[], from: number, claim: Claim | undefined): AttemptRequest | null {
+  const { plan, call } = ctx;
+  const { settings } = steps;
+  for (let i = from; i < plan.length; i++) {
+    const planned = plan[i] as PlannedAttempt;
+    const leftMs = (settings.maxDurationMs ?? Number.POSITIVE_INFINITY) - call.elapsedMs();
+    const gate = gateAttempt(planned, attempts[attempts.length - 1], leftMs);
+    if (gate === 'run') return attemptRequest(settings, call.requestId, planned, claim, leftMs);
+    if (gate !== 'after_byok') attempts.push({ status: 'skipped', model: planned.model, source: null, reason: gate, priceMicros: planned.priceMicros });
+  }
+  return null;
+}
+
+function attemptRequest(settings: SearchSettings, requestId: string, planned: PlannedAttempt, claim: Claim | undefined, leftMs: number): AttemptRequest {
+  const provider: Provider = planned.model.provider;
+  return {
+    planned,
+    provider,
+    leaseId: `${requestId}:${planned.index}`,
+    cap: settings.maxInFlight[provider],
+    lifetimeMs: settings.providerTimeoutMs + settings.leaseMarginMs,
+    index: planned.index,
+    amountMicros: planned.priceMicros,
+    claim,
+    apiKey: planned.apiKey ?? '',
+    timeoutMs: Math.min(settings.providerTimeoutMs, Math.floor(leftMs)),
+  };
+}

@@ -1,0 +1,111 @@
+import { harness, model, searchCall, searchContext, SETTINGS, success } from '../../../test/search-steps.fakes';
+import type { ProviderSuccess } from '../../providers';
+import { claimValue, outcomeValue } from '../idempotency';
+import type { AttemptResult } from '../search.outcome';
+import { buildReply, replay } from './reply';
+
+const results = (success(1) as ProviderSuccess).results;
+const answered = (id: string, charged: number): AttemptResult => ({ status: 'success', model: model(id), source: 'platform', results, reservedMicros: charged, chargedMicros: charged });
+const timedOut: AttemptResult = { status: 'error', model: model('exa/auto'), source: 'platform', kind: 'timeout', error: 'provider timed out', reservedMicros: 9_000, chargedMicros: 9_000 };
+const blocked = (id: string, reason: 'limit' | 'balance', price: number): AttemptResult => ({ status: 'skipped', model: model(id), source: 'platform', reason, priceMicros: price });
+const rateLimit = { limit: 5, remaining: 2 };
+
+describe('reply', () => {
+  describe('buildReply', () => {
+    describe('200: a model answered', () => {
+      it('its results, the whole cost (a timed-out attempt\'s base price too), the attempts before it, the latency', () => {
+        const attempts = [timedOut, answered('exa/fast', 5_000)];
+        const reply = buildReply('req_r', attempts, 12.6, rateLimit);
+        expect(reply).toMatchObject({ kind: 'reply', status: 200, requestId: 'req_r', rateLimit, attempts });
+        expect(JSON.parse(reply.body)).toEqual({
+          request_id: 'req_r', model: 'exa/fast', provider: 'exa', source: 'platform', results, cost_usd: 0.014,
+          attempts: [{ model: 'exa/auto', source: 'platform', status: 'error', error: 'provider timed out', cost_usd: 0.009 }],
+          latency_ms: 13,
+        });
+      });
+    });
+
+    describe('402: money blocked every model', () => {
+      it('insufficient_credits with the cheapest price needed', () => {
+        const reply = buildReply('req_r', [blocked('tavily/basic', 'balance', 10_000), blocked('exa/fast', 'balance', 5_000)], 1, undefined);
+        expect(reply.status).toBe(402);
+        expect(JSON.parse(reply.body)).toEqual({ error: { code: 'insufficient_credits', message: 'the credit balance cannot cover any of the requested models', request_id: 'req_r', needed_usd: 0.005 } });
+      });
+
+      it('key_limit_exceeded as soon as one was the key\'s limit', () => {
+        const reply = buildReply('req_r', [blocked('tavily/basic', 'limit', 10_000)], 1, rateLimit);
+        expect(JSON.parse(reply.body).error).toMatchObject({ code: 'key_limit_exceeded', message: 'this search would take the key past its credit limit', needed_usd: 0.01 });
+        expect(reply.rateLimit).toBe(rateLimit);
+      });
+    });
+
+    describe('503: every other model at capacity', () => {
+      it('overloaded', () => {
+        const reply = buildReply('req_r', [{ status: 'skipped', model: model('exa/fast'), source: 'platform', reason: 'capacity', priceMicros: 5_000 }], 1, undefined);
+        expect(reply.status).toBe(503);
+        expect(JSON.parse(reply.body).error).toEqual({ code: 'overloaded', message: 'every allowed model is at capacity; retry shortly', request_id: 'req_r' });
+      });
+    });
+
+    describe('502: anything else', () => {
+      it('all_providers_failed with every attempt', () => {
+        const reply = buildReply('req_r', [timedOut], 1, undefined);
+        expect(reply.status).toBe(502);
+        expect(JSON.parse(reply.body).error.attempts).toEqual([{ model: 'exa/auto', source: 'platform', status: 'error', error: 'provider timed out', cost_usd: 0.009 }]);
+      });
+    });
+  });
+
+  describe('replay', () => {
+    const idempotency = { keyDigest: 'kd', bodyDigest: 'bd' };
+    const setup = () => {
+      const h = harness(SETTINGS);
+      return { ...h, ctx: searchContext(h.steps, searchCall({ idempotency, requestId: 'req_copy' })) };
+    };
+
+    describe('reply: the first request finished', () => {
+      it('its status, body and request id at once, none of its attempts, this request\'s rate state', async () => {
+        const { steps, money, ctx } = setup();
+        const result = await replay(steps, ctx, outcomeValue('req_first', 'bd', 402, '{"error":{}}'), rateLimit);
+        expect(result).toEqual({ kind: 'reply', status: 402, body: '{"error":{}}', requestId: 'req_first', rateLimit, attempts: undefined });
+        expect(money.calls).toEqual([]);
+      });
+
+      it('polls while the first runs', async () => {
+        const { steps, money, ctx } = setup();
+        money.idempotencyAnswers.push(claimValue('req_first', 'bd'), outcomeValue('req_first', 'bd', 200, '{}'));
+        expect(await replay(steps, ctx, claimValue('req_first', 'bd'), undefined)).toMatchObject({ kind: 'reply', status: 200, requestId: 'req_first' });
+        expect(money.methods).toEqual(['readIdempotency', 'readIdempotency']);
+      });
+    });
+
+    describe('refused: body mismatch', () => {
+      it('400 invalid_request under this request\'s id', async () => {
+        const { steps, ctx } = setup();
+        expect(await replay(steps, ctx, outcomeValue('req_first', 'other', 200, '{}'), undefined)).toEqual({
+          kind: 'refused', reason: 'body_mismatch', code: 'invalid_request', message: 'this Idempotency-Key was used with a different request body', retryAfterSeconds: undefined, requestId: 'req_copy',
+        });
+      });
+    });
+
+    describe('refused: the first is still running', () => {
+      it('503 after the bound, or at once when the stored value is gone or unreadable', async () => {
+        const { steps, money, ctx } = setup();
+        const running = claimValue('req_first', 'bd');
+        money.idempotencyAnswers.push(running, running, running, running, running, running, running, running, running, running);
+        expect(await replay(steps, { ...ctx, boundMs: 5 }, running, undefined)).toMatchObject({ kind: 'refused', reason: 'first_running', code: 'overloaded', retryAfterSeconds: 1, requestId: 'req_copy' });
+        const reads = money.methods.length;
+        expect(reads).toBeGreaterThan(0);
+        expect(await replay(steps, ctx, 'not json', undefined)).toMatchObject({ kind: 'refused', reason: 'first_running' });
+        expect(money.methods.length).toBe(reads);
+      });
+    });
+
+    describe('fault', () => {
+      it('a search without an Idempotency-Key cannot replay', async () => {
+        const h = harness();
+        await expect(replay(h.steps, searchContext(h.steps), 'x', undefined)).rejects.toThrow('replay without an idempotency key');
+      });
+    });
+  });
+});

@@ -1,0 +1,75 @@
+import { AppError, errorBody } from '@svc/errors';
+import { microsToUsd } from '@svc/money';
+import { parseStored } from '../idempotency';
+import { attemptView, decideOutcome } from '../search.outcome';
+import type { AttemptResult } from '../search.outcome';
+import { refuse } from '../search.result';
+import type { RateLimitState, SearchReply, SearchResult } from '../search.result';
+import type { SearchContext, SearchSteps } from './search-steps';
+
+/**
+ * The search's answer from its attempts (docs/api.md 10.5): 200 with the answering model's
+ * results and what the search cost in all; else 402 (money blocked every model), 503 (every
+ * other model at capacity) or 502 (anything else), each in the platform's error body.
+ */
+export function buildReply(requestId: string, attempts: readonly AttemptResult[], elapsedMs: number, rateLimit: RateLimitState | undefined): SearchReply {
+  const outcome = decideOutcome(attempts);
+  switch (outcome.kind) {
+    case 'success': {
+      const answered = attempts[outcome.index];
+      if (answered === undefined || answered.status !== 'success') throw new Error('success index without a success');
+      const charged = attempts.reduce((sum, a) => sum + (a.status === 'skipped' ? 0 : a.chargedMicros), 0);
+      const body = {
+        request_id: requestId,
+        model: answered.model.id,
+        provider: answered.model.provider,
+        source: answered.source,
+        results: answered.results,
+        // What this request cost in all: the answer plus any timed-out attempt's base price.
+        cost_usd: microsToUsd(charged),
+        attempts: attempts.slice(0, outcome.index).map(attemptView),
+        latency_ms: Math.round(elapsedMs),
+      };
+      return { kind: 'reply', status: 200, body: JSON.stringify(body), requestId, rateLimit, attempts };
+    }
+    case 'payment': {
+      const message = outcome.code === 'key_limit_exceeded'
+        ? 'this search would take the key past its credit limit'
+        : 'the credit balance cannot cover any of the requested models';
+      return errorReply(new AppError(outcome.code, message, { needed_usd: microsToUsd(outcome.neededMicros) }), requestId, attempts, rateLimit);
+    }
+    case 'overloaded':
+      return errorReply(new AppError('overloaded', 'every allowed model is at capacity; retry shortly'), requestId, attempts, rateLimit);
+    case 'failed':
+      return errorReply(new AppError('all_providers_failed', 'every attempted model failed or was unavailable', { attempts: attempts.map(attemptView) }), requestId, attempts, rateLimit);
+  }
+}
+
+/** An error outcome of the attempts as a reply (kept under the Idempotency-Key like a 200). */
+function errorReply(error: AppError, requestId: string, attempts: readonly AttemptResult[], rateLimit: RateLimitState | undefined): SearchReply {
+  return { kind: 'reply', status: error.status, body: JSON.stringify(errorBody(error, requestId)), requestId, rateLimit, attempts };
+}
+
+/**
+ * The first request's outcome for a repeat of its Idempotency-Key: at once when done, else
+ * after polling for it (bounded by how long the first can run). Its reply carries the first
+ * request's status, body and request id, and none of its attempts (nothing ran here).
+ * Refused when the key was used with another body, or when the first has not finished.
+ */
+export async function replay(steps: SearchSteps, ctx: SearchContext, stored: string, rateLimit: RateLimitState | undefined): Promise<SearchResult> {
+  const key = ctx.scope.idempotencyKey;
+  const idempotency = ctx.call.idempotency;
+  if (key === null || idempotency === null) throw new Error('replay without an idempotency key');
+  const deadline = Date.now() + ctx.boundMs;
+  let text: string | null = stored;
+  for (;;) {
+    const value = text === null ? undefined : parseStored(text);
+    if (value === undefined) break;
+    if (value.digest !== idempotency.bodyDigest) return refuse.bodyMismatch(ctx.call.requestId);
+    if (value.state === 'done') return { kind: 'reply', status: value.status, body: value.body, requestId: value.rid, rateLimit, attempts: undefined };
+    if (Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, steps.settings.idempotencyPollMs));
+    text = await steps.money.readIdempotency(key);
+  }
+  return refuse.firstRunning(ctx.call.requestId);
+}
