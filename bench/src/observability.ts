@@ -13,7 +13,7 @@ import pino from 'pino';
 import { CATALOG } from '@svc/contracts';
 import type { KeyRecord } from '@svc/contracts';
 import { createServiceLogger } from '@svc/logging';
-import { createRegistry, HttpMetrics } from '@svc/metrics';
+import { Counter, createRegistry, Histogram, HttpMetrics, LATENCY_BUCKETS_S } from '@svc/metrics';
 import { SearchMetrics } from '@svc/search-gateway';
 import type { AttemptResult, SearchReply } from '@svc/search-gateway';
 import { currentTraceparent, InMemorySpanExporter, requestTracing, startTracing } from '@svc/tracing';
@@ -35,6 +35,12 @@ const before = pino({ level: 'info', base: { service: 'search-gateway' }, redact
 const registry = createRegistry('bench');
 const http = new HttpMetrics(registry);
 const search = new SearchMetrics(registry);
+// prom-client's own classes with kept label children, as the gateway used them before the
+// hot metrics (decision 19): the reference for the HTTP pair and for one provider timing.
+const promRequests = new Counter({ name: 'ref_requests_total', help: 'reference', labelNames: ['method', 'route', 'status'], registers: [registry] }).labels('POST', '/v1/search', '200');
+const promDuration = new Histogram({ name: 'ref_duration_seconds', help: 'reference', labelNames: ['method', 'route', 'status'], buckets: LATENCY_BUCKETS_S, registers: [registry] }).labels('POST', '/v1/search', '200');
+const promProvider = new Histogram({ name: 'ref_provider_seconds', help: 'reference', labelNames: ['provider', 'outcome'], buckets: LATENCY_BUCKETS_S, registers: [registry] });
+const providerOk: Parameters<SearchMetrics['providerCall']>[1] = { ok: true, results: [] };
 
 interface FakeRequest {
   id: string;
@@ -46,6 +52,12 @@ const request = (): FakeRequest => ({ id: 'req_bench', method: 'POST', headers: 
 
 const cases: Record<string, () => void> = {
   'http metrics (observe)': () => http.observe('POST', '/v1/search', 200, 1.5),
+  'http metrics, prom-client reference (counter and histogram children)': () => {
+    promRequests.inc();
+    promDuration.observe(0.0015);
+  },
+  'provider timing (SearchMetrics.providerCall)': () => search.providerCall('exa', providerOk, 2.5),
+  'provider timing, prom-client reference (histogram)': () => promProvider.labels('exa', 'ok').observe(0.0025),
   'search metrics and log fields': () => {
     const r = request();
     search.replied(r, record, reply);

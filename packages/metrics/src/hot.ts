@@ -10,7 +10,7 @@ import type { Histogram, LabelValues, MetricObjectWithValues, MetricValueWithNam
  * additions on plain fields, with no string and no allocation. prom-client still owns the
  * registry and the exposition: a hot counter's totals reach its prom-client Counter in the
  * counter's collect hook, at scrape time; a hot histogram is read by the registry like any
- * metric (name, help, type and values from `get()`).
+ * metric (`getForPromString()` for the text exposition, `get()` for JSON).
  */
 
 /** One label set of a HotCounter: `inc` adds to a plain number. */
