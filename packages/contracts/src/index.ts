@@ -9,5 +9,6 @@ export { INTERNAL_HEADERS } from './internal-headers';
 export { RESERVATION_TTL_GRACE_MS, SETTLEMENT_FIELD, SETTLEMENT_DIRTY_SET, LEDGER_QUEUE, RECONCILE_QUEUE, QUEUE_PREFIX, LEDGER_JOBS, isSettlementRecord } from './settlement';
 export type { SettledAttempt, SettlementRecord, LedgerJobName, LedgerJobPayload } from './settlement';
 export { recoveryKeys, SETTLE_CONFIRM_TTL_SECONDS, SETTLE_CONFIRM_BUCKET_MS, ENSURE_EPOCH_LUA, epochCreatedMs } from './recovery';
+export { LIMITS } from './limits';
 export { PROVIDER_KEY_CHANGES_CHANNEL, isProviderKeyChangeMessage } from './provider-keys';
 export type { ProviderKeyChangeMessage } from './provider-keys';

@@ -4,11 +4,12 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ApiPropertyOptional, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { httpStatusOf } from '@svc/errors';
-import { DEFAULT_PAGE_LIMIT, PageQueryDto } from '@svc/http-edge';
+import { LIMITS } from '@svc/contracts';
+import { PageQueryDto } from '@svc/http-edge';
 import type { ErrorCode } from '@svc/errors';
 import { DASHBOARD_PAGES } from '../../../services/account-admin/src/dashboard/dashboard-web.controller';
-import { LoginDto, ManagementKeyCreateDto, SignupDto } from '../../../services/account-admin/src/dashboard/dashboard.dto';
-import { ManagementKeyUpdateDto } from '../../../services/account-admin/src/dashboard/management-key-update.dto';
+import { LoginDto, SignupDto } from '../../../services/account-admin/src/sessions/sessions.dto';
+import { ManagementKeyCreateDto, ManagementKeyUpdateDto } from '../../../services/account-admin/src/keys/management-keys.dto';
 import { KeyBodyDto, ListQueryDto } from '../../../services/account-admin/src/keys/keys.dto';
 import { PutProviderKeyDto } from '../../../services/account-admin/src/provider-keys/provider-keys.dto';
 import { CheckoutBodyDto } from '../../../services/billing/src/checkout/checkout.dto';
@@ -27,7 +28,7 @@ const VERSION = '0.1.0';
  * decorators are applied here rather than in that package, so that no service loads
  * @nestjs/swagger for it at run time. Subclasses (ListQueryDto) inherit them.
  */
-ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_PAGE_LIMIT, description: 'Page size, written in digits.' })(PageQueryDto.prototype, 'limit');
+ApiPropertyOptional({ type: 'integer', minimum: LIMITS.pageSize.min, maximum: LIMITS.pageSize.max, default: LIMITS.pageSize.default, description: 'Page size, written in digits.' })(PageQueryDto.prototype, 'limit');
 ApiPropertyOptional({ type: 'string', minLength: 1, description: 'The next_cursor of the previous page, unchanged.' })(PageQueryDto.prototype, 'cursor');
 
 /**

@@ -1,4 +1,4 @@
-import { CATALOG } from '@svc/contracts';
+import { CATALOG, LIMITS } from '@svc/contracts';
 import type { Provider } from '@svc/contracts';
 import { microsToUsd } from '@svc/money';
 
@@ -10,7 +10,7 @@ export interface ByokSettings {
 }
 
 /** Checkout amounts accepted by billing (spec section 8). */
-export const PURCHASE_LIMITS_USD = { min_usd: 5, max_usd: 10_000 } as const;
+export const PURCHASE_LIMITS_USD = { min_usd: LIMITS.purchaseUsd.min, max_usd: LIMITS.purchaseUsd.max } as const;
 
 /** The `data` of GET /v1/models (docs/api.md section 7), from the one catalog. */
 export function modelsData(available: ProviderAvailability): object[] {
