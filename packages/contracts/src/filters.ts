@@ -71,6 +71,17 @@ export const FILTER_DESCRIPTIONS: Readonly<Record<FilterName, string>> = {
   safesearch: 'Adult-content filtering: off, moderate or strict.',
 };
 
+/** What a bad value of each filter must be instead (the 400 invalid_request message names the field and says this). */
+export const FILTER_HINTS: Readonly<Record<FilterName, string>> = {
+  include_domains: `must be 1 to ${MAX_FILTER_DOMAINS} hostnames such as "example.com" (no scheme, port, path or wildcard)`,
+  exclude_domains: `must be 1 to ${MAX_FILTER_DOMAINS} hostnames such as "example.com" (no scheme, port, path or wildcard)`,
+  country: 'must be an ISO 3166-1 alpha-2 country code in capitals, such as "US"',
+  language: 'must be an ISO 639-1 language code in lower case, such as "en"',
+  published_after: 'must be an RFC 3339 date ("2025-01-31") or date-time ("2025-01-31T12:00:00Z")',
+  published_before: 'must be an RFC 3339 date ("2025-01-31") or date-time ("2025-01-31T12:00:00Z")',
+  safesearch: `must be one of ${SAFESEARCH_LEVELS.join(', ')}`,
+};
+
 /**
  * The filters of one search in canonical form: only the filters sent, hostnames in lower
  * case, without duplicates and sorted; date-times in UTC (`YYYY-MM-DDTHH:MM:SS.sssZ`), dates
@@ -129,12 +140,12 @@ function canonicalDate(field: FilterName, value: string): string {
  * schema cannot say: a date that does not exist, published_after later than published_before.
  */
 export function canonicalFilters(input: { readonly [K in FilterName]?: unknown }): SearchFilters | undefined {
-  const out: Record<string, unknown> = {};
-  let any = false;
+  // Nothing is allocated for a search without filters (the hot path).
+  let out: Record<string, unknown> | undefined;
   for (const name of FILTER_NAMES) {
     const value = input[name];
     if (value === undefined) continue;
-    any = true;
+    out ??= {};
     switch (name) {
       case 'include_domains':
       case 'exclude_domains':
@@ -148,7 +159,7 @@ export function canonicalFilters(input: { readonly [K in FilterName]?: unknown }
         out[name] = value;
     }
   }
-  if (!any) return undefined;
+  if (out === undefined) return undefined;
   const filters = out as SearchFilters;
   if (filters.published_after !== undefined && filters.published_before !== undefined
     && filterInstantMs(filters.published_after, 'start') > filterInstantMs(filters.published_before, 'end')) {
