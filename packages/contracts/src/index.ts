@@ -12,3 +12,8 @@ export { recoveryKeys, SETTLE_CONFIRM_TTL_SECONDS, SETTLE_CONFIRM_BUCKET_MS, ENS
 export { LIMITS } from './limits';
 export { PROVIDER_KEY_CHANGES_CHANNEL, isProviderKeyChangeMessage } from './provider-keys';
 export type { ProviderKeyChangeMessage } from './provider-keys';
+export {
+  FILTER_NAMES, FILTER_SCHEMAS, FILTER_DESCRIPTIONS, FILTER_HINTS, MAX_FILTER_DOMAINS, SAFESEARCH_LEVELS, COUNTRY_CODES, LANGUAGE_CODES,
+  HOSTNAME_PATTERN, RFC3339_DATE_OR_DATE_TIME_PATTERN, FilterError, canonicalFilters, filterNamesOf, filterInstantMs, unsupportedFilters, hostnameMatches,
+} from './filters';
+export type { FilterName, SafeSearch, SearchFilters } from './filters';

@@ -14,6 +14,7 @@ import { KeyBodyDto, ListQueryDto } from '../../../services/account-admin/src/ke
 import { PutProviderKeyDto } from '../../../services/account-admin/src/provider-keys/provider-keys.dto';
 import { CheckoutBodyDto } from '../../../services/billing/src/checkout/checkout.dto';
 import { DayRangeQueryDto, UsageQueryDto } from '../../../services/billing/src/usage/usage.dto';
+import { FILTER_DESCRIPTIONS, FILTER_NAMES } from '@svc/contracts';
 import { SEARCH_BODY_SCHEMA, MAX_QUERY_CHARS } from '../../../services/search-gateway/src/search/search.schema';
 import { OPERATIONS } from './operations';
 import type { Access, HeaderName, Operation } from './operations';
@@ -79,6 +80,9 @@ function searchBodySchema(): Schema {
   copy.properties.model = { ...copy.properties.model, description: 'A model id (GET /v1/models), tried first.', examples: ['exa/fast'] };
   copy.properties.models = { ...copy.properties.models, description: 'Model ids in fallback order (duplicates dropped).', examples: [['brave/web', 'tavily/basic']] };
   copy.properties.max_results = { ...copy.properties.max_results, description: 'Capped per model at its max_results.' };
+  for (const name of FILTER_NAMES) {
+    copy.properties[name] = { ...copy.properties[name], description: `${FILTER_DESCRIPTIONS[name]} A model that cannot honour it is skipped (400 unsupported_filter when every model is); see supported_filters in GET /v1/models.` };
+  }
   return copy;
 }
 

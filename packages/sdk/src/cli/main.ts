@@ -2,8 +2,8 @@ import { parseArgs } from 'node:util';
 import { SearchGateway } from '../client.js';
 import type { FetchLike } from '../client.js';
 import { SearchGatewayConnectionError, SearchGatewayError } from '../errors.js';
-import { PROVIDERS } from '../types.js';
-import type { ApiKey, CreateKeyRequest, LimitReset, Provider, UpdateKeyRequest, UsageGroupBy } from '../types.js';
+import { FILTER_NAMES, PROVIDERS } from '../types.js';
+import type { ApiKey, CreateKeyRequest, FilterName, LimitReset, Provider, SearchRequest, UpdateKeyRequest, UsageGroupBy } from '../types.js';
 import { VERSION } from '../version.js';
 import { EXIT, UsageError, exitCodeFor } from './exit-codes.js';
 import { keyValues, table } from './format.js';
@@ -61,13 +61,40 @@ const KEY_FIELDS: Record<string, OptionSpec> = {
   'expires-at': { type: 'string', value: 'time', help: 'RFC 3339 time after which the key stops working, or "none"' },
 };
 
+/** The search filters as flags: one per filter field of SearchRequest (`--include-domains`, ...), the domain lists repeatable. */
+const FILTER_FLAG_HELP: Readonly<Record<FilterName, { value: string; help: string }>> = {
+  include_domains: { value: 'host', help: 'only results from this hostname or its subdomains; repeat for more (up to 20)' },
+  exclude_domains: { value: 'host', help: 'no results from this hostname or its subdomains; repeat for more (up to 20)' },
+  country: { value: 'CC', help: 'ISO 3166-1 alpha-2 country code, e.g. US' },
+  language: { value: 'll', help: 'ISO 639-1 language code, e.g. en' },
+  published_after: { value: 'date', help: 'RFC 3339 date or date-time: published at or after' },
+  published_before: { value: 'date', help: 'RFC 3339 date or date-time: published at or before' },
+  safesearch: { value: 'level', help: 'off, moderate or strict' },
+};
+
+export const FILTER_FLAGS: Readonly<Record<string, OptionSpec>> = Object.fromEntries(FILTER_NAMES.map((name) => [
+  name.replace(/_/g, '-'),
+  { type: 'string', multiple: name === 'include_domains' || name === 'exclude_domains', ...FILTER_FLAG_HELP[name] } satisfies OptionSpec,
+]));
+
+/** The filter flags given, as SearchRequest fields (the API checks the values). */
+function filterFields(values: Context['values']): Partial<SearchRequest> {
+  const fields: Record<string, string | string[]> = {};
+  for (const name of FILTER_NAMES) {
+    const value = values[name.replace(/_/g, '-')];
+    if (Array.isArray(value) || typeof value === 'string') fields[name] = value;
+  }
+  return fields;
+}
+
 const COMMANDS: Command[] = [
   {
     name: 'search',
     summary: 'search the web with one model or several in fallback order',
-    args: '<query...> -m <model> [-m <model>...] [--max <n>]',
+    args: '<query...> -m <model> [-m <model>...] [--max <n>] [filters]',
     notes: [
       'The first model that answers wins; a failed model falls back to the next.',
+      'A model that cannot honour every filter given is skipped (see svc models, FILTERS).',
       'Needs an API key in SVC_API_KEY.',
       'Example: svc search "rust async runtimes" -m exa/fast -m brave/web --max 5',
     ],
@@ -75,6 +102,7 @@ const COMMANDS: Command[] = [
       model: { type: 'string', short: 'm', multiple: true, value: 'model', help: 'a model id (see svc models); repeat for fallbacks' },
       max: { type: 'string', value: 'n', help: 'most results, 1..100 (default 10)' },
       'idempotency-key': { type: 'string', value: 'key', help: 'Idempotency-Key of the search (default: a random one)' },
+      ...FILTER_FLAGS,
     },
     positionals: [1, Infinity],
     run: async (ctx) => {
@@ -83,7 +111,7 @@ const COMMANDS: Command[] = [
       const query = ctx.positionals.join(' ');
       const max = optionalInteger(ctx.values.max, '--max');
       const [first, ...rest] = models;
-      const body = { query, ...(rest.length === 0 ? { model: first } : { models }), ...(max === undefined ? {} : { max_results: max }) };
+      const body = { query, ...(rest.length === 0 ? { model: first } : { models }), ...(max === undefined ? {} : { max_results: max }), ...filterFields(ctx.values) };
       const idempotencyKey = text(ctx.values['idempotency-key']);
       const result = await ctx.client.search(body, idempotencyKey === undefined ? {} : { idempotencyKey });
       ctx.print(result, () => {
@@ -103,8 +131,8 @@ const COMMANDS: Command[] = [
     run: async (ctx) => {
       const models = await ctx.client.models();
       ctx.print(models, () => table(
-        ['ID', 'PROVIDER', 'MAX_RESULTS', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD', 'AVAILABLE'],
-        models.data.map((m) => [m.id, m.provider, m.max_results, m.pricing.base_usd, m.pricing.included_results, m.pricing.per_result_usd, m.available ? 'yes' : 'no']),
+        ['ID', 'PROVIDER', 'MAX_RESULTS', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD', 'AVAILABLE', 'FILTERS'],
+        models.data.map((m) => [m.id, m.provider, m.max_results, m.pricing.base_usd, m.pricing.included_results, m.pricing.per_result_usd, m.available ? 'yes' : 'no', (m.supported_filters ?? []).join(',')]),
       ));
     },
   },

@@ -26,6 +26,7 @@ export function modelsData(available: ProviderAvailability): object[] {
       per_result_usd: microsToUsd(model.perResultMicros),
     },
     available: available[model.provider],
+    supported_filters: [...model.supportedFilters],
   }));
 }
 

@@ -1,6 +1,6 @@
 import { AjvCompiler } from '@fastify/ajv-compiler';
-import { findModel } from '@svc/contracts';
-import type { ModelSpec } from '@svc/contracts';
+import { canonicalFilters, FILTER_HINTS, FILTER_NAMES, FILTER_SCHEMAS, FilterError, findModel } from '@svc/contracts';
+import type { FilterName, ModelSpec, SafeSearch, SearchFilters } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
 
@@ -14,6 +14,13 @@ export interface SearchBody {
   model?: string;
   models?: string[];
   max_results: number;
+  include_domains?: string[];
+  exclude_domains?: string[];
+  country?: string;
+  language?: string;
+  published_after?: string;
+  published_before?: string;
+  safesearch?: SafeSearch;
 }
 
 /** POST /v1/search (docs/api.md 10.1): unknown fields rejected, no type coercion. */
@@ -26,6 +33,8 @@ export const SEARCH_BODY_SCHEMA = {
     model: { type: 'string' },
     models: { type: 'array', minItems: 1, maxItems: MAX_MODELS, items: { type: 'string' } },
     max_results: { type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_MAX_RESULTS },
+    // The filters, as packages/contracts declares them (docs/api.md, "Filters").
+    ...FILTER_SCHEMAS,
   },
 } as const;
 
@@ -49,6 +58,8 @@ export function formatSearchBodyErrors(errors: FastifySchemaValidationError[]): 
     return new Error(`is missing the field "${params.missingProperty}"`);
   }
   if (field === '') return new Error(first.keyword === 'type' ? 'must be a JSON object' : `${first.message ?? 'is invalid'}`);
+  const root = field.split('.')[0] as FilterName;
+  if ((FILTER_NAMES as readonly string[]).includes(root)) return new Error(`field ${field} ${FILTER_HINTS[root]}`);
   return new Error(`field ${field} ${first.message ?? 'is invalid'}`);
 }
 
@@ -57,6 +68,8 @@ export interface SearchRequest {
   /** Fallback order: `model` first, then `models`, duplicates removed. */
   readonly models: readonly ModelSpec[];
   readonly maxResults: number;
+  /** The filters in canonical form (canonicalFilters), or undefined when none was sent. */
+  readonly filters?: SearchFilters | undefined;
 }
 
 /** The rules a schema cannot say: the trimmed query's length, at least one model, every id known. */
@@ -78,5 +91,12 @@ export function toSearchRequest(body: SearchBody): SearchRequest {
     models.push(model);
   }
   if (models.length > MAX_MODELS) throw new AppError('invalid_request', `at most ${MAX_MODELS} models`);
-  return { query, models, maxResults: body.max_results };
+  let filters: SearchFilters | undefined;
+  try {
+    filters = canonicalFilters(body);
+  } catch (error) {
+    if (error instanceof FilterError) throw new AppError('invalid_request', error.message);
+    throw error;
+  }
+  return { query, models, maxResults: body.max_results, filters };
 }
