@@ -11,3 +11,5 @@ export type { SettledAttempt, SettlementRecord, LedgerJobName, LedgerJobPayload 
 export { recoveryKeys, SETTLE_CONFIRM_TTL_SECONDS, SETTLE_CONFIRM_BUCKET_MS, ENSURE_EPOCH_LUA, epochCreatedMs } from './recovery';
 export { PROVIDER_KEY_CHANGES_CHANNEL, isProviderKeyChangeMessage } from './provider-keys';
 export type { ProviderKeyChangeMessage } from './provider-keys';
+export { providerHealthKeys, BREAKER_MODES, MODEL_STATUSES, HEALTH_LATENCY_BUCKETS_MS, HEALTH_MINUTE_TTL_MS } from './provider-health';
+export type { HealthSource, BreakerMode, ModelStatus } from './provider-health';

@@ -1,11 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import type { CatalogService } from './catalog.service';
 
-/** The two public catalog routes; bodies are prebuilt JSON plus the request id. */
+/** The public catalog routes; bodies are prebuilt JSON plus the request id (GET /v1/status: made at most every few seconds). */
 export function registerCatalogRoutes(scope: FastifyInstance, catalog: CatalogService): void {
   scope.get('/v1/models', (request, reply) => {
     void reply.type('application/json; charset=utf-8').send(catalog.modelsJson(request.id));
   });
+  const health = catalog.health;
+  if (health !== undefined) {
+    scope.get('/v1/status', async (request, reply) => {
+      const body = await health.statusJson(request.id);
+      return reply.type('application/json; charset=utf-8').header('cache-control', 'no-store').send(body);
+    });
+  }
   scope.get('/v1/credits/pricing', (request, reply) => {
     void reply.type('application/json; charset=utf-8').send(catalog.pricingJson(request.id));
   });
