@@ -91,7 +91,7 @@ export const LIST_MODELS_OUTPUT_SCHEMA = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['id', 'provider', 'variant', 'description', 'max_results', 'pricing', 'available'],
+        required: ['id', 'provider', 'variant', 'description', 'max_results', 'pricing', 'available', 'status'],
         properties: {
           id: { type: 'string' },
           provider: { type: 'string' },
@@ -104,6 +104,7 @@ export const LIST_MODELS_OUTPUT_SCHEMA = {
             properties: { base_usd: { type: 'number' }, included_results: { type: ['integer', 'null'] }, per_result_usd: { type: 'number' } },
           },
           available: { type: 'boolean' },
+          status: { enum: ['operational', 'degraded', 'unavailable'], description: 'What the platform knows of the model now (GET /v1/status).' },
         },
       },
     },
@@ -230,6 +231,7 @@ interface ModelView {
   max_results: number;
   pricing: { base_usd: number; included_results: number | null; per_result_usd: number };
   available: boolean;
+  status?: string;
 }
 
 /** The catalog as text: one line per model with its price and cap. */
@@ -239,7 +241,7 @@ export function modelsText(models: readonly ModelView[]): string {
       const extra = m.pricing.included_results === null || m.pricing.per_result_usd === 0
         ? ''
         : `, +${m.pricing.per_result_usd} USD per result after ${m.pricing.included_results}`;
-      return `${m.id}: ${m.description}; up to ${m.max_results} results, ${m.pricing.base_usd} USD per search${extra}.${m.available ? '' : ' Not available on this deployment.'}`;
+      return `${m.id}: ${m.description}; up to ${m.max_results} results, ${m.pricing.base_usd} USD per search${extra}.${m.available ? '' : ' Not available on this deployment.'}${m.available && m.status !== undefined && m.status !== 'operational' ? ` Now ${m.status}.` : ''}`;
     })
     .join('\n');
 }
