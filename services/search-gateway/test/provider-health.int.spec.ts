@@ -200,6 +200,8 @@ describe.each(REDIS_TOPOLOGIES)('provider health shared by gateways (%s Redis)',
     await redis.hset(providerHealthKeys.breaker('exa'), 'force', 'open');
     await a.refresh();
     expect(a.blockedMs('exa')).toBe(30_000);
+    const held = statusBody(statusInputs(a, { brave: true, exa: true, tavily: true }, await a.loadFigures(), now)) as { providers: { provider: string; status: string; breaker: object }[] };
+    expect(held.providers.find((p) => p.provider === 'exa')).toMatchObject({ status: 'unavailable', breaker: { state: 'open', forced: 'open', retry_after_seconds: null } });
     now += 60_000;
     await a.refresh();
     expect(providers.probes).toHaveLength(0);

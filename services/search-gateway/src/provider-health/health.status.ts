@@ -116,7 +116,8 @@ export function statusBody(inputs: StatusInputs): object {
         forced: breaker.forced,
         reason: state === 'closed' ? null : breaker.reason,
         opened_at: state === 'closed' || breaker.openedAtMs === 0 ? null : new Date(breaker.openedAtMs).toISOString(),
-        retry_after_seconds: state === 'closed' ? null : Math.max(1, Math.ceil(Math.max(0, breaker.openUntilMs - inputs.nowMs) / 1000)),
+        // No probe while an operator holds it open: no time to give.
+        retry_after_seconds: state === 'closed' || breaker.forced === 'open' ? null : Math.max(1, Math.ceil(Math.max(0, breaker.openUntilMs - inputs.nowMs) / 1000)),
       },
       last_5m: windowView(last5m),
       last_1h: windowView(last1h),
