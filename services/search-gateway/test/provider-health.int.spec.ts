@@ -58,7 +58,8 @@ const TEST_DB = 13;
 describe.each(REDIS_TOPOLOGIES)('provider health shared by gateways (%s Redis)', (topology) => {
   let cluster: RedisCluster | undefined;
   let redis: RedisClient;
-  let clockBase = Date.UTC(2031, 0, 1);
+  // Hour-aligned, and new on every run: the buckets of an earlier run (kept an hour) are not this run's.
+  let clockBase = Date.UTC(2031, 0, 1) + Math.floor(Math.random() * 1_000_000) * 1_000 * 3_600_000;
   let now = 0;
   let providers: FakeProviders;
 
