@@ -51,13 +51,20 @@ function StatusBadge({ status }: { status: ModelStatus }): ReactNode {
 const rate = (w: HealthWindow): string => (w.success_rate === null ? '–' : `${(w.success_rate * 100).toFixed(1)} %`);
 const ms = (value: number | null): string => (value === null ? '–' : value >= 1000 ? `≤ ${value / 1000} s` : `≤ ${value} ms`);
 
-function WindowCells({ w, label }: { w: HealthWindow; label: string }): ReactNode {
+
+/** One window in one cell: calls and success rate, then the latency quantiles. */
+function WindowCell({ w, label }: { w: HealthWindow; label: string }): ReactNode {
   return (
-    <>
-      <td className="num" data-label={`Calls (${label})`}>{w.calls}</td>
-      <td className="num" data-label={`Success (${label})`}>{rate(w)}</td>
-      <td className="num" data-label={`p50 / p95 (${label})`}>{ms(w.p50_ms)} / {ms(w.p95_ms)}</td>
-    </>
+    <td className="num" data-label={label}>
+      {w.calls === 0 ? <span className="muted">no calls</span> : (
+        // One child, so the phone layout (a flex row: the label, then this) keeps it together.
+        <span>
+          {w.calls} {w.calls === 1 ? 'call' : 'calls'} · {rate(w)} answered
+          <br />
+          <span className="muted small">p50 {ms(w.p50_ms)} · p95 {ms(w.p95_ms)}</span>
+        </span>
+      )}
+    </td>
   );
 }
 
@@ -85,7 +92,7 @@ export function ProviderStatusPage(): ReactNode {
         <div className="table-wrap">
           <table className="stack" data-testid="provider-status">
             <thead>
-              <tr><th scope="col">Provider</th><th scope="col">Status</th><th scope="col">Breaker</th><th scope="col" className="num">Calls (5 min)</th><th scope="col" className="num">Success (5 min)</th><th scope="col" className="num">p50 / p95 (5 min)</th><th scope="col" className="num">Calls (1 h)</th><th scope="col" className="num">Success (1 h)</th><th scope="col" className="num">p50 / p95 (1 h)</th></tr>
+              <tr><th scope="col">Provider</th><th scope="col">Status</th><th scope="col">Breaker</th><th scope="col" className="num">Last 5 minutes</th><th scope="col" className="num">Last hour</th></tr>
             </thead>
             <tbody>
               {data.providers.map((p) => (
@@ -97,8 +104,8 @@ export function ProviderStatusPage(): ReactNode {
                     {p.breaker.reason !== null && <span className="muted small"> · {p.breaker.reason}</span>}
                     {p.breaker.retry_after_seconds !== null && <span className="muted small"> · retry in {p.breaker.retry_after_seconds} s</span>}
                   </td>
-                  <WindowCells w={p.last_5m} label="5 min" />
-                  <WindowCells w={p.last_1h} label="1 h" />
+                  <WindowCell w={p.last_5m} label="Last 5 minutes" />
+                  <WindowCell w={p.last_1h} label="Last hour" />
                 </tr>
               ))}
             </tbody>
@@ -110,15 +117,15 @@ export function ProviderStatusPage(): ReactNode {
         <div className="table-wrap">
           <table className="stack" data-testid="model-status">
             <thead>
-              <tr><th scope="col">Model</th><th scope="col">Status</th><th scope="col" className="num">Calls (5 min)</th><th scope="col" className="num">Success (5 min)</th><th scope="col" className="num">p50 / p95 (5 min)</th><th scope="col" className="num">Calls (1 h)</th><th scope="col" className="num">Success (1 h)</th><th scope="col" className="num">p50 / p95 (1 h)</th></tr>
+              <tr><th scope="col">Model</th><th scope="col">Status</th><th scope="col" className="num">Last 5 minutes</th><th scope="col" className="num">Last hour</th></tr>
             </thead>
             <tbody>
               {data.models.map((m) => (
                 <tr key={m.id}>
                   <th scope="row">{m.id}</th>
                   <td data-label="Status"><StatusBadge status={m.status} /></td>
-                  <WindowCells w={m.last_5m} label="5 min" />
-                  <WindowCells w={m.last_1h} label="1 h" />
+                  <WindowCell w={m.last_5m} label="Last 5 minutes" />
+                  <WindowCell w={m.last_1h} label="Last hour" />
                 </tr>
               ))}
             </tbody>
