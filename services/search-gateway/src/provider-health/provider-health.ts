@@ -53,6 +53,9 @@ const CLOSED: BreakerView = Object.freeze({ state: 'closed', openUntilMs: 0, ope
 
 /** How an outcome is counted: its minute field, and whether it is a failure of the provider. */
 type OutcomeClass = 'ok' | 'timeout' | 'server_error' | 'rate_limited' | 'other';
+/** The counters of one model in a flush: one per outcome class (OUTCOME_FIELDS), then one per latency bucket. */
+const OUTCOME_FIELDS: readonly OutcomeClass[] = ['ok', 'timeout', 'server_error', 'rate_limited', 'other'];
+const OUTCOME_INDEX: Readonly<Record<OutcomeClass, number>> = { ok: 0, timeout: 1, server_error: 2, rate_limited: 3, other: 4 };
 const OUTCOME_CLASS: Readonly<Record<ProviderFailureKind, OutcomeClass>> = {
   timeout: 'timeout',
   server_error: 'server_error',
@@ -75,7 +78,8 @@ interface Pending {
   /** Timeouts after the last call that did not time out (they start the next streak). */
   trailing: number;
   allTimeouts: boolean;
-  fields: Map<string, number>;
+  /** Per model id: counts by OUTCOME_FIELDS, then by latency bucket. */
+  models: Map<string, number[]>;
 }
 
 /** Counts of one model or provider over a window of the status page. */
@@ -118,7 +122,8 @@ const PROBE_MODEL: Readonly<Record<Provider, ModelSpec>> = Object.fromEntries(PR
  */
 export class ProviderHealth {
   private readonly breakers: Record<Provider, BreakerView> = { brave: CLOSED, exa: CLOSED, tavily: CLOSED };
-  private readonly pending = new Map<string, Pending>();
+  /** By provider, then source (`${provider}|${source}` only when flushed). */
+  private readonly pending = new Map<Provider, Partial<Record<HealthSource, Pending>>>();
   private readonly probing = new Set<Provider>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly windowBucketMs: number;
@@ -186,11 +191,15 @@ export class ProviderHealth {
 
   /** Adds one provider call's outcome to this gateway's counters (sent with the next flush). */
   record(provider: Provider, source: HealthSource, model: string, outcome: 'ok' | ProviderFailureKind, latencyMs: number): void {
-    const key = `${provider}|${source}`;
-    let pending = this.pending.get(key);
+    let bySource = this.pending.get(provider);
+    if (bySource === undefined) {
+      bySource = {};
+      this.pending.set(provider, bySource);
+    }
+    let pending = bySource[source];
     if (pending === undefined) {
-      pending = { calls: 0, failures: 0, leading: 0, trailing: 0, allTimeouts: true, fields: new Map() };
-      this.pending.set(key, pending);
+      pending = { calls: 0, failures: 0, leading: 0, trailing: 0, allTimeouts: true, models: new Map() };
+      bySource[source] = pending;
     }
     const kind: OutcomeClass = outcome === 'ok' ? 'ok' : OUTCOME_CLASS[outcome];
     pending.calls += 1;
@@ -202,19 +211,30 @@ export class ProviderHealth {
       pending.allTimeouts = false;
       pending.trailing = 0;
     }
-    add(pending.fields, `${model}|${kind}`, 1);
-    add(pending.fields, `${model}|h${latencyBucket(latencyMs)}`, 1);
+    let counts = pending.models.get(model);
+    if (counts === undefined) {
+      counts = new Array<number>(OUTCOME_FIELDS.length + HEALTH_LATENCY_BUCKETS_MS.length).fill(0);
+      pending.models.set(model, counts);
+    }
+    counts[OUTCOME_INDEX[kind]] = (counts[OUTCOME_INDEX[kind]] as number) + 1;
+    const bucket = OUTCOME_FIELDS.length + latencyBucket(latencyMs);
+    counts[bucket] = (counts[bucket] as number) + 1;
   }
 
   /** Adds every pending count to the shared window; the platform's answers update the snapshot. */
   async flush(): Promise<void> {
     if (this.busy.flush || this.pending.size === 0) return;
     this.busy.flush = true;
-    const batch = [...this.pending.entries()];
+    const batch: [Provider, HealthSource, Pending][] = [];
+    for (const [provider, bySource] of this.pending) {
+      for (const source of ['platform', 'byok'] as const) {
+        const pending = bySource[source];
+        if (pending !== undefined) batch.push([provider, source, pending]);
+      }
+    }
     this.pending.clear();
     try {
-      await Promise.all(batch.map(async ([key, pending]) => {
-        const [provider, source] = key.split('|') as [Provider, HealthSource];
+      await Promise.all(batch.map(async ([provider, source, pending]) => {
         try {
           await this.flushOne(provider, source, pending);
         } catch (error) {
@@ -233,7 +253,11 @@ export class ProviderHealth {
     const bucket = Math.floor(now / this.windowBucketMs) * this.windowBucketMs;
     const minute = Math.floor(now / MINUTE_MS) * MINUTE_MS;
     const fieldArgs: (string | number)[] = [];
-    for (const [field, count] of pending.fields) fieldArgs.push(field, count);
+    for (const [model, counts] of pending.models) {
+      counts.forEach((count, i) => {
+        if (count > 0) fieldArgs.push(i < OUTCOME_FIELDS.length ? `${model}|${OUTCOME_FIELDS[i] as string}` : `${model}|h${i - OUTCOME_FIELDS.length}`, count);
+      });
+    }
     const keys = [
       providerHealthKeys.breaker(provider),
       providerHealthKeys.windowBucket(provider, source, bucket),
@@ -386,10 +410,6 @@ export class ProviderHealth {
     }));
     return { atMs: now, models };
   }
-}
-
-function add(map: Map<string, number>, key: string, count: number): void {
-  map.set(key, (map.get(key) ?? 0) + count);
 }
 
 function addField(figures: WindowFigures, field: string, count: number): void {
