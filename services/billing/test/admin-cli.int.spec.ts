@@ -106,7 +106,7 @@ describe('npm run admin', () => {
 
 describe('npm run admin: provider breakers (the operator API writes the state every gateway reads)', () => {
   it('forces a breaker open, then closed, then gives it back to its window; refuses an unknown provider or mode', async () => {
-    const redis = createRedisClient({ url: redisUrl(3) });
+    const redis = createRedisClient({ url: redisUrl(3), cluster: false });
     const key = providerHealthKeys.breaker('tavily');
     try {
       await redis.del(key);

@@ -68,7 +68,7 @@ describe.each(REDIS_TOPOLOGIES)('provider health shared by gateways (%s Redis)',
 
   beforeAll(async () => {
     if (topology === 'cluster') cluster = await startRedisCluster();
-    redis = createRedisClient(cluster === undefined ? { url: redisUrl(TEST_DB) } : { url: cluster.url, cluster: true });
+    redis = createRedisClient(cluster === undefined ? { url: redisUrl(TEST_DB), cluster: false } : { url: cluster.url, cluster: true });
   }, 60_000);
 
   afterAll(async () => {
