@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // npm run bench [-- name ...]: runs the benchmark scripts (all, or the named ones) from
 // bench/dist after a build. Results print as Markdown and land in bench/results/*.json;
-// docs/benchmarks.md records them with the command.
+// docs/benchmarks.md records them with the command. Each bench/src/<name>.ts is one benchmark
+// (search, latency, search-cpu, mcp, propagation, batch-client, capacity, observability,
+// validation, ledger-write, and outage: one provider outage with and without the breaker,
+// docs/provider-health.md).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';

@@ -34,6 +34,7 @@ const PAGES = [
   { path: '/credits', name: 'credits', heading: 'Credits' },
   { path: '/usage', name: 'usage', heading: 'Usage' },
   { path: '/activity', name: 'activity', heading: 'Activity' },
+  { path: '/status', name: 'provider-status', heading: 'Provider status' },
 ] as const;
 
 describe('the dashboard in Chromium', () => {

@@ -109,6 +109,7 @@ describe('the OpenAPI document against real answers', () => {
   it('the public catalog, health and the reference page', async () => {
     await check('GET', '/v1/models', '/v1/models', {}, 200);
     await check('GET', '/v1/credits/pricing', '/v1/credits/pricing', { headers: bearer('svc-ignored') }, 200);
+    await check('GET', '/v1/status', '/v1/status', {}, 200);
     await check('GET', '/healthz', '/healthz', {}, 200);
     await check('GET', '/readyz', '/readyz', {}, 200);
     const page = await check('GET', '/docs', '/docs', {}, 200);

@@ -17,3 +17,5 @@ export {
   HOSTNAME_PATTERN, RFC3339_DATE_OR_DATE_TIME_PATTERN, FilterError, canonicalFilters, filterNamesOf, filterInstantMs, unsupportedFilters, hostnameMatches,
 } from './filters';
 export type { FilterName, SafeSearch, SearchFilters } from './filters';
+export { providerHealthKeys, BREAKER_MODES, MODEL_STATUSES, HEALTH_LATENCY_BUCKETS_MS, HEALTH_MINUTE_TTL_MS } from './provider-health';
+export type { HealthSource, BreakerMode, ModelStatus } from './provider-health';

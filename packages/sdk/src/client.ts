@@ -22,6 +22,7 @@ import type {
   ProviderKeyResponse,
   SearchRequest,
   SearchResponse,
+  ServiceStatus,
   UpdateKeyRequest,
   Usage,
   UsageQuery,
@@ -141,6 +142,11 @@ export class SearchGateway {
   /** GET /v1/models (public). */
   models(options: RequestOptions = {}): Promise<ModelList> {
     return this.#request({ method: 'GET', path: '/v1/models', auth: 'none' }, options);
+  }
+
+  /** GET /v1/status (public): every provider's breaker and every model's health. */
+  status(options: RequestOptions = {}): Promise<ServiceStatus> {
+    return this.#request({ method: 'GET', path: '/v1/status', auth: 'none' }, options);
   }
 
   /** GET /v1/credits/pricing (public). */

@@ -120,11 +120,65 @@ export interface Model {
   available: boolean;
   /** The search filters this model honours; a search with any other filter skips it. */
   supported_filters: FilterName[];
+  /** What the platform knows of the model now (GET /v1/status). */
+  status: ModelStatus;
 }
 
 /** GET /v1/models */
 export interface ModelList {
   data: Model[];
+  request_id: string;
+}
+
+/** `degraded`: many of its calls failed over the last 5 minutes; `unavailable`: its provider's breaker is open (or no platform key). */
+export type ModelStatus = 'operational' | 'degraded' | 'unavailable';
+
+/** Calls of one provider or model over a window of GET /v1/status. */
+export interface HealthWindow {
+  calls: number;
+  /** Answered calls over calls; null without calls. */
+  success_rate: number | null;
+  timeouts: number;
+  /** 5xx, connection errors, unreadable answers, the platform key refused. */
+  server_errors: number;
+  /** The provider's 429 and quota answers. */
+  rate_limited: number;
+  /** Upper bound of the latency bucket of the median / 95th-percentile call; null without calls. */
+  p50_ms: number | null;
+  p95_ms: number | null;
+}
+
+/** A provider's circuit breaker in GET /v1/status. */
+export interface Breaker {
+  /** `half_open`: the cool-down ended; still skipped until one probe answers. */
+  state: 'closed' | 'open' | 'half_open';
+  /** Set while an operator holds the breaker so. */
+  forced: 'open' | 'closed' | null;
+  reason: string | null;
+  opened_at: string | null;
+  /** Seconds until the probe; null when closed. */
+  retry_after_seconds: number | null;
+}
+
+/** GET /v1/status */
+export interface ServiceStatus {
+  updated_at: string;
+  breaker_enabled: boolean;
+  providers: {
+    provider: Provider;
+    status: ModelStatus;
+    configured: boolean;
+    breaker: Breaker;
+    last_5m: HealthWindow;
+    last_1h: HealthWindow;
+  }[];
+  models: {
+    id: string;
+    provider: Provider;
+    status: ModelStatus;
+    last_5m: HealthWindow;
+    last_1h: HealthWindow;
+  }[];
   request_id: string;
 }
 
@@ -475,6 +529,7 @@ export interface Endpoint {
 export const ENDPOINTS: readonly Endpoint[] = [
   { method: 'GET', path: '/v1/models', key: 'none', status: 200, request: null, query: null, response: 'ModelList' },
   { method: 'GET', path: '/v1/credits/pricing', key: 'none', status: 200, request: null, query: null, response: 'Pricing' },
+  { method: 'GET', path: '/v1/status', key: 'none', status: 200, request: null, query: null, response: 'ServiceStatus' },
   { method: 'POST', path: '/v1/search', key: 'api', status: 200, request: 'SearchRequest', query: null, response: 'SearchResponse' },
   { method: 'GET', path: '/v1/credits', key: 'either', status: 200, request: null, query: null, response: 'Credits' },
   { method: 'GET', path: '/v1/key', key: 'either', status: 200, request: null, query: null, response: 'KeyInfo' },

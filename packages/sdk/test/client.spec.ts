@@ -28,6 +28,7 @@ describe('SearchGateway requests', () => {
     ['search', 'POST', '/v1/search', (c) => c.search({ query: 'q', models: ['exa/fast', 'brave/web'], max_results: 5 }), { query: 'q', models: ['exa/fast', 'brave/web'], max_results: 5 }, 'svc-api'],
     ['models', 'GET', '/v1/models', (c) => c.models(), undefined, undefined],
     ['pricing', 'GET', '/v1/credits/pricing', (c) => c.pricing(), undefined, undefined],
+    ['status', 'GET', '/v1/status', (c) => c.status(), undefined, undefined],
     ['credits', 'GET', '/v1/credits', (c) => c.credits(), undefined, 'svc-api'],
     ['key', 'GET', '/v1/key', (c) => c.key(), undefined, 'svc-api'],
     ['usage', 'GET', '/v1/usage?from=2026-11-01&to=2026-11-30&group_by=model&key_id=key_a', (c) => c.usage({ from: '2026-11-01', to: '2026-11-30', group_by: 'model', key_id: 'key_a' }), undefined, 'svc-api'],

@@ -8,6 +8,7 @@ import { INTERNAL_TOKEN, InternalAuthGuard } from './http/internal-auth.guard';
 import { OPERATOR_TOKEN, OperatorAuthGuard } from './http/operator-auth.guard';
 import { LedgerService } from './ledger/ledger.service';
 import { OperatorController } from './operator/operator.controller';
+import { ProviderBreakers, ProviderBreakersController } from './operator/provider-breakers';
 import { BacklogService } from './backlog/backlog.service';
 import { ReconciliationController } from './reconciliation/reconciliation.controller';
 import { ReconciliationService } from './reconciliation/reconciliation.service';
@@ -37,6 +38,8 @@ export interface SharedDeps {
   finance: FinanceService;
   /** Whether the process drains (SIGTERM): both listeners' /readyz answer 503 `draining`. */
   drain: DrainState;
+  /** The providers' breakers the gateways share (operator/provider-breakers.ts). */
+  breakers: ProviderBreakers;
 }
 
 /** The internal HTTP API the gateway forwards to (PORT). */
@@ -67,8 +70,9 @@ export class OperatorApiModule {
   static register(deps: SharedDeps, operatorToken: string): DynamicModule {
     return {
       module: OperatorApiModule,
-      controllers: [OperatorController, ReconciliationController, FinanceController, HealthController],
+      controllers: [OperatorController, ReconciliationController, FinanceController, ProviderBreakersController, HealthController],
       providers: [
+        { provide: ProviderBreakers, useValue: deps.breakers },
         { provide: FinanceService, useValue: deps.finance },
         { provide: LedgerService, useValue: deps.ledger },
         { provide: ReconciliationService, useValue: deps.reconciliation },

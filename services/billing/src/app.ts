@@ -7,6 +7,7 @@ import type { BillingConfig } from './config';
 import { createBillingDatabase, DatabaseProbeRepository } from './db/prisma.repository';
 import { closeRedisClient, createRedisClient } from '@svc/redis-client';
 import { RedisProbe } from './health/redis-probe.adapter';
+import { ProviderBreakers } from './operator/provider-breakers';
 import { createListener } from './http/listener';
 import { DrainState, freshRequestIds, trustedRequestIds } from '@svc/http-edge';
 import { LedgerRepository } from './ledger/ledger.repository';
@@ -105,7 +106,7 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
   const finance = new FinanceService(new FinanceRepository(prisma), reconciliation);
   const history = new HistoryService(new HistoryRepository(prisma));
   const drain = new DrainState();
-  const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks, usage, history, finance, drain };
+  const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks, usage, history, finance, drain, breakers: new ProviderBreakers(money) };
   const apps: NestFastifyApplication[] = [];
   const close = async (): Promise<void> => {
     await Promise.allSettled(apps.map((app) => app.close()));

@@ -2,7 +2,9 @@ import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { repoRoot } from '@svc/test-kit';
+import { providerHealthKeys } from '@svc/contracts';
+import { createRedisClient } from '@svc/redis-client';
+import { redisUrl, repoRoot } from '@svc/test-kit';
 import { OPERATOR_TOKEN, startHarness } from './billing-harness';
 import type { Harness } from './billing-harness';
 
@@ -99,5 +101,45 @@ describe('npm run admin', () => {
     expect(badDate.code).toBe(1);
     expect(badDate.json).toMatchObject({ error: { code: 'invalid_request' } });
     expect((await admin(['finance-report', 'extra'])).json).toMatchObject({ error: { code: 'usage' } });
+  });
+});
+
+describe('npm run admin: provider breakers (the operator API writes the state every gateway reads)', () => {
+  it('forces a breaker open, then closed, then gives it back to its window; refuses an unknown provider or mode', async () => {
+    const redis = createRedisClient({ url: redisUrl(3), cluster: false });
+    const key = providerHealthKeys.breaker('tavily');
+    try {
+      await redis.del(key);
+      const open = await admin(['breaker', 'tavily', 'open']);
+      expect(open.code).toBe(0);
+      expect(open.json).toMatchObject({ provider: 'tavily', state: 'closed', forced: 'open' });
+      expect(await redis.hget(key, 'force')).toBe('open');
+
+      // An open breaker (as a gateway's window writes it), then forced closed: closed at once.
+      await redis.hset(key, 'state', 'open', 'opened_at_ms', Date.UTC(2031, 0, 1), 'open_until_ms', Date.UTC(2031, 0, 1, 0, 0, 30), 'reason', '12 of 20 calls failed');
+      const listed = await admin(['breakers']);
+      expect((listed.json.data as { provider: string }[]).map((b) => b.provider)).toEqual(['brave', 'exa', 'tavily']);
+      expect((listed.json.data as Record<string, unknown>[])[2]).toEqual({
+        provider: 'tavily', state: 'open', forced: 'open', reason: '12 of 20 calls failed', opened_at: '2031-01-01T00:00:00.000Z', open_until: '2031-01-01T00:00:30.000Z',
+      });
+      const closed = await admin(['breaker', 'tavily', 'closed']);
+      expect(closed.json).toMatchObject({ state: 'closed', forced: 'closed', reason: null });
+      expect(await redis.hmget(key, 'state', 'force', 'open_until_ms')).toEqual(['closed', 'closed', null]);
+
+      const auto = await admin(['breaker', 'tavily', 'auto']);
+      expect(auto.json).toMatchObject({ state: 'closed', forced: null });
+      expect(await redis.hget(key, 'force')).toBeNull();
+
+      expect((await admin(['breaker', 'google', 'open'])).json).toMatchObject({ error: { code: 'unknown_provider' } });
+      expect((await admin(['breaker', 'tavily', 'half'])).json).toMatchObject({ error: { code: 'usage' } });
+      const direct = await fetch(`${h.billing.operatorUrl}/operator/providers/exa/breaker`, {
+        method: 'PUT', headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ mode: 'half' }),
+      });
+      expect(direct.status).toBe(400);
+      expect(await redis.hget(providerHealthKeys.breaker('exa'), 'force')).toBeNull();
+    } finally {
+      await redis.del(key);
+      redis.disconnect();
+    }
   });
 });

@@ -52,6 +52,28 @@ export const gatewayEnvSchema = {
   SEARCH_MAX_DURATION_MS: int({ default: 45_000, min: 1, max: 3_600_000 }),
   /** After SIGTERM: how long the gateway keeps serving (unready, connection: close) before it stops accepting. */
   SHUTDOWN_DELAY_MS: int({ default: 5_000, min: 0, max: 600_000 }),
+  /**
+   * Provider health and the breaker (docs/decisions/0027). The breaker judges the platform's
+   * key of each provider over a rolling window shared by every gateway; off, the outcomes are
+   * still counted (GET /v1/status, metrics) but no provider is ever skipped.
+   */
+  PROVIDER_BREAKER_ENABLED: bool({ default: true }),
+  PROVIDER_BREAKER_WINDOW_MS: int({ default: 30_000, min: 1_000, max: 3_600_000 }),
+  PROVIDER_BREAKER_MIN_CALLS: int({ default: 20, min: 1, max: 1_000_000 }),
+  PROVIDER_BREAKER_FAILURE_PERCENT: int({ default: 50, min: 1, max: 100 }),
+  /** Timeouts in a row (across gateways) that open the breaker whatever the window holds; 0: never by streak. */
+  PROVIDER_BREAKER_TIMEOUT_STREAK: int({ default: 5, min: 0, max: 1_000_000 }),
+  /** How long an open breaker skips the provider before one probe (the Retry-After of an all-skipped 503). */
+  PROVIDER_BREAKER_COOLDOWN_MS: int({ default: 30_000, min: 1_000, max: 3_600_000 }),
+  /** The probe's query, sent with the platform's key to the provider's cheapest model for 1 result. */
+  PROVIDER_PROBE_QUERY: str({ default: 'search gateway health probe' }),
+  /** How often a gateway adds its outcomes to the shared window, and reads every breaker's state. */
+  PROVIDER_HEALTH_FLUSH_MS: int({ default: 1_000, min: 50, max: 60_000 }),
+  PROVIDER_HEALTH_REFRESH_MS: int({ default: 1_000, min: 50, max: 60_000 }),
+  /** A model is `degraded` when at least this percentage of its calls failed over the last 5 minutes... */
+  PROVIDER_DEGRADED_FAILURE_PERCENT: int({ default: 10, min: 1, max: 100 }),
+  /** ...from this many calls on. */
+  PROVIDER_DEGRADED_MIN_CALLS: int({ default: 10, min: 1, max: 1_000_000 }),
   PROVIDER_MAX_IN_FLIGHT_BRAVE: int({ default: 50, min: 0, max: 1_000_000 }),
   PROVIDER_MAX_IN_FLIGHT_EXA: int({ default: 10, min: 0, max: 1_000_000 }),
   PROVIDER_MAX_IN_FLIGHT_TAVILY: int({ default: 16, min: 0, max: 1_000_000 }),

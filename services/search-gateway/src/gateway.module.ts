@@ -23,6 +23,7 @@ import { McpEndpoint } from './mcp/mcp.endpoint';
 import { MoneyRepository } from './money/money.repository';
 import { SettlementResender } from './money/settlement-resender';
 import { ProviderRegistry } from './providers';
+import { ProviderHealth, catalogHealth, providerHealthMetrics } from './provider-health';
 import { SearchLifecycle, SearchMetrics, SearchService } from './search';
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
@@ -91,11 +92,35 @@ export class GatewayModule {
         },
         {
           provide: CatalogService,
-          useFactory: () =>
-            new CatalogService(
-              { brave: config.BRAVE_API_KEY !== undefined, exa: config.EXA_API_KEY !== undefined, tavily: config.TAVILY_API_KEY !== undefined },
-              { enabled: config.BYOK_ENABLED, feePercent: config.BYOK_FEE_PERCENT },
-            ),
+          useFactory: (health: ProviderHealth) => {
+            const configured = { brave: config.BRAVE_API_KEY !== undefined, exa: config.EXA_API_KEY !== undefined, tavily: config.TAVILY_API_KEY !== undefined };
+            return new CatalogService(configured, { enabled: config.BYOK_ENABLED, feePercent: config.BYOK_FEE_PERCENT }, catalogHealth(health, configured));
+          },
+          inject: [ProviderHealth],
+        },
+        {
+          // Provider health and the breaker (docs/decisions/0027): its loops start here and stop with the process.
+          provide: ProviderHealth,
+          useFactory: (providers: ProviderRegistry, redis: RedisConnection) => {
+            const health = new ProviderHealth(redis.client, providers, {
+              breakerEnabled: config.PROVIDER_BREAKER_ENABLED,
+              windowMs: config.PROVIDER_BREAKER_WINDOW_MS,
+              minCalls: config.PROVIDER_BREAKER_MIN_CALLS,
+              failurePercent: config.PROVIDER_BREAKER_FAILURE_PERCENT,
+              timeoutStreak: config.PROVIDER_BREAKER_TIMEOUT_STREAK,
+              cooldownMs: config.PROVIDER_BREAKER_COOLDOWN_MS,
+              flushMs: config.PROVIDER_HEALTH_FLUSH_MS,
+              refreshMs: config.PROVIDER_HEALTH_REFRESH_MS,
+              probeQuery: config.PROVIDER_PROBE_QUERY,
+              probeTimeoutMs: config.PROVIDER_TIMEOUT_MS,
+              degradedFailurePercent: config.PROVIDER_DEGRADED_FAILURE_PERCENT,
+              degradedMinCalls: config.PROVIDER_DEGRADED_MIN_CALLS,
+            }, log.child({ component: 'provider-health' }));
+            providerHealthMetrics(registry, health);
+            health.start();
+            return health;
+          },
+          inject: [ProviderRegistry, RedisConnection],
         },
         { provide: SearchMetrics, useFactory: () => new SearchMetrics(registry) },
         {
@@ -113,7 +138,7 @@ export class GatewayModule {
         },
         {
           provide: SearchService,
-          useFactory: (providers: ProviderRegistry, redis: RedisConnection, metrics: SearchMetrics, providerKeys: ProviderKeyCache) =>
+          useFactory: (providers: ProviderRegistry, redis: RedisConnection, metrics: SearchMetrics, providerKeys: ProviderKeyCache, health: ProviderHealth) =>
             new SearchService(
               providers,
               // The background re-send of settlements is its own object, given to the repository.
@@ -135,8 +160,9 @@ export class GatewayModule {
               metrics,
               log,
               providerKeys.enabled ? providerKeys : null,
+              health,
             ),
-          inject: [ProviderRegistry, RedisConnection, SearchMetrics, ProviderKeyCache],
+          inject: [ProviderRegistry, RedisConnection, SearchMetrics, ProviderKeyCache, ProviderHealth],
         },
         { provide: SearchLifecycle, useFactory: (providers: ProviderRegistry) => new SearchLifecycle(providers), inject: [ProviderRegistry] },
         {

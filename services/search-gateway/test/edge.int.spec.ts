@@ -44,9 +44,9 @@ describe('gateway edge: public routes, request ids, 404/405/400 (real Redis, in-
     expect(data.map((model) => model.id)).toEqual(CATALOG.map((model) => model.id));
     expect(data.find((model) => model.id === 'exa/auto')).toEqual({
       id: 'exa/auto', provider: 'exa', variant: 'auto', description: 'Exa search, automatic mode', max_results: 100,
-      pricing: { base_usd: 0.009, included_results: 10, per_result_usd: 0.00125 }, available: true,
+      pricing: { base_usd: 0.009, included_results: 10, per_result_usd: 0.00125 }, available: true, status: 'operational',
     });
-    expect(data.find((model) => model.id === 'brave/web')).toMatchObject({ pricing: { base_usd: 0.006, included_results: null, per_result_usd: 0 }, available: false });
+    expect(data.find((model) => model.id === 'brave/web')).toMatchObject({ pricing: { base_usd: 0.006, included_results: null, per_result_usd: 0 }, available: false, status: 'unavailable' });
     expect(data.filter((model) => model.available === true).map((model) => model.provider)).toEqual(['exa', 'exa', 'exa']);
   });
 

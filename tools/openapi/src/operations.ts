@@ -75,6 +75,13 @@ export const OPERATIONS: readonly Operation[] = [
     errors: ['internal'],
   },
   {
+    method: 'get', path: '/v1/status', operationId: 'getStatus', tag: 'catalog', access: 'none', servedBy: 'search-gateway', sdk: true,
+    summary: 'Health of every provider and model',
+    description: 'Per provider and model: the breaker, the success rate and p50/p95 latency over the last 5 minutes and hour, as the platform sees them with its own keys.',
+    success: { status: 200, description: 'The status.', schema: 'ServiceStatus' },
+    errors: ['internal'],
+  },
+  {
     method: 'post', path: '/v1/search', operationId: 'search', tag: 'search', access: 'api', servedBy: 'search-gateway', sdk: true,
     summary: 'One web search, in fallback order over the models named',
     description:

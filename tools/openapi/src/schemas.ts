@@ -1,4 +1,4 @@
-import { CATALOG, FILTER_NAMES, LIMIT_RESETS, PROVIDERS } from '@svc/contracts';
+import { CATALOG, FILTER_NAMES, LIMIT_RESETS, MODEL_STATUSES, PROVIDERS } from '@svc/contracts';
 import { ERROR_CODES } from '@svc/errors';
 import type { ErrorCode } from '@svc/errors';
 
@@ -122,9 +122,50 @@ export function componentSchemas(): Record<string, Schema> {
       pricing: ref('ModelPricing'),
       available: { type: 'boolean', description: 'False when this deployment has no platform key for the provider.' },
       supported_filters: { type: 'array', items: ref('FilterName'), description: 'The search filters this model honours; a search with any other filter skips it.' },
+      status: ref('ModelStatus'),
     }),
     FilterName: { enum: [...FILTER_NAMES], description: 'A search filter of POST /v1/search.' },
     ModelList: closed({ data: { type: 'array', items: ref('Model') }, request_id: requestId }),
+    ModelStatus: {
+      enum: [...MODEL_STATUSES],
+      description: 'operational; degraded (many of its calls failed over the last 5 minutes); unavailable (its provider\'s breaker is open, or no platform key).',
+    },
+    HealthWindow: closed({
+      calls: { type: 'integer', minimum: 0 },
+      success_rate: { type: ['number', 'null'], minimum: 0, maximum: 1, description: 'Answered calls over calls; null without calls.' },
+      timeouts: { type: 'integer', minimum: 0 },
+      server_errors: { type: 'integer', minimum: 0, description: '5xx, connection errors, unreadable answers, the platform key refused.' },
+      rate_limited: { type: 'integer', minimum: 0, description: 'The provider\'s 429 and quota answers.' },
+      p50_ms: { type: ['integer', 'null'], description: 'Upper bound of the latency bucket of the median call; null without calls.' },
+      p95_ms: { type: ['integer', 'null'], description: 'Upper bound of the latency bucket of the 95th-percentile call; null without calls.' },
+    }),
+    Breaker: closed({
+      state: { enum: ['closed', 'open', 'half_open'], description: 'half_open: the cool-down ended, still skipped until one probe answers.' },
+      forced: { enum: ['open', 'closed', null], description: 'Set while an operator holds the breaker so.' },
+      reason: { type: ['string', 'null'], description: 'Why it opened; null when closed.' },
+      opened_at: { ...nullable(timestamp()), description: 'Null when closed.' },
+      retry_after_seconds: { type: ['integer', 'null'], minimum: 1, description: 'Seconds until the probe; null when closed.' },
+    }),
+    ServiceStatus: closed({
+      updated_at: timestamp('When the figures were read.'),
+      breaker_enabled: { type: 'boolean' },
+      providers: {
+        type: 'array',
+        items: closed({
+          provider: ref('Provider'),
+          status: ref('ModelStatus'),
+          configured: { type: 'boolean', description: 'The deployment has a platform key for it.' },
+          breaker: ref('Breaker'),
+          last_5m: ref('HealthWindow'),
+          last_1h: ref('HealthWindow'),
+        }),
+      },
+      models: {
+        type: 'array',
+        items: closed({ id: ref('ModelId'), provider: ref('Provider'), status: ref('ModelStatus'), last_5m: ref('HealthWindow'), last_1h: ref('HealthWindow') }),
+      },
+      request_id: requestId,
+    }),
     Pricing: closed({
       currency: { const: 'USD' },
       models: { type: 'array', items: closed({ id: ref('ModelId'), ...pricing }) },

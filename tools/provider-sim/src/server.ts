@@ -2,7 +2,10 @@ import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { BRAVE_DEFAULT_KEY, braveRoutes } from './brave.routes';
 import { EXA_DEFAULT_KEY, exaRoutes } from './exa.routes';
-import { SimContext } from './simulate';
+import { SIM_PROVIDERS } from './directives';
+import type { SimProvider } from './directives';
+import { OUTAGE_KINDS, SimContext } from './simulate';
+import type { OutageKind } from './simulate';
 import { StatsCounter } from './stats';
 import { TAVILY_DEFAULT_KEY, tavilyRoutes } from './tavily.routes';
 
@@ -21,7 +24,8 @@ export const DEFAULT_KEYS = { brave: BRAVE_DEFAULT_KEY, exa: EXA_DEFAULT_KEY, ta
 
 /**
  * The simulator as a Fastify instance (not yet listening): Brave under /brave, Exa under
- * /exa, Tavily under /tavily, counters at GET /_sim/stats and POST /_sim/reset.
+ * /exa, Tavily under /tavily, counters at GET /_sim/stats and POST /_sim/reset, a whole-provider
+ * outage at PUT/DELETE /_sim/outage/:provider (and GET /_sim/outages).
  */
 export function buildSimulator(options: SimulatorOptions = {}): FastifyInstance {
   const app = Fastify({
@@ -41,6 +45,25 @@ export function buildSimulator(options: SimulatorOptions = {}): FastifyInstance 
     stats.reset();
     context.seen.length = 0;
     return stats.snapshot();
+  });
+  // A provider failing as a whole: PUT {"kind":"timeout"|"error500"|"error429"} until DELETE.
+  const outages = (): Record<string, OutageKind> => Object.fromEntries(context.outages);
+  app.get('/_sim/outages', async () => outages());
+  app.put<{ Params: { provider: string }; Body: unknown }>('/_sim/outage/:provider', async (request, reply) => {
+    const provider = request.params.provider;
+    const kind = (request.body as { kind?: unknown } | null)?.kind;
+    if (!(SIM_PROVIDERS as readonly string[]).includes(provider)) return reply.code(404).send({ error: `unknown provider "${provider}"` });
+    if (typeof kind !== 'string' || !(OUTAGE_KINDS as readonly string[]).includes(kind)) {
+      return reply.code(400).send({ error: `kind must be one of ${OUTAGE_KINDS.join(', ')}` });
+    }
+    context.outages.set(provider as SimProvider, kind as OutageKind);
+    return outages();
+  });
+  app.delete<{ Params: { provider: string } }>('/_sim/outage/:provider', async (request, reply) => {
+    const provider = request.params.provider;
+    if (!(SIM_PROVIDERS as readonly string[]).includes(provider)) return reply.code(404).send({ error: `unknown provider "${provider}"` });
+    context.outages.delete(provider as SimProvider);
+    return outages();
   });
   void app.register(braveRoutes(context, options.braveKey ?? BRAVE_DEFAULT_KEY), { prefix: '/brave' });
   void app.register(exaRoutes(context, options.exaKey ?? EXA_DEFAULT_KEY), { prefix: '/exa' });

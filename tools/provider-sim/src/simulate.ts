@@ -12,6 +12,10 @@ export interface SimReply {
 
 export type FailureKind = 'badkey' | 'error500' | 'error429' | 'quota' | 'directive';
 
+/** How a provider fails as a whole: never answers, 500, or 429 on every call. */
+export const OUTAGE_KINDS = ['timeout', 'error500', 'error429'] as const;
+export type OutageKind = (typeof OUTAGE_KINDS)[number];
+
 export type Validation<P> =
   | { readonly ok: true; readonly query: string; readonly params: P }
   | { readonly ok: false; readonly reply: SimReply };
@@ -44,6 +48,8 @@ export class SimContext {
   /** Callbacks that release every paused or hanging request (run when the server closes). */
   private readonly waiters = new Set<() => void>();
   private readonly counted = new WeakSet<FastifyRequest>();
+  /** A provider failing as a whole (PUT /_sim/outage/:provider): every call answers so, whatever its key and query, until DELETE. */
+  readonly outages = new Map<SimProvider, OutageKind>();
 
   constructor(readonly stats: StatsCounter, readonly baseLatencyMs: number) {}
 
@@ -127,6 +133,16 @@ export function simulatedHandler<P>(spec: ProviderSpec<P>, context: SimContext) 
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     const startedAt = Date.now();
     if (context.baseLatencyMs > 0 && !(await context.pause(reply, context.baseLatencyMs))) return gone(request, reply);
+    // A whole-provider outage answers every call the same way, before its key or parameters are looked at.
+    const outage = context.outages.get(spec.provider);
+    if (outage !== undefined) {
+      if (outage === 'timeout') {
+        await context.hang(reply);
+        context.end(request, spec.provider);
+        return undefined;
+      }
+      return sendReply(reply, spec.failure(outage, ''));
+    }
     if (!spec.authorize(request)) return sendReply(reply, spec.failure('badkey', ''));
     context.record(request, spec.provider);
     const valid = spec.validate(request);

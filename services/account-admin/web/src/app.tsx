@@ -10,6 +10,7 @@ import { CreditsPage } from './pages/credits';
 import { ManagementKeysPage } from './pages/management-keys';
 import { OverviewPage } from './pages/overview';
 import { ProviderKeysPage } from './pages/provider-keys';
+import { ProviderStatusPage } from './pages/provider-status';
 import { UsagePage } from './pages/usage';
 import { Link, useRouter } from './router';
 
@@ -21,6 +22,7 @@ const PAGES: { path: string; title: string; render: () => ReactNode }[] = [
   { path: '/credits', title: 'Credits', render: () => <CreditsPage /> },
   { path: '/usage', title: 'Usage', render: () => <UsagePage /> },
   { path: '/activity', title: 'Activity', render: () => <ActivityPage /> },
+  { path: '/status', title: 'Provider status', render: () => <ProviderStatusPage /> },
 ];
 
 type Auth = { state: 'loading' } | { state: 'out'; expired?: boolean } | { state: 'in'; me: Me } | { state: 'error'; error: ApiError };

@@ -10,6 +10,8 @@
  *   backlog
  *   finance-report
  *   ledger-export [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--account A] [--out FILE]
+ *   breakers
+ *   breaker <provider> open|closed|auto
  *
  * ledger-export prints the CSV (or writes it to --out and prints where); every other
  * command prints JSON.
@@ -24,7 +26,10 @@ const USAGE = `usage: admin <command>
   backlog
   finance-report            Stripe vs ledger, usage vs ledger, balances vs entries, durable vs spendable
   ledger-export [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--account A] [--out FILE]
-                            the ledger of a period as CSV (default the last 30 days)`;
+                            the ledger of a period as CSV (default the last 30 days)
+  breakers                  every provider's breaker (state, forced, reason, cool-down end)
+  breaker <provider> open|closed|auto
+                            force a provider's breaker open or closed on every gateway, or give it back to its window`;
 
 class UsageError extends Error {}
 
@@ -58,7 +63,7 @@ function parseArgs(args: string[], known: readonly string[]): Parsed {
 }
 
 interface Call {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT';
   path: string;
   body?: Record<string, unknown>;
   headers?: Record<string, string>;
@@ -140,6 +145,17 @@ function buildCall(argv: string[]): Call {
       }
       const qs = query.toString();
       return { method: 'GET', path: `/operator/ledger/export${qs === '' ? '' : `?${qs}`}`, csv: { out: flags.get('out') ?? null } };
+    }
+    case 'breakers': {
+      if (rest.length > 0) throw new UsageError('breakers takes no arguments');
+      return { method: 'GET', path: '/operator/providers' };
+    }
+    case 'breaker': {
+      const { positional } = parseArgs(rest, []);
+      const [provider, mode] = positional;
+      if (provider === undefined || mode === undefined || positional.length !== 2) throw new UsageError('breaker needs <provider> open|closed|auto');
+      if (!['open', 'closed', 'auto'].includes(mode)) throw new UsageError('the mode is one of open, closed, auto');
+      return { method: 'PUT', path: `/operator/providers/${encodeURIComponent(provider)}/breaker`, body: { mode } };
     }
     default:
       throw new UsageError(command === undefined ? 'no command given' : `unknown command ${command}`);

@@ -1,5 +1,5 @@
 import { CATALOG, LIMITS } from '@svc/contracts';
-import type { Provider } from '@svc/contracts';
+import type { ModelStatus, Provider } from '@svc/contracts';
 import { microsToUsd } from '@svc/money';
 
 export type ProviderAvailability = Readonly<Record<Provider, boolean>>;
@@ -9,11 +9,19 @@ export interface ByokSettings {
   feePercent: number;
 }
 
+/** What the catalog shows of provider health (docs/decisions/0027). */
+export interface CatalogHealth {
+  /** Every model's status now (an in-process read). */
+  statuses(): Readonly<Record<string, ModelStatus>>;
+  /** The body of GET /v1/status with the request id. */
+  statusJson(requestId: string): Promise<string>;
+}
+
 /** Checkout amounts accepted by billing (spec section 8). */
 export const PURCHASE_LIMITS_USD = { min_usd: LIMITS.purchaseUsd.min, max_usd: LIMITS.purchaseUsd.max } as const;
 
 /** The `data` of GET /v1/models (docs/api.md section 7), from the one catalog. */
-export function modelsData(available: ProviderAvailability): object[] {
+export function modelsData(available: ProviderAvailability, statuses: Readonly<Record<string, ModelStatus>> | null = null): object[] {
   return CATALOG.map((model) => ({
     id: model.id,
     provider: model.provider,
@@ -27,6 +35,8 @@ export function modelsData(available: ProviderAvailability): object[] {
     },
     available: available[model.provider],
     supported_filters: [...model.supportedFilters],
+    // Provider health (docs/decisions/0027): what this gateway knows of the model now.
+    status: statuses?.[model.id] ?? (available[model.provider] ? 'operational' : 'unavailable'),
   }));
 }
 
@@ -50,16 +60,28 @@ export function pricingBody(byok: ByokSettings): object {
  * a request only appends its request id.
  */
 export class CatalogService {
-  private readonly modelsPrefix: string;
   private readonly pricingPrefix: string;
 
-  constructor(available: ProviderAvailability, byok: ByokSettings) {
+  private modelsPrefix: string;
+  private statusKey = '';
+
+  /** `health`: every model's status now and the status page (provider health); absent: statuses from `available` alone, no status page. */
+  constructor(private readonly available: ProviderAvailability, byok: ByokSettings, readonly health?: CatalogHealth) {
     this.modelsPrefix = `{"data":${JSON.stringify(modelsData(available))},"request_id":`;
     const pricing = JSON.stringify(pricingBody(byok));
     this.pricingPrefix = `${pricing.slice(0, -1)},"request_id":`;
   }
 
   modelsJson(requestId: string): string {
+    if (this.health !== undefined) {
+      // The body is made again only when a model's status changed.
+      const statuses = this.health.statuses();
+      const key = Object.values(statuses).join(',');
+      if (key !== this.statusKey) {
+        this.statusKey = key;
+        this.modelsPrefix = `{"data":${JSON.stringify(modelsData(this.available, statuses))},"request_id":`;
+      }
+    }
     return `${this.modelsPrefix}${JSON.stringify(requestId)}}`;
   }
 

@@ -93,7 +93,7 @@ export const LIST_MODELS_OUTPUT_SCHEMA = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['id', 'provider', 'variant', 'description', 'max_results', 'pricing', 'available', 'supported_filters'],
+        required: ['id', 'provider', 'variant', 'description', 'max_results', 'pricing', 'available', 'supported_filters', 'status'],
         properties: {
           id: { type: 'string' },
           provider: { type: 'string' },
@@ -107,6 +107,7 @@ export const LIST_MODELS_OUTPUT_SCHEMA = {
           },
           available: { type: 'boolean' },
           supported_filters: { type: 'array', items: { type: 'string', enum: [...FILTER_NAMES] }, description: 'The web_search filters this model honours.' },
+          status: { enum: ['operational', 'degraded', 'unavailable'], description: 'What the platform knows of the model now (GET /v1/status).' },
         },
       },
     },
@@ -235,6 +236,7 @@ interface ModelView {
   pricing: { base_usd: number; included_results: number | null; per_result_usd: number };
   available: boolean;
   supported_filters: readonly string[];
+  status?: string;
 }
 
 /** The catalog as text: one line per model with its price, cap and filters. */
@@ -245,7 +247,7 @@ export function modelsText(models: readonly ModelView[]): string {
         ? ''
         : `, +${m.pricing.per_result_usd} USD per result after ${m.pricing.included_results}`;
       const filters = m.supported_filters.length === 0 ? 'no filters' : `filters: ${m.supported_filters.join(', ')}`;
-      return `${m.id}: ${m.description}; up to ${m.max_results} results, ${m.pricing.base_usd} USD per search${extra}; ${filters}.${m.available ? '' : ' Not available on this deployment.'}`;
+      return `${m.id}: ${m.description}; up to ${m.max_results} results, ${m.pricing.base_usd} USD per search${extra}; ${filters}.${m.available ? '' : ' Not available on this deployment.'}${m.available && m.status !== undefined && m.status !== 'operational' ? ` Now ${m.status}.` : ''}`;
     })
     .join('\n');
 }

@@ -7,13 +7,13 @@ import type { NormalizedResult, ProviderFailureKind } from '../providers';
 /** Whose provider key an attempt uses: the account's own (`byok`, tried first) or the deployment's (`platform`). */
 export type AttemptSource = 'platform' | 'byok';
 
-export type SkipReason = 'not_configured' | 'capacity' | 'balance' | 'limit' | 'deadline' | 'unsupported_filter';
+export type SkipReason = 'not_configured' | 'capacity' | 'balance' | 'limit' | 'deadline' | 'unsupported_filter' | 'failing';
 
 /** What happened to one attempt; an expected outcome, never an exception. */
 export type AttemptResult =
   | { readonly status: 'success'; readonly model: ModelSpec; readonly source: AttemptSource; readonly results: readonly NormalizedResult[]; readonly reservedMicros: Micros; readonly chargedMicros: Micros }
   | { readonly status: 'error'; readonly model: ModelSpec; readonly source: AttemptSource; readonly kind: ProviderFailureKind; readonly error: string; readonly reservedMicros: Micros; readonly chargedMicros: Micros }
-  | { readonly status: 'skipped'; readonly model: ModelSpec; readonly source: AttemptSource | null; readonly reason: SkipReason; readonly priceMicros: Micros; readonly filters?: readonly FilterName[] };
+  | { readonly status: 'skipped'; readonly model: ModelSpec; readonly source: AttemptSource | null; readonly reason: SkipReason; readonly priceMicros: Micros; readonly filters?: readonly FilterName[]; readonly retryAfterMs?: number };
 
 export const SKIP_MESSAGES: Readonly<Record<SkipReason, string>> = {
   not_configured: 'provider not configured',
@@ -22,6 +22,8 @@ export const SKIP_MESSAGES: Readonly<Record<SkipReason, string>> = {
   limit: 'key credit limit reached',
   deadline: 'search time limit reached',
   unsupported_filter: 'unsupported filter',
+  // The provider's breaker is open (docs/decisions/0027).
+  failing: 'provider unavailable (failing)',
 };
 
 /** A skipped attempt's `error`: its reason, and for unsupported_filter the filters it cannot honour. */
@@ -56,7 +58,7 @@ export function decideOutcome(attempts: readonly AttemptResult[]): SearchOutcome
     return { kind: 'payment', code: anyLimit ? 'key_limit_exceeded' : 'insufficient_credits', neededMicros: needed };
   }
   const rest = attempts.filter((a) => !(a.status === 'skipped' && (a.reason === 'balance' || a.reason === 'limit')));
-  if (rest.length > 0 && rest.every((a) => a.status === 'skipped' && a.reason === 'capacity')) return { kind: 'overloaded' };
+  if (rest.length > 0 && rest.every((a) => a.status === 'skipped' && (a.reason === 'capacity' || a.reason === 'failing'))) return { kind: 'overloaded' };
   return { kind: 'failed' };
 }
 

@@ -29,6 +29,8 @@ export interface SearchReply {
   readonly rateLimit: RateLimitState | undefined;
   /** This search's attempts (undefined on an idempotent repeat): read by SearchMetrics after the reply. */
   readonly attempts: readonly AttemptResult[] | undefined;
+  /** Retry-After of a 503 whose models were all skipped by open breakers: the shortest cool-down left (else 1). */
+  readonly retryAfterSeconds?: number;
 }
 
 /**

@@ -17,7 +17,7 @@ import type { AttemptRequest } from './steps/plan';
 import { buildReply, replay } from './steps/reply';
 import { settle } from './steps/settle';
 import type { Settled } from './steps/settle';
-import type { SearchContext, SearchMoney, SearchProviders, SearchSettings, SearchSteps } from './steps/search-steps';
+import type { SearchContext, SearchHealth, SearchMoney, SearchProviders, SearchSettings, SearchSteps } from './steps/search-steps';
 
 export type { SearchSettings } from './steps/search-steps';
 
@@ -55,10 +55,12 @@ export class SearchService {
     log: Logger,
     /** The accounts' own provider keys; absent: BYOK off. */
     private readonly providerKeys: Pick<ProviderKeyCache, 'keysFor'> | null = null,
+    /** Provider health and the breaker (docs/decisions/0027); absent: neither. */
+    health?: SearchHealth,
   ) {
     money.useLogger(log.child({ component: 'money' }));
     this.settings = settings;
-    this.steps = { money, providers, settings, metrics, log };
+    this.steps = health === undefined ? { money, providers, settings, metrics, log } : { money, providers, settings, metrics, log, health };
   }
 
   search(call: SearchCall): Promise<SearchResult> {

@@ -113,7 +113,7 @@ export interface AttemptRequest extends LeaseRequest, ReserveRequest {
  * in `attempts` (a filter it cannot honour, the deadline, not configured) or left out (after_byok). Null when no attempt
  * is left. `claim`: the Idempotency-Key claim (the search's first admission only).
  */
-export function nextAttempt(steps: Pick<SearchSteps, 'settings'>, ctx: SearchContext, attempts: AttemptResult[], from: number, claim: Claim | undefined): AttemptRequest | null {
+export function nextAttempt(steps: Pick<SearchSteps, 'settings' | 'health'>, ctx: SearchContext, attempts: AttemptResult[], from: number, claim: Claim | undefined): AttemptRequest | null {
   const { plan, call } = ctx;
   const { settings } = steps;
   for (let i = from; i < plan.length; i++) {
@@ -127,10 +127,30 @@ export function nextAttempt(steps: Pick<SearchSteps, 'settings'>, ctx: SearchCon
     }
     const leftMs = (settings.maxDurationMs ?? Number.POSITIVE_INFINITY) - call.elapsedMs();
     const gate = gateAttempt(planned, attempts[attempts.length - 1], leftMs);
-    if (gate === 'run') return attemptRequest(settings, call.requestId, planned, claim, leftMs);
+    if (gate === 'run') {
+      if (breakerGate(steps, planned, attempts)) continue;
+      return attemptRequest(settings, call.requestId, planned, claim, leftMs);
+    }
     if (gate !== 'after_byok') attempts.push({ status: 'skipped', model: planned.model, source: null, reason: gate, priceMicros: planned.priceMicros });
   }
   return null;
+}
+
+/**
+ * The breaker's gate (docs/decisions/0027): a platform attempt at a provider whose breaker is
+ * open is skipped (`failing`: charged nothing, not waited for, the fallback moves on), with
+ * the cool-down left for Retry-After. An attempt with an account's own key is judged apart
+ * and never skipped here. True when it skipped the attempt. An in-process read, no Redis.
+ */
+export function breakerGate(steps: Pick<SearchSteps, 'health'>, planned: PlannedAttempt, attempts: AttemptResult[]): boolean {
+  const health = steps.health;
+  if (health === undefined || planned.source !== 'platform') return false;
+  const provider = planned.model.provider;
+  const blockedMs = health.blockedMs(provider);
+  if (blockedMs < 0) return false;
+  health.skipped(provider);
+  attempts.push({ status: 'skipped', model: planned.model, source: 'platform', reason: 'failing', priceMicros: planned.priceMicros, retryAfterMs: blockedMs });
+  return true;
 }
 
 function attemptRequest(settings: SearchSettings, requestId: string, planned: PlannedAttempt, claim: Claim | undefined, leftMs: number): AttemptRequest {

@@ -42,11 +42,28 @@ export function buildReply(requestId: string, attempts: readonly AttemptResult[]
       const models = attempts.map((a) => `${a.model.id} (${a.status === 'skipped' ? (a.filters ?? []).join(', ') : ''})`).join(', ');
       return errorReply(new AppError('unsupported_filter', `no requested model can honour every filter sent: ${models}`, { attempts: attempts.map(attemptView) }), requestId, attempts, rateLimit);
     }
-    case 'overloaded':
-      return errorReply(new AppError('overloaded', 'every allowed model is at capacity; retry shortly'), requestId, attempts, rateLimit);
+    case 'overloaded': {
+      const reply = errorReply(new AppError('overloaded', 'every allowed model is at capacity; retry shortly'), requestId, attempts, rateLimit);
+      const retryAfterSeconds = breakerRetryAfterSeconds(attempts);
+      return retryAfterSeconds === undefined ? reply : { ...reply, retryAfterSeconds };
+    }
     case 'failed':
       return errorReply(new AppError('all_providers_failed', 'every attempted model failed or was unavailable', { attempts: attempts.map(attemptView) }), requestId, attempts, rateLimit);
   }
+}
+
+/**
+ * When every model that money did not block was skipped by an open breaker: the seconds until
+ * the first cool-down ends (at least 1); undefined when any was at capacity (Retry-After 1).
+ */
+export function breakerRetryAfterSeconds(attempts: readonly AttemptResult[]): number | undefined {
+  let shortest = Number.POSITIVE_INFINITY;
+  for (const attempt of attempts) {
+    if (attempt.status !== 'skipped' || attempt.reason === 'balance' || attempt.reason === 'limit') continue;
+    if (attempt.reason !== 'failing') return undefined;
+    shortest = Math.min(shortest, attempt.retryAfterMs ?? 1_000);
+  }
+  return shortest === Number.POSITIVE_INFINITY ? undefined : Math.max(1, Math.ceil(shortest / 1000));
 }
 
 /** An error outcome of the attempts as a reply (kept under the Idempotency-Key like a 200). */

@@ -54,9 +54,22 @@ export interface SearchProviders {
   platformKey(provider: Provider): string | undefined;
 }
 
+/**
+ * What the steps use of provider health (docs/decisions/0027): the breaker's check and the
+ * outcome counters, both in-process (no Redis on the search path).
+ */
+export interface SearchHealth {
+  /** -1: the provider's platform key may be called; else the ms left of its cool-down. */
+  blockedMs(provider: Provider): number;
+  skipped(provider: Provider): void;
+  record(provider: Provider, source: 'platform' | 'byok', model: string, outcome: 'ok' | ProviderFailureKind, latencyMs: number): void;
+}
+
 /** What the steps need, made once per SearchService. */
 export interface SearchSteps {
   readonly money: SearchMoney;
+  /** Provider health; absent: no breaker and no health counting. */
+  readonly health?: SearchHealth;
   readonly providers: SearchProviders;
   readonly settings: SearchSettings;
   readonly metrics: { countFailure(provider: Provider, kind: ProviderFailureKind): void };

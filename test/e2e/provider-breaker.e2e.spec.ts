@@ -1,0 +1,162 @@
+import { Client } from 'pg';
+import { redisKeys } from '@svc/contracts';
+import { parsePrometheusText, sumSamples } from '@svc/metrics';
+import type { RedisClient } from '@svc/redis-client';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import type { JsonResponse, Stack } from '@svc/test-kit';
+
+/**
+ * Provider health end to end (docs/decisions/0027): two gateways, account-admin, billing, the
+ * ledger worker and the provider simulator, each its own process, one Redis and one
+ * PostgreSQL. Exa fails as a whole (the simulator's outage control: every call hangs); once
+ * the shared breaker opens, searches listing ["exa/auto", "brave/web"] answer from Brave on
+ * both gateways without calling Exa and without any Exa charge; when the outage ends one probe
+ * closes the breaker, and no customer's ledger holds it.
+ */
+const COOLDOWN_MS = 3_000;
+
+describe('provider breaker across two gateways (Exa failing as a whole)', () => {
+  let stack: Stack;
+  let redis: RedisClient;
+  let db: Client;
+  let sim: string;
+
+  beforeAll(async () => {
+    stack = await startStack({
+      name: 'breaker',
+      redisDb: 14,
+      simulator: true,
+      worker: true,
+      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
+      logLevel: 'warn',
+      gatewayEnv: {
+        PROVIDER_TIMEOUT_MS: '1000',
+        PROVIDER_BREAKER_TIMEOUT_STREAK: '3',
+        PROVIDER_BREAKER_COOLDOWN_MS: String(COOLDOWN_MS),
+        PROVIDER_HEALTH_FLUSH_MS: '100',
+        PROVIDER_HEALTH_REFRESH_MS: '100',
+        PROVIDER_DEGRADED_MIN_CALLS: '3',
+      },
+      gateways: [{}, {}],
+    });
+    redis = stack.redisClient();
+    db = new Client({ connectionString: stack.databases.billing });
+    await db.connect();
+    sim = stack.simulator?.url ?? '';
+  }, 120_000);
+
+  afterAll(async () => {
+    await db?.end();
+    redis?.disconnect();
+    await stack?.stop();
+  });
+
+  const gw = (i: number): string => stack.gateways[i]?.url ?? '';
+  const exaCalls = async (): Promise<number> => ((await call('GET', `${sim}/_sim/stats`)).body as { exa: { total: number } }).exa.total;
+  const resetSim = async (): Promise<void> => {
+    await call('POST', `${sim}/_sim/reset`);
+  };
+  interface StatusBody {
+    providers: { provider: string; status: string; breaker: { state: string; reason: string | null; retry_after_seconds: number | null }; last_5m: { calls: number; timeouts: number; success_rate: number | null; p95_ms: number | null } }[];
+    models: { id: string; status: string }[];
+  }
+  const status = async (i: number): Promise<StatusBody> => {
+    const response = await call('GET', `${gw(i)}/v1/status`);
+    expect(response.status).toBe(200);
+    return response.body as StatusBody;
+  };
+  const exaState = async (i: number): Promise<string | undefined> => (await status(i)).providers.find((p) => p.provider === 'exa')?.breaker.state;
+
+  it('opens after Exa times out, both gateways skip Exa and answer from Brave charging only Brave, one probe closes it, no ledger holds the probe', async () => {
+    const account = await newAccount(gw(0), 'breaker');
+    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
+      body: { amount_usd: 10, reason: 'e2e funding' }, headers: bearer(stack.operatorToken),
+    });
+    expect(grant.status).toBe(201);
+    await waitFor('the grant to reach the spendable balance', async () => ((await redis.get(redisKeys.accountBalance(account.accountId))) === '10000000' ? true : undefined));
+    const key = await newApiKey(gw(0), account.managementKey);
+    let searches = 0;
+    let calledProvider = 0;
+    const search = async (i: number, models: string[]): Promise<JsonResponse> => {
+      searches += 1;
+      const response = await call('POST', `${gw(i)}/v1/search`, { body: { query: `outage ${searches}`, models, max_results: 5 }, headers: bearer(key.secret) });
+      if (response.status === 200) calledProvider += 1;
+      return response;
+    };
+
+    // Healthy: Exa answers; a Brave-only search gives Brave's price.
+    expect((await search(0, ['exa/auto', 'brave/web'])).body.model).toBe('exa/auto');
+    const braveOnly = await search(1, ['brave/web']);
+    expect(braveOnly.status).toBe(200);
+    const bravePrice = braveOnly.body.cost_usd as number;
+    expect((await call('GET', `${gw(0)}/v1/models`)).body.data.find((m: { id: string }) => m.id === 'exa/auto').status).toBe('operational');
+
+    // Exa fails as a whole: its calls time out (charged its base price, as the spec says) until the breaker opens.
+    expect((await call('PUT', `${sim}/_sim/outage/exa`, { body: { kind: 'timeout' } })).status).toBe(200);
+    const before: JsonResponse[] = [];
+    const opened = await waitFor('the breaker to open', async () => {
+      const response = await search(before.length % 2, ['exa/auto', 'brave/web']);
+      expect(response.status).toBe(200);
+      before.push(response);
+      const first = response.body.attempts[0] as { status: string; error: string };
+      return first.status === 'skipped' ? response : undefined;
+    }, { timeoutMs: 60_000 });
+    const timedOut = before.filter((r) => r.body.attempts[0].status === 'error');
+    expect(timedOut.length).toBeGreaterThanOrEqual(3);
+    for (const r of timedOut) expect(r.body.attempts[0]).toMatchObject({ model: 'exa/auto', status: 'error', error: 'provider did not answer within 1000 ms', cost_usd: 0.009 });
+    expect(opened.body.attempts[0]).toEqual({ model: 'exa/auto', source: 'platform', status: 'skipped', error: 'provider unavailable (failing)' });
+
+    // Open: both gateways skip Exa; Exa is not called; each search costs Brave's price alone.
+    await waitFor('both gateways to see it open', async () => ((await exaState(0)) === 'open' && (await exaState(1)) === 'open' ? true : undefined));
+    await resetSim();
+    for (const i of [0, 1, 0, 1]) {
+      const response = await search(i, ['exa/auto', 'brave/web']);
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ model: 'brave/web', cost_usd: bravePrice, attempts: [{ model: 'exa/auto', status: 'skipped', error: 'provider unavailable (failing)' }] });
+    }
+    expect(await exaCalls()).toBe(0);
+    const onlyExa = await search(1, ['exa/auto']);
+    expect(onlyExa.status).toBe(503);
+    expect(onlyExa.body.error.code).toBe('overloaded');
+    const retryAfter = Number(onlyExa.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(COOLDOWN_MS / 1000);
+    for (const i of [0, 1]) {
+      const models = (await call('GET', `${gw(i)}/v1/models`)).body.data as { id: string; status: string }[];
+      expect(models.filter((m) => m.id.startsWith('exa/')).map((m) => m.status)).toEqual(models.filter((m) => m.id.startsWith('exa/')).map(() => 'unavailable'));
+      expect(models.find((m) => m.id === 'brave/web')?.status).toBe('operational');
+      const exa = (await status(i)).providers.find((p) => p.provider === 'exa');
+      expect(exa).toMatchObject({ status: 'unavailable', breaker: { state: expect.stringMatching(/^(open|half_open)$/), reason: expect.any(String) } });
+      expect(exa?.last_5m.timeouts).toBeGreaterThanOrEqual(3);
+      expect(exa?.last_5m.p95_ms).toBeGreaterThanOrEqual(800);
+    }
+
+    // The outage ends: one probe (the platform's, not a search) closes the breaker; then Exa answers again.
+    const okProbes = async (): Promise<number> => {
+      const texts = await Promise.all(stack.gateways.map(async (g) => (await fetch(`${g.metricsUrl}/metrics`)).text()));
+      return texts.reduce((n, text) => n + sumSamples(parsePrometheusText(text), 'gateway_provider_probes_total', { provider: 'exa', result: 'ok' }), 0);
+    };
+    expect(await okProbes()).toBe(0);
+    await call('DELETE', `${sim}/_sim/outage/exa`);
+    await resetSim();
+    await waitFor('the probe to close the breaker on both gateways', async () => ((await exaState(0)) === 'closed' && (await exaState(1)) === 'closed' ? true : undefined), { timeoutMs: 30_000 });
+    expect(await okProbes()).toBe(1);
+    // No customer search reached Exa meanwhile: the probe was the only call (or none, had it left before the reset).
+    expect(await exaCalls()).toBeLessThanOrEqual(1);
+    const after = await search(1, ['exa/auto', 'brave/web']);
+    expect(after.body).toMatchObject({ model: 'exa/auto', attempts: [] });
+    const story = await status(0);
+    expect(story.providers.find((p) => p.provider === 'exa')).toMatchObject({ status: 'degraded', breaker: { state: 'closed', reason: null, retry_after_seconds: null } });
+
+    // The ledger: one charge per search that called a provider, all this account's, none for the probe.
+    const rows = await waitFor('the worker to write every settlement', async () => {
+      const result = await db.query<{ account_id: string; n: string; sum: string }>(
+        `SELECT account_id, count(*) AS n, sum(-amount_micros) AS sum FROM ledger_entries WHERE kind = 'search_charge' GROUP BY account_id`);
+      const total = result.rows.reduce((n, row) => n + Number(row.n), 0);
+      return total >= calledProvider ? result.rows : undefined;
+    }, { timeoutMs: 30_000 });
+    expect(rows.map((row) => [row.account_id, Number(row.n)])).toEqual([[account.accountId, calledProvider]]);
+    const balance = await call('GET', `${gw(0)}/v1/credits`, { headers: bearer(account.managementKey) });
+    expect(balance.body.balance_usd).toBeCloseTo(10 - Number(rows[0]?.sum) / 1_000_000, 6);
+  }, 180_000);
+});
