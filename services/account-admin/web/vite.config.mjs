@@ -8,6 +8,14 @@ export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   base: '/dashboard/',
   plugins: [react()],
+  // Two dependency-free files of the workspace: the API's limits and the SDK's types (the
+  // same paths as tsconfig.json's).
+  resolve: {
+    alias: {
+      '@svc/contracts/limits': fileURLToPath(new URL('../../../packages/contracts/src/limits.ts', import.meta.url)),
+      '@svc/sdk/types': fileURLToPath(new URL('../../../packages/sdk/src/types.ts', import.meta.url)),
+    },
+  },
   logLevel: 'warn',
   build: {
     outDir: fileURLToPath(new URL('../dist/web', import.meta.url)),

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { periodOf } from '@svc/contracts';
-import type { KeyRecord, LimitReset } from '@svc/contracts';
+import type { KeyRecord, LimitReset, ManagementKeyView } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { isRepresentableTime } from '@svc/http-edge';
 import { isId, newId } from '@svc/ids';
@@ -54,16 +54,7 @@ export interface ManagementKeySelfView {
   last_used_at: string | null;
 }
 
-export interface ManagementKeyView {
-  id: string;
-  name: string;
-  label: string;
-  created_at: string;
-  /** Added for the dashboard's table (its switch and "last used"); the contract's four fields come first. */
-  disabled: boolean;
-  updated_at: string;
-  last_used_at: string | null;
-}
+export type { ManagementKeyView };
 
 /** A reply of a change: what to answer and which hash the gateway should forget. */
 export interface Changed<T> {

@@ -90,117 +90,14 @@ export interface SignedIn extends Me {
   csrf_token: string;
 }
 
-export type LimitReset = 'daily' | 'weekly' | 'monthly';
+// The public API's shapes are the SDK's (packages/sdk/src/types.ts), and what only the
+// dashboard shows is the services' (packages/contracts/src/dashboard-views.ts): none is
+// restated here.
+export type { ApiKey, Credits, LimitReset, Provider, ProviderKey, Usage, UsageRow } from '@svc/sdk/types';
+export type { CheckoutSession as Checkout, Page as List, UsageGroupBy as Grouping } from '@svc/sdk/types';
+export { PROVIDERS } from '@svc/sdk/types';
 
-export interface ApiKey {
-  id: string;
-  name: string;
-  label: string;
-  limit_usd: number | null;
-  limit_reset: LimitReset | null;
-  limit_remaining_usd: number | null;
-  usage_usd: number | null;
-  limit_resets_at: string | null;
-  usage_total_usd: number | null;
-  expires_at: string | null;
-  disabled: boolean;
-  created_at: string;
-  updated_at: string;
-  last_used_at: string | null;
-}
-
-export interface ManagementKey {
-  id: string;
-  name: string;
-  label: string;
-  created_at: string;
-  disabled: boolean;
-  updated_at: string;
-  last_used_at: string | null;
-}
-
-export interface List<T> {
-  data: T[];
-  next_cursor: string | null;
-}
-
-export interface ProviderKey {
-  provider: Provider;
-  label: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export const PROVIDERS = ['brave', 'exa', 'tavily'] as const;
-export type Provider = (typeof PROVIDERS)[number];
-
-export interface Credits {
-  balance_usd: number;
-  reserved_usd: number;
-  total_purchased_usd: number;
-  total_spent_usd: number;
-}
-
-export interface Checkout {
-  id: string;
-  url: string;
-  amount_usd: number;
-  expires_at: string;
-}
-
-export interface Purchase {
-  id: string;
-  amount_usd: number;
-  status: 'pending' | 'paid' | 'failed' | 'expired' | string;
-  created_at: string;
-  paid_at: string | null;
-  refunded_usd: number;
-  disputed_usd: number;
-}
-
-export type Grouping = 'day' | 'model' | 'key';
-
-export interface UsageRow {
-  date?: string;
-  model?: string;
-  key_id?: string;
-  searches: number;
-  failed_attempts: number;
-  cost_usd: number;
-  /** The part of cost_usd charged as the fee for searches with the account's own provider keys. */
-  byok_fee_usd: number;
-}
-
-export interface Usage {
-  from: string;
-  to: string;
-  data: UsageRow[];
-  total: { searches: number; cost_usd: number; byok_fee_usd: number };
-}
-
-export interface DailySpend {
-  from: string;
-  to: string;
-  data: { date: string; model: string; attempts: number; cost_usd: number }[];
-}
-
-export interface Attempt {
-  model: string;
-  provider: string;
-  source: string;
-  status: string;
-  error: string | null;
-  cost_usd: number;
-  timed_out: boolean;
-  results: number;
-}
-
-export interface ActivityItem {
-  request_id: string;
-  created_at: string;
-  key_id: string;
-  model: string | null;
-  status: 'success' | 'failed';
-  cost_usd: number;
-  attempts: Attempt[];
-}
+// What only the dashboard shows (no /v1 endpoint): the services' own view types.
+export type {
+  ManagementKeyView as ManagementKey, PurchaseView as Purchase, DailySpendView as DailySpend, ActivityAttemptView as Attempt, ActivityView as ActivityItem,
+} from '@svc/contracts/dashboard-views';

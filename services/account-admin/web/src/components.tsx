@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useId, useRef, useState } from 'react';
-import type { ReactNode } from 'react';
+import type { FormEvent, ReactNode } from 'react';
 import { ApiError } from './api';
 
 /** Loads once (and again on reload()); keeps the last error to show the API's message. */
@@ -126,23 +126,50 @@ export function Field({ label, hint, children, id }: { label: string; hint?: str
   );
 }
 
+export interface Submit {
+  busy: boolean;
+  error: ApiError | null;
+  /** Runs `work` (after preventDefault on a form's submit event): busy until it ends, its error shown after. */
+  submit: (event: FormEvent | null, work: () => Promise<unknown>, options?: { stayBusy?: boolean }) => void;
+  clearError: () => void;
+}
+
+/**
+ * The submit logic every form shares: busy while the work runs (the button says so and is
+ * disabled), the previous error cleared, the new one kept for an ErrorNote. With `stayBusy`
+ * a success leaves the button busy (the page is about to change).
+ */
+export function useSubmit(): Submit {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError | null>(null);
+  const submit = (event: FormEvent | null, work: () => Promise<unknown>, options: { stayBusy?: boolean } = {}): void => {
+    event?.preventDefault();
+    setBusy(true);
+    setError(null);
+    let running: Promise<unknown>;
+    try {
+      running = work();
+    } catch (e) {
+      running = Promise.reject(e);
+    }
+    running.then(() => { if (options.stayBusy !== true) setBusy(false); }, (e: unknown) => { setBusy(false); setError(asApiError(e)); });
+  };
+  return { busy, error, submit, clearError: useCallback(() => setError(null), []) };
+}
+
 export function ConfirmDialog({ title, message, confirmLabel, open, onCancel, onConfirm }: {
   title: string; message: ReactNode; confirmLabel: string; open: boolean; onCancel: () => void; onConfirm: () => Promise<void>;
 }): ReactNode {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
-  useEffect(() => { if (open) setError(null); }, [open]);
-  const confirm = (): void => {
-    setBusy(true);
-    onConfirm().then(() => setBusy(false), (e: unknown) => { setBusy(false); setError(asApiError(e)); });
-  };
+  const action = useSubmit();
+  const { clearError } = action;
+  useEffect(() => { if (open) clearError(); }, [open, clearError]);
   return (
     <Dialog title={title} open={open} onClose={onCancel}>
       <div>{message}</div>
-      {error !== null && <ErrorNote error={error} />}
+      {action.error !== null && <ErrorNote error={action.error} />}
       <div className="actions">
         <button type="button" className="secondary" onClick={onCancel} data-autofocus="true">Cancel</button>
-        <button type="button" className="danger" onClick={confirm} disabled={busy}>{busy ? 'Working…' : confirmLabel}</button>
+        <button type="button" className="danger" onClick={() => action.submit(null, onConfirm)} disabled={action.busy}>{action.busy ? 'Working…' : confirmLabel}</button>
       </div>
     </Dialog>
   );

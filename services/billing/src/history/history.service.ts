@@ -1,3 +1,4 @@
+import type { ActivityView, DailySpendView, PurchaseView } from '@svc/contracts';
 import { microsToUsd } from '@svc/money';
 import { formatDay } from '../usage/usage.dto';
 import type { DayRange } from '../usage/usage.dto';
@@ -5,45 +6,7 @@ import { encodeCursor } from './history.dto';
 import type { HistoryPage } from './history.dto';
 import type { AttemptRow, HistoryRepository, SearchRow } from './history.repository';
 
-export interface AttemptView {
-  model: string;
-  provider: string;
-  source: string;
-  status: string;
-  error: string | null;
-  cost_usd: number;
-  timed_out: boolean;
-  results: number;
-}
-
-export interface ActivityView {
-  request_id: string;
-  created_at: string;
-  key_id: string;
-  /** The model of the final attempt: the one that answered, else the last one tried. */
-  model: string | null;
-  /** success when an attempt answered, else failed. */
-  status: 'success' | 'failed';
-  cost_usd: number;
-  attempts: AttemptView[];
-}
-
-export interface PurchaseView {
-  id: string;
-  amount_usd: number;
-  /** pending | paid | failed | expired */
-  status: string;
-  created_at: string;
-  paid_at: string | null;
-  refunded_usd: number;
-  disputed_usd: number;
-}
-
-export interface DailySpendView {
-  from: string;
-  to: string;
-  data: { date: string; model: string; attempts: number; cost_usd: number }[];
-}
+export type { ActivityView, DailySpendView, PurchaseView } from '@svc/contracts';
 
 export interface Page<T> {
   data: T[];

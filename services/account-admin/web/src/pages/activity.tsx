@@ -1,3 +1,4 @@
+import { LIMITS } from '@svc/contracts/limits';
 import { Fragment, useMemo, useState } from 'react';
 import type { ReactNode } from 'react';
 import { api, qs } from '../api';
@@ -8,7 +9,7 @@ import { dateTime, usd } from '../format';
 /** The account's recent searches, newest first, each with its attempts (the fallback chain). */
 export function ActivityPage(): ReactNode {
   const first = useLoad(() => api<List<ActivityItem>>('GET', `/activity${qs({ limit: 25 })}`), []);
-  const keys = useLoad(() => api<List<ApiKey>>('GET', `/keys${qs({ limit: 100 })}`), []);
+  const keys = useLoad(() => api<List<ApiKey>>('GET', `/keys${qs({ limit: LIMITS.pageSize.max })}`), []);
   const [more, setMore] = useState<{ items: ActivityItem[]; cursor: string | null } | null>(null);
   const [loadingMore, setLoadingMore] = useState(false);
   const [moreError, setMoreError] = useState<ApiError | null>(null);

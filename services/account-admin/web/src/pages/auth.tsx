@@ -1,43 +1,34 @@
+import { LIMITS } from '@svc/contracts/limits';
 import { useId, useState } from 'react';
-import type { FormEvent, ReactNode } from 'react';
+import type { ReactNode } from 'react';
 import { api, setCsrf } from '../api';
-import type { ApiError, Me, SignedIn } from '../api';
-import { ErrorNote, asApiError } from '../components';
+import type { Me, SignedIn } from '../api';
+import { ErrorNote, useSubmit } from '../components';
 import { Link } from '../router';
 
 /** Sign in, or create an account (a password of at least 12 characters). */
 export function AuthPage({ mode, onSignedIn, expired = false }: { mode: 'login' | 'signup'; onSignedIn: (me: Me) => void; expired?: boolean }): ReactNode {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
+  const form = useSubmit();
   const emailId = useId();
   const passwordId = useId();
   const signup = mode === 'signup';
 
-  const submit = (event: FormEvent): void => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    api<SignedIn>('POST', signup ? '/signup' : '/login', { email, password }).then(
-      (result) => {
-        setCsrf(result.csrf_token);
-        onSignedIn({ account_id: result.account_id, email: result.email });
-      },
-      (e: unknown) => {
-        setBusy(false);
-        setError(asApiError(e));
-      },
-    );
+  // Signed in, the app shows the dashboard: the button stays busy until then.
+  const signIn = async (): Promise<void> => {
+    const result = await api<SignedIn>('POST', signup ? '/signup' : '/login', { email, password });
+    setCsrf(result.csrf_token);
+    onSignedIn({ account_id: result.account_id, email: result.email });
   };
 
   return (
     <main className="auth">
-      <form className="card" onSubmit={submit} aria-labelledby="auth-title">
+      <form className="card" onSubmit={(event) => form.submit(event, signIn, { stayBusy: true })} aria-labelledby="auth-title">
         <p className="brand">Search gateway</p>
         <h1 id="auth-title">{signup ? 'Create an account' : 'Sign in'}</h1>
         {expired && <p className="note info" role="status">Your session has ended. Sign in again to continue.</p>}
-        {error !== null && <ErrorNote error={error} />}
+        {form.error !== null && <ErrorNote error={form.error} />}
         <div className="field">
           <label htmlFor={emailId}>Email</label>
           <input id={emailId} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
@@ -49,14 +40,14 @@ export function AuthPage({ mode, onSignedIn, expired = false }: { mode: 'login' 
             type="password"
             autoComplete={signup ? 'new-password' : 'current-password'}
             required
-            minLength={signup ? 12 : undefined}
+            minLength={signup ? LIMITS.password.min : undefined}
             aria-describedby={signup ? `${passwordId}-hint` : undefined}
             value={password}
             onChange={(e) => setPassword(e.target.value)}
           />
-          {signup && <p className="hint" id={`${passwordId}-hint`}>At least 12 characters.</p>}
+          {signup && <p className="hint" id={`${passwordId}-hint`}>At least {LIMITS.password.min} characters.</p>}
         </div>
-        <button type="submit" className="primary wide" disabled={busy}>{busy ? 'Please wait…' : signup ? 'Create account' : 'Sign in'}</button>
+        <button type="submit" className="primary wide" disabled={form.busy}>{form.busy ? 'Please wait…' : signup ? 'Create account' : 'Sign in'}</button>
         <p className="switch-mode">
           {signup ? <>Already have an account? <Link to="/login">Sign in</Link></> : <>New here? <Link to="/signup">Create an account</Link></>}
         </p>

@@ -1,13 +1,13 @@
+import { LIMITS } from '@svc/contracts/limits';
 import { useEffect, useId, useState } from 'react';
-import type { FormEvent, ReactNode } from 'react';
+import type { ReactNode } from 'react';
 import { api, qs } from '../api';
-import type { ApiError, Checkout, Credits, List, Purchase } from '../api';
-import { Empty, ErrorNote, Loading, asApiError, useLoad } from '../components';
+import type { Checkout, Credits, List, Purchase } from '../api';
+import { Empty, ErrorNote, Loading, useLoad, useSubmit } from '../components';
 import { dateTime, usd } from '../format';
 import { useRouter } from '../router';
 
-const MIN = 5;
-const MAX = 10_000;
+const { min: MIN, max: MAX } = LIMITS.purchaseUsd;
 const PRESETS = [10, 25, 100];
 
 const STATUS_TEXT: Record<string, string> = { pending: 'Waiting for payment', paid: 'Credited', failed: 'Payment failed', expired: 'Expired' };
@@ -15,27 +15,22 @@ const STATUS_TEXT: Record<string, string> = { pending: 'Waiting for payment', pa
 function BuyForm(): ReactNode {
   const id = useId();
   const [amount, setAmount] = useState('25');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
-  const submit = (event: FormEvent): void => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
+  const form = useSubmit();
+  // Stripe's page comes next: the button stays busy until the browser leaves.
+  const checkout = async (): Promise<void> => {
     const back = `${window.location.origin}/dashboard/credits`;
-    api<Checkout>('POST', '/credits/checkout', { amount_usd: Number(amount), success_url: `${back}?checkout=paid`, cancel_url: `${back}?checkout=cancelled` }).then(
-      (checkout) => window.location.assign(checkout.url),
-      (e: unknown) => { setBusy(false); setError(asApiError(e)); },
-    );
+    const session = await api<Checkout>('POST', '/credits/checkout', { amount_usd: Number(amount), success_url: `${back}?checkout=paid`, cancel_url: `${back}?checkout=cancelled` });
+    window.location.assign(session.url);
   };
   return (
-    <form onSubmit={submit} className="form buy" aria-labelledby={`${id}-title`}>
+    <form onSubmit={(event) => form.submit(event, checkout, { stayBusy: true })} className="form buy" aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>Buy credits</h2>
-      {error !== null && <ErrorNote error={error} />}
+      {form.error !== null && <ErrorNote error={form.error} />}
       <div className="field">
         <label htmlFor={`${id}-amount`}>Amount (USD)</label>
         <div className="inline">
           <input id={`${id}-amount`} type="number" inputMode="decimal" min={MIN} max={MAX} step="0.01" required value={amount} onChange={(e) => setAmount(e.target.value)} aria-describedby={`${id}-hint`} />
-          <button type="submit" className="primary" disabled={busy}>{busy ? 'Opening checkout…' : 'Continue to payment'}</button>
+          <button type="submit" className="primary" disabled={form.busy}>{form.busy ? 'Opening checkout…' : 'Continue to payment'}</button>
         </div>
         <p className="hint" id={`${id}-hint`}>From {usd(MIN)} to {usd(MAX)}. You pay on Stripe&apos;s checkout page and come back here.</p>
       </div>

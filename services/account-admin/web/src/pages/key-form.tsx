@@ -1,7 +1,8 @@
+import { LIMITS } from '@svc/contracts/limits';
 import { useId, useState } from 'react';
 import type { FormEvent, ReactNode } from 'react';
-import type { ApiError, ApiKey, LimitReset } from '../api';
-import { ErrorNote, Field, asApiError } from '../components';
+import type { ApiKey, LimitReset } from '../api';
+import { ErrorNote, Field, useSubmit } from '../components';
 import { isoToLocalInput, localInputToIso } from '../format';
 
 export interface KeyFields {
@@ -28,11 +29,10 @@ export function KeyForm({ initial, submitLabel, onSubmit, onCancel }: {
   const [reset, setReset] = useState<LimitReset | ''>(initial?.limit_reset ?? '');
   const [expires, setExpires] = useState(isoToLocalInput(initial?.expires_at ?? null));
   const [disabled, setDisabled] = useState(initial?.disabled ?? false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
+  const form = useSubmit();
 
-  const submit = (event: FormEvent): void => {
-    event.preventDefault();
+  /** Creating sends every field; editing only those that changed. */
+  const changedFields = (): KeyFields => {
     const fields: KeyFields = {};
     const limitValue = limit.trim() === '' ? null : Number(limit);
     const resetValue = limitValue === null || reset === '' ? null : reset;
@@ -50,16 +50,14 @@ export function KeyForm({ initial, submitLabel, onSubmit, onCancel }: {
       if (expiresValue !== (initial.expires_at === null ? null : localInputToIso(isoToLocalInput(initial.expires_at)))) fields.expires_at = expiresValue;
       if (disabled !== initial.disabled) fields.disabled = disabled;
     }
-    setBusy(true);
-    setError(null);
-    onSubmit(fields).then(() => setBusy(false), (e: unknown) => { setBusy(false); setError(asApiError(e)); });
+    return fields;
   };
 
   return (
-    <form onSubmit={submit} className="form">
-      {error !== null && <ErrorNote error={error} />}
-      <Field label="Name" id={`${id}-name`} hint="1 to 100 characters, for you to recognise the key.">
-        <input id={`${id}-name`} value={name} maxLength={100} onChange={(e) => setName(e.target.value)} aria-describedby={`${id}-name-hint`} data-autofocus="true" />
+    <form onSubmit={(event: FormEvent) => form.submit(event, () => onSubmit(changedFields()))} className="form">
+      {form.error !== null && <ErrorNote error={form.error} />}
+      <Field label="Name" id={`${id}-name`} hint={`${LIMITS.keyName.min} to ${LIMITS.keyName.max} characters, for you to recognise the key.`}>
+        <input id={`${id}-name`} value={name} maxLength={LIMITS.keyName.max} onChange={(e) => setName(e.target.value)} aria-describedby={`${id}-name-hint`} data-autofocus="true" />
       </Field>
       <div className="row">
         <Field label="Spending limit (USD)" id={`${id}-limit`} hint="Empty: no limit.">
@@ -83,7 +81,7 @@ export function KeyForm({ initial, submitLabel, onSubmit, onCancel }: {
       </div>
       <div className="actions">
         <button type="button" className="secondary" onClick={onCancel}>Cancel</button>
-        <button type="submit" className="primary" disabled={busy}>{busy ? 'Saving…' : submitLabel}</button>
+        <button type="submit" className="primary" disabled={form.busy}>{form.busy ? 'Saving…' : submitLabel}</button>
       </div>
     </form>
   );

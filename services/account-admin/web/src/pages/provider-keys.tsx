@@ -1,8 +1,8 @@
 import { useId, useState } from 'react';
-import type { FormEvent, ReactNode } from 'react';
+import type { ReactNode } from 'react';
 import { api, PROVIDERS } from '../api';
-import type { ApiError, Provider, ProviderKey } from '../api';
-import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, asApiError, useLoad } from '../components';
+import type { Provider, ProviderKey } from '../api';
+import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useLoad, useSubmit } from '../components';
 import { dateTime } from '../format';
 
 const NAMES: Record<Provider, string> = { brave: 'Brave Search', exa: 'Exa', tavily: 'Tavily' };
@@ -10,23 +10,16 @@ const NAMES: Record<Provider, string> = { brave: 'Brave Search', exa: 'Exa', tav
 function KeyInputForm({ provider, onSubmit, onCancel }: { provider: Provider; onSubmit: (key: string) => Promise<void>; onCancel: () => void }): ReactNode {
   const id = useId();
   const [key, setKey] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | null>(null);
-  const submit = (event: FormEvent): void => {
-    event.preventDefault();
-    setBusy(true);
-    setError(null);
-    onSubmit(key).then(() => setBusy(false), (e: unknown) => { setBusy(false); setError(asApiError(e)); });
-  };
+  const form = useSubmit();
   return (
-    <form onSubmit={submit} className="form">
-      {error !== null && <ErrorNote error={error} />}
+    <form onSubmit={(event) => form.submit(event, () => onSubmit(key))} className="form">
+      {form.error !== null && <ErrorNote error={form.error} />}
       <Field label={`${NAMES[provider]} API key`} id={`${id}-key`} hint="Stored encrypted; only its last 4 characters are shown again.">
         <input id={`${id}-key`} type="password" autoComplete="off" spellCheck={false} required value={key} onChange={(e) => setKey(e.target.value)} aria-describedby={`${id}-key-hint`} data-autofocus="true" />
       </Field>
       <div className="actions">
         <button type="button" className="secondary" onClick={onCancel}>Cancel</button>
-        <button type="submit" className="primary" disabled={busy || key === ''}>{busy ? 'Saving…' : 'Save key'}</button>
+        <button type="submit" className="primary" disabled={form.busy || key === ''}>{form.busy ? 'Saving…' : 'Save key'}</button>
       </div>
     </form>
   );

@@ -1,3 +1,4 @@
+import { LIMITS } from '@svc/contracts/limits';
 import { useId, useMemo, useState } from 'react';
 import type { FormEvent, ReactNode } from 'react';
 import { api, qs } from '../api';
@@ -32,7 +33,7 @@ export function UsagePage(): ReactNode {
   const [query, setQuery] = useState({ from: utcDay(daysBefore(today, 29)), to: utcDay(today), group_by: 'day' as Grouping });
   const [draft, setDraft] = useState(query);
   const usage = useLoad(() => api<Usage>('GET', `/usage${qs(query)}`), [query.from, query.to, query.group_by]);
-  const keys = useLoad(() => api<List<ApiKey>>('GET', `/keys${qs({ limit: 100 })}`), []);
+  const keys = useLoad(() => api<List<ApiKey>>('GET', `/keys${qs({ limit: LIMITS.pageSize.max })}`), []);
   const keyNames = useMemo(() => new Map((keys.data?.data ?? []).map((k) => [k.id, k.name === '' ? k.label : `${k.name} (${k.label})`])), [keys.data]);
   const label = (row: UsageRow): string => labelOf(row, query.group_by, keyNames);
 

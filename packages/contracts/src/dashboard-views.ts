@@ -1,0 +1,63 @@
+/**
+ * The JSON of what only the dashboard shows (no /v1 endpoint, so no SDK type): management
+ * keys (account-admin), and the account's recent searches, purchases and daily spend
+ * (billing's internal API, relayed by account-admin; decision 15). The services type their
+ * answers with these, and the dashboard's web app imports this file (it imports nothing, so
+ * the bundler takes it as it is).
+ */
+
+/** A management key as the dashboard lists it. */
+export interface ManagementKeyView {
+  id: string;
+  name: string;
+  label: string;
+  created_at: string;
+  /** Added for the dashboard's table (its switch and "last used"); the contract's four fields come first. */
+  disabled: boolean;
+  updated_at: string;
+  last_used_at: string | null;
+}
+
+/** One attempt of a search in the activity list. */
+export interface ActivityAttemptView {
+  model: string;
+  provider: string;
+  source: string;
+  status: string;
+  error: string | null;
+  cost_usd: number;
+  timed_out: boolean;
+  results: number;
+}
+
+/** One search in the activity list. */
+export interface ActivityView {
+  request_id: string;
+  created_at: string;
+  key_id: string;
+  /** The model of the final attempt: the one that answered, else the last one tried. */
+  model: string | null;
+  /** success when an attempt answered, else failed. */
+  status: 'success' | 'failed';
+  cost_usd: number;
+  attempts: ActivityAttemptView[];
+}
+
+/** One credit purchase. */
+export interface PurchaseView {
+  id: string;
+  amount_usd: number;
+  /** pending | paid | failed | expired */
+  status: string;
+  created_at: string;
+  paid_at: string | null;
+  refunded_usd: number;
+  disputed_usd: number;
+}
+
+/** Spend per day and model (the usage chart). */
+export interface DailySpendView {
+  from: string;
+  to: string;
+  data: { date: string; model: string; attempts: number; cost_usd: number }[];
+}
