@@ -6,7 +6,7 @@
  *
  * Runs as its own process (bench/dist/bare-proxy.js). Environment:
  *   PORT (0 = any), HOST (127.0.0.1), UPSTREAM_URL (e.g. http://127.0.0.1:9090/exa/search),
- *   UPSTREAM_KEY (the simulator's Exa key), UPSTREAM_TYPE (Exa `type`, default lite: exa/fast).
+ *   UPSTREAM_KEY (the simulator's Exa key), UPSTREAM_TYPE (Exa `type`, default fast: exa/fast).
  * It prints `bare-proxy listening on <url>` once it accepts connections.
  * Not a benchmark itself: `npm run bench` (every script in bench/dist) also runs this file,
  * without UPSTREAM_URL, so then it says so and exits 0 instead of failing the run.
@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   }
   const upstreamUrl = required('UPSTREAM_URL');
   const upstreamKey = required('UPSTREAM_KEY');
-  const upstreamType = process.env.UPSTREAM_TYPE ?? 'lite';
+  const upstreamType = process.env.UPSTREAM_TYPE ?? 'fast';
   const agent = new Agent({ connections: 128, keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000 });
   const headers = { accept: 'application/json', 'content-type': 'application/json', 'x-api-key': upstreamKey };
   const app = Fastify({ logger: false });

@@ -19,7 +19,7 @@ export async function startBareProxy(simUrl: string): Promise<{ process: Running
   const process = await startProcess({
     name: 'bare-proxy',
     script: join(repoRoot(), 'bench/dist/bare-proxy.js'),
-    env: { PORT: String(port), HOST: '127.0.0.1', UPSTREAM_URL: `${simUrl}/exa/search`, UPSTREAM_KEY: SIMULATOR_KEYS.exa, UPSTREAM_TYPE: 'lite' },
+    env: { PORT: String(port), HOST: '127.0.0.1', UPSTREAM_URL: `${simUrl}/exa/search`, UPSTREAM_KEY: SIMULATOR_KEYS.exa, UPSTREAM_TYPE: 'fast' },
     readyUrl: `http://127.0.0.1:${port}/readyz`,
   });
   return { process, url: `http://127.0.0.1:${port}` };

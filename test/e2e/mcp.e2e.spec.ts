@@ -86,12 +86,28 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     expect(tools.map((t) => t.name).sort()).toEqual(['get_credits', 'list_models', 'web_search']);
     const webSearch = tools.find((t) => t.name === 'web_search');
     expect(webSearch?.inputSchema).toMatchObject({ type: 'object', required: ['query'], additionalProperties: false });
-    expect(Object.keys(webSearch?.inputSchema.properties ?? {}).sort()).toEqual(['max_results', 'model', 'models', 'query']);
+    expect(Object.keys(webSearch?.inputSchema.properties ?? {}).sort()).toEqual([
+      'country', 'exclude_domains', 'include_domains', 'language', 'max_results', 'model', 'models', 'published_after', 'published_before', 'query', 'safesearch',
+    ]);
     expect(webSearch?.outputSchema?.required).toEqual(expect.arrayContaining(['results', 'model', 'cost_usd', 'attempts', 'request_id']));
     const models = (await client.callTool({ name: 'list_models', arguments: {} })) as CallToolResult;
     const http = await call('GET', `${gw(0)}/v1/models`);
     expect((models.structuredContent as { data: unknown }).data).toEqual(http.body.data);
     expect(texts(models)[0]).toContain('exa/fast');
+  });
+
+  it('web_search takes the filters: a model that cannot honour one is skipped, and none that can is the unsupported_filter tool error', async () => {
+    const { accountId, secret } = await fundedKey(1);
+    const client = await connect(gw(0), secret);
+    const answered = await search(client, { query: 'mcp filters', models: ['brave/web', 'exa/fast'], include_domains: ['example.org'] });
+    expect(answered.isError).toBeFalsy();
+    expect((answered.structuredContent as { attempts: unknown[] }).attempts).toEqual([{ model: 'brave/web', status: 'skipped', error: 'unsupported filter: include_domains' }]);
+    const before = await balanceMicros(accountId);
+    const refused = await search(client, { query: 'mcp filters', model: 'brave/web', include_domains: ['example.org'] });
+    expect(refused.isError).toBe(true);
+    expect(texts(refused)[0]).toMatch(/^Error unsupported_filter: /);
+    expect(JSON.parse(texts(refused)[1] ?? '{}').error).toMatchObject({ code: 'unsupported_filter', attempts: [{ model: 'brave/web', status: 'skipped', error: 'unsupported filter: include_domains' }] });
+    expect(await balanceMicros(accountId)).toBe(before);
   });
 
   it('a web_search is answered and charged exactly like POST /v1/search with the same body: balance, ledger and usage', async () => {
@@ -188,7 +204,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     const { secret } = await fundedKey(1);
     const client = await connect(gw(0), secret);
     expect(toolError(await search(client, { query: 'rust', model: 'exa/fast', max_results: 101 }))).toMatchObject({ code: 'invalid_request', message: 'arguments field max_results must be <= 100' });
-    expect(toolError(await search(client, { query: 'rust', model: 'exa/fast', country: 'us' }))).toMatchObject({ code: 'invalid_request', message: 'arguments has an unknown field "country"' });
+    expect(toolError(await search(client, { query: 'rust', model: 'exa/fast', region: 'us' }))).toMatchObject({ code: 'invalid_request', message: 'arguments has an unknown field "region"' });
     expect(toolError(await search(client, { query: 'rust', model: 'exa/neural' }))).toMatchObject({ code: 'unknown_model', message: 'unknown model "exa/neural"; see GET /v1/models' });
     expect(toolError(await search(client, { query: '   ', model: 'exa/fast' }))).toMatchObject({ code: 'invalid_request', message: 'query must not be empty' });
     expect(toolError(await search(client, { query: 'rust' }))).toMatchObject({ code: 'invalid_request', message: 'give a model or models' });

@@ -92,7 +92,7 @@ describe('the packed @svc/sdk', () => {
         console.log(typeof SearchGateway, ERROR_CODES.length, error.code, error.message, SearchGatewayError.is(error), import.meta.resolve('@svc/sdk'));
       `]);
       expect(result.stderr).toBe('');
-      expect(result.stdout.trim()).toBe(`function 18 null HTTP 404: Not Found true file://${join(app, 'node_modules/@svc/sdk/dist/esm/index.js')}`);
+      expect(result.stdout.trim()).toBe(`function 19 null HTTP 404: Not Found true file://${join(app, 'node_modules/@svc/sdk/dist/esm/index.js')}`);
     });
 
     it('an error from one build is recognised by the other (SearchGatewayError.is)', () => {
