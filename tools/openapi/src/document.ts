@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ApiPropertyOptional, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { CACHE_STATUSES } from '@svc/contracts';
 import { httpStatusOf } from '@svc/errors';
 import { DEFAULT_PAGE_LIMIT, PageQueryDto } from '@svc/http-edge';
 import type { ErrorCode } from '@svc/errors';
@@ -78,6 +79,8 @@ function searchBodySchema(): Schema {
   copy.properties.model = { ...copy.properties.model, description: 'A model id (GET /v1/models), tried first.', examples: ['exa/fast'] };
   copy.properties.models = { ...copy.properties.models, description: 'Model ids in fallback order (duplicates dropped).', examples: [['brave/web', 'tavily/basic']] };
   copy.properties.max_results = { ...copy.properties.max_results, description: 'Capped per model at its max_results.' };
+  copy.properties.cache = { ...copy.properties.cache, description: 'The shared result cache: default (answer from a stored answer of the same model, query, filters and at least as many results, at the model\'s cache_price_usd; else call the model and store its answer), refresh (call the model, store its answer), off (neither).' };
+  copy.properties.cache_max_age_s = { ...copy.properties.cache_max_age_s, description: 'The oldest stored answer accepted, in seconds; default: any the cache holds (entries live an hour, news models 10 minutes, by default).' };
   return copy;
 }
 
@@ -85,6 +88,7 @@ const HEADER_NAMES: Readonly<Record<HeaderName | 'RequestId', string>> = {
   RequestId: 'x-svc-request-id',
   RateLimitLimit: 'x-ratelimit-limit',
   RateLimitRemaining: 'x-ratelimit-remaining',
+  Cache: 'x-svc-cache',
   RetryAfter: 'Retry-After',
   SetCookie: 'Set-Cookie',
 };
@@ -93,6 +97,7 @@ const HEADERS: Readonly<Record<HeaderName | 'RequestId', Schema>> = {
   RequestId: { description: 'The request id, on every response (the first request\'s on an idempotent repeat). Quote it to support.', schema: { type: 'string', pattern: '^req_[0-9A-Za-z]{24}$' } },
   RateLimitLimit: { description: 'Searches allowed per second for this API key (RATE_LIMIT_PER_SECOND).', schema: { type: 'integer', minimum: 0 } },
   RateLimitRemaining: { description: "Whole searches left in the key's burst right after this one.", schema: { type: 'integer', minimum: 0 } },
+  Cache: { description: 'The result cache\'s part in the answer (the body\'s cache.status): hit, joined, miss or off.', schema: { enum: [...CACHE_STATUSES] } },
   RetryAfter: { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 1 } },
   SetCookie: { description: 'The dashboard session cookie svc_session (HttpOnly, SameSite=Strict, Secure outside the local stack); cleared on logout.', schema: { type: 'string' } },
 };

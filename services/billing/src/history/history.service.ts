@@ -14,6 +14,9 @@ export interface AttemptView {
   cost_usd: number;
   timed_out: boolean;
   results: number;
+  /** The result cache's part in an answered attempt; null otherwise. */
+  cache: string | null;
+  saved_usd: number;
 }
 
 export interface ActivityView {
@@ -64,7 +67,7 @@ function activityView(row: SearchRow): ActivityView {
     cost_usd: microsToUsd(row.chargedMicros),
     attempts: row.attempts.map((a) => ({
       model: a.model, provider: a.provider, source: a.source, status: a.status, error: a.error,
-      cost_usd: microsToUsd(a.chargedMicros), timed_out: a.timedOut, results: a.results,
+      cost_usd: microsToUsd(a.chargedMicros), timed_out: a.timedOut, results: a.results, cache: a.cache, saved_usd: microsToUsd(a.savedMicros),
     })),
   };
 }

@@ -1,4 +1,4 @@
-import { CATALOG } from '@svc/contracts';
+import { CATALOG, cachePriceMicros, DEFAULT_CACHE_PRICE_PERCENT } from '@svc/contracts';
 import type { Provider } from '@svc/contracts';
 import { microsToUsd } from '@svc/money';
 
@@ -13,7 +13,7 @@ export interface ByokSettings {
 export const PURCHASE_LIMITS_USD = { min_usd: 5, max_usd: 10_000 } as const;
 
 /** The `data` of GET /v1/models (docs/api.md section 7), from the one catalog. */
-export function modelsData(available: ProviderAvailability): object[] {
+export function modelsData(available: ProviderAvailability, cachePercent: number | null = DEFAULT_CACHE_PRICE_PERCENT): object[] {
   return CATALOG.map((model) => ({
     id: model.id,
     provider: model.provider,
@@ -24,13 +24,14 @@ export function modelsData(available: ProviderAvailability): object[] {
       base_usd: microsToUsd(model.baseMicros),
       included_results: model.includedResults,
       per_result_usd: microsToUsd(model.perResultMicros),
+      cache_price_usd: cachePercent === null ? null : microsToUsd(cachePriceMicros(model, cachePercent)),
     },
     available: available[model.provider],
   }));
 }
 
 /** GET /v1/credits/pricing without the request id (docs/api.md section 7). */
-export function pricingBody(byok: ByokSettings): object {
+export function pricingBody(byok: ByokSettings, cachePercent: number | null = DEFAULT_CACHE_PRICE_PERCENT): object {
   return {
     currency: 'USD',
     models: CATALOG.map((model) => ({
@@ -38,9 +39,11 @@ export function pricingBody(byok: ByokSettings): object {
       base_usd: microsToUsd(model.baseMicros),
       included_results: model.includedResults,
       per_result_usd: microsToUsd(model.perResultMicros),
+      cache_price_usd: cachePercent === null ? null : microsToUsd(cachePriceMicros(model, cachePercent)),
     })),
     purchase: { ...PURCHASE_LIMITS_USD },
     byok: { enabled: byok.enabled, fee_percent: byok.feePercent },
+    cache: { enabled: cachePercent !== null, price_percent: cachePercent },
   };
 }
 
@@ -52,9 +55,10 @@ export class CatalogService {
   private readonly modelsPrefix: string;
   private readonly pricingPrefix: string;
 
-  constructor(available: ProviderAvailability, byok: ByokSettings) {
-    this.modelsPrefix = `{"data":${JSON.stringify(modelsData(available))},"request_id":`;
-    const pricing = JSON.stringify(pricingBody(byok));
+  /** `cachePercent`: CACHE_PRICE_PERCENT, or null when the deployment has no result cache. */
+  constructor(available: ProviderAvailability, byok: ByokSettings, cachePercent: number | null = DEFAULT_CACHE_PRICE_PERCENT) {
+    this.modelsPrefix = `{"data":${JSON.stringify(modelsData(available, cachePercent))},"request_id":`;
+    const pricing = JSON.stringify(pricingBody(byok, cachePercent));
     this.pricingPrefix = `${pricing.slice(0, -1)},"request_id":`;
   }
 

@@ -1,4 +1,4 @@
-import type { KeyRecord } from '@svc/contracts';
+import type { CacheStatus, KeyRecord } from '@svc/contracts';
 import type { AttemptResult } from './search.outcome';
 import type { SearchRequest } from './search.schema';
 
@@ -29,6 +29,8 @@ export interface SearchReply {
   readonly rateLimit: RateLimitState | undefined;
   /** This search's attempts (undefined on an idempotent repeat): read by SearchMetrics after the reply. */
   readonly attempts: readonly AttemptResult[] | undefined;
+  /** A 200's cache status (the x-svc-cache header); undefined on an error reply. */
+  readonly cache?: CacheStatus | undefined;
 }
 
 /**

@@ -3,10 +3,14 @@ import { findModel } from '@svc/contracts';
 import type { ModelSpec } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
+import { CACHE_MODES } from '../cache/cache.step';
+import type { CacheMode } from '../cache/cache.step';
 
 export const MAX_QUERY_CHARS = 2000;
 export const MAX_MODELS = 10;
 export const DEFAULT_MAX_RESULTS = 10;
+/** The oldest `cache_max_age_s` accepted: a week, the longest an entry can live (CACHE_TTL_S). */
+export const MAX_CACHE_MAX_AGE_S = 604_800;
 
 /** The body as the JSON schema admits it (before trimming and catalog checks). */
 export interface SearchBody {
@@ -14,6 +18,8 @@ export interface SearchBody {
   model?: string;
   models?: string[];
   max_results: number;
+  cache: CacheMode;
+  cache_max_age_s?: number;
 }
 
 /** POST /v1/search (docs/api.md 10.1): unknown fields rejected, no type coercion. */
@@ -26,6 +32,8 @@ export const SEARCH_BODY_SCHEMA = {
     model: { type: 'string' },
     models: { type: 'array', minItems: 1, maxItems: MAX_MODELS, items: { type: 'string' } },
     max_results: { type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_MAX_RESULTS },
+    cache: { type: 'string', enum: CACHE_MODES, default: 'default' },
+    cache_max_age_s: { type: 'integer', minimum: 0, maximum: MAX_CACHE_MAX_AGE_S },
   },
 } as const;
 
@@ -57,6 +65,10 @@ export interface SearchRequest {
   /** Fallback order: `model` first, then `models`, duplicates removed. */
   readonly models: readonly ModelSpec[];
   readonly maxResults: number;
+  /** The result cache: `default` (look up, store), `refresh` (store only), `off` (neither). */
+  readonly cache: CacheMode;
+  /** The oldest entry accepted, in seconds; null: any live entry. */
+  readonly cacheMaxAgeS: number | null;
 }
 
 /** The rules a schema cannot say: the trimmed query's length, at least one model, every id known. */
@@ -78,5 +90,5 @@ export function toSearchRequest(body: SearchBody): SearchRequest {
     models.push(model);
   }
   if (models.length > MAX_MODELS) throw new AppError('invalid_request', `at most ${MAX_MODELS} models`);
-  return { query, models, maxResults: body.max_results };
+  return { query, models, maxResults: body.max_results, cache: body.cache, cacheMaxAgeS: body.cache_max_age_s ?? null };
 }
