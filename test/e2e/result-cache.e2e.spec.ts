@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import { scanKeys } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
+import { parsePrometheusText, sumSamples } from '@svc/metrics';
 import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
@@ -196,11 +197,9 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     expect([...ledger.values()].filter((c) => c.cache === 'joined')).toHaveLength(49);
     expect(await redis.get(redisKeys.accountBalance(account.accountId))).toBe(String(100 * FULL_MICROS - FULL_MICROS - 49 * CACHE_MICROS));
     // The gateways count the lookups by model and status.
-    const metrics = await Promise.all(stack.gateways.map(async (g) => (await fetch(`${g.metricsUrl}/metrics`)).text()));
-    const joined = metrics.map((text) => Number(/gateway_cache_lookups_total\{model="exa\/fast",status="joined"\} (\d+)/.exec(text)?.[1] ?? 0));
-    expect(joined.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(49);
-    const held = metrics.map((text) => Number(/^gateway_cache_bytes_held (\d+)$/m.exec(text)?.[1] ?? 0));
-    expect(held.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    const samples = (await Promise.all(stack.gateways.map(async (g) => parsePrometheusText(await (await fetch(`${g.metricsUrl}/metrics`)).text())))).flat();
+    expect(sumSamples(samples, 'gateway_cache_lookups_total', { model: 'exa/fast', status: 'joined' })).toBeGreaterThanOrEqual(49);
+    expect(sumSamples(samples, 'gateway_cache_bytes_held')).toBeGreaterThan(0);
   });
 
   it('the leading call failing gives no waiting search an error: each goes on alone (its own call, then its fallbacks)', async () => {

@@ -97,6 +97,8 @@ export interface ModelPricing {
   included_results: number | null;
   /** Price of each result beyond `included_results` (0 when not priced by count). */
   per_result_usd: number;
+  /** Price of a search answered from the result cache (`hit` or `joined`); null when the deployment has no cache. */
+  cache_price_usd: number | null;
 }
 
 /** GET /v1/models, one element of `data`. */
@@ -131,6 +133,8 @@ export interface Pricing {
   /** The checkout amount range. */
   purchase: { min_usd: number; max_usd: number };
   byok: { enabled: boolean; fee_percent: number };
+  /** The result cache: whether the deployment has one, and `cache_price_usd` as a percentage of `base_usd`. */
+  cache: { enabled: boolean; price_percent: number | null };
   request_id: string;
 }
 
@@ -147,6 +151,22 @@ export interface SearchRequest {
   models?: string[];
   /** 1..100, default 10; capped per model. */
   max_results?: number;
+  /** The result cache: `default` (look up, store), `refresh` (store only), `off` (neither). */
+  cache?: CacheMode;
+  /** Accept a stored answer at most this many seconds old (0..604,800); default any. */
+  cache_max_age_s?: number;
+}
+
+export type CacheMode = 'default' | 'refresh' | 'off';
+
+/** The result cache's part in an answer: a stored answer, an identical search's in flight, the provider's, or no cache. */
+export type CacheStatus = 'hit' | 'joined' | 'miss' | 'off';
+
+/** `cache` of a search's answer (also the `x-svc-cache` header's status). */
+export interface SearchCache {
+  status: CacheStatus;
+  /** Seconds since the answer was stored; 0 on `miss` and `off`. */
+  age_s: number;
 }
 
 export interface SearchResult {
@@ -186,6 +206,7 @@ export interface SearchResponse {
   /** The attempts before the one that answered (empty when the first answered). */
   attempts: Attempt[];
   latency_ms: number;
+  cache: SearchCache;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -373,6 +394,10 @@ export interface UsageRow {
   cost_usd: number;
   /** The part of cost_usd charged as BYOK fees (attempts with the account's own provider key). */
   byok_fee_usd: number;
+  /** Searches answered from the result cache (hit or joined). */
+  cache_hits: number;
+  /** What those searches saved against the provider's price of the same answers. */
+  cache_saved_usd: number;
 }
 
 /** GET /v1/usage */
@@ -380,7 +405,7 @@ export interface Usage {
   from: string;
   to: string;
   data: UsageRow[];
-  total: { searches: number; cost_usd: number; byok_fee_usd: number };
+  total: { searches: number; cost_usd: number; byok_fee_usd: number; cache_hits: number; cache_saved_usd: number };
   request_id: string;
 }
 
