@@ -169,13 +169,17 @@ export interface UsageRow {
   cost_usd: number;
   /** The part of cost_usd charged as the fee for searches with the account's own provider keys. */
   byok_fee_usd: number;
+  /** Searches answered from the result cache (a stored answer, or an identical search's in flight). */
+  cache_hits: number;
+  /** What those searches saved against the provider's price. */
+  cache_saved_usd: number;
 }
 
 export interface Usage {
   from: string;
   to: string;
   data: UsageRow[];
-  total: { searches: number; cost_usd: number; byok_fee_usd: number };
+  total: { searches: number; cost_usd: number; byok_fee_usd: number; cache_hits: number; cache_saved_usd: number };
 }
 
 export interface DailySpend {
@@ -193,6 +197,9 @@ export interface Attempt {
   cost_usd: number;
   timed_out: boolean;
   results: number;
+  /** The result cache's part in an answered attempt: hit, joined, miss or off; null otherwise. */
+  cache: string | null;
+  saved_usd: number;
 }
 
 export interface ActivityItem {
