@@ -136,7 +136,7 @@ async function demoAccount() {
   if (auth.status !== 201) auth = await json('POST', `${base}/dashboard/api/login`, { body: credentials });
   if (auth.status === 400) {
     // The databases hold a demo user from an earlier .local/ (its password is gone): reset it.
-    run(process.execPath, ['services/account-admin/dist/dashboard/reset-password-cli.js'], {
+    run(process.execPath, ['services/account-admin/dist/sessions/reset-password-cli.js'], {
       DATABASE_URL: `${PG}/svc_account_admin`, RESET_EMAIL: email, RESET_PASSWORD: secrets.DEMO_PASSWORD,
     });
     auth = await json('POST', `${base}/dashboard/api/login`, { body: credentials });

@@ -165,6 +165,23 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     }
   });
 
+  it('a search with filters is never served an entry stored without them (or with others); the same filters in another order are', async () => {
+    const account = await fundedAccount(100 * FULL_MICROS);
+    const query = fresh('cache filters');
+    const before = await exaCalls();
+    expect((await search(gw0, account.apiKey, { query })).body.cache.status).toBe('miss');
+    const filtered = await search(gw1, account.apiKey, { query, include_domains: ['example.com', 'docs.example.org'], country: 'US' });
+    expect([filtered.status, filtered.body.cache.status]).toEqual([200, 'miss']);
+    const other = await search(gw0, account.apiKey, { query, include_domains: ['example.com'], country: 'US' });
+    expect(other.body.cache.status).toBe('miss');
+    // The same filters, listed in another order and case: the contracts' canonical form, one entry.
+    const same = await search(gw0, account.apiKey, { query, country: 'US', include_domains: ['DOCS.example.org', 'example.com'] });
+    expect([same.body.cache.status, same.body.results]).toEqual(['hit', filtered.body.results]);
+    // And the unfiltered entry still answers the unfiltered search.
+    expect((await search(gw1, account.apiKey, { query })).body.cache.status).toBe('hit');
+    expect(await exaCalls()).toBe(before + 3);
+  });
+
   it('a hit is checked against the balance at the cache price', async () => {
     const rich = await fundedAccount(10 * FULL_MICROS);
     const query = fresh('cache balance');

@@ -1,4 +1,5 @@
 import type { Micros } from '@svc/money';
+import type { FilterName } from './filters';
 
 export const PROVIDERS = ['brave', 'exa', 'tavily'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -20,44 +21,68 @@ export interface ModelSpec {
   readonly perResultMicros: Micros;
   /** What the adapter sends upstream: Brave endpoint, Exa `type`, Tavily `search_depth`. */
   readonly upstreamVariant: string;
+  /** The search filters this model honours (docs/providers.md, "Filters"); any other is refused, never dropped. */
+  readonly supportedFilters: readonly FilterName[];
 }
+
+/** Brave: country, search_lang, freshness (a date range) and safesearch; no domain filter. */
+const BRAVE_FILTERS: readonly FilterName[] = Object.freeze(['country', 'language', 'published_after', 'published_before', 'safesearch']);
+/** Exa: includeDomains, excludeDomains, userLocation, start/endPublishedDate; no language or safe-search level. */
+const EXA_FILTERS: readonly FilterName[] = Object.freeze(['include_domains', 'exclude_domains', 'country', 'published_after', 'published_before']);
+/** Tavily: include/exclude_domains, start/end_date; its country takes names and only boosts, so it is not offered. */
+const TAVILY_FILTERS: readonly FilterName[] = Object.freeze(['include_domains', 'exclude_domains', 'published_after', 'published_before']);
 
 /** The one catalog: ids, prices and result caps (docs/providers.md). */
 export const CATALOG: readonly ModelSpec[] = Object.freeze([
   {
     id: 'brave/web', provider: 'brave', variant: 'web', upstreamVariant: 'web',
     description: 'Brave Search web results', maxResults: 20,
-    baseMicros: 6_000, includedResults: null, perResultMicros: 0,
+    baseMicros: 6_000, includedResults: null, perResultMicros: 0, supportedFilters: BRAVE_FILTERS,
   },
   {
     id: 'brave/news', provider: 'brave', variant: 'news', upstreamVariant: 'news',
     description: 'Brave Search news results', maxResults: 50,
-    baseMicros: 6_000, includedResults: null, perResultMicros: 0,
+    baseMicros: 6_000, includedResults: null, perResultMicros: 0, supportedFilters: BRAVE_FILTERS,
   },
   {
     id: 'exa/auto', provider: 'exa', variant: 'auto', upstreamVariant: 'auto',
     description: 'Exa search, automatic mode', maxResults: 100,
-    baseMicros: 9_000, includedResults: 10, perResultMicros: 1_250,
+    baseMicros: 9_000, includedResults: 10, perResultMicros: 1_250, supportedFilters: EXA_FILTERS,
   },
   {
-    id: 'exa/fast', provider: 'exa', variant: 'fast', upstreamVariant: 'lite',
-    description: 'Exa search, fast (lite) mode', maxResults: 100,
-    baseMicros: 5_000, includedResults: 10, perResultMicros: 1_250,
+    id: 'exa/fast', provider: 'exa', variant: 'fast', upstreamVariant: 'fast',
+    description: 'Exa search, fast mode (for agents)', maxResults: 100,
+    baseMicros: 5_000, includedResults: 10, perResultMicros: 1_250, supportedFilters: EXA_FILTERS,
+  },
+  {
+    id: 'exa/instant', provider: 'exa', variant: 'instant', upstreamVariant: 'instant',
+    description: 'Exa search, instant mode (lowest latency, for real-time use)', maxResults: 100,
+    baseMicros: 5_000, includedResults: 10, perResultMicros: 1_250, supportedFilters: EXA_FILTERS,
   },
   {
     id: 'exa/deep', provider: 'exa', variant: 'deep', upstreamVariant: 'deep',
     description: 'Exa search, deep mode', maxResults: 100,
-    baseMicros: 15_000, includedResults: 10, perResultMicros: 1_250,
+    baseMicros: 15_000, includedResults: 10, perResultMicros: 1_250, supportedFilters: EXA_FILTERS,
   },
   {
     id: 'tavily/basic', provider: 'tavily', variant: 'basic', upstreamVariant: 'basic',
     description: 'Tavily search, basic depth', maxResults: 20,
-    baseMicros: 10_000, includedResults: null, perResultMicros: 0,
+    baseMicros: 10_000, includedResults: null, perResultMicros: 0, supportedFilters: TAVILY_FILTERS,
   },
   {
     id: 'tavily/advanced', provider: 'tavily', variant: 'advanced', upstreamVariant: 'advanced',
     description: 'Tavily search, advanced depth', maxResults: 20,
-    baseMicros: 20_000, includedResults: null, perResultMicros: 0,
+    baseMicros: 20_000, includedResults: null, perResultMicros: 0, supportedFilters: TAVILY_FILTERS,
+  },
+  {
+    id: 'tavily/fast', provider: 'tavily', variant: 'fast', upstreamVariant: 'fast',
+    description: 'Tavily search, fast depth (lower latency)', maxResults: 20,
+    baseMicros: 10_000, includedResults: null, perResultMicros: 0, supportedFilters: TAVILY_FILTERS,
+  },
+  {
+    id: 'tavily/ultra-fast', provider: 'tavily', variant: 'ultra-fast', upstreamVariant: 'ultra-fast',
+    description: 'Tavily search, ultra-fast depth (lowest latency, one summary per page)', maxResults: 20,
+    baseMicros: 10_000, includedResults: null, perResultMicros: 0, supportedFilters: TAVILY_FILTERS,
   },
 ]);
 

@@ -9,5 +9,11 @@ export { INTERNAL_HEADERS } from './internal-headers';
 export { RESERVATION_TTL_GRACE_MS, SETTLEMENT_FIELD, SETTLEMENT_DIRTY_SET, LEDGER_QUEUE, RECONCILE_QUEUE, QUEUE_PREFIX, LEDGER_JOBS, isSettlementRecord, CACHE_STATUSES } from './settlement';
 export type { SettledAttempt, SettlementRecord, LedgerJobName, LedgerJobPayload, CacheStatus } from './settlement';
 export { recoveryKeys, SETTLE_CONFIRM_TTL_SECONDS, SETTLE_CONFIRM_BUCKET_MS, ENSURE_EPOCH_LUA, epochCreatedMs } from './recovery';
+export { LIMITS } from './limits';
 export { PROVIDER_KEY_CHANGES_CHANNEL, isProviderKeyChangeMessage } from './provider-keys';
 export type { ProviderKeyChangeMessage } from './provider-keys';
+export {
+  FILTER_NAMES, FILTER_SCHEMAS, FILTER_DESCRIPTIONS, FILTER_HINTS, MAX_FILTER_DOMAINS, SAFESEARCH_LEVELS, COUNTRY_CODES, LANGUAGE_CODES,
+  HOSTNAME_PATTERN, RFC3339_DATE_OR_DATE_TIME_PATTERN, FilterError, canonicalFilters, filterNamesOf, filterInstantMs, unsupportedFilters, hostnameMatches,
+} from './filters';
+export type { FilterName, SafeSearch, SearchFilters } from './filters';

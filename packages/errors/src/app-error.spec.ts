@@ -2,7 +2,7 @@ import { AppError, ERROR_CODES, errorBody, grpcStatusOf, httpStatusOf } from './
 
 describe('error model', () => {
   it.each([
-    ['invalid_request', 400], ['unknown_model', 400], ['unknown_provider', 400],
+    ['invalid_request', 400], ['unknown_model', 400], ['unknown_provider', 400], ['unsupported_filter', 400],
     ['invalid_api_key', 401], ['key_disabled', 401], ['key_expired', 401],
     ['insufficient_credits', 402], ['key_limit_exceeded', 402], ['wrong_key_type', 403],
     ['not_found', 404], ['rate_limited', 429], ['too_many_concurrent_requests', 429],
@@ -12,8 +12,8 @@ describe('error model', () => {
     expect(httpStatusOf(code)).toBe(status);
   });
 
-  it('has exactly the 18 codes of the spec, each with a gRPC status', () => {
-    expect(ERROR_CODES).toHaveLength(18);
+  it('has the 18 codes of the spec and unsupported_filter (docs/api.md), each with a gRPC status', () => {
+    expect(ERROR_CODES).toHaveLength(19);
     for (const code of ERROR_CODES) expect(grpcStatusOf(code)).toBeGreaterThan(0);
   });
 

@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'overloaded',
   'byok_disabled',
   'payment_disabled',
+  'unsupported_filter',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -38,7 +39,7 @@ export interface AttemptView {
 export interface ErrorExtra {
   /** Only on insufficient_credits and key_limit_exceeded. */
   needed_usd?: number;
-  /** Only on all_providers_failed. */
+  /** Only on all_providers_failed and unsupported_filter. */
   attempts?: AttemptView[];
   /** Seconds; sent as the Retry-After header, not in the body. */
   retryAfterSeconds?: number;
@@ -71,6 +72,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'invalid_request':
     case 'unknown_model':
     case 'unknown_provider':
+    case 'unsupported_filter':
       return 400;
     case 'invalid_api_key':
     case 'key_disabled':
@@ -108,6 +110,7 @@ export function grpcStatusOf(code: ErrorCode): number {
     case 'invalid_request':
     case 'unknown_model':
     case 'unknown_provider':
+    case 'unsupported_filter':
       return 3; // INVALID_ARGUMENT
     case 'invalid_api_key':
     case 'key_disabled':

@@ -12,8 +12,12 @@ export { secretsEqual, headerValue } from './secrets-equal';
 export { DtoValidationPipe, describeValidationErrors, validateDto } from './validation/validation.pipe';
 export {
   IsUsdAmount, IsFutureTimestamp, IsCalendarDate, IsIntegerText, IsCursor, IsText, NoNullCharacter,
-  parseRfc3339, isCalendarDate, hasNullCharacter, isRepresentableTime, MAX_DATE_MS, IfPresent, PageQueryDto, pageLimit, DEFAULT_PAGE_LIMIT,
+  parseRfc3339, isCalendarDate, hasNullCharacter, isRepresentableTime, MAX_DATE_MS, PageQueryDto, pageLimit, DEFAULT_PAGE_LIMIT,
 } from './validation/validators';
 export type { UsdAmountOptions } from './validation/validators';
+export { TextField, StringField, UsdField, EnumField, BooleanField, FutureTimestampField, CalendarDateField, IdField, UrlField, idPattern } from './validation/fields';
+export type { FieldOptions, Presence, StringFieldOptions } from './validation/fields';
 export { internalCaller } from './internal-caller';
 export type { InternalCaller } from './internal-caller';
+export { Public, PUBLIC_ROUTE, PUBLIC_ROUTE_CONFIG, guardHook, isUnguardedFastifyRoute, unguardedNestRoutes } from './route-access';
+export type { RouteOptionsSeen } from './route-access';

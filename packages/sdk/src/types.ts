@@ -14,7 +14,7 @@ export const PROVIDERS: readonly Provider[] = ['brave', 'exa', 'tavily'];
 // ---------------------------------------------------------------------------------------
 // Errors
 
-/** The closed set of error codes (spec section 7), in the order of its table. */
+/** The closed set of error codes (spec section 7, in the order of its table, then `unsupported_filter`). */
 export const ERROR_CODES = [
   'invalid_request',
   'unknown_model',
@@ -34,6 +34,7 @@ export const ERROR_CODES = [
   'overloaded',
   'byok_disabled',
   'payment_disabled',
+  'unsupported_filter',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -54,12 +55,18 @@ export interface PaymentError extends ErrorFields<PaymentErrorCode> {
   needed_usd: number;
 }
 
-/** 502 `all_providers_failed`: every attempt, in order. */
-export interface AllProvidersFailedError extends ErrorFields<'all_providers_failed'> {
+/** The codes whose error object carries `attempts`. */
+export type AttemptsErrorCode = 'all_providers_failed' | 'unsupported_filter';
+
+/**
+ * 502 `all_providers_failed` (every attempt, in order), or 400 `unsupported_filter` (every
+ * model skipped, each with `unsupported filter: <names>`; nothing was charged).
+ */
+export interface AllProvidersFailedError extends ErrorFields<AttemptsErrorCode> {
   attempts: Attempt[];
 }
 
-export type PlainError = ErrorFields<Exclude<ErrorCode, PaymentErrorCode | 'all_providers_failed'>>;
+export type PlainError = ErrorFields<Exclude<ErrorCode, PaymentErrorCode | AttemptsErrorCode>>;
 
 /** The `error` object of an error body, discriminated by `code`. */
 export type ApiError = PaymentError | AllProvidersFailedError | PlainError;
@@ -113,6 +120,8 @@ export interface Model {
   pricing: ModelPricing;
   /** False when this deployment has no platform key for the provider. */
   available: boolean;
+  /** The search filters this model honours; a search with any other filter skips it. */
+  supported_filters: FilterName[];
 }
 
 /** GET /v1/models */
@@ -155,6 +164,20 @@ export interface SearchRequest {
   cache?: CacheMode;
   /** Accept a stored answer at most this many seconds old (0..604,800); default any. */
   cache_max_age_s?: number;
+  // Filters (never dropped: a model that cannot honour one is skipped; see Model.supported_filters).
+  /** 1..20 hostnames; a hostname also matches its subdomains. */
+  include_domains?: string[];
+  /** 1..20 hostnames; a hostname also matches its subdomains. */
+  exclude_domains?: string[];
+  /** ISO 3166-1 alpha-2, in capitals: `US`. */
+  country?: CountryCode;
+  /** ISO 639-1, in lower case: `en`. */
+  language?: LanguageCode;
+  /** RFC 3339 date (from the start of that UTC day) or date-time. */
+  published_after?: string;
+  /** RFC 3339 date (to the end of that UTC day) or date-time. */
+  published_before?: string;
+  safesearch?: SafeSearch;
 }
 
 export type CacheMode = 'default' | 'refresh' | 'off';
@@ -168,6 +191,45 @@ export interface SearchCache {
   /** Seconds since the answer was stored; 0 on `miss` and `off`. */
   age_s: number;
 }
+
+/** The filter fields of SearchRequest. */
+export const FILTER_NAMES = ['include_domains', 'exclude_domains', 'country', 'language', 'published_after', 'published_before', 'safesearch'] as const;
+export type FilterName = (typeof FILTER_NAMES)[number];
+export type SafeSearch = 'off' | 'moderate' | 'strict';
+
+/** ISO 3166-1 alpha-2: the officially assigned codes. */
+export type CountryCode =
+  | 'AD' | 'AE' | 'AF' | 'AG' | 'AI' | 'AL' | 'AM' | 'AO' | 'AQ' | 'AR' | 'AS' | 'AT' | 'AU' | 'AW' | 'AX' | 'AZ'
+  | 'BA' | 'BB' | 'BD' | 'BE' | 'BF' | 'BG' | 'BH' | 'BI' | 'BJ' | 'BL' | 'BM' | 'BN' | 'BO' | 'BQ' | 'BR' | 'BS'
+  | 'BT' | 'BV' | 'BW' | 'BY' | 'BZ' | 'CA' | 'CC' | 'CD' | 'CF' | 'CG' | 'CH' | 'CI' | 'CK' | 'CL' | 'CM' | 'CN'
+  | 'CO' | 'CR' | 'CU' | 'CV' | 'CW' | 'CX' | 'CY' | 'CZ' | 'DE' | 'DJ' | 'DK' | 'DM' | 'DO' | 'DZ' | 'EC' | 'EE'
+  | 'EG' | 'EH' | 'ER' | 'ES' | 'ET' | 'FI' | 'FJ' | 'FK' | 'FM' | 'FO' | 'FR' | 'GA' | 'GB' | 'GD' | 'GE' | 'GF'
+  | 'GG' | 'GH' | 'GI' | 'GL' | 'GM' | 'GN' | 'GP' | 'GQ' | 'GR' | 'GS' | 'GT' | 'GU' | 'GW' | 'GY' | 'HK' | 'HM'
+  | 'HN' | 'HR' | 'HT' | 'HU' | 'ID' | 'IE' | 'IL' | 'IM' | 'IN' | 'IO' | 'IQ' | 'IR' | 'IS' | 'IT' | 'JE' | 'JM'
+  | 'JO' | 'JP' | 'KE' | 'KG' | 'KH' | 'KI' | 'KM' | 'KN' | 'KP' | 'KR' | 'KW' | 'KY' | 'KZ' | 'LA' | 'LB' | 'LC'
+  | 'LI' | 'LK' | 'LR' | 'LS' | 'LT' | 'LU' | 'LV' | 'LY' | 'MA' | 'MC' | 'MD' | 'ME' | 'MF' | 'MG' | 'MH' | 'MK'
+  | 'ML' | 'MM' | 'MN' | 'MO' | 'MP' | 'MQ' | 'MR' | 'MS' | 'MT' | 'MU' | 'MV' | 'MW' | 'MX' | 'MY' | 'MZ' | 'NA'
+  | 'NC' | 'NE' | 'NF' | 'NG' | 'NI' | 'NL' | 'NO' | 'NP' | 'NR' | 'NU' | 'NZ' | 'OM' | 'PA' | 'PE' | 'PF' | 'PG'
+  | 'PH' | 'PK' | 'PL' | 'PM' | 'PN' | 'PR' | 'PS' | 'PT' | 'PW' | 'PY' | 'QA' | 'RE' | 'RO' | 'RS' | 'RU' | 'RW'
+  | 'SA' | 'SB' | 'SC' | 'SD' | 'SE' | 'SG' | 'SH' | 'SI' | 'SJ' | 'SK' | 'SL' | 'SM' | 'SN' | 'SO' | 'SR' | 'SS'
+  | 'ST' | 'SV' | 'SX' | 'SY' | 'SZ' | 'TC' | 'TD' | 'TF' | 'TG' | 'TH' | 'TJ' | 'TK' | 'TL' | 'TM' | 'TN' | 'TO'
+  | 'TR' | 'TT' | 'TV' | 'TW' | 'TZ' | 'UA' | 'UG' | 'UM' | 'US' | 'UY' | 'UZ' | 'VA' | 'VC' | 'VE' | 'VG' | 'VI'
+  | 'VN' | 'VU' | 'WF' | 'WS' | 'YE' | 'YT' | 'ZA' | 'ZM' | 'ZW';
+
+/** ISO 639-1: the two-letter language codes. */
+export type LanguageCode =
+  | 'aa' | 'ab' | 'ae' | 'af' | 'ak' | 'am' | 'an' | 'ar' | 'as' | 'av' | 'ay' | 'az' | 'ba' | 'be' | 'bg' | 'bi'
+  | 'bm' | 'bn' | 'bo' | 'br' | 'bs' | 'ca' | 'ce' | 'ch' | 'co' | 'cr' | 'cs' | 'cu' | 'cv' | 'cy' | 'da' | 'de'
+  | 'dv' | 'dz' | 'ee' | 'el' | 'en' | 'eo' | 'es' | 'et' | 'eu' | 'fa' | 'ff' | 'fi' | 'fj' | 'fo' | 'fr' | 'fy'
+  | 'ga' | 'gd' | 'gl' | 'gn' | 'gu' | 'gv' | 'ha' | 'he' | 'hi' | 'ho' | 'hr' | 'ht' | 'hu' | 'hy' | 'hz' | 'ia'
+  | 'id' | 'ie' | 'ig' | 'ii' | 'ik' | 'io' | 'is' | 'it' | 'iu' | 'ja' | 'jv' | 'ka' | 'kg' | 'ki' | 'kj' | 'kk'
+  | 'kl' | 'km' | 'kn' | 'ko' | 'kr' | 'ks' | 'ku' | 'kv' | 'kw' | 'ky' | 'la' | 'lb' | 'lg' | 'li' | 'ln' | 'lo'
+  | 'lt' | 'lu' | 'lv' | 'mg' | 'mh' | 'mi' | 'mk' | 'ml' | 'mn' | 'mr' | 'ms' | 'mt' | 'my' | 'na' | 'nb' | 'nd'
+  | 'ne' | 'ng' | 'nl' | 'nn' | 'no' | 'nr' | 'nv' | 'ny' | 'oc' | 'oj' | 'om' | 'or' | 'os' | 'pa' | 'pi' | 'pl'
+  | 'ps' | 'pt' | 'qu' | 'rm' | 'rn' | 'ro' | 'ru' | 'rw' | 'sa' | 'sc' | 'sd' | 'se' | 'sg' | 'si' | 'sk' | 'sl'
+  | 'sm' | 'sn' | 'so' | 'sq' | 'sr' | 'ss' | 'st' | 'su' | 'sv' | 'sw' | 'ta' | 'te' | 'tg' | 'th' | 'ti' | 'tk'
+  | 'tl' | 'tn' | 'to' | 'tr' | 'ts' | 'tt' | 'tw' | 'ty' | 'ug' | 'uk' | 'ur' | 'uz' | 've' | 'vi' | 'vo' | 'wa'
+  | 'wo' | 'xh' | 'yi' | 'yo' | 'za' | 'zh' | 'zu';
 
 export interface SearchResult {
   position: number;

@@ -4,46 +4,46 @@ import { DrainState } from '@svc/http-edge';
 import { AccountsRepository } from './accounts/accounts.repository';
 import { APP_CONFIG } from './config';
 import type { AppConfig } from './config';
-import { DashboardController } from './dashboard/dashboard.controller';
-import { DashboardRepository } from './dashboard/dashboard.repository';
-import { DashboardService } from './dashboard/dashboard.service';
-import { PasswordAdapter } from './dashboard/password.adapter';
 import { DashboardAssets } from './dashboard/dashboard-assets.adapter';
 import { DASHBOARD_ASSETS, DashboardWebController } from './dashboard/dashboard-web.controller';
-import { SessionBillingController } from './dashboard/session-billing.controller';
-import { SessionGuardService } from './dashboard/session-guard.service';
-import { SessionKeysController } from './dashboard/session-keys.controller';
 import { BillingAdapter } from './billing/billing.adapter';
-import { SignInLimitRepository } from './dashboard/sign-in-limit.repository';
-import { SignInLimitService } from './dashboard/sign-in-limit.service';
+import { BillingController } from './billing/billing.controller';
 import { DatabaseRepository } from './db/database.repository';
 import { AccountAdminRpcService } from './grpc/grpc.service';
 import { GrpcServerAdapter } from './grpc/grpc-server.adapter';
 import { HealthController } from './health/health.controller';
-import { InternalAuth } from './http/internal-auth';
+import { ActorGuard, SESSION_RESOLVER } from './http/actor';
 import { KeyCacheRepository } from './key-cache/key-cache.repository';
 import { KeyCacheService } from './key-cache/key-cache.service';
 import { KeyOutboxRepository } from './key-cache/key-outbox.repository';
 import { KeyOutboxService } from './key-cache/key-outbox.service';
 import { KeysController } from './keys/keys.controller';
+import { ManagementKeysController } from './keys/management-keys.controller';
 import { KeysRepository } from './keys/keys.repository';
 import { KeysService } from './keys/keys.service';
 import { LOGGER } from './logging/logger';
 import { AccountAdminMetrics, METRICS } from './metrics/metrics';
 import { ProviderKeysController } from './provider-keys/provider-keys.controller';
-import { ProviderKeysDashboardController } from './provider-keys/provider-keys.dashboard.controller';
 import { ProviderKeysRepository } from './provider-keys/provider-keys.repository';
 import { ProviderKeysService } from './provider-keys/provider-keys.service';
 import type { Logger } from './logging/logger';
+import { PasswordAdapter } from './sessions/password.adapter';
+import { SessionsController } from './sessions/sessions.controller';
+import { SessionsRepository } from './sessions/sessions.repository';
+import { SessionsService } from './sessions/sessions.service';
+import { SignInLimitRepository } from './sessions/sign-in-limit.repository';
+import { SignInLimitService } from './sessions/sign-in-limit.service';
 
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig, logger: Logger, metrics: AccountAdminMetrics = new AccountAdminMetrics(), drain: DrainState = new DrainState()): DynamicModule {
     return {
       module: AppModule,
+      // One controller per resource; each serves /v1 and /dashboard/api where both exist
+      // (src/http/actor.ts, docs/decisions/0020-actor-guard-and-one-source.md).
       controllers: [
-        HealthController, KeysController, DashboardController, ProviderKeysController, ProviderKeysDashboardController,
-        SessionKeysController, SessionBillingController, DashboardWebController,
+        HealthController, KeysController, ManagementKeysController, ProviderKeysController, BillingController,
+        SessionsController, DashboardWebController,
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
@@ -60,10 +60,11 @@ export class AppModule {
         ProviderKeysRepository,
         ProviderKeysService,
         AccountsRepository,
-        DashboardRepository,
-        DashboardService,
+        SessionsRepository,
+        SessionsService,
+        { provide: SESSION_RESOLVER, useExisting: SessionsService },
+        ActorGuard,
         PasswordAdapter,
-        SessionGuardService,
         BillingAdapter,
         {
           provide: DASHBOARD_ASSETS,
@@ -76,7 +77,6 @@ export class AppModule {
         },
         SignInLimitRepository,
         SignInLimitService,
-        InternalAuth,
         AccountAdminRpcService,
         GrpcServerAdapter,
       ],

@@ -95,7 +95,7 @@ describe('reset-password (the local stack resets its demo user with it)', () => 
       const signup = await call(h.baseUrl, 'POST', '/dashboard/api/signup', { json: { email, password: PASSWORD } });
       const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
       const newPassword = 'a brand new demo password';
-      const result = spawnSync(process.execPath, [join(repoRoot(), 'services/account-admin/dist/dashboard/reset-password-cli.js')], {
+      const result = spawnSync(process.execPath, [join(repoRoot(), 'services/account-admin/dist/sessions/reset-password-cli.js')], {
         env: { PATH: process.env.PATH ?? '', DATABASE_URL: h.config.DATABASE_URL, RESET_EMAIL: email, RESET_PASSWORD: newPassword },
         encoding: 'utf8',
       });
@@ -104,7 +104,7 @@ describe('reset-password (the local stack resets its demo user with it)', () => 
       expect((await call(h.baseUrl, 'POST', '/dashboard/api/login', { json: { email, password: PASSWORD } })).status).toBe(400);
       expect((await call(h.baseUrl, 'POST', '/dashboard/api/login', { json: { email, password: newPassword } })).status).toBe(200);
       expect((await call(h.baseUrl, 'GET', '/dashboard/api/me', { headers: { cookie } })).status).toBe(401);
-      const unknown = spawnSync(process.execPath, [join(repoRoot(), 'services/account-admin/dist/dashboard/reset-password-cli.js')], {
+      const unknown = spawnSync(process.execPath, [join(repoRoot(), 'services/account-admin/dist/sessions/reset-password-cli.js')], {
         env: { PATH: process.env.PATH ?? '', DATABASE_URL: h.config.DATABASE_URL, RESET_EMAIL: 'nobody@example.com', RESET_PASSWORD: newPassword },
         encoding: 'utf8',
       });

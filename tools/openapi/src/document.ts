@@ -3,13 +3,13 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ApiPropertyOptional, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { CACHE_STATUSES } from '@svc/contracts';
 import { httpStatusOf } from '@svc/errors';
-import { DEFAULT_PAGE_LIMIT, PageQueryDto } from '@svc/http-edge';
+import { CACHE_STATUSES, FILTER_DESCRIPTIONS, FILTER_NAMES, LIMITS } from '@svc/contracts';
+import { PageQueryDto } from '@svc/http-edge';
 import type { ErrorCode } from '@svc/errors';
 import { DASHBOARD_PAGES } from '../../../services/account-admin/src/dashboard/dashboard-web.controller';
-import { LoginDto, ManagementKeyCreateDto, SignupDto } from '../../../services/account-admin/src/dashboard/dashboard.dto';
-import { ManagementKeyUpdateDto } from '../../../services/account-admin/src/dashboard/management-key-update.dto';
+import { LoginDto, SignupDto } from '../../../services/account-admin/src/sessions/sessions.dto';
+import { ManagementKeyCreateDto, ManagementKeyUpdateDto } from '../../../services/account-admin/src/keys/management-keys.dto';
 import { KeyBodyDto, ListQueryDto } from '../../../services/account-admin/src/keys/keys.dto';
 import { PutProviderKeyDto } from '../../../services/account-admin/src/provider-keys/provider-keys.dto';
 import { CheckoutBodyDto } from '../../../services/billing/src/checkout/checkout.dto';
@@ -28,7 +28,7 @@ const VERSION = '0.1.0';
  * decorators are applied here rather than in that package, so that no service loads
  * @nestjs/swagger for it at run time. Subclasses (ListQueryDto) inherit them.
  */
-ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_PAGE_LIMIT, description: 'Page size, written in digits.' })(PageQueryDto.prototype, 'limit');
+ApiPropertyOptional({ type: 'integer', minimum: LIMITS.pageSize.min, maximum: LIMITS.pageSize.max, default: LIMITS.pageSize.default, description: 'Page size, written in digits.' })(PageQueryDto.prototype, 'limit');
 ApiPropertyOptional({ type: 'string', minLength: 1, description: 'The next_cursor of the previous page, unchanged.' })(PageQueryDto.prototype, 'cursor');
 
 /**
@@ -81,6 +81,9 @@ function searchBodySchema(): Schema {
   copy.properties.max_results = { ...copy.properties.max_results, description: 'Capped per model at its max_results.' };
   copy.properties.cache = { ...copy.properties.cache, description: 'The shared result cache: default (answer from a stored answer of the same model, query, filters and at least as many results, at the model\'s cache_price_usd; else call the model and store its answer), refresh (call the model, store its answer), off (neither).' };
   copy.properties.cache_max_age_s = { ...copy.properties.cache_max_age_s, description: 'The oldest stored answer accepted, in seconds; default: any the cache holds (entries live an hour, news models 10 minutes, by default).' };
+  for (const name of FILTER_NAMES) {
+    copy.properties[name] = { ...copy.properties[name], description: `${FILTER_DESCRIPTIONS[name]} A model that cannot honour it is skipped (400 unsupported_filter when every model is); see supported_filters in GET /v1/models.` };
+  }
   return copy;
 }
 

@@ -84,7 +84,7 @@ export const OPERATIONS: readonly Operation[] = [
     body: { schema: 'SearchBody' },
     headerParameters: ['IdempotencyKey'],
     success: { status: 200, description: 'The first answer.', schema: 'SearchResponse', headers: ['RateLimitLimit', 'RateLimitRemaining', 'Cache'] },
-    errors: ['invalid_request', 'unknown_model', ...ONE_KIND, 'insufficient_credits', 'key_limit_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
+    errors: ['invalid_request', 'unknown_model', 'unsupported_filter', ...ONE_KIND, 'insufficient_credits', 'key_limit_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
     errorHeaders: { 429: ['RetryAfter'], 503: ['RetryAfter'] },
   },
   {

@@ -1,4 +1,4 @@
-import { CACHE_STATUSES, CATALOG, LIMIT_RESETS, PROVIDERS } from '@svc/contracts';
+import { CACHE_STATUSES, CATALOG, FILTER_NAMES, LIMIT_RESETS, PROVIDERS } from '@svc/contracts';
 import { ERROR_CODES } from '@svc/errors';
 import type { ErrorCode } from '@svc/errors';
 
@@ -32,7 +32,7 @@ const requestId: Schema = { type: 'string', pattern: '^req_[0-9A-Za-z]{24}$', de
 const id = (prefix: string, description: string): Schema => ({ type: 'string', pattern: `^${prefix}_[0-9A-Za-z]{24}$`, description });
 
 const PAYMENT_CODES: readonly ErrorCode[] = ['insufficient_credits', 'key_limit_exceeded'];
-const ATTEMPTS_CODES: readonly ErrorCode[] = ['all_providers_failed'];
+const ATTEMPTS_CODES: readonly ErrorCode[] = ['all_providers_failed', 'unsupported_filter'];
 
 /** The reusable schemas, by component name. */
 export function componentSchemas(): Record<string, Schema> {
@@ -113,7 +113,7 @@ export function componentSchemas(): Record<string, Schema> {
     PlainError: closed(errorFields(ERROR_CODES.filter((code) => !PAYMENT_CODES.includes(code) && !ATTEMPTS_CODES.includes(code)))),
     PaymentError: closed({ ...errorFields(PAYMENT_CODES), needed_usd: usd('The price of the cheapest blocked attempt.') }),
     AllProvidersFailedError: closed({ ...errorFields(ATTEMPTS_CODES), attempts: { type: 'array', items: ref('Attempt'), description: 'Every attempt, in order.' } }),
-    ApiError: { oneOf: [ref('PlainError'), ref('PaymentError'), ref('AllProvidersFailedError')], description: 'Discriminated by code: needed_usd only on 402s, attempts only on all_providers_failed.' },
+    ApiError: { oneOf: [ref('PlainError'), ref('PaymentError'), ref('AllProvidersFailedError')], description: 'Discriminated by code: needed_usd only on 402s, attempts only on all_providers_failed and unsupported_filter.' },
     ErrorResponse: closed({ error: ref('ApiError') }),
     ModelPricing: closed(pricing),
     Model: closed({
@@ -124,7 +124,9 @@ export function componentSchemas(): Record<string, Schema> {
       max_results: { type: 'integer', description: 'Most results the upstream returns.' },
       pricing: ref('ModelPricing'),
       available: { type: 'boolean', description: 'False when this deployment has no platform key for the provider.' },
+      supported_filters: { type: 'array', items: ref('FilterName'), description: 'The search filters this model honours; a search with any other filter skips it.' },
     }),
+    FilterName: { enum: [...FILTER_NAMES], description: 'A search filter of POST /v1/search.' },
     ModelList: closed({ data: { type: 'array', items: ref('Model') }, request_id: requestId }),
     Pricing: closed({
       currency: { const: 'USD' },

@@ -2,6 +2,7 @@ import { accepts } from './accepted-keys';
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { resultsFor } from './results';
+import type { ResultConstraints } from './results';
 import { clientError, sendReply, simulatedHandler } from './simulate';
 import type { FailureKind, ProviderSpec, SimContext, SimReply, Validation } from './simulate';
 
@@ -13,6 +14,18 @@ interface BraveParams {
   readonly endpoint: Endpoint;
   readonly count: number;
   readonly offset: number;
+  readonly constraints: ResultConstraints;
+}
+
+const DAY_MS = 86_400_000;
+const RELATIVE_DAYS: Readonly<Record<string, number>> = { pd: 1, pw: 7, pm: 31, py: 365 };
+
+/** Brave's freshness as a time range: pd|pw|pm|py back from now, or YYYY-MM-DDtoYYYY-MM-DD (whole days). */
+function freshnessRange(freshness: string): ResultConstraints {
+  const days = RELATIVE_DAYS[freshness];
+  if (days !== undefined) return { fromMs: Date.now() - days * DAY_MS, toMs: Date.now() };
+  const [from, to] = freshness.split('to');
+  return { fromMs: Date.parse(`${from}T00:00:00Z`), toMs: Date.parse(`${to}T00:00:00Z`) + DAY_MS - 1000 };
 }
 
 const COUNT_CAP: Record<Endpoint, number> = { web: 20, news: 50 };
@@ -90,7 +103,17 @@ function validate(endpoint: Endpoint, request: FastifyRequest): Validation<Brave
   if (country !== undefined && !/^([A-Za-z]{2}|ALL)$/.test(country)) {
     return { ok: false, reply: validationError('country', 'Invalid country code', country) };
   }
-  return { ok: true, query: q, params: { endpoint, count, offset } };
+  const searchLang = single(query.search_lang);
+  if (searchLang !== undefined && !/^[a-z]{2}(-[a-z]{2,4})?$/.test(searchLang)) {
+    return { ok: false, reply: validationError('search_lang', 'Invalid search language', searchLang) };
+  }
+  if (freshness !== undefined && !(freshness in RELATIVE_DAYS)) {
+    const range = freshnessRange(freshness);
+    if (Number.isNaN(range.fromMs) || Number.isNaN(range.toMs) || (range.fromMs ?? 0) > (range.toMs ?? 0)) {
+      return { ok: false, reply: validationError('freshness', 'Invalid freshness value', freshness) };
+    }
+  }
+  return { ok: true, query: q, params: { endpoint, count, offset, constraints: freshness === undefined ? {} : freshnessRange(freshness) } };
 }
 
 /** Brave marks the query's words in descriptions with <strong>. */
@@ -105,7 +128,7 @@ function ageOf(date: Date): string {
 }
 
 function success(params: BraveParams, q: string, empty: boolean): SimReply {
-  const results = empty ? [] : resultsFor(`brave/${params.endpoint}`, q, params.count, params.offset * params.count);
+  const results = empty ? [] : resultsFor(`brave/${params.endpoint}`, q, params.count, params.offset * params.count, params.constraints);
   const headers = {
     'x-ratelimit-limit': '50, 15000000',
     'x-ratelimit-policy': '50;w=1, 15000000;w=2592000',

@@ -3,12 +3,14 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { checkEnum, checkInt, checkStringArray, checkType, dollars, firstProblem, isObject, unknownField } from './body-checks';
 import { resultsFor } from './results';
+import type { ResultConstraints } from './results';
 import { clientError, sendReply, simulatedHandler } from './simulate';
 import type { FailureKind, ProviderSpec, SimContext, SimReply, Validation } from './simulate';
 
 /** Exa: POST /search. */
 
-const TYPES = ['auto', 'lite', 'deep', 'fast', 'neural', 'keyword'] as const;
+/** Exa's search types (as exa-js 2.23 types them); anything else is refused as Exa refuses it. */
+const TYPES = ['keyword', 'neural', 'auto', 'hybrid', 'fast', 'instant', 'deep-lite', 'deep', 'deep-reasoning'] as const;
 type SearchType = (typeof TYPES)[number];
 
 const FIELDS = [
@@ -17,7 +19,9 @@ const FIELDS = [
 ];
 
 /** Price per request by type, in micro-USD, plus per result beyond 10. */
-const PRICE_MICROS: Record<SearchType, number> = { auto: 7_000, neural: 7_000, fast: 7_000, keyword: 7_000, lite: 4_000, deep: 12_000 };
+const PRICE_MICROS: Record<SearchType, number> = {
+  keyword: 7_000, neural: 7_000, auto: 7_000, hybrid: 7_000, fast: 4_000, instant: 4_000, 'deep-lite': 12_000, deep: 12_000, 'deep-reasoning': 15_000,
+};
 const PER_EXTRA_RESULT_MICROS = 1_000;
 
 interface ExaParams {
@@ -25,6 +29,12 @@ interface ExaParams {
   readonly numResults: number;
   readonly highlights: boolean;
   readonly text: boolean;
+  readonly constraints: ResultConstraints;
+}
+
+/** An ISO 8601 date or date-time as Exa takes it for start/endPublishedDate, in ms; NaN when not one. */
+function isoMs(value: unknown): number {
+  return typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : Number.NaN;
 }
 
 function requestId(): string {
@@ -70,6 +80,8 @@ function validate(request: FastifyRequest): Validation<ExaParams> {
     checkType(body.endPublishedDate, 'endPublishedDate', ['string']),
     checkType(body.category, 'category', ['string']),
     checkType(body.userLocation, 'userLocation', ['string']),
+    body.startPublishedDate !== undefined && Number.isNaN(isoMs(body.startPublishedDate)) ? 'startPublishedDate must be an ISO 8601 date' : undefined,
+    body.endPublishedDate !== undefined && Number.isNaN(isoMs(body.endPublishedDate)) ? 'endPublishedDate must be an ISO 8601 date' : undefined,
     checkType(contents, 'contents', ['object']),
     isObject(contents) ? checkType(contents.highlights, 'contents.highlights', ['boolean', 'object']) : undefined,
     isObject(contents) ? checkType(contents.text, 'contents.text', ['boolean', 'object']) : undefined,
@@ -84,12 +96,18 @@ function validate(request: FastifyRequest): Validation<ExaParams> {
       numResults: (body.numResults as number | undefined) ?? 10,
       highlights: isObject(contents) && wants(contents.highlights),
       text: isObject(contents) && wants(contents.text),
+      constraints: {
+        includeDomains: body.includeDomains as string[] | undefined,
+        excludeDomains: body.excludeDomains as string[] | undefined,
+        fromMs: body.startPublishedDate === undefined ? undefined : isoMs(body.startPublishedDate),
+        toMs: body.endPublishedDate === undefined ? undefined : isoMs(body.endPublishedDate),
+      },
     },
   };
 }
 
 function success(params: ExaParams, query: string, empty: boolean, startedAt: number): SimReply {
-  const results = empty ? [] : resultsFor(`exa/${params.type}`, query, params.numResults);
+  const results = empty ? [] : resultsFor(`exa/${params.type}`, query, params.numResults, 0, params.constraints);
   const priceMicros = PRICE_MICROS[params.type] + Math.max(0, results.length - 10) * PER_EXTRA_RESULT_MICROS;
   return {
     status: 200,

@@ -36,8 +36,10 @@ export function buildSimulator(options: SimulatorOptions = {}): FastifyInstance 
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/readyz', async () => ({ ok: true }));
   app.get('/_sim/stats', async () => stats.snapshot());
+  app.get('/_sim/requests', async () => ({ requests: context.seen }));
   app.post('/_sim/reset', async () => {
     stats.reset();
+    context.seen.length = 0;
     return stats.snapshot();
   });
   void app.register(braveRoutes(context, options.braveKey ?? BRAVE_DEFAULT_KEY), { prefix: '/brave' });

@@ -26,8 +26,21 @@ export interface ProviderSpec<P> {
   success(params: P, query: string, empty: boolean, startedAt: number): SimReply;
 }
 
+/** One authorized provider request as it arrived (no headers: never a key). */
+export interface SeenRequest {
+  readonly provider: SimProvider;
+  readonly path: string;
+  /** Brave: the query string's parameters; Exa and Tavily: the JSON body. */
+  readonly params: unknown;
+}
+
+/** How many requests GET /_sim/requests keeps, newest last. */
+const SEEN_CAP = 200;
+
 /** Shared by every route of one simulator instance. */
 export class SimContext {
+  /** The latest authorized requests, for tests that check what an upstream was asked. */
+  readonly seen: SeenRequest[] = [];
   /** Callbacks that release every paused or hanging request (run when the server closes). */
   private readonly waiters = new Set<() => void>();
   private readonly counted = new WeakSet<FastifyRequest>();
@@ -51,6 +64,12 @@ export class SimContext {
     if (this.failedOnce.has(key)) return false;
     this.failedOnce.add(key);
     return true;
+  }
+
+  record(request: FastifyRequest, provider: SimProvider): void {
+    const params = provider === 'brave' ? request.query : request.body;
+    this.seen.push({ provider, path: request.url.split('?')[0] ?? request.url, params });
+    if (this.seen.length > SEEN_CAP) this.seen.splice(0, this.seen.length - SEEN_CAP);
   }
 
   releaseAll(): void {
@@ -119,6 +138,7 @@ export function simulatedHandler<P>(spec: ProviderSpec<P>, context: SimContext) 
     const startedAt = Date.now();
     if (context.baseLatencyMs > 0 && !(await context.pause(reply, context.baseLatencyMs))) return gone(request, reply);
     if (!spec.authorize(request)) return sendReply(reply, spec.failure('badkey', ''));
+    context.record(request, spec.provider);
     const valid = spec.validate(request);
     if (!valid.ok) return sendReply(reply, valid.reply);
     const parsed = parseQuery(valid.query, spec.provider);

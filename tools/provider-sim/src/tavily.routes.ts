@@ -3,12 +3,14 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { checkEnum, checkInt, checkStringArray, checkType, firstProblem, isObject, unknownField } from './body-checks';
 import { resultsFor } from './results';
+import type { ResultConstraints } from './results';
 import { clientError, sendReply, simulatedHandler } from './simulate';
 import type { FailureKind, ProviderSpec, SimContext, SimReply, Validation } from './simulate';
 
 /** Tavily: POST /search. */
 
-const DEPTHS = ['basic', 'advanced'] as const;
+/** Tavily's search depths (as @tavily/core 0.7.13 types them). */
+const DEPTHS = ['basic', 'advanced', 'fast', 'ultra-fast'] as const;
 type Depth = (typeof DEPTHS)[number];
 const TOPICS = ['general', 'news', 'finance'] as const;
 const TIME_RANGES = ['day', 'week', 'month', 'year', 'd', 'w', 'm', 'y'];
@@ -16,7 +18,15 @@ const FIELDS = [
   'query', 'search_depth', 'max_results', 'topic', 'time_range', 'days', 'start_date', 'end_date',
   'include_domains', 'exclude_domains', 'include_usage', 'include_answer', 'include_raw_content',
   'include_images', 'include_image_descriptions', 'include_favicon', 'chunks_per_source', 'country', 'auto_parameters',
+  'include_domains_mode', 'max_tokens', 'max_hours', 'exact_match', 'fetch_timeout', 'cache_fallback', 'language', 'filter_by_language',
 ];
+
+/** A YYYY-MM-DD date as Tavily takes it for start_date and end_date: its first ms, or NaN. */
+function dayMs(value: unknown): number {
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return Number.NaN;
+  const ms = Date.parse(`${value}T00:00:00Z`);
+  return Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value ? Number.NaN : ms;
+}
 
 interface TavilyParams {
   readonly depth: Depth;
@@ -24,6 +34,7 @@ interface TavilyParams {
   readonly news: boolean;
   readonly usage: boolean;
   readonly answer: boolean;
+  readonly constraints: ResultConstraints;
 }
 
 function errorReply(status: number, error: string, headers?: Record<string, string>): SimReply {
@@ -66,6 +77,8 @@ function validate(request: FastifyRequest): Validation<TavilyParams> {
     checkType(body.include_answer, 'include_answer', ['boolean', 'string']),
     checkType(body.include_raw_content, 'include_raw_content', ['boolean', 'string']),
     checkType(body.include_images, 'include_images', ['boolean']),
+    body.start_date !== undefined && Number.isNaN(dayMs(body.start_date)) ? 'start_date must be a date in YYYY-MM-DD format' : undefined,
+    body.end_date !== undefined && Number.isNaN(dayMs(body.end_date)) ? 'end_date must be a date in YYYY-MM-DD format' : undefined,
   );
   if (problem !== undefined) return badRequest(`Invalid ${problem}.`);
   return {
@@ -77,12 +90,18 @@ function validate(request: FastifyRequest): Validation<TavilyParams> {
       news: body.topic === 'news',
       usage: body.include_usage === true,
       answer: body.include_answer === true || body.include_answer === 'basic' || body.include_answer === 'advanced',
+      constraints: {
+        includeDomains: body.include_domains as string[] | undefined,
+        excludeDomains: body.exclude_domains as string[] | undefined,
+        fromMs: body.start_date === undefined ? undefined : dayMs(body.start_date),
+        toMs: body.end_date === undefined ? undefined : dayMs(body.end_date) + 86_400_000 - 1000,
+      },
     },
   };
 }
 
 function success(params: TavilyParams, query: string, empty: boolean, startedAt: number): SimReply {
-  const results = empty ? [] : resultsFor(`tavily/${params.depth}`, query, params.maxResults);
+  const results = empty ? [] : resultsFor(`tavily/${params.depth}`, query, params.maxResults, 0, params.constraints);
   return {
     status: 200,
     body: {
@@ -96,7 +115,8 @@ function success(params: TavilyParams, query: string, empty: boolean, startedAt:
         content: result.snippet,
         score: result.score,
         raw_content: null,
-        ...(params.news ? { published_date: result.publishedAt.toUTCString() } : {}),
+        // A date only for news, or when the request asked for a date range.
+        ...(params.news || params.constraints.fromMs !== undefined || params.constraints.toMs !== undefined ? { published_date: result.publishedAt.toUTCString() } : {}),
       })),
       response_time: Math.round(Date.now() - startedAt) / 1000,
       ...(params.usage ? { usage: { credits: params.depth === 'advanced' ? 2 : 1 } } : {}),

@@ -31,15 +31,16 @@ describe('provider-sim: Exa', () => {
     expect(typeof body.searchTime).toBe('number');
   });
 
-  it('gives a score for deep and lite, highlights only when asked, and prices results beyond 10', async () => {
+  it('gives a score for deep and instant, highlights only when asked, and prices results beyond 10', async () => {
     const body = (await search({ query: 'rust async', type: 'deep', numResults: 12, contents: { highlights: true } })).json();
     expect(body.results).toHaveLength(12);
     expect(typeof body.results[0].score).toBe('number');
     expect(body.results[0].highlights).toEqual([expect.any(String)]);
     expect(body.costDollars.total).toBe(0.014);
-    const lite = (await search({ query: 'rust async', type: 'lite' })).json();
-    expect(lite.results).toHaveLength(10);
-    expect(lite.costDollars.total).toBe(0.004);
+    const instant = (await search({ query: 'rust async', type: 'instant' })).json();
+    expect(instant.results).toHaveLength(10);
+    expect(typeof instant.results[0].score).toBe('number');
+    expect(instant.costDollars.total).toBe(0.004);
   });
 
   it('accepts the key as a Bearer token too', async () => {

@@ -1,3 +1,4 @@
+import { LIMITS } from '@svc/contracts';
 import { isUsdAmount } from '@svc/money';
 import { registerDecorator, ValidateIf } from 'class-validator';
 import type { ValidationArguments, ValidationOptions } from 'class-validator';
@@ -151,10 +152,14 @@ export function IfPresent(): PropertyDecorator {
   return ValidateIf((_object: object, value: unknown) => value !== undefined);
 }
 
-/** The list query of every paged listing: `limit` 1..100 (default 20) and an opaque `cursor`. */
+/**
+ * The list query of every paged listing: `limit` (LIMITS.pageSize) and an opaque `cursor`.
+ * Its OpenAPI properties are tools/openapi's (this class is the gateway's too, which does not
+ * load @nestjs/swagger), from the same LIMITS.
+ */
 export class PageQueryDto {
   @IfPresent()
-  @IsIntegerText(1, 100)
+  @IsIntegerText(LIMITS.pageSize.min, LIMITS.pageSize.max)
   limit?: string;
 
   @IfPresent()
@@ -162,7 +167,7 @@ export class PageQueryDto {
   cursor?: string;
 }
 
-export const DEFAULT_PAGE_LIMIT = 20;
+export const DEFAULT_PAGE_LIMIT = LIMITS.pageSize.default;
 
 /** The page size a validated PageQueryDto asks for. */
 export function pageLimit(query: PageQueryDto): number {

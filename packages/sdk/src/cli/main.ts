@@ -2,8 +2,8 @@ import { parseArgs } from 'node:util';
 import { SearchGateway } from '../client.js';
 import type { FetchLike } from '../client.js';
 import { SearchGatewayConnectionError, SearchGatewayError } from '../errors.js';
-import { PROVIDERS } from '../types.js';
-import type { ApiKey, CacheMode, CreateKeyRequest, LimitReset, Provider, UpdateKeyRequest, UsageGroupBy } from '../types.js';
+import { FILTER_NAMES, PROVIDERS } from '../types.js';
+import type { ApiKey, CacheMode, CreateKeyRequest, FilterName, LimitReset, Provider, SearchRequest, UpdateKeyRequest, UsageGroupBy } from '../types.js';
 import { VERSION } from '../version.js';
 import { EXIT, UsageError, exitCodeFor } from './exit-codes.js';
 import { keyValues, table } from './format.js';
@@ -63,13 +63,40 @@ const KEY_FIELDS: Record<string, OptionSpec> = {
 
 const CACHE_MODES: readonly CacheMode[] = ['default', 'refresh', 'off'];
 
+/** The search filters as flags: one per filter field of SearchRequest (`--include-domains`, ...), the domain lists repeatable. */
+const FILTER_FLAG_HELP: Readonly<Record<FilterName, { value: string; help: string }>> = {
+  include_domains: { value: 'host', help: 'only results from this hostname or its subdomains; repeat for more (up to 20)' },
+  exclude_domains: { value: 'host', help: 'no results from this hostname or its subdomains; repeat for more (up to 20)' },
+  country: { value: 'CC', help: 'ISO 3166-1 alpha-2 country code, e.g. US' },
+  language: { value: 'll', help: 'ISO 639-1 language code, e.g. en' },
+  published_after: { value: 'date', help: 'RFC 3339 date or date-time: published at or after' },
+  published_before: { value: 'date', help: 'RFC 3339 date or date-time: published at or before' },
+  safesearch: { value: 'level', help: 'off, moderate or strict' },
+};
+
+export const FILTER_FLAGS: Readonly<Record<string, OptionSpec>> = Object.fromEntries(FILTER_NAMES.map((name) => [
+  name.replace(/_/g, '-'),
+  { type: 'string', multiple: name === 'include_domains' || name === 'exclude_domains', ...FILTER_FLAG_HELP[name] } satisfies OptionSpec,
+]));
+
+/** The filter flags given, as SearchRequest fields (the API checks the values). */
+function filterFields(values: Context['values']): Partial<SearchRequest> {
+  const fields: Record<string, string | string[]> = {};
+  for (const name of FILTER_NAMES) {
+    const value = values[name.replace(/_/g, '-')];
+    if (Array.isArray(value) || typeof value === 'string') fields[name] = value;
+  }
+  return fields;
+}
+
 const COMMANDS: Command[] = [
   {
     name: 'search',
     summary: 'search the web with one model or several in fallback order',
-    args: '<query...> -m <model> [-m <model>...] [--max <n>] [--cache default|refresh|off] [--cache-max-age <s>]',
+    args: '<query...> -m <model> [-m <model>...] [--max <n>] [--cache default|refresh|off] [--cache-max-age <s>] [filters]',
     notes: [
       'The first model that answers wins; a failed model falls back to the next.',
+      'A model that cannot honour every filter given is skipped (see svc models, FILTERS).',
       'Needs an API key in SVC_API_KEY.',
       'Example: svc search "rust async runtimes" -m exa/fast -m brave/web --max 5',
     ],
@@ -79,6 +106,7 @@ const COMMANDS: Command[] = [
       'idempotency-key': { type: 'string', value: 'key', help: 'Idempotency-Key of the search (default: a random one)' },
       cache: { type: 'string', value: 'mode', help: 'the result cache: default (answer a repeat from the cache), refresh (ask the provider, store), off' },
       'cache-max-age': { type: 'string', value: 's', help: 'accept a cached answer at most this many seconds old' },
+      ...FILTER_FLAGS,
     },
     positionals: [1, Infinity],
     run: async (ctx) => {
@@ -92,7 +120,7 @@ const COMMANDS: Command[] = [
       const [first, ...rest] = models;
       const body = {
         query, ...(rest.length === 0 ? { model: first } : { models }), ...(max === undefined ? {} : { max_results: max }),
-        ...(cache === undefined ? {} : { cache: cache as CacheMode }), ...(maxAge === undefined ? {} : { cache_max_age_s: maxAge }),
+        ...(cache === undefined ? {} : { cache: cache as CacheMode }), ...(maxAge === undefined ? {} : { cache_max_age_s: maxAge }), ...filterFields(ctx.values),
       };
       const idempotencyKey = text(ctx.values['idempotency-key']);
       const result = await ctx.client.search(body, idempotencyKey === undefined ? {} : { idempotencyKey });
@@ -113,8 +141,8 @@ const COMMANDS: Command[] = [
     run: async (ctx) => {
       const models = await ctx.client.models();
       ctx.print(models, () => table(
-        ['ID', 'PROVIDER', 'MAX_RESULTS', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD', 'CACHE_USD', 'AVAILABLE'],
-        models.data.map((m) => [m.id, m.provider, m.max_results, m.pricing.base_usd, m.pricing.included_results, m.pricing.per_result_usd, m.pricing.cache_price_usd, m.available ? 'yes' : 'no']),
+        ['ID', 'PROVIDER', 'MAX_RESULTS', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD', 'CACHE_USD', 'AVAILABLE', 'FILTERS'],
+        models.data.map((m) => [m.id, m.provider, m.max_results, m.pricing.base_usd, m.pricing.included_results, m.pricing.per_result_usd, m.pricing.cache_price_usd, m.available ? 'yes' : 'no', (m.supported_filters ?? []).join(',')]),
       ));
     },
   },

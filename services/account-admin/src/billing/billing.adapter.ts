@@ -2,15 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { INTERNAL_HEADERS } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { APP_CONFIG } from '../config';
+import type { SessionActor } from '../http/actor';
 import type { AppConfig } from '../config';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
 
 /** Who the dashboard acts for: the signed-in user's account, with management authority. */
-export interface DashboardActor {
-  accountId: string;
-  userId: string;
-}
+export type DashboardActor = Pick<SessionActor, 'accountId' | 'userId'>;
 
 /**
  * The key id a dashboard call names: the identity headers carry a management key's id, and a

@@ -1,5 +1,6 @@
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import { AppError, routeNotFoundBody } from '@svc/errors';
+import { Public } from '@svc/http-edge';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardAssets } from './dashboard-assets.adapter';
 
@@ -27,6 +28,7 @@ export const DASHBOARD_PAGES = ['keys', 'management-keys', 'provider-keys', 'cre
  * included) is the edge's ordinary 404 or 405.
  */
 @Controller('dashboard')
+@Public()
 export class DashboardWebController {
   constructor(@Inject(DASHBOARD_ASSETS) private readonly assets: DashboardAssets) {}
 

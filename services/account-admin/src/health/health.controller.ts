@@ -1,11 +1,13 @@
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DrainState, drainingReadiness } from '@svc/http-edge';
+import { DrainState, drainingReadiness, Public } from '@svc/http-edge';
 import type { DrainingReadiness } from '@svc/http-edge';
 import { DatabaseRepository } from '../db/database.repository';
 import { KeyCacheRepository } from '../key-cache/key-cache.repository';
 
+/** Probes: public. */
 @Controller()
+@Public()
 export class HealthController {
   constructor(
     @Inject(DatabaseRepository) private readonly db: DatabaseRepository,

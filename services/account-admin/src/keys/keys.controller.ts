@@ -1,6 +1,6 @@
-import { Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res, Body } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { InternalAuth } from '../http/internal-auth';
+import { Access, Actor, onBoth, onV1 } from '../http/actor';
 import { markChangedKey, withRequestId } from '../http/reply';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
@@ -9,65 +9,57 @@ import type { Logger } from '../logging/logger';
 import { KeyBodyDto, ListQueryDto, toKeyInput, toListQuery } from './keys.dto';
 import { KeysService } from './keys.service';
 
-/** API keys (management key only) and the calling key itself (either kind). */
-@Controller('v1')
+/**
+ * API keys on both surfaces: /v1/keys (a management key, forwarded by the gateway) and
+ * /dashboard/api/keys (a session; x-csrf-token on every change) — the same bodies,
+ * validation, answers and error codes. Plus GET /v1/key, the calling key itself (either kind).
+ */
+@Controller()
+@Access({ key: 'management' })
 export class KeysController {
   constructor(
     @Inject(KeysService) private readonly keys: KeysService,
-    @Inject(InternalAuth) private readonly auth: InternalAuth,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  @Post('keys')
+  @Post(onBoth('keys'))
   @HttpCode(201)
-  async create(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: KeyBodyDto): Promise<object> {
-    const caller = this.auth.caller(req, 'management');
-    const input = toKeyInput(body);
-    const result = await this.keys.createApiKey(caller.accountId, input);
+  async create(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: KeyBodyDto): Promise<object> {
+    const result = await this.keys.createApiKey(actor.accountId, toKeyInput(body));
     markChangedKey(reply, result.changedKeyHash);
     return withRequestId(req, this.logger, result.value);
   }
 
-  @Get('keys')
-  async list(@Req() req: FastifyRequest, @Query() query: ListQueryDto): Promise<object> {
-    const caller = this.auth.caller(req, 'management');
-    const page = await this.keys.listApiKeys(caller.accountId, toListQuery(query));
-    return withRequestId(req, this.logger, page);
+  @Get(onBoth('keys'))
+  async list(@Actor() actor: Actor, @Req() req: FastifyRequest, @Query() query: ListQueryDto): Promise<object> {
+    return withRequestId(req, this.logger, await this.keys.listApiKeys(actor.accountId, toListQuery(query)));
   }
 
-  @Get('keys/:id')
-  async get(@Req() req: FastifyRequest, @Param('id') id: string): Promise<object> {
-    const caller = this.auth.caller(req, 'management');
-    return withRequestId(req, this.logger, await this.keys.getApiKey(caller.accountId, id));
+  @Get(onBoth('keys/:id'))
+  async get(@Actor() actor: Actor, @Req() req: FastifyRequest, @Param('id') id: string): Promise<object> {
+    return withRequestId(req, this.logger, await this.keys.getApiKey(actor.accountId, id));
   }
 
-  @Patch('keys/:id')
-  async update(
-    @Req() req: FastifyRequest,
-    @Res({ passthrough: true }) reply: FastifyReply,
-    @Param('id') id: string,
-    @Body() body: KeyBodyDto,
-  ): Promise<object> {
-    const caller = this.auth.caller(req, 'management');
-    const input = toKeyInput(body);
-    const result = await this.keys.updateApiKey(caller.accountId, id, input);
+  @Patch(onBoth('keys/:id'))
+  async update(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Body() body: KeyBodyDto): Promise<object> {
+    const result = await this.keys.updateApiKey(actor.accountId, id, toKeyInput(body));
     markChangedKey(reply, result.changedKeyHash);
     return withRequestId(req, this.logger, result.value);
   }
 
-  @Delete('keys/:id')
-  async remove(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string): Promise<object> {
-    const caller = this.auth.caller(req, 'management');
-    const result = await this.keys.deleteApiKey(caller.accountId, id);
+  @Delete(onBoth('keys/:id'))
+  async remove(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string): Promise<object> {
+    const result = await this.keys.deleteApiKey(actor.accountId, id);
     markChangedKey(reply, result.changedKeyHash);
     return withRequestId(req, this.logger, result.value);
   }
 
-  @Get('key')
-  async self(@Req() req: FastifyRequest): Promise<object> {
-    const caller = this.auth.caller(req, 'either');
-    const view = await this.keys.self(caller);
+  @Get(onV1('key'))
+  @Access({ key: 'either' })
+  async self(@Actor() actor: Actor, @Req() req: FastifyRequest): Promise<object> {
+    if (actor.via !== 'key') throw new Error('GET /v1/key is served to keys only');
+    const view = await this.keys.self(actor);
     return withRequestId(req, this.logger, {
       ...view,
       rate_limit: { requests_per_second: this.config.RATE_LIMIT_PER_SECOND, burst: this.config.RATE_LIMIT_BURST },

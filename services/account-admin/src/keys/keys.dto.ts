@@ -1,39 +1,23 @@
-import { LIMIT_RESETS } from '@svc/contracts';
+import { LIMITS, LIMIT_RESETS } from '@svc/contracts';
 import type { LimitReset } from '@svc/contracts';
-import { IfPresent, IsFutureTimestamp, IsText, IsUsdAmount, PageQueryDto, pageLimit, parseRfc3339 } from '@svc/http-edge';
+import { BooleanField, EnumField, FutureTimestampField, PageQueryDto, pageLimit, parseRfc3339, TextField, UsdField } from '@svc/http-edge';
 import { usdToMicros } from '@svc/money';
-import { IsBoolean, IsIn, IsOptional } from 'class-validator';
-import { ApiPropertyOptional } from '@nestjs/swagger';
-
-export const NAME_MAX = 100;
-/** The largest key limit accepted (USD). */
-export const LIMIT_MAX_USD = 1_000_000_000;
 
 /** Body of POST /v1/keys and PATCH /v1/keys/{id}; every field optional (docs/api.md section 9). */
 export class KeyBodyDto {
-  @ApiPropertyOptional({ type: 'string', minLength: 1, maxLength: NAME_MAX, description: 'Not null; defaults to "" on create.' })
-  @IfPresent()
-  @IsText(1, NAME_MAX)
+  @TextField(LIMITS.keyName, { presence: 'optional', description: 'Not null; defaults to "" on create.' })
   name?: string;
 
-  @ApiPropertyOptional({ type: 'number', nullable: true, minimum: 0.000001, maximum: LIMIT_MAX_USD, description: 'Credit limit in USD, greater than 0, at most 6 decimals; null removes the limit (and its reset period).' })
-  @IsOptional()
-  @IsUsdAmount({ min: 0, max: LIMIT_MAX_USD, exclusiveMin: true })
+  @UsdField({ min: 0, max: LIMITS.keyLimitUsd.max, exclusiveMin: true }, { presence: 'nullable', description: 'Credit limit in USD, greater than 0, at most 6 decimals; null removes the limit (and its reset period).' })
   limit_usd?: number | null;
 
-  @ApiPropertyOptional({ enum: [...LIMIT_RESETS], nullable: true, description: 'Period after which the limit starts again; needs a limit.' })
-  @IsOptional()
-  @IsIn(LIMIT_RESETS, { message: 'limit_reset must be "daily", "weekly", "monthly" or null' })
+  @EnumField(LIMIT_RESETS, { presence: 'nullable', message: 'limit_reset must be "daily", "weekly", "monthly" or null', description: 'Period after which the limit starts again; needs a limit.' })
   limit_reset?: LimitReset | null;
 
-  @ApiPropertyOptional({ type: 'string', format: 'date-time', nullable: true, description: 'A future RFC 3339 timestamp with an offset, or null for never.' })
-  @IsOptional()
-  @IsFutureTimestamp()
+  @FutureTimestampField({ presence: 'nullable', description: 'A future RFC 3339 timestamp with an offset, or null for never.' })
   expires_at?: string | null;
 
-  @ApiPropertyOptional({ type: 'boolean' })
-  @IfPresent()
-  @IsBoolean({ message: 'disabled must be true or false' })
+  @BooleanField({ presence: 'optional' })
   disabled?: boolean;
 }
 

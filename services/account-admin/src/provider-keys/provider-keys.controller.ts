@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Inject, Param, Put, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { InternalAuth } from '../http/internal-auth';
+import { Access, Actor, onBoth } from '../http/actor';
 import { withRequestId } from '../http/reply';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
@@ -8,39 +8,38 @@ import { PutProviderKeyDto } from './provider-keys.dto';
 import { markChangedProviderKeys } from './provider-keys.reply';
 import { ProviderKeysService } from './provider-keys.service';
 
-/** /v1/provider-keys (management key only), forwarded by the gateway after authentication. */
-@Controller('v1/provider-keys')
+/**
+ * Provider keys on both surfaces: /v1/provider-keys (a management key, forwarded by the
+ * gateway) and /dashboard/api/provider-keys (a session; x-csrf-token on every change).
+ */
+@Controller()
+@Access({ key: 'management' })
 export class ProviderKeysController {
   constructor(
     @Inject(ProviderKeysService) private readonly providerKeys: ProviderKeysService,
-    @Inject(InternalAuth) private readonly auth: InternalAuth,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  @Get()
-  async list(@Req() req: FastifyRequest): Promise<object> {
-    const caller = this.auth.caller(req, 'management');
-    return withRequestId(req, this.logger, await this.providerKeys.list(caller.accountId));
+  @Get(onBoth('provider-keys'))
+  async list(@Actor() actor: Actor, @Req() req: FastifyRequest): Promise<object> {
+    return withRequestId(req, this.logger, await this.providerKeys.list(actor.accountId));
   }
 
-  @Get(':provider')
-  async get(@Req() req: FastifyRequest, @Param('provider') provider: string): Promise<object> {
-    const caller = this.auth.caller(req, 'management');
-    return withRequestId(req, this.logger, await this.providerKeys.get(caller.accountId, provider));
+  @Get(onBoth('provider-keys/:provider'))
+  async get(@Actor() actor: Actor, @Req() req: FastifyRequest, @Param('provider') provider: string): Promise<object> {
+    return withRequestId(req, this.logger, await this.providerKeys.get(actor.accountId, provider));
   }
 
-  @Put(':provider')
-  async put(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('provider') provider: string, @Body() body: PutProviderKeyDto): Promise<object> {
-    const caller = this.auth.caller(req, 'management');
-    const result = await this.providerKeys.put(caller.accountId, provider, body.key);
+  @Put(onBoth('provider-keys/:provider'))
+  async put(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('provider') provider: string, @Body() body: PutProviderKeyDto): Promise<object> {
+    const result = await this.providerKeys.put(actor.accountId, provider, body.key);
     markChangedProviderKeys(reply, result.changedAccountId);
     return withRequestId(req, this.logger, result.value);
   }
 
-  @Delete(':provider')
-  async remove(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('provider') provider: string): Promise<object> {
-    const caller = this.auth.caller(req, 'management');
-    const result = await this.providerKeys.remove(caller.accountId, provider);
+  @Delete(onBoth('provider-keys/:provider'))
+  async remove(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('provider') provider: string): Promise<object> {
+    const result = await this.providerKeys.remove(actor.accountId, provider);
     markChangedProviderKeys(reply, result.changedAccountId);
     return withRequestId(req, this.logger, result.value);
   }

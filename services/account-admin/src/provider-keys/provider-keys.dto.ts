@@ -1,20 +1,22 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsString, Length, Matches } from 'class-validator';
-
-/** Longest provider key accepted (the three providers' keys are well under 100 characters). */
-export const PROVIDER_KEY_MAX_LENGTH = 512;
+import { LIMITS } from '@svc/contracts';
+import { StringField } from '@svc/http-edge';
 
 /**
- * PUT /v1/provider-keys/{provider} and its dashboard mirror: `{"key": string}`, nothing else
- * (the platform's validation pipe: unknown fields and every problem are 400 invalid_request
- * naming the field; messages never carry the value).
+ * PUT /v1/provider-keys/{provider} and /dashboard/api/provider-keys/{provider}: `{"key": string}`,
+ * nothing else (the platform's validation pipe: unknown fields and every problem are 400
+ * invalid_request naming the field; messages never carry the value). Printable ASCII without
+ * spaces: a key pasted with a newline or a space would be stored wrong.
  */
 export class PutProviderKeyDto {
-  @ApiProperty({ type: 'string', minLength: 1, maxLength: PROVIDER_KEY_MAX_LENGTH, pattern: '^[\\x21-\\x7e]+$', description: "The provider's API key: printable ASCII without spaces. Stored encrypted; never shown again." })
-  // class-validator runs these bottom-up (with stopAtFirstError the lowest failing one speaks).
-  // Printable ASCII without spaces: a key pasted with a newline or a space would be stored wrong.
-  @Matches(/^[\x21-\x7e]+$/, { message: 'key must be printable ASCII without spaces' })
-  @Length(1, PROVIDER_KEY_MAX_LENGTH, { message: `key must be 1 to ${PROVIDER_KEY_MAX_LENGTH} characters` })
-  @IsString({ message: 'key must be a string' })
+  @StringField({
+    min: LIMITS.providerKey.min,
+    max: LIMITS.providerKey.max,
+    pattern: /^[\x21-\x7e]+$/,
+    typeMessage: 'key must be a string',
+    tooShortMessage: `key must be ${LIMITS.providerKey.min} to ${LIMITS.providerKey.max} characters`,
+    tooLongMessage: `key must be ${LIMITS.providerKey.min} to ${LIMITS.providerKey.max} characters`,
+    patternMessage: 'key must be printable ASCII without spaces',
+    description: "The provider's API key: printable ASCII without spaces. Stored encrypted; never shown again.",
+  })
   key!: string;
 }

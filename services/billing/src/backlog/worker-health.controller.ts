@@ -1,5 +1,6 @@
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Public } from '@svc/http-edge';
 import { READINESS } from '../health/health.controller';
 import type { Readiness } from '../health/health.controller';
 
@@ -15,6 +16,7 @@ export interface WorkerStatus {
  * plus the settlement backlog (so an operator sees it while PostgreSQL is down).
  */
 @Controller()
+@Public()
 export class WorkerHealthController {
   constructor(
     @Inject(READINESS) private readonly readiness: Readiness,

@@ -1,13 +1,13 @@
-import { IsUsdAmount } from '@svc/http-edge';
+import { LIMITS } from '@svc/contracts';
+import { UrlField, UsdField } from '@svc/http-edge';
 import { isUsdAmount, microsToUsd, usdToMicros } from '@svc/money';
 import type { Micros } from '@svc/money';
-import { IsDefined, IsUrl, MaxLength, ValidateBy, ValidateIf } from 'class-validator';
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ValidateBy } from 'class-validator';
 
-export const MIN_PURCHASE_USD = 5;
-export const MAX_PURCHASE_USD = 10_000;
+export const MIN_PURCHASE_USD = LIMITS.purchaseUsd.min;
+export const MAX_PURCHASE_USD = LIMITS.purchaseUsd.max;
 export const MICROS_PER_CENT = 10_000;
-const MAX_URL_LENGTH = 2_048;
+const URL_MESSAGE = (field: string): string => `${field} must be an http(s) URL of at most ${LIMITS.url.max} characters`;
 
 export interface CheckoutBody {
   creditMicros: Micros;
@@ -16,29 +16,23 @@ export interface CheckoutBody {
   cancelUrl: string | null;
 }
 
-const IfPresent = (): PropertyDecorator => ValidateIf((_object: object, value: unknown) => value !== undefined && value !== null);
-
 /** POST /v1/credits/checkout: `{"amount_usd": 5..10000 (whole cents), "success_url"?, "cancel_url"?}`. */
 export class CheckoutBodyDto {
-  @ApiProperty({ type: 'number', minimum: MIN_PURCHASE_USD, maximum: MAX_PURCHASE_USD, description: 'USD to buy, in whole cents (at most 2 decimals).' })
-  @IsDefined({ message: 'amount_usd is required' })
-  @IsUsdAmount(
+  @UsdField(
     { min: MIN_PURCHASE_USD, max: MAX_PURCHASE_USD },
-    { message: (args) => (typeof args.value === 'number' && Number.isFinite(args.value) ? `amount_usd must be from ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD}` : 'amount_usd must be a number') },
+    {
+      description: 'USD to buy, in whole cents (at most 2 decimals).',
+      missingMessage: 'amount_usd is required',
+      message: (args) => (typeof args.value === 'number' && Number.isFinite(args.value) ? `amount_usd must be from ${MIN_PURCHASE_USD} to ${MAX_PURCHASE_USD}` : 'amount_usd must be a number'),
+    },
+    [IsWholeCents()],
   )
-  @IsWholeCents()
   amount_usd!: number;
 
-  @ApiPropertyOptional({ type: 'string', format: 'uri', maxLength: MAX_URL_LENGTH, nullable: true, description: 'http(s) URL; default: the deployment\'s CHECKOUT_SUCCESS_URL.' })
-  @IfPresent()
-  @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: `success_url must be an http(s) URL of at most ${MAX_URL_LENGTH} characters` })
-  @MaxLength(MAX_URL_LENGTH, { message: `success_url must be an http(s) URL of at most ${MAX_URL_LENGTH} characters` })
+  @UrlField(LIMITS.url.max, { presence: 'nullable', message: URL_MESSAGE('success_url'), description: "http(s) URL; default: the deployment's CHECKOUT_SUCCESS_URL." })
   success_url?: string | null;
 
-  @ApiPropertyOptional({ type: 'string', format: 'uri', maxLength: MAX_URL_LENGTH, nullable: true, description: 'http(s) URL; default: the deployment\'s CHECKOUT_CANCEL_URL.' })
-  @IfPresent()
-  @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: `cancel_url must be an http(s) URL of at most ${MAX_URL_LENGTH} characters` })
-  @MaxLength(MAX_URL_LENGTH, { message: `cancel_url must be an http(s) URL of at most ${MAX_URL_LENGTH} characters` })
+  @UrlField(LIMITS.url.max, { presence: 'nullable', message: URL_MESSAGE('cancel_url'), description: "http(s) URL; default: the deployment's CHECKOUT_CANCEL_URL." })
   cancel_url?: string | null;
 }
 

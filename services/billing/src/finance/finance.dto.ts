@@ -1,9 +1,6 @@
-import { AppError } from '@svc/errors';
-import { isId } from '@svc/ids';
 import { microsToUsd } from '@svc/money';
 import type { Micros } from '@svc/money';
-import { IfPresent } from '@svc/http-edge';
-import { Matches } from 'class-validator';
+import { IdField } from '@svc/http-edge';
 import { DayRangeQueryDto, formatDay, toRange } from '../usage/usage.dto';
 import type { DayRange } from '../usage/usage.dto';
 import type { LedgerExportRow } from './finance.repository';
@@ -20,15 +17,13 @@ export interface ExportQuery {
 
 /** GET /operator/ledger/export?from&to&account_id (dates YYYY-MM-DD, to inclusive, default the last 30 days). */
 export class ExportQueryDto extends DayRangeQueryDto {
-  @IfPresent()
-  @Matches(/^acct_[0-9A-Za-z]{1,64}$/, { message: 'account_id must be an account id (acct_...)' })
+  @IdField('account', { presence: 'optional', message: 'account_id must be an account id (acct_...)' })
   account_id?: string;
 }
 
 export function toExportQuery(query: ExportQueryDto, now: Date = new Date()): ExportQuery {
   const range = toRange(query, now);
   const accountId = query.account_id ?? null;
-  if (accountId !== null && !isId('account', accountId)) throw new AppError('invalid_request', 'account_id must be an account id (acct_...)');
   return { range, start: new Date(range.from), end: new Date(range.to + DAY_MS), accountId };
 }
 

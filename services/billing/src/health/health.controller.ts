@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DrainState, drainingReadiness } from '@svc/http-edge';
+import { DrainState, drainingReadiness, Public } from '@svc/http-edge';
 
 export const READINESS = Symbol('READINESS');
 
@@ -14,6 +14,7 @@ export interface Readiness {
  * process drains (SIGTERM), /readyz is 503 `draining` at once on both.
  */
 @Controller()
+@Public()
 export class HealthController {
   constructor(
     @Inject(READINESS) private readonly readiness: Readiness,

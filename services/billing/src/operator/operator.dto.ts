@@ -1,26 +1,23 @@
+import { LIMITS } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
-import { IfPresent, IsUsdAmount, PageQueryDto, pageLimit } from '@svc/http-edge';
+import { PageQueryDto, pageLimit, StringField, UsdField } from '@svc/http-edge';
 import { microsToUsd, usdToMicros } from '@svc/money';
 import type { Micros } from '@svc/money';
-import { IsDefined, IsString, Matches, MaxLength } from 'class-validator';
 import type { LedgerEntryRecord } from '../ledger/ledger.repository';
 
-export const MAX_GRANT_USD = 1_000_000;
-export const MAX_REASON_LENGTH = 500;
+export const MAX_GRANT_USD = LIMITS.grantUsd.max;
+export const MAX_REASON_LENGTH = LIMITS.grantReason.max;
+const EMAIL_MESSAGE = `email must be an email address (at most ${LIMITS.email.max} characters)`;
+const NAME_MESSAGE = `name must be a string of ${LIMITS.accountName.min} to ${LIMITS.accountName.max} characters`;
+const REASON_MESSAGE = `reason must be a string of ${LIMITS.grantReason.min} to ${LIMITS.grantReason.max} characters`;
 
 /** POST /operator/accounts: `{"email"?, "name"?}`, an absent body is `{}`. */
 export class CreateAccountDto {
-  @IfPresent()
-  @IsString({ message: 'email must be an email address (at most 254 characters)' })
-  @MaxLength(254, { message: 'email must be an email address (at most 254 characters)' })
-  @Matches(/^[^\s@]+@[^\s@]+$/, { message: 'email must be an email address (at most 254 characters)' })
+  @StringField({ presence: 'optional', max: LIMITS.email.max, pattern: /^[^\s@]+@[^\s@]+$/, message: EMAIL_MESSAGE })
   email?: string;
 
-  @IfPresent()
-  @IsString({ message: 'name must be a string of 1 to 200 characters' })
-  @Matches(/\S/, { message: 'name must be a string of 1 to 200 characters' })
-  @MaxLength(200, { message: 'name must be a string of 1 to 200 characters' })
+  @StringField({ presence: 'optional', max: LIMITS.accountName.max, pattern: /\S/, message: NAME_MESSAGE })
   name?: string;
 }
 
@@ -38,14 +35,10 @@ export function toCreateAccountBody(body: CreateAccountDto): CreateAccountBody {
 
 /** POST /operator/accounts/{id}/grants: `{"amount_usd", "reason"}`. */
 export class GrantDto {
-  @IsDefined({ message: 'amount_usd is required' })
-  @IsUsdAmount({ min: 0, max: MAX_GRANT_USD, exclusiveMin: true })
+  @UsdField({ min: 0, max: MAX_GRANT_USD, exclusiveMin: true }, { missingMessage: 'amount_usd is required' })
   amount_usd!: number;
 
-  @IsDefined({ message: 'reason is required' })
-  @IsString({ message: `reason must be a string of 1 to ${MAX_REASON_LENGTH} characters` })
-  @Matches(/\S/, { message: `reason must be a string of 1 to ${MAX_REASON_LENGTH} characters` })
-  @MaxLength(MAX_REASON_LENGTH, { message: `reason must be a string of 1 to ${MAX_REASON_LENGTH} characters` })
+  @StringField({ max: MAX_REASON_LENGTH, pattern: /\S/, missingMessage: 'reason is required', message: REASON_MESSAGE })
   reason!: string;
 }
 

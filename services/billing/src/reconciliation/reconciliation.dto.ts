@@ -1,8 +1,7 @@
 import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
 import { microsToUsd } from '@svc/money';
-import { IfPresent, PageQueryDto, pageLimit } from '@svc/http-edge';
-import { Equals, Matches } from 'class-validator';
+import { EnumField, IdField, PageQueryDto, pageLimit } from '@svc/http-edge';
 import type { AccountReport, Repair } from './reconciliation.service';
 
 export interface ReconciliationQuery {
@@ -22,21 +21,15 @@ export function encodeAccountCursor(accountId: string): string {
 
 /** `account_id` (optional), `limit` (1..100, default 20), `cursor` (from a previous page), `include=finance`. */
 export class ReconciliationQueryDto extends PageQueryDto {
-  @IfPresent()
-  @Matches(/^acct_[0-9A-Za-z]{1,64}$/, { message: 'account_id must be an account id' })
+  @IdField('account', { presence: 'optional', message: 'account_id must be an account id' })
   account_id?: string;
 
-  @IfPresent()
-  @Equals('finance', { message: 'include must be finance' })
+  @EnumField(['finance'], { presence: 'optional', message: 'include must be finance' })
   include?: string;
 }
 
 export function toReconciliationQuery(params: ReconciliationQueryDto): ReconciliationQuery {
-  let accountId: string | null = null;
-  if (params.account_id !== undefined) {
-    if (!isId('account', params.account_id)) throw new AppError('invalid_request', 'account_id must be an account id');
-    accountId = params.account_id;
-  }
+  const accountId = params.account_id ?? null;
   const limit = pageLimit(params);
   let afterId: string | null = null;
   if (params.cursor !== undefined) {

@@ -1,16 +1,14 @@
+import { LIMITS } from '@svc/contracts';
 import { AppError } from '@svc/errors';
-import { isId } from '@svc/ids';
 import { microsToUsd } from '@svc/money';
-import { IfPresent, IsCalendarDate } from '@svc/http-edge';
-import { IsIn, Matches } from 'class-validator';
+import { CalendarDateField, EnumField, IdField } from '@svc/http-edge';
 import type { UsageReport } from './usage.service';
-import { ApiPropertyOptional } from '@nestjs/swagger';
 
 export const GROUPINGS = ['day', 'model', 'key'] as const;
 export type Grouping = (typeof GROUPINGS)[number];
 
-export const DEFAULT_RANGE_DAYS = 30;
-export const MAX_RANGE_DAYS = 366;
+export const DEFAULT_RANGE_DAYS = LIMITS.usageRangeDays.default;
+export const MAX_RANGE_DAYS = LIMITS.usageRangeDays.max;
 const DAY_MS = 86_400_000;
 
 /** A UTC calendar day as milliseconds at its 00:00. */
@@ -27,14 +25,10 @@ export function dayOf(value: string): Day {
 
 /** `from` and `to`: UTC calendar days, `to` inclusive. */
 export class DayRangeQueryDto {
-  @ApiPropertyOptional({ type: 'string', format: 'date', description: 'First UTC day (YYYY-MM-DD); default 29 days before `to`.' })
-  @IfPresent()
-  @IsCalendarDate()
+  @CalendarDateField({ presence: 'optional', description: `First UTC day (YYYY-MM-DD); default ${DEFAULT_RANGE_DAYS - 1} days before \`to\`.` })
   from?: string;
 
-  @ApiPropertyOptional({ type: 'string', format: 'date', description: 'Last UTC day (YYYY-MM-DD), inclusive; default today. At most 366 days from `from`.' })
-  @IfPresent()
-  @IsCalendarDate()
+  @CalendarDateField({ presence: 'optional', description: `Last UTC day (YYYY-MM-DD), inclusive; default today. At most ${MAX_RANGE_DAYS} days from \`from\`.` })
   to?: string;
 }
 
@@ -62,21 +56,15 @@ export interface UsageQuery {
 
 /** GET /v1/usage?from&to&group_by&key_id */
 export class UsageQueryDto extends DayRangeQueryDto {
-  @ApiPropertyOptional({ enum: [...GROUPINGS], default: 'day' })
-  @IfPresent()
-  @IsIn(GROUPINGS, { message: 'group_by must be one of day, model, key' })
+  @EnumField(GROUPINGS, { presence: 'optional', default: 'day', message: 'group_by must be one of day, model, key' })
   group_by?: Grouping;
 
-  @ApiPropertyOptional({ type: 'string', pattern: '^key_[0-9A-Za-z]{24}$', description: 'Only this API key\'s usage.' })
-  @IfPresent()
-  @Matches(/^key_[0-9A-Za-z]{1,64}$/, { message: 'key_id must be an API key id (key_...)' })
+  @IdField('apiKey', { presence: 'optional', message: 'key_id must be an API key id (key_...)', description: 'Only this API key\'s usage.' })
   key_id?: string;
 }
 
 export function toUsageQuery(query: UsageQueryDto, now: Date = new Date()): UsageQuery {
-  const keyId = query.key_id ?? null;
-  if (keyId !== null && !isId('apiKey', keyId)) throw new AppError('invalid_request', 'key_id must be an API key id (key_...)');
-  return { range: toRange(query, now), groupBy: query.group_by ?? 'day', keyId };
+  return { range: toRange(query, now), groupBy: query.group_by ?? 'day', keyId: query.key_id ?? null };
 }
 
 export interface UsageRowView {

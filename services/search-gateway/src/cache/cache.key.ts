@@ -18,8 +18,8 @@ export type FilterValue = string | number | boolean | null | readonly FilterValu
  * is part of the key, so a search with filters is never answered from an entry stored
  * without them (or with others).
  */
-export function canonicalFilters(filters: Readonly<Record<string, FilterValue | undefined>>): string {
-  return canonical(filters);
+export function canonicalFilters(filters: object): string {
+  return canonical(filters as { readonly [key: string]: FilterValue | undefined });
 }
 
 function canonical(value: FilterValue | undefined): string {

@@ -9,7 +9,7 @@ import { chargeOf } from '../search/steps/plan';
 import type { AttemptRequest } from '../search/steps/plan';
 import type { SearchContext, SearchSteps } from '../search/steps/search-steps';
 import { cacheDigest, cacheKeys, canonicalFilters, SHARED_SCOPE } from './cache.key';
-import type { CacheKeys, FilterValue } from './cache.key';
+import type { CacheKeys } from './cache.key';
 import type { CachedAnswer } from './result-cache';
 
 /** `cache` in a search's body: look up and store, store only, or neither. */
@@ -33,13 +33,12 @@ export type CacheTicket =
   | { readonly kind: 'lead' | 'follow' | 'miss'; readonly keys: CacheKeys; readonly entry: string; readonly asked: number; readonly maxAgeMs: number | null; readonly token: string };
 
 /** The filters of a search that change its answer, as the cache key takes them (every one of them). */
-export function cacheFilters(request: SearchRequest): Readonly<Record<string, FilterValue | undefined>> {
-  // A search has no filters yet: every search's key holds the same (empty) filters.
-  void request;
-  return NO_FILTERS;
+export function cacheFilters(request: SearchRequest): object {
+  // The filters in the contracts' canonical form (canonicalFilters of @svc/contracts); none: {}.
+  return request.filters ?? NO_FILTERS;
 }
 
-const NO_FILTERS: Readonly<Record<string, FilterValue | undefined>> = Object.freeze({});
+const NO_FILTERS: object = Object.freeze({});
 
 /**
  * Before an attempt's admission: looks up its model's entry (unless the search asked for

@@ -1,4 +1,4 @@
-import { CATALOG, cachePriceMicros, DEFAULT_CACHE_PRICE_PERCENT } from '@svc/contracts';
+import { CATALOG, cachePriceMicros, DEFAULT_CACHE_PRICE_PERCENT, LIMITS } from '@svc/contracts';
 import type { Provider } from '@svc/contracts';
 import { microsToUsd } from '@svc/money';
 
@@ -10,7 +10,7 @@ export interface ByokSettings {
 }
 
 /** Checkout amounts accepted by billing (spec section 8). */
-export const PURCHASE_LIMITS_USD = { min_usd: 5, max_usd: 10_000 } as const;
+export const PURCHASE_LIMITS_USD = { min_usd: LIMITS.purchaseUsd.min, max_usd: LIMITS.purchaseUsd.max } as const;
 
 /** The `data` of GET /v1/models (docs/api.md section 7), from the one catalog. */
 export function modelsData(available: ProviderAvailability, cachePercent: number | null = DEFAULT_CACHE_PRICE_PERCENT): object[] {
@@ -27,6 +27,7 @@ export function modelsData(available: ProviderAvailability, cachePercent: number
       cache_price_usd: cachePercent === null ? null : microsToUsd(cachePriceMicros(model, cachePercent)),
     },
     available: available[model.provider],
+    supported_filters: [...model.supportedFilters],
   }));
 }
 

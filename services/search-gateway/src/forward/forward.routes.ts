@@ -2,6 +2,7 @@ import { isProvider } from '@svc/contracts';
 import { injectTraceHeaders } from '@svc/tracing';
 import type { RequiredKind } from '@svc/contracts';
 import { AppError } from '@svc/errors';
+import { guardHook, PUBLIC_ROUTE_CONFIG } from '@svc/http-edge';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { Logger } from 'pino';
 import type { AuthChain } from '../auth/auth-chain';
@@ -57,24 +58,34 @@ export class ForwardService {
     private readonly providerKeys?: { invalidate(accountId: string): void },
   ) {}
 
-  /** Registers every forwarded route on a scope whose body parser yields raw Buffers. */
+  /**
+   * Registers every forwarded route on a scope whose body parser yields raw Buffers. A route
+   * that needs a key authenticates it in its preHandler (after the body is read, before the
+   * handler); a route with key 'none' is public here (its upstream guards it).
+   */
   register(scope: FastifyInstance, routes: readonly ForwardRoute[] = FORWARD_ROUTES): void {
+    const identities = new WeakMap<FastifyRequest, ForwardIdentity>();
     for (const route of routes) {
+      const key = route.key;
       scope.route({
         method: route.methods,
         url: route.url,
-        handler: (request, reply) => this.forward(route, request, reply),
+        ...(key === 'none'
+          ? { config: PUBLIC_ROUTE_CONFIG }
+          : {
+              preHandler: guardHook(async (request: FastifyRequest) => {
+                const outcome = await this.auth.authenticate(request.headers.authorization, key);
+                if (!outcome.ok) throw authError(outcome);
+                identities.set(request, { accountId: outcome.record.accountId, keyId: outcome.record.id, kind: outcome.record.kind });
+              }),
+            }),
+        handler: (request, reply) => this.forward(route, request, reply, identities.get(request) ?? null),
       });
     }
   }
 
-  private async forward(route: ForwardRoute, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    let identity: ForwardIdentity | null = null;
-    if (route.key !== 'none') {
-      const outcome = await this.auth.authenticate(request.headers.authorization, route.key);
-      if (!outcome.ok) throw authError(outcome);
-      identity = { accountId: outcome.record.accountId, keyId: outcome.record.id, kind: outcome.record.kind };
-    }
+  private async forward(route: ForwardRoute, request: FastifyRequest, reply: FastifyReply, identity: ForwardIdentity | null): Promise<FastifyReply> {
+    if (route.key !== 'none' && identity === null) throw new Error('forward handler reached without authentication');
     const problem = route.checkParams?.(request.params as Record<string, string>);
     if (problem !== undefined) throw problem;
 

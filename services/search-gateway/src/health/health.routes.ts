@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { drainingReadiness } from '@svc/http-edge';
+import { drainingReadiness, PUBLIC_ROUTE_CONFIG } from '@svc/http-edge';
 import type { DrainState } from '@svc/http-edge';
 import type { RedisConnection } from './redis.connection';
 
@@ -9,10 +9,10 @@ import type { RedisConnection } from './redis.connection';
  * search would answer 503). While the gateway drains (SIGTERM), /readyz is 503 `draining`.
  */
 export function registerHealthRoutes(scope: FastifyInstance, redis: RedisConnection, searchBatchReady?: () => boolean, drain?: DrainState): void {
-  scope.get('/healthz', (request, reply) => {
+  scope.get('/healthz', { config: PUBLIC_ROUTE_CONFIG }, (request, reply) => {
     void reply.type('application/json; charset=utf-8').send({ status: 'ok', request_id: request.id });
   });
-  scope.get('/readyz', async (request, reply) => {
+  scope.get('/readyz', { config: PUBLIC_ROUTE_CONFIG }, async (request, reply) => {
     if (drain?.draining === true) {
       return reply.code(503).type('application/json; charset=utf-8').send(drainingReadiness(request.id));
     }

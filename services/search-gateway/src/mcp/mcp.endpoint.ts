@@ -1,6 +1,7 @@
 import type { KeyRecord } from '@svc/contracts';
 import { AppError, errorBody } from '@svc/errors';
 import type { ErrorBody } from '@svc/errors';
+import { guardHook } from '@svc/http-edge';
 import { newRequestId } from '@svc/ids';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -72,11 +73,11 @@ export class McpEndpoint {
     scope.route({
       method: 'POST',
       url: '/mcp',
-      onRequest: async (request) => {
+      onRequest: guardHook(async (request: FastifyRequest) => {
         const outcome = await this.deps.auth.authenticate(request.headers.authorization, 'api');
         if (!outcome.ok) throw authError(outcome);
         callers.set(request, { record: outcome.record, sessionId: sessionIdOf(request.headers['mcp-session-id']) });
-      },
+      }),
       handler: async (request, reply) => {
         const known = callers.get(request);
         if (known === undefined) throw new Error('mcp handler reached without authentication');

@@ -1,4 +1,4 @@
-import { CACHE_STATUSES, CATALOG } from '@svc/contracts';
+import { CACHE_STATUSES, CATALOG, FILTER_DESCRIPTIONS, FILTER_NAMES } from '@svc/contracts';
 import type { ErrorBody } from '@svc/errors';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULT_MAX_RESULTS, MAX_CACHE_MAX_AGE_S, MAX_MODELS, MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '../search/search.schema';
@@ -25,6 +25,8 @@ const FIELD_DESCRIPTIONS: Readonly<Record<keyof typeof SEARCH_BODY_SCHEMA.proper
   max_results: `Most results wanted (1 to 100, default ${DEFAULT_MAX_RESULTS}); each model caps it (see list_models). The price depends on it.`,
   cache: 'The shared result cache: "default" answers a repeated search from a stored answer at the model\'s cache price (see list_models), "refresh" asks the provider and stores the new answer, "off" neither looks up nor stores.',
   cache_max_age_s: `The oldest stored answer accepted, in seconds (0 to ${MAX_CACHE_MAX_AGE_S}); default: any answer the cache still holds.`,
+  // A model that cannot honour every filter sent is skipped, never called with a filter dropped (see list_models' supported_filters).
+  ...FILTER_DESCRIPTIONS,
 };
 
 /**
@@ -101,7 +103,7 @@ export const LIST_MODELS_OUTPUT_SCHEMA = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['id', 'provider', 'variant', 'description', 'max_results', 'pricing', 'available'],
+        required: ['id', 'provider', 'variant', 'description', 'max_results', 'pricing', 'available', 'supported_filters'],
         properties: {
           id: { type: 'string' },
           provider: { type: 'string' },
@@ -114,6 +116,7 @@ export const LIST_MODELS_OUTPUT_SCHEMA = {
             properties: { base_usd: { type: 'number' }, included_results: { type: ['integer', 'null'] }, per_result_usd: { type: 'number' }, cache_price_usd: { type: ['number', 'null'] } },
           },
           available: { type: 'boolean' },
+          supported_filters: { type: 'array', items: { type: 'string', enum: [...FILTER_NAMES] }, description: 'The web_search filters this model honours.' },
         },
       },
     },
@@ -143,7 +146,8 @@ export const TOOLS: readonly Tool[] = [
     title: 'Web search',
     description:
       'Search the web through Brave, Exa or Tavily with one API key and one prepaid balance. Give a model or an ordered list of models: ' +
-      'when one fails the next is tried, and only the model that answers is charged. Returns the results (title, url, snippet, date) and what the search cost.',
+      'when one fails the next is tried, and only the model that answers is charged. Optional filters (domains, country, language, dates, safesearch) are never dropped: ' +
+      'a model that cannot honour one is skipped (see supported_filters in list_models). Returns the results (title, url, snippet, date) and what the search cost.',
     inputSchema: WEB_SEARCH_INPUT_SCHEMA as unknown as Tool['inputSchema'],
     outputSchema: WEB_SEARCH_OUTPUT_SCHEMA as unknown as Tool['outputSchema'],
     annotations: { title: 'Web search', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
@@ -244,9 +248,10 @@ interface ModelView {
   max_results: number;
   pricing: { base_usd: number; included_results: number | null; per_result_usd: number; cache_price_usd: number | null };
   available: boolean;
+  supported_filters: readonly string[];
 }
 
-/** The catalog as text: one line per model with its price and cap. */
+/** The catalog as text: one line per model with its price, cap and filters. */
 export function modelsText(models: readonly ModelView[]): string {
   return models
     .map((m) => {
@@ -254,7 +259,8 @@ export function modelsText(models: readonly ModelView[]): string {
         ? ''
         : `, +${m.pricing.per_result_usd} USD per result after ${m.pricing.included_results}`;
       const cached = m.pricing.cache_price_usd === null ? '' : ` A repeated search answered from the cache: ${m.pricing.cache_price_usd} USD.`;
-      return `${m.id}: ${m.description}; up to ${m.max_results} results, ${m.pricing.base_usd} USD per search${extra}.${cached}${m.available ? '' : ' Not available on this deployment.'}`;
+      const filters = m.supported_filters.length === 0 ? 'no filters' : `filters: ${m.supported_filters.join(', ')}`;
+      return `${m.id}: ${m.description}; up to ${m.max_results} results, ${m.pricing.base_usd} USD per search${extra}; ${filters}.${cached}${m.available ? '' : ' Not available on this deployment.'}`;
     })
     .join('\n');
 }

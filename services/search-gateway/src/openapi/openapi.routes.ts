@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { PUBLIC_ROUTE_CONFIG } from '@svc/http-edge';
 
 /**
  * GET /v1/openapi.json: the OpenAPI 3.1 document of the public edge, generated from the
@@ -58,14 +59,14 @@ export function registerOpenApiRoutes(scope: FastifyInstance): void {
   for (const [name, type] of Object.entries(ASSETS)) assets.set(name, { body: readFileSync(join(uiRoot, name)), type });
   assets.set('init.js', { body: Buffer.from(INIT_JS), type: 'text/javascript; charset=utf-8' });
 
-  scope.get('/v1/openapi.json', (_request, reply) => {
+  scope.get('/v1/openapi.json', { config: PUBLIC_ROUTE_CONFIG }, (_request, reply) => {
     void reply.type('application/json; charset=utf-8').header('cache-control', 'no-cache').send(document);
   });
-  scope.get('/docs', (_request, reply) => {
+  scope.get('/docs', { config: PUBLIC_ROUTE_CONFIG }, (_request, reply) => {
     void reply.type('text/html; charset=utf-8').header('content-security-policy', PAGE_POLICY).header('cache-control', 'no-cache').send(PAGE);
   });
   for (const [name, asset] of assets) {
-    scope.get(`/docs/${name}`, (_request, reply) => {
+    scope.get(`/docs/${name}`, { config: PUBLIC_ROUTE_CONFIG }, (_request, reply) => {
       void reply.type(asset.type).header('cache-control', 'public, max-age=3600').send(asset.body);
     });
   }

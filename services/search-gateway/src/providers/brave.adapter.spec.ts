@@ -96,6 +96,18 @@ describe('BraveAdapter', () => {
     });
   });
 
+  it('maps country, language, safesearch and the dates (a freshness range of whole days) onto Brave\'s parameters', async () => {
+    canned = { status: 200, body: JSON.stringify(WEB_OK) };
+    await adapter.search({
+      query: 'rust book', model: model('brave/web'), maxResults: 5, apiKey: 'brave-key', timeoutMs: 5_000,
+      filters: { country: 'JP', language: 'ja', published_after: '2025-01-01', published_before: '2025-02-01', safesearch: 'strict' },
+    });
+    const params = new URL(seen[0]?.url ?? '', 'http://x').searchParams;
+    expect(Object.fromEntries(params)).toEqual({ q: 'rust book', count: '5', country: 'JP', search_lang: 'jp', safesearch: 'strict', freshness: '2025-01-01to2025-02-01' });
+    await expect(adapter.search({ query: 'x', model: model('brave/web'), maxResults: 5, apiKey: 'brave-key', timeoutMs: 5_000, filters: { include_domains: ['a.example'] } }))
+      .rejects.toThrow(/cannot honour the filters include_domains/);
+  });
+
   it('calls /news/search for brave/news (count up to 50) and reads top-level results', async () => {
     canned = { status: 200, body: JSON.stringify(NEWS_OK) };
     const outcome = await search('brave/news', 100);

@@ -1,4 +1,6 @@
 import { resultCap } from '@svc/contracts';
+import type { SearchFilters } from '@svc/contracts';
+import { assertHonoured, filterDay } from './filter-params';
 import { genericFailure, isRecord, isUsableKey, parseJson, ProviderHttp } from './provider-http';
 import type { ProviderHttpOptions } from './provider-http';
 import { isHttpUrl, plainText, toPublishedAt } from './result-fields';
@@ -35,6 +37,24 @@ function resultsOf(endpoint: 'web' | 'news', body: Record<string, unknown>): unk
   return body.type === 'search' ? [] : undefined;
 }
 
+/** ISO 639-1 codes that Brave's search_lang spells its own way. */
+const BRAVE_LANGUAGES: Readonly<Record<string, string>> = { ja: 'jp', zh: 'zh-hans', pt: 'pt-pt' };
+
+/**
+ * The filters as Brave's own query parameters (docs/providers.md, "Filters"): the dates as a
+ * `freshness` range of whole days rounded inward (an open end is 1970-01-01 or today).
+ */
+export function braveFilterParams(filters: SearchFilters, params: URLSearchParams, nowMs: number = Date.now()): void {
+  if (filters.country !== undefined) params.set('country', filters.country);
+  if (filters.language !== undefined) params.set('search_lang', BRAVE_LANGUAGES[filters.language] ?? filters.language);
+  if (filters.safesearch !== undefined) params.set('safesearch', filters.safesearch);
+  if (filters.published_after !== undefined || filters.published_before !== undefined) {
+    const from = filters.published_after === undefined ? '1970-01-01' : filterDay(filters.published_after, 'start');
+    const to = filters.published_before === undefined ? new Date(nowMs).toISOString().slice(0, 10) : filterDay(filters.published_before, 'end');
+    params.set('freshness', `${from}to${to}`);
+  }
+}
+
 function normalize(items: unknown[], cap: number): NormalizedResult[] {
   const results: NormalizedResult[] = [];
   for (const item of items) {
@@ -66,9 +86,11 @@ export class BraveAdapter implements SearchProvider {
     if (model.provider !== 'brave' || (model.upstreamVariant !== 'web' && model.upstreamVariant !== 'news')) {
       throw new Error(`brave adapter cannot serve model ${model.id}`);
     }
+    if (request.filters !== undefined) assertHonoured(model, request.filters);
     if (!isUsableKey(request.apiKey)) return failure('bad_key', 'provider key is not usable');
     const cap = resultCap(model, request.maxResults);
     const params = new URLSearchParams({ q: request.query, count: String(cap) });
+    if (request.filters !== undefined) braveFilterParams(request.filters, params);
     const answer = await this.http.call({
       path: `/${model.upstreamVariant}/search?${params.toString()}`,
       method: 'GET',

@@ -75,7 +75,23 @@ describe('ExaAdapter', () => {
     expect(seen[0]?.url).toBe('/search');
     expect(seen[0]?.headers['x-api-key']).toBe('exa-key');
     expect(seen[0]?.headers['content-type']).toBe('application/json');
-    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({ query: 'llm survey', type: 'lite', numResults: 100, contents: { highlights: true } });
+    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({ query: 'llm survey', type: 'fast', numResults: 100, contents: { highlights: true } });
+  });
+
+  it('maps the filters onto Exa\'s own fields (a date is its whole UTC day) and refuses one the model does not honour', async () => {
+    canned = { status: 200, body: JSON.stringify(DEEP_OK) };
+    await adapter.search({
+      query: 'llm survey', model: model('exa/instant'), maxResults: 5, apiKey: 'exa-key', timeoutMs: 5_000,
+      filters: { include_domains: ['arxiv.org'], exclude_domains: ['example.com'], country: 'DE', published_after: '2025-01-01', published_before: '2025-01-31T12:00:00.000Z' },
+    });
+    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({
+      query: 'llm survey', type: 'instant', numResults: 5, contents: { highlights: true },
+      includeDomains: ['arxiv.org'], excludeDomains: ['example.com'], userLocation: 'DE',
+      startPublishedDate: '2025-01-01T00:00:00.000Z', endPublishedDate: '2025-01-31T12:00:00.000Z',
+    });
+    await expect(adapter.search({ query: 'x', model: model('exa/auto'), maxResults: 5, apiKey: 'exa-key', timeoutMs: 5_000, filters: { safesearch: 'strict' } }))
+      .rejects.toThrow(/cannot honour the filters safesearch/);
+    expect(seen).toHaveLength(1);
   });
 
   it('normalizes results: first highlight (or text) as snippet, publishedDate, score or null, empty title for null', async () => {

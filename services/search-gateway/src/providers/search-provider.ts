@@ -1,4 +1,4 @@
-import type { ModelSpec, Provider } from '@svc/contracts';
+import type { ModelSpec, Provider, SearchFilters } from '@svc/contracts';
 
 /** One search result as the gateway returns it (docs/api.md 10.3). */
 export interface NormalizedResult {
@@ -23,6 +23,12 @@ export interface ProviderSearchRequest {
   readonly timeoutMs: number;
   /** Aborts the call early (e.g. the client went away). */
   readonly signal?: AbortSignal;
+  /**
+   * The search's filters in canonical form, or undefined without any. The gateway calls an
+   * adapter only with filters its model honours (ModelSpec.supportedFilters); the adapter maps
+   * each onto the provider's own parameter.
+   */
+  readonly filters?: SearchFilters | undefined;
 }
 
 /**

@@ -78,6 +78,17 @@ describe('TavilyAdapter', () => {
     expect(JSON.parse(seen[0]?.body ?? '')).toEqual({ query: 'Who is Leo Messi?', search_depth: 'advanced', max_results: 20 });
   });
 
+  it('maps the filters onto Tavily\'s fields, its whole-day dates rounded inward', async () => {
+    canned = { status: 200, body: JSON.stringify(OK) };
+    await adapter.search({
+      query: 'q', model: model('tavily/ultra-fast'), maxResults: 5, apiKey: 'tvly-key', timeoutMs: 5_000,
+      filters: { include_domains: ['a.example'], exclude_domains: ['b.example'], published_after: '2025-01-01T12:00:00.000Z', published_before: '2025-01-31T12:00:00.000Z' },
+    });
+    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({
+      query: 'q', search_depth: 'ultra-fast', max_results: 5, include_domains: ['a.example'], exclude_domains: ['b.example'], start_date: '2025-01-02', end_date: '2025-01-30',
+    });
+  });
+
   it('normalizes content as snippet, score and published_date', async () => {
     canned = { status: 200, body: JSON.stringify(OK) };
     expect(await search('tavily/basic')).toEqual({

@@ -153,6 +153,9 @@ export class SearchMetrics {
           outcome = 'overloaded';
           this.refusals.child('capacity').inc();
           break;
+        case 'unsupported_filter':
+          outcome = 'unsupported_filter';
+          break;
         case 'failed':
           outcome = 'all_providers_failed';
           break;

@@ -1,4 +1,4 @@
-import type { ModelSpec } from '@svc/contracts';
+import type { FilterName, ModelSpec } from '@svc/contracts';
 import type { AttemptView } from '@svc/errors';
 import type { Micros } from '@svc/money';
 import { microsToUsd } from '@svc/money';
@@ -8,13 +8,13 @@ import type { NormalizedResult, ProviderFailureKind } from '../providers';
 /** Whose provider key an attempt uses: the account's own (`byok`, tried first) or the deployment's (`platform`). */
 export type AttemptSource = 'platform' | 'byok';
 
-export type SkipReason = 'not_configured' | 'capacity' | 'balance' | 'limit' | 'deadline';
+export type SkipReason = 'not_configured' | 'capacity' | 'balance' | 'limit' | 'deadline' | 'unsupported_filter';
 
 /** What happened to one attempt; an expected outcome, never an exception. */
 export type AttemptResult =
   | { readonly status: 'success'; readonly model: ModelSpec; readonly source: AttemptSource; readonly results: readonly NormalizedResult[]; readonly reservedMicros: Micros; readonly chargedMicros: Micros; readonly cache?: AttemptCache }
   | { readonly status: 'error'; readonly model: ModelSpec; readonly source: AttemptSource; readonly kind: ProviderFailureKind; readonly error: string; readonly reservedMicros: Micros; readonly chargedMicros: Micros }
-  | { readonly status: 'skipped'; readonly model: ModelSpec; readonly source: AttemptSource | null; readonly reason: SkipReason; readonly priceMicros: Micros };
+  | { readonly status: 'skipped'; readonly model: ModelSpec; readonly source: AttemptSource | null; readonly reason: SkipReason; readonly priceMicros: Micros; readonly filters?: readonly FilterName[] };
 
 export const SKIP_MESSAGES: Readonly<Record<SkipReason, string>> = {
   not_configured: 'provider not configured',
@@ -22,18 +22,29 @@ export const SKIP_MESSAGES: Readonly<Record<SkipReason, string>> = {
   balance: 'insufficient credits',
   limit: 'key credit limit reached',
   deadline: 'search time limit reached',
+  unsupported_filter: 'unsupported filter',
 };
+
+/** A skipped attempt's `error`: its reason, and for unsupported_filter the filters it cannot honour. */
+export function skipMessage(attempt: Extract<AttemptResult, { status: 'skipped' }>): string {
+  return attempt.reason === 'unsupported_filter' && attempt.filters !== undefined
+    ? `unsupported filter: ${attempt.filters.join(', ')}`
+    : SKIP_MESSAGES[attempt.reason];
+}
 
 /** How a search ends (docs/api.md 10.5, when no model answers). */
 export type SearchOutcome =
   | { kind: 'success'; index: number }
   | { kind: 'payment'; code: 'key_limit_exceeded' | 'insufficient_credits'; neededMicros: Micros }
   | { kind: 'overloaded' }
+  | { kind: 'unsupported_filter' }
   | { kind: 'failed' };
 
 export function decideOutcome(attempts: readonly AttemptResult[]): SearchOutcome {
   const index = attempts.findIndex((attempt) => attempt.status === 'success');
   if (index >= 0) return { kind: 'success', index };
+  // Every model refused the filters sent (nothing was called, reserved or charged): 400, not 502.
+  if (attempts.length > 0 && attempts.every((a) => a.status === 'skipped' && a.reason === 'unsupported_filter')) return { kind: 'unsupported_filter' };
   const moneyBlocks = attempts.filter((a) => a.status === 'skipped' && (a.reason === 'balance' || a.reason === 'limit'));
   if (attempts.length > 0 && moneyBlocks.length === attempts.length) {
     let needed = Number.MAX_SAFE_INTEGER;
@@ -54,7 +65,7 @@ export function decideOutcome(attempts: readonly AttemptResult[]): SearchOutcome
 export function attemptView(attempt: AttemptResult): AttemptView {
   switch (attempt.status) {
     case 'skipped': {
-      const view: AttemptView = { model: attempt.model.id, status: 'skipped', error: SKIP_MESSAGES[attempt.reason] };
+      const view: AttemptView = { model: attempt.model.id, status: 'skipped', error: skipMessage(attempt) };
       return attempt.source === null ? view : { model: view.model, source: attempt.source, status: view.status, error: view.error };
     }
     case 'error': {

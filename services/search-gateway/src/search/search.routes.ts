@@ -1,6 +1,6 @@
 import type { KeyRecord } from '@svc/contracts';
 import { AppError } from '@svc/errors';
-import { sendError } from '@svc/http-edge';
+import { guardHook, sendError } from '@svc/http-edge';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { authError } from '../auth/auth-chain';
@@ -42,11 +42,11 @@ export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, se
     schema: { body: SEARCH_BODY_SCHEMA },
     validatorCompiler: searchValidatorCompiler,
     schemaErrorFormatter: formatSearchBodyErrors,
-    onRequest: async (request) => {
+    onRequest: guardHook(async (request: FastifyRequest) => {
       const outcome = await auth.authenticate(request.headers.authorization, 'api');
       if (!outcome.ok) throw authError(outcome);
       authenticated.set(request, outcome.record);
-    },
+    }),
     handler: async (request, reply) => {
       const record = authenticated.get(request);
       if (record === undefined) throw new Error('search handler reached without authentication');

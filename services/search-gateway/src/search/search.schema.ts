@@ -1,6 +1,6 @@
 import { AjvCompiler } from '@fastify/ajv-compiler';
-import { findModel } from '@svc/contracts';
-import type { ModelSpec } from '@svc/contracts';
+import { canonicalFilters, FILTER_HINTS, FILTER_NAMES, FILTER_SCHEMAS, FilterError, findModel } from '@svc/contracts';
+import type { FilterName, ModelSpec, SafeSearch, SearchFilters } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
 import { CACHE_MODES } from '../cache/cache.step';
@@ -20,6 +20,13 @@ export interface SearchBody {
   max_results: number;
   cache: CacheMode;
   cache_max_age_s?: number;
+  include_domains?: string[];
+  exclude_domains?: string[];
+  country?: string;
+  language?: string;
+  published_after?: string;
+  published_before?: string;
+  safesearch?: SafeSearch;
 }
 
 /** POST /v1/search (docs/api.md 10.1): unknown fields rejected, no type coercion. */
@@ -34,6 +41,8 @@ export const SEARCH_BODY_SCHEMA = {
     max_results: { type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_MAX_RESULTS },
     cache: { type: 'string', enum: CACHE_MODES, default: 'default' },
     cache_max_age_s: { type: 'integer', minimum: 0, maximum: MAX_CACHE_MAX_AGE_S },
+    // The filters, as packages/contracts declares them (docs/api.md, "Filters").
+    ...FILTER_SCHEMAS,
   },
 } as const;
 
@@ -57,6 +66,8 @@ export function formatSearchBodyErrors(errors: FastifySchemaValidationError[]): 
     return new Error(`is missing the field "${params.missingProperty}"`);
   }
   if (field === '') return new Error(first.keyword === 'type' ? 'must be a JSON object' : `${first.message ?? 'is invalid'}`);
+  const root = field.split('.')[0] as FilterName;
+  if ((FILTER_NAMES as readonly string[]).includes(root)) return new Error(`field ${field} ${FILTER_HINTS[root]}`);
   return new Error(`field ${field} ${first.message ?? 'is invalid'}`);
 }
 
@@ -69,6 +80,8 @@ export interface SearchRequest {
   readonly cache: CacheMode;
   /** The oldest entry accepted, in seconds; null: any live entry. */
   readonly cacheMaxAgeS: number | null;
+  /** The filters in canonical form (canonicalFilters), or undefined when none was sent. */
+  readonly filters?: SearchFilters | undefined;
 }
 
 /** The rules a schema cannot say: the trimmed query's length, at least one model, every id known. */
@@ -90,5 +103,12 @@ export function toSearchRequest(body: SearchBody): SearchRequest {
     models.push(model);
   }
   if (models.length > MAX_MODELS) throw new AppError('invalid_request', `at most ${MAX_MODELS} models`);
-  return { query, models, maxResults: body.max_results, cache: body.cache, cacheMaxAgeS: body.cache_max_age_s ?? null };
+  let filters: SearchFilters | undefined;
+  try {
+    filters = canonicalFilters(body);
+  } catch (error) {
+    if (error instanceof FilterError) throw new AppError('invalid_request', error.message);
+    throw error;
+  }
+  return { query, models, maxResults: body.max_results, filters, cache: body.cache, cacheMaxAgeS: body.cache_max_age_s ?? null };
 }

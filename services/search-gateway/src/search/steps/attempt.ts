@@ -24,7 +24,7 @@ export async function attempt(steps: SearchSteps, ctx: SearchContext, ops: Money
   }
   let outcome: ProviderOutcome;
   try {
-    outcome = await steps.providers.adapter(provider).search({ query: call.request.query, model, maxResults: call.request.maxResults, apiKey: request.apiKey, timeoutMs: request.timeoutMs });
+    outcome = await steps.providers.adapter(provider).search({ query: call.request.query, model, maxResults: call.request.maxResults, apiKey: request.apiKey, timeoutMs: request.timeoutMs, filters: call.request.filters });
   } catch (error) {
     steps.log.error({ request_id: call.requestId, provider, err: describe(error) }, 'provider adapter threw');
     outcome = { ok: false, kind: 'connection', error: 'provider call failed', status: null };

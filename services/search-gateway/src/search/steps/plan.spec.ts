@@ -1,6 +1,6 @@
 import { harness, model, searchCall, searchContext, SETTINGS, FakeProviders } from '../../../test/search-steps.fakes';
 import type { AttemptResult } from '../search.outcome';
-import { chargeOf, gateAttempt, keptOnTimeout, nextAttempt, planAttempts, runningBoundMs } from './plan';
+import { chargeOf, filterGate, gateAttempt, keptOnTimeout, nextAttempt, planAttempts, runningBoundMs } from './plan';
 import type { PlannedAttempt } from './plan';
 
 const exaFast = model('exa/fast');
@@ -146,6 +146,31 @@ describe('plan', () => {
       expect(request?.planned.model.id).toBe('brave/web');
       expect(request?.index).toBe(2);
       expect(attempts).toHaveLength(1);
+    });
+  });
+
+  describe('filterGate', () => {
+    it('null without filters, and for a model that honours every filter sent', () => {
+      expect(filterGate(planned('platform'), undefined)).toBeNull();
+      expect(filterGate(planned('platform'), { include_domains: ['a.example'], country: 'US' })).toBeNull();
+    });
+
+    it('the filters the model cannot honour, in canonical order', () => {
+      expect(filterGate(planned('platform', 'k', braveWeb), { safesearch: 'strict', exclude_domains: ['a.example'], include_domains: ['b.example'] }))
+        .toEqual(['include_domains', 'exclude_domains']);
+      expect(filterGate(planned('platform'), { language: 'de', safesearch: 'off' })).toEqual(['language', 'safesearch']);
+    });
+
+    it('skips a model that cannot honour a filter (one skip for its BYOK and platform attempts) and admits the next', () => {
+      const { steps } = harness();
+      const base = searchCall({ models: ['brave/web', 'exa/fast'] });
+      const call = { ...base, request: { ...base.request, filters: { include_domains: ['a.example'] } } };
+      const ctx = searchContext(steps, call, { brave: 'own-brave' });
+      expect(ctx.plan.map((p) => [p.model.id, p.source])).toEqual([['brave/web', 'byok'], ['brave/web', 'platform'], ['exa/fast', 'platform']]);
+      const attempts: AttemptResult[] = [];
+      const request = nextAttempt(steps, ctx, attempts, 0, undefined);
+      expect(request?.planned.model.id).toBe('exa/fast');
+      expect(attempts).toEqual([{ status: 'skipped', model: braveWeb, source: null, reason: 'unsupported_filter', priceMicros: 300, filters: ['include_domains'] }]);
     });
   });
 });

@@ -1,5 +1,5 @@
-import { byokFeeMicros, costMicros, maxCostMicros } from '@svc/contracts';
-import type { ModelSpec, Provider } from '@svc/contracts';
+import { byokFeeMicros, costMicros, maxCostMicros, unsupportedFilters } from '@svc/contracts';
+import type { FilterName, ModelSpec, Provider, SearchFilters } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import type { ProviderKeySet } from '../../byok/provider-key-cache';
 import type { CacheTicket } from '../../cache/cache.step';
@@ -83,6 +83,21 @@ export function gateAttempt(planned: PlannedAttempt, previous: AttemptResult | u
 }
 
 /**
+ * The filter gate (docs/api.md, "Filters"): the filters sent that the attempt's model cannot
+ * honour, or null when it honours them all. A model that would drop a filter is never called:
+ * its attempt is skipped (`unsupported filter: <names>`), charged and reserved nothing, and the
+ * fallback moves on. Null at once for a search without filters.
+ */
+export function filterGate(planned: PlannedAttempt, filters: SearchFilters | undefined): readonly FilterName[] | null {
+  return filters === undefined ? null : unsupportedFilters(planned.model.supportedFilters, filters);
+}
+
+/** Whether `previous` already records `planned`'s model as unable to honour the filters (its BYOK and platform attempts are one skip). */
+function sameModelRefused(previous: AttemptResult | undefined, planned: PlannedAttempt): boolean {
+  return previous !== undefined && previous.status === 'skipped' && previous.reason === 'unsupported_filter' && previous.model.id === planned.model.id;
+}
+
+/**
  * An attempt that passed its gate, as its admission and its provider call take it: it is the
  * lease request and the reserve request of the money round trip, and carries the provider
  * call's key and timeout. One object per attempt.
@@ -98,7 +113,7 @@ export interface AttemptRequest extends LeaseRequest, ReserveRequest {
 
 /**
  * The next attempt to admit, from plan index `from`: the attempts passed over are recorded
- * in `attempts` (the deadline, not configured) or left out (after_byok). Null when no attempt
+ * in `attempts` (a filter it cannot honour, the deadline, not configured) or left out (after_byok). Null when no attempt
  * is left. `claim`: the Idempotency-Key claim (the search's first admission only).
  */
 export function nextAttempt(steps: Pick<SearchSteps, 'settings'>, ctx: SearchContext, attempts: AttemptResult[], from: number, claim: Claim | undefined): AttemptRequest | null {
@@ -106,6 +121,13 @@ export function nextAttempt(steps: Pick<SearchSteps, 'settings'>, ctx: SearchCon
   const { settings } = steps;
   for (let i = from; i < plan.length; i++) {
     const planned = plan[i] as PlannedAttempt;
+    const unsupported = filterGate(planned, call.request.filters);
+    if (unsupported !== null) {
+      if (!sameModelRefused(attempts[attempts.length - 1], planned)) {
+        attempts.push({ status: 'skipped', model: planned.model, source: null, reason: 'unsupported_filter', priceMicros: planned.priceMicros, filters: unsupported });
+      }
+      continue;
+    }
     const leftMs = (settings.maxDurationMs ?? Number.POSITIVE_INFINITY) - call.elapsedMs();
     const gate = gateAttempt(planned, attempts[attempts.length - 1], leftMs);
     if (gate === 'run') return attemptRequest(settings, call.requestId, planned, claim, leftMs);

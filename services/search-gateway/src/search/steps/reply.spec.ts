@@ -48,6 +48,31 @@ describe('reply', () => {
       });
     });
 
+    describe('400: no model can honour the filters', () => {
+      const refused = (id: string, filters: ('include_domains' | 'safesearch')[]): AttemptResult => ({ status: 'skipped', model: model(id), source: null, reason: 'unsupported_filter', priceMicros: 5_000, filters });
+
+      it('unsupported_filter naming each model and the filters it cannot honour', () => {
+        const reply = buildReply('req_r', [refused('brave/web', ['include_domains']), refused('exa/fast', ['safesearch'])], 1, undefined);
+        expect(reply.status).toBe(400);
+        expect(JSON.parse(reply.body)).toEqual({
+          error: {
+            code: 'unsupported_filter', request_id: 'req_r',
+            message: 'no requested model can honour every filter sent: brave/web (include_domains), exa/fast (safesearch)',
+            attempts: [
+              { model: 'brave/web', status: 'skipped', error: 'unsupported filter: include_domains' },
+              { model: 'exa/fast', status: 'skipped', error: 'unsupported filter: safesearch' },
+            ],
+          },
+        });
+      });
+
+      it('a skip for a filter beside another failure is 502 all_providers_failed, with the reason in the attempts', () => {
+        const reply = buildReply('req_r', [refused('brave/web', ['include_domains']), timedOut], 1, undefined);
+        expect(reply.status).toBe(502);
+        expect(JSON.parse(reply.body).error.attempts[0]).toEqual({ model: 'brave/web', status: 'skipped', error: 'unsupported filter: include_domains' });
+      });
+    });
+
     describe('502: anything else', () => {
       it('all_providers_failed with every attempt', () => {
         const reply = buildReply('req_r', [timedOut], 1, undefined);

@@ -41,6 +41,10 @@ export function buildReply(requestId: string, attempts: readonly AttemptResult[]
         : 'the credit balance cannot cover any of the requested models';
       return errorReply(new AppError(outcome.code, message, { needed_usd: microsToUsd(outcome.neededMicros) }), requestId, attempts, rateLimit);
     }
+    case 'unsupported_filter': {
+      const models = attempts.map((a) => `${a.model.id} (${a.status === 'skipped' ? (a.filters ?? []).join(', ') : ''})`).join(', ');
+      return errorReply(new AppError('unsupported_filter', `no requested model can honour every filter sent: ${models}`, { attempts: attempts.map(attemptView) }), requestId, attempts, rateLimit);
+    }
     case 'overloaded':
       return errorReply(new AppError('overloaded', 'every allowed model is at capacity; retry shortly'), requestId, attempts, rateLimit);
     case 'failed':

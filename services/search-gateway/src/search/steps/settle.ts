@@ -4,7 +4,7 @@ import { currentTraceparent } from '@svc/tracing';
 import { RELEASE_CLAIM, UNLEASE_ACCOUNT } from '../../money/money.repository';
 import type { MoneyOp, MoneyScope } from '../../money/money.repository';
 import { outcomeValue } from '../idempotency';
-import { SKIP_MESSAGES } from '../search.outcome';
+import { skipMessage } from '../search.outcome';
 import type { AttemptResult } from '../search.outcome';
 import type { SearchReply } from '../search.result';
 import { providerCalled } from './admit';
@@ -87,7 +87,7 @@ export function settlementRecord(scope: MoneyScope, attempts: readonly AttemptRe
         chargedMicros += attempt.chargedMicros;
         break;
       case 'skipped':
-        settled.push({ index, model, provider, source, status: 'skipped', error: SKIP_MESSAGES[attempt.reason], reservedMicros: 0, chargedMicros: 0, timedOut: false, results: 0 });
+        settled.push({ index, model, provider, source, status: 'skipped', error: skipMessage(attempt), reservedMicros: 0, chargedMicros: 0, timedOut: false, results: 0 });
         break;
     }
   }

@@ -1,12 +1,12 @@
 // Sets a dashboard user's password (and signs that user out everywhere):
-//   DATABASE_URL=... RESET_EMAIL=user@example.com RESET_PASSWORD=... node dist/dashboard/reset-password-cli.js
+//   DATABASE_URL=... RESET_EMAIL=user@example.com RESET_PASSWORD=... node dist/sessions/reset-password-cli.js
 // The password comes from the environment, never from the command line (process listings
 // show arguments). The local stack's start command uses it to reset its demo user.
 import { parseEnv, secret, str, url } from '@svc/config';
 import { DatabaseRepository } from '../db/database.repository';
 import type { AppConfig } from '../config';
-import { PASSWORD_MAX, PASSWORD_MIN } from './dashboard.dto';
-import { DashboardRepository } from './dashboard.repository';
+import { PASSWORD_MAX, PASSWORD_MIN } from './sessions.dto';
+import { SessionsRepository } from './sessions.repository';
 import { PasswordAdapter } from './password.adapter';
 
 async function main(): Promise<void> {
@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   if ([...password].length > PASSWORD_MAX) throw new Error(`RESET_PASSWORD must be at most ${PASSWORD_MAX} characters`);
   const db = new DatabaseRepository({ DATABASE_URL: env.DATABASE_URL } as AppConfig);
   try {
-    const found = await new DashboardRepository(db).resetPassword(email, await new PasswordAdapter().hash(password));
+    const found = await new SessionsRepository(db).resetPassword(email, await new PasswordAdapter().hash(password));
     if (!found) throw new Error('no dashboard user has this email');
     process.stdout.write('password reset; every session of the user ended\n');
   } finally {

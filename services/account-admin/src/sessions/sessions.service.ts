@@ -4,9 +4,10 @@ import { AppError } from '@svc/errors';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 import { secretsEqual } from '@svc/http-edge';
-import type { Credentials } from './dashboard.dto';
-import { DashboardRepository } from './dashboard.repository';
-import type { NewSession, SessionWithUser } from './dashboard.repository';
+import type { SessionResolver } from '../http/actor';
+import type { Credentials } from './sessions.dto';
+import { SessionsRepository } from './sessions.repository';
+import type { NewSession, SessionWithUser } from './sessions.repository';
 import { PasswordAdapter } from './password.adapter';
 
 export const SESSION_COOKIE = 'svc_session';
@@ -36,11 +37,14 @@ export function readCookie(header: string | undefined, name: string): string | u
 
 const WRONG_CREDENTIALS = 'email or password is wrong';
 
-/** Dashboard sign-up, log-in and sessions (cookie + CSRF token). */
+/**
+ * Dashboard sign-up, log-in and sessions (cookie + CSRF token). ActorGuard resolves a
+ * /dashboard/api caller through `resolve` and `requireCsrf` (SESSION_RESOLVER).
+ */
 @Injectable()
-export class DashboardService {
+export class SessionsService implements SessionResolver {
   constructor(
-    @Inject(DashboardRepository) private readonly repo: DashboardRepository,
+    @Inject(SessionsRepository) private readonly repo: SessionsRepository,
     @Inject(PasswordAdapter) private readonly passwords: PasswordAdapter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -77,15 +81,20 @@ export class DashboardService {
     return session;
   }
 
+  async resolve(cookieHeader: string | undefined): Promise<{ sessionId: string; accountId: string; userId: string; email: string; csrfToken: string }> {
+    const session = await this.session(cookieHeader);
+    return { sessionId: session.id, accountId: session.user.accountId, userId: session.user.id, email: session.user.email, csrfToken: session.csrfToken };
+  }
+
   /** A mutation needs x-csrf-token equal to the session's token. */
-  requireCsrf(session: SessionWithUser, header: string | undefined): void {
+  requireCsrf(session: { csrfToken: string }, header: string | undefined): void {
     if (header === undefined || !secretsEqual(header, session.csrfToken)) {
       throw new AppError('invalid_request', 'missing or wrong x-csrf-token');
     }
   }
 
-  async logOut(session: SessionWithUser): Promise<void> {
-    await this.repo.deleteSession(session.id);
+  async logOut(sessionId: string): Promise<void> {
+    await this.repo.deleteSession(sessionId);
   }
 
   sessionCookie(token: string): string {

@@ -25,7 +25,7 @@ export interface SessionWithUser {
 
 /** Users and sessions of the dashboard. */
 @Injectable()
-export class DashboardRepository {
+export class SessionsRepository {
   constructor(@Inject(DatabaseRepository) private readonly db: DatabaseRepository) {}
 
   /** Account, user and first session in one transaction; null when the email is taken. */

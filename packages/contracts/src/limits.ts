@@ -1,0 +1,33 @@
+/**
+ * The bounds of the platform's API, declared once. The DTOs of account-admin and billing
+ * (through @svc/http-edge's field decorators, which also write their OpenAPI properties),
+ * the gateway's pricing answer, the dashboard (which imports this file) and the tests read
+ * them from here; docs/api.md states the same numbers in prose. This file imports nothing,
+ * so the dashboard's bundler can take it as it is.
+ */
+export const LIMITS = {
+  /** A key's name (API and management keys), in characters. */
+  keyName: { min: 1, max: 100 },
+  /** A key's credit limit in USD: above 0, at most this. */
+  keyLimitUsd: { max: 1_000_000_000 },
+  /** One credit purchase (Stripe Checkout) in USD, whole cents. */
+  purchaseUsd: { min: 5, max: 10_000 },
+  /** The page size of every list (`limit`). */
+  pageSize: { min: 1, max: 100, default: 20 },
+  /** A dashboard password, in characters. */
+  password: { min: 12, max: 1_024 },
+  /** An email address, in characters (RFC 5321's path limit). */
+  email: { max: 254 },
+  /** A provider's API key stored for BYOK, in characters. */
+  providerKey: { min: 1, max: 512 },
+  /** A checkout success or cancel URL, in characters. */
+  url: { max: 2_048 },
+  /** The days of a usage range (`from`..`to` inclusive). */
+  usageRangeDays: { default: 30, max: 366 },
+  /** An operator grant in USD: above 0, at most this. */
+  grantUsd: { max: 1_000_000 },
+  /** An operator grant's reason, in characters. */
+  grantReason: { min: 1, max: 500 },
+  /** An account's name (operator API), in characters. */
+  accountName: { min: 1, max: 200 },
+} as const;

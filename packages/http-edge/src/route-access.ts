@@ -1,0 +1,77 @@
+import { RequestMethod, SetMetadata } from '@nestjs/common';
+import type { Type } from '@nestjs/common';
+import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+
+/**
+ * Every route of every service is either public (declared so, here) or guarded: a Nest
+ * route by a guard (`@UseGuards`, directly or through a decorator such as account-admin's
+ * `@Access`), a Fastify route by an `onRequest`/`preHandler` hook made with `guardHook`.
+ * `unguardedNestRoutes` and `isUnguardedFastifyRoute` find the others; test/lint/route-access.spec.ts
+ * runs them over the three services in `npm run lint`.
+ */
+export const PUBLIC_ROUTE = 'svc:public-route';
+
+/** Declares a Nest controller (or one handler) public: anyone may call it, no caller is resolved. */
+export const Public = (): ClassDecorator & MethodDecorator => SetMetadata(PUBLIC_ROUTE, true);
+
+/** A Fastify route's `config` that declares it public. */
+export const PUBLIC_ROUTE_CONFIG = Object.freeze({ access: 'public' as const });
+
+const GUARD_HOOK = Symbol('svc:guard-hook');
+
+/** Marks a Fastify hook as the one that authenticates the caller (401/403 before the handler). */
+export function guardHook<T extends (...args: never[]) => unknown>(hook: T): T {
+  Object.defineProperty(hook, GUARD_HOOK, { value: true });
+  return hook;
+}
+
+function isGuardHook(hook: unknown): boolean {
+  return typeof hook === 'function' && (hook as unknown as Record<symbol, unknown>)[GUARD_HOOK] === true;
+}
+
+/** The fields of Fastify's route options the check reads (what an `onRoute` hook receives). */
+export interface RouteOptionsSeen {
+  method: string | string[];
+  url: string;
+  config?: unknown;
+  onRequest?: unknown;
+  preHandler?: unknown;
+}
+
+/** A Fastify route that is neither public (PUBLIC_ROUTE_CONFIG) nor guarded (a guardHook). */
+export function isUnguardedFastifyRoute(route: RouteOptionsSeen): boolean {
+  const config = route.config as { access?: unknown } | undefined;
+  if (config?.access === 'public') return false;
+  const hooks = [route.onRequest, route.preHandler].flatMap((hook) => (Array.isArray(hook) ? hook : [hook]));
+  return !hooks.some(isGuardHook);
+}
+
+/** `METHOD /path` of each Nest route that is neither @Public() nor behind a guard. */
+export function unguardedNestRoutes(controllers: readonly Type[]): string[] {
+  const found: string[] = [];
+  for (const controller of controllers) {
+    const prefixes = asList(Reflect.getMetadata(PATH_METADATA, controller));
+    const classPublic = Reflect.getMetadata(PUBLIC_ROUTE, controller) === true;
+    const classGuards = asList(Reflect.getMetadata(GUARDS_METADATA, controller));
+    const proto = controller.prototype as Record<string, unknown>;
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const handler = name === 'constructor' ? undefined : proto[name];
+      if (typeof handler !== 'function') continue;
+      const paths = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
+      if (paths === undefined) continue;
+      const guarded = classGuards.length > 0 || asList(Reflect.getMetadata(GUARDS_METADATA, handler)).length > 0;
+      const isPublic = classPublic || Reflect.getMetadata(PUBLIC_ROUTE, handler) === true;
+      if (guarded || isPublic) continue;
+      const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
+      for (const prefix of prefixes.length === 0 ? [''] : prefixes) {
+        for (const path of asList(paths)) found.push(`${method} /${[prefix, path].map(String).filter((p) => p !== '' && p !== '/').join('/')} (${controller.name}.${name})`);
+      }
+    }
+  }
+  return found;
+}
+
+function asList(value: unknown): unknown[] {
+  if (value === undefined || value === null) return [];
+  return Array.isArray(value) ? value : [value];
+}

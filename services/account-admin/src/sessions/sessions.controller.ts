@@ -1,0 +1,64 @@
+import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Public } from '@svc/http-edge';
+import { clientAddress } from '../http/client-address';
+import { Access, Actor, onDashboard } from '../http/actor';
+import { withRequestId } from '../http/reply';
+import { LOGGER } from '../logging/logger';
+import type { Logger } from '../logging/logger';
+import { credentials, LoginDto, SignupDto } from './sessions.dto';
+import { SessionsService } from './sessions.service';
+import type { SignedIn } from './sessions.service';
+import { SignInLimitService } from './sign-in-limit.service';
+
+/** Dashboard sessions: sign-up and sign-in (public, rate-limited), sign-out and "who am I" (a session). */
+@Controller()
+export class SessionsController {
+  constructor(
+    @Inject(SessionsService) private readonly sessions: SessionsService,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(SignInLimitService) private readonly limits: SignInLimitService,
+  ) {}
+
+  @Post(onDashboard('signup'))
+  @Public()
+  @HttpCode(201)
+  async signUp(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: SignupDto): Promise<object> {
+    const input = credentials(body);
+    await this.limits.admit(input.email, clientAddress(req, this.logger));
+    const signedIn = await this.sessions.signUp(input);
+    return this.signedIn(req, reply, signedIn);
+  }
+
+  @Post(onDashboard('login'))
+  @Public()
+  @HttpCode(200)
+  async logIn(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: LoginDto): Promise<object> {
+    const input = credentials(body);
+    await this.limits.admit(input.email, clientAddress(req, this.logger));
+    const signedIn = await this.sessions.logIn(input);
+    await this.limits.succeeded(input.email);
+    return this.signedIn(req, reply, signedIn);
+  }
+
+  @Post(onDashboard('logout'))
+  @Access()
+  @HttpCode(204)
+  async logOut(@Actor() actor: Actor, @Res({ passthrough: true }) reply: FastifyReply): Promise<void> {
+    if (actor.via !== 'session') throw new Error('sign-out is served to sessions only');
+    await this.sessions.logOut(actor.sessionId);
+    void reply.header('set-cookie', this.sessions.clearedCookie());
+  }
+
+  @Get(onDashboard('me'))
+  @Access()
+  me(@Actor() actor: Actor, @Req() req: FastifyRequest): object {
+    if (actor.via !== 'session') throw new Error('/dashboard/api/me is served to sessions only');
+    return withRequestId(req, this.logger, { account_id: actor.accountId, email: actor.email });
+  }
+
+  private signedIn(req: FastifyRequest, reply: FastifyReply, signedIn: SignedIn): object {
+    void reply.header('set-cookie', this.sessions.sessionCookie(signedIn.sessionToken)).header('cache-control', 'no-store');
+    return withRequestId(req, this.logger, { account_id: signedIn.accountId, email: signedIn.email, csrf_token: signedIn.csrfToken });
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * The request types of the providers' own client libraries, as the contract suite turns
+ * them into JSON Schema (ts-json-schema-generator). Nothing here is written by us but the
+ * names: each type is the official client's own.
+ *
+ * - Exa: exa-js `search(query, options)` sends `{ query, ...options }` as the JSON body.
+ * - Tavily: @tavily/core `search(query, options)` sends the options renamed to snake_case
+ *   (searchDepth → search_depth, ...) as the JSON body.
+ * - Brave: brave-search `webSearch(q, options)` / `newsSearch(q, options)` send `q` and the
+ *   options as the query string of GET /web/search and /news/search.
+ */
+import type { RegularSearchOptions } from 'exa-js';
+import type { TavilySearchOptions } from '@tavily/core';
+import type { BraveSearchOptions, NewsSearchOptions } from 'brave-search/dist/types';
+
+export type ExaSearchBody = RegularSearchOptions & { query: string };
+export type TavilyOptions = TavilySearchOptions;
+export type BraveWebQuery = BraveSearchOptions & { q: string };
+export type BraveNewsQuery = NewsSearchOptions & { q: string };
