@@ -20,6 +20,8 @@ export interface LoadOptions {
   rate?: number;
   /** Hard stop for the autocannon process (default: duration + 30 s). */
   killAfterMs?: number;
+  /** Replace `[<id>]` in the body with a new id on every request (autocannon -I): every request a different body. */
+  idReplacement?: boolean;
 }
 
 export interface LoadResult {
@@ -87,6 +89,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     ...(options.amount === undefined ? ['-d', String(options.durationSeconds)] : ['-a', String(options.amount)]),
     '-m', options.method,
     ...(options.rate === undefined ? [] : ['-R', String(options.rate)]),
+    ...(options.idReplacement === true ? ['-I'] : []),
   ];
   for (const [name, value] of Object.entries(options.headers)) args.push('-H', `${name}=${value}`);
   if (options.body !== undefined) args.push('-b', options.body);

@@ -6,7 +6,11 @@
 import { join } from 'node:path';
 import { bearer, call, freePort, newAccount, newApiKey, repoRoot, SIMULATOR_KEYS, startProcess, waitFor } from '@svc/test-kit';
 import type { RunningProcess, Stack } from '@svc/test-kit';
+import { findModel } from '@svc/contracts';
 import { BENCH_BYOK, storeBenchProviderKey } from './lib-stack';
+
+/** What the gateway sends Exa for exa/fast (the catalog's upstream variant): the proxy sends the same. */
+const EXA_FAST_TYPE = findModel('exa/fast')?.upstreamVariant ?? 'fast';
 
 /** The body every measured search sends, to the gateway and to the proxy alike. */
 export function searchBody(model: string): string {
@@ -19,7 +23,7 @@ export async function startBareProxy(simUrl: string): Promise<{ process: Running
   const process = await startProcess({
     name: 'bare-proxy',
     script: join(repoRoot(), 'bench/dist/bare-proxy.js'),
-    env: { PORT: String(port), HOST: '127.0.0.1', UPSTREAM_URL: `${simUrl}/exa/search`, UPSTREAM_KEY: SIMULATOR_KEYS.exa, UPSTREAM_TYPE: 'fast' },
+    env: { PORT: String(port), HOST: '127.0.0.1', UPSTREAM_URL: `${simUrl}/exa/search`, UPSTREAM_KEY: SIMULATOR_KEYS.exa, UPSTREAM_TYPE: EXA_FAST_TYPE },
     readyUrl: `http://127.0.0.1:${port}/readyz`,
   });
   return { process, url: `http://127.0.0.1:${port}` };

@@ -55,6 +55,8 @@ describe('the dashboard in Chromium', () => {
       worker: true,
       workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
       logLevel: 'warn',
+      // The result cache on: the activity and usage pages show a search answered from it.
+      gatewayEnv: { CACHE_ENABLED: 'true' },
       billingEnv: { STRIPE_SECRET_KEY: STRIPE_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: stripe.url, STRIPE_TIMEOUT_MS: '2000' },
     });
     gw = stack.gateways[0]?.url ?? '';
@@ -188,7 +190,7 @@ describe('the dashboard in Chromium', () => {
     expect(await row.textContent()).toContain('$0.00 of $5.00 per month');
 
     // Search through the API with it.
-    const searched = await call('POST', `${gw}/v1/search`, { body: { query: 'dashboard journey', model: 'exa/fast' }, headers: bearer(secret) });
+    const searched = await call('POST', `${gw}/v1/search`, { body: { query: `dashboard journey ${Date.now().toString(36)}`, model: 'exa/fast' }, headers: bearer(secret) });
     expect(searched.status).toBe(200);
     const requestId = String(searched.body.request_id);
 
@@ -216,7 +218,7 @@ describe('the dashboard in Chromium', () => {
     const cost = Number(searched.body.cost_usd);
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download CSV' }).click()]);
     expect(download.suggestedFilename()).toMatch(/^usage-\d{4}-\d{2}-\d{2}-\d{4}-\d{2}-\d{2}-by-model\.csv$/);
-    expect(readFileSync(await download.path(), 'utf8')).toBe(`model,searches,failed_attempts,cost_usd,byok_fee_usd\r\nexa/fast,1,0,${cost},0\r\n`);
+    expect(readFileSync(await download.path(), 'utf8')).toBe(`model,searches,failed_attempts,cost_usd,byok_fee_usd,cache_hits,cache_saved_usd\r\nexa/fast,1,0,${cost},0,0,0\r\n`);
 
     // …and in the overview's chart of spend per day by model.
     await go(page, 'Overview');
@@ -408,15 +410,22 @@ describe('the dashboard in Chromium', () => {
     await page.request.post(`${gw}/dashboard/api/management-keys`, { data: { name: 'deploy bot' }, headers });
     const checkout = await page.request.post(`${gw}/dashboard/api/credits/checkout`, { data: { amount_usd: 50 }, headers });
     expect(checkout.status()).toBe(201);
-    for (const [i, body] of [
-      { query: 'first', model: 'exa/fast' }, { query: 'second', model: 'brave/web' }, { query: 'third sim:exa=error500', model: 'exa/fast', models: ['tavily/basic'] },
-    ].entries()) {
+    // The first query twice: the second time it is answered from the result cache.
+    const first = `first ${Date.now().toString(36)}`;
+    const searches = [
+      { query: first, model: 'exa/fast' }, { query: 'second', model: 'brave/web', cache: 'off' },
+      { query: 'third sim:exa=error500', model: 'exa/fast', models: ['tavily/basic'], cache: 'off' }, { query: first, model: 'exa/fast' },
+    ];
+    const statuses: unknown[] = [];
+    for (const [i, body] of searches.entries()) {
       const searched = await call('POST', `${gw}/v1/search`, { body, headers: bearer(secret) });
       expect([i, searched.status]).toEqual([i, 200]);
+      statuses.push(searched.body.cache.status);
     }
-    await waitFor('three searches in the activity', async () => {
+    expect(statuses).toEqual(['miss', 'off', 'off', 'hit']);
+    await waitFor('four searches in the activity', async () => {
       const activity = await page.request.get(`${gw}/dashboard/api/activity`);
-      return ((await activity.json()) as { data: unknown[] }).data.length === 3 ? true : undefined;
+      return ((await activity.json()) as { data: unknown[] }).data.length === 4 ? true : undefined;
     }, { timeoutMs: 30_000 });
     // A provider key for the picture, set after the searches (the simulator would refuse it).
     expect((await page.request.put(`${gw}/dashboard/api/provider-keys/exa`, { data: { key: 'exa-docs-example-9f3c' }, headers })).status()).toBe(200);
@@ -425,7 +434,11 @@ describe('the dashboard in Chromium', () => {
       await page.goto(`${gw}/dashboard${p.path}`);
       await page.getByRole('heading', { level: 1, name: p.heading }).waitFor();
       await page.getByRole('status').filter({ hasText: 'Loading' }).first().waitFor({ state: 'detached' }).catch(() => undefined);
-      if (p.name === 'activity') await page.getByRole('button', { name: '2 attempts' }).click();
+      if (p.name === 'activity') {
+        await page.getByRole('button', { name: '2 attempts' }).click();
+        expect((await page.getByTestId('activity-cache').allTextContents())[0]).toBe('From cache');
+      }
+      if (p.name === 'usage') expect(await text(page, 'usage-cache')).toBe('1 answered from the cache, saving $0.0045');
       await check(p.name);
       if (p.name === 'api-keys') {
         // The dialogs too: creating a key (every field), its secret shown once, and a confirmation.

@@ -142,14 +142,14 @@ describe('the SDK and the svc CLI against the local stack', () => {
 
       // By model, a search counts for the model that answered; the failed Exa attempt counts for Exa.
       const expected = [
-        { model: 'brave/web', searches: 1, failed_attempts: 0, cost_usd: 0.006, byok_fee_usd: 0 },
-        { model: 'exa/fast', searches: 0, failed_attempts: 1, cost_usd: 0, byok_fee_usd: 0 },
+        { model: 'brave/web', searches: 1, failed_attempts: 0, cost_usd: 0.006, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 },
+        { model: 'exa/fast', searches: 0, failed_attempts: 1, cost_usd: 0, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 },
       ];
       const usage = await waitFor('the search in usage', async () => {
         const u = await user.usage({ group_by: 'model' });
         return JSON.stringify(u.data) === JSON.stringify(expected) ? u : undefined;
       });
-      expect(usage.total).toEqual({ searches: 1, cost_usd: 0.006, byok_fee_usd: 0 });
+      expect(usage.total).toEqual({ searches: 1, cost_usd: 0.006, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 });
       expect((await admin.usage({ group_by: 'key', key_id: key.id })).data).toEqual([expect.objectContaining({ key_id: key.id, searches: 1 })]);
     });
 

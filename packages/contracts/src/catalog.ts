@@ -117,3 +117,16 @@ export function maxCostMicros(model: ModelSpec, maxResults: number): Micros {
 export function byokFeeMicros(priceMicros: Micros, feePercent: number): Micros {
   return Math.floor((priceMicros * feePercent + 50) / 100);
 }
+
+/** CACHE_PRICE_PERCENT's default: a cached answer costs this percentage of the model's base price. */
+export const DEFAULT_CACHE_PRICE_PERCENT = 10;
+
+/**
+ * What an answer served from the result cache (a hit, or a search that joined an identical
+ * one in flight) costs on this model: `percent` % of its base price, rounded to the nearest
+ * micro-USD, halves up (10 % of 6,000 is 600; 10 % of 5,005 is 500.5 → 501). Integer
+ * arithmetic only.
+ */
+export function cachePriceMicros(model: ModelSpec, percent: number): Micros {
+  return Math.floor((model.baseMicros * percent + 50) / 100);
+}

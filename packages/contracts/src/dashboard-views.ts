@@ -28,6 +28,10 @@ export interface ActivityAttemptView {
   cost_usd: number;
   timed_out: boolean;
   results: number;
+  /** The result cache's part in an answered attempt: hit, joined, miss or off; null otherwise. */
+  cache: string | null;
+  /** What the cache saved this attempt against the model's full price. */
+  saved_usd: number;
 }
 
 /** One search in the activity list. */

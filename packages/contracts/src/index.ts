@@ -1,4 +1,4 @@
-export { CATALOG, PROVIDERS, findModel, isProvider, maxCostMicros, costMicros, resultCap, byokFeeMicros } from './catalog';
+export { CATALOG, PROVIDERS, findModel, isProvider, maxCostMicros, costMicros, resultCap, byokFeeMicros, cachePriceMicros, DEFAULT_CACHE_PRICE_PERCENT } from './catalog';
 export type { Provider, ModelSpec } from './catalog';
 export { KEY_CHANGES_CHANNEL, evaluateKey, isKeyChangeMessage, LIMIT_RESETS } from './key-record';
 export type { KeyRecord, KeyLookup, KeyChangeMessage, LimitReset, RequiredKind, KeyVerdict } from './key-record';
@@ -6,8 +6,8 @@ export { periodOf } from './key-periods';
 export type { Period } from './key-periods';
 export { redisKeys } from './redis-keys';
 export { INTERNAL_HEADERS } from './internal-headers';
-export { RESERVATION_TTL_GRACE_MS, SETTLEMENT_FIELD, SETTLEMENT_DIRTY_SET, LEDGER_QUEUE, RECONCILE_QUEUE, QUEUE_PREFIX, LEDGER_JOBS, isSettlementRecord } from './settlement';
-export type { SettledAttempt, SettlementRecord, LedgerJobName, LedgerJobPayload } from './settlement';
+export { RESERVATION_TTL_GRACE_MS, SETTLEMENT_FIELD, SETTLEMENT_DIRTY_SET, LEDGER_QUEUE, RECONCILE_QUEUE, QUEUE_PREFIX, LEDGER_JOBS, isSettlementRecord, CACHE_STATUSES } from './settlement';
+export type { SettledAttempt, SettlementRecord, LedgerJobName, LedgerJobPayload, CacheStatus } from './settlement';
 export { recoveryKeys, SETTLE_CONFIRM_TTL_SECONDS, SETTLE_CONFIRM_BUCKET_MS, ENSURE_EPOCH_LUA, epochCreatedMs } from './recovery';
 export { LIMITS } from './limits';
 export type { ManagementKeyView, ActivityAttemptView, ActivityView, PurchaseView, DailySpendView } from './dashboard-views';

@@ -26,7 +26,19 @@ export interface SettledAttempt {
   timedOut: boolean;
   /** Results returned (success only, else 0). */
   results: number;
+  /**
+   * How the result cache took part (success only; absent from records written before the
+   * cache, and on error and skipped attempts): `hit` (a stored answer), `joined` (the answer
+   * of an identical search in flight), `miss` (the provider answered), `off` (not looked up).
+   */
+  cache?: CacheStatus;
+  /** What a `hit` or `joined` attempt saved against the price of the same answer from the provider (else 0 or absent). */
+  savedMicros?: number;
 }
+
+/** How the result cache took part in a search's answer (docs/api.md, the result cache). */
+export const CACHE_STATUSES = ['hit', 'miss', 'joined', 'off'] as const;
+export type CacheStatus = (typeof CACHE_STATUSES)[number];
 
 export interface SettlementRecord {
   v: 1;

@@ -104,6 +104,8 @@ export interface ModelPricing {
   included_results: number | null;
   /** Price of each result beyond `included_results` (0 when not priced by count). */
   per_result_usd: number;
+  /** Price of a search answered from the result cache (`hit` or `joined`); null when the deployment has no cache. */
+  cache_price_usd: number | null;
 }
 
 /** GET /v1/models, one element of `data`. */
@@ -194,6 +196,8 @@ export interface Pricing {
   /** The checkout amount range. */
   purchase: { min_usd: number; max_usd: number };
   byok: { enabled: boolean; fee_percent: number };
+  /** The result cache: whether the deployment has one, and `cache_price_usd` as a percentage of `base_usd`. */
+  cache: { enabled: boolean; price_percent: number | null };
   request_id: string;
 }
 
@@ -210,6 +214,10 @@ export interface SearchRequest {
   models?: string[];
   /** 1..100, default 10; capped per model. */
   max_results?: number;
+  /** The result cache: `default` (look up, store), `refresh` (store only), `off` (neither). */
+  cache?: CacheMode;
+  /** Accept a stored answer at most this many seconds old (0..604,800); default any. */
+  cache_max_age_s?: number;
   // Filters (never dropped: a model that cannot honour one is skipped; see Model.supported_filters).
   /** 1..20 hostnames; a hostname also matches its subdomains. */
   include_domains?: string[];
@@ -224,6 +232,18 @@ export interface SearchRequest {
   /** RFC 3339 date (to the end of that UTC day) or date-time. */
   published_before?: string;
   safesearch?: SafeSearch;
+}
+
+export type CacheMode = 'default' | 'refresh' | 'off';
+
+/** The result cache's part in an answer: a stored answer, an identical search's in flight, the provider's, or no cache. */
+export type CacheStatus = 'hit' | 'joined' | 'miss' | 'off';
+
+/** `cache` of a search's answer (also the `x-svc-cache` header's status). */
+export interface SearchCache {
+  status: CacheStatus;
+  /** Seconds since the answer was stored; 0 on `miss` and `off`. */
+  age_s: number;
 }
 
 /** The filter fields of SearchRequest. */
@@ -302,6 +322,7 @@ export interface SearchResponse {
   /** The attempts before the one that answered (empty when the first answered). */
   attempts: Attempt[];
   latency_ms: number;
+  cache: SearchCache;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -489,6 +510,10 @@ export interface UsageRow {
   cost_usd: number;
   /** The part of cost_usd charged as BYOK fees (attempts with the account's own provider key). */
   byok_fee_usd: number;
+  /** Searches answered from the result cache (hit or joined). */
+  cache_hits: number;
+  /** What those searches saved against the provider's price of the same answers. */
+  cache_saved_usd: number;
 }
 
 /** GET /v1/usage */
@@ -496,7 +521,7 @@ export interface Usage {
   from: string;
   to: string;
   data: UsageRow[];
-  total: { searches: number; cost_usd: number; byok_fee_usd: number };
+  total: { searches: number; cost_usd: number; byok_fee_usd: number; cache_hits: number; cache_saved_usd: number };
   request_id: string;
 }
 

@@ -169,15 +169,20 @@ describe('svc command line', () => {
       server.script(json(200, {
         request_id: 'req_1', model: 'brave/web', provider: 'brave', source: 'platform', cost_usd: 0.006, latency_ms: 25,
         results: [{ position: 1, title: 'Rust', url: 'https://example.org/rust', snippet: 's', published_at: null, score: null }],
-        attempts: [{ model: 'exa/fast', source: 'platform', status: 'error', error: 'provider returned 500' }],
+        attempts: [{ model: 'exa/fast', source: 'platform', status: 'error', error: 'provider returned 500' }], cache: { status: 'hit', age_s: 42 },
       }));
       const result = await run(['search', 'rust', 'async', '-m', 'exa/fast', '-m', 'brave/web', '--max', '5']);
       expect(result.code).toBe(0);
       expect(server.bodyOf(0)).toEqual({ query: 'rust async', models: ['exa/fast', 'brave/web'], max_results: 5 });
       expect(server.seen[0]?.headers.authorization).toBe('Bearer svc-api');
-      expect(result.stdout).toContain('brave/web (platform) answered with 1 result: cost 0.006 USD');
+      expect(result.stdout).toContain('brave/web (platform) answered with 1 result: cost 0.006 USD, 25 ms, cache hit (42 s old)');
       expect(result.stdout).toContain('before it: exa/fast error: provider returned 500');
       expect(result.stdout).toMatch(/#\s+TITLE\s+URL\n1\s+Rust\s+https:\/\/example.org\/rust\n/);
+      server.script(json(200, { ok: true }));
+      await run(['search', 'q', '-m', 'exa/fast', '--cache', 'refresh', '--cache-max-age', '60']);
+      expect(server.bodyOf(0)).toEqual({ query: 'q', model: 'exa/fast', cache: 'refresh', cache_max_age_s: 60 });
+      const bad = await run(['search', 'q', '-m', 'exa/fast', '--cache', 'always']);
+      expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('--cache must be default, refresh or off')]);
       server.script(json(200, { ok: true }));
       await run(['search', '--idempotency-key', 'k-1', '-m', 'exa/fast', '--', '-negative query']);
       expect(server.bodyOf(0)).toEqual({ query: '-negative query', model: 'exa/fast' });
@@ -272,8 +277,8 @@ describe('svc command line', () => {
     });
 
     it('models, pricing and key print tables and fields', async () => {
-      server.script(json(200, { data: [{ id: 'exa/fast', provider: 'exa', variant: 'fast', description: 'd', max_results: 100, pricing: { base_usd: 0.005, included_results: 10, per_result_usd: 0.00125 }, available: true }], request_id: 'r' }));
-      expect((await run(['models'])).stdout).toMatch(/exa\/fast\s+exa\s+100\s+0.005\s+10\s+0.00125\s+yes/);
+      server.script(json(200, { data: [{ id: 'exa/fast', provider: 'exa', variant: 'fast', description: 'd', max_results: 100, pricing: { base_usd: 0.005, included_results: 10, per_result_usd: 0.00125, cache_price_usd: 0.0005 }, available: true }], request_id: 'r' }));
+      expect((await run(['models'])).stdout).toMatch(/exa\/fast\s+exa\s+100\s+0.005\s+10\s+0.00125\s+0.0005\s+yes/);
       expect(server.seen[0]?.headers.authorization).toBeUndefined();
       server.script(json(200, { currency: 'USD', models: [{ id: 'brave/web', base_usd: 0.006, included_results: null, per_result_usd: 0 }], purchase: { min_usd: 5, max_usd: 10000 }, byok: { enabled: true, fee_percent: 5 }, request_id: 'r' }));
       const pricing = (await run(['pricing'])).stdout;

@@ -179,6 +179,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${aaHttp}`, BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`,
           // Stopping a test stack does not wait the drain delay unless a test sets it (the drain test).
           SHUTDOWN_DELAY_MS: '0',
+          // The result cache is off in a test stack unless a test turns it on (CACHE_ENABLED=true):
+          // suites that repeat a search expect each repeat to reach the provider at the full price.
+          CACHE_ENABLED: 'false',
           ...providerEnv, ...options.gatewayEnv, ...gw.env,
         },
         readyUrl: `http://127.0.0.1:${port}/readyz`,

@@ -105,7 +105,7 @@ describe('after a mixed run: purchases, searches, refunds, timeouts, a dispute',
   it('the usage totals equal the ledger totals', async () => {
     const usage = await call(`${h.billing.publicUrl}/v1/usage?group_by=model`, { headers: asKey(accountA) });
     const entries = await h.db.query<{ s: string }>(`SELECT (-sum(amount_micros))::text AS s FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge'`, [accountA]);
-    expect(usage.body.total).toEqual({ searches: 4, cost_usd: 0.03, byok_fee_usd: 0 });
+    expect(usage.body.total).toEqual({ searches: 4, cost_usd: 0.03, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 });
     expect(Math.round((usage.body.total as { cost_usd: number }).cost_usd * 1_000_000)).toBe(Number(entries.rows[0]?.s));
   });
 

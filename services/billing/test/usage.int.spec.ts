@@ -67,41 +67,41 @@ describe('GET /v1/usage', () => {
     const start = Date.parse(dayText(today - 29 * DAY));
     expect(response.body).toMatchObject({ from: dayText(start), to: dayText(today) });
     expect(response.body.data).toEqual([
-      { date: dayText(today - 2 * DAY), searches: 1, failed_attempts: 1, cost_usd: 0.015, byok_fee_usd: 0 },
-      { date: dayText(today - DAY), searches: 1, failed_attempts: 1, cost_usd: 0.006, byok_fee_usd: 0 },
-      { date: dayText(today), searches: 3, failed_attempts: 3, cost_usd: 0.021, byok_fee_usd: 0 },
+      { date: dayText(today - 2 * DAY), searches: 1, failed_attempts: 1, cost_usd: 0.015, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 },
+      { date: dayText(today - DAY), searches: 1, failed_attempts: 1, cost_usd: 0.006, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 },
+      { date: dayText(today), searches: 3, failed_attempts: 3, cost_usd: 0.021, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 },
     ]);
-    expect(response.body.total).toEqual({ searches: 5, cost_usd: 0.042, byok_fee_usd: 0 });
+    expect(response.body.total).toEqual({ searches: 5, cost_usd: 0.042, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 });
     expect((response.body.total as { cost_usd: number }).cost_usd * 1_000_000).toBe(await ledgerCharged(start, Date.parse(dayText(today)) + DAY));
   });
 
   it('groups by model (a search counts for the model that answered) and by key, with the same totals', async () => {
     const byModel = await usage('?group_by=model');
     expect(byModel.body.data).toEqual([
-      { model: 'brave/web', searches: 4, failed_attempts: 0, cost_usd: 0.027, byok_fee_usd: 0 },
-      { model: 'exa/deep', searches: 1, failed_attempts: 1, cost_usd: 0.015, byok_fee_usd: 0 },
-      { model: 'exa/fast', searches: 0, failed_attempts: 4, cost_usd: 0, byok_fee_usd: 0 },
+      { model: 'brave/web', searches: 4, failed_attempts: 0, cost_usd: 0.027, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 },
+      { model: 'exa/deep', searches: 1, failed_attempts: 1, cost_usd: 0.015, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 },
+      { model: 'exa/fast', searches: 0, failed_attempts: 4, cost_usd: 0, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 },
     ]);
     const byKey = await usage('?group_by=key');
     expect(byKey.body.data).toEqual(expect.arrayContaining([
-      { key_id: keyA, searches: 3, failed_attempts: 3, cost_usd: 0.018, byok_fee_usd: 0 },
-      { key_id: keyB, searches: 2, failed_attempts: 2, cost_usd: 0.024, byok_fee_usd: 0 },
+      { key_id: keyA, searches: 3, failed_attempts: 3, cost_usd: 0.018, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 },
+      { key_id: keyB, searches: 2, failed_attempts: 2, cost_usd: 0.024, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 },
     ]));
-    expect(byModel.body.total).toEqual({ searches: 5, cost_usd: 0.042, byok_fee_usd: 0 });
+    expect(byModel.body.total).toEqual({ searches: 5, cost_usd: 0.042, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 });
     expect(byKey.body.total).toEqual(byModel.body.total);
   });
 
   it('takes from/to as inclusive UTC days', async () => {
     const response = await usage(`?from=${dayText(today - 40 * DAY)}&to=${dayText(today - DAY)}`);
-    expect(response.body.total).toEqual({ searches: 3, cost_usd: 0.027, byok_fee_usd: 0 });
+    expect(response.body.total).toEqual({ searches: 3, cost_usd: 0.027, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 });
     expect((response.body.total as { cost_usd: number }).cost_usd * 1_000_000).toBe(await ledgerCharged(Date.parse(dayText(today - 40 * DAY)), Date.parse(dayText(today))));
   });
 
   it('shows an API key only its own usage, and a management key one key with key_id', async () => {
     const own = await usage('', 'api', keyA);
-    expect(own.body.total).toEqual({ searches: 2 + 1, cost_usd: 0.018, byok_fee_usd: 0 });
+    expect(own.body.total).toEqual({ searches: 2 + 1, cost_usd: 0.018, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 });
     const filtered = await usage(`?key_id=${keyB}`);
-    expect(filtered.body.total).toEqual({ searches: 2, cost_usd: 0.024, byok_fee_usd: 0 });
+    expect(filtered.body.total).toEqual({ searches: 2, cost_usd: 0.024, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 });
     const other = await usage(`?key_id=${keyB}`, 'api', keyA);
     expect(other.status).toBe(404);
     expect(errorOf(other).code).toBe('not_found');

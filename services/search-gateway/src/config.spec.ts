@@ -15,6 +15,20 @@ describe('gateway config', () => {
     });
   });
 
+  it('has the result cache on by default: 10 % price, one hour, news ten minutes, in REDIS_URL', () => {
+    const config = parseGatewayConfig(base);
+    expect(config).toMatchObject({ CACHE_ENABLED: true, CACHE_PRICE_PERCENT: 10, CACHE_TTL_S: 3_600, CACHE_REDIS_URL: undefined, CACHE_MAX_ENTRY_BYTES: 262_144 });
+    expect([...config.CACHE_TTL_BY_MODEL]).toEqual([['brave/news', 600]]);
+    expect([...parseGatewayConfig({ ...base, CACHE_TTL_BY_MODEL: ' exa/fast=60 , tavily/basic=7200' }).CACHE_TTL_BY_MODEL]).toEqual([['exa/fast', 60], ['tavily/basic', 7_200]]);
+  });
+
+  it('names a bad CACHE_TTL_BY_MODEL entry', () => {
+    expect(() => parseGatewayConfig({ ...base, CACHE_TTL_BY_MODEL: 'exa/neural=60' })).toThrow(/CACHE_TTL_BY_MODEL names an unknown model "exa\/neural"/);
+    expect(() => parseGatewayConfig({ ...base, CACHE_TTL_BY_MODEL: 'exa/fast' })).toThrow(/CACHE_TTL_BY_MODEL must be model=seconds/);
+    expect(() => parseGatewayConfig({ ...base, CACHE_TTL_BY_MODEL: 'exa/fast=0' })).toThrow(/seconds must be from 1/);
+    expect(() => parseGatewayConfig({ ...base, CACHE_PRICE_PERCENT: '101' })).toThrow(/CACHE_PRICE_PERCENT/);
+  });
+
   it('refuses a key cache that outlives the propagation bound', () => {
     expect(() => parseGatewayConfig({ ...base, KEY_CACHE_TTL_MS: '20000' })).toThrow(ConfigError);
     expect(() => parseGatewayConfig({ ...base, KEY_CACHE_TTL_MS: '3000', KEY_PROPAGATION_MAX_MS: '2000' })).toThrow(/KEY_CACHE_TTL_MS/);

@@ -1,5 +1,6 @@
 import { bool, ConfigError, int, oneOf, parseEnv, secret, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
+import { DEFAULT_CACHE_PRICE_PERCENT, findModel } from '@svc/contracts';
 import { KekConfigError, kekRingFromEnv } from '@svc/keys';
 import type { KekRing } from '@svc/keys';
 
@@ -77,10 +78,27 @@ export const gatewayEnvSchema = {
   PROVIDER_MAX_IN_FLIGHT_BRAVE: int({ default: 50, min: 0, max: 1_000_000 }),
   PROVIDER_MAX_IN_FLIGHT_EXA: int({ default: 10, min: 0, max: 1_000_000 }),
   PROVIDER_MAX_IN_FLIGHT_TAVILY: int({ default: 16, min: 0, max: 1_000_000 }),
+  /** The shared result cache and the coalescing of identical searches (docs/operations.md, "Result cache"). */
+  CACHE_ENABLED: bool({ default: true }),
+  /** A Redis of its own for the cache (recommended: maxmemory with allkeys-lru); unset: REDIS_URL. */
+  CACHE_REDIS_URL: redisUrls({ optional: true }),
+  CACHE_REDIS_CLUSTER: bool({ default: false }),
+  /** A hit or joined search costs this percentage of the model's base price (rounded to the micro-USD). */
+  CACHE_PRICE_PERCENT: int({ default: DEFAULT_CACHE_PRICE_PERCENT, min: 0, max: 100 }),
+  /** How long an entry lives, in seconds, unless CACHE_TTL_BY_MODEL names its model. */
+  CACHE_TTL_S: int({ default: 3_600, min: 1, max: 604_800 }),
+  /** Per-model exceptions to CACHE_TTL_S: `model=seconds`, comma-separated (news changes fast). */
+  CACHE_TTL_BY_MODEL: str({ default: 'brave/news=600' }),
+  /** An answer larger than this (bytes, as stored) is not cached. */
+  CACHE_MAX_ENTRY_BYTES: int({ default: 262_144, min: 1_024, max: 16_777_216 }),
+  /** How often a search waiting for an identical one in flight looks for its answer (ms). */
+  CACHE_JOIN_POLL_MS: int({ default: 20, min: 1, max: 1_000 }),
 };
 
-export type GatewayConfig = Omit<EnvOf<typeof gatewayEnvSchema>, 'INTERNAL_TOKEN'> & {
+export type GatewayConfig = Omit<EnvOf<typeof gatewayEnvSchema>, 'INTERNAL_TOKEN' | 'CACHE_TTL_BY_MODEL'> & {
   readonly INTERNAL_TOKEN: string;
+  /** CACHE_TTL_BY_MODEL parsed: seconds by catalog model id. */
+  readonly CACHE_TTL_BY_MODEL: ReadonlyMap<string, number>;
   /** The provider-key KEKs; null when BYOK is disabled (then no account key is ever used). */
   readonly kekRing: KekRing | null;
 };
@@ -121,7 +139,27 @@ export function parseGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gat
   if (leaseTtlMs <= config.PROVIDER_TIMEOUT_MS) {
     throw new ConfigError('ACCOUNT_LEASE_TTL_MS', `must exceed PROVIDER_TIMEOUT_MS (${config.PROVIDER_TIMEOUT_MS})`);
   }
-  return { ...config, ACCOUNT_LEASE_TTL_MS: leaseTtlMs, INTERNAL_TOKEN: internalToken, kekRing: kekRingOf(source, config.BYOK_ENABLED) };
+  return {
+    ...config, ACCOUNT_LEASE_TTL_MS: leaseTtlMs, INTERNAL_TOKEN: internalToken, kekRing: kekRingOf(source, config.BYOK_ENABLED),
+    CACHE_TTL_BY_MODEL: parseTtlByModel(config.CACHE_TTL_BY_MODEL),
+  };
+}
+
+/** `model=seconds,...` with catalog models and seconds from 1 to 604,800; empty: none. */
+export function parseTtlByModel(raw: string): ReadonlyMap<string, number> {
+  const ttls = new Map<string, number>();
+  for (const part of raw.split(',')) {
+    const item = part.trim();
+    if (item === '') continue;
+    const match = /^([^=\s]+)=(\d{1,6})$/.exec(item);
+    if (match === null) throw new ConfigError('CACHE_TTL_BY_MODEL', `must be model=seconds pairs, comma-separated (got "${item}")`);
+    const [, model, seconds] = match as unknown as [string, string, string];
+    if (findModel(model) === undefined) throw new ConfigError('CACHE_TTL_BY_MODEL', `names an unknown model "${model}"`);
+    const value = Number(seconds);
+    if (value < 1 || value > 604_800) throw new ConfigError('CACHE_TTL_BY_MODEL', `seconds must be from 1 to 604800 (got ${value} for ${model})`);
+    ttls.set(model, value);
+  }
+  return ttls;
 }
 
 /** For main: parse, or print the problem (never a secret's value) and exit with status 1. */

@@ -12,6 +12,7 @@ import { RedisKeyRecordStore } from './auth/key-record.store';
 import { keyStateBound } from './auth/key-state-bound';
 import { ProviderKeyCache } from './byok/provider-key-cache';
 import { GrpcProviderKeySource } from './byok/provider-key-source.grpc';
+import { CACHE_LOCK_MARGIN_MS, createResultCache } from './cache/cache.module-setup';
 import { CatalogService } from './catalog/catalog.service';
 import type { GatewayConfig } from './config';
 import { ForwardService } from './forward/forward.routes';
@@ -33,6 +34,9 @@ export const GATEWAY_METRICS = Symbol('GATEWAY_METRICS');
 const ACCOUNT_ADMIN_UPSTREAM = Symbol('ACCOUNT_ADMIN_UPSTREAM');
 const BILLING_UPSTREAM = Symbol('BILLING_UPSTREAM');
 const KEY_CHANGES = Symbol('KEY_CHANGES');
+/** The result cache (null with CACHE_ENABLED=false) and its own Redis connection when CACHE_REDIS_URL is set. */
+const RESULT_CACHE = Symbol('RESULT_CACHE');
+type ResultCacheSetup = Awaited<ReturnType<typeof createResultCache>>;
 
 /** The gateway's object graph; every class is plain and built by a factory here. */
 @Module({})
@@ -46,6 +50,15 @@ export class GatewayModule {
         { provide: RedisConnection, useFactory: () => new RedisConnection({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER }, log) },
         { provide: GATEWAY_METRICS, useValue: registry },
         { provide: DrainState, useValue: new DrainState() },
+        {
+          provide: RESULT_CACHE,
+          useFactory: async (redis: RedisConnection) => {
+            const setup = await createResultCache(config, redis, registry, log);
+            // Nest calls this at shutdown: the cache's own connection (if any) closes with the process.
+            return { setup, onApplicationShutdown: async () => setup?.own?.close() };
+          },
+          inject: [RedisConnection],
+        },
         {
           provide: KeyCache,
           useFactory: () => {
@@ -94,7 +107,7 @@ export class GatewayModule {
           provide: CatalogService,
           useFactory: (health: ProviderHealth) => {
             const configured = { brave: config.BRAVE_API_KEY !== undefined, exa: config.EXA_API_KEY !== undefined, tavily: config.TAVILY_API_KEY !== undefined };
-            return new CatalogService(configured, { enabled: config.BYOK_ENABLED, feePercent: config.BYOK_FEE_PERCENT }, catalogHealth(health, configured));
+            return new CatalogService(configured, { enabled: config.BYOK_ENABLED, feePercent: config.BYOK_FEE_PERCENT }, catalogHealth(health, configured), config.CACHE_ENABLED ? config.CACHE_PRICE_PERCENT : null);
           },
           inject: [ProviderHealth],
         },
@@ -138,7 +151,7 @@ export class GatewayModule {
         },
         {
           provide: SearchService,
-          useFactory: (providers: ProviderRegistry, redis: RedisConnection, metrics: SearchMetrics, providerKeys: ProviderKeyCache, health: ProviderHealth) =>
+          useFactory: (providers: ProviderRegistry, redis: RedisConnection, metrics: SearchMetrics, providerKeys: ProviderKeyCache, health: ProviderHealth, cache: { setup: ResultCacheSetup }) =>
             new SearchService(
               providers,
               // The background re-send of settlements is its own object, given to the repository.
@@ -146,7 +159,7 @@ export class GatewayModule {
               {
                 providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
                 maxInFlight: { brave: config.PROVIDER_MAX_IN_FLIGHT_BRAVE, exa: config.PROVIDER_MAX_IN_FLIGHT_EXA, tavily: config.PROVIDER_MAX_IN_FLIGHT_TAVILY },
-                leaseMarginMs: 5_000,
+                leaseMarginMs: CACHE_LOCK_MARGIN_MS,
                 maxDurationMs: config.SEARCH_MAX_DURATION_MS,
                 idempotencyPollMs: 25,
                 admission: {
@@ -161,8 +174,9 @@ export class GatewayModule {
               log,
               providerKeys.enabled ? providerKeys : null,
               health,
+              cache.setup?.cache,
             ),
-          inject: [ProviderRegistry, RedisConnection, SearchMetrics, ProviderKeyCache, ProviderHealth],
+          inject: [ProviderRegistry, RedisConnection, SearchMetrics, ProviderKeyCache, ProviderHealth, RESULT_CACHE],
         },
         { provide: SearchLifecycle, useFactory: (providers: ProviderRegistry) => new SearchLifecycle(providers), inject: [ProviderRegistry] },
         {

@@ -102,7 +102,9 @@ export interface RunningGateway {
 export async function startGateway(env: Record<string, string>): Promise<RunningGateway> {
   const config = parseGatewayConfig({
     INTERNAL_TOKEN, REDIS_URL: redisUrl(TEST_REDIS_DB), LOG_LEVEL: 'silent',
-    PROVIDER_KEY_KEK: Buffer.alloc(32, 5).toString('base64'), PROVIDER_KEY_KEK_ID: 'test-kek', ...env,
+    PROVIDER_KEY_KEK: Buffer.alloc(32, 5).toString('base64'), PROVIDER_KEY_KEK_ID: 'test-kek',
+    // The result cache is off unless a test turns it on: repeated searches reach the provider.
+    CACHE_ENABLED: 'false', ...env,
   });
   const app = await createGateway(config, pino({ level: 'silent' }));
   const port = await freePort();

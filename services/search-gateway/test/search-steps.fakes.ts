@@ -215,7 +215,7 @@ export function searchCall(options: CallOptions = {}): SearchCall {
   return {
     record: options.record ?? RECORD,
     requestId: options.requestId ?? 'req_unit',
-    request: { query: 'unit', models: (options.models ?? ['exa/fast']).map(model), maxResults: options.maxResults ?? 10 },
+    request: { query: 'unit', models: (options.models ?? ['exa/fast']).map(model), maxResults: options.maxResults ?? 10, cache: 'default', cacheMaxAgeS: null },
     idempotency: options.idempotency ?? null,
     elapsedMs: () => elapsed,
   };

@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ApiPropertyOptional, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { httpStatusOf } from '@svc/errors';
-import { LIMITS } from '@svc/contracts';
+import { CACHE_STATUSES, FILTER_DESCRIPTIONS, FILTER_NAMES, LIMITS } from '@svc/contracts';
 import { PageQueryDto } from '@svc/http-edge';
 import type { ErrorCode } from '@svc/errors';
 import { DASHBOARD_PAGES } from '../../../services/account-admin/src/dashboard/dashboard-web.controller';
@@ -14,7 +14,6 @@ import { KeyBodyDto, ListQueryDto } from '../../../services/account-admin/src/ke
 import { PutProviderKeyDto } from '../../../services/account-admin/src/provider-keys/provider-keys.dto';
 import { CheckoutBodyDto } from '../../../services/billing/src/checkout/checkout.dto';
 import { DayRangeQueryDto, UsageQueryDto } from '../../../services/billing/src/usage/usage.dto';
-import { FILTER_DESCRIPTIONS, FILTER_NAMES } from '@svc/contracts';
 import { SEARCH_BODY_SCHEMA, MAX_QUERY_CHARS } from '../../../services/search-gateway/src/search/search.schema';
 import { OPERATIONS } from './operations';
 import type { Access, HeaderName, Operation } from './operations';
@@ -80,6 +79,8 @@ function searchBodySchema(): Schema {
   copy.properties.model = { ...copy.properties.model, description: 'A model id (GET /v1/models), tried first.', examples: ['exa/fast'] };
   copy.properties.models = { ...copy.properties.models, description: 'Model ids in fallback order (duplicates dropped).', examples: [['brave/web', 'tavily/basic']] };
   copy.properties.max_results = { ...copy.properties.max_results, description: 'Capped per model at its max_results.' };
+  copy.properties.cache = { ...copy.properties.cache, description: 'The shared result cache: default (answer from a stored answer of the same model, query, filters and at least as many results, at the model\'s cache_price_usd; else call the model and store its answer), refresh (call the model, store its answer), off (neither).' };
+  copy.properties.cache_max_age_s = { ...copy.properties.cache_max_age_s, description: 'The oldest stored answer accepted, in seconds; default: any the cache holds (entries live an hour, news models 10 minutes, by default).' };
   for (const name of FILTER_NAMES) {
     copy.properties[name] = { ...copy.properties[name], description: `${FILTER_DESCRIPTIONS[name]} A model that cannot honour it is skipped (400 unsupported_filter when every model is); see supported_filters in GET /v1/models.` };
   }
@@ -90,6 +91,7 @@ const HEADER_NAMES: Readonly<Record<HeaderName | 'RequestId', string>> = {
   RequestId: 'x-svc-request-id',
   RateLimitLimit: 'x-ratelimit-limit',
   RateLimitRemaining: 'x-ratelimit-remaining',
+  Cache: 'x-svc-cache',
   RetryAfter: 'Retry-After',
   SetCookie: 'Set-Cookie',
 };
@@ -98,6 +100,7 @@ const HEADERS: Readonly<Record<HeaderName | 'RequestId', Schema>> = {
   RequestId: { description: 'The request id, on every response (the first request\'s on an idempotent repeat). Quote it to support.', schema: { type: 'string', pattern: '^req_[0-9A-Za-z]{24}$' } },
   RateLimitLimit: { description: 'Searches allowed per second for this API key (RATE_LIMIT_PER_SECOND).', schema: { type: 'integer', minimum: 0 } },
   RateLimitRemaining: { description: "Whole searches left in the key's burst right after this one.", schema: { type: 'integer', minimum: 0 } },
+  Cache: { description: 'The result cache\'s part in the answer (the body\'s cache.status): hit, joined, miss or off.', schema: { enum: [...CACHE_STATUSES] } },
   RetryAfter: { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 1 } },
   SetCookie: { description: 'The dashboard session cookie svc_session (HttpOnly, SameSite=Strict, Secure outside the local stack); cleared on logout.', schema: { type: 'string' } },
 };

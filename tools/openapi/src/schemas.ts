@@ -1,4 +1,4 @@
-import { CATALOG, FILTER_NAMES, LIMIT_RESETS, MODEL_STATUSES, PROVIDERS } from '@svc/contracts';
+import { CACHE_STATUSES, CATALOG, FILTER_NAMES, LIMIT_RESETS, MODEL_STATUSES, PROVIDERS } from '@svc/contracts';
 import { ERROR_CODES } from '@svc/errors';
 import type { ErrorCode } from '@svc/errors';
 
@@ -72,6 +72,7 @@ export function componentSchemas(): Record<string, Schema> {
     base_usd: usd('Price of one search.'),
     included_results: { type: ['integer', 'null'], description: 'Results covered by base_usd; null when the provider does not price by count.' },
     per_result_usd: usd('Price of each result beyond included_results (0 when not priced by count).'),
+    cache_price_usd: { type: ['number', 'null'], description: 'Price of a search answered from the result cache (hit or joined): CACHE_PRICE_PERCENT of base_usd; null when the deployment has no cache.' },
   };
   const errorFields = (codes: readonly ErrorCode[]): Record<string, Schema> => ({
     code: { enum: [...codes] },
@@ -98,6 +99,8 @@ export function componentSchemas(): Record<string, Schema> {
       failed_attempts: { type: 'integer' },
       cost_usd: usd('What was charged.'),
       byok_fee_usd: usd("The part of cost_usd charged as BYOK fees (attempts with the account's own provider key)."),
+      cache_hits: { type: 'integer', minimum: 0, description: 'Searches answered from the result cache (hit or joined).' },
+      cache_saved_usd: usd('What those searches saved against the price of the same answers from the provider.'),
     },
     ['date', 'model', 'key_id'],
     'One group; its group field (date, model or key_id) matches group_by.',
@@ -171,6 +174,7 @@ export function componentSchemas(): Record<string, Schema> {
       models: { type: 'array', items: closed({ id: ref('ModelId'), ...pricing }) },
       purchase: closed({ min_usd: { type: 'number' }, max_usd: { type: 'number' } }, [], 'The checkout amount range.'),
       byok: closed({ enabled: { type: 'boolean' }, fee_percent: { type: 'number' } }),
+      cache: closed({ enabled: { type: 'boolean' }, price_percent: { type: ['integer', 'null'], description: 'cache_price_usd as a percentage of base_usd (CACHE_PRICE_PERCENT).' } }),
       request_id: requestId,
     }),
     SearchResult: closed({
@@ -190,6 +194,10 @@ export function componentSchemas(): Record<string, Schema> {
       cost_usd: usd('The total charged for this request.'),
       attempts: { type: 'array', items: ref('Attempt'), description: 'The attempts before the one that answered.' },
       latency_ms: { type: 'number' },
+      cache: closed({
+        status: { enum: [...CACHE_STATUSES], description: 'hit: a stored answer of this model; joined: the answer of an identical search in flight; both cost cache_price_usd. miss: the model answered (and the answer was stored). off: the search asked for no cache, or the deployment has none.' },
+        age_s: { type: 'integer', minimum: 0, description: 'Seconds since the answer was stored; 0 on miss and off.' },
+      }),
     }),
     ApiKey: closed(apiKeyFields),
     ApiKeyResponse: closed({ ...apiKeyFields, request_id: requestId }),
@@ -237,7 +245,7 @@ export function componentSchemas(): Record<string, Schema> {
       from: { type: 'string', format: 'date' },
       to: { type: 'string', format: 'date' },
       data: { type: 'array', items: ref('UsageRow') },
-      total: closed({ searches: { type: 'integer' }, cost_usd: { type: 'number' }, byok_fee_usd: { type: 'number' } }),
+      total: closed({ searches: { type: 'integer' }, cost_usd: { type: 'number' }, byok_fee_usd: { type: 'number' }, cache_hits: { type: 'integer' }, cache_saved_usd: { type: 'number' } }),
       request_id: requestId,
     }),
     SignedIn: closed({ account_id: id('acct', 'The account.'), email: { type: 'string' }, csrf_token: { type: 'string', description: 'Send it as x-csrf-token on every mutating dashboard call.' }, request_id: requestId }),
@@ -258,6 +266,8 @@ export function componentSchemas(): Record<string, Schema> {
       cost_usd: usd('What this attempt was charged.'),
       timed_out: { type: 'boolean' },
       results: { type: 'integer', minimum: 0 },
+      cache: { enum: [...CACHE_STATUSES, null], description: 'The result cache\'s part in an answered attempt (hit, joined, miss, off); null otherwise and on searches settled before the cache.' },
+      saved_usd: usd('What a hit or joined attempt saved against the provider\'s price.'),
     }, [], 'One attempt of a search, in order.'),
     ActivityItem: closed({
       request_id: { ...requestId, description: 'The request id of the search.' },

@@ -14,6 +14,8 @@ export type Behaviour =
   | { readonly kind: 'badkey' }
   | { readonly kind: 'timeout' }
   | { readonly kind: 'slow'; readonly ms: number }
+  /** The first request of this query (per provider) waits `ms` and answers 500; every later one answers normally. */
+  | { readonly kind: 'failfirst'; readonly ms: number }
   | { readonly kind: 'empty' }
   | { readonly kind: 'malformed' };
 
@@ -32,6 +34,11 @@ function parseBehaviour(raw: string): Behaviour | undefined {
   if (slow !== null) {
     const ms = Number(slow[1]);
     if (ms <= MAX_SLOW_MS) return { kind: 'slow', ms };
+  }
+  const failFirst = /^failfirst(\d{1,7})$/.exec(raw);
+  if (failFirst !== null) {
+    const ms = Number(failFirst[1]);
+    if (ms <= MAX_SLOW_MS) return { kind: 'failfirst', ms };
   }
   return undefined;
 }

@@ -50,6 +50,8 @@ export class SimContext {
   private readonly counted = new WeakSet<FastifyRequest>();
   /** A provider failing as a whole (PUT /_sim/outage/:provider): every call answers so, whatever its key and query, until DELETE. */
   readonly outages = new Map<SimProvider, OutageKind>();
+  /** Queries (by provider) that a `failfirst` directive has failed once already. */
+  private readonly failedOnce = new Set<string>();
 
   constructor(readonly stats: StatsCounter, readonly baseLatencyMs: number) {}
 
@@ -60,6 +62,14 @@ export class SimContext {
 
   end(request: FastifyRequest, provider: SimProvider): void {
     if (this.counted.delete(request)) this.stats.end(provider);
+  }
+
+  /** True the first time `query` reaches `provider` (then false: that first request fails). */
+  firstOf(provider: SimProvider, query: string): boolean {
+    const key = `${provider}\n${query}`;
+    if (this.failedOnce.has(key)) return false;
+    this.failedOnce.add(key);
+    return true;
   }
 
   record(request: FastifyRequest, provider: SimProvider): void {
@@ -158,6 +168,10 @@ export function simulatedHandler<P>(spec: ProviderSpec<P>, context: SimContext) 
       case 'slow':
         if (!(await context.pause(reply, behaviour.ms))) return gone(request, reply);
         return sendReply(reply, spec.success(valid.params, parsed.query, false, startedAt));
+      case 'failfirst':
+        if (!context.firstOf(spec.provider, parsed.query)) return sendReply(reply, spec.success(valid.params, parsed.query, false, startedAt));
+        if (!(await context.pause(reply, behaviour.ms))) return gone(request, reply);
+        return sendReply(reply, spec.failure('error500', ''));
       case 'timeout':
         await context.hang(reply);
         context.end(request, spec.provider);

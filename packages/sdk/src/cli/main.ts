@@ -3,7 +3,7 @@ import { SearchGateway } from '../client.js';
 import type { FetchLike } from '../client.js';
 import { SearchGatewayConnectionError, SearchGatewayError } from '../errors.js';
 import { FILTER_NAMES, PROVIDERS } from '../types.js';
-import type { ApiKey, CreateKeyRequest, FilterName, LimitReset, Provider, SearchRequest, UpdateKeyRequest, UsageGroupBy } from '../types.js';
+import type { ApiKey, CacheMode, CreateKeyRequest, FilterName, LimitReset, Provider, SearchRequest, UpdateKeyRequest, UsageGroupBy } from '../types.js';
 import { VERSION } from '../version.js';
 import { EXIT, UsageError, exitCodeFor } from './exit-codes.js';
 import { keyValues, table } from './format.js';
@@ -61,6 +61,8 @@ const KEY_FIELDS: Record<string, OptionSpec> = {
   'expires-at': { type: 'string', value: 'time', help: 'RFC 3339 time after which the key stops working, or "none"' },
 };
 
+const CACHE_MODES: readonly CacheMode[] = ['default', 'refresh', 'off'];
+
 /** The search filters as flags: one per filter field of SearchRequest (`--include-domains`, ...), the domain lists repeatable. */
 const FILTER_FLAG_HELP: Readonly<Record<FilterName, { value: string; help: string }>> = {
   include_domains: { value: 'host', help: 'only results from this hostname or its subdomains; repeat for more (up to 20)' },
@@ -91,7 +93,7 @@ const COMMANDS: Command[] = [
   {
     name: 'search',
     summary: 'search the web with one model or several in fallback order',
-    args: '<query...> -m <model> [-m <model>...] [--max <n>] [filters]',
+    args: '<query...> -m <model> [-m <model>...] [--max <n>] [--cache default|refresh|off] [--cache-max-age <s>] [filters]',
     notes: [
       'The first model that answers wins; a failed model falls back to the next.',
       'A model that cannot honour every filter given is skipped (see svc models, FILTERS).',
@@ -102,6 +104,8 @@ const COMMANDS: Command[] = [
       model: { type: 'string', short: 'm', multiple: true, value: 'model', help: 'a model id (see svc models); repeat for fallbacks' },
       max: { type: 'string', value: 'n', help: 'most results, 1..100 (default 10)' },
       'idempotency-key': { type: 'string', value: 'key', help: 'Idempotency-Key of the search (default: a random one)' },
+      cache: { type: 'string', value: 'mode', help: 'the result cache: default (answer a repeat from the cache), refresh (ask the provider, store), off' },
+      'cache-max-age': { type: 'string', value: 's', help: 'accept a cached answer at most this many seconds old' },
       ...FILTER_FLAGS,
     },
     positionals: [1, Infinity],
@@ -110,13 +114,19 @@ const COMMANDS: Command[] = [
       if (models.length === 0) throw new UsageError('give at least one model with -m <model> (see svc models)');
       const query = ctx.positionals.join(' ');
       const max = optionalInteger(ctx.values.max, '--max');
+      const cache = text(ctx.values.cache);
+      if (cache !== undefined && !CACHE_MODES.includes(cache as CacheMode)) throw new UsageError('--cache must be default, refresh or off');
+      const maxAge = optionalInteger(ctx.values['cache-max-age'], '--cache-max-age');
       const [first, ...rest] = models;
-      const body = { query, ...(rest.length === 0 ? { model: first } : { models }), ...(max === undefined ? {} : { max_results: max }), ...filterFields(ctx.values) };
+      const body = {
+        query, ...(rest.length === 0 ? { model: first } : { models }), ...(max === undefined ? {} : { max_results: max }),
+        ...(cache === undefined ? {} : { cache: cache as CacheMode }), ...(maxAge === undefined ? {} : { cache_max_age_s: maxAge }), ...filterFields(ctx.values),
+      };
       const idempotencyKey = text(ctx.values['idempotency-key']);
       const result = await ctx.client.search(body, idempotencyKey === undefined ? {} : { idempotencyKey });
       ctx.print(result, () => {
         const head = `${result.model} (${result.source}) answered with ${result.results.length} result${result.results.length === 1 ? '' : 's'}: ` +
-          `cost ${result.cost_usd} USD, ${result.latency_ms} ms, request ${result.request_id}\n`;
+          `cost ${result.cost_usd} USD, ${result.latency_ms} ms, cache ${result.cache.status}${result.cache.status === 'hit' || result.cache.status === 'joined' ? ` (${result.cache.age_s} s old)` : ''}, request ${result.request_id}\n`;
         const attempts = result.attempts.map((a) => `  before it: ${a.model} ${a.status}: ${a.error}${a.cost_usd === undefined ? '' : ` (kept ${a.cost_usd} USD)`}\n`).join('');
         return head + attempts + '\n' + table(['#', 'TITLE', 'URL'], result.results.map((r) => [r.position, r.title, r.url]));
       });
@@ -131,8 +141,8 @@ const COMMANDS: Command[] = [
     run: async (ctx) => {
       const models = await ctx.client.models();
       ctx.print(models, () => table(
-        ['ID', 'PROVIDER', 'MAX_RESULTS', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD', 'AVAILABLE', 'FILTERS'],
-        models.data.map((m) => [m.id, m.provider, m.max_results, m.pricing.base_usd, m.pricing.included_results, m.pricing.per_result_usd, m.available ? 'yes' : 'no', (m.supported_filters ?? []).join(',')]),
+        ['ID', 'PROVIDER', 'MAX_RESULTS', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD', 'CACHE_USD', 'AVAILABLE', 'FILTERS'],
+        models.data.map((m) => [m.id, m.provider, m.max_results, m.pricing.base_usd, m.pricing.included_results, m.pricing.per_result_usd, m.pricing.cache_price_usd, m.available ? 'yes' : 'no', (m.supported_filters ?? []).join(',')]),
       ));
     },
   },

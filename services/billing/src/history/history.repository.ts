@@ -14,6 +14,9 @@ export interface AttemptRow {
   chargedMicros: Micros;
   timedOut: boolean;
   results: number;
+  /** The result cache's part in an answered attempt (hit, joined, miss, off); null otherwise and before the cache. */
+  cache: string | null;
+  savedMicros: Micros;
 }
 
 export interface SearchRow {
@@ -56,6 +59,8 @@ interface RawAttempt {
   charged_micros: bigint;
   timed_out: boolean;
   results: number;
+  cache: string | null;
+  saved_micros: bigint;
 }
 
 interface RawPurchase {
@@ -90,7 +95,7 @@ export class HistoryRepository {
       ORDER BY settled_at DESC, request_id DESC LIMIT ${limit}`;
     if (searches.length === 0) return [];
     const attempts = await this.prisma.$queryRaw<RawAttempt[]>`
-      SELECT request_id, attempt_index, model, provider, source, status, error, charged_micros, timed_out, results
+      SELECT request_id, attempt_index, model, provider, source, status, error, charged_micros, timed_out, results, cache, saved_micros
       FROM usage_events WHERE request_id IN (${Prisma.join(searches.map((s) => s.request_id))})
       ORDER BY request_id, attempt_index`;
     const byRequest = new Map<string, AttemptRow[]>();
@@ -99,6 +104,7 @@ export class HistoryRepository {
       list.push({
         requestId: a.request_id, attemptIndex: a.attempt_index, model: a.model, provider: a.provider, source: a.source,
         status: a.status, error: a.error, chargedMicros: Number(a.charged_micros), timedOut: a.timed_out, results: a.results,
+        cache: a.cache, savedMicros: Number(a.saved_micros),
       });
       byRequest.set(a.request_id, list);
     }

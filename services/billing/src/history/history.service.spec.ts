@@ -5,7 +5,7 @@ import type { AttemptRow, HistoryRepository, PurchaseRow, SearchRow } from './hi
 import { HistoryService } from './history.service';
 
 function attempt(index: number, model: string, status: string, chargedMicros = 0): AttemptRow {
-  return { requestId: 'req_x', attemptIndex: index, model, provider: model.split('/')[0] ?? '', source: 'platform', status, error: status === 'error' ? 'provider returned 500' : null, chargedMicros, timedOut: false, results: status === 'success' ? 10 : 0 };
+  return { requestId: 'req_x', attemptIndex: index, model, provider: model.split('/')[0] ?? '', source: 'platform', status, error: status === 'error' ? 'provider returned 500' : null, chargedMicros, timedOut: false, results: status === 'success' ? 10 : 0, cache: null, savedMicros: 0 };
 }
 
 function search(id: string, atMicros: bigint, attempts: AttemptRow[]): SearchRow {

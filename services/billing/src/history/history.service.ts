@@ -27,7 +27,7 @@ function activityView(row: SearchRow): ActivityView {
     cost_usd: microsToUsd(row.chargedMicros),
     attempts: row.attempts.map((a) => ({
       model: a.model, provider: a.provider, source: a.source, status: a.status, error: a.error,
-      cost_usd: microsToUsd(a.chargedMicros), timed_out: a.timedOut, results: a.results,
+      cost_usd: microsToUsd(a.chargedMicros), timed_out: a.timedOut, results: a.results, cache: a.cache, saved_usd: microsToUsd(a.savedMicros),
     })),
   };
 }

@@ -137,6 +137,8 @@ class UsageColumns {
   private readonly charged: number[] = [];
   private readonly timedOut: boolean[] = [];
   private readonly results: number[] = [];
+  private readonly cache: (string | null)[] = [];
+  private readonly saved: number[] = [];
   private readonly settledAt: string[] = [];
 
   get size(): number {
@@ -156,13 +158,15 @@ class UsageColumns {
     this.charged.push(attempt.chargedMicros);
     this.timedOut.push(attempt.timedOut);
     this.results.push(attempt.results);
+    this.cache.push(attempt.cache ?? null);
+    this.saved.push(attempt.savedMicros ?? 0);
     this.settledAt.push(settledAt);
   }
 
   /** In the order of the INSERT's unnest, as array literals. */
   columns(): string[] {
     return [this.requestId, this.attemptIndex, this.keyId, this.model, this.provider, this.source, this.status,
-      this.error, this.reserved, this.charged, this.timedOut, this.results, this.settledAt].map(pgArray);
+      this.error, this.reserved, this.charged, this.timedOut, this.results, this.cache, this.saved, this.settledAt].map(pgArray);
   }
 }
 
@@ -326,13 +330,13 @@ export class LedgerRepository {
       if (usage.size > 0) {
         await client.query(
           `INSERT INTO usage_events (request_id, attempt_index, account_id, key_id, model, provider, source, status,
-             error, reserved_micros, charged_micros, timed_out, results, settled_at)
+             error, reserved_micros, charged_micros, timed_out, results, cache, saved_micros, settled_at)
            SELECT u.request_id, u.attempt_index, $1, u.key_id, u.model, u.provider, u.source, u.status,
-             u.error, u.reserved_micros, u.charged_micros, u.timed_out, u.results, u.settled_at
+             u.error, u.reserved_micros, u.charged_micros, u.timed_out, u.results, u.cache, u.saved_micros, u.settled_at
            FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-               $9::text[], $10::bigint[], $11::bigint[], $12::boolean[], $13::int[], $14::timestamptz[])
+               $9::text[], $10::bigint[], $11::bigint[], $12::boolean[], $13::int[], $14::text[], $15::bigint[], $16::timestamptz[])
              AS u(request_id, attempt_index, key_id, model, provider, source, status, error, reserved_micros,
-               charged_micros, timed_out, results, settled_at)`,
+               charged_micros, timed_out, results, cache, saved_micros, settled_at)`,
           [accountId, ...usage.columns()],
         );
       }
@@ -342,8 +346,12 @@ export class LedgerRepository {
       const requestIds: string[] = [];
       const amounts: number[] = [];
       const after: number[] = [];
+      const caches: (string | null)[] = [];
       for (const r of written) {
         if (r.chargedMicros <= 0) continue;
+        // The entry records the cache status of the search's answer (null when none answered).
+        let cache: string | null = null;
+        for (const a of r.attempts) if (a.status === 'success') cache = a.cache ?? null;
         // A search's charge in two entries at most: what its platform attempts cost
         // (search_charge) and what its BYOK attempts cost (byok_fee), in that order.
         let byok = 0;
@@ -357,6 +365,7 @@ export class LedgerRepository {
           requestIds.push(r.requestId);
           amounts.push(-micros);
           after.push(balance);
+          caches.push(cache);
         }
       }
       let charged = 0;
@@ -366,14 +375,14 @@ export class LedgerRepository {
         // in in order, so created_at (clock_timestamp()) follows balance_after.
         const entries = await client.query<{ amount_micros: string }>(
           `INSERT INTO ledger_entries (id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key,
-             request_id, created_at, applied_to_spendable_at)
+             request_id, created_at, applied_to_spendable_at, cache)
            SELECT c.id, $1, c.kind::"ledger_entry_kind", c.amount_micros, c.balance_after_micros, NULL, c.request_id,
-             c.request_id, clock_timestamp(), clock_timestamp()
-           FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[]) WITH ORDINALITY
-             AS c(id, request_id, amount_micros, balance_after_micros, kind, ordinal)
+             c.request_id, clock_timestamp(), clock_timestamp(), c.cache
+           FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[]) WITH ORDINALITY
+             AS c(id, request_id, amount_micros, balance_after_micros, kind, cache, ordinal)
            ORDER BY c.ordinal
            RETURNING amount_micros`,
-          [accountId, pgArray(ids), pgArray(requestIds), pgArray(amounts), pgArray(after), pgArray(kinds)],
+          [accountId, pgArray(ids), pgArray(requestIds), pgArray(amounts), pgArray(after), pgArray(kinds), pgArray(caches)],
         );
         charged = -entries.rows.reduce((sum, row) => sum + toMicros(BigInt(row.amount_micros)), 0);
         await client.query(

@@ -1,4 +1,4 @@
-import { isProvider, isSettlementRecord } from '@svc/contracts';
+import { CACHE_STATUSES, isProvider, isSettlementRecord } from '@svc/contracts';
 import type { SettledAttempt, SettlementRecord } from '@svc/contracts';
 
 /** A stream entry's outcome: a record billing can write, or why it cannot. */
@@ -6,6 +6,7 @@ export type ParsedSettlement = { ok: true; record: SettlementRecord } | { ok: fa
 
 const SOURCES = new Set(['platform', 'byok']);
 const STATUSES = new Set(['success', 'error', 'skipped']);
+const CACHE_STATUS_SET: ReadonlySet<string> = new Set(CACHE_STATUSES);
 
 function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
@@ -23,6 +24,9 @@ function attemptProblem(value: unknown, position: number): string | null {
   if (!isCount(a.reservedMicros) || !isCount(a.chargedMicros)) return `attempt ${position} has a bad amount`;
   if (typeof a.timedOut !== 'boolean') return `attempt ${position} has a bad timedOut`;
   if (!isCount(a.results)) return `attempt ${position} has a bad results count`;
+  // Written by gateways with the result cache; absent from older records.
+  if (a.cache !== undefined && (typeof a.cache !== 'string' || !CACHE_STATUS_SET.has(a.cache))) return `attempt ${position} has an unknown cache status`;
+  if (a.savedMicros !== undefined && !isCount(a.savedMicros)) return `attempt ${position} has a bad savedMicros`;
   return null;
 }
 

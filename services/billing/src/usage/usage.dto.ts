@@ -76,13 +76,17 @@ export interface UsageRowView {
   cost_usd: number;
   /** The part of cost_usd that was BYOK fees (attempts with the account's own provider key). */
   byok_fee_usd: number;
+  /** Searches answered from the result cache (a stored answer, or an identical search's in flight). */
+  cache_hits: number;
+  /** What those searches saved against the provider's price of the same answers. */
+  cache_saved_usd: number;
 }
 
 export interface UsageView {
   from: string;
   to: string;
   data: UsageRowView[];
-  total: { searches: number; cost_usd: number; byok_fee_usd: number };
+  total: { searches: number; cost_usd: number; byok_fee_usd: number; cache_hits: number; cache_saved_usd: number };
   request_id: string;
 }
 
@@ -91,8 +95,14 @@ export function usageView(report: UsageReport, requestId: string): UsageView {
   return {
     from: formatDay(report.range.from),
     to: formatDay(report.range.to),
-    data: report.rows.map((row) => ({ [field]: row.group, searches: row.searches, failed_attempts: row.failedAttempts, cost_usd: microsToUsd(row.costMicros), byok_fee_usd: microsToUsd(row.byokFeeMicros) })),
-    total: { searches: report.total.searches, cost_usd: microsToUsd(report.total.costMicros), byok_fee_usd: microsToUsd(report.total.byokFeeMicros) },
+    data: report.rows.map((row) => ({
+      [field]: row.group, searches: row.searches, failed_attempts: row.failedAttempts, cost_usd: microsToUsd(row.costMicros), byok_fee_usd: microsToUsd(row.byokFeeMicros),
+      cache_hits: row.cacheHits, cache_saved_usd: microsToUsd(row.cacheSavedMicros),
+    })),
+    total: {
+      searches: report.total.searches, cost_usd: microsToUsd(report.total.costMicros), byok_fee_usd: microsToUsd(report.total.byokFeeMicros),
+      cache_hits: report.total.cacheHits, cache_saved_usd: microsToUsd(report.total.cacheSavedMicros),
+    },
     request_id: requestId,
   };
 }

@@ -10,7 +10,7 @@ export interface UsageReport {
   range: DayRange;
   groupBy: Grouping;
   rows: UsageRow[];
-  total: { searches: number; costMicros: Micros; byokFeeMicros: Micros };
+  total: { searches: number; costMicros: Micros; byokFeeMicros: Micros; cacheHits: number; cacheSavedMicros: Micros };
 }
 
 /** GET /v1/usage: an API key sees only its own usage; a management key the account's (or one key's). */

@@ -1,4 +1,4 @@
-import { CATALOG, LIMITS } from '@svc/contracts';
+import { CATALOG, cachePriceMicros, DEFAULT_CACHE_PRICE_PERCENT, LIMITS } from '@svc/contracts';
 import type { ModelStatus, Provider } from '@svc/contracts';
 import { microsToUsd } from '@svc/money';
 
@@ -21,7 +21,11 @@ export interface CatalogHealth {
 export const PURCHASE_LIMITS_USD = { min_usd: LIMITS.purchaseUsd.min, max_usd: LIMITS.purchaseUsd.max } as const;
 
 /** The `data` of GET /v1/models (docs/api.md section 7), from the one catalog. */
-export function modelsData(available: ProviderAvailability, statuses: Readonly<Record<string, ModelStatus>> | null = null): object[] {
+export function modelsData(
+  available: ProviderAvailability,
+  statuses: Readonly<Record<string, ModelStatus>> | null = null,
+  cachePercent: number | null = DEFAULT_CACHE_PRICE_PERCENT,
+): object[] {
   return CATALOG.map((model) => ({
     id: model.id,
     provider: model.provider,
@@ -32,6 +36,7 @@ export function modelsData(available: ProviderAvailability, statuses: Readonly<R
       base_usd: microsToUsd(model.baseMicros),
       included_results: model.includedResults,
       per_result_usd: microsToUsd(model.perResultMicros),
+      cache_price_usd: cachePercent === null ? null : microsToUsd(cachePriceMicros(model, cachePercent)),
     },
     available: available[model.provider],
     supported_filters: [...model.supportedFilters],
@@ -41,7 +46,7 @@ export function modelsData(available: ProviderAvailability, statuses: Readonly<R
 }
 
 /** GET /v1/credits/pricing without the request id (docs/api.md section 7). */
-export function pricingBody(byok: ByokSettings): object {
+export function pricingBody(byok: ByokSettings, cachePercent: number | null = DEFAULT_CACHE_PRICE_PERCENT): object {
   return {
     currency: 'USD',
     models: CATALOG.map((model) => ({
@@ -49,9 +54,11 @@ export function pricingBody(byok: ByokSettings): object {
       base_usd: microsToUsd(model.baseMicros),
       included_results: model.includedResults,
       per_result_usd: microsToUsd(model.perResultMicros),
+      cache_price_usd: cachePercent === null ? null : microsToUsd(cachePriceMicros(model, cachePercent)),
     })),
     purchase: { ...PURCHASE_LIMITS_USD },
     byok: { enabled: byok.enabled, fee_percent: byok.feePercent },
+    cache: { enabled: cachePercent !== null, price_percent: cachePercent },
   };
 }
 
@@ -65,10 +72,18 @@ export class CatalogService {
   private modelsPrefix: string;
   private statusKey = '';
 
-  /** `health`: every model's status now and the status page (provider health); absent: statuses from `available` alone, no status page. */
-  constructor(private readonly available: ProviderAvailability, byok: ByokSettings, readonly health?: CatalogHealth) {
-    this.modelsPrefix = `{"data":${JSON.stringify(modelsData(available))},"request_id":`;
-    const pricing = JSON.stringify(pricingBody(byok));
+  /**
+   * `health`: every model's status now and the status page (provider health); absent: statuses from `available` alone, no status page.
+   * `cachePercent`: CACHE_PRICE_PERCENT, or null when the deployment has no result cache.
+   */
+  constructor(
+    private readonly available: ProviderAvailability,
+    byok: ByokSettings,
+    readonly health?: CatalogHealth,
+    private readonly cachePercent: number | null = DEFAULT_CACHE_PRICE_PERCENT,
+  ) {
+    this.modelsPrefix = `{"data":${JSON.stringify(modelsData(available, null, cachePercent))},"request_id":`;
+    const pricing = JSON.stringify(pricingBody(byok, cachePercent));
     this.pricingPrefix = `${pricing.slice(0, -1)},"request_id":`;
   }
 
@@ -79,7 +94,7 @@ export class CatalogService {
       const key = Object.values(statuses).join(',');
       if (key !== this.statusKey) {
         this.statusKey = key;
-        this.modelsPrefix = `{"data":${JSON.stringify(modelsData(this.available, statuses))},"request_id":`;
+        this.modelsPrefix = `{"data":${JSON.stringify(modelsData(this.available, statuses, this.cachePercent))},"request_id":`;
       }
     }
     return `${this.modelsPrefix}${JSON.stringify(requestId)}}`;

@@ -1,7 +1,7 @@
-import { CATALOG, FILTER_DESCRIPTIONS, FILTER_NAMES } from '@svc/contracts';
+import { CACHE_STATUSES, CATALOG, FILTER_DESCRIPTIONS, FILTER_NAMES } from '@svc/contracts';
 import type { ErrorBody } from '@svc/errors';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { DEFAULT_MAX_RESULTS, MAX_MODELS, MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '../search/search.schema';
+import { DEFAULT_MAX_RESULTS, MAX_CACHE_MAX_AGE_S, MAX_MODELS, MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '../search/search.schema';
 
 /**
  * The MCP tools of /mcp: their JSON Schemas (input and output) and how their results read as
@@ -23,6 +23,8 @@ const FIELD_DESCRIPTIONS: Readonly<Record<keyof typeof SEARCH_BODY_SCHEMA.proper
   model: `One model id: ${MODEL_IDS}. Give model, models, or both (model is tried first).`,
   models: `Model ids in fallback order (up to ${MAX_MODELS}): the next is tried only when the one before fails; only the model that answers is charged. Ids: ${MODEL_IDS}.`,
   max_results: `Most results wanted (1 to 100, default ${DEFAULT_MAX_RESULTS}); each model caps it (see list_models). The price depends on it.`,
+  cache: 'The shared result cache: "default" answers a repeated search from a stored answer at the model\'s cache price (see list_models), "refresh" asks the provider and stores the new answer, "off" neither looks up nor stores.',
+  cache_max_age_s: `The oldest stored answer accepted, in seconds (0 to ${MAX_CACHE_MAX_AGE_S}); default: any answer the cache still holds.`,
   // A model that cannot honour every filter sent is skipped, never called with a filter dropped (see list_models' supported_filters).
   ...FILTER_DESCRIPTIONS,
 };
@@ -81,6 +83,14 @@ export const WEB_SEARCH_OUTPUT_SCHEMA = {
     cost_usd: { type: 'number', description: 'The total charged for this search, in USD.' },
     attempts: { type: 'array', items: ATTEMPT_SCHEMA, description: 'The attempts before the one that answered.' },
     latency_ms: { type: 'integer' },
+    cache: {
+      type: 'object',
+      required: ['status', 'age_s'],
+      properties: {
+        status: { type: 'string', enum: [...CACHE_STATUSES], description: 'hit: a stored answer; joined: the answer of an identical search in flight; miss: the provider answered; off: no cache.' },
+        age_s: { type: 'integer', description: 'Seconds since the answer was stored (0 on a miss).' },
+      },
+    },
   },
 } as const;
 
@@ -102,8 +112,8 @@ export const LIST_MODELS_OUTPUT_SCHEMA = {
           max_results: { type: 'integer' },
           pricing: {
             type: 'object',
-            required: ['base_usd', 'included_results', 'per_result_usd'],
-            properties: { base_usd: { type: 'number' }, included_results: { type: ['integer', 'null'] }, per_result_usd: { type: 'number' } },
+            required: ['base_usd', 'included_results', 'per_result_usd', 'cache_price_usd'],
+            properties: { base_usd: { type: 'number' }, included_results: { type: ['integer', 'null'] }, per_result_usd: { type: 'number' }, cache_price_usd: { type: ['number', 'null'] } },
           },
           available: { type: 'boolean' },
           supported_filters: { type: 'array', items: { type: 'string', enum: [...FILTER_NAMES] }, description: 'The web_search filters this model honours.' },
@@ -186,6 +196,7 @@ export interface SearchSuccessView {
   results: readonly SearchResultView[];
   cost_usd: number;
   attempts: readonly AttemptTextView[];
+  cache?: { status: string; age_s: number };
 }
 
 function attemptLine(attempt: AttemptTextView): string {
@@ -196,7 +207,10 @@ function attemptLine(attempt: AttemptTextView): string {
 /** A search's answer as text an agent reads: one numbered block per result. */
 export function searchText(body: SearchSuccessView): string {
   const count = body.results.length;
-  const lines = [`${count} result${count === 1 ? '' : 's'} from ${body.model} (cost ${body.cost_usd} USD, request ${body.request_id})`];
+  const cached = body.cache === undefined || body.cache.status === 'off' || body.cache.status === 'miss'
+    ? ''
+    : `, ${body.cache.status === 'hit' ? 'from the cache' : 'joined an identical search'}, ${body.cache.age_s} s old`;
+  const lines = [`${count} result${count === 1 ? '' : 's'} from ${body.model} (cost ${body.cost_usd} USD${cached}, request ${body.request_id})`];
   if (body.attempts.length > 0) {
     lines.push('Tried before it:');
     for (const attempt of body.attempts) lines.push(attemptLine(attempt));
@@ -233,7 +247,7 @@ interface ModelView {
   id: string;
   description: string;
   max_results: number;
-  pricing: { base_usd: number; included_results: number | null; per_result_usd: number };
+  pricing: { base_usd: number; included_results: number | null; per_result_usd: number; cache_price_usd: number | null };
   available: boolean;
   supported_filters: readonly string[];
   status?: string;
@@ -246,8 +260,9 @@ export function modelsText(models: readonly ModelView[]): string {
       const extra = m.pricing.included_results === null || m.pricing.per_result_usd === 0
         ? ''
         : `, +${m.pricing.per_result_usd} USD per result after ${m.pricing.included_results}`;
+      const cached = m.pricing.cache_price_usd === null ? '' : ` A repeated search answered from the cache: ${m.pricing.cache_price_usd} USD.`;
       const filters = m.supported_filters.length === 0 ? 'no filters' : `filters: ${m.supported_filters.join(', ')}`;
-      return `${m.id}: ${m.description}; up to ${m.max_results} results, ${m.pricing.base_usd} USD per search${extra}; ${filters}.${m.available ? '' : ' Not available on this deployment.'}${m.available && m.status !== undefined && m.status !== 'operational' ? ` Now ${m.status}.` : ''}`;
+      return `${m.id}: ${m.description}; up to ${m.max_results} results, ${m.pricing.base_usd} USD per search${extra}; ${filters}.${cached}${m.available ? '' : ' Not available on this deployment.'}${m.available && m.status !== undefined && m.status !== 'operational' ? ` Now ${m.status}.` : ''}`;
     })
     .join('\n');
 }

@@ -74,14 +74,15 @@ export class MoneyRepository {
    * (rate, account lease, claim, reservation): one round trip. On a refusal the provider
    * lease may have been taken; the caller gives it back.
    */
-  async admitFirst(scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest, reserve: ReserveRequest, admission: AdmissionRequest): Promise<{ leased: boolean; admission: AdmissionVerdict }> {
+  async admitFirst(scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest | null, reserve: ReserveRequest, admission: AdmissionRequest): Promise<{ leased: boolean; admission: AdmissionVerdict }> {
     this.retainer.start();
     const pipeline = this.batch.pipeline();
     this.queueOps(pipeline, scope, ops);
-    pipeline.call(encodeLeaseArgs(lease));
+    // No lease: an attempt answered from the result cache calls no provider (leased stays true).
+    if (lease !== null) pipeline.call(encodeLeaseArgs(lease));
     pipeline.call(encodeAdmitArgs({ scope, limits: admission, reserve }));
     const results = await execAll(pipeline);
-    const leased = results[results.length - 2] === 1;
+    const leased = lease === null || results[results.length - 2] === 1;
     return { leased, admission: toAdmission(results[results.length - 1]) };
   }
 
@@ -105,14 +106,14 @@ export class MoneyRepository {
    * A later attempt: leftover ops, the extension of the account lease (when `extendLeaseMs`
    * is given), the provider lease and the reservation: one round trip.
    */
-  async admit(scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest, reserve: ReserveRequest, extendLeaseMs?: number): Promise<{ leased: boolean; verdict: ReserveVerdict }> {
+  async admit(scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest | null, reserve: ReserveRequest, extendLeaseMs?: number): Promise<{ leased: boolean; verdict: ReserveVerdict }> {
     const pipeline = this.batch.pipeline();
     this.queueOps(pipeline, scope, ops);
     if (extendLeaseMs !== undefined) pipeline.call(encodeLeaseExtendArgs({ inFlightKey: scope.inFlightKey, requestId: scope.requestId, ttlMs: extendLeaseMs }));
-    pipeline.call(encodeLeaseArgs(lease));
+    if (lease !== null) pipeline.call(encodeLeaseArgs(lease));
     pipeline.call(encodeReserveArgs({ scope, reserve }));
     const results = await execAll(pipeline);
-    const leased = results[results.length - 2] === 1;
+    const leased = lease === null || results[results.length - 2] === 1;
     return { leased, verdict: toVerdict(results[results.length - 1]) };
   }
 

@@ -2,6 +2,7 @@ import type { FilterName, ModelSpec } from '@svc/contracts';
 import type { AttemptView } from '@svc/errors';
 import type { Micros } from '@svc/money';
 import { microsToUsd } from '@svc/money';
+import type { AttemptCache } from '../cache/cache.step';
 import type { NormalizedResult, ProviderFailureKind } from '../providers';
 
 /** Whose provider key an attempt uses: the account's own (`byok`, tried first) or the deployment's (`platform`). */
@@ -11,7 +12,7 @@ export type SkipReason = 'not_configured' | 'capacity' | 'balance' | 'limit' | '
 
 /** What happened to one attempt; an expected outcome, never an exception. */
 export type AttemptResult =
-  | { readonly status: 'success'; readonly model: ModelSpec; readonly source: AttemptSource; readonly results: readonly NormalizedResult[]; readonly reservedMicros: Micros; readonly chargedMicros: Micros }
+  | { readonly status: 'success'; readonly model: ModelSpec; readonly source: AttemptSource; readonly results: readonly NormalizedResult[]; readonly reservedMicros: Micros; readonly chargedMicros: Micros; readonly cache?: AttemptCache }
   | { readonly status: 'error'; readonly model: ModelSpec; readonly source: AttemptSource; readonly kind: ProviderFailureKind; readonly error: string; readonly reservedMicros: Micros; readonly chargedMicros: Micros }
   | { readonly status: 'skipped'; readonly model: ModelSpec; readonly source: AttemptSource | null; readonly reason: SkipReason; readonly priceMicros: Micros; readonly filters?: readonly FilterName[]; readonly retryAfterMs?: number };
 

@@ -1,4 +1,4 @@
-import type { KeyRecord } from '@svc/contracts';
+import type { CacheStatus, KeyRecord } from '@svc/contracts';
 import type { AttemptResult } from './search.outcome';
 import type { SearchRequest } from './search.schema';
 
@@ -31,6 +31,8 @@ export interface SearchReply {
   readonly attempts: readonly AttemptResult[] | undefined;
   /** Retry-After of a 503 whose models were all skipped by open breakers: the shortest cool-down left (else 1). */
   readonly retryAfterSeconds?: number;
+  /** A 200's cache status (the x-svc-cache header); undefined on an error reply. */
+  readonly cache?: CacheStatus | undefined;
 }
 
 /**

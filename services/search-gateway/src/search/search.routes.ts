@@ -75,6 +75,7 @@ export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, se
       if (result.status === 200 && result.rateLimit !== undefined) {
         reply.header('x-ratelimit-limit', limitHeader).header('x-ratelimit-remaining', String(result.rateLimit.remaining));
       }
+      if (result.cache !== undefined) reply.header('x-svc-cache', result.cache);
       if (result.status === 503) reply.header('retry-after', String(result.retryAfterSeconds ?? 1));
       return reply.code(result.status).type('application/json; charset=utf-8').send(result.body);
     },

@@ -3,10 +3,14 @@ import { canonicalFilters, FILTER_HINTS, FILTER_NAMES, FILTER_SCHEMAS, FilterErr
 import type { FilterName, ModelSpec, SafeSearch, SearchFilters } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
+import { CACHE_MODES } from '../cache/cache.step';
+import type { CacheMode } from '../cache/cache.step';
 
 export const MAX_QUERY_CHARS = 2000;
 export const MAX_MODELS = 10;
 export const DEFAULT_MAX_RESULTS = 10;
+/** The oldest `cache_max_age_s` accepted: a week, the longest an entry can live (CACHE_TTL_S). */
+export const MAX_CACHE_MAX_AGE_S = 604_800;
 
 /** The body as the JSON schema admits it (before trimming and catalog checks). */
 export interface SearchBody {
@@ -14,6 +18,8 @@ export interface SearchBody {
   model?: string;
   models?: string[];
   max_results: number;
+  cache: CacheMode;
+  cache_max_age_s?: number;
   include_domains?: string[];
   exclude_domains?: string[];
   country?: string;
@@ -33,6 +39,8 @@ export const SEARCH_BODY_SCHEMA = {
     model: { type: 'string' },
     models: { type: 'array', minItems: 1, maxItems: MAX_MODELS, items: { type: 'string' } },
     max_results: { type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_MAX_RESULTS },
+    cache: { type: 'string', enum: CACHE_MODES, default: 'default' },
+    cache_max_age_s: { type: 'integer', minimum: 0, maximum: MAX_CACHE_MAX_AGE_S },
     // The filters, as packages/contracts declares them (docs/api.md, "Filters").
     ...FILTER_SCHEMAS,
   },
@@ -68,6 +76,10 @@ export interface SearchRequest {
   /** Fallback order: `model` first, then `models`, duplicates removed. */
   readonly models: readonly ModelSpec[];
   readonly maxResults: number;
+  /** The result cache: `default` (look up, store), `refresh` (store only), `off` (neither). */
+  readonly cache: CacheMode;
+  /** The oldest entry accepted, in seconds; null: any live entry. */
+  readonly cacheMaxAgeS: number | null;
   /** The filters in canonical form (canonicalFilters), or undefined when none was sent. */
   readonly filters?: SearchFilters | undefined;
 }
@@ -98,5 +110,5 @@ export function toSearchRequest(body: SearchBody): SearchRequest {
     if (error instanceof FilterError) throw new AppError('invalid_request', error.message);
     throw error;
   }
-  return { query, models, maxResults: body.max_results, filters };
+  return { query, models, maxResults: body.max_results, filters, cache: body.cache, cacheMaxAgeS: body.cache_max_age_s ?? null };
 }

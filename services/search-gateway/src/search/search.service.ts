@@ -2,6 +2,8 @@ import { RESERVATION_TTL_GRACE_MS } from '@svc/contracts';
 import type { Logger } from 'pino';
 import { NO_PROVIDER_KEYS } from '../byok/provider-key-cache';
 import type { ProviderKeyCache } from '../byok/provider-key-cache';
+import { abandonTicket, prepareAttempt } from '../cache/cache.step';
+import type { ResultCache } from '../cache/result-cache';
 import { moneyScope } from '../money/money.repository';
 import type { MoneyOp, MoneyRepository } from '../money/money.repository';
 import { claimValue } from './idempotency';
@@ -57,10 +59,12 @@ export class SearchService {
     private readonly providerKeys: Pick<ProviderKeyCache, 'keysFor'> | null = null,
     /** Provider health and the breaker (docs/decisions/0027); absent: neither. */
     health?: SearchHealth,
+    /** The shared result cache; absent: none (every answer is `off`). */
+    cache?: ResultCache,
   ) {
     money.useLogger(log.child({ component: 'money' }));
     this.settings = settings;
-    this.steps = health === undefined ? { money, providers, settings, metrics, log } : { money, providers, settings, metrics, log, health };
+    this.steps = health === undefined ? { money, providers, settings, metrics, log, cache } : { money, providers, settings, metrics, log, cache, health };
   }
 
   search(call: SearchCall): Promise<SearchResult> {
@@ -121,14 +125,19 @@ export class SearchService {
     };
     const attempts: AttemptResult[] = [];
     const ops: MoneyOp[] = [];
-    const request = nextAttempt(steps, ctx, attempts, 0, ctx.claim);
-    if (request === null) {
+    const planned = nextAttempt(steps, ctx, attempts, 0, ctx.claim);
+    if (planned === null) {
       // No attempt reached an admission (the deadline, providers not configured): nothing is held.
       const reply = buildReply(requestId, attempts, call.elapsedMs(), undefined);
       const settled = await settle(steps, ctx, ops, attempts, reply, false);
       return settled.kind === 'foreign' ? replay(steps, ctx, settled.stored, undefined) : reply;
     }
+    // The result cache's lookup of the attempt's model (src/cache): a hit reserves the cache price.
+    const looked = prepareAttempt(steps, ctx, planned);
+    const request = looked instanceof Promise ? await looked : looked;
     const first = await admitFirst(steps, ctx, ops, request);
+    // An attempt that led identical searches but runs no call gives its lock back (blocked: in holdingLease).
+    if (first.kind !== 'reserved' && first.kind !== 'blocked' && request.cache !== undefined) abandonTicket(steps, request);
     switch (first.kind) {
       case 'refused':
         return first.refusal;
@@ -153,10 +162,11 @@ export class SearchService {
     const { call } = ctx;
     let reply: SearchReply;
     let settled: Settled;
+    let request = firstRequest;
     try {
-      let request = firstRequest;
       let admission: LaterAdmission = first;
       for (;;) {
+        if (admission.kind !== 'reserved' && request.cache !== undefined) abandonTicket(steps, request);
         if (admission.kind === 'unavailable') {
           await releaseAccountLease(steps, ctx);
           return refuse.unavailable(call.requestId);
@@ -170,12 +180,14 @@ export class SearchService {
         }
         const next = nextAttempt(steps, ctx, attempts, request.index + 1, undefined);
         if (next === null) break;
-        request = next;
-        admission = await admitNext(steps, ctx, ops, attempts, next);
+        const looked = prepareAttempt(steps, ctx, next);
+        request = looked instanceof Promise ? await looked : looked;
+        admission = await admitNext(steps, ctx, ops, attempts, request);
       }
       reply = buildReply(call.requestId, attempts, call.elapsedMs(), first.rateLimit);
       settled = await settle(steps, ctx, ops, attempts, reply, true);
     } catch (error) {
+      if (request.cache !== undefined) abandonTicket(steps, request);
       await releaseAccountLease(steps, ctx);
       throw error;
     }

@@ -42,7 +42,7 @@ export function ActivityPage(): ReactNode {
         <div className="table-wrap" role="region" aria-label="Recent searches" tabIndex={0}>
           <table className="activity stack">
             <thead>
-              <tr><th scope="col">Time</th><th scope="col">Key</th><th scope="col">Model</th><th scope="col">Outcome</th><th scope="col" className="num">Cost</th><th scope="col">Attempts</th><th scope="col">Request id</th></tr>
+              <tr><th scope="col">Time</th><th scope="col">Key</th><th scope="col">Model</th><th scope="col">Outcome</th><th scope="col" className="num">Cost</th><th scope="col">Cache</th><th scope="col">Attempts</th><th scope="col">Request id</th></tr>
             </thead>
             <tbody>
               {items.map((item) => {
@@ -56,6 +56,7 @@ export function ActivityPage(): ReactNode {
                       <td data-label="Model"><code>{item.model ?? '—'}</code></td>
                       <td data-label="Outcome"><span className={`badge ${item.status === 'success' ? 'on' : 'off'}`}>{item.status === 'success' ? 'Answered' : 'Failed'}</span></td>
                       <td className="num" data-label="Cost">{usd(item.cost_usd, { precise: true })}</td>
+                      <td data-label="Cache" data-testid="activity-cache">{cacheLabel(item.attempts.find((a) => a.status === 'success')?.cache ?? null)}</td>
                       <td data-label="Attempts">
                         <button type="button" className="link" aria-expanded={expanded} aria-controls={detailsId} onClick={() => toggle(item.request_id)}>
                           {item.attempts.length} {item.attempts.length === 1 ? 'attempt' : 'attempts'}
@@ -64,13 +65,14 @@ export function ActivityPage(): ReactNode {
                       <td data-label="Request id"><code className="small">{item.request_id}</code></td>
                     </tr>
                     <tr id={detailsId} className="details" hidden={!expanded}>
-                      <td colSpan={7}>
+                      <td colSpan={8}>
                         <ol className="attempts">
                           {item.attempts.map((a, i) => (
                             <li key={i}>
                               <code>{a.model}</code> via {a.provider}{a.source === 'byok' ? ' (your key)' : ''}: <strong>{a.status}</strong>
                               {a.error !== null && <> ({a.error}{a.timed_out ? ', timed out' : ''})</>}
                               {a.status === 'success' && <>, {a.results} results</>}, {usd(a.cost_usd, { precise: true })}
+                              {(a.cache === 'hit' || a.cache === 'joined') && <> ({cacheLabel(a.cache).toLowerCase()}, saved {usd(a.saved_usd, { precise: true })})</>}
                             </li>
                           ))}
                         </ol>
@@ -87,4 +89,20 @@ export function ActivityPage(): ReactNode {
       {cursor !== null && <button type="button" className="secondary" onClick={loadMore} disabled={loadingMore}>{loadingMore ? 'Loading…' : 'Show older searches'}</button>}
     </>
   );
+}
+
+/** How the result cache took part in an answer, in the dashboard's words. */
+function cacheLabel(cache: string | null): string {
+  switch (cache) {
+    case 'hit':
+      return 'From cache';
+    case 'joined':
+      return 'Shared with an identical search';
+    case 'miss':
+      return 'Provider (stored)';
+    case 'off':
+      return 'Provider';
+    default:
+      return '—';
+  }
 }

@@ -47,8 +47,8 @@ export function UsagePage(): ReactNode {
 
   const csvHref = useMemo(() => {
     if (usage.data === null) return null;
-    const header = [query.group_by === 'day' ? 'date' : query.group_by === 'model' ? 'model' : 'key_id', 'searches', 'failed_attempts', 'cost_usd', 'byok_fee_usd'];
-    const lines = [header.join(','), ...usage.data.data.map((r) => [groupOf(r, query.group_by), r.searches, r.failed_attempts, r.cost_usd, r.byok_fee_usd].map(csvCell).join(','))];
+    const header = [query.group_by === 'day' ? 'date' : query.group_by === 'model' ? 'model' : 'key_id', 'searches', 'failed_attempts', 'cost_usd', 'byok_fee_usd', 'cache_hits', 'cache_saved_usd'];
+    const lines = [header.join(','), ...usage.data.data.map((r) => [groupOf(r, query.group_by), r.searches, r.failed_attempts, r.cost_usd, r.byok_fee_usd, r.cache_hits, r.cache_saved_usd].map(csvCell).join(','))];
     return URL.createObjectURL(new Blob([`${lines.join('\r\n')}\r\n`], { type: 'text/csv;charset=utf-8' }));
   }, [usage.data, query.group_by]);
 
@@ -77,6 +77,7 @@ export function UsagePage(): ReactNode {
         <>
           <div className="summary">
             <p><strong data-testid="usage-total">{usd(usage.data?.total.cost_usd, { precise: true })}</strong> for {usage.data?.total.searches ?? 0} searches, {usage.data?.from} to {usage.data?.to} (UTC days)</p>
+            {(usage.data?.total.cache_hits ?? 0) > 0 && <p data-testid="usage-cache">{usage.data?.total.cache_hits} answered from the cache, saving <strong>{usd(usage.data?.total.cache_saved_usd, { precise: true })}</strong></p>}
             {csvHref !== null && <a className="button secondary" href={csvHref} download={`usage-${query.from}-${query.to}-by-${query.group_by}.csv`}>Download CSV</a>}
           </div>
           {rows.length === 0 ? <Empty><p>No searches in this period.</p></Empty> : (
@@ -85,7 +86,7 @@ export function UsagePage(): ReactNode {
               <div className="table-wrap" role="region" aria-label="Usage table" tabIndex={0}>
                 <table className="stack">
                   <thead>
-                    <tr><th scope="col">{GROUP_NAMES[query.group_by]}</th><th scope="col" className="num">Searches</th><th scope="col" className="num">Failed attempts</th><th scope="col" className="num">Cost</th><th scope="col" className="num">of which provider-key fee</th></tr>
+                    <tr><th scope="col">{GROUP_NAMES[query.group_by]}</th><th scope="col" className="num">Searches</th><th scope="col" className="num">Failed attempts</th><th scope="col" className="num">Cost</th><th scope="col" className="num">of which provider-key fee</th><th scope="col" className="num">From cache</th><th scope="col" className="num">Cache saved</th></tr>
                   </thead>
                   <tbody>
                     {rows.map((r) => (
@@ -95,11 +96,13 @@ export function UsagePage(): ReactNode {
                         <td className="num" data-label="Failed attempts">{r.failed_attempts}</td>
                         <td className="num" data-label="Cost">{usd(r.cost_usd, { precise: true })}</td>
                         <td className="num" data-label="of which provider-key fee">{usd(r.byok_fee_usd, { precise: true })}</td>
+                        <td className="num" data-label="From cache">{r.cache_hits}</td>
+                        <td className="num" data-label="Cache saved">{usd(r.cache_saved_usd, { precise: true })}</td>
                       </tr>
                     ))}
                   </tbody>
                   <tfoot>
-                    <tr><th scope="row">Total</th><td className="num" data-label="Searches">{usage.data?.total.searches}</td><td className="empty-cell" /><td className="num" data-label="Cost">{usd(usage.data?.total.cost_usd, { precise: true })}</td><td className="num" data-label="of which provider-key fee">{usd(usage.data?.total.byok_fee_usd, { precise: true })}</td></tr>
+                    <tr><th scope="row">Total</th><td className="num" data-label="Searches">{usage.data?.total.searches}</td><td className="empty-cell" /><td className="num" data-label="Cost">{usd(usage.data?.total.cost_usd, { precise: true })}</td><td className="num" data-label="of which provider-key fee">{usd(usage.data?.total.byok_fee_usd, { precise: true })}</td><td className="num" data-label="From cache">{usage.data?.total.cache_hits}</td><td className="num" data-label="Cache saved">{usd(usage.data?.total.cache_saved_usd, { precise: true })}</td></tr>
                   </tfoot>
                 </table>
               </div>

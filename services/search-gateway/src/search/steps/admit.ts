@@ -1,3 +1,4 @@
+import { takesProviderLease } from '../../cache/cache.step';
 import { NO_OPS } from '../../money/money.repository';
 import type { AdmissionVerdict, MoneyOp, ReserveVerdict } from '../../money/money.repository';
 import { refuse } from '../search.result';
@@ -59,7 +60,7 @@ export function reservationOf(ops: MoneyOp[], verdict: ReserveVerdict, leased: b
     case 'limit':
     case 'balance':
     case 'cold':
-      if (leased) ops.push({ kind: 'unlease', provider: request.provider, leaseId: request.leaseId });
+      if (leased && takesProviderLease(request)) ops.push({ kind: 'unlease', provider: request.provider, leaseId: request.leaseId });
       return verdict.kind === 'dup' ? 'duplicate' : verdict.kind === 'cold' ? 'capacity' : verdict.kind;
   }
 }
@@ -74,7 +75,7 @@ export async function admitFirst(steps: SearchSteps, ctx: SearchContext, ops: Mo
   let answer: { leased: boolean; admission: AdmissionVerdict };
   try {
     // A search's first round trip: nothing is left over from an earlier one.
-    answer = await steps.money.admitFirst(ctx.scope, NO_OPS, request, request, steps.settings.admission);
+    answer = await steps.money.admitFirst(ctx.scope, NO_OPS, takesProviderLease(request) ? request : null, request, steps.settings.admission);
   } catch (error) {
     return admissionFailed(steps, ctx, error);
   }
@@ -89,7 +90,7 @@ export async function admitFirst(steps: SearchSteps, ctx: SearchContext, ops: Mo
 export async function admitNext(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], attempts: readonly AttemptResult[], request: AttemptRequest): Promise<LaterAdmission> {
   let answer: { leased: boolean; verdict: ReserveVerdict };
   try {
-    answer = await steps.money.admit(ctx.scope, ops.splice(0), request, request, steps.settings.admission.leaseTtlMs);
+    answer = await steps.money.admit(ctx.scope, ops.splice(0), takesProviderLease(request) ? request : null, request, steps.settings.admission.leaseTtlMs);
   } catch (error) {
     if (providerCalled(attempts)) throw error;
     return admissionFailed(steps, ctx, error);
@@ -151,7 +152,7 @@ function admitted(steps: SearchSteps, ops: MoneyOp[], request: AttemptRequest, a
 async function refused(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], request: AttemptRequest, answer: { leased: boolean; admission: AdmissionVerdict }, retryCold: boolean): Promise<Admission> {
   const { money, log, settings } = steps;
   const { scope } = ctx;
-  if (answer.leased) {
+  if (answer.leased && takesProviderLease(request)) {
     await money.finish(scope, [{ kind: 'unlease', provider: request.provider, leaseId: request.leaseId }], null).catch((cause: unknown) => {
       log.warn({ request_id: scope.requestId, provider: request.provider, err: describe(cause) }, 'provider lease release failed; it expires on its own');
     });
@@ -168,7 +169,7 @@ async function refused(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], r
       if (retryCold && (await waitWarm(steps, scope.accountId))) {
         let again: { leased: boolean; admission: AdmissionVerdict };
         try {
-          again = await money.admitFirst(scope, NO_OPS, request, request, settings.admission);
+          again = await money.admitFirst(scope, NO_OPS, takesProviderLease(request) ? request : null, request, settings.admission);
         } catch (error) {
           return admissionFailed(steps, ctx, error);
         }

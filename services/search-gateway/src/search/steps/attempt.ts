@@ -1,3 +1,4 @@
+import { afterFailure, afterSuccess, answerFromCache } from '../../cache/cache.step';
 import type { MoneyOp } from '../../money/money.repository';
 import type { ProviderOutcome } from '../../providers';
 import type { AttemptResult } from '../search.outcome';
@@ -17,6 +18,10 @@ export async function attempt(steps: SearchSteps, ctx: SearchContext, ops: Money
   const { planned, provider } = request;
   const { model, source } = planned;
   const { call } = ctx;
+  if (request.cache !== undefined) {
+    const cached = await answerFromCache(steps, ops, request);
+    if (cached !== null) return cached;
+  }
   let outcome: ProviderOutcome;
   const startedAt = performance.now();
   try {
@@ -29,8 +34,10 @@ export async function attempt(steps: SearchSteps, ctx: SearchContext, ops: Money
   steps.health?.record(provider, source, model.id, outcome.ok ? 'ok' : outcome.kind, performance.now() - startedAt);
   if (outcome.ok) {
     ops.push({ kind: 'unlease', provider, leaseId: request.leaseId });
-    return { status: 'success', model, source, results: outcome.results, reservedMicros: planned.priceMicros, chargedMicros: chargeOf(planned, outcome.results.length, steps.settings) };
+    const cache = afterSuccess(steps, request, outcome.results);
+    return { status: 'success', model, source, results: outcome.results, reservedMicros: planned.priceMicros, chargedMicros: chargeOf(planned, outcome.results.length, steps.settings), cache };
   }
+  if (request.cache !== undefined) afterFailure(steps, request);
   steps.metrics.countFailure(provider, outcome.kind);
   if (outcome.kind === 'bad_key' && source === 'platform') {
     steps.log.warn({ request_id: call.requestId, provider, status: outcome.status }, 'the platform key was rejected by the provider: replace it');

@@ -2,6 +2,7 @@ import { byokFeeMicros, costMicros, maxCostMicros, unsupportedFilters } from '@s
 import type { FilterName, ModelSpec, Provider, SearchFilters } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import type { ProviderKeySet } from '../../byok/provider-key-cache';
+import type { CacheTicket } from '../../cache/cache.step';
 import type { Claim, LeaseRequest, ReserveRequest } from '../../money/money.repository';
 import type { AttemptResult, AttemptSource } from '../search.outcome';
 import type { SearchRequest } from '../search.schema';
@@ -106,6 +107,8 @@ export interface AttemptRequest extends LeaseRequest, ReserveRequest {
   readonly apiKey: string;
   /** The provider call's timeout: PROVIDER_TIMEOUT_MS, cut to what is left of the search's time. */
   readonly timeoutMs: number;
+  /** What the result cache made of it (src/cache); absent when the search or the deployment uses no cache. */
+  readonly cache?: CacheTicket;
 }
 
 /**

@@ -21,6 +21,7 @@ describe('reply', () => {
           request_id: 'req_r', model: 'exa/fast', provider: 'exa', source: 'platform', results, cost_usd: 0.014,
           attempts: [{ model: 'exa/auto', source: 'platform', status: 'error', error: 'provider timed out', cost_usd: 0.009 }],
           latency_ms: 13,
+          cache: { status: 'off', age_s: 0 },
         });
       });
     });

@@ -1,3 +1,5 @@
+import { CACHE_STATUSES } from '@svc/contracts';
+import type { CacheStatus } from '@svc/contracts';
 import { AppError, errorBody } from '@svc/errors';
 import { microsToUsd } from '@svc/money';
 import { parseStored } from '../idempotency';
@@ -29,8 +31,9 @@ export function buildReply(requestId: string, attempts: readonly AttemptResult[]
         cost_usd: microsToUsd(charged),
         attempts: attempts.slice(0, outcome.index).map(attemptView),
         latency_ms: Math.round(elapsedMs),
+        cache: { status: answered.cache?.status ?? 'off', age_s: answered.cache?.ageS ?? 0 },
       };
-      return { kind: 'reply', status: 200, body: JSON.stringify(body), requestId, rateLimit, attempts };
+      return { kind: 'reply', status: 200, body: JSON.stringify(body), requestId, rateLimit, attempts, cache: body.cache.status };
     }
     case 'payment': {
       const message = outcome.code === 'key_limit_exceeded'
@@ -87,10 +90,21 @@ export async function replay(steps: SearchSteps, ctx: SearchContext, stored: str
     const value = text === null ? undefined : parseStored(text);
     if (value === undefined) break;
     if (value.digest !== idempotency.bodyDigest) return refuse.bodyMismatch(ctx.call.requestId);
-    if (value.state === 'done') return { kind: 'reply', status: value.status, body: value.body, requestId: value.rid, rateLimit, attempts: undefined };
+    if (value.state === 'done') return { kind: 'reply', status: value.status, body: value.body, requestId: value.rid, rateLimit, attempts: undefined, cache: value.status === 200 ? storedCacheStatus(value.body) : undefined };
     if (Date.now() > deadline) break;
     await new Promise((resolve) => setTimeout(resolve, steps.settings.idempotencyPollMs));
     text = await steps.money.readIdempotency(key);
   }
   return refuse.firstRunning(ctx.call.requestId);
+}
+
+/** The cache status in a stored 200 body (an idempotent repeat answers the first's, header included). */
+function storedCacheStatus(body: string): CacheStatus | undefined {
+  try {
+    const parsed = JSON.parse(body) as { cache?: { status?: unknown } };
+    const status = parsed.cache?.status;
+    return typeof status === 'string' && (CACHE_STATUSES as readonly string[]).includes(status) ? status as CacheStatus : undefined;
+  } catch {
+    return undefined;
+  }
 }

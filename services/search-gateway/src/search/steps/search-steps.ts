@@ -1,5 +1,6 @@
 import type { Provider } from '@svc/contracts';
 import type { Logger } from 'pino';
+import type { ResultCache } from '../../cache/result-cache';
 import type {
   AdmissionRequest, AdmissionVerdict, Claim, LeaseRequest, MoneyOp, MoneyScope, ReserveRequest, ReserveVerdict, Settlement,
 } from '../../money/money.repository';
@@ -37,8 +38,8 @@ export interface SearchSettings {
 export interface SearchMoney {
   /** Too many unconfirmed settlements: admit nothing (fail closed). */
   readonly saturated: boolean;
-  admitFirst(scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest, reserve: ReserveRequest, admission: AdmissionRequest): Promise<{ leased: boolean; admission: AdmissionVerdict }>;
-  admit(scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest, reserve: ReserveRequest, extendLeaseMs?: number): Promise<{ leased: boolean; verdict: ReserveVerdict }>;
+  admitFirst(scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest | null, reserve: ReserveRequest, admission: AdmissionRequest): Promise<{ leased: boolean; admission: AdmissionVerdict }>;
+  admit(scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest | null, reserve: ReserveRequest, extendLeaseMs?: number): Promise<{ leased: boolean; verdict: ReserveVerdict }>;
   finish(scope: MoneyScope, ops: readonly MoneyOp[], unsettledOutcome: string | null): Promise<{ foreignOutcome: string | null }>;
   settle(scope: MoneyScope, ops: readonly MoneyOp[], settlement: Settlement): Promise<void>;
   releaseAccount(scope: MoneyScope): Promise<void>;
@@ -74,6 +75,8 @@ export interface SearchSteps {
   readonly settings: SearchSettings;
   readonly metrics: { countFailure(provider: Provider, kind: ProviderFailureKind): void };
   readonly log: Logger;
+  /** The shared result cache (docs/decisions/0023); absent: no cache (every search answers `off`). */
+  readonly cache?: ResultCache | undefined;
 }
 
 /** One search as every step sees it: made once when it starts, never changed. */

@@ -119,7 +119,7 @@ describe('settle', () => {
         { index: 0, model: 'tavily/basic', provider: 'tavily', source: 'platform', status: 'skipped', error: 'provider not configured', reservedMicros: 0, chargedMicros: 0, timedOut: false, results: 0 },
         { index: 1, model: 'exa/auto', provider: 'exa', source: 'byok', status: 'error', error: 'timed out', reservedMicros: 450, chargedMicros: 450, timedOut: true, results: 0 },
         { index: 2, model: 'brave/web', provider: 'brave', source: 'platform', status: 'skipped', error: 'provider at capacity', reservedMicros: 0, chargedMicros: 0, timedOut: false, results: 0 },
-        { index: 3, model: 'exa/fast', provider: 'exa', source: 'platform', status: 'success', error: null, reservedMicros: 5_000, chargedMicros: 5_000, timedOut: false, results: 2 },
+        { index: 3, model: 'exa/fast', provider: 'exa', source: 'platform', status: 'success', error: null, reservedMicros: 5_000, chargedMicros: 5_000, timedOut: false, results: 2, cache: 'off', savedMicros: 0 },
       ]);
     });
   });

@@ -79,7 +79,7 @@ export function settlementRecord(scope: MoneyScope, attempts: readonly AttemptRe
     const source = attempt.source ?? 'platform';
     switch (attempt.status) {
       case 'success':
-        settled.push({ index, model, provider, source, status: 'success', error: null, reservedMicros: attempt.reservedMicros, chargedMicros: attempt.chargedMicros, timedOut: false, results: attempt.results.length });
+        settled.push({ index, model, provider, source, status: 'success', error: null, reservedMicros: attempt.reservedMicros, chargedMicros: attempt.chargedMicros, timedOut: false, results: attempt.results.length, cache: attempt.cache?.status ?? 'off', savedMicros: attempt.cache?.savedMicros ?? 0 });
         chargedMicros += attempt.chargedMicros;
         break;
       case 'error':

@@ -1,0 +1,75 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The query as the result cache compares it: Unicode NFC, trimmed, every run of inner
+ * whitespace one space; case is kept ("Rust" and "rust" are different searches for some
+ * providers, and the cache never guesses).
+ */
+export function normaliseQuery(query: string): string {
+  return query.normalize('NFC').trim().replace(/\s+/gu, ' ');
+}
+
+/** A value the filters of a search may hold (JSON). */
+export type FilterValue = string | number | boolean | null | readonly FilterValue[] | { readonly [key: string]: FilterValue | undefined };
+
+/**
+ * A search's filters as one canonical JSON text: object keys sorted at every depth, fields
+ * whose value is undefined left out, arrays in their order. Every filter the request carries
+ * is part of the key, so a search with filters is never answered from an entry stored
+ * without them (or with others).
+ */
+export function canonicalFilters(filters: object): string {
+  return canonical(filters as { readonly [key: string]: FilterValue | undefined });
+}
+
+function canonical(value: FilterValue | undefined): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
+  if (Array.isArray(value)) return `[${(value as readonly FilterValue[]).map(canonical).join(',')}]`;
+  const record = value as { readonly [key: string]: FilterValue | undefined };
+  const parts: string[] = [];
+  for (const key of Object.keys(record).sort()) {
+    const field = record[key];
+    if (field === undefined) continue;
+    parts.push(`${JSON.stringify(key)}:${canonical(field)}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
+/** Whose answers an entry holds: every account's (answers from the platform's provider keys), or one account's (its own key, BYOK). */
+export type CacheScope = { readonly kind: 'shared' } | { readonly kind: 'account'; readonly accountId: string };
+
+export const SHARED_SCOPE: CacheScope = Object.freeze({ kind: 'shared' });
+
+/**
+ * The Redis keys of one model, query and filters. Every key shares the hash tag of the
+ * digest (`{...}`), so the lookup script, which reads entries and takes the lead lock in one
+ * call, runs on Redis Cluster too. The digest is SHA-256 of the model, the normalised query
+ * and the canonical filters; the result count is not in it: an entry records how many
+ * results it was asked for and serves any request for at most as many.
+ */
+export interface CacheKeys {
+  /** The entry shared by every account. */
+  readonly shared: string;
+  /** The account's own entry (BYOK answers); null in the shared scope. */
+  readonly account: string | null;
+  /** The lead lock of identical searches in flight (per scope and result count). */
+  readonly lock: string;
+}
+
+const PREFIX = 'svc:cache:';
+
+export function cacheDigest(modelId: string, query: string, filters: string): string {
+  return createHash('sha256').update(modelId).update('\n').update(normaliseQuery(query)).update('\n').update(filters).digest('base64url');
+}
+
+/** An account's part of a key: a digest of its id (key names show no account id). */
+function accountTag(accountId: string): string {
+  return createHash('sha256').update(accountId).digest('base64url').slice(0, 22);
+}
+
+export function cacheKeys(digest: string, asked: number, scope: CacheScope): CacheKeys {
+  const tagged = `${PREFIX}{${digest}}`;
+  if (scope.kind === 'shared') return { shared: `${tagged}:e`, account: null, lock: `${tagged}:l:${asked}` };
+  const account = accountTag(scope.accountId);
+  return { shared: `${tagged}:e`, account: `${tagged}:e:${account}`, lock: `${tagged}:l:${asked}:${account}` };
+}

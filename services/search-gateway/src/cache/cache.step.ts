@@ -1,0 +1,145 @@
+import { cachePriceMicros, resultCap } from '@svc/contracts';
+import type { CacheStatus } from '@svc/contracts';
+import type { Micros } from '@svc/money';
+import type { MoneyOp } from '../money/money.repository';
+import type { NormalizedResult } from '../providers';
+import type { AttemptResult } from '../search/search.outcome';
+import type { SearchRequest } from '../search/search.schema';
+import { chargeOf } from '../search/steps/plan';
+import type { AttemptRequest } from '../search/steps/plan';
+import type { SearchContext, SearchSteps } from '../search/steps/search-steps';
+import { cacheDigest, cacheKeys, canonicalFilters, SHARED_SCOPE } from './cache.key';
+import type { CacheKeys } from './cache.key';
+import type { CachedAnswer } from './result-cache';
+
+/** `cache` in a search's body: look up and store, store only, or neither. */
+export const CACHE_MODES = ['default', 'refresh', 'off'] as const;
+export type CacheMode = (typeof CACHE_MODES)[number];
+
+/**
+ * What the result cache made of one attempt before its admission (its request's `cache`):
+ * - `hit`: a stored answer serves it; it is admitted at `priceMicros` (the cache price) and
+ *   takes no provider lease;
+ * - `lead`: no entry; this search leads the identical ones (it holds the lock `keys.lock`);
+ * - `follow`: no entry; an identical search leads: this one, admitted as a miss (it may have
+ *   to go on alone), waits for its answer;
+ * - `miss`: no entry and no lead (cache `refresh`, or the cache Redis did not answer): the
+ *   provider is called and its answer stored.
+ * `entry` is where this attempt's answer is stored: the account's own entry for a BYOK
+ * attempt, else the shared one.
+ */
+export type CacheTicket =
+  | { readonly kind: 'hit'; readonly keys: CacheKeys; readonly entry: string; readonly asked: number; readonly answer: CachedAnswer; readonly priceMicros: Micros }
+  | { readonly kind: 'lead' | 'follow' | 'miss'; readonly keys: CacheKeys; readonly entry: string; readonly asked: number; readonly maxAgeMs: number | null; readonly token: string };
+
+/** The filters of a search that change its answer, as the cache key takes them (every one of them). */
+export function cacheFilters(request: SearchRequest): object {
+  // The filters in the contracts' canonical form (canonicalFilters of @svc/contracts); none: {}.
+  return request.filters ?? NO_FILTERS;
+}
+
+const NO_FILTERS: object = Object.freeze({});
+
+/**
+ * Before an attempt's admission: looks up its model's entry (unless the search asked for
+ * `refresh` or `off`, or the deployment has no cache) and returns the request the admission
+ * takes: unchanged, or carrying its ticket; a hit's reserves the cache price instead.
+ */
+export function prepareAttempt(steps: SearchSteps, ctx: SearchContext, request: AttemptRequest): AttemptRequest | Promise<AttemptRequest> {
+  const cache = steps.cache;
+  const search = ctx.call.request;
+  if (cache === undefined || search.cache === 'off') return request;
+  const { planned } = request;
+  const asked = resultCap(planned.model, search.maxResults);
+  const digest = cacheDigest(planned.model.id, search.query, canonicalFilters(cacheFilters(search)));
+  const keys = cacheKeys(digest, asked, planned.source === 'byok' ? { kind: 'account', accountId: ctx.scope.accountId } : SHARED_SCOPE);
+  const entry = keys.account ?? keys.shared;
+  const maxAgeMs = search.cacheMaxAgeS === null ? null : search.cacheMaxAgeS * 1000;
+  const token = request.leaseId;
+  if (search.cache === 'refresh') return withTicket(request, { kind: 'miss', keys, entry, asked, maxAgeMs, token }, request.amountMicros);
+  const entries = keys.account === null ? [keys.shared] : [keys.account, keys.shared];
+  return cache.lookup(keys, entries, asked, maxAgeMs, token, true).then((found) => {
+    if (found.kind !== 'hit') return withTicket(request, { kind: found.kind, keys, entry, asked, maxAgeMs, token }, request.amountMicros);
+    // Never more than the attempt would cost from the provider (a BYOK attempt's fee can be lower).
+    const price = Math.min(cachePriceMicros(planned.model, cache.settings.pricePercent), planned.priceMicros);
+    return withTicket(request, { kind: 'hit', keys, entry, asked, answer: found.answer, priceMicros: price }, price);
+  });
+}
+
+/** The request with its ticket (one literal of AttemptRequest's shape). */
+function withTicket(request: AttemptRequest, cache: CacheTicket, amountMicros: Micros): AttemptRequest {
+  return {
+    planned: request.planned, provider: request.provider, leaseId: request.leaseId, cap: request.cap, lifetimeMs: request.lifetimeMs,
+    index: request.index, amountMicros, claim: request.claim, apiKey: request.apiKey, timeoutMs: request.timeoutMs, cache,
+  };
+}
+
+/** A hit takes no provider lease; every other attempt does. */
+export function takesProviderLease(request: AttemptRequest): boolean {
+  return request.cache?.kind !== 'hit';
+}
+
+/**
+ * The attempt's answer from the cache, when it has one: a hit's stored answer, or (a
+ * follower) the leader's answer once stored. Null: call the provider (a follower whose
+ * leader failed, went away or ran past the provider timeout goes on alone).
+ */
+export async function answerFromCache(steps: SearchSteps, ops: MoneyOp[], request: AttemptRequest): Promise<AttemptResult | null> {
+  const ticket = request.cache;
+  const cache = steps.cache;
+  if (ticket === undefined || cache === undefined) return null;
+  if (ticket.kind === 'hit') return served(steps, request, ticket.asked, ticket.answer, 'hit', ticket.priceMicros);
+  if (ticket.kind !== 'follow') return null;
+  const joined = await cache.join(ticket.keys, ticket.entry, ticket.asked, ticket.maxAgeMs, request.timeoutMs);
+  if (joined.kind !== 'joined') return null;
+  // It held a provider lease to be able to go on alone: give it back with the next round trip.
+  ops.push({ kind: 'unlease', provider: request.provider, leaseId: request.leaseId });
+  const price = Math.min(cachePriceMicros(request.planned.model, cache.settings.pricePercent), request.planned.priceMicros);
+  return served(steps, request, ticket.asked, joined.answer, 'joined', price);
+}
+
+function served(steps: SearchSteps, request: AttemptRequest, asked: number, answer: CachedAnswer, status: 'hit' | 'joined', priceMicros: Micros): AttemptResult {
+  const { planned } = request;
+  const results = answer.results.length > asked ? answer.results.slice(0, asked) : answer.results;
+  steps.cache?.metrics?.counted(planned.model.id, status);
+  const full = chargeOf(planned, results.length, steps.settings);
+  return {
+    status: 'success', model: planned.model, source: planned.source, results, reservedMicros: request.amountMicros, chargedMicros: priceMicros,
+    cache: { status, ageS: answer.ageS, savedMicros: Math.max(0, full - priceMicros) },
+  };
+}
+
+/** After the provider answered: a complete answer is stored (and the lead lock given back), then counted as a miss. */
+export function afterSuccess(steps: SearchSteps, request: AttemptRequest, results: readonly NormalizedResult[]): AttemptCache {
+  const ticket = request.cache;
+  const cache = steps.cache;
+  if (cache === undefined) return CACHE_OFF;
+  if (ticket === undefined) {
+    cache.metrics?.counted(request.planned.model.id, 'off');
+    return CACHE_OFF;
+  }
+  cache.metrics?.counted(request.planned.model.id, 'miss');
+  cache.store(ticket.entry, ticket.keys.lock, request.planned.model.id, ticket.asked, results, ticket.kind === 'lead' ? ticket.token : '');
+  return CACHE_MISS;
+}
+
+/** After the provider failed: nothing is stored; a leader gives back its lock so the searches waiting go on alone. */
+export function afterFailure(steps: SearchSteps, request: AttemptRequest): void {
+  abandonTicket(steps, request);
+}
+
+/** An attempt that led but will not call the provider (blocked, refused, a fault): its lock goes back at once. */
+export function abandonTicket(steps: SearchSteps, request: AttemptRequest): void {
+  const ticket = request.cache;
+  if (ticket?.kind === 'lead') steps.cache?.release(ticket.keys.lock, ticket.token);
+}
+
+/** How the cache took part in a successful attempt (AttemptResult's `cache`). */
+export interface AttemptCache {
+  readonly status: CacheStatus;
+  readonly ageS: number;
+  readonly savedMicros: Micros;
+}
+
+export const CACHE_OFF: AttemptCache = Object.freeze({ status: 'off', ageS: 0, savedMicros: 0 });
+export const CACHE_MISS: AttemptCache = Object.freeze({ status: 'miss', ageS: 0, savedMicros: 0 });

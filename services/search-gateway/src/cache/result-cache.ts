@@ -1,0 +1,201 @@
+import type { RedisClient } from '@svc/redis-client';
+import type { Logger } from 'pino';
+import type { NormalizedResult } from '../providers';
+import type { CacheKeys } from './cache.key';
+import { CACHE_SCRIPTS } from './cache.scripts';
+import type { CacheScriptName } from './cache.scripts';
+import type { CacheMetrics } from './cache.metrics';
+
+/** The deployment's cache settings (docs/operations.md, the result cache). */
+export interface CacheSettings {
+  /** CACHE_PRICE_PERCENT: a hit or joined search costs this percentage of the model's base price. */
+  readonly pricePercent: number;
+  /** How long an entry of each model lives (CACHE_TTL_S, with CACHE_TTL_BY_MODEL's exceptions), in ms. */
+  readonly ttlMs: (modelId: string) => number;
+  /** CACHE_MAX_ENTRY_BYTES: an answer larger than this is not stored. */
+  readonly maxEntryBytes: number;
+  /** How often a search waiting for an identical one in flight looks for its answer (ms). */
+  readonly pollMs: number;
+}
+
+/** A stored answer as a lookup finds it. */
+export interface CachedAnswer {
+  readonly results: readonly NormalizedResult[];
+  /** Whole seconds since it was stored (never negative). */
+  readonly ageS: number;
+}
+
+/** What a lookup makes of a search's attempt. */
+export type LookupOutcome =
+  | { readonly kind: 'hit'; readonly answer: CachedAnswer }
+  | { readonly kind: 'lead' }
+  | { readonly kind: 'follow' }
+  /** No entry, and no lead taken (only looked, or Redis did not answer). */
+  | { readonly kind: 'miss' };
+
+/** What a search waiting for an identical one finds. */
+export type JoinOutcome = { readonly kind: 'joined'; readonly answer: CachedAnswer } | { readonly kind: 'alone' };
+
+const MISS: LookupOutcome = { kind: 'miss' };
+const LEAD: LookupOutcome = { kind: 'lead' };
+const FOLLOW: LookupOutcome = { kind: 'follow' };
+const ALONE: JoinOutcome = { kind: 'alone' };
+
+/** A failing cache Redis is logged at most this often. */
+const LOG_EVERY_MS = 10_000;
+
+type ScriptRunner = (...args: (string | number)[]) => Promise<unknown>;
+
+/**
+ * The shared result cache and the coalescing of identical searches in flight, on Redis
+ * (docs/decisions/0023). The cache never fails a search: a Redis error is a miss (logged,
+ * at most every 10 s), and a search whose leader's answer does not come goes on alone.
+ */
+export class ResultCache {
+  private readonly scripts: Record<CacheScriptName, ScriptRunner>;
+  /** Searches of this process waiting for the same lock share one poll. */
+  private readonly waits = new Map<string, Promise<JoinOutcome>>();
+  /** Entries this process stored that have not expired: their size, for the bytes-held gauge. */
+  private readonly held = new Map<string, { bytes: number; expiresAtMs: number }>();
+  private lastLogMs = 0;
+
+  constructor(
+    redis: RedisClient,
+    readonly settings: CacheSettings,
+    private readonly log: Logger,
+    readonly metrics: CacheMetrics | null = null,
+    private readonly clock: () => number = Date.now,
+  ) {
+    const runners: Partial<Record<CacheScriptName, ScriptRunner>> = {};
+    for (const [name, lua] of Object.entries(CACHE_SCRIPTS) as [CacheScriptName, string][]) {
+      redis.defineCommand(name, { lua });
+      const command = (redis as unknown as Record<string, ScriptRunner>)[name];
+      if (command === undefined) throw new Error(`script ${name} was not defined`);
+      runners[name] = command.bind(redis);
+    }
+    this.scripts = runners as Record<CacheScriptName, ScriptRunner>;
+    metrics?.watchBytes(() => this.bytesHeld());
+  }
+
+  /**
+   * Looks up `entries` (in order) for an answer of at least `asked` results at most
+   * `maxAgeMs` old (null: any age); without one, takes the lead of identical searches
+   * (`lead`, with `token`) or finds another leading (`follow`). `lead: false` only looks.
+   */
+  async lookup(keys: CacheKeys, entries: readonly string[], asked: number, maxAgeMs: number | null, token: string, lead: boolean): Promise<LookupOutcome> {
+    let reply: unknown;
+    try {
+      reply = await this.scripts.svcCacheLookup(1 + entries.length, keys.lock, ...entries, asked, this.clock(), maxAgeMs ?? -1, this.lockTtlMs, token, lead ? '1' : '0');
+    } catch (error) {
+      this.failed('lookup', error);
+      return MISS;
+    }
+    const [kind, value] = reply as [string, string | undefined];
+    if (kind === 'hit' && value !== undefined) {
+      const answer = this.decode(value);
+      return answer === null ? MISS : { kind: 'hit', answer };
+    }
+    return kind === 'lead' ? LEAD : kind === 'follow' ? FOLLOW : MISS;
+  }
+
+  /**
+   * Waits for the answer of the search leading `keys.lock`: `joined` with it once stored,
+   * `alone` when the lock is gone without one (the leading call failed, or its gateway died
+   * and the lock expired) or `timeoutMs` passed.
+   */
+  join(keys: CacheKeys, entry: string, asked: number, maxAgeMs: number | null, timeoutMs: number): Promise<JoinOutcome> {
+    const id = `${keys.lock}\n${entry}\n${maxAgeMs ?? -1}`;
+    const running = this.waits.get(id);
+    if (running !== undefined) return running;
+    const wait = this.poll(keys.lock, entry, asked, maxAgeMs, this.clock() + timeoutMs).finally(() => this.waits.delete(id));
+    this.waits.set(id, wait);
+    return wait;
+  }
+
+  /**
+   * Stores a complete, successful answer of `asked` results under `entry` for the model's
+   * TTL, and gives back the lead lock when `token` holds it. Not awaited by the search.
+   */
+  store(entry: string, lock: string, modelId: string, asked: number, results: readonly NormalizedResult[], token: string): void {
+    const value = `${asked}|${this.clock()}|${JSON.stringify(results)}`;
+    const bytes = Buffer.byteLength(value);
+    if (bytes > this.settings.maxEntryBytes) {
+      this.metrics?.oversized();
+      if (token !== '') this.release(lock, token);
+      return;
+    }
+    const ttlMs = this.settings.ttlMs(modelId);
+    this.scripts.svcCacheStore(2, entry, lock, value, ttlMs, token).then(
+      () => this.held.set(entry, { bytes: Buffer.byteLength(entry) + bytes, expiresAtMs: this.clock() + ttlMs }),
+      (error: unknown) => this.failed('store', error),
+    );
+  }
+
+  /** Gives back a lead lock without an answer: whoever waits for it goes on alone. Not awaited. */
+  release(lock: string, token: string): void {
+    this.scripts.svcCacheRelease(1, lock, token).catch((error: unknown) => this.failed('release', error));
+  }
+
+  /** The size of the entries this process stored that are still live (keys and values, bytes). */
+  bytesHeld(): number {
+    const now = this.clock();
+    let sum = 0;
+    for (const [key, entry] of this.held) {
+      if (entry.expiresAtMs <= now) this.held.delete(key);
+      else sum += entry.bytes;
+    }
+    return sum;
+  }
+
+  /** A lead lock lives as long as a provider call may, plus a margin: a crashed leader frees it on its own. */
+  get lockTtlMs(): number {
+    return this.lockLifetimeMs;
+  }
+
+  private lockLifetimeMs = 20_000;
+
+  /** Set from the provider timeout (PROVIDER_TIMEOUT_MS + the lease margin). */
+  useLockLifetime(ms: number): void {
+    this.lockLifetimeMs = ms;
+  }
+
+  private async poll(lock: string, entry: string, asked: number, maxAgeMs: number | null, deadlineMs: number): Promise<JoinOutcome> {
+    for (;;) {
+      await new Promise((resolve) => setTimeout(resolve, this.settings.pollMs));
+      let reply: unknown;
+      try {
+        reply = await this.scripts.svcCachePeek(2, lock, entry, asked, this.clock(), maxAgeMs ?? -1);
+      } catch (error) {
+        this.failed('join', error);
+        return ALONE;
+      }
+      const [kind, value] = reply as [string, string | undefined];
+      if (kind === 'entry' && value !== undefined) {
+        const answer = this.decode(value);
+        return answer === null ? ALONE : { kind: 'joined', answer };
+      }
+      if (kind === 'gone' || this.clock() >= deadlineMs) return ALONE;
+    }
+  }
+
+  private decode(value: string): CachedAnswer | null {
+    const first = value.indexOf('|');
+    const second = value.indexOf('|', first + 1);
+    const storedAt = Number(value.slice(first + 1, second));
+    try {
+      const results = JSON.parse(value.slice(second + 1)) as unknown;
+      if (!Array.isArray(results)) return null;
+      return { results: results as NormalizedResult[], ageS: Math.max(0, Math.floor((this.clock() - storedAt) / 1000)) };
+    } catch {
+      return null;
+    }
+  }
+
+  private failed(what: string, error: unknown): void {
+    this.metrics?.error(what);
+    const now = this.clock();
+    if (now - this.lastLogMs < LOG_EVERY_MS) return;
+    this.lastLogMs = now;
+    this.log.warn({ err: error instanceof Error ? error.message : String(error), op: what }, 'result cache: redis failed; searches go to the provider');
+  }
+}

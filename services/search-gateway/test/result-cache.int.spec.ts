@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import pino from 'pino';
+import { redisUrl } from '@svc/test-kit';
+import { cacheDigest, cacheKeys, SHARED_SCOPE } from '../src/cache/cache.key';
+import { ResultCache } from '../src/cache/result-cache';
+import type { NormalizedResult } from '../src/providers';
+
+const DB = 3;
+const RESULTS: NormalizedResult[] = [1, 2, 3].map((position) => ({ position, title: `t${position}`, url: `https://example.com/${position}`, snippet: 's', published_at: null, score: null }));
+
+/** The result cache's scripts against a real Redis: lookup, lead, follow, store, release and join. */
+describe('ResultCache (real Redis)', () => {
+  let redis: Redis;
+  let now = 1_000_000;
+  let cache: ResultCache;
+
+  beforeAll(() => {
+    redis = new Redis(redisUrl(DB));
+    cache = new ResultCache(redis, { pricePercent: 10, ttlMs: () => 60_000, maxEntryBytes: 2_000, pollMs: 5 }, pino({ level: 'silent' }), null, () => now);
+    cache.useLockLifetime(2_000);
+  });
+
+  afterAll(() => redis.disconnect());
+
+  const keysOf = (asked: number): ReturnType<typeof cacheKeys> => cacheKeys(cacheDigest('exa/fast', `q ${randomBytes(6).toString('hex')}`, '{}'), asked, SHARED_SCOPE);
+  const stored = async (key: string): Promise<void> => {
+    for (let i = 0; i < 100 && (await redis.exists(key)) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+
+  it('the first lookup leads, the next follows; the leader\'s answer is then a hit for as many results or fewer', async () => {
+    const keys = keysOf(3);
+    expect(await cache.lookup(keys, [keys.shared], 3, null, 'lead-1', true)).toEqual({ kind: 'lead' });
+    expect(await cache.lookup(keys, [keys.shared], 3, null, 'other', true)).toEqual({ kind: 'follow' });
+    cache.store(keys.shared, keys.lock, 'exa/fast', 3, RESULTS, 'lead-1');
+    await stored(keys.shared);
+    expect(await redis.exists(keys.lock)).toBe(0);
+    now += 5_000;
+    expect(await cache.lookup(keys, [keys.shared], 2, null, 'x', true)).toEqual({ kind: 'hit', answer: { results: RESULTS, ageS: 5 } });
+    // Too old for cache_max_age_s 4, or asked for more results: no hit (and only looking takes no lead).
+    expect(await cache.lookup(keys, [keys.shared], 3, 4_000, 'x', false)).toEqual({ kind: 'miss' });
+    expect(await cache.lookup(keys, [keys.shared], 4, null, 'x', false)).toEqual({ kind: 'miss' });
+    expect(await redis.pttl(keys.shared)).toBeGreaterThan(50_000);
+  });
+
+  it('followers join the leader\'s answer (one poll per lock in a process)', async () => {
+    const keys = keysOf(3);
+    expect((await cache.lookup(keys, [keys.shared], 3, null, 'lead-2', true)).kind).toBe('lead');
+    const waiting = [cache.join(keys, keys.shared, 3, null, 5_000), cache.join(keys, keys.shared, 3, null, 5_000)];
+    cache.store(keys.shared, keys.lock, 'exa/fast', 3, RESULTS, 'lead-2');
+    const joined = await Promise.all(waiting);
+    expect(joined.map((j) => j.kind)).toEqual(['joined', 'joined']);
+  });
+
+  it('a leader that gives its lock back without an answer sends its followers on alone; another token cannot release it', async () => {
+    const keys = keysOf(3);
+    expect((await cache.lookup(keys, [keys.shared], 3, null, 'lead-3', true)).kind).toBe('lead');
+    cache.release(keys.lock, 'not-the-leader');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await redis.get(keys.lock)).toBe('lead-3');
+    const waiting = cache.join(keys, keys.shared, 3, null, 5_000);
+    cache.release(keys.lock, 'lead-3');
+    expect(await waiting).toEqual({ kind: 'alone' });
+    expect(await redis.exists(keys.shared)).toBe(0);
+  });
+
+  it('a follower stops waiting after its timeout; an answer too large is not stored and frees the lock', async () => {
+    const keys = keysOf(3);
+    expect((await cache.lookup(keys, [keys.shared], 3, null, 'lead-4', true)).kind).toBe('lead');
+    const realNow = now;
+    const timed = cache.join(keys, keys.shared, 3, null, 50);
+    now = realNow + 100;
+    expect(await timed).toEqual({ kind: 'alone' });
+    const big = [{ ...RESULTS[0], snippet: 'x'.repeat(3_000) } as NormalizedResult];
+    cache.store(keys.shared, keys.lock, 'exa/fast', 3, big, 'lead-4');
+    for (let i = 0; i < 100 && (await redis.exists(keys.lock)) === 1; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect([await redis.exists(keys.lock), await redis.exists(keys.shared)]).toEqual([0, 0]);
+  });
+
+  it('a Redis that does not answer is a miss, never an error', async () => {
+    const down = new Redis({ port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const offline = new ResultCache(down, { pricePercent: 10, ttlMs: () => 1_000, maxEntryBytes: 2_000, pollMs: 5 }, pino({ level: 'silent' }));
+    const keys = keysOf(3);
+    expect(await offline.lookup(keys, [keys.shared], 3, null, 't', true)).toEqual({ kind: 'miss' });
+    expect(await offline.join(keys, keys.shared, 3, null, 100)).toEqual({ kind: 'alone' });
+    down.disconnect();
+  });
+});
