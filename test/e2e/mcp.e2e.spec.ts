@@ -86,7 +86,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     expect(tools.map((t) => t.name).sort()).toEqual(['get_credits', 'list_models', 'web_search']);
     const webSearch = tools.find((t) => t.name === 'web_search');
     expect(webSearch?.inputSchema).toMatchObject({ type: 'object', required: ['query'], additionalProperties: false });
-    expect(Object.keys(webSearch?.inputSchema.properties ?? {}).sort()).toEqual(['max_results', 'model', 'models', 'query']);
+    expect(Object.keys(webSearch?.inputSchema.properties ?? {}).sort()).toEqual(['idempotency_key', 'max_results', 'model', 'models', 'query']);
     expect(webSearch?.outputSchema?.required).toEqual(expect.arrayContaining(['results', 'model', 'cost_usd', 'attempts', 'request_id']));
     const models = (await client.callTool({ name: 'list_models', arguments: {} })) as CallToolResult;
     const http = await call('GET', `${gw(0)}/v1/models`);
@@ -206,9 +206,11 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     const none = await call('POST', `${gw(0)}/mcp`, { body: initialize, headers });
     expect(none.status).toBe(401);
     expect(none.body.error.code).toBe('invalid_api_key');
+    expect(none.headers.get('www-authenticate')).toBe('Bearer');
     const unknown = await call('POST', `${gw(0)}/mcp`, { body: initialize, headers: { ...headers, ...bearer('svc-thisisnotakeythisisnotakey00') } });
     expect(unknown.status).toBe(401);
     expect(unknown.body.error.code).toBe('invalid_api_key');
+    expect(unknown.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
 
     // Other refusals before MCP, in the same shape.
     const key = await newApiKey(gw(0), account.managementKey);
