@@ -189,6 +189,42 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
       expect(before - (await balanceMicros(accountId))).toBe(5_000);
     });
 
+    it('hostile bodies and headers are a 4xx or a JSON-RPC error, never a 500, and charge nothing', async () => {
+      const before = await balanceMicros(accountId);
+      const headers = modernHeaders(secret, 'tools/call', 'web_search');
+      const call200 = { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'x', model: 'exa/fast' }, _meta: envelope } };
+      const cases: { body?: unknown; raw?: string; headers?: Record<string, string> }[] = [
+        { body: { foo: 1 } },
+        { body: [] },
+        { body: 'a string' },
+        { body: null },
+        { raw: '[1,2,' },
+        { body: [call200, call200] },
+        { body: { ...call200, params: { ...call200.params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } } }, headers: { 'mcp-protocol-version': '2099-01-01' } },
+        { body: { ...call200, params: { ...call200.params, _meta: { 'io.modelcontextprotocol/protocolVersion': 42 } } } },
+        { body: { ...call200, params: { ...call200.params, arguments: 'not an object' } } },
+        { body: { ...call200, params: { ...call200.params, name: 'x'.repeat(5000) } }, headers: { 'mcp-name': 'x'.repeat(5000) } },
+        { body: call200, headers: { 'mcp-name': '=?base64?####?=' } },
+        { body: call200, headers: { 'mcp-method': '' } },
+        { body: { jsonrpc: '2.0', id: { nested: true }, method: 'tools/list', params: { _meta: envelope } }, headers: { 'mcp-method': 'tools/list' } },
+      ];
+      for (const [index, hostile] of cases.entries()) {
+        const answer = await call('POST', `${gw()}/mcp`, { ...(hostile.raw === undefined ? { body: hostile.body } : { raw: hostile.raw }), headers: { ...headers, ...hostile.headers, ...(hostile.raw === undefined ? {} : { 'content-type': 'application/json' }) } });
+        expect({ index, status: answer.status < 500 }).toEqual({ index, status: true });
+      }
+      // The batch of two well-formed calls is not a 2026-07-28 request (no batches there): it must not run either call.
+      expect(await balanceMicros(accountId)).toBe(before);
+    });
+
+    it('subscriptions/listen is answered at once with method not found (no stream is held open)', async () => {
+      const listen = await call('POST', `${gw()}/mcp`, {
+        body: { jsonrpc: '2.0', id: 5, method: 'subscriptions/listen', params: { _meta: envelope, notifications: { toolsListChanged: true } } },
+        headers: modernHeaders(secret, 'subscriptions/listen'),
+      });
+      expect(listen.status).toBe(200);
+      expect(listen.body).toMatchObject({ jsonrpc: '2.0', id: 5, error: { code: -32601 } });
+    });
+
     it('a 401 says WWW-Authenticate: Bearer, with error="invalid_token" when a token was sent, and no OAuth discovery', async () => {
       const body = { jsonrpc: '2.0', id: 4, method: 'tools/list', params: { _meta: envelope } };
       const none = await call('POST', `${gw()}/mcp`, { body, headers: { accept: 'application/json, text/event-stream' } });

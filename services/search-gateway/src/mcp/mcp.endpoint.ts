@@ -94,7 +94,8 @@ export class McpEndpoint {
     this.validateArguments = searchValidatorCompiler({ schema: SEARCH_BODY_SCHEMA, method: 'POST', url: '/mcp', httpPart: 'body' }) as ArgumentsValidator;
     this.modern = createMcpHandler((context) => this.newServer(callerOf(context)), {
       legacy: 'reject',
-      responseMode: 'json',
+      // Our handlers send nothing before their result, so every answer is one JSON body.
+      responseMode: 'auto',
       onerror: (error) => this.deps.log.debug({ err: describe(error) }, 'mcp request refused'),
     });
   }
@@ -126,6 +127,16 @@ export class McpEndpoint {
     let legacy: boolean;
     try {
       legacy = await isLegacyRequest(webRequest, body);
+      if (!legacy && isListen(body)) {
+        // A listen stream would stay open for nothing: the tools change only with a deployment
+        // (tools/list says so with its ttlMs), and we advertise no listChanged.
+        await reply.code(200).header('x-svc-request-id', request.id).type('application/json').send({
+          jsonrpc: '2.0',
+          id: body.id,
+          error: { code: ProtocolErrorCode.MethodNotFound, message: 'subscriptions/listen is not offered: the tool list changes only with a deployment' },
+        });
+        return;
+      }
       if (legacy) {
         response = await this.serveLegacy(caller, webRequest, body);
       } else {
@@ -276,6 +287,13 @@ function callerOf(context: McpRequestContext): Caller {
   const caller = context.authInfo?.extra?.caller as Caller | undefined;
   if (caller === undefined) throw new Error('mcp server built without a caller');
   return caller;
+}
+
+/** A 2026-07-28 subscriptions/listen request (the SDK would answer it with an SSE stream held open). */
+function isListen(body: unknown): body is { id: string | number } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const message = body as { method?: unknown; id?: unknown };
+  return message.method === 'subscriptions/listen' && (typeof message.id === 'string' || typeof message.id === 'number');
 }
 
 /** The Fastify request as a web-standard Request for the SDK (the body already parsed, passed beside it). */
