@@ -87,7 +87,8 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     const webSearch = tools.find((t) => t.name === 'web_search');
     expect(webSearch?.inputSchema).toMatchObject({ type: 'object', required: ['query'], additionalProperties: false });
     expect(Object.keys(webSearch?.inputSchema.properties ?? {}).sort()).toEqual([
-      'country', 'exclude_domains', 'include_domains', 'language', 'max_results', 'model', 'models', 'published_after', 'published_before', 'query', 'safesearch',
+      'cache', 'cache_max_age_s', 'country', 'exclude_domains', 'idempotency_key', 'include_domains', 'language', 'max_results', 'model', 'models',
+      'published_after', 'published_before', 'query', 'safesearch',
     ]);
     expect(webSearch?.outputSchema?.required).toEqual(expect.arrayContaining(['results', 'model', 'cost_usd', 'attempts', 'request_id']));
     const models = (await client.callTool({ name: 'list_models', arguments: {} })) as CallToolResult;
@@ -222,9 +223,11 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     const none = await call('POST', `${gw(0)}/mcp`, { body: initialize, headers });
     expect(none.status).toBe(401);
     expect(none.body.error.code).toBe('invalid_api_key');
+    expect(none.headers.get('www-authenticate')).toBe('Bearer');
     const unknown = await call('POST', `${gw(0)}/mcp`, { body: initialize, headers: { ...headers, ...bearer('svc-thisisnotakeythisisnotakey00') } });
     expect(unknown.status).toBe(401);
     expect(unknown.body.error.code).toBe('invalid_api_key');
+    expect(unknown.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
 
     // Other refusals before MCP, in the same shape.
     const key = await newApiKey(gw(0), account.managementKey);

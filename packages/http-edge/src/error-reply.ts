@@ -88,8 +88,20 @@ export function describeFault(error: unknown): string {
 }
 
 /**
+ * The WWW-Authenticate challenge of a 401 (RFC 6750, section 3): the Bearer scheme, with
+ * `error="invalid_token"` when the request carried credentials (RFC 6750 leaves the error
+ * out when none were sent). The credential itself is never echoed.
+ */
+export function bearerChallenge(authorization: string | string[] | undefined, params: Readonly<Record<string, string>> = {}): string {
+  const fields = { ...params, ...(authorization === undefined || authorization === '' ? {} : { error: 'invalid_token' }) };
+  const list = Object.entries(fields).map(([name, value]) => `${name}="${value.replace(/["\\]/g, '')}"`);
+  return list.length === 0 ? 'Bearer' : `Bearer ${list.join(', ')}`;
+}
+
+/**
  * Writes the spec's error body (request id inside `error`), its status, Retry-After when
- * the error has one, and x-svc-request-id. Faults are logged here (never echoed).
+ * the error has one, and x-svc-request-id. A 401 carries `WWW-Authenticate: Bearer` (unless
+ * the route set a challenge of its own). Faults are logged here (never echoed).
  */
 export function sendError(reply: FastifyReply, requestId: string, error: unknown, log: Logger): FastifyReply {
   const out = toErrorReply(error);
@@ -97,6 +109,9 @@ export function sendError(reply: FastifyReply, requestId: string, error: unknown
     log.error({ request_id: requestId, err: describeFault(error) }, 'unhandled error');
   }
   if (out.error.extra.retryAfterSeconds !== undefined) reply.header('retry-after', String(out.error.extra.retryAfterSeconds));
+  if (out.status === 401 && !reply.hasHeader('www-authenticate')) {
+    reply.header('www-authenticate', bearerChallenge((reply.request as { headers?: { authorization?: string | string[] } } | undefined)?.headers?.authorization));
+  }
   return reply
     .code(out.status)
     .header('x-svc-request-id', requestId)

@@ -2,7 +2,7 @@ export { installEdge, edgeServerOptions, clientErrorReply, isWellFormedQuery, MA
 export type { EdgeSettings, EdgeServerOptions, AccessLogFields, EdgeOptions, ResponseObserver, EdgeTracing } from './edge';
 export { DrainState, drainingReadiness, stopOnSignals } from './drain';
 export type { DrainingReadiness, StopOnSignalsOptions } from './drain';
-export { toErrorReply, sendError, rawErrorResponse, describeFault } from './error-reply';
+export { toErrorReply, sendError, rawErrorResponse, describeFault, bearerChallenge } from './error-reply';
 export type { EdgeErrorReply } from './error-reply';
 export { EdgeExceptionFilter } from './edge-exception.filter';
 export { RouteTable } from './route-table';

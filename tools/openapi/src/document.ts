@@ -94,6 +94,7 @@ const HEADER_NAMES: Readonly<Record<HeaderName | 'RequestId', string>> = {
   Cache: 'x-svc-cache',
   RetryAfter: 'Retry-After',
   SetCookie: 'Set-Cookie',
+  WwwAuthenticate: 'WWW-Authenticate',
 };
 
 const HEADERS: Readonly<Record<HeaderName | 'RequestId', Schema>> = {
@@ -103,6 +104,11 @@ const HEADERS: Readonly<Record<HeaderName | 'RequestId', Schema>> = {
   Cache: { description: 'The result cache\'s part in the answer (the body\'s cache.status): hit, joined, miss or off.', schema: { enum: [...CACHE_STATUSES] } },
   RetryAfter: { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 1 } },
   SetCookie: { description: 'The dashboard session cookie svc_session (HttpOnly, SameSite=Strict, Secure outside the local stack); cleared on logout.', schema: { type: 'string' } },
+  WwwAuthenticate: {
+    description: 'On every 401 (RFC 6750): `Bearer`, or `Bearer error="invalid_token"` when the request carried an Authorization header.',
+    required: true,
+    schema: { type: 'string', pattern: '^Bearer( error="invalid_token")?$' },
+  },
 };
 
 function security(access: Access): Record<string, string[]>[] {
@@ -146,7 +152,8 @@ function errorResponses(op: Operation): Record<string, Schema> {
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     out[String(status)] = {
       description: codes.join(', '),
-      headers: headersOf(op.errorHeaders?.[status]),
+      // RFC 6750: every 401 names the scheme to authenticate with.
+      headers: headersOf([...(op.errorHeaders?.[status] ?? []), ...(status === 401 ? (['WwwAuthenticate'] as const) : [])]),
       content: {
         'application/json': {
           schema: { allOf: [ref('ErrorResponse')], properties: { error: { properties: { code: { enum: codes } } } } },

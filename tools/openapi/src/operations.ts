@@ -14,7 +14,7 @@ export type Access = 'none' | 'api' | 'management' | 'either' | 'session' | 'ses
 
 export type Tag = 'catalog' | 'search' | 'credits' | 'usage' | 'keys' | 'provider-keys' | 'dashboard' | 'meta';
 
-export type HeaderName = 'RateLimitLimit' | 'RateLimitRemaining' | 'RetryAfter' | 'SetCookie' | 'Cache';
+export type HeaderName = 'RateLimitLimit' | 'RateLimitRemaining' | 'RetryAfter' | 'SetCookie' | 'Cache' | 'WwwAuthenticate';
 
 export interface Operation {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';

@@ -3,11 +3,17 @@ import { AppError, errorBody } from '@svc/errors';
 import type { ErrorBody } from '@svc/errors';
 import { guardHook } from '@svc/http-edge';
 import { newRequestId } from '@svc/ids';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import {
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
+import type { CallToolResult, McpHttpHandler, McpRequestContext, Tool } from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { authError } from '../auth/auth-chain';
@@ -15,13 +21,13 @@ import type { AuthChain } from '../auth/auth-chain';
 import type { CatalogService } from '../catalog/catalog.service';
 import { upstreamRequestHeaders } from '../forward/forward-headers';
 import type { UpstreamClient } from '../forward/upstream.client';
-import { bodyDigest } from '../search/idempotency';
+import { bodyDigest, idempotencyDigest } from '../search/idempotency';
 import { formatSearchBodyErrors, SEARCH_BODY_SCHEMA, searchValidatorCompiler, toSearchRequest } from '../search/search.schema';
 import type { SearchBody } from '../search/search.schema';
 import { refusalError } from '../search/search.routes';
 import type { SearchService } from '../search/search.service';
 import { newSessionId, sessionIdOf, toolCallDigest } from './mcp.session';
-import { creditsText, errorResult, isToolName, modelsText, searchText, TOOLS } from './mcp.tools';
+import { creditsText, errorResult, IDEMPOTENCY_KEY_ARGUMENT, isToolName, modelsText, searchText, TOOLS } from './mcp.tools';
 import type { CreditsView, SearchSuccessView, ToolName } from './mcp.tools';
 
 export interface McpDependencies {
@@ -37,7 +43,11 @@ export interface McpDependencies {
 /** Who is calling, for the tools of one HTTP request. */
 interface Caller {
   readonly record: KeyRecord;
-  /** The client's Mcp-Session-Id, null without one (then tool calls are not idempotent). */
+  /**
+   * The client's Mcp-Session-Id on a 2025-era request, null without one and on every
+   * 2026-07-28 request (that revision has no sessions): then only an `idempotency_key`
+   * argument makes a tool call idempotent.
+   */
   readonly sessionId: string | null;
   readonly request: FastifyRequest;
   readonly reply: FastifyReply;
@@ -50,22 +60,45 @@ const INSTRUCTIONS =
   'Web search from Brave, Exa and Tavily on one prepaid balance. Call list_models for the model ids and prices, ' +
   'web_search to search (give several models for fallback), get_credits for the balance.';
 
+/**
+ * How long a 2026-07-28 client may keep the tools/list result (and server/discover) before
+ * asking again: the tools change only with a deployment. `public`: the list is the same
+ * for every caller.
+ */
+export const TOOLS_LIST_TTL_MS = 3_600_000;
+
 /** A validator of web_search's arguments: the one POST /v1/search compiles for its body. */
 type ArgumentsValidator = ((data: unknown) => unknown) & { errors?: Parameters<typeof formatSearchBodyErrors>[0] | null };
 
+/** Request headers not copied onto the web-standard Request handed to the SDK. */
+const NOT_COPIED = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect']);
+
 /**
- * POST /mcp: a remote MCP server on the Streamable HTTP transport, stateless. The key is
+ * POST /mcp: a remote MCP server on the Streamable HTTP transport, stateless, serving the
+ * 2026-07-28 revision and the 2025-era ones on the same URL (decision 0024). The key is
  * checked before the body is read, as on POST /v1/search, and a refusal is an HTTP error
- * in the platform's shape. Every request gets a new SDK server and transport (they hold
- * nothing between requests), so any replica serves any request.
+ * in the platform's shape. Then the SDK (v2, `@modelcontextprotocol/server`) classifies
+ * the request by its `_meta` envelope: a 2026-07-28 request goes to the SDK's per-request
+ * handler (which checks the MCP-Protocol-Version, Mcp-Method and Mcp-Name headers against
+ * the body and answers server/discover), a 2025-era one to a fresh stateless
+ * Streamable HTTP transport. Every request gets its own SDK server, built by one factory,
+ * so any replica serves any request.
  */
 export class McpEndpoint {
   private readonly validateArguments: ArgumentsValidator;
   /** The SDK builds an Ajv instance per server unless handed one; one serves every request. */
   private readonly schemaValidator = new AjvJsonSchemaValidator();
+  /** The 2026-07-28 leg; 2025-era requests never reach it. */
+  private readonly modern: McpHttpHandler;
 
   constructor(private readonly deps: McpDependencies) {
     this.validateArguments = searchValidatorCompiler({ schema: SEARCH_BODY_SCHEMA, method: 'POST', url: '/mcp', httpPart: 'body' }) as ArgumentsValidator;
+    this.modern = createMcpHandler((context) => this.newServer(callerOf(context)), {
+      legacy: 'reject',
+      // Our handlers send nothing before their result, so every answer is one JSON body.
+      responseMode: 'auto',
+      onerror: (error) => this.deps.log.debug({ err: describe(error) }, 'mcp request refused'),
+    });
   }
 
   register(scope: FastifyInstance): void {
@@ -86,41 +119,71 @@ export class McpEndpoint {
     });
   }
 
-  /** Hands the request to a fresh SDK server and transport, which write the response. */
+  /** Hands the request to the SDK (the 2026-07-28 handler or a stateless 2025-era transport) and sends its answer. */
   private async serve(caller: Caller): Promise<void> {
     const { request, reply } = caller;
-    const res = reply.raw;
-    reply.hijack();
-    res.setHeader('x-svc-request-id', request.id);
     const body: unknown = request.body;
-    if (isInitializeRequest(body)) res.setHeader('mcp-session-id', newSessionId());
-    const server = this.newServer(caller);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      transport.close().catch(() => undefined);
-      server.close().catch(() => undefined);
-    });
+    const webRequest = toWebRequest(request, body);
+    let response: Response;
+    let legacy: boolean;
     try {
-      await server.connect(transport);
-      await transport.handleRequest(request.raw, res, body);
+      legacy = await isLegacyRequest(webRequest, body);
+      if (!legacy && isListen(body)) {
+        // A listen stream would stay open for nothing: the tools change only with a deployment
+        // (tools/list says so with its ttlMs), and we advertise no listChanged.
+        await reply.code(200).header('x-svc-request-id', request.id).type('application/json').send({
+          jsonrpc: '2.0',
+          id: body.id,
+          error: { code: ProtocolErrorCode.MethodNotFound, message: 'subscriptions/listen is not offered: the tool list changes only with a deployment' },
+        });
+        return;
+      }
+      if (legacy) {
+        response = await this.serveLegacy(caller, webRequest, body);
+      } else {
+        const authInfo = { token: '', clientId: caller.record.id, scopes: [], extra: { caller: { ...caller, sessionId: null } } };
+        response = await this.modern.fetch(webRequest, { parsedBody: body, authInfo });
+      }
     } catch (error) {
       this.deps.log.error({ request_id: request.id, err: describe(error) }, 'mcp request failed');
-      if (!res.headersSent) {
-        res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
-        res.end(JSON.stringify(errorBody(new AppError('internal', 'internal error'), request.id)));
-      } else if (!res.writableEnded) {
-        res.end();
-      }
+      throw new AppError('internal', 'internal error');
+    }
+    const headers: Record<string, string> = {};
+    response.headers.forEach((value, name) => {
+      headers[name] = value;
+    });
+    // The 2025-era session id is stored nowhere (decision 14); it only scopes tool-call idempotency.
+    if (legacy && isInitializeRequest(body)) headers['mcp-session-id'] = newSessionId();
+    headers['x-svc-request-id'] = request.id;
+    const payload = Buffer.from(await response.arrayBuffer());
+    await reply.code(response.status).headers(headers).send(payload);
+  }
+
+  /** A 2025-era request: a fresh server and stateless transport, one JSON answer, both closed after it. */
+  private async serveLegacy(caller: Caller, webRequest: Request, body: unknown): Promise<Response> {
+    const server = this.newServer(caller);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    try {
+      await server.connect(transport);
+      return await transport.handleRequest(webRequest, { parsedBody: body });
+    } finally {
+      await transport.close().catch(() => undefined);
+      await server.close().catch(() => undefined);
     }
   }
 
   private newServer(caller: Caller): Server {
-    const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: this.schemaValidator });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS as Tool[] }));
-    server.setRequestHandler(CallToolRequestSchema, (call, extra) => {
+    const server = new Server(SERVER_INFO, {
+      capabilities: { tools: {} },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: this.schemaValidator,
+      cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' }, 'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
+    });
+    server.setRequestHandler('tools/list', () => ({ tools: TOOLS as Tool[] }));
+    server.setRequestHandler('tools/call', (call, context) => {
       const { name } = call.params;
-      if (!isToolName(name)) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name}"; the tools are ${TOOLS.map((t) => t.name).join(', ')}`);
-      return this.callTool(caller, name, call.params.arguments ?? {}, extra.requestId);
+      if (!isToolName(name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool "${name}"; the tools are ${TOOLS.map((t) => t.name).join(', ')}`);
+      return this.callTool(caller, name, call.params.arguments ?? {}, context.mcpReq.id);
     });
     return server;
   }
@@ -151,23 +214,35 @@ export class McpEndpoint {
   /**
    * Exactly POST /v1/search: the body schema's validator, toSearchRequest, then
    * SearchService.search, which does the limits, reservations, fallback and charges.
+   * `idempotency_key` plays the Idempotency-Key header (same digest, same store, scoped to
+   * the API key); without it a 2025-era call is idempotent per (session, JSON-RPC id).
    */
   private async webSearch(caller: Caller, requestId: string, args: Record<string, unknown>, jsonRpcId: string | number): Promise<CallToolResult> {
-    if (this.validateArguments(args) !== true) {
+    const { [IDEMPOTENCY_KEY_ARGUMENT]: idempotencyKey, ...searchArgs } = args;
+    const keyDigest = idempotencyKey === undefined ? null : idempotencyKeyDigest(idempotencyKey);
+    if (this.validateArguments(searchArgs) !== true) {
       throw new AppError('invalid_request', `arguments ${formatSearchBodyErrors(this.validateArguments.errors ?? []).message}`);
     }
-    const body = args as unknown as SearchBody;
+    const body = searchArgs as unknown as SearchBody;
     const request = toSearchRequest(body);
+    const idempotency = keyDigest !== null
+      ? { keyDigest, bodyDigest: bodyDigest(body) }
+      : caller.sessionId === null ? null : { keyDigest: toolCallDigest(caller.sessionId, jsonRpcId), bodyDigest: bodyDigest(body) };
     const result = await this.deps.search.search({
       record: caller.record,
       requestId,
       request,
-      idempotency: caller.sessionId === null ? null : { keyDigest: toolCallDigest(caller.sessionId, jsonRpcId), bodyDigest: bodyDigest(body) },
+      idempotency,
       elapsedMs: () => caller.reply.elapsedTime,
     });
     // A refusal (429 with its wait, 503 with 1 s, ...) becomes the platform's error here, as the
     // route makes it for HTTP: with the request id it carries and the wait HTTP sends as Retry-After.
-    if (result.kind === 'refused') return errorResult(errorBody(refusalError(result), result.requestId), result.retryAfterSeconds);
+    if (result.kind === 'refused') {
+      const error = keyDigest !== null && result.reason === 'body_mismatch'
+        ? new AppError('invalid_request', `this ${IDEMPOTENCY_KEY_ARGUMENT} was used with different arguments`)
+        : refusalError(result);
+      return errorResult(errorBody(error, result.requestId), result.retryAfterSeconds);
+    }
     if (result.status === 200) {
       const answer = JSON.parse(result.body) as SearchSuccessView & Record<string, unknown>;
       return { content: [{ type: 'text', text: searchText(answer) }], structuredContent: answer };
@@ -206,6 +281,41 @@ export class McpEndpoint {
     this.deps.log.error({ request_id: requestId, upstream: 'billing', status: response.status }, 'get_credits: unexpected answer from billing');
     throw new AppError('internal', 'internal error');
   }
+}
+
+/** The caller a 2026-07-28 request's server is built for (passed through the SDK as authInfo). */
+function callerOf(context: McpRequestContext): Caller {
+  const caller = context.authInfo?.extra?.caller as Caller | undefined;
+  if (caller === undefined) throw new Error('mcp server built without a caller');
+  return caller;
+}
+
+/** A 2026-07-28 subscriptions/listen request (the SDK would answer it with an SSE stream held open). */
+function isListen(body: unknown): body is { id: string | number } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const message = body as { method?: unknown; id?: unknown };
+  return message.method === 'subscriptions/listen' && (typeof message.id === 'string' || typeof message.id === 'number');
+}
+
+/** The Fastify request as a web-standard Request for the SDK (the body already parsed, passed beside it). */
+function toWebRequest(request: FastifyRequest, body: unknown): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || NOT_COPIED.has(name)) continue;
+    headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return new Request(`http://gateway${request.url}`, { method: 'POST', headers, body: JSON.stringify(body) ?? '' });
+}
+
+/** The `idempotency_key` argument's digest: the Idempotency-Key header's (docs/api.md 10.7), so one key names one search either way. */
+function idempotencyKeyDigest(value: unknown): string {
+  try {
+    const digest = typeof value === 'string' ? idempotencyDigest(value) : null;
+    if (digest !== null) return digest;
+  } catch {
+    // the header's message names the header; the argument's names the argument
+  }
+  throw new AppError('invalid_request', `${IDEMPOTENCY_KEY_ARGUMENT} must be 1 to 255 printable ASCII characters`);
 }
 
 function noArguments(tool: ToolName, args: Record<string, unknown>): void {

@@ -1,13 +1,17 @@
+import Ajv from 'ajv';
 import { AppError } from '@svc/errors';
+import { idempotencyDigest } from '../search/idempotency';
 import { SEARCH_BODY_SCHEMA } from '../search/search.schema';
 import { newSessionId, sessionIdOf, toolCallDigest } from './mcp.session';
-import { errorResult, searchText, TOOLS, WEB_SEARCH_INPUT_SCHEMA } from './mcp.tools';
+import { errorResult, IDEMPOTENCY_KEY_SCHEMA, searchText, TOOLS, WEB_SEARCH_INPUT_SCHEMA } from './mcp.tools';
 
 describe('mcp tools', () => {
-  it('web_search takes exactly the body schema of POST /v1/search, with a description on each field', () => {
+  it('web_search takes exactly the body schema of POST /v1/search plus idempotency_key, with a description on each field', () => {
+    const { idempotency_key: idempotencyKey, ...searchFields } = WEB_SEARCH_INPUT_SCHEMA.properties;
+    expect(idempotencyKey).toBe(IDEMPOTENCY_KEY_SCHEMA);
     const stripped = {
       ...WEB_SEARCH_INPUT_SCHEMA,
-      properties: Object.fromEntries(Object.entries(WEB_SEARCH_INPUT_SCHEMA.properties).map(([name, rules]) => {
+      properties: Object.fromEntries(Object.entries(searchFields).map(([name, rules]) => {
         const { description, ...rest } = rules as { description: string };
         expect(description.length).toBeGreaterThan(10);
         return [name, rest];
@@ -15,6 +19,19 @@ describe('mcp tools', () => {
     };
     expect(stripped).toEqual(SEARCH_BODY_SCHEMA);
     expect(TOOLS.find((tool) => tool.name === 'web_search')?.inputSchema).toBe(WEB_SEARCH_INPUT_SCHEMA);
+  });
+
+  it('idempotency_key\'s schema accepts exactly what the Idempotency-Key header accepts', () => {
+    const valid = new Ajv().compile(IDEMPOTENCY_KEY_SCHEMA);
+    const headerAccepts = (value: string): boolean => {
+      try {
+        return idempotencyDigest(value) !== null;
+      } catch {
+        return false;
+      }
+    };
+    const samples = ['a', ' a ', 'retry-1', 'x'.repeat(255), 'x'.repeat(256), '', ' ', '   ', 'tab\there', 'caf\u00e9', 'new\nline', '~!@#$%^&*()', '\u007f'];
+    for (const sample of samples) expect({ sample, schema: valid(sample) }).toEqual({ sample, schema: headerAccepts(sample) });
   });
 
   it('reads a search answer as numbered results with the model, cost, request id and earlier attempts', () => {

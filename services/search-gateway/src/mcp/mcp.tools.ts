@@ -1,6 +1,6 @@
 import { CACHE_STATUSES, CATALOG, FILTER_DESCRIPTIONS, FILTER_NAMES } from '@svc/contracts';
 import type { ErrorBody } from '@svc/errors';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { DEFAULT_MAX_RESULTS, MAX_CACHE_MAX_AGE_S, MAX_MODELS, MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '../search/search.schema';
 
 /**
@@ -30,15 +30,37 @@ const FIELD_DESCRIPTIONS: Readonly<Record<keyof typeof SEARCH_BODY_SCHEMA.proper
 };
 
 /**
+ * The optional `idempotency_key` argument: the HTTP Idempotency-Key header's rules
+ * (docs/api.md 10.7), as a tool argument, for clients without a session (the 2026-07-28
+ * revision has none). It is taken out of the arguments before they are checked against
+ * the search body's schema, so it is not part of what "the same arguments" compares.
+ */
+export const IDEMPOTENCY_KEY_ARGUMENT = 'idempotency_key';
+export const IDEMPOTENCY_KEY_SCHEMA = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  pattern: '^[\\x20-\\x7e]*[\\x21-\\x7e][\\x20-\\x7e]*$',
+  description:
+    'Optional. A value of your choice (1 to 255 printable ASCII characters) that makes the call safe to send again: the same key with the same ' +
+    'arguments within 24 hours returns the first call\'s result and is charged once; the same key with other arguments is an error. ' +
+    'Use a new key for each new search, the same one when retrying.',
+} as const;
+
+/**
  * The web_search input schema: POST /v1/search's body schema with a description on each
- * field. The rules are the body schema's own (the same object's keywords), and the
- * arguments are validated by the same compiled validator as the HTTP body.
+ * field, plus `idempotency_key`. The search's rules are the body schema's own (the same
+ * object's keywords), and the arguments less `idempotency_key` are validated by the same
+ * compiled validator as the HTTP body.
  */
 export const WEB_SEARCH_INPUT_SCHEMA = {
   ...SEARCH_BODY_SCHEMA,
-  properties: Object.fromEntries(
-    Object.entries(SEARCH_BODY_SCHEMA.properties).map(([name, rules]) => [name, { ...rules, description: FIELD_DESCRIPTIONS[name as keyof typeof FIELD_DESCRIPTIONS] }]),
-  ),
+  properties: {
+    ...Object.fromEntries(
+      Object.entries(SEARCH_BODY_SCHEMA.properties).map(([name, rules]) => [name, { ...rules, description: FIELD_DESCRIPTIONS[name as keyof typeof FIELD_DESCRIPTIONS] }]),
+    ),
+    [IDEMPOTENCY_KEY_ARGUMENT]: IDEMPOTENCY_KEY_SCHEMA,
+  },
 } as const;
 
 const NULLABLE_STRING = { type: ['string', 'null'] } as const;
