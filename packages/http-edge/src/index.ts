@@ -17,3 +17,5 @@ export {
 export type { UsdAmountOptions } from './validation/validators';
 export { internalCaller } from './internal-caller';
 export type { InternalCaller } from './internal-caller';
+export { DEFAULT_MAX_BODY_DEPTH, FORBIDDEN_KEYS, bodyDepthExceeds, checkBodyDepth, parseJsonBody, forbiddenKeyPath, tooDeepError, installJsonBodyParser } from './body/json-body';
+export type { JsonBodyParserOptions } from './body/json-body';
