@@ -87,6 +87,7 @@ const HEADER_NAMES: Readonly<Record<HeaderName | 'RequestId', string>> = {
   RateLimitRemaining: 'x-ratelimit-remaining',
   RetryAfter: 'Retry-After',
   SetCookie: 'Set-Cookie',
+  ServerTiming: 'Server-Timing',
 };
 
 const HEADERS: Readonly<Record<HeaderName | 'RequestId', Schema>> = {
@@ -94,6 +95,7 @@ const HEADERS: Readonly<Record<HeaderName | 'RequestId', Schema>> = {
   RateLimitLimit: { description: 'Searches allowed per second for this API key (RATE_LIMIT_PER_SECOND).', schema: { type: 'integer', minimum: 0 } },
   RateLimitRemaining: { description: "Whole searches left in the key's burst right after this one.", schema: { type: 'integer', minimum: 0 } },
   RetryAfter: { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 1 } },
+  ServerTiming: { description: 'W3C Server-Timing: `gateway;dur=<ms>, upstream;dur=<ms>`. upstream is the time at least one provider call of this search was in flight; gateway the rest (the platform\'s own time). On every answer of a search that reached the search.', schema: { type: 'string', pattern: '^gateway;dur=[0-9.]+, upstream;dur=[0-9.]+$' } },
   SetCookie: { description: 'The dashboard session cookie svc_session (HttpOnly, SameSite=Strict, Secure outside the local stack); cleared on logout.', schema: { type: 'string' } },
 };
 

@@ -18,11 +18,15 @@ export async function attempt(steps: SearchSteps, ctx: SearchContext, ops: Money
   const { model, source } = planned;
   const { call } = ctx;
   let outcome: ProviderOutcome;
+  const upstream = call.upstream;
+  upstream?.begin();
   try {
     outcome = await steps.providers.adapter(provider).search({ query: call.request.query, model, maxResults: call.request.maxResults, apiKey: request.apiKey, timeoutMs: request.timeoutMs });
   } catch (error) {
     steps.log.error({ request_id: call.requestId, provider, err: describe(error) }, 'provider adapter threw');
     outcome = { ok: false, kind: 'connection', error: 'provider call failed', status: null };
+  } finally {
+    upstream?.end();
   }
   if (outcome.ok) {
     ops.push({ kind: 'unlease', provider, leaseId: request.leaseId });
