@@ -6,29 +6,76 @@
 #
 #   docker build --target search-gateway -t svc/search-gateway:local .
 #
-# `npm install` rather than `npm ci`: the lockfile lacks some non-Linux optional builds,
-# which `npm ci` refuses (docs/development.md, "Toolchain"); `npm install` still honours the lockfile.
+# The base image is named once, here. For a release, pin it to the digest the release was
+# tested with, so a rebuild gets the same bytes:
+#   docker buildx imagetools inspect node:24-bookworm-slim     (prints "Digest: sha256:...")
+#   docker build --build-arg NODE_IMAGE=node:24-bookworm-slim@sha256:<digest> ...
+# (docs/operations.md, "Images").
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
-# ---- build: full install, generate the Prisma clients, compile, then prune ----------
-FROM ${NODE_IMAGE} AS build
+# ---- manifests: the lockfile and every workspace's package.json, nothing else ---------
+# Installs depend only on these files, so a change to the sources reuses the cached install.
+FROM ${NODE_IMAGE} AS manifests
 WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+COPY packages/config/package.json packages/config/
+COPY packages/contracts/package.json packages/contracts/
+COPY packages/errors/package.json packages/errors/
+COPY packages/grpc/package.json packages/grpc/
+COPY packages/http-edge/package.json packages/http-edge/
+COPY packages/ids/package.json packages/ids/
+COPY packages/keys/package.json packages/keys/
+COPY packages/logging/package.json packages/logging/
+COPY packages/metrics/package.json packages/metrics/
+COPY packages/money/package.json packages/money/
+COPY packages/pg-migrate/package.json packages/pg-migrate/
+COPY packages/prisma-schema-check/package.json packages/prisma-schema-check/
+COPY packages/redis-client/package.json packages/redis-client/
+COPY packages/sdk/package.json packages/sdk/
+COPY packages/test-kit/package.json packages/test-kit/
+COPY packages/tracing/package.json packages/tracing/
+COPY services/account-admin/package.json services/account-admin/
+COPY services/billing/package.json services/billing/
+COPY services/search-gateway/package.json services/search-gateway/
+COPY tools/fake-stripe/package.json tools/fake-stripe/
+COPY tools/openapi/package.json tools/openapi/
+COPY tools/provider-sim/package.json tools/provider-sim/
+
+# ---- build: the whole install (npm ci: exactly the lockfile), then the sources --------
+FROM manifests AS build
 ENV NODE_ENV=development \
     npm_config_update_notifier=false \
     npm_config_fund=false \
     npm_config_audit=false
-COPY . .
-# postinstall runs `generate:prisma` in every workspace that has a schema.
-RUN --mount=type=cache,target=/root/.npm npm install
-RUN npm run build
-# Keep only production dependencies (workspace links stay), and drop what a running
-# service never reads.
-RUN npm prune --omit=dev --ignore-scripts \
- && rm -rf test coverage docs scripts proto \
- && find . -path ./node_modules -prune -o -name '*.tsbuildinfo' -print | xargs rm -f
+# No install scripts here: the Prisma clients are generated below, once the schemas are in.
+RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts
+COPY tsconfig.base.json tsconfig.build.json tsconfig.json ./
+COPY proto ./proto
+COPY scripts ./scripts
+COPY packages ./packages
+COPY services ./services
+COPY tools ./tools
+RUN npm run generate:prisma && npm run build
+# What a running service reads: each workspace's package.json and dist/ (without source
+# maps, declarations or build info), the migrations and the OpenAPI document. No src/, no
+# test/, and not the test kit, the fake Stripe, the SDK or the OpenAPI tooling.
+RUN mkdir -p /out \
+ && for ws in packages/* services/* tools/*; do \
+      mkdir -p "/out/$ws" && cp "$ws/package.json" "/out/$ws/"; \
+      case "$ws" in packages/test-kit|packages/sdk|packages/prisma-schema-check|tools/openapi|tools/fake-stripe) continue ;; esac; \
+      if [ -d "$ws/dist" ]; then cp -r "$ws/dist" "/out/$ws/dist"; fi; \
+    done \
+ && cp -r services/account-admin/prisma /out/services/account-admin/prisma \
+ && cp -r services/billing/prisma /out/services/billing/prisma \
+ && cp services/search-gateway/openapi.json /out/services/search-gateway/openapi.json \
+ && find /out \( -name '*.map' -o -name '*.d.ts' -o -name '*.tsbuildinfo' -o -name '*.spec.js' \) -delete
 
-# ---- runtime: the compiled code and production dependencies, owned by root ------------
+# ---- production dependencies only, from the same lockfile -------------------------------
+FROM manifests AS prod-deps
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+# ---- runtime: built output and production dependencies, owned by root ----------------
 FROM ${NODE_IMAGE} AS runtime
 # tini forwards SIGTERM to node and reaps zombies (node is not meant to be PID 1).
 RUN apt-get update \
@@ -37,11 +84,9 @@ RUN apt-get update \
 WORKDIR /app
 ENV NODE_ENV=production \
     HOST=0.0.0.0
-COPY --from=build /app/package.json /app/package-lock.json ./
-COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/packages ./packages
-COPY --from=build /app/services ./services
-COPY --from=build /app/tools ./tools
+COPY package.json package-lock.json ./
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY --from=build /out/ ./
 COPY deploy/docker/healthcheck.mjs ./deploy/docker/healthcheck.mjs
 # The files stay root-owned and read-only for the service user; the root filesystem can
 # be mounted read-only (only /tmp needs to be writable).

@@ -184,16 +184,7 @@ describe('Dockerfile: one multi-stage build', () => {
   const dockerfile = readText('Dockerfile');
   const instructions = dockerfile.split('\n').filter((line) => !line.trimStart().startsWith('#'));
 
-  it('builds on node:20-bookworm-slim with npm install (never npm ci), builds, then prunes dev dependencies', () => {
-    expect(dockerfile).toMatch(/^ARG NODE_IMAGE=node:20-bookworm-slim$/m);
-    expect(instructions.filter((l) => /^FROM /.test(l)).every((l) => /^FROM (\$\{NODE_IMAGE\}|runtime) AS /.test(l))).toBe(true);
-    const run = instructions.filter((l) => /^RUN /.test(l) || /^\s+&&/.test(l)).join('\n');
-    expect(run).toMatch(/npm install/);
-    expect(run).not.toMatch(/npm ci\b/);
-    expect(run).toMatch(/npm run build/);
-    expect(run).toMatch(/npm prune --omit=dev/);
-  });
-
+  // The base image, npm ci, the stages and the image's contents: image.spec.ts.
   it('runs as a numeric non-root user with an init process', () => {
     const users = instructions.filter((l) => /^USER /.test(l));
     expect(users).toEqual(['USER 1000:1000']);

@@ -63,6 +63,48 @@ function allowedPeers(labels: Json, port: number): (Json | 'anyone')[] {
   return peers;
 }
 
+/**
+ * Where pods with `labels` may open connections, by the egress rules of the NetworkPolicies
+ * that select them: each allowed (port, destination) as text, e.g. `6379 ip 10.0.0.0/8`,
+ * `3002 pod billing`, `53 dns`, `443 public` (0.0.0.0/0 without the private ranges).
+ */
+function allowedEgress(labels: Json): string[] {
+  const out = new Set<string>();
+  for (const policy of byKind(manifests, 'NetworkPolicy')) {
+    const spec = obj(policy.doc['spec'], `${policy.name} spec`);
+    if (!arr(spec['policyTypes'], 'policyTypes').includes('Egress')) continue;
+    const selector = obj(spec['podSelector'], `${policy.name} podSelector`);
+    const matchLabels = isObject(selector['matchLabels']) ? selector['matchLabels'] : {};
+    if (Object.keys(matchLabels).length > 0 && !labelsMatch(matchLabels, labels)) continue;
+    for (const [i, rule] of optArr(spec['egress'], `${policy.name} egress`).entries()) {
+      const r = obj(rule, `${policy.name} egress[${i}]`);
+      const ports = optArr(r['ports'], `${policy.name} egress[${i}].ports`).map((p) => obj(p, 'port')['port']);
+      const to = optArr(r['to'], `${policy.name} egress[${i}].to`).map((t) => obj(t, 'to'));
+      if (ports.length === 0 || to.length === 0) throw new Error(`${policy.name} egress[${i}] allows every port or every destination`);
+      for (const peer of to) {
+        let where: string;
+        const pod = isObject(peer['podSelector']) ? obj(peer['podSelector'], 'podSelector') : undefined;
+        const ip = isObject(peer['ipBlock']) ? obj(peer['ipBlock'], 'ipBlock') : undefined;
+        if (peer['namespaceSelector'] !== undefined) {
+          expect(peer).toEqual({ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } });
+          where = 'dns';
+        } else if (pod !== undefined) {
+          where = `pod ${String(obj(pod['matchLabels'], 'matchLabels')['app.kubernetes.io/name'])}`;
+        } else if (ip !== undefined && ip['cidr'] === '0.0.0.0/0') {
+          expect(ip['except']).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']));
+          where = 'public';
+        } else if (ip !== undefined) {
+          where = `ip ${String(ip['cidr'])}`;
+        } else {
+          throw new Error(`${policy.name}: an egress peer of an unknown shape`);
+        }
+        for (const port of ports) out.add(`${String(port)} ${where}`);
+      }
+    }
+  }
+  return [...out].sort();
+}
+
 describe('deploy/k8s: the production manifests', () => {
   it('the kustomization lists every manifest but the Secret template, which it never applies', () => {
     const resources = arr(loadKustomization()['resources'], 'resources').map((r) => text(r, 'resource'));
@@ -79,8 +121,15 @@ describe('deploy/k8s: the production manifests', () => {
     }
   });
 
-  it('deploys the gateway (3), account-admin (2), billing (2) and the ledger worker (2)', () => {
-    expect(Object.fromEntries(deployments.map((d) => [d.name, obj(d.doc['spec'], 'spec')['replicas']]))).toEqual(REPLICAS);
+  it('deploys the gateway (3), account-admin (2), billing (2) and the ledger worker (2): the HPA owns the scale, no Deployment sets replicas', () => {
+    // A Deployment's `replicas` beside an HPA would reset the scale on every apply; the HPA's
+    // minReplicas is the count (a new Deployment starts at 1 and the HPA raises it at once).
+    const hpaOwned = new Set(byKind(manifests, 'HorizontalPodAutoscaler').map((h) => obj(obj(h.doc['spec'], 'spec')['scaleTargetRef'], 'scaleTargetRef')['name']));
+    expect(deployments.map((d) => d.name).sort()).toEqual(Object.keys(REPLICAS).sort());
+    for (const d of deployments) {
+      expect([d.name, hpaOwned.has(d.name)]).toEqual([d.name, true]);
+      expect([d.name, obj(d.doc['spec'], 'spec')['replicas']]).toEqual([d.name, undefined]);
+    }
   });
 
   it.each(DEPLOYABLES.map((d) => [d.name, d] as const))('%s runs its entry point and probes /healthz and /readyz on its port', (name, deployable) => {
@@ -233,6 +282,29 @@ describe('deploy/k8s: the production manifests', () => {
     expect(operatorPeers).toStrictEqual([{ podSelector: { matchLabels: { 'svc-platform/operator-client': 'true' } } }]);
     expect(allowedPeers(podLabelsOf(deployment('billing-worker')), 3003)).toStrictEqual([]);
     expect(allowedPeers(podLabelsOf(deployment('search-gateway')), 8080)).toStrictEqual(['anyone']);
+  });
+
+  it('egress is denied by default; each service reaches only DNS, its stores, its peers, and (gateway, billing) the providers or Stripe on 443', () => {
+    const defaultDeny = byKind(manifests, 'NetworkPolicy').filter((p) => {
+      const spec = obj(p.doc['spec'], 'spec');
+      return Object.keys(obj(spec['podSelector'], 'podSelector')).length === 0 && spec['egress'] === undefined
+        && arr(spec['policyTypes'], 'policyTypes').includes('Egress');
+    });
+    expect(defaultDeny).toHaveLength(1);
+    const stores = '10.0.0.0/8';
+    const dns = ['53 dns'];
+    expect(allowedEgress(podLabelsOf(deployment('search-gateway')))).toEqual([...dns, '3001 pod account-admin', '3002 pod billing', '443 public', '50051 pod account-admin', `6379 ip ${stores}`].sort());
+    expect(allowedEgress(podLabelsOf(deployment('account-admin')))).toEqual([...dns, '3002 pod billing', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
+    expect(allowedEgress(podLabelsOf(deployment('billing')))).toEqual([...dns, '443 public', '50051 pod account-admin', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
+    expect(allowedEgress(podLabelsOf(deployment('billing-worker')))).toEqual([...dns, '50051 pod account-admin', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
+    // Each URL a service is configured with points at a peer its egress allows.
+    for (const [config, key, peer] of [['search-gateway-config', 'ACCOUNT_ADMIN_GRPC_URL', '50051 pod account-admin'], ['search-gateway-config', 'BILLING_HTTP_URL', '3002 pod billing'],
+      ['account-admin-config', 'BILLING_HTTP_URL', '3002 pod billing'], ['billing-config', 'ACCOUNT_ADMIN_GRPC_URL', '50051 pod account-admin'], ['billing-worker-config', 'ACCOUNT_ADMIN_GRPC_URL', '50051 pod account-admin']] as const) {
+      const value = String(configMapValue(config, key));
+      const port = /:(\d+)/.exec(value)?.[1];
+      expect([config, key, peer.startsWith(`${port} `)]).toEqual([config, key, true]);
+      expect(allowedEgress(podLabelsOf(deployment(config.replace(/-config$/, ''))))).toContain(peer);
+    }
   });
 
   it.each([

@@ -6,6 +6,7 @@ import { newRequestId } from '@svc/ids';
 import { LogController } from 'fastify';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { DEFAULT_MAX_BODY_DEPTH, installJsonBodyParser } from './body/json-body';
 import type { DrainState } from './drain';
 import { rawErrorResponse, sendError } from './error-reply';
 import type { RequestIdSource } from './request-ids';
@@ -155,6 +156,18 @@ export interface EdgeOptions {
    * `connection: close`. One onSend hook, installed only when given.
    */
   drain?: DrainState;
+  /**
+   * The deepest nesting of objects and arrays a JSON body may have (HTTP_MAX_BODY_DEPTH,
+   * default 32). The edge's `application/json` parser scans the raw bytes for it before
+   * JSON.parse: a deeper body is 400 invalid_request and nothing walks it. A service that
+   * replaces the parser (a raw-body or catch-all one) calls `checkBodyDepth` itself.
+   */
+  maxBodyDepth?: number;
+  /**
+   * Install the edge's JSON parser now (default). False where the framework registers its
+   * own later (Nest's body parsers): call `installJsonBodyParser` after it did.
+   */
+  jsonBodyParser?: boolean;
 }
 
 /**
@@ -168,6 +181,7 @@ export interface EdgeOptions {
 export function installEdge(fastify: FastifyInstance, log: Logger, routes: RouteTable = new RouteTable(), options: EdgeOptions = {}): RouteTable {
   const observe = options.observe;
   const tracing = options.tracing;
+  if (options.jsonBodyParser !== false) installJsonBodyParser(fastify, { maxBodyDepth: options.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH });
   fastify.addHook('onRoute', (options) => {
     routes.add(options.method, options.url ?? options.path);
   });

@@ -204,7 +204,7 @@ export class SearchGateway {
           ? new SearchGatewayTimeoutError(timeoutMs)
           : new SearchGatewayConnectionError(`could not get an answer from ${this.baseUrl}: ${describe(cause)}`, { cause });
         if (!repeatable || retry >= maxRetries) throw failure;
-        await this.#wait(retryDelayMs(retry, null, this.#random()) ?? 0, signal);
+        await this.#wait(retryDelayMs(retry, null, this.#random()), signal);
         continue;
       }
       if (response.status >= 200 && response.status < 300) {
@@ -216,9 +216,7 @@ export class SearchGateway {
       const parsed = parseJson(text);
       const error = new SearchGatewayError({ status: response.status, body: parsed.ok ? parsed.value : text, headers: response.headers, retryAfter });
       if (!isRetryableStatus(response.status) || retry >= maxRetries) throw error;
-      const delay = retryDelayMs(retry, retryAfter, this.#random());
-      if (delay === null) throw error;
-      await this.#wait(delay, signal);
+      await this.#wait(retryDelayMs(retry, retryAfter, this.#random()), signal);
     }
   }
 

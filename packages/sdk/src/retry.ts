@@ -2,8 +2,9 @@
  * The retry rules of the API's reference client, as pure functions:
  * - retried: 429, 500, 503, 504 and every other 5xx except 502; never another 4xx, never 502;
  * - backoff 300 ms, then 600 ms (doubling), each plus up to 20 % jitter;
- * - with `Retry-After`, the wait is at least that long; a `Retry-After` above 10 s is not
- *   waited for: the error is thrown at once, carrying `retryAfter`.
+ * - with `Retry-After`, the wait is at least that long, up to 10 s: a `Retry-After` above
+ *   10 s is waited for 10 s, then the request is retried (within the retry count), as the
+ *   specification says ("waits at least that long, up to 10 seconds").
  */
 
 /** First backoff; each further retry doubles it. */
@@ -35,14 +36,13 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
 }
 
 /**
- * The wait before retry number `retry` (0 for the first retry), or null when the response's
- * `Retry-After` asks for longer than the SDK waits (then it does not retry).
+ * The wait before retry number `retry` (0 for the first retry): the backoff, or the
+ * response's `Retry-After` when that is longer, never more than MAX_WAIT_MS (10 s).
  * `random` is in [0, 1).
  */
-export function retryDelayMs(retry: number, retryAfterSeconds: number | null, random: number): number | null {
+export function retryDelayMs(retry: number, retryAfterSeconds: number | null, random: number): number {
   const backoff = Math.min(MAX_WAIT_MS, BASE_DELAY_MS * 2 ** retry * (1 + JITTER * random));
   if (retryAfterSeconds === null) return Math.round(backoff);
-  const asked = retryAfterSeconds * 1000;
-  if (asked > MAX_WAIT_MS) return null;
+  const asked = Math.min(MAX_WAIT_MS, retryAfterSeconds * 1000);
   return Math.round(Math.max(asked, backoff));
 }

@@ -57,7 +57,12 @@ describe('the packed @svc/sdk', () => {
     expect(files.some((path) => path.startsWith('src/') || path.includes('.spec.') || path.endsWith('.map') || path.endsWith('.tsbuildinfo'))).toBe(false);
     const pkg = JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')) as { dependencies?: object; license: string };
     expect(pkg.dependencies).toBeUndefined();
-    expect(pkg.license).toBe('UNLICENSED');
+    expect(pkg.license).toBe('MIT');
+    // The customers of the API may use the SDK: the LICENSE is the MIT licence the manifest names.
+    const licence = readFileSync(join(PACKAGE, 'LICENSE'), 'utf8');
+    expect(licence).toMatch(/^MIT License\n/);
+    expect(licence).toContain('Permission is hereby granted, free of charge, to any person obtaining a copy');
+    expect(licence).not.toMatch(/No permission is granted/);
   });
 
   describe('installed into an empty folder, offline', () => {

@@ -135,16 +135,34 @@ describe('SearchGateway retries and errors against a scripted server', () => {
       expect(sleeps).toEqual([2000, 660]);
     });
 
-    it('Retry-After of 10 s is waited; above 10 s the error is thrown at once, carrying retryAfter', async () => {
+    it('Retry-After of 10 s is waited', async () => {
       server.script(apiError(503, 'overloaded', {}, { 'retry-after': '10' }), json(200, { ok: true }));
       await client().models();
       expect(sleeps).toEqual([10_000]);
-      sleeps = [];
-      server.script(apiError(429, 'rate_limited', {}, { 'retry-after': '11' }));
+    });
+
+    it('Retry-After above 10 s is waited for 10 s, then the request is retried (not thrown at once)', async () => {
+      server.script(apiError(429, 'rate_limited', {}, { 'retry-after': '11' }), json(200, OK_SEARCH));
+      await expect(client().search(SEARCH)).resolves.toBeDefined();
+      expect(server.seen).toHaveLength(2);
+      expect(sleeps).toEqual([10_000]);
+    });
+
+    it('Retry-After above 10 s on every answer: each wait is 10 s, and the last answer is thrown after the retry count, carrying retryAfter', async () => {
+      server.script(apiError(429, 'rate_limited', {}, { 'retry-after': '3600' }));
       const error = await gatewayError(client().search(SEARCH));
+      expect(server.seen).toHaveLength(3);
+      expect(sleeps).toEqual([10_000, 10_000]);
+      expect(error.retryAfter).toBe(3600);
+      expect(error.status).toBe(429);
+    });
+
+    it('Retry-After above 10 s with retries off: thrown after the one attempt, carrying retryAfter', async () => {
+      server.script(apiError(503, 'overloaded', {}, { 'retry-after': '60' }));
+      const error = await gatewayError(client({ maxRetries: 0 }).models());
       expect(server.seen).toHaveLength(1);
-      expect(error.retryAfter).toBe(11);
       expect(sleeps).toEqual([]);
+      expect(error.retryAfter).toBe(60);
     });
 
     it('Retry-After as an HTTP date counts from now', async () => {

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DrainState, DtoValidationPipe, EdgeExceptionFilter, edgeServerOptions, installEdge, trustedRequestIds } from '@svc/http-edge';
+import { checkBodyDepth, DrainState, DtoValidationPipe, EdgeExceptionFilter, edgeServerOptions, installEdge, trustedRequestIds } from '@svc/http-edge';
 import { requestTracing } from '@svc/tracing';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config';
@@ -38,14 +38,23 @@ export async function createApp(config: AppConfig, logger: Logger, metrics: Acco
       return undefined;
     },
     drain,
+    maxBodyDepth: config.HTTP_MAX_BODY_DEPTH,
   });
   // Bodies arrive as text whatever their content-type; the validation pipe reads them, so
-  // every bad body is the platform's 400 naming the problem.
+  // every bad body is the platform's 400 naming the problem. One nested too deep is refused
+  // here, before anything parses it.
   fastify.removeAllContentTypeParsers();
-  fastify.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  fastify.addContentTypeParser('*', { parseAs: 'string' }, (_request, body: string, done) => {
+    try {
+      checkBodyDepth(body, config.HTTP_MAX_BODY_DEPTH);
+      done(null, body);
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
   installRequestContext(fastify, config.INTERNAL_TOKEN, logger);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger, metrics, drain), adapter, { logger: false, bodyParser: false });
   app.useGlobalFilters(new EdgeExceptionFilter(logger));
-  app.useGlobalPipes(new DtoValidationPipe());
+  app.useGlobalPipes(new DtoValidationPipe({ maxBodyDepth: config.HTTP_MAX_BODY_DEPTH }));
   return app;
 }

@@ -19,6 +19,8 @@ export const configSchema = {
   BILLING_HTTP_URL: url({ default: 'http://127.0.0.1:3002', protocols: ['http', 'https'] }),
   /** The whole request (headers and body) must arrive within this, else 408 and the connection closes. */
   HTTP_REQUEST_TIMEOUT_MS: int({ default: 30_000, min: 100, max: 600_000 }),
+  /** The deepest nesting of objects and arrays a JSON body may have; deeper is 400 before any parse. */
+  HTTP_MAX_BODY_DEPTH: int({ default: 32, min: 1, max: 1_000 }),
   /** After SIGTERM: how long the service keeps serving (unready, connection: close) before it stops accepting. */
   SHUTDOWN_DELAY_MS: int({ default: 5_000, min: 0, max: 600_000 }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),

@@ -123,9 +123,10 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
       requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
       http: metrics.http,
       drain,
+      maxBodyDepth: config.HTTP_MAX_BODY_DEPTH,
     });
     apps.push(publicApp);
-    keepRawJsonBodies(publicApp);
+    keepRawJsonBodies(publicApp, config.HTTP_MAX_BODY_DEPTH);
     const operatorApp = await createListener({
       module: OperatorApiModule.register(deps, config.OPERATOR_TOKEN),
       logger: logger.child({ listener: 'operator' }),
@@ -133,6 +134,7 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
       requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
       http: metrics.http,
       drain,
+      maxBodyDepth: config.HTTP_MAX_BODY_DEPTH,
     });
     apps.push(operatorApp);
     await publicApp.listen(config.PORT, config.HOST);

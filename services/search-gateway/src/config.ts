@@ -19,6 +19,8 @@ export const gatewayEnvSchema = {
   INTERNAL_TOKEN: secret({ minLength: 16 }),
   /** The whole request (headers and body) must arrive within this, else 408 and the connection closes. */
   HTTP_REQUEST_TIMEOUT_MS: int({ default: 30_000, min: 100, max: 600_000 }),
+  /** The deepest nesting of objects and arrays a JSON body may have; deeper is 400 before any parse. */
+  HTTP_MAX_BODY_DEPTH: int({ default: 32, min: 1, max: 1_000 }),
   LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
   KEY_CACHE_TTL_MS: int({ default: 5000, min: 0, max: 3_600_000 }),
   KEY_CACHE_MAX_ENTRIES: int({ default: 100_000, min: 1, max: 10_000_000 }),

@@ -196,7 +196,7 @@ export class GatewayModule {
               service: search,
               rateLimit: { limit: config.RATE_LIMIT_PER_SECOND, remaining: config.RATE_LIMIT_BURST },
               metrics,
-            }, new HttpMetrics(registry), drain, mcp),
+            }, new HttpMetrics(registry), drain, mcp, config.HTTP_MAX_BODY_DEPTH),
           inject: [CatalogService, ForwardService, RedisConnection, AuthChain, SearchService, SearchMetrics, DrainState, McpEndpoint],
         },
         {

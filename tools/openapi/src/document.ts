@@ -95,6 +95,7 @@ const HEADER_NAMES: Readonly<Record<HeaderName | 'RequestId', string>> = {
   RetryAfter: 'Retry-After',
   SetCookie: 'Set-Cookie',
   WwwAuthenticate: 'WWW-Authenticate',
+  ServerTiming: 'Server-Timing',
 };
 
 const HEADERS: Readonly<Record<HeaderName | 'RequestId', Schema>> = {
@@ -103,6 +104,7 @@ const HEADERS: Readonly<Record<HeaderName | 'RequestId', Schema>> = {
   RateLimitRemaining: { description: "Whole searches left in the key's burst right after this one.", schema: { type: 'integer', minimum: 0 } },
   Cache: { description: 'The result cache\'s part in the answer (the body\'s cache.status): hit, joined, miss or off.', schema: { enum: [...CACHE_STATUSES] } },
   RetryAfter: { description: 'Seconds to wait before trying again.', schema: { type: 'integer', minimum: 1 } },
+  ServerTiming: { description: 'W3C Server-Timing: `gateway;dur=<ms>, upstream;dur=<ms>`. upstream is the time at least one provider call of this search was in flight; gateway the rest (the platform\'s own time). On every answer of a search that reached the search.', schema: { type: 'string', pattern: '^gateway;dur=[0-9.]+, upstream;dur=[0-9.]+$' } },
   SetCookie: { description: 'The dashboard session cookie svc_session (HttpOnly, SameSite=Strict, Secure outside the local stack); cleared on logout.', schema: { type: 'string' } },
   WwwAuthenticate: {
     description: 'On every 401 (RFC 6750): `Bearer`, or `Bearer error="invalid_token"` when the request carried an Authorization header.',

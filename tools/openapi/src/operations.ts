@@ -14,7 +14,7 @@ export type Access = 'none' | 'api' | 'management' | 'either' | 'session' | 'ses
 
 export type Tag = 'catalog' | 'search' | 'credits' | 'usage' | 'keys' | 'provider-keys' | 'dashboard' | 'meta';
 
-export type HeaderName = 'RateLimitLimit' | 'RateLimitRemaining' | 'RetryAfter' | 'SetCookie' | 'Cache' | 'WwwAuthenticate';
+export type HeaderName = 'RateLimitLimit' | 'RateLimitRemaining' | 'RetryAfter' | 'SetCookie' | 'Cache' | 'WwwAuthenticate' | 'ServerTiming';
 
 export interface Operation {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -90,7 +90,7 @@ export const OPERATIONS: readonly Operation[] = [
       'Charged from the account balance; a repeat of an `Idempotency-Key` returns the first outcome.',
     body: { schema: 'SearchBody' },
     headerParameters: ['IdempotencyKey'],
-    success: { status: 200, description: 'The first answer.', schema: 'SearchResponse', headers: ['RateLimitLimit', 'RateLimitRemaining', 'Cache'] },
+    success: { status: 200, description: 'The first answer.', schema: 'SearchResponse', headers: ['RateLimitLimit', 'RateLimitRemaining', 'Cache', 'ServerTiming'] },
     errors: ['invalid_request', 'unknown_model', 'unsupported_filter', ...ONE_KIND, 'insufficient_credits', 'key_limit_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
     errorHeaders: { 429: ['RetryAfter'], 503: ['RetryAfter'] },
   },

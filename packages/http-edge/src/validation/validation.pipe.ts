@@ -2,6 +2,7 @@ import { Injectable, ValidationPipe } from '@nestjs/common';
 import type { ArgumentMetadata, PipeTransform } from '@nestjs/common';
 import { AppError } from '@svc/errors';
 import type { ValidationError } from 'class-validator';
+import { checkBodyDepth, DEFAULT_MAX_BODY_DEPTH, FORBIDDEN_KEYS, forbiddenKeyPath } from '../body/json-body';
 import { hasNullCharacter } from './validators';
 
 const PRIMITIVES: readonly unknown[] = [String, Boolean, Number, Array, Object, Buffer, undefined];
@@ -52,18 +53,27 @@ function nullCharacterPath(value: unknown, path: string): string | null {
  * the field. Before class-validator runs it:
  * - reads a body that arrived as text (a JSON object; an empty body is `{}`),
  * - refuses a body that is not a JSON object,
+ * - refuses a body nested deeper than `maxBodyDepth` (by a scan of its text, before parsing),
  * - refuses a query parameter given more than once,
+ * - refuses the keys `__proto__`, `constructor` and `prototype` anywhere as unknown fields,
  * - refuses U+0000 in any string of the body or query (PostgreSQL cannot store it).
  * Parameters typed as anything but a DTO class pass through untouched.
  */
 @Injectable()
 export class DtoValidationPipe implements PipeTransform {
   private readonly pipes = { body: validationPipeFor('body'), query: validationPipeFor('query') };
+  private readonly maxBodyDepth: number;
+
+  constructor(options: { maxBodyDepth?: number } = {}) {
+    this.maxBodyDepth = options.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH;
+  }
 
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if ((metadata.type !== 'body' && metadata.type !== 'query') || PRIMITIVES.includes(metadata.metatype)) return value;
     const where = metadata.type;
-    const input = where === 'body' ? readBody(value) : readQuery(value);
+    const input = where === 'body' ? readBody(value, this.maxBodyDepth) : readQuery(value);
+    const forbidden = forbiddenKeyPath(input);
+    if (forbidden !== null) throw new AppError('invalid_request', where === 'query' ? `unknown query parameter "${forbidden}"` : `unknown field "${forbidden}"`);
     const nul = nullCharacterPath(input, '');
     if (nul !== null) throw new AppError('invalid_request', `${nul} must not contain the character U+0000`);
     return this.pipes[where].transform(input, metadata);
@@ -82,12 +92,13 @@ function validationPipeFor(where: 'body' | 'query'): ValidationPipe {
   });
 }
 
-function readBody(value: unknown): Record<string, unknown> {
+function readBody(value: unknown, maxBodyDepth: number): Record<string, unknown> {
   let parsed: unknown = value;
   if (value === undefined || value === null) return {};
   if (Buffer.isBuffer(value)) parsed = value.toString('utf8');
   if (typeof parsed === 'string') {
     if (parsed.trim() === '') return {};
+    checkBodyDepth(parsed, maxBodyDepth);
     try {
       parsed = JSON.parse(parsed);
     } catch {
@@ -102,6 +113,8 @@ function readQuery(value: unknown): Record<string, unknown> {
   if (value === undefined || value === null || typeof value !== 'object') return {};
   const out: Record<string, unknown> = {};
   for (const [name, item] of Object.entries(value as Record<string, unknown>)) {
+    // Checked before the copy below, where `out.__proto__ = ...` would not make a key.
+    if (FORBIDDEN_KEYS.has(name)) throw new AppError('invalid_request', `unknown query parameter "${name}"`);
     if (typeof item !== 'string') throw new AppError('invalid_request', `query parameter "${name}" must be given once`);
     out[name] = item;
   }

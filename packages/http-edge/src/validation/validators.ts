@@ -55,13 +55,19 @@ export function parseRfc3339(text: string): number | null {
   const m = RFC3339.exec(text);
   if (m === null) return null;
   const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  // Years 0001-9999 only (RFC 3339's range; year 0000 is not a calendar year).
+  if (year < 1 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
   if (day > daysInMonth) return null;
   if (m[9] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) return null;
   const ms = Date.parse(text.toUpperCase());
-  return Number.isFinite(ms) ? ms : null;
+  // An offset must not carry the instant out of years 0001-9999 in UTC either.
+  return Number.isFinite(ms) && ms >= MIN_RFC3339_MS && ms <= MAX_RFC3339_MS ? ms : null;
 }
+
+/** 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999Z: the instants RFC 3339 can write in UTC. */
+const MIN_RFC3339_MS = -62_135_596_800_000;
+const MAX_RFC3339_MS = 253_402_300_799_999;
 
 /** An RFC 3339 timestamp after the moment of validation (e.g. a key's expiry). */
 export function IsFutureTimestamp(options?: ValidationOptions): PropertyDecorator {
@@ -80,15 +86,15 @@ export function IsFutureTimestamp(options?: ValidationOptions): PropertyDecorato
   );
 }
 
-/** A calendar date `YYYY-MM-DD` that exists (2026-02-30 does not). */
+/** A calendar date `YYYY-MM-DD` that exists (2026-02-30 does not), in years 0001-9999. */
 export function isCalendarDate(value: unknown): value is string {
-  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  if (typeof value !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(value) || value.startsWith('0000')) return false;
   const ms = Date.parse(`${value}T00:00:00Z`);
   return Number.isFinite(ms) && new Date(ms).toISOString().slice(0, 10) === value;
 }
 
 export function IsCalendarDate(options?: ValidationOptions): PropertyDecorator {
-  return decorator('isCalendarDate', isCalendarDate, (property) => `${property} must be a date YYYY-MM-DD`, options);
+  return decorator('isCalendarDate', isCalendarDate, (property) => `${property} must be a date YYYY-MM-DD from 0001-01-01 to 9999-12-31`, options);
 }
 
 /** A whole number in a range, written as a query-string value (e.g. `limit=20`). */

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppError } from '@svc/errors';
-import { DtoValidationPipe, EdgeExceptionFilter, edgeServerOptions, installEdge } from '@svc/http-edge';
+import { DEFAULT_MAX_BODY_DEPTH, DtoValidationPipe, EdgeExceptionFilter, edgeServerOptions, installEdge, installJsonBodyParser } from '@svc/http-edge';
 import type { DrainState, RequestIdSource } from '@svc/http-edge';
 import type { HttpMetrics } from '@svc/metrics';
 import { requestTracing } from '@svc/tracing';
@@ -19,6 +19,8 @@ export interface ListenerOptions {
   http?: HttpMetrics;
   /** The process's drain: while it drains, every reply carries `connection: close`. */
   drain?: DrainState;
+  /** HTTP_MAX_BODY_DEPTH (default 32): a JSON body nested deeper is 400 before it is parsed. */
+  maxBodyDepth?: number;
 }
 
 /** Largest request body accepted (a Stripe event is a few KB). */
@@ -38,6 +40,7 @@ function isJsonContentType(value: string | undefined): boolean {
  * form parser, which this API never accepts).
  */
 export async function createListener(options: ListenerOptions): Promise<NestFastifyApplication> {
+  const maxBodyDepth = options.maxBodyDepth ?? DEFAULT_MAX_BODY_DEPTH;
   const adapter = new FastifyAdapter(
     edgeServerOptions({
       requestIds: options.requestIds,
@@ -58,6 +61,9 @@ export async function createListener(options: ListenerOptions): Promise<NestFast
       },
     }),
     ...(options.drain === undefined ? {} : { drain: options.drain }),
+    maxBodyDepth,
+    // Nest adds its body parsers on init; the edge's JSON parser replaces them after it.
+    jsonBodyParser: false,
   });
   fastify.addHook('preValidation', async (request) => {
     if (request.body !== undefined && !isJsonContentType(request.headers['content-type'])) {
@@ -66,7 +72,9 @@ export async function createListener(options: ListenerOptions): Promise<NestFast
   });
   const app = await NestFactory.create<NestFastifyApplication>(options.module, adapter, { logger: false, abortOnError: false });
   app.useGlobalFilters(new EdgeExceptionFilter(options.logger));
-  app.useGlobalPipes(new DtoValidationPipe());
+  app.useGlobalPipes(new DtoValidationPipe({ maxBodyDepth }));
   await app.init();
+  // Nest registered its own JSON parser on init; the edge's (depth scan first) replaces it.
+  installJsonBodyParser(fastify, { maxBodyDepth });
   return app;
 }

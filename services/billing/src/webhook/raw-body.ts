@@ -1,33 +1,20 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { installJsonBodyParser } from '@svc/http-edge';
 import type { FastifyRequest } from 'fastify';
 
 const rawBodies = new WeakMap<FastifyRequest, Buffer>();
 
-class EmptyJsonBodyError extends Error {
-  readonly code = 'FST_ERR_CTP_EMPTY_JSON_BODY';
-  readonly statusCode = 400;
-}
-
 /**
- * Replaces the listener's JSON body parser with one that parses exactly as before and
- * also keeps the request's bytes, so the Stripe webhook verifies its signature on the
- * exact raw body (a re-serialised object would not match). Call before listen().
+ * Replaces the listener's JSON body parser with the edge's (a depth scan of the bytes, then
+ * JSON.parse) that also keeps the request's bytes, so the Stripe webhook verifies its
+ * signature on the exact raw body (a re-serialised object would not match). Call before
+ * listen().
  */
-export function keepRawJsonBodies(app: NestFastifyApplication): void {
+export function keepRawJsonBodies(app: NestFastifyApplication, maxBodyDepth: number): void {
   const fastify = app.getHttpAdapter().getInstance();
-  if (fastify.hasContentTypeParser('application/json')) fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-    const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
-    rawBodies.set(request, bytes);
-    if (bytes.length === 0) {
-      done(new EmptyJsonBodyError('body is empty'), undefined);
-      return;
-    }
-    try {
-      done(null, JSON.parse(bytes.toString('utf8')) as unknown);
-    } catch (error) {
-      done(error instanceof Error ? error : new SyntaxError('body is not valid JSON'), undefined);
-    }
+  installJsonBodyParser(fastify, {
+    maxBodyDepth,
+    keepRaw: (request: FastifyRequest, bytes: Buffer) => rawBodies.set(request, bytes),
   });
 }
 

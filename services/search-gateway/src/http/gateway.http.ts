@@ -10,7 +10,7 @@ import { registerSearchRoutes } from '../search';
 import type { RateLimitHeaders, SearchService } from '../search';
 import type { AuthChain } from '../auth/auth-chain';
 import type { McpEndpoint } from '../mcp/mcp.endpoint';
-import { installEdge, RouteTable, sendError } from '@svc/http-edge';
+import { checkBodyDepth, DEFAULT_MAX_BODY_DEPTH, installEdge, RouteTable, sendError } from '@svc/http-edge';
 import type { DrainState } from '@svc/http-edge';
 import type { HttpMetrics } from '@svc/metrics';
 import { requestTracing } from '@svc/tracing';
@@ -35,6 +35,8 @@ export class GatewayHttp {
     private readonly http?: HttpMetrics,
     private readonly drain?: DrainState,
     private readonly mcp?: McpEndpoint,
+    /** HTTP_MAX_BODY_DEPTH: JSON bodies (searches, MCP, forwarded ones) deeper than this are 400. */
+    private readonly maxBodyDepth: number = DEFAULT_MAX_BODY_DEPTH,
   ) {}
 
   install(fastify: FastifyInstance): void {
@@ -49,6 +51,7 @@ export class GatewayHttp {
       },
       // While draining, every reply (searches in flight too) says `connection: close`.
       ...(this.drain === undefined ? {} : { drain: this.drain }),
+      maxBodyDepth: this.maxBodyDepth,
     });
     void fastify.register(async (scope) => {
       scope.setErrorHandler((error, request, reply) => sendError(reply, request.id, error, this.log));
@@ -60,7 +63,16 @@ export class GatewayHttp {
       this.mcp?.register(scope);
       await scope.register(async (forwardScope) => {
         forwardScope.removeAllContentTypeParsers();
-        forwardScope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+        // Forwarded bodies stay bytes; one too deep is refused here, before it travels on.
+        const maxBodyDepth = this.maxBodyDepth;
+        forwardScope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body: Buffer, done) => {
+          try {
+            checkBodyDepth(body, maxBodyDepth);
+            done(null, body);
+          } catch (error) {
+            done(error as Error, undefined);
+          }
+        });
         this.forward.register(forwardScope);
       });
     });

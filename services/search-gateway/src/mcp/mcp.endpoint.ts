@@ -22,6 +22,7 @@ import type { CatalogService } from '../catalog/catalog.service';
 import { upstreamRequestHeaders } from '../forward/forward-headers';
 import type { UpstreamClient } from '../forward/upstream.client';
 import { bodyDigest, idempotencyDigest } from '../search/idempotency';
+import { serverTimingHeader, UpstreamTimer } from '../search/server-timing';
 import { formatSearchBodyErrors, SEARCH_BODY_SCHEMA, searchValidatorCompiler, toSearchRequest } from '../search/search.schema';
 import type { SearchBody } from '../search/search.schema';
 import { refusalError } from '../search/search.routes';
@@ -53,6 +54,8 @@ interface Caller {
   readonly reply: FastifyReply;
   /** Request ids handed out so far: the first tool call takes the HTTP request's id. */
   ids: number;
+  /** The provider time of this HTTP request's web_search calls (Server-Timing's upstream). */
+  upstream?: UpstreamTimer;
 }
 
 const SERVER_INFO = { name: 'search-gateway', title: 'Search gateway', version: '1.0.0' } as const;
@@ -228,13 +231,19 @@ export class McpEndpoint {
     const idempotency = keyDigest !== null
       ? { keyDigest, bodyDigest: bodyDigest(body) }
       : caller.sessionId === null ? null : { keyDigest: toolCallDigest(caller.sessionId, jsonRpcId), bodyDigest: bodyDigest(body) };
+    const upstream = (caller.upstream ??= new UpstreamTimer());
     const result = await this.deps.search.search({
+      upstream,
       record: caller.record,
       requestId,
       request,
       idempotency,
       elapsedMs: () => caller.reply.elapsedTime,
     });
+    // The HTTP answer (written by the transport after the tool calls) carries Server-Timing as
+    // POST /v1/search does: the platform's own time and the providers' so far in this request.
+    const totalMs = caller.reply.elapsedTime;
+    if (!caller.reply.raw.headersSent) caller.reply.raw.setHeader('server-timing', serverTimingHeader(totalMs, upstream.ms));
     // A refusal (429 with its wait, 503 with 1 s, ...) becomes the platform's error here, as the
     // route makes it for HTTP: with the request id it carries and the wait HTTP sends as Retry-After.
     if (result.kind === 'refused') {

@@ -18,6 +18,8 @@ interface Pending {
   readonly errorCode: string | null;
   /** The reply is another request's (an idempotent repeat or a copy that waited for the first): nothing of its own ran. */
   readonly copy: boolean;
+  /** Milliseconds the search waited on providers (UpstreamTimer); the rest is the platform's own. */
+  readonly upstreamMs: number;
 }
 
 /** The fields a search adds to its access log line (one line per search, written after the reply). */
@@ -33,6 +35,9 @@ export interface SearchLogFields {
   /** What the search cost in all (decimal USD string, as in the API). */
   cost_usd: number;
 }
+
+/** The platform's own time is milliseconds: finer buckets at the low end than LATENCY_BUCKETS_S. */
+const OVERHEAD_BUCKETS_S = [0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 const REFUSAL_OF: Readonly<Record<string, string>> = {
   rate_limited: 'rate_limit',
@@ -55,6 +60,7 @@ export class SearchMetrics {
   private readonly pending = new WeakMap<object, Pending>();
   private readonly searches: HotCounter<'outcome' | 'model'>;
   private readonly duration: HotHistogram<'outcome'>;
+  private readonly overhead: HotHistogram<'outcome'>;
   private readonly attempts: HotCounter<'provider' | 'source' | 'status' | 'reason'>;
   private readonly providerLatency: HotHistogram<'provider' | 'outcome'>;
   private readonly charged: HotCounter<'provider' | 'source'>;
@@ -66,6 +72,13 @@ export class SearchMetrics {
     const registers = [registry];
     this.searches = new HotCounter({ name: 'gateway_searches_total', help: 'Searches answered, by outcome (ok or the error code) and answering model (none when no model answered)', labelNames: ['outcome', 'model'], registers });
     this.duration = new HotHistogram({ name: 'gateway_search_duration_seconds', help: 'Time from a search\'s arrival to its reply, by outcome', labelNames: ['outcome'], buckets: LATENCY_BUCKETS_S, registers });
+    this.overhead = new HotHistogram({
+      name: 'gateway_search_overhead_seconds',
+      help: 'The platform\'s own time per search: from arrival to reply, minus the time at least one provider call was in flight, by outcome (Server-Timing\'s gateway)',
+      labelNames: ['outcome'],
+      buckets: OVERHEAD_BUCKETS_S,
+      registers,
+    });
     this.attempts = new HotCounter({ name: 'gateway_search_attempts_total', help: 'Attempts of searches, by provider, key source, status (success, error, skipped) and reason (the failure kind or skip reason; none on success)', labelNames: ['provider', 'source', 'status', 'reason'], registers });
     this.charged = new HotCounter({ name: 'gateway_charged_micros_total', help: 'Money charged for searches in micro-USD (answers and timed-out attempts\' base price), by provider and key source', labelNames: ['provider', 'source'], registers });
     this.released = new HotCounter({ name: 'gateway_released_micros_total', help: 'Money reserved for attempts and given back uncharged (failed attempts) in micro-USD, by provider and key source', labelNames: ['provider', 'source'], registers });
@@ -104,18 +117,19 @@ export class SearchMetrics {
   }
 
   /** The route's handler, once the search has a reply (or threw): kept for `answered`. */
-  replied(request: { readonly id: string }, record: KeyRecord, reply: SearchReply): void {
-    this.pending.set(request, { record, reply, errorCode: null, copy: reply.requestId !== request.id });
+  replied(request: { readonly id: string }, record: KeyRecord, reply: SearchReply, upstreamMs = 0): void {
+    this.pending.set(request, { record, reply, errorCode: null, copy: reply.requestId !== request.id, upstreamMs });
   }
 
   /** The route's handler, once the search was refused (SearchRefusal's code): kept for `answered`. */
-  refused(request: object, record: KeyRecord, code: string): void {
-    this.pending.set(request, { record, reply: null, errorCode: code, copy: false });
+  refused(request: object, record: KeyRecord, code: string, upstreamMs = 0): void {
+    this.pending.set(request, { record, reply: null, errorCode: code, copy: false, upstreamMs });
   }
 
-  threw(request: object, record: KeyRecord, error: unknown): void {
-    this.pending.set(request, { record, reply: null, errorCode: error instanceof AppError ? error.code : 'internal', copy: false });
+  threw(request: object, record: KeyRecord, error: unknown, upstreamMs = 0): void {
+    this.pending.set(request, { record, reply: null, errorCode: error instanceof AppError ? error.code : 'internal', copy: false, upstreamMs });
   }
+
 
   /**
    * After the reply of POST /v1/search was written (the edge's onResponse): counts the
@@ -167,6 +181,7 @@ export class SearchMetrics {
     }
     this.searches.child(outcome, model ?? 'none').inc();
     this.duration.child(outcome).observe(durationMs / 1000);
+    this.overhead.child(outcome).observe(Math.max(0, durationMs - pending.upstreamMs) / 1000);
     return { account_id: record.accountId, key_id: record.id, model, models, outcome, cost_usd: microsToUsd(costMicros) };
   }
 

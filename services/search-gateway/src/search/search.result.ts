@@ -1,6 +1,7 @@
 import type { CacheStatus, KeyRecord } from '@svc/contracts';
 import type { AttemptResult } from './search.outcome';
 import type { SearchRequest } from './search.schema';
+import type { UpstreamTimer } from './server-timing';
 
 export interface SearchCall {
   readonly record: KeyRecord;
@@ -10,6 +11,8 @@ export interface SearchCall {
   readonly idempotency: { readonly keyDigest: string; readonly bodyDigest: string } | null;
   /** Milliseconds since the request arrived. */
   readonly elapsedMs: () => number;
+  /** Times the provider calls of this search (Server-Timing's upstream); absent: not timed. */
+  readonly upstream?: UpstreamTimer;
 }
 
 /** The key's rate-limit state after this request, for x-ratelimit-limit and x-ratelimit-remaining. */

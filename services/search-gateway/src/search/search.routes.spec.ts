@@ -44,8 +44,9 @@ describe('the search route', () => {
   afterEach(() => app.close());
 
   const post = (url = '/v1/search') => app.inject({ method: 'POST', url, payload: { query: 'q', model: 'exa/fast' } });
+  // Server-Timing (on a refused search, not on a thrown error) is checked on its own.
   const headersOf = (response: Awaited<ReturnType<typeof post>>) => {
-    const { date: _date, ...rest } = response.headers;
+    const { date: _date, 'server-timing': _timing, ...rest } = response.headers;
     return rest;
   };
 
@@ -63,6 +64,8 @@ describe('the search route', () => {
       expect(response.statusCode).toBe(status);
       expect(response.headers['retry-after']).toBe(retryAfter);
       expect(response.headers['x-svc-request-id']).toBe('req_1');
+      // Refused before any provider call: all of it is the platform's own time.
+      expect(response.headers['server-timing']).toMatch(/^gateway;dur=[\d.]+, upstream;dur=0$/);
       expect(response.json()).toEqual({ error: { code: refusal.code, message: refusal.message, request_id: 'req_1' } });
       const thrown = await post('/thrown');
       expect(thrown.statusCode).toBe(response.statusCode);

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { authError } from '../auth/auth-chain';
 import type { AuthChain } from '../auth/auth-chain';
 import { bodyDigest, idempotencyDigest } from './idempotency';
+import { serverTimingHeader, UpstreamTimer } from './server-timing';
 import { formatSearchBodyErrors, SEARCH_BODY_SCHEMA, searchValidatorCompiler, toSearchRequest } from './search.schema';
 import type { SearchBody } from './search.schema';
 import type { SearchMetrics } from './search.metrics';
@@ -52,6 +53,7 @@ export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, se
       if (record === undefined) throw new Error('search handler reached without authentication');
       const searchRequest = toSearchRequest(request.body);
       const keyDigest = idempotencyDigest(request.headers['idempotency-key']);
+      const upstream = new UpstreamTimer();
       let result: SearchResult;
       try {
         result = await search.search({
@@ -60,17 +62,21 @@ export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, se
           request: searchRequest,
           idempotency: keyDigest === null ? null : { keyDigest, bodyDigest: bodyDigest(request.body) },
           elapsedMs: () => reply.elapsedTime,
+          upstream,
         });
       } catch (error) {
-        metrics?.threw(request, record, error);
+        metrics?.threw(request, record, error, upstream.ms);
         throw error;
       }
+      // The platform's own time and the providers' (W3C Server-Timing), on every search answer.
+      const upstreamMs = upstream.ms;
+      reply.header('server-timing', serverTimingHeader(reply.elapsedTime, upstreamMs));
       // Counted and logged in the edge's onResponse, after the reply is written.
       if (result.kind === 'refused') {
-        metrics?.refused(request, record, result.code);
+        metrics?.refused(request, record, result.code, upstreamMs);
         return sendError(reply, result.requestId, refusalError(result), log);
       }
-      metrics?.replied(request, record, result);
+      metrics?.replied(request, record, result, upstreamMs);
       if (result.requestId !== request.id) reply.header('x-svc-request-id', result.requestId);
       if (result.status === 200 && result.rateLimit !== undefined) {
         reply.header('x-ratelimit-limit', limitHeader).header('x-ratelimit-remaining', String(result.rateLimit.remaining));

@@ -24,11 +24,15 @@ export async function attempt(steps: SearchSteps, ctx: SearchContext, ops: Money
   }
   let outcome: ProviderOutcome;
   const startedAt = performance.now();
+  const upstream = call.upstream;
+  upstream?.begin();
   try {
     outcome = await steps.providers.adapter(provider).search({ query: call.request.query, model, maxResults: call.request.maxResults, apiKey: request.apiKey, timeoutMs: request.timeoutMs, filters: call.request.filters });
   } catch (error) {
     steps.log.error({ request_id: call.requestId, provider, err: describe(error) }, 'provider adapter threw');
     outcome = { ok: false, kind: 'connection', error: 'provider call failed', status: null };
+  } finally {
+    upstream?.end();
   }
   // Provider health (docs/decisions/0027): in-process counters, flushed to Redis in the background.
   steps.health?.record(provider, source, model.id, outcome.ok ? 'ok' : outcome.kind, performance.now() - startedAt);
