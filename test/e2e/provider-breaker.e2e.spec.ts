@@ -125,7 +125,11 @@ describe('provider breaker across two gateways (Exa failing as a whole)', () => 
       const models = (await call('GET', `${gw(i)}/v1/models`)).body.data as { id: string; status: string }[];
       expect(models.filter((m) => m.id.startsWith('exa/')).map((m) => m.status)).toEqual(models.filter((m) => m.id.startsWith('exa/')).map(() => 'unavailable'));
       expect(models.find((m) => m.id === 'brave/web')?.status).toBe('operational');
-      const exa = (await status(i)).providers.find((p) => p.provider === 'exa');
+      // The status page's figures are read in the background (at most a few seconds old): wait for a read after the timeouts were flushed.
+      const exa = await waitFor('the status figures to count the timeouts', async () => {
+        const found = (await status(i)).providers.find((p) => p.provider === 'exa');
+        return found !== undefined && found.last_5m.timeouts >= 3 ? found : undefined;
+      });
       expect(exa).toMatchObject({ status: 'unavailable', breaker: { state: expect.stringMatching(/^(open|half_open)$/), reason: expect.any(String) } });
       expect(exa?.last_5m.timeouts).toBeGreaterThanOrEqual(3);
       expect(exa?.last_5m.p95_ms).toBeGreaterThanOrEqual(800);
