@@ -231,11 +231,18 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     const fellBack = replies.filter((r) => r.body.model === 'brave/web');
     expect(fellBack).toHaveLength(1);
     expect(fellBack[0]?.body.attempts).toEqual([expect.objectContaining({ model: 'exa/fast', status: 'error' })]);
-    // The others waited, saw the leader fail, and each called exa itself.
+    // The others waited, saw the leader fail, and went on alone: each called exa itself (miss),
+    // unless a sibling that went on before it had already stored a complete answer, which it may
+    // then join. No waiting search is ever given the leader's failure.
     const waited = replies.filter((r) => r.body.model === 'exa/fast');
     expect(waited).toHaveLength(9);
-    for (const reply of waited) expect([reply.body.attempts, reply.body.cache.status]).toEqual([[], 'miss']);
-    expect(await exaCalls()).toBe(before + 10);
+    for (const reply of waited) {
+      expect(reply.body.attempts).toEqual([]);
+      expect(['miss', 'joined']).toContain(reply.body.cache.status);
+    }
+    const misses = waited.filter((r) => r.body.cache.status === 'miss').length;
+    expect(misses).toBeGreaterThanOrEqual(1);
+    expect(await exaCalls()).toBe(before + 1 + misses);
   });
 
   it('an answer from an account\'s own provider key is served to that account only', async () => {
