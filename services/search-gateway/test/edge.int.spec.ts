@@ -44,10 +44,11 @@ describe('gateway edge: public routes, request ids, 404/405/400 (real Redis, in-
     expect(data.map((model) => model.id)).toEqual(CATALOG.map((model) => model.id));
     expect(data.find((model) => model.id === 'exa/auto')).toEqual({
       id: 'exa/auto', provider: 'exa', variant: 'auto', description: 'Exa search, automatic mode', max_results: 100,
-      pricing: { base_usd: 0.009, included_results: 10, per_result_usd: 0.00125 }, available: true, status: 'operational',
+      pricing: { base_usd: 0.009, included_results: 10, per_result_usd: 0.00125, cache_price_usd: null }, available: true, status: 'operational',
+      supported_filters: ['include_domains', 'exclude_domains', 'country', 'published_after', 'published_before'],
     });
     expect(data.find((model) => model.id === 'brave/web')).toMatchObject({ pricing: { base_usd: 0.006, included_results: null, per_result_usd: 0 }, available: false, status: 'unavailable' });
-    expect(data.filter((model) => model.available === true).map((model) => model.provider)).toEqual(['exa', 'exa', 'exa']);
+    expect(data.filter((model) => model.available === true).map((model) => model.provider)).toEqual(CATALOG.filter((model) => model.provider === 'exa').map(() => 'exa'));
   });
 
   it('GET /v1/credits/pricing gives prices, purchase bounds and the BYOK settings', async () => {
@@ -57,7 +58,7 @@ describe('gateway edge: public routes, request ids, 404/405/400 (real Redis, in-
     expect(body.currency).toBe('USD');
     expect(body.purchase).toEqual({ min_usd: 5, max_usd: 10000 });
     expect(body.byok).toEqual({ enabled: true, fee_percent: 7 });
-    expect((body.models as unknown[])[5]).toEqual({ id: 'tavily/basic', base_usd: 0.01, included_results: null, per_result_usd: 0 });
+    expect((body.models as { id: string }[]).find((model) => model.id === 'tavily/basic')).toEqual({ id: 'tavily/basic', base_usd: 0.01, included_results: null, per_result_usd: 0, cache_price_usd: null });
   });
 
   it('every response gets a fresh request id, also in error bodies', async () => {
