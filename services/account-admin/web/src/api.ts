@@ -94,6 +94,7 @@ export interface SignedIn extends Me {
 // dashboard shows is the services' (packages/contracts/src/dashboard-views.ts): none is
 // restated here.
 export type { ApiKey, Credits, LimitReset, Provider, ProviderKey, Usage, UsageRow } from '@svc/sdk/types';
+export type { HealthWindow, ModelStatus, ServiceStatus } from '@svc/sdk/types';
 export type { CheckoutSession as Checkout, Page as List, UsageGroupBy as Grouping } from '@svc/sdk/types';
 export { PROVIDERS } from '@svc/sdk/types';
 

@@ -1,33 +1,8 @@
 import type { ReactNode } from 'react';
 import { ApiError } from '../api';
+// GET /v1/status (public, same origin: the gateway serves the dashboard); docs/api.md section 7.
+import type { HealthWindow, ModelStatus, ServiceStatus } from '../api';
 import { ErrorNote, Loading, useLoad } from '../components';
-
-/** GET /v1/status (public, same origin: the gateway serves the dashboard); see docs/api.md section 7. */
-interface HealthWindow {
-  calls: number;
-  success_rate: number | null;
-  timeouts: number;
-  server_errors: number;
-  rate_limited: number;
-  p50_ms: number | null;
-  p95_ms: number | null;
-}
-
-type ModelStatus = 'operational' | 'degraded' | 'unavailable';
-
-interface ServiceStatus {
-  updated_at: string;
-  breaker_enabled: boolean;
-  providers: {
-    provider: string;
-    status: ModelStatus;
-    configured: boolean;
-    breaker: { state: 'closed' | 'open' | 'half_open'; forced: 'open' | 'closed' | null; reason: string | null; opened_at: string | null; retry_after_seconds: number | null };
-    last_5m: HealthWindow;
-    last_1h: HealthWindow;
-  }[];
-  models: { id: string; provider: string; status: ModelStatus; last_5m: HealthWindow; last_1h: HealthWindow }[];
-}
 
 async function loadStatus(): Promise<ServiceStatus> {
   let response: Response;
@@ -50,7 +25,6 @@ function StatusBadge({ status }: { status: ModelStatus }): ReactNode {
 
 const rate = (w: HealthWindow): string => (w.success_rate === null ? '–' : `${(w.success_rate * 100).toFixed(1)} %`);
 const ms = (value: number | null): string => (value === null ? '–' : value >= 1000 ? `≤ ${value / 1000} s` : `≤ ${value} ms`);
-
 
 /** One window in one cell: calls and success rate, then the latency quantiles. */
 function WindowCell({ w, label }: { w: HealthWindow; label: string }): ReactNode {
