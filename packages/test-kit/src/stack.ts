@@ -182,6 +182,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           // The result cache is off in a test stack unless a test turns it on (CACHE_ENABLED=true):
           // suites that repeat a search expect each repeat to reach the provider at the full price.
           CACHE_ENABLED: 'false',
+          // The provider breaker only counts in a test stack unless a test turns it on: many suites make
+          // a provider fail on purpose, and on a loaded machine the shared window would open the breaker
+          // mid-suite and turn the next searches into 503s (the breaker's own suites enable it).
+          PROVIDER_BREAKER_ENABLED: 'false',
           ...providerEnv, ...options.gatewayEnv, ...gw.env,
         },
         readyUrl: `http://127.0.0.1:${port}/readyz`,
