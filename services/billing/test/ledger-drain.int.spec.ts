@@ -70,6 +70,8 @@ describe('ledger drain: settlement records from the streams into Postgres', () =
       { attempt_index: 0, status: 'error', charged_micros: '0', model: 'exa/fast' },
       { attempt_index: 1, status: 'success', charged_micros: '7123', model: 'brave/web' },
     ]);
+    // A batch without filters writes none (its filters array is empty: unnest pads it with NULLs).
+    expect((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM settlements WHERE account_id = $1 AND filters IS NULL', [accountId])).rows[0]?.n).toBe(4);
     // The stream is gone once drained, and the account is no longer dirty.
     expect(await redis.exists(redisKeys.settlementStream(accountId))).toBe(0);
     expect(await redis.sismember(SETTLEMENT_DIRTY_SET, accountId)).toBe(0);

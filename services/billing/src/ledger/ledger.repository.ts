@@ -314,8 +314,9 @@ export class LedgerRepository {
          RETURNING request_id`,
         [accountId, pgArray(unique.map((r) => r.requestId)), pgArray(unique.map((r) => r.keyId)), pgArray(unique.map((r) => r.chargedMicros)),
           pgArray(unique.map((r) => r.attempts.length)), pgArray(settledAt),
-          // The search's filters as JSON text (NULL without): parsed once by PostgreSQL.
-          pgArray(unique.map((r) => (r.filters === undefined ? null : JSON.stringify(r.filters))))],
+          // The search's filters as JSON text (NULL without), parsed by PostgreSQL. A batch
+          // without any sends an empty array: unnest pads the shorter arrays with NULLs.
+          unique.some((r) => r.filters !== undefined) ? pgArray(unique.map((r) => (r.filters === undefined ? null : JSON.stringify(r.filters)))) : '{}'],
       );
       const fresh = new Set(inserted.rows.map((row) => row.request_id));
       const written: SettlementRecord[] = [];
