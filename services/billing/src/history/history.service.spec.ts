@@ -45,6 +45,13 @@ describe('the account history service', () => {
     expect(page.next_cursor).toBeNull();
   });
 
+  it("gives each search the filters it was made with, or null without", async () => {
+    const filters = { include_domains: ['example.org'], published_after: '2025-01-31' };
+    const { repo } = repositoryOf([{ ...search('req_f', 2n, [attempt(0, 'exa/fast', 'success', 5000)]), filters }, search('req_n', 1n, [attempt(0, 'exa/fast', 'success', 5000)])]);
+    const page = await new HistoryService(repo).activity('acct_1', toHistoryPage({}));
+    expect(page.data.map((a) => [a.request_id, a.filters])).toEqual([['req_f', filters], ['req_n', null]]);
+  });
+
   it('asks for one row more than the page and gives a cursor naming the last row shown only when there is more', async () => {
     const rows = [search('req_3', 30n, []), search('req_2', 20n, []), search('req_1', 10n, [])];
     const { repo, asked } = repositoryOf(rows);
