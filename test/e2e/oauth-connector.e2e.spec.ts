@@ -26,12 +26,14 @@ const PROPAGATION_MAX_MS = 15_000;
 
 type Provided = Parameters<OAuthClientProvider['saveTokens']>[0];
 type ClientInfo = Parameters<NonNullable<OAuthClientProvider['saveClientInformation']>>[0];
+type Discovery = Parameters<NonNullable<OAuthClientProvider['saveDiscoveryState']>>[0];
 
 /** What a chat app keeps: its registration, the PKCE verifier and the tokens (in memory here). */
 class ChatAppProvider implements OAuthClientProvider {
   info: ClientInfo | undefined;
   saved: Provided | undefined;
   verifier = '';
+  discovery: Discovery | undefined;
   authorizationUrl: URL | null = null;
 
   constructor(private readonly callback: string) {}
@@ -70,6 +72,21 @@ class ChatAppProvider implements OAuthClientProvider {
 
   codeVerifier(): string {
     return this.verifier;
+  }
+
+  /** Kept with the verifier, so the SDK checks the callback against the authorization server it discovered. */
+  saveDiscoveryState(state: Discovery): void {
+    this.discovery = state;
+  }
+
+  discoveryState(): Discovery | undefined {
+    return this.discovery;
+  }
+
+  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
+    if (scope === 'all' || scope === 'tokens') this.saved = undefined;
+    if (scope === 'all' || scope === 'client') this.info = undefined;
+    if (scope === 'all' || scope === 'discovery') this.discovery = undefined;
   }
 }
 
@@ -134,6 +151,7 @@ describe('a chat-app connector over OAuth, with the owner in Chromium', () => {
     const first = new McpClient({ name: 'chat-app', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await expect(first.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
     expect(provider.info?.client_id).toMatch(/^ocl_/);
+    expect(provider.discovery?.authorizationServerUrl).toBe(gw());
     const authorizationUrl = provider.authorizationUrl;
     if (authorizationUrl === null) throw new Error('the SDK did not ask for authorization');
     expect(`${authorizationUrl.origin}${authorizationUrl.pathname}`).toBe(gw() + OAUTH_PATHS.authorize);

@@ -31,7 +31,8 @@ for (const [net, prefix] of [
   ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) NON_PUBLIC.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['::ffff:0:0', 96], ['64:ff9b::', 96], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
+  // IPv4-mapped IPv6 (::ffff:a.b.c.d) is checked against the IPv4 rules by BlockList itself.
+  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
 ] as const) NON_PUBLIC.addSubnet(net, prefix, 'ipv6');
 
 export function isPublicAddress(address: string): boolean {
@@ -116,6 +117,7 @@ export class ClientMetadataFetcher {
       text = Buffer.concat(chunks).toString('utf8');
     } catch (error) {
       if (error instanceof ClientMetadataError) throw error;
+      if (hasCode(error, 'ENOTPUBLIC')) throw new ClientMetadataError('the client_id host does not resolve to a public address');
       throw new ClientMetadataError('the client metadata document could not be fetched');
     }
     let document: unknown;
@@ -166,4 +168,13 @@ export function checkRedirectUris(value: unknown, _allowPrivate: boolean): strin
     if (!allowed) throw new ClientMetadataError('a redirect URI must be https, http on a loopback host, or a native app\'s private-use scheme');
   }
   return value as string[];
+}
+
+/** True when the error or one of its causes carries this code (undici wraps connect errors). */
+function hasCode(error: unknown, code: string): boolean {
+  for (let current: unknown = error, depth = 0; current !== null && typeof current === 'object' && depth < 5; depth++) {
+    if ((current as { code?: unknown }).code === code) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
 }
