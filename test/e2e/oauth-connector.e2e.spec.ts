@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { Client as McpClient, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import type { CallToolResult, OAuthClientProvider } from '@modelcontextprotocol/client';
 import { chromium } from 'playwright-core';
-import type { BrowserContext } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { Redis } from 'ioredis';
 import { OAUTH_PATHS, redisKeys } from '@svc/contracts';
-import { bearer, call, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, repoRoot, startStack, waitFor } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
@@ -23,6 +23,29 @@ const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run'];
 const PASSWORD = 'a long enough password';
 const PROPAGATION_MAX_MS = 15_000;
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const SHOTS = join(repoRoot(), 'test/e2e/screenshots');
+
+/**
+ * The page at desktop and phone width, as the dashboard suite checks its pages: a screenshot,
+ * no horizontal overflow, no serious or critical axe-core violation. Answers the problems.
+ */
+async function pageProblems(page: Page, name: string): Promise<string[]> {
+  const problems: string[] = [];
+  mkdirSync(SHOTS, { recursive: true });
+  for (const [size, viewport] of [['desktop', { width: 1280, height: 800 }], ['phone', { width: 375, height: 812 }]] as const) {
+    await page.setViewportSize(viewport);
+    await page.screenshot({ path: join(SHOTS, `dashboard-${name}-${size}.png`), fullPage: true });
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    if (overflow > 0) problems.push(`${name} at ${size}: ${overflow}px wider than the screen`);
+    if (!(await page.evaluate<boolean>("'axe' in window"))) await page.evaluate(AXE_SOURCE);
+    const violations = await page.evaluate<{ id: string; impact: string | null }[]>(
+      "axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact })))");
+    for (const v of violations) if (v.impact === 'serious' || v.impact === 'critical') problems.push(`${name} at ${size}: ${v.impact} ${v.id}`);
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+  return problems;
+}
 
 type Provided = Parameters<OAuthClientProvider['saveTokens']>[0];
 type ClientInfo = Parameters<NonNullable<OAuthClientProvider['saveClientInformation']>>[0];
@@ -169,6 +192,7 @@ describe('a chat-app connector over OAuth, with the owner in Chromium', () => {
     await page.getByRole('heading', { level: 1, name: 'Connect an app' }).waitFor();
     expect(await page.locator('.client-name').textContent()).toBe('Chat Connector');
     expect(await page.locator('.redirect-host').textContent()).toBe(new URL(callbackUrl).host);
+    expect(await pageProblems(page, 'consent')).toEqual([]);
     await page.getByLabel('Spending limit (USD)').fill('1');
     await page.getByLabel('Limit resets').selectOption('daily');
     await page.getByRole('button', { name: 'Approve' }).click();
@@ -215,7 +239,8 @@ describe('a chat-app connector over OAuth, with the owner in Chromium', () => {
     const row = page.locator('tr', { hasText: 'Chat Connector' });
     await row.waitFor();
     expect(await row.locator('.spend-text').textContent()).toContain('of $1.00 per day');
-    await row.getByRole('button', { name: 'Revoke' }).click();
+    expect(await pageProblems(page, 'connected-apps')).toEqual([]);
+    await row.getByRole('button', { name: 'Revoke Chat Connector' }).click();
     const revokedAt = Date.now();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
     await row.locator('.status', { hasText: 'Revoked' }).waitFor();
