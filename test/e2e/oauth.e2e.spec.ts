@@ -202,7 +202,7 @@ describe('OAuth for connectors on /mcp/oauth', () => {
     const account = await fundedAccount(1);
     const clientId = await newClient();
     const p = pkce();
-    for (const wrong of [`${REDIRECT}/`, 'http://127.0.0.1:9/callback?x=1', 'https://attacker.example/callback']) {
+    for (const wrong of [`${REDIRECT}/`, 'http://127.0.0.1:9/callback?x=1', 'https://attacker.example/callback', undefined]) {
       const answer = await authorize(gw(), { response_type: 'code', client_id: clientId, redirect_uri: wrong, code_challenge: p.challenge, code_challenge_method: 'S256', state: 's' });
       expect(answer.status).toBe(400);
       expect(answer.location).toBeNull();

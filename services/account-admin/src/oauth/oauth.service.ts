@@ -194,7 +194,8 @@ export class OAuthService implements OnApplicationShutdown {
       throw error;
     }
     if (client === null) return { kind: 'refused', error: new OAuthError('invalid_client', 'unknown client_id') };
-    const redirectUri = query.redirect_uri ?? (client.redirectUris.length === 1 ? client.redirectUris[0] : undefined);
+    // Always required (so the token request, which must repeat it, has something to match).
+    const redirectUri = query.redirect_uri;
     if (redirectUri === undefined || !client.redirectUris.includes(redirectUri)) {
       return { kind: 'refused', error: new OAuthError('invalid_request', 'redirect_uri is not one of the client\'s registered redirect URIs (compared exactly)') };
     }
