@@ -240,7 +240,6 @@ export class OAuthService implements OnApplicationShutdown {
    */
   async approve(accountId: string, requestId: string, input: ApproveInput): Promise<{ redirect_to: string; grant_id: string; key_id: string; keyHash: string }> {
     const request = await this.pendingRequest(requestId);
-    if (input.limitReset !== null && input.limitMicros <= 0) throw new AppError('invalid_request', 'limit_reset needs limit_usd');
     const now = new Date();
     const unusable = generateSecret('api');
     const code = generateOAuthSecret('code');
