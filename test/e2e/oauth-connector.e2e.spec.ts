@@ -254,4 +254,25 @@ describe('a chat-app connector over OAuth, with the owner in Chromium', () => {
     expect(refused).not.toBeNull();
     expect((await call('GET', `${gw()}/v1/keys`, { headers: bearer(managementKey) })).body.data).toEqual([]);
   }, 120_000);
+
+  it('on a stack without the local setting, a client metadata document on a loopback or private address is never fetched', async () => {
+    let fetched = 0;
+    const site = createServer((_request, response) => {
+      fetched++;
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    const port = (site.address() as AddressInfo).port;
+    try {
+      for (const clientId of [`http://127.0.0.1:${port}/client.json`, `https://127.0.0.1:${port}/client.json`, `https://localhost:${port}/client.json`, 'https://169.254.169.254/latest/meta-data']) {
+        const url = new URL(gw() + OAUTH_PATHS.authorize);
+        for (const [name, value] of Object.entries({ response_type: 'code', client_id: clientId, redirect_uri: callbackUrl, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })) url.searchParams.set(name, value);
+        const answer = await fetch(url, { redirect: 'manual' });
+        expect({ clientId, status: answer.status, location: answer.headers.get('location') }).toEqual({ clientId, status: 400, location: null });
+      }
+      expect(fetched).toBe(0);
+    } finally {
+      await new Promise((resolve) => site.close(resolve));
+    }
+  });
 });
