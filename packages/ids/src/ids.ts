@@ -10,6 +10,9 @@ export const ID_PREFIXES = {
   request: 'req_',
   ledgerEntry: 'led_',
   checkout: 'chk_',
+  event: 'evt_',
+  webhookEndpoint: 'whe_',
+  webhookDelivery: 'whd_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
