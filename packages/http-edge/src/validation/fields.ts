@@ -157,7 +157,7 @@ export function EnumListField<T extends string>(values: readonly T[], options: F
     IsArray(withMessage(options)),
     ArrayMinSize(min, withMessage(options)),
     ArrayMaxSize(values.length, withMessage(options)),
-    ArrayUnique(undefined, withMessage(options)),
+    ArrayUnique(withMessage(options)),
     IsIn(values, { each: true, ...withMessage(options) }),
   ]);
 }
