@@ -1,8 +1,7 @@
 import { Controller, Get, Inject, Param, Query, Req, UseGuards } from '@nestjs/common';
-import { WEBHOOK_EVENT_TYPES } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
-import { EnumField, PageQueryDto } from '@svc/http-edge';
+import { EventsQueryDto } from './events.dto';
 import type { FastifyRequest } from 'fastify';
 import { encodeCursor, toHistoryPage } from '../history/history.dto';
 import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
@@ -11,11 +10,6 @@ import { EventsRepository } from './events.repository';
 import { eventView } from './events.view';
 import type { EventView } from './events.view';
 
-/** GET /v1/events: `limit`, `cursor` (the page query of every list) and an optional `type`. */
-export class EventsQueryDto extends PageQueryDto {
-  @EnumField(WEBHOOK_EVENT_TYPES, { presence: 'optional', message: `type must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}`, description: 'Only events of this type.' })
-  type?: string;
-}
 
 export function requireManagement(caller: CallerIdentity, what: string): void {
   if (caller.keyKind !== 'management') throw new AppError('wrong_key_type', `${what} needs a management key`);
