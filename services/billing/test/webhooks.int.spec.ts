@@ -2,6 +2,13 @@ import { verifyWebhook } from '@svc/sdk';
 import { redisUrl, waitFor, WebhookReceiver } from '@svc/test-kit';
 import { createLogger } from '../src/app';
 import { createBillingDatabase } from '../src/db/prisma.repository';
+import { newId } from '@svc/ids';
+import { ProtoLimitReset } from '@svc/grpc';
+import pino from 'pino';
+import { LedgerRepository } from '../src/ledger/ledger.repository';
+import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
+import { SettlementStreamAdapter } from '../src/settlement/settlement-stream.adapter';
+import { enqueue, settlementRecord } from './ledger-fixtures';
 import { startWebhookProcessor } from '../src/webhook-delivery/webhook-processor';
 import type { WebhookProcessor } from '../src/webhook-delivery/webhook-processor';
 import { parseWebhookConfig } from '../src/webhook-delivery/webhook-config';
@@ -28,6 +35,7 @@ beforeAll(async () => {
     prisma: db.prisma,
     redis: { url: redisUrl(STRIPE_REDIS_DB), cluster: false },
     logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'ledger-worker'),
+    accountAdminGrpcUrl: h.accountAdmin.address,
     config: parseWebhookConfig({
       WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true', WEBHOOK_DISPATCH_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_DELAY_MS: '100',
       WEBHOOK_RETRY_MAX_DELAY_MS: '400', WEBHOOK_RETRY_WINDOW_MS: String(WINDOW_MS), WEBHOOK_TIMEOUT_MS: '1000',
@@ -237,5 +245,43 @@ describe('events and their delivery', () => {
     // Enabling it again clears the failure.
     const enabled = await api('PATCH', accountId, `/v1/webhook-endpoints/${id}`, { enabled: true });
     expect(enabled.body).toMatchObject({ enabled: true, disabled_reason: null, failing_since: null });
+  });
+});
+
+describe('key.limit.threshold', () => {
+  it('is sent at 80 % and at 100 % of a key\'s limit, each once per period, from settlements the drain wrote', async () => {
+    const accountId = await newAccount(h);
+    const hook = await receiver();
+    const { secret } = await endpoint(accountId, hook.url, ['key.limit.threshold']);
+    const keyId = newId('apiKey');
+    const otherKey = newId('apiKey');
+    h.accountAdmin.limits.set(keyId, { keyId, accountId, limitMicros: 10_000, limitReset: ProtoLimitReset.LIMIT_RESET_MONTHLY });
+    const drain = new LedgerDrainService(new SettlementStreamAdapter(h.redis), new LedgerRepository(db.prisma, db.pool), pino({ level: 'silent' }), { batchSize: 100 });
+    const settle = async (micros: number, key = keyId): Promise<void> => {
+      await enqueue(h.redis, [settlementRecord(accountId, micros, { keyId: key })]);
+      await drain.drain();
+    };
+    // 7,000 of 10,000: nothing. 8,000: 80 %. A key without a limit: nothing.
+    await settle(7_000);
+    await settle(50_000, otherKey);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(hook.received).toHaveLength(0);
+    await settle(1_000);
+    const first = await waitFor('80 %', () => (hook.accepted().length === 1 ? hook.accepted() : undefined));
+    expect(await verifyWebhook(first[0]?.rawBody ?? '', first[0]?.signature, secret)).toMatchObject({
+      type: 'key.limit.threshold', data: { key_id: keyId, percent: 80, limit_usd: 0.01, usage_usd: 0.008, limit_reset: 'monthly' },
+    });
+    // More spend under 100 %: nothing new. Then 100 %: one event; past it: nothing more.
+    await settle(1_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(hook.received).toHaveLength(1);
+    await settle(1_000);
+    await settle(5_000);
+    await waitFor('100 %', () => (hook.accepted().length === 2 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const events = hook.accepted().map((r) => JSON.parse(r.rawBody) as { data: { percent: number } });
+    expect(events.map((e) => e.data.percent)).toEqual([80, 100]);
+    const notices = await h.db.query('SELECT percent FROM key_limit_notices WHERE key_id = $1 ORDER BY percent', [keyId]);
+    expect(notices.rows).toEqual([{ percent: 80 }, { percent: 100 }]);
   });
 });

@@ -5,6 +5,8 @@ import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { PrismaClient } from '../generated/prisma/client';
 import { BalanceThresholds } from '../thresholds/balance-threshold';
+import { GrpcKeyLimitSource, KeyLimitThresholds } from '../thresholds/key-limit-threshold';
+import type { KeyLimitSource } from '../thresholds/key-limit-threshold';
 import { postWebhook } from './deliver';
 import type { Resolver } from './deliver';
 import { DeliveryRepository } from './delivery.repository';
@@ -26,7 +28,11 @@ export interface WebhookProcessorDeps {
   prisma: PrismaClient;
   redis: { url: string; cluster: boolean };
   logger: Logger;
+  /** account-admin's gRPC address (key limits for key.limit.threshold). */
+  accountAdminGrpcUrl: string;
   config?: WebhookConfig;
+  /** Tests: where key limits come from (else GetKeyLimits at accountAdminGrpcUrl). */
+  keyLimits?: KeyLimitSource;
   /** Tests: the DNS answers deliveries see. */
   resolver?: Resolver;
 }
@@ -41,7 +47,7 @@ export interface WebhookProcessor {
  * Outgoing webhooks in the ledger worker (docs/decisions/0028), on their own BullMQ queue
  * and connections so the ledger's jobs never wait behind a slow receiver: every
  * WEBHOOK_DISPATCH_INTERVAL_MS a `tick` puts pending deliveries on the queue and evaluates
- * balance thresholds; each `deliver` job POSTs one event to one endpoint, signed, and is
+ * the balance and key-limit thresholds; each `deliver` job POSTs one event to one endpoint, signed, and is
  * retried with exponential backoff until it succeeds or its window ends.
  */
 export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise<WebhookProcessor> {
@@ -50,6 +56,8 @@ export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise
   const policy = { allowHttpAndLoopback: config.WEBHOOK_ALLOW_HTTP_AND_LOOPBACK };
   const deliveries = new DeliveryRepository(deps.prisma);
   const thresholds = new BalanceThresholds(deps.prisma);
+  const limitSource = deps.keyLimits ?? new GrpcKeyLimitSource(deps.accountAdminGrpcUrl);
+  const keyLimits = new KeyLimitThresholds(deps.prisma, limitSource);
   const queueConnection = createRedisClient(deps.redis, { maxRetriesPerRequest: null });
   const workerConnection = createRedisClient(deps.redis, { maxRetriesPerRequest: null });
   for (const connection of [queueConnection, workerConnection]) connection.on('error', (error: Error) => log.warn({ err: error }, 'redis connection error'));
@@ -95,7 +103,8 @@ export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise
     if (job.name === 'tick') {
       const queued = await dispatch();
       const low = await thresholds.evaluate();
-      return { queued, low };
+      const limits = await keyLimits.evaluate();
+      return { queued, low, limits };
     }
     const data = job.data as { deliveryId: string; generation: number };
     return deliver(data.deliveryId, data.generation);
@@ -122,6 +131,7 @@ export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise
     await worker.close().catch(() => undefined);
     await queue.close().catch(() => undefined);
     await Promise.allSettled([queueConnection, workerConnection].map(closeRedisClient));
+    limitSource.close();
     throw error;
   }
   return {
@@ -130,6 +140,7 @@ export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise
       await worker.close().catch((error: unknown) => log.warn({ err: error }, 'closing the webhook worker failed'));
       await queue.close().catch((error: unknown) => log.warn({ err: error }, 'closing the webhook queue failed'));
       await Promise.allSettled([queueConnection, workerConnection].map(closeRedisClient));
+      limitSource.close();
     },
   };
 }

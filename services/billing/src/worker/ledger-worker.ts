@@ -195,7 +195,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
       });
     };
     await scheduleReconcile();
-    webhooks = await startWebhookProcessor({ prisma, redis: target, logger });
+    webhooks = await startWebhookProcessor({ prisma, redis: target, logger, accountAdminGrpcUrl: config.ACCOUNT_ADMIN_GRPC_URL });
     reconcileWorker = new Worker(RECONCILE_QUEUE, async () => reconciliation.run(), { connection: reconcileConnection, prefix: QUEUE_PREFIX, concurrency: 1 });
     reconcileWorker.on('failed', (_job, error) => logger.warn({ err: error }, 'reconciliation failed; it runs again at the next interval'));
     reconcileWorker.on('error', (error) => logger.error({ err: error }, 'reconcile worker error'));

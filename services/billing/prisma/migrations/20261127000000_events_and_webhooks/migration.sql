@@ -66,3 +66,16 @@ CREATE TABLE "billing_settings" (
 );
 -- The threshold evaluation's scan: accounts with a threshold set.
 CREATE INDEX "billing_settings_threshold_idx" ON "billing_settings"("account_id") WHERE "low_balance_threshold_micros" IS NOT NULL;
+
+-- key.limit.threshold: one row per key, period and percentage sent (the once-per-period gate).
+CREATE TABLE "key_limit_notices" (
+    "key_id" TEXT NOT NULL,
+    "period_start" TIMESTAMPTZ(6) NOT NULL,
+    "percent" INTEGER NOT NULL,
+    "account_id" TEXT NOT NULL,
+    "created_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    CONSTRAINT "key_limit_notices_pkey" PRIMARY KEY ("key_id", "period_start", "percent")
+);
+-- Which keys settled lately (the threshold evaluation's scan): a BRIN index, nearly free to keep
+-- on an append-only table whose created_at grows with its pages.
+CREATE INDEX "settlements_created_at_brin" ON "settlements" USING BRIN ("created_at");
