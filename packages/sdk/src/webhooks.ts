@@ -12,18 +12,7 @@ export const WEBHOOK_SIGNATURE_HEADER = 'svc-signature';
 /** How old a delivery's timestamp may be (and how far ahead), in seconds, by default. */
 export const DEFAULT_WEBHOOK_TOLERANCE_SECONDS = 300;
 
-export const WEBHOOK_EVENT_TYPES = ['balance.low', 'key.limit.threshold', 'credits.purchased', 'auto_topup.succeeded', 'auto_topup.failed'] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
-
-/** An event as delivered (and as `GET /v1/events` lists it). */
-export interface WebhookEvent {
-  id: string;
-  object: 'event';
-  type: WebhookEventType | (string & {});
-  account_id: string;
-  created_at: string;
-  data: Record<string, unknown>;
-}
+import type { WebhookEvent } from './types.js';
 
 export type WebhookSignatureFailure = 'missing_header' | 'malformed_header' | 'timestamp_outside_tolerance' | 'no_matching_signature' | 'invalid_body';
 

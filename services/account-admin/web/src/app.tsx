@@ -12,6 +12,8 @@ import { OverviewPage } from './pages/overview';
 import { ProviderKeysPage } from './pages/provider-keys';
 import { ProviderStatusPage } from './pages/provider-status';
 import { UsagePage } from './pages/usage';
+import { WebhooksPage } from './pages/webhooks';
+import { BillingSettingsPage } from './pages/billing-settings';
 import { Link, useRouter } from './router';
 
 const PAGES: { path: string; title: string; render: () => ReactNode }[] = [
@@ -23,6 +25,8 @@ const PAGES: { path: string; title: string; render: () => ReactNode }[] = [
   { path: '/usage', title: 'Usage', render: () => <UsagePage /> },
   { path: '/activity', title: 'Activity', render: () => <ActivityPage /> },
   { path: '/status', title: 'Provider status', render: () => <ProviderStatusPage /> },
+  { path: '/webhooks', title: 'Webhooks', render: () => <WebhooksPage /> },
+  { path: '/billing-settings', title: 'Billing settings', render: () => <BillingSettingsPage /> },
 ];
 
 type Auth = { state: 'loading' } | { state: 'out'; expired?: boolean } | { state: 'in'; me: Me } | { state: 'error'; error: ApiError };
