@@ -22,11 +22,12 @@ export class WebhookReceiver {
   private constructor(private readonly server: Server, readonly url: string) {}
 
   static async start(path = '/hooks'): Promise<WebhookReceiver> {
-    let receiver: WebhookReceiver | undefined;
+    const holder: { receiver?: WebhookReceiver } = {};
     const server = createServer((req: IncomingMessage, res: ServerResponse) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
+        const receiver = holder.receiver;
         const status = receiver?.status ?? 500;
         const header = req.headers['svc-signature'];
         receiver?.received.push({ rawBody: Buffer.concat(chunks).toString('utf8'), signature: Array.isArray(header) ? header[0] : header, status, at: Date.now() });
@@ -35,10 +36,11 @@ export class WebhookReceiver {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
-    receiver = new WebhookReceiver(server, `http://127.0.0.1:${port}${path}`);
+    const receiver = new WebhookReceiver(server, `http://127.0.0.1:${port}${path}`);
+    holder.receiver = receiver;
     server.on('connection', (socket: Socket) => {
-      receiver?.sockets.add(socket);
-      socket.on('close', () => receiver?.sockets.delete(socket));
+      receiver.sockets.add(socket);
+      socket.on('close', () => receiver.sockets.delete(socket));
     });
     return receiver;
   }
