@@ -32,7 +32,8 @@ export interface VerifyWebhookOptions {
   nowSeconds?: number;
 }
 
-const encoder = new TextEncoder();
+// Made on first use: the SDK's module loads where no TextEncoder exists (a bare scope), and only verifying needs one.
+let encoder: InstanceType<typeof TextEncoder> | undefined;
 
 function hexToBytes(hex: string): Uint8Array<ArrayBuffer> | null {
   if (!/^[0-9a-f]{64}$/i.test(hex)) return null;
@@ -75,14 +76,15 @@ export async function verifyWebhook(
   if (Math.abs(now - parsed.t) > tolerance) {
     throw new WebhookSignatureError('timestamp_outside_tolerance', `the signature's timestamp is more than ${tolerance} s from now`);
   }
-  const body = typeof rawBody === 'string' ? encoder.encode(rawBody) : rawBody;
-  const prefix = encoder.encode(`${parsed.t}.`);
+  const text = (encoder ??= new TextEncoder());
+  const body = typeof rawBody === 'string' ? text.encode(rawBody) : rawBody;
+  const prefix = text.encode(`${parsed.t}.`);
   const signed = new Uint8Array(prefix.length + body.length);
   signed.set(prefix, 0);
   signed.set(body, prefix.length);
   const subtle = globalThis.crypto.subtle;
   for (const candidate of typeof secret === 'string' ? [secret] : secret) {
-    const key = await subtle.importKey('raw', encoder.encode(candidate), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+    const key = await subtle.importKey('raw', text.encode(candidate), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
     for (const signature of parsed.signatures) {
       const bytes = hexToBytes(signature);
       if (bytes !== null && (await subtle.verify('HMAC', key, bytes, signed))) {
