@@ -101,9 +101,14 @@ export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise
 
   const worker = new Worker<JobData, unknown, JobName>(WEBHOOK_QUEUE, async (job: Job<JobData, unknown, JobName>) => {
     if (job.name === 'tick') {
-      const queued = await dispatch();
-      const low = await thresholds.evaluate();
-      const limits = await keyLimits.evaluate();
+      // Each part on its own: account-admin being down (key limits) must not stop deliveries.
+      const part = async (name: string, run: () => Promise<number>): Promise<number | null> => run().catch((error: unknown) => {
+        log.warn({ err: error instanceof Error ? error.message : String(error), part: name }, 'webhook tick part failed; it runs again at the next tick');
+        return null;
+      });
+      const queued = await part('dispatch', dispatch);
+      const low = await part('balance.low', () => thresholds.evaluate());
+      const limits = await part('key.limit.threshold', () => keyLimits.evaluate());
       return { queued, low, limits };
     }
     const data = job.data as { deliveryId: string; generation: number };
