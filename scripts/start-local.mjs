@@ -89,11 +89,13 @@ const services = [
     name: 'billing', script: 'services/billing/dist/main.js', ready: 'http://127.0.0.1:3002/readyz',
     env: { ...common, PORT: '3002', OPERATOR_PORT: '8081', DATABASE_URL: `${PG}/svc_billing`, OPERATOR_TOKEN: secrets.OPERATOR_TOKEN, ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051', MIGRATE_ON_START: 'true',
       STRIPE_SECRET_KEY: secrets.STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET: secrets.STRIPE_WEBHOOK_SECRET, STRIPE_API_BASE: FAKE_STRIPE,
-      CHECKOUT_SUCCESS_URL: 'http://localhost:8080/dashboard?checkout=success', CHECKOUT_CANCEL_URL: 'http://localhost:8080/dashboard?checkout=cancel' },
+      CHECKOUT_SUCCESS_URL: 'http://localhost:8080/dashboard?checkout=success', CHECKOUT_CANCEL_URL: 'http://localhost:8080/dashboard?checkout=cancel',
+      // Local receivers (http, loopback) may be webhook endpoints here, never in production (docs/decisions/0028).
+      WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true' },
   },
   {
     name: 'ledger-worker', script: 'services/billing/dist/worker.js', ready: 'http://127.0.0.1:3003/healthz',
-    env: { ...common, PORT: '3003', DATABASE_URL: `${PG}/svc_billing`, ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051' },
+    env: { ...common, PORT: '3003', DATABASE_URL: `${PG}/svc_billing`, ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051', WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true' },
   },
   {
     name: 'search-gateway', script: 'services/search-gateway/dist/main.js', ready: 'http://127.0.0.1:8080/readyz',

@@ -531,6 +531,37 @@ describe('the OpenAPI document against real answers', () => {
     await check('DELETE', apps, `/dashboard/api/connected-apps/${String(approved.body.grant_id)}`, { headers: owner.session }, 200);
   });
 
+  it('events, webhook endpoints and billing settings, through the API and the dashboard', async () => {
+    for (const surface of ['v1', 'dashboard'] as const) {
+      const base = surface === 'v1' ? '/v1' : '/dashboard/api';
+      const who = surface === 'v1' ? bearer(managementKey) : session;
+      const p = (path: string): string => `${base}${path}`;
+      expectCode(await check('POST', p('/webhook-endpoints'), p('/webhook-endpoints'), { body: { url: 'https://10.0.0.1/x', events: ['balance.low'] }, headers: who }, 400), 'invalid_request');
+      const created = await check('POST', p('/webhook-endpoints'), p('/webhook-endpoints'), { body: { url: `https://hooks.example.com/${surface}`, events: ['balance.low'] }, headers: who }, 201);
+      const id = String(created.body.id);
+      await check('GET', p('/webhook-endpoints'), p('/webhook-endpoints'), { headers: who }, 200);
+      await check('GET', p('/webhook-endpoints/{id}'), p(`/webhook-endpoints/${id}`), { headers: who }, 200);
+      expectCode(await check('GET', p('/webhook-endpoints/{id}'), p('/webhook-endpoints/whe_AAAAAAAAAAAAAAAAAAAAAAAA'), { headers: who }, 404), 'not_found');
+      await check('PATCH', p('/webhook-endpoints/{id}'), p(`/webhook-endpoints/${id}`), { body: { events: ['balance.low', 'credits.purchased'] }, headers: who }, 200);
+      await check('POST', p('/webhook-endpoints/{id}/rotate-secret'), p(`/webhook-endpoints/${id}/rotate-secret`), { headers: who }, 200);
+      await check('GET', p('/billing/settings'), p('/billing/settings'), { headers: who }, 200);
+      expectCode(await check('PATCH', p('/billing/settings'), p('/billing/settings'), { body: { low_balance_threshold_usd: -1 }, headers: who }, 400), 'invalid_request');
+      // A threshold far above the balance: the worker sends one balance.low (to the endpoint above).
+      await check('PATCH', p('/billing/settings'), p('/billing/settings'), { body: { low_balance_threshold_usd: surface === 'v1' ? 100_000 : 200_000 }, headers: who }, 200);
+      const delivery = await waitFor('a delivery of balance.low', async () => {
+        const listed = await call('GET', `${gw}${p(`/webhook-endpoints/${id}/deliveries`)}`, { headers: who });
+        return listed.body.data?.[0]?.id as string | undefined;
+      });
+      await check('GET', p('/webhook-endpoints/{id}/deliveries'), p(`/webhook-endpoints/${id}/deliveries`), { headers: who }, 200);
+      await check('POST', p('/webhook-endpoints/{id}/deliveries/{delivery}/redeliver'), p(`/webhook-endpoints/${id}/deliveries/${delivery}/redeliver`), { headers: who }, 202);
+      const events = await check('GET', p('/events'), p('/events?type=balance.low'), { headers: who }, 200);
+      expect(events.body.data.length).toBeGreaterThan(0);
+      await check('GET', p('/events/{id}'), p(`/events/${String(events.body.data[0].id)}`), { headers: who }, 200);
+      expectCode(await check('GET', p('/events'), p('/events?type=nope'), { headers: who }, 400), 'invalid_request');
+      await check('DELETE', p('/webhook-endpoints/{id}'), p(`/webhook-endpoints/${id}`), { headers: who }, 200);
+    }
+  });
+
   it('answers outside every operation (404, 405) are error bodies of the document', async () => {
     const notFound = await call('GET', `${gw}/v1/nope`);
     expect(notFound.status).toBe(404);

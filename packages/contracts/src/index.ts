@@ -21,3 +21,8 @@ export type { FilterName, SafeSearch, SearchFilters } from './filters';
 export { providerHealthKeys, BREAKER_MODES, MODEL_STATUSES, HEALTH_LATENCY_BUCKETS_MS, HEALTH_MINUTE_TTL_MS } from './provider-health';
 export type { HealthSource, BreakerMode, ModelStatus } from './provider-health';
 export { OAUTH_PATHS, OAUTH_LIFETIMES, OAUTH_LIMITS } from './oauth';
+export {
+  WEBHOOK_EVENT_TYPES, WEBHOOK_SIGNATURE_HEADER, WEBHOOK_QUEUE, WEBHOOK_SECRET_OVERLAP_MS, WEBHOOK_RETRY_WINDOW_MS, WEBHOOK_RETRY_BASE_DELAY_MS,
+  WEBHOOK_RETRY_MAX_DELAY_MS, WEBHOOK_RESPONSE_HEAD_BYTES, WEBHOOK_TIMEOUT_MS, KEY_LIMIT_THRESHOLD_PERCENTS, isWebhookEventType,
+} from './webhooks';
+export type { WebhookEventType } from './webhooks';

@@ -30,4 +30,10 @@ export const LIMITS = {
   grantReason: { min: 1, max: 500 },
   /** An account's name (operator API), in characters. */
   accountName: { min: 1, max: 200 },
+  /** A webhook endpoint's URL, in characters. */
+  webhookUrl: { max: 2_048 },
+  /** Webhook endpoints per account. */
+  webhookEndpoints: { max: 16 },
+  /** An account's low-balance threshold in USD (balance.low), whole cents. */
+  lowBalanceThresholdUsd: { min: 0, max: 1_000_000 },
 } as const;

@@ -14,5 +14,6 @@ export type {
   GetAccountRequest,
   ProviderKeyEnvelope as ProtoProviderKeyEnvelope,
   KeyUse as ProtoKeyUse,
+  KeyLimit as ProtoKeyLimit,
 } from './generated/svc/accountadmin/v1/account_admin';
-export { keyRecordFromProto, keyRecordToProto } from './key-record-mapping';
+export { keyRecordFromProto, keyRecordToProto, limitResetFromProto, limitResetToProto } from './key-record-mapping';

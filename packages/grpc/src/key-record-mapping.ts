@@ -48,3 +48,18 @@ export function keyRecordFromProto(proto: ProtoKeyRecord): KeyRecord {
     deleted: proto.deleted,
   };
 }
+
+export function limitResetToProto(reset: LimitReset | null): ProtoLimitReset {
+  return reset === null ? ProtoLimitReset.LIMIT_RESET_NONE : RESET_TO_PROTO[reset];
+}
+
+/** Throws on a value no account-admin would send. */
+export function limitResetFromProto(reset: ProtoLimitReset): LimitReset | null {
+  switch (reset) {
+    case ProtoLimitReset.LIMIT_RESET_NONE: return null;
+    case ProtoLimitReset.LIMIT_RESET_DAILY: return 'daily';
+    case ProtoLimitReset.LIMIT_RESET_WEEKLY: return 'weekly';
+    case ProtoLimitReset.LIMIT_RESET_MONTHLY: return 'monthly';
+    default: throw new Error(`unknown limit reset ${String(reset)}`);
+  }
+}

@@ -15,7 +15,7 @@ export {
   parseRfc3339, isCalendarDate, hasNullCharacter, isRepresentableTime, MAX_DATE_MS, PageQueryDto, pageLimit, DEFAULT_PAGE_LIMIT,
 } from './validation/validators';
 export type { UsdAmountOptions } from './validation/validators';
-export { TextField, StringField, UsdField, EnumField, BooleanField, FutureTimestampField, CalendarDateField, IdField, UrlField, idPattern } from './validation/fields';
+export { TextField, StringField, UsdField, EnumField, BooleanField, FutureTimestampField, CalendarDateField, IdField, UrlField, idPattern, EnumListField } from './validation/fields';
 export type { FieldOptions, Presence, StringFieldOptions } from './validation/fields';
 export { internalCaller } from './internal-caller';
 export type { InternalCaller } from './internal-caller';

@@ -13,6 +13,9 @@ export const ID_PREFIXES = {
   oauthClient: 'ocl_',
   oauthRequest: 'oar_',
   oauthGrant: 'ogr_',
+  event: 'evt_',
+  webhookEndpoint: 'whe_',
+  webhookDelivery: 'whd_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -3,5 +3,7 @@ export type { SearchGatewayOptions, RequestOptions, SearchOptions, FetchLike } f
 export { SearchGatewayError, SearchGatewayConnectionError, SearchGatewayTimeoutError, isKnownErrorCode } from './errors.js';
 export type { ErrorCodeOrUnknown, SearchGatewayErrorInit } from './errors.js';
 export { isRetryableStatus, parseRetryAfter, retryDelayMs, BASE_DELAY_MS, JITTER, MAX_WAIT_MS, DEFAULT_MAX_RETRIES } from './retry.js';
-export { ERROR_CODES, FILTER_NAMES, PROVIDERS, ENDPOINTS } from './types.js';
+export { ERROR_CODES, FILTER_NAMES, PROVIDERS, ENDPOINTS, WEBHOOK_EVENT_TYPES } from './types.js';
 export type * from './types.js';
+export { verifyWebhook, WebhookSignatureError, WEBHOOK_SIGNATURE_HEADER, DEFAULT_WEBHOOK_TOLERANCE_SECONDS } from './webhooks.js';
+export type { WebhookSignatureFailure, VerifyWebhookOptions } from './webhooks.js';

@@ -570,3 +570,56 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: 'PUT', path: '/v1/provider-keys/{provider}', key: 'management', status: 200, request: 'SetProviderKeyRequest', query: null, response: 'ProviderKeyResponse' },
   { method: 'DELETE', path: '/v1/provider-keys/{provider}', key: 'management', status: 200, request: null, query: null, response: 'DeletedProviderKey' },
 ];
+
+// ---- events and webhooks (docs/api.md section 17) ----
+
+export const WEBHOOK_EVENT_TYPES = ['balance.low', 'key.limit.threshold', 'credits.purchased', 'auto_topup.succeeded', 'auto_topup.failed'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** An event as delivered (and as `GET /v1/events` lists it). */
+export interface WebhookEvent {
+  id: string;
+  object: 'event';
+  type: WebhookEventType | (string & {});
+  account_id: string;
+  created_at: string;
+  data: Record<string, unknown>;
+}
+
+/** A webhook endpoint (`secret` only in the answers of create and rotate-secret). */
+export interface WebhookEndpoint {
+  id: string;
+  object: 'webhook_endpoint';
+  url: string;
+  events: WebhookEventType[];
+  enabled: boolean;
+  disabled_reason: 'failing' | null;
+  failing_since: string | null;
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+  secret?: string;
+}
+
+export interface WebhookAttempt {
+  attempted_at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  response_head: string | null;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  event_id: string;
+  event_type: WebhookEventType;
+  status: 'pending' | 'succeeded' | 'failed' | 'cancelled';
+  attempt_count: number;
+  created_at: string;
+  last_attempt_at: string | null;
+  attempts: WebhookAttempt[];
+}
+
+export interface BillingSettings {
+  low_balance_threshold_usd: number | null;
+}

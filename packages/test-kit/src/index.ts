@@ -11,3 +11,5 @@ export { startStack, call, bearer, newAccount, newApiKey, SIMULATOR_KEYS } from 
 export type { Stack, StackOptions, JsonResponse } from './stack';
 export { startRedisCluster, REDIS_TOPOLOGIES } from './redis-cluster';
 export type { RedisCluster, ClusterNode, RedisClusterOptions, RedisTopology } from './redis-cluster';
+export { WebhookReceiver } from './webhook-receiver';
+export type { ReceivedWebhook } from './webhook-receiver';

@@ -135,7 +135,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       script: join(root, 'services/billing/dist/main.js'),
       env: {
         ...common, PORT: String(billHttp), OPERATOR_PORT: String(billOp), METRICS_PORT: String(billMetrics), DATABASE_URL: billingDb,
-        OPERATOR_TOKEN: operatorToken, ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`, SHUTDOWN_DELAY_MS: '0',
+        OPERATOR_TOKEN: operatorToken, ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`, SHUTDOWN_DELAY_MS: '0', WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true',
         ...options.billingEnv,
       },
       readyUrl: `http://127.0.0.1:${billHttp}/readyz`,
@@ -165,7 +165,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       const process = await startProcess({
         name: 'ledger-worker',
         script: join(root, 'services/billing/dist/worker.js'),
-        env: { ...common, PORT: String(port), METRICS_PORT: String(metricsPort), DATABASE_URL: billingDb, ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`, ...options.workerEnv },
+        env: { ...common, PORT: String(port), METRICS_PORT: String(metricsPort), DATABASE_URL: billingDb, ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`, WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true', ...options.workerEnv },
         readyUrl: `http://127.0.0.1:${port}/readyz`,
       });
       started.push(process);

@@ -8,6 +8,7 @@ import { DashboardAssets } from './dashboard/dashboard-assets.adapter';
 import { DASHBOARD_ASSETS, DashboardWebController } from './dashboard/dashboard-web.controller';
 import { BillingAdapter } from './billing/billing.adapter';
 import { BillingController } from './billing/billing.controller';
+import { WebhooksRelayController } from './billing/webhooks-relay.controller';
 import { DatabaseRepository } from './db/database.repository';
 import { AccountAdminRpcService } from './grpc/grpc.service';
 import { GrpcServerAdapter } from './grpc/grpc-server.adapter';
@@ -46,7 +47,7 @@ export class AppModule {
       // One controller per resource; each serves /v1 and /dashboard/api where both exist
       // (src/http/actor.ts, docs/decisions/0020-actor-guard-and-one-source.md).
       controllers: [
-        HealthController, KeysController, ManagementKeysController, ProviderKeysController, BillingController,
+        HealthController, KeysController, ManagementKeysController, ProviderKeysController, BillingController, WebhooksRelayController,
         SessionsController, DashboardWebController, OAuthController, ConnectedAppsController,
       ],
       providers: [

@@ -1,7 +1,7 @@
 import { status } from '@grpc/grpc-js';
 import type { ServiceError } from '@grpc/grpc-js';
 import { redisKeys } from '@svc/contracts';
-import { keyRecordFromProto } from '@svc/grpc';
+import { keyRecordFromProto, ProtoLimitReset } from '@svc/grpc';
 import type { LookupKeyResponse, ProtoAccount } from '@svc/grpc';
 import { newId } from '@svc/ids';
 import { generateSecret, hashSecret } from '@svc/keys';
@@ -91,5 +91,21 @@ describe('accounts', () => {
     expect(account.createdAtMs).toBeGreaterThan(0);
     const error = await getAccount(newId('account')).then(() => null, (e: ServiceError) => e);
     expect(error?.code).toBe(status.NOT_FOUND);
+  });
+});
+
+describe('GetKeyLimits', () => {
+  it('answers the limits of live API keys by id, leaving out unlimited, deleted and unknown keys', async () => {
+    const daily = await createApiKey({ limit_usd: 2.5, limit_reset: 'daily' });
+    const forever = await createApiKey({ limit_usd: 1 });
+    const unlimited = await createApiKey({});
+    const deleted = await createApiKey({ limit_usd: 3 });
+    expect((await call(h.baseUrl, 'DELETE', `/v1/keys/${deleted.id}`, { headers: gatewayHeaders(owner) })).status).toBe(200);
+    const response = await new Promise<{ limits: { keyId: string; accountId: string; limitMicros: number; limitReset: number }[] }>((resolve, reject) =>
+      h.grpc.getKeyLimits({ keyIds: [daily.id, forever.id, unlimited.id, deleted.id, newId('apiKey'), 'not-an-id'] }, (error, answer) => (error === null ? resolve(answer) : reject(error))));
+    const byId = new Map(response.limits.map((l) => [l.keyId, l]));
+    expect([...byId.keys()].sort()).toEqual([daily.id, forever.id].sort());
+    expect(byId.get(daily.id)).toEqual({ keyId: daily.id, accountId: owner.accountId, limitMicros: 2_500_000, limitReset: ProtoLimitReset.LIMIT_RESET_DAILY });
+    expect(byId.get(forever.id)).toMatchObject({ limitMicros: 1_000_000, limitReset: ProtoLimitReset.LIMIT_RESET_NONE });
   });
 });

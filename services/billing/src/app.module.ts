@@ -22,6 +22,13 @@ import { FinanceController } from './finance/finance.controller';
 import { FinanceService } from './finance/finance.service';
 import { HistoryController } from './history/history.controller';
 import { HistoryService } from './history/history.service';
+import { EventsController } from './events/events.controller';
+import { EventsRepository } from './events/events.repository';
+import { WEBHOOK_URL_POLICY, WebhookEndpointsController } from './webhook-endpoints/endpoints.controller';
+import { EndpointsRepository } from './webhook-endpoints/endpoints.repository';
+import type { UrlPolicy } from './webhook-endpoints/url-policy';
+import { BillingSettingsController } from './billing-settings/settings.controller';
+import { SettingsRepository } from './billing-settings/settings.repository';
 
 /** What both listeners share: one ledger service (one Prisma pool), one readiness probe. */
 export interface SharedDeps {
@@ -40,6 +47,11 @@ export interface SharedDeps {
   drain: DrainState;
   /** The providers' breakers the gateways share (operator/provider-breakers.ts). */
   breakers: ProviderBreakers;
+  /** Events, webhook endpoints and billing settings (docs/decisions/0028). */
+  events: EventsRepository;
+  endpoints: EndpointsRepository;
+  settings: SettingsRepository;
+  urlPolicy: UrlPolicy;
 }
 
 /** The internal HTTP API the gateway forwards to (PORT). */
@@ -48,8 +60,15 @@ export class PublicApiModule {
   static register(deps: SharedDeps, internalToken: string): DynamicModule {
     return {
       module: PublicApiModule,
-      controllers: [CreditsController, CheckoutController, WebhookController, UsageController, HistoryController, HealthController],
+      controllers: [
+        CreditsController, CheckoutController, WebhookController, UsageController, HistoryController, HealthController,
+        EventsController, WebhookEndpointsController, BillingSettingsController,
+      ],
       providers: [
+        { provide: EventsRepository, useValue: deps.events },
+        { provide: EndpointsRepository, useValue: deps.endpoints },
+        { provide: SettingsRepository, useValue: deps.settings },
+        { provide: WEBHOOK_URL_POLICY, useValue: deps.urlPolicy },
         { provide: LedgerService, useValue: deps.ledger },
         { provide: CheckoutService, useValue: deps.checkout },
         { provide: WebhookService, useValue: deps.webhooks },

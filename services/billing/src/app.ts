@@ -32,6 +32,9 @@ import { FinanceRepository } from './finance/finance.repository';
 import { FinanceService } from './finance/finance.service';
 import type { WebhookHooks } from './webhook/webhook.service';
 import { BillingMetrics } from './metrics/metrics';
+import { EventsRepository } from './events/events.repository';
+import { EndpointsRepository } from './webhook-endpoints/endpoints.repository';
+import { SettingsRepository } from './billing-settings/settings.repository';
 
 export interface RunningBilling {
   /** e.g. http://127.0.0.1:3002 */
@@ -106,7 +109,10 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
   const finance = new FinanceService(new FinanceRepository(prisma), reconciliation);
   const history = new HistoryService(new HistoryRepository(prisma));
   const drain = new DrainState();
-  const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks, usage, history, finance, drain, breakers: new ProviderBreakers(money) };
+  const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks, usage, history, finance, drain, breakers: new ProviderBreakers(money),
+    events: new EventsRepository(prisma), endpoints: new EndpointsRepository(prisma), settings: new SettingsRepository(prisma),
+    urlPolicy: { allowHttpAndLoopback: config.WEBHOOK_ALLOW_HTTP_AND_LOOPBACK },
+  };
   const apps: NestFastifyApplication[] = [];
   const close = async (): Promise<void> => {
     await Promise.allSettled(apps.map((app) => app.close()));

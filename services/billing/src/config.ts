@@ -31,6 +31,11 @@ export const BILLING_ENV = {
   STRIPE_API_BASE: url({ default: 'https://api.stripe.com', protocols: ['http', 'https'] }),
   STRIPE_TIMEOUT_MS: int({ default: 10_000, min: 1, max: 120_000 }),
   CHECKOUT_SUCCESS_URL: url({ default: 'http://localhost:8080/dashboard?checkout=success', protocols: ['http', 'https'] }),
+  /**
+   * Webhook endpoints may be http and on loopback addresses (the local stack and tests). Off:
+   * https only, and never a loopback, private or link-local address (docs/decisions/0028).
+   */
+  WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: bool({ default: false }),
   CHECKOUT_CANCEL_URL: url({ default: 'http://localhost:8080/dashboard?checkout=cancel', protocols: ['http', 'https'] }),
 };
 

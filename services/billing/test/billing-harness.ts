@@ -1,7 +1,7 @@
 import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import { newId } from '@svc/ids';
 import { AccountAdminService } from '@svc/grpc';
-import type { AccountAdminServer, ProtoAccount } from '@svc/grpc';
+import type { AccountAdminServer, ProtoAccount, ProtoKeyLimit } from '@svc/grpc';
 import { freePort, recreateDatabase, redisUrl } from '@svc/test-kit';
 import { Client } from 'pg';
 import { startBilling, createLogger } from '../src/app';
@@ -17,6 +17,8 @@ export class FakeAccountAdmin {
   readonly accounts = new Map<string, ProtoAccount>();
   /** Every MarkKeysUsed use received, in order. */
   readonly used: { keyId: string; usedAtMs: number }[] = [];
+  /** Key limits GetKeyLimits answers (key.limit.threshold), by key id. */
+  readonly limits = new Map<string, ProtoKeyLimit>();
   private constructor(
     private readonly server: Server,
     readonly address: string,
@@ -45,6 +47,7 @@ export class FakeAccountAdmin {
         for (const use of call.request.uses) fake.used.push({ keyId: use.keyId, usedAtMs: use.usedAtMs });
         callback(null, { updated: call.request.uses.length });
       },
+      getKeyLimits: (call, callback) => callback(null, { limits: call.request.keyIds.flatMap((id) => fake.limits.get(id) ?? []) }),
     };
     server.addService(AccountAdminService, implementation);
     return fake;

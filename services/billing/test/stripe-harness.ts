@@ -22,6 +22,7 @@ export interface StripeHarness {
   db: Client;
   redis: Redis;
   webhookUrl: string;
+  databaseUrl: string;
   close(): Promise<void>;
 }
 
@@ -30,6 +31,8 @@ export interface StripeHarnessOptions {
   disabled?: boolean;
   timeoutMs?: number;
   hooks?: BillingHooks;
+  /** More of billing's environment. */
+  env?: Record<string, string>;
 }
 
 /** Fresh database `svc_billing_test_stripe_<suite>`, a fake Stripe, billing in-process. */
@@ -55,12 +58,12 @@ export async function startStripeHarness(suite: string, options: StripeHarnessOp
     STRIPE_TIMEOUT_MS: String(options.timeoutMs ?? 2_000),
   };
   if (options.disabled !== true) env.STRIPE_SECRET_KEY = STRIPE_SECRET;
-  const config = parseBillingConfig(env);
+  const config = parseBillingConfig({ ...env, ...options.env });
   const billing = await startBilling(config, createLogger(config.LOG_LEVEL), options.hooks);
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   return {
-    billing, stripe, accountAdmin, db, redis,
+    billing, stripe, accountAdmin, db, redis, databaseUrl,
     webhookUrl: `${billing.publicUrl}/v1/credits/webhook`,
     async close() {
       await billing.close();

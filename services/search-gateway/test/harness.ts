@@ -31,6 +31,7 @@ export class FakeAccountAdminGrpc {
       getAccount: (_call, callback) => callback({ code: status.UNIMPLEMENTED, details: 'not in this fake' }),
       getProviderKeys: (_call, callback) => callback(null, { keys: [] }),
       markKeysUsed: (_call, callback) => callback({ code: status.UNIMPLEMENTED, details: 'not in this fake' }),
+      getKeyLimits: (_call, callback) => callback({ code: status.UNIMPLEMENTED, details: 'not in this fake' }),
     };
     this.server.addService(AccountAdminService, impl);
     this.port = await new Promise<number>((resolve, reject) => {

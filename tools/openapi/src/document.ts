@@ -14,6 +14,9 @@ import { ConsentDto } from '../../../services/account-admin/src/oauth/oauth.dto'
 import { KeyBodyDto, ListQueryDto } from '../../../services/account-admin/src/keys/keys.dto';
 import { PutProviderKeyDto } from '../../../services/account-admin/src/provider-keys/provider-keys.dto';
 import { CheckoutBodyDto } from '../../../services/billing/src/checkout/checkout.dto';
+import { EventsQueryDto } from '../../../services/billing/src/events/events.dto';
+import { CreateEndpointDto, UpdateEndpointDto } from '../../../services/billing/src/webhook-endpoints/endpoints.dto';
+import { BillingSettingsDto } from '../../../services/billing/src/billing-settings/settings.dto';
 import { DayRangeQueryDto, UsageQueryDto } from '../../../services/billing/src/usage/usage.dto';
 import { SEARCH_BODY_SCHEMA, MAX_QUERY_CHARS } from '../../../services/search-gateway/src/search/search.schema';
 import { OPERATIONS } from './operations';
@@ -29,8 +32,11 @@ const VERSION = '0.1.0';
  * decorators are applied here rather than in that package, so that no service loads
  * @nestjs/swagger for it at run time. Subclasses (ListQueryDto) inherit them.
  */
-ApiPropertyOptional({ type: 'integer', minimum: LIMITS.pageSize.min, maximum: LIMITS.pageSize.max, default: LIMITS.pageSize.default, description: 'Page size, written in digits.' })(PageQueryDto.prototype, 'limit');
-ApiPropertyOptional({ type: 'string', minLength: 1, description: 'The next_cursor of the previous page, unchanged.' })(PageQueryDto.prototype, 'cursor');
+// A subclass with properties of its own (EventsQueryDto) took a copy of the list before these ran: it gets them too.
+for (const page of [PageQueryDto, EventsQueryDto]) {
+  ApiPropertyOptional({ type: 'integer', minimum: LIMITS.pageSize.min, maximum: LIMITS.pageSize.max, default: LIMITS.pageSize.default, description: 'Page size, written in digits.' })(page.prototype, 'limit');
+  ApiPropertyOptional({ type: 'string', minLength: 1, description: 'The next_cursor of the previous page, unchanged.' })(page.prototype, 'cursor');
+}
 
 /**
  * The class-validator DTOs of the control plane, by the component name they get. Their
@@ -48,6 +54,10 @@ export const DTO_MODELS: Readonly<Record<string, new () => object>> = {
   ManagementKeyUpdateBody: ManagementKeyUpdateDto,
   ProviderKeyBody: PutProviderKeyDto,
   ConsentBody: ConsentDto,
+  EventsQuery: EventsQueryDto,
+  WebhookEndpointCreateBody: CreateEndpointDto,
+  WebhookEndpointUpdateBody: UpdateEndpointDto,
+  BillingSettingsBody: BillingSettingsDto,
 };
 
 @Module({})
@@ -179,7 +189,9 @@ function pathParameter(name: string, path: string): Schema {
     case 'provider':
       return { name, in: 'path', required: true, description: 'brave, exa or tavily; another name is 400 unknown_provider.', schema: { type: 'string' } };
     case 'id':
-      return { name, in: 'path', required: true, description: 'The key id; an id that is not a live key of this account is 404 not_found.', schema: { type: 'string' } };
+      return { name, in: 'path', required: true, description: 'The id of the key, event or webhook endpoint; one that is not this account\'s is 404 not_found.', schema: { type: 'string' } };
+    case 'delivery':
+      return { name, in: 'path', required: true, description: "The delivery id (whd_…); one that is not this endpoint's is 404 not_found.", schema: { type: 'string' } };
     case 'page':
       return { name, in: 'path', required: true, description: "A page of the web app; another name is the edge's 404 not_found.", schema: { enum: [...DASHBOARD_PAGES] } };
     case 'file':
@@ -267,6 +279,7 @@ export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
       { name: 'usage', description: 'Searches and spend' },
       { name: 'keys', description: 'API keys (management key)' },
       { name: 'provider-keys', description: "The account's own provider keys (management key)" },
+      { name: 'webhooks', description: "The account's events, signed webhooks and billing settings (management key)" },
       { name: 'dashboard', description: 'The dashboard and its session API' },
       { name: 'oauth', description: 'OAuth 2.1 for chat-app connectors on /mcp/oauth (docs/mcp.md)' },
       { name: 'meta', description: 'Health and this document' },

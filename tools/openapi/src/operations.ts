@@ -13,7 +13,7 @@ import { DASHBOARD_PAGES } from '../../../services/account-admin/src/dashboard/d
 /** Who may call: no credential, an API key, a management key, either key, a dashboard session (with the CSRF token), or Stripe's signature. */
 export type Access = 'none' | 'api' | 'management' | 'either' | 'session' | 'session+csrf' | 'stripe';
 
-export type Tag = 'catalog' | 'search' | 'credits' | 'usage' | 'keys' | 'provider-keys' | 'dashboard' | 'oauth' | 'meta';
+export type Tag = 'catalog' | 'search' | 'credits' | 'usage' | 'keys' | 'provider-keys' | 'webhooks' | 'dashboard' | 'oauth' | 'meta';
 
 export type HeaderName = 'RateLimitLimit' | 'RateLimitRemaining' | 'RetryAfter' | 'SetCookie' | 'Cache' | 'WwwAuthenticate' | 'ServerTiming';
 
@@ -61,6 +61,89 @@ const SESSION_CHANGE: readonly ErrorCode[] = ['invalid_request', 'invalid_api_ke
 
 /** The media types of the web app's built files (account-admin's dashboard-assets.adapter.ts). */
 const ASSET_TYPES = ['text/javascript', 'text/css', 'image/svg+xml', 'image/png', 'image/x-icon', 'font/woff2', 'application/json', 'application/octet-stream'] as const;
+
+/**
+ * Events, webhook endpoints and billing settings (docs/decisions/0028): billing's /v1
+ * routes for a management key, each also on the dashboard for a session (relayed by
+ * account-admin), with the same body, query and answer.
+ */
+const WEBHOOK_V1: readonly Omit<Operation, 'tag' | 'access' | 'servedBy' | 'sdk'>[] = [
+  {
+    method: 'get', path: '/v1/events', operationId: 'listEvents', summary: "The account's events, newest first",
+    description: 'Events are immutable; `type` filters by event type.',
+    query: 'EventsQuery', success: { status: 200, description: 'One page.', schema: 'EventList' }, errors: ['invalid_request', ...ONE_KIND, 'internal'],
+  },
+  {
+    method: 'get', path: '/v1/events/{id}', operationId: 'getEvent', summary: 'One event',
+    success: { status: 200, description: 'The event.', schema: 'EventResponse' }, errors: [...ONE_KIND, 'not_found', 'internal'],
+  },
+  {
+    method: 'post', path: '/v1/webhook-endpoints', operationId: 'createWebhookEndpoint', summary: 'Adds a webhook endpoint',
+    description: 'https only (http and loopback only where the deployment allows them); never a private or link-local address. The secret is answered only here.',
+    body: { schema: 'WebhookEndpointCreateBody' }, success: { status: 201, description: 'The endpoint and its signing secret.', schema: 'WebhookEndpointWithSecret' },
+    errors: ['invalid_request', ...ONE_KIND, 'internal'],
+  },
+  {
+    method: 'get', path: '/v1/webhook-endpoints', operationId: 'listWebhookEndpoints', summary: "The account's webhook endpoints, newest first",
+    query: 'ListQuery', success: { status: 200, description: 'One page.', schema: 'WebhookEndpointList' }, errors: ['invalid_request', ...ONE_KIND, 'internal'],
+  },
+  {
+    method: 'get', path: '/v1/webhook-endpoints/{id}', operationId: 'getWebhookEndpoint', summary: 'One webhook endpoint',
+    success: { status: 200, description: 'The endpoint.', schema: 'WebhookEndpointResponse' }, errors: [...ONE_KIND, 'not_found', 'internal'],
+  },
+  {
+    method: 'patch', path: '/v1/webhook-endpoints/{id}', operationId: 'updateWebhookEndpoint', summary: 'Changes the fields present in the body',
+    description: 'Enabling an endpoint billing disabled clears its failure state.',
+    body: { schema: 'WebhookEndpointUpdateBody', optional: true }, success: { status: 200, description: 'The endpoint after the change.', schema: 'WebhookEndpointResponse' },
+    errors: ['invalid_request', ...ONE_KIND, 'not_found', 'internal'],
+  },
+  {
+    method: 'delete', path: '/v1/webhook-endpoints/{id}', operationId: 'deleteWebhookEndpoint', summary: 'Deletes a webhook endpoint (its pending deliveries are cancelled)',
+    success: { status: 200, description: 'Deleted.', schema: 'DeletedWebhookEndpoint' }, errors: [...ONE_KIND, 'not_found', 'internal'],
+  },
+  {
+    method: 'post', path: '/v1/webhook-endpoints/{id}/rotate-secret', operationId: 'rotateWebhookSecret', summary: 'A new signing secret; the old one signs too for 24 hours',
+    success: { status: 200, description: 'The endpoint and its new secret, shown only here.', schema: 'WebhookEndpointWithSecret' }, errors: [...ONE_KIND, 'not_found', 'internal'],
+  },
+  {
+    method: 'get', path: '/v1/webhook-endpoints/{id}/deliveries', operationId: 'listWebhookDeliveries', summary: "The endpoint's deliveries, newest first, with every attempt",
+    query: 'ListQuery', success: { status: 200, description: 'One page.', schema: 'WebhookDeliveryList' }, errors: ['invalid_request', ...ONE_KIND, 'not_found', 'internal'],
+  },
+  {
+    method: 'post', path: '/v1/webhook-endpoints/{id}/deliveries/{delivery}/redeliver', operationId: 'redeliverWebhook', summary: 'Sends a delivery again, with a fresh 24-hour retry window',
+    success: { status: 202, description: 'Queued.', schema: 'RedeliveryAccepted' }, errors: [...ONE_KIND, 'not_found', 'internal'],
+  },
+  {
+    method: 'get', path: '/v1/billing/settings', operationId: 'getBillingSettings', summary: "The account's billing settings",
+    success: { status: 200, description: 'The settings.', schema: 'BillingSettings' }, errors: [...ONE_KIND, 'internal'],
+  },
+  {
+    method: 'patch', path: '/v1/billing/settings', operationId: 'updateBillingSettings', summary: 'Changes the settings present in the body',
+    description: 'Setting `low_balance_threshold_usd` arms balance.low: if the balance is already below it, one event is sent.',
+    body: { schema: 'BillingSettingsBody', optional: true }, success: { status: 200, description: 'The settings after the change.', schema: 'BillingSettings' },
+    errors: ['invalid_request', ...ONE_KIND, 'internal'],
+  },
+];
+
+function webhookOperations(): Operation[] {
+  const out: Operation[] = [];
+  for (const op of WEBHOOK_V1) out.push({ ...op, tag: 'webhooks', access: 'management', servedBy: 'billing', sdk: false });
+  for (const op of WEBHOOK_V1) {
+    const change = op.method !== 'get';
+    out.push({
+      ...op,
+      path: op.path.replace('/v1/', '/dashboard/api/'),
+      operationId: `dashboard${op.operationId.charAt(0).toUpperCase()}${op.operationId.slice(1)}`,
+      summary: `${op.summary} (the signed-in account; as ${op.method.toUpperCase()} ${op.path})`,
+      tag: 'dashboard',
+      access: change ? 'session+csrf' : 'session',
+      servedBy: 'account-admin',
+      sdk: false,
+      errors: [...new Set<ErrorCode>([...(change ? SESSION_CHANGE : SESSION_READ), ...op.errors.filter((code) => !ONE_KIND.includes(code))])],
+    });
+  }
+  return out;
+}
 
 export const OPERATIONS: readonly Operation[] = [
   {
@@ -479,4 +562,5 @@ export const OPERATIONS: readonly Operation[] = [
     success: { status: 200, description: 'Revoked.', schema: 'RevokedConnectedApp' },
     errors: ['invalid_request', 'invalid_api_key', 'not_found', 'internal'],
   },
+  ...webhookOperations(),
 ];

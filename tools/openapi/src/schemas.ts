@@ -1,4 +1,4 @@
-import { CACHE_STATUSES, CATALOG, FILTER_NAMES, LIMIT_RESETS, MODEL_STATUSES, OAUTH_LIMITS, PROVIDERS } from '@svc/contracts';
+import { CACHE_STATUSES, CATALOG, LIMITS, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, FILTER_NAMES, LIMIT_RESETS, MODEL_STATUSES, OAUTH_LIMITS, PROVIDERS } from '@svc/contracts';
 import { ERROR_CODES } from '@svc/errors';
 import type { ErrorCode } from '@svc/errors';
 
@@ -51,6 +51,26 @@ export function componentSchemas(): Record<string, Schema> {
     created_at: timestamp(),
     updated_at: timestamp(),
     last_used_at: nullable(timestamp()),
+  };
+  const eventFields: Record<string, Schema> = {
+    id: id('evt', 'The event id (the same in every delivery of it).'),
+    object: { const: 'event' },
+    type: { enum: [...WEBHOOK_EVENT_TYPES] },
+    account_id: id('acct', 'The account.'),
+    created_at: timestamp(),
+    data: { type: 'object', description: 'By type: balance.low {balance_usd, threshold_usd}; credits.purchased {amount_usd, balance_usd, ledger_entry_id, source}.' },
+  };
+  const webhookEndpointFields: Record<string, Schema> = {
+    id: id('whe', 'The endpoint id.'),
+    object: { const: 'webhook_endpoint' },
+    url: { type: 'string', format: 'uri' },
+    events: { type: 'array', items: { enum: [...WEBHOOK_EVENT_TYPES] }, uniqueItems: true },
+    enabled: { type: 'boolean' },
+    disabled_reason: { enum: ['failing', null], description: 'failing: billing disabled it after 24 hours of failed deliveries.' },
+    failing_since: { ...nullable(timestamp()), description: 'When deliveries started failing; null while they succeed.' },
+    previous_secret_expires_at: { ...nullable(timestamp()), description: 'Until when the rotated-out secret still signs (a second v1).' },
+    created_at: timestamp(),
+    updated_at: timestamp(),
   };
   const managementKeyFields: Record<string, Schema> = {
     id: id('mkey', 'The management key id.'),
@@ -405,6 +425,43 @@ export function componentSchemas(): Record<string, Schema> {
       request_id: requestId,
     }),
     RevokedConnectedApp: closed({ id: id('ogr', 'The revoked grant.'), revoked: { const: true }, request_id: requestId }),
+    Event: closed(eventFields, [], 'One immutable event; a webhook delivers exactly this JSON.'),
+    EventResponse: closed({ ...eventFields, request_id: requestId }),
+    EventList: closed({ data: { type: 'array', items: ref('Event') }, next_cursor: { type: ['string', 'null'], description: 'null on the last page.' }, request_id: requestId }),
+    WebhookEndpoint: closed(webhookEndpointFields),
+    WebhookEndpointResponse: closed({ ...webhookEndpointFields, request_id: requestId }),
+    WebhookEndpointWithSecret: closed({
+      ...webhookEndpointFields,
+      secret: { type: 'string', pattern: '^whsec_[A-Za-z0-9_-]{43}$', description: 'The signing secret, shown only here (at creation and at each rotation).' },
+      request_id: requestId,
+    }),
+    WebhookEndpointList: closed({ data: { type: 'array', items: ref('WebhookEndpoint'), maxItems: LIMITS.webhookEndpoints.max }, next_cursor: { type: ['string', 'null'] }, request_id: requestId }),
+    DeletedWebhookEndpoint: closed({ id: id('whe', 'The deleted endpoint.'), deleted: { const: true }, request_id: requestId }),
+    WebhookDelivery: closed({
+      id: id('whd', 'The delivery: one event to one endpoint.'),
+      event_id: id('evt', 'The event.'),
+      event_type: { enum: [...WEBHOOK_EVENT_TYPES] },
+      status: { enum: ['pending', 'succeeded', 'failed', 'cancelled'], description: 'pending: being tried (with backoff, for 24 hours); failed: the window ended or the endpoint was disabled.' },
+      attempt_count: { type: 'integer', minimum: 0 },
+      created_at: timestamp(),
+      last_attempt_at: nullable(timestamp()),
+      attempts: {
+        type: 'array',
+        items: closed({
+          attempted_at: timestamp(),
+          status_code: { type: ['integer', 'null'], description: "The receiver's status; null when none came." },
+          error: { type: ['string', 'null'], description: 'Why the attempt failed; null on a 2xx.' },
+          duration_ms: { type: 'integer', minimum: 0 },
+          response_head: { type: ['string', 'null'], description: `The first ${WEBHOOK_RESPONSE_HEAD_BYTES} bytes of the answer.` },
+        }),
+      },
+    }),
+    WebhookDeliveryList: closed({ data: { type: 'array', items: ref('WebhookDelivery') }, next_cursor: { type: ['string', 'null'] }, request_id: requestId }),
+    RedeliveryAccepted: closed({ id: id('whd', 'The delivery.'), status: { const: 'pending' }, request_id: requestId }),
+    BillingSettings: closed({
+      low_balance_threshold_usd: nullable(usd('balance.low is sent when the balance falls below this; null: off.')),
+      request_id: requestId,
+    }),
     OpenApiDocument: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { const: '3.1.0' } } },
     Health: closed({ status: { const: 'ok' }, request_id: requestId }),
     Readiness: closed({

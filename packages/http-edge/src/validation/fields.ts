@@ -3,7 +3,7 @@ import { applyDecorators } from '@nestjs/common';
 import type { ApiPropertyOptions } from '@nestjs/swagger';
 import { ID_PREFIXES } from '@svc/ids';
 import type { IdKind } from '@svc/ids';
-import { IsBoolean, IsDefined, IsEmail, IsIn, IsString, IsUrl, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsDefined, IsEmail, IsIn, IsString, IsUrl, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
 import type { ValidationArguments, ValidationOptions } from 'class-validator';
 import { IsCalendarDate, IsFutureTimestamp, IsText, IsUsdAmount } from './validators';
 
@@ -146,5 +146,18 @@ export function UrlField(max: number, options: FieldOptions & { message: string 
   return field(options, { type: 'string', format: 'uri', maxLength: max }, [
     IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: options.message }),
     MaxLength(max, { message: options.message }),
+  ]);
+}
+
+/** A list of distinct values, each one of a fixed list (at least `min`, at most every value once). */
+export function EnumListField<T extends string>(values: readonly T[], options: FieldOptions & { min?: number } = {}): PropertyDecorator {
+  const min = options.min ?? 1;
+  const schema = { type: 'array', items: { type: 'string', enum: [...values] }, minItems: min, maxItems: values.length, uniqueItems: true };
+  return field(options, schema as ApiPropertyOptions, [
+    IsArray(withMessage(options)),
+    ArrayMinSize(min, withMessage(options)),
+    ArrayMaxSize(values.length, withMessage(options)),
+    ArrayUnique(withMessage(options)),
+    IsIn(values, { each: true, ...withMessage(options) }),
   ]);
 }

@@ -19,7 +19,7 @@ export type DashboardActor = Pick<SessionActor, 'accountId' | 'userId'>;
 export const DASHBOARD_SESSION_KEY_ID = 'mkey_dashboardSession00000000';
 
 export interface BillingCall {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** Path and query string on billing's internal HTTP API. */
   path: string;
   actor: DashboardActor;

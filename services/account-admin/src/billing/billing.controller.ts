@@ -47,19 +47,24 @@ export class BillingController {
     await this.relay(req, reply, { method: 'GET', path: `/internal/purchases${queryOf(req)}`, actor });
   }
 
-  private async relay(req: FastifyRequest, reply: FastifyReply, call: Omit<BillingCall, 'requestId' | 'actor'> & { actor: Actor }): Promise<void> {
-    if (call.actor.via !== 'session') throw new Error('the billing relay serves dashboard sessions only');
-    const answer = await this.billing.send({ ...call, actor: call.actor, requestId: req.id });
-    await reply
-      .code(answer.status)
-      .header('content-type', 'application/json; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .send(answer.body);
+  private relay(req: FastifyRequest, reply: FastifyReply, call: Omit<BillingCall, 'requestId' | 'actor'> & { actor: Actor }): Promise<void> {
+    return relayToBilling(this.billing, req, reply, call);
   }
 }
 
+/** One dashboard call relayed to billing: billing's status and JSON are the answer. */
+export async function relayToBilling(billing: BillingAdapter, req: FastifyRequest, reply: FastifyReply, call: Omit<BillingCall, 'requestId' | 'actor'> & { actor: Actor }): Promise<void> {
+  if (call.actor.via !== 'session') throw new Error('the billing relay serves dashboard sessions only');
+  const answer = await billing.send({ ...call, actor: call.actor, requestId: req.id });
+  await reply
+    .code(answer.status)
+    .header('content-type', 'application/json; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .send(answer.body);
+}
+
 /** The query string exactly as the client sent it ('' or '?...'). */
-function queryOf(req: FastifyRequest): string {
+export function queryOf(req: FastifyRequest): string {
   const at = req.url.indexOf('?');
   return at === -1 ? '' : req.url.slice(at);
 }

@@ -3,7 +3,7 @@ import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/comm
 import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import type { sendUnaryData, ServerUnaryCall } from '@grpc/grpc-js';
 import { AppError, grpcStatusOf } from '@svc/errors';
-import { AccountAdminService, keyRecordToProto } from '@svc/grpc';
+import { AccountAdminService, keyRecordToProto, limitResetToProto } from '@svc/grpc';
 import { contextFromTraceparent, withSpan } from '@svc/tracing';
 import type { AccountAdminServer, ProtoAccount } from '@svc/grpc';
 import type { AccountRow } from '../accounts/accounts.repository';
@@ -59,6 +59,11 @@ export class GrpcServerAdapter implements OnApplicationBootstrap, OnApplicationS
       })),
       markKeysUsed: (call, callback) => this.unary(call, callback, 'MarkKeysUsed', async (request) => ({
         updated: await this.rpc.markKeysUsed(request.uses.map((use) => ({ keyId: use.keyId, usedAtMs: use.usedAtMs }))),
+      })),
+      getKeyLimits: (call, callback) => this.unary(call, callback, 'GetKeyLimits', async (request) => ({
+        limits: (await this.rpc.getKeyLimits(request.keyIds)).map((limit) => ({
+          keyId: limit.id, accountId: limit.accountId, limitMicros: limit.limitMicros, limitReset: limitResetToProto(limit.limitReset),
+        })),
       })),
     };
     server.addService(AccountAdminService, implementation);

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
-import type { KeyLookup } from '@svc/contracts';
+import type { KeyLookup, LimitReset } from '@svc/contracts';
 import { AccountsRepository } from '../accounts/accounts.repository';
 import type { AccountRow } from '../accounts/accounts.repository';
 import { APP_CONFIG } from '../config';
@@ -74,6 +74,12 @@ export class AccountAdminRpcService {
     if (uses.length > 10_000) throw new AppError('invalid_request', 'at most 10,000 uses per call');
     const valid = uses.filter((use) => isId('apiKey', use.keyId) && Number.isSafeInteger(use.usedAtMs) && use.usedAtMs > 0);
     return this.keys.markUsed(valid);
+  }
+
+  /** The limits of live API keys (billing's ledger worker evaluates key.limit.threshold with them). */
+  async getKeyLimits(keyIds: readonly string[]): Promise<{ id: string; accountId: string; limitMicros: number; limitReset: LimitReset | null }[]> {
+    if (keyIds.length > 10_000) throw new AppError('invalid_request', 'at most 10,000 key ids per call');
+    return this.keys.limitsOf(keyIds.filter((id) => isId('apiKey', id)));
   }
 
   private fillFailed(error: unknown): void {

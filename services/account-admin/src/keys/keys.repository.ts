@@ -131,6 +131,13 @@ export class KeysRepository {
       WHERE keys.id = u.id AND (keys.last_used_at IS NULL OR keys.last_used_at <= u.used_at - interval '1 minute')`;
   }
 
+  /** The limits of live API keys among `ids` (keys without a limit are left out). */
+  async limitsOf(ids: readonly string[]): Promise<{ id: string; accountId: string; limitMicros: number; limitReset: LimitReset | null }[]> {
+    if (ids.length === 0) return [];
+    const models = await this.db.client.key.findMany({ where: { id: { in: [...ids] }, kind: 'api', deletedAt: null, limitMicros: { not: null } } });
+    return models.map(toRow).flatMap((row) => (row.limitMicros === null ? [] : [{ id: row.id, accountId: row.accountId, limitMicros: row.limitMicros, limitReset: row.limitReset }]));
+  }
+
   /** Any key, deleted or not, by the hash of its secret. */
   async findByHash(keyHash: string): Promise<KeyRow | null> {
     const model = await this.db.client.key.findUnique({ where: { keyHash } });

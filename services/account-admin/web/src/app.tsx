@@ -14,6 +14,8 @@ import { OverviewPage } from './pages/overview';
 import { ProviderKeysPage } from './pages/provider-keys';
 import { ProviderStatusPage } from './pages/provider-status';
 import { UsagePage } from './pages/usage';
+import { WebhooksPage } from './pages/webhooks';
+import { BillingSettingsPage } from './pages/billing-settings';
 import { Link, useRouter } from './router';
 
 const PAGES: { path: string; title: string; render: () => ReactNode; inNav?: false }[] = [
@@ -28,6 +30,8 @@ const PAGES: { path: string; title: string; render: () => ReactNode; inNav?: fal
   { path: '/connected-apps', title: 'Connected apps', render: () => <ConnectedAppsPage /> },
   // Where an app's OAuth authorization request lands (GET /oauth/authorize); reached from the app, not the menu.
   { path: '/oauth/consent', title: 'Connect an app', render: () => <ConsentPage />, inNav: false },
+  { path: '/webhooks', title: 'Webhooks', render: () => <WebhooksPage /> },
+  { path: '/billing-settings', title: 'Billing settings', render: () => <BillingSettingsPage /> },
 ];
 
 type Auth = { state: 'loading' } | { state: 'out'; expired?: boolean } | { state: 'in'; me: Me } | { state: 'error'; error: ApiError };

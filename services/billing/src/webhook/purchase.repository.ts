@@ -2,6 +2,8 @@ import { newId } from '@svc/ids';
 import type { Micros } from '@svc/money';
 import type { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
+import { microsToUsd } from '@svc/money';
+import { emitEvent } from '../events/event-emitter';
 import { ENTRY_COLUMNS, entryFromRow, toMicros } from '../ledger/ledger.repository';
 import type { EntryRow, LedgerEntryRecord } from '../ledger/ledger.repository';
 
@@ -90,6 +92,12 @@ export class PurchaseRepository {
           ON CONFLICT (stripe_session_id) DO UPDATE SET
             status = 'paid', payment_intent_id = EXCLUDED.payment_intent_id, paid_at = EXCLUDED.paid_at,
             closed_at = EXCLUDED.closed_at, updated_at = clock_timestamp()`;
+        // The account's event, in the grant's transaction: sent exactly when the credit exists.
+        await emitEvent(tx, {
+          accountId: session.accountId,
+          type: 'credits.purchased',
+          data: { amount_usd: microsToUsd(session.creditMicros), balance_usd: microsToUsd(entry.balanceAfterMicros), ledger_entry_id: entry.id, source: 'checkout' },
+        });
         return { kind: 'granted', entry } as const;
       },
       { maxWait: 10_000, timeout: 10_000 },

@@ -34,6 +34,7 @@ import { HydrationService } from '../hydration/hydration.service';
 import { LedgerWorkerMetrics } from '../metrics/metrics';
 import { startMetricsServer } from '@svc/metrics';
 import type { MetricsServer } from '@svc/metrics';
+import { startWebhookProcessor } from '../webhook-delivery/webhook-processor';
 
 /** Scheduler ids in BullMQ: the job names (one scheduler each for the whole deployment, however many replicas). */
 const DRAIN_SCHEDULER = LEDGER_JOBS.drain;
@@ -123,7 +124,9 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
   let app: NestFastifyApplication | undefined;
   let hydration: HydrationLoop | undefined;
   let metricsServer: MetricsServer | null = null;
+  let webhooks: Awaited<ReturnType<typeof startWebhookProcessor>> | undefined;
   const close = async (): Promise<void> => {
+    await webhooks?.close();
     hydration?.stop();
     await metricsServer?.close();
     // The worker finishes its current job first: a batch is committed and its entries
@@ -192,6 +195,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
       });
     };
     await scheduleReconcile();
+    webhooks = await startWebhookProcessor({ prisma, redis: target, logger, accountAdminGrpcUrl: config.ACCOUNT_ADMIN_GRPC_URL });
     reconcileWorker = new Worker(RECONCILE_QUEUE, async () => reconciliation.run(), { connection: reconcileConnection, prefix: QUEUE_PREFIX, concurrency: 1 });
     reconcileWorker.on('failed', (_job, error) => logger.warn({ err: error }, 'reconciliation failed; it runs again at the next interval'));
     reconcileWorker.on('error', (error) => logger.error({ err: error }, 'reconcile worker error'));
@@ -218,6 +222,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
         onEpochChange: async () => {
           await scheduleLedgerJobs();
           await scheduleReconcile();
+          await webhooks?.schedule();
         },
       },
     );

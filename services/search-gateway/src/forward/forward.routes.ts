@@ -47,6 +47,15 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
   { methods: ['GET'], url: OAUTH_PATHS.authorize, upstream: 'account-admin', key: 'none' },
   { methods: ['POST'], url: OAUTH_PATHS.token, upstream: 'account-admin', key: 'none' },
   { methods: ['POST'], url: OAUTH_PATHS.revoke, upstream: 'account-admin', key: 'none' },
+  // Events, webhook endpoints and billing settings (docs/decisions/0028).
+  { methods: ['GET'], url: '/v1/events', upstream: 'billing', key: 'management' },
+  { methods: ['GET'], url: '/v1/events/:id', upstream: 'billing', key: 'management' },
+  { methods: ['GET', 'POST'], url: '/v1/webhook-endpoints', upstream: 'billing', key: 'management' },
+  { methods: ['GET', 'PATCH', 'DELETE'], url: '/v1/webhook-endpoints/:id', upstream: 'billing', key: 'management' },
+  { methods: ['POST'], url: '/v1/webhook-endpoints/:id/rotate-secret', upstream: 'billing', key: 'management' },
+  { methods: ['GET'], url: '/v1/webhook-endpoints/:id/deliveries', upstream: 'billing', key: 'management' },
+  { methods: ['POST'], url: '/v1/webhook-endpoints/:id/deliveries/:delivery/redeliver', upstream: 'billing', key: 'management' },
+  { methods: ['GET', 'PATCH'], url: '/v1/billing/settings', upstream: 'billing', key: 'management' },
 ];
 
 /**

@@ -112,6 +112,22 @@ export function limitResetToJSON(object: LimitReset): string {
   }
 }
 
+export interface GetKeyLimitsRequest {
+  keyIds: string[];
+}
+
+export interface KeyLimit {
+  keyId: string;
+  accountId: string;
+  /** Credit limit in integer micro-USD. */
+  limitMicros: number;
+  limitReset: LimitReset;
+}
+
+export interface GetKeyLimitsResponse {
+  limits: KeyLimit[];
+}
+
 export interface GetProviderKeysRequest {
   accountId: string;
 }
@@ -191,6 +207,281 @@ export interface Account {
   /** Unix milliseconds. */
   createdAtMs: number;
 }
+
+function createBaseGetKeyLimitsRequest(): GetKeyLimitsRequest {
+  return { keyIds: [] };
+}
+
+export const GetKeyLimitsRequest: MessageFns<GetKeyLimitsRequest> = {
+  encode(message: GetKeyLimitsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.keyIds) {
+      writer.uint32(10).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetKeyLimitsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetKeyLimitsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.keyIds.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetKeyLimitsRequest {
+    return {
+      keyIds: globalThis.Array.isArray(object?.keyIds)
+        ? object.keyIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.key_ids)
+        ? object.key_ids.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: GetKeyLimitsRequest): unknown {
+    const obj: any = {};
+    if (message.keyIds?.length) {
+      obj.keyIds = message.keyIds;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetKeyLimitsRequest>): GetKeyLimitsRequest {
+    return GetKeyLimitsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetKeyLimitsRequest>): GetKeyLimitsRequest {
+    const message = createBaseGetKeyLimitsRequest();
+    message.keyIds = object.keyIds?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBaseKeyLimit(): KeyLimit {
+  return { keyId: "", accountId: "", limitMicros: 0, limitReset: 0 };
+}
+
+export const KeyLimit: MessageFns<KeyLimit> = {
+  encode(message: KeyLimit, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.keyId !== "") {
+      writer.uint32(10).string(message.keyId);
+    }
+    if (message.accountId !== "") {
+      writer.uint32(18).string(message.accountId);
+    }
+    if (message.limitMicros !== 0) {
+      writer.uint32(24).int64(message.limitMicros);
+    }
+    if (message.limitReset !== 0) {
+      writer.uint32(32).int32(message.limitReset);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): KeyLimit {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseKeyLimit();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.keyId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.accountId = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.limitMicros = longToNumber(reader.int64());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.limitReset = reader.int32() as any;
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): KeyLimit {
+    return {
+      keyId: isSet(object.keyId)
+        ? globalThis.String(object.keyId)
+        : isSet(object.key_id)
+        ? globalThis.String(object.key_id)
+        : "",
+      accountId: isSet(object.accountId)
+        ? globalThis.String(object.accountId)
+        : isSet(object.account_id)
+        ? globalThis.String(object.account_id)
+        : "",
+      limitMicros: isSet(object.limitMicros)
+        ? globalThis.Number(object.limitMicros)
+        : isSet(object.limit_micros)
+        ? globalThis.Number(object.limit_micros)
+        : 0,
+      limitReset: isSet(object.limitReset)
+        ? limitResetFromJSON(object.limitReset)
+        : isSet(object.limit_reset)
+        ? limitResetFromJSON(object.limit_reset)
+        : 0,
+    };
+  },
+
+  toJSON(message: KeyLimit): unknown {
+    const obj: any = {};
+    if (message.keyId !== "") {
+      obj.keyId = message.keyId;
+    }
+    if (message.accountId !== "") {
+      obj.accountId = message.accountId;
+    }
+    if (message.limitMicros !== 0) {
+      obj.limitMicros = Math.round(message.limitMicros);
+    }
+    if (message.limitReset !== 0) {
+      obj.limitReset = limitResetToJSON(message.limitReset);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<KeyLimit>): KeyLimit {
+    return KeyLimit.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<KeyLimit>): KeyLimit {
+    const message = createBaseKeyLimit();
+    message.keyId = object.keyId ?? "";
+    message.accountId = object.accountId ?? "";
+    message.limitMicros = object.limitMicros ?? 0;
+    message.limitReset = object.limitReset ?? 0;
+    return message;
+  },
+};
+
+function createBaseGetKeyLimitsResponse(): GetKeyLimitsResponse {
+  return { limits: [] };
+}
+
+export const GetKeyLimitsResponse: MessageFns<GetKeyLimitsResponse> = {
+  encode(message: GetKeyLimitsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.limits) {
+      KeyLimit.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetKeyLimitsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetKeyLimitsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.limits.push(KeyLimit.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetKeyLimitsResponse {
+    return {
+      limits: globalThis.Array.isArray(object?.limits) ? object.limits.map((e: any) => KeyLimit.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: GetKeyLimitsResponse): unknown {
+    const obj: any = {};
+    if (message.limits?.length) {
+      obj.limits = message.limits.map((e) => KeyLimit.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetKeyLimitsResponse>): GetKeyLimitsResponse {
+    return GetKeyLimitsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetKeyLimitsResponse>): GetKeyLimitsResponse {
+    const message = createBaseGetKeyLimitsResponse();
+    message.limits = object.limits?.map((e) => KeyLimit.fromPartial(e)) || [];
+    return message;
+  },
+};
 
 function createBaseGetProviderKeysRequest(): GetProviderKeysRequest {
   return { accountId: "" };
@@ -1419,6 +1710,20 @@ export const AccountAdminService = {
       Buffer.from(MarkKeysUsedResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): MarkKeysUsedResponse => MarkKeysUsedResponse.decode(value),
   },
+  /**
+   * The limits of live API keys, by id (billing's ledger worker: key.limit.threshold events).
+   * Unknown, deleted and unlimited keys are left out of the answer.
+   */
+  getKeyLimits: {
+    path: "/svc.accountadmin.v1.AccountAdmin/GetKeyLimits" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetKeyLimitsRequest): Buffer => Buffer.from(GetKeyLimitsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetKeyLimitsRequest => GetKeyLimitsRequest.decode(value),
+    responseSerialize: (value: GetKeyLimitsResponse): Buffer =>
+      Buffer.from(GetKeyLimitsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): GetKeyLimitsResponse => GetKeyLimitsResponse.decode(value),
+  },
 } as const;
 
 export interface AccountAdminServer extends UntypedServiceImplementation {
@@ -1442,6 +1747,11 @@ export interface AccountAdminServer extends UntypedServiceImplementation {
    * last_used_at to the given time when it is at least a minute newer than the stored one.
    */
   markKeysUsed: handleUnaryCall<MarkKeysUsedRequest, MarkKeysUsedResponse>;
+  /**
+   * The limits of live API keys, by id (billing's ledger worker: key.limit.threshold events).
+   * Unknown, deleted and unlimited keys are left out of the answer.
+   */
+  getKeyLimits: handleUnaryCall<GetKeyLimitsRequest, GetKeyLimitsResponse>;
 }
 
 export interface AccountAdminClient extends Client {
@@ -1534,6 +1844,25 @@ export interface AccountAdminClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: MarkKeysUsedResponse) => void,
+  ): ClientUnaryCall;
+  /**
+   * The limits of live API keys, by id (billing's ledger worker: key.limit.threshold events).
+   * Unknown, deleted and unlimited keys are left out of the answer.
+   */
+  getKeyLimits(
+    request: GetKeyLimitsRequest,
+    callback: (error: ServiceError | null, response: GetKeyLimitsResponse) => void,
+  ): ClientUnaryCall;
+  getKeyLimits(
+    request: GetKeyLimitsRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: GetKeyLimitsResponse) => void,
+  ): ClientUnaryCall;
+  getKeyLimits(
+    request: GetKeyLimitsRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: GetKeyLimitsResponse) => void,
   ): ClientUnaryCall;
 }
 
