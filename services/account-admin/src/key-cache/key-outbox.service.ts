@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
-import { toKeyRecord } from '../keys/keys.service';
+import { toKeyRecord } from './key-record';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
 import { KeyCacheService } from './key-cache.service';
