@@ -7,7 +7,7 @@ import type { ProviderFailureKind, ProviderOutcome, ProviderRegistry } from '../
 import { redisBatchCounters } from '../redis/redis-batch';
 import { decideOutcome } from './search.outcome';
 import type { AttemptResult } from './search.outcome';
-import type { SearchReply } from './search.service';
+import type { SearchReply } from './search.result';
 
 /** What the search route leaves for the metrics and the log line of a search, read after the reply. */
 interface Pending {

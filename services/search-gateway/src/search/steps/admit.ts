@@ -1,10 +1,10 @@
-import { takesProviderLease } from '../../cache/cache.step';
 import { NO_OPS } from '../../money/money.repository';
 import type { AdmissionVerdict, MoneyOp, ReserveVerdict } from '../../money/money.repository';
 import { refuse } from '../search.result';
 import type { RateLimitState, SearchRefusal } from '../search.result';
 import type { AttemptResult } from '../search.outcome';
 import type { AttemptRequest } from './plan';
+import { takesProviderLease } from './cache';
 import { describe } from './search-steps';
 import type { SearchContext, SearchSteps } from './search-steps';
 

@@ -1,7 +1,7 @@
-import { afterFailure, afterSuccess, answerFromCache } from '../../cache/cache.step';
 import type { MoneyOp } from '../../money/money.repository';
 import type { ProviderOutcome } from '../../providers';
 import type { AttemptResult } from '../search.outcome';
+import { afterFailure, afterSuccess, answerFromCache } from './cache';
 import { chargeOf, keptOnTimeout } from './plan';
 import type { AttemptRequest } from './plan';
 import { describe } from './search-steps';

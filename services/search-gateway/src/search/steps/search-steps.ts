@@ -1,12 +1,13 @@
-import type { Provider } from '@svc/contracts';
+import type { ModelSpec, Provider } from '@svc/contracts';
+import type { Micros } from '@svc/money';
 import type { Logger } from 'pino';
 import type { ResultCache } from '../../cache/result-cache';
 import type {
   AdmissionRequest, AdmissionVerdict, Claim, LeaseRequest, MoneyOp, MoneyScope, ReserveRequest, ReserveVerdict, Settlement,
 } from '../../money/money.repository';
 import type { ProviderFailureKind, ProviderOutcome, ProviderSearchRequest } from '../../providers';
+import type { AttemptSource } from '../search.outcome';
 import type { SearchCall } from '../search.result';
-import type { PlannedAttempt } from './plan';
 
 export interface SearchSettings {
   readonly providerTimeoutMs: number;
@@ -77,6 +78,18 @@ export interface SearchSteps {
   readonly log: Logger;
   /** The shared result cache (docs/decisions/0023); absent: no cache (every search answers `off`). */
   readonly cache?: ResultCache | undefined;
+}
+
+/** One attempt of a search's plan. */
+export interface PlannedAttempt {
+  /** Its place in the plan: the attempt index of its reservation and of its lease id. */
+  readonly index: number;
+  readonly model: ModelSpec;
+  readonly source: AttemptSource;
+  /** Null: the provider is not configured for this source. */
+  readonly apiKey: string | null;
+  /** The most it can cost (what it reserves): the model's price for max_results, or the BYOK fee of it. */
+  readonly priceMicros: Micros;
 }
 
 /** One search as every step sees it: made once when it starts, never changed. */
