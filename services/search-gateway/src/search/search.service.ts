@@ -3,8 +3,9 @@ import type { Logger } from 'pino';
 import { NO_PROVIDER_KEYS } from '../byok/provider-key-cache';
 import type { ProviderKeyCache } from '../byok/provider-key-cache';
 import type { ResultCache } from '../cache/result-cache';
-import { moneyScope } from '../money/money.repository';
-import type { MoneyOp, MoneyRepository } from '../money/money.repository';
+import type { MoneyOp } from '../money/money.ops';
+import { moneyScope } from '../money/money.scope';
+import type { MoneyRepository } from '../money/money.repository';
 import { claimValue } from './idempotency';
 import type { SearchMetrics } from './search.metrics';
 import type { AttemptResult } from './search.outcome';
@@ -24,7 +25,7 @@ import type { SearchContext, SearchHealth, SearchMoney, SearchProviders, SearchS
 export type { SearchSettings } from './steps/search-steps';
 
 /** MoneyRepository as the service uses it: the steps' port, and the batch's state and shutdown. */
-export type ServiceMoney = SearchMoney & Pick<MoneyRepository, 'useLogger' | 'batchStatus' | 'drainSettlements' | 'close'>;
+export type ServiceMoney = SearchMoney & Pick<MoneyRepository, 'batchStatus' | 'drainSettlements' | 'close'>;
 export type { RateLimitState, SearchCall, SearchRefusal, SearchReply, SearchResult } from './search.result';
 
 /**
@@ -62,7 +63,6 @@ export class SearchService {
     /** The shared result cache; absent: none (every answer is `off`). */
     cache?: ResultCache,
   ) {
-    money.useLogger(log.child({ component: 'money' }));
     this.settings = settings;
     this.steps = health === undefined ? { money, providers, settings, metrics, log, cache } : { money, providers, settings, metrics, log, cache, health };
   }

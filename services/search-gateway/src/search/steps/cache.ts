@@ -4,7 +4,7 @@ import { cacheDigest, cacheKeys, canonicalFilters, SHARED_SCOPE } from '../../ca
 import { CACHE_MISS, CACHE_OFF } from '../../cache/cache.ticket';
 import type { AttemptCache, CacheTicket } from '../../cache/cache.ticket';
 import type { CachedAnswer } from '../../cache/result-cache';
-import type { MoneyOp } from '../../money/money.repository';
+import type { MoneyOp } from '../../money/money.ops';
 import type { NormalizedResult } from '../../providers';
 import type { AttemptResult } from '../search.outcome';
 import type { SearchRequest } from '../search.schema';

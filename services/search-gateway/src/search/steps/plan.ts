@@ -3,7 +3,7 @@ import type { FilterName, Provider, SearchFilters } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import type { ProviderKeySet } from '../../byok/provider-key-cache';
 import type { CacheTicket } from '../../cache/cache.ticket';
-import type { Claim, LeaseRequest, ReserveRequest } from '../../money/money.repository';
+import type { Claim, LeaseRequest, ReserveRequest } from '../../money/money.ops';
 import type { AttemptResult } from '../search.outcome';
 import type { SearchRequest } from '../search.schema';
 import type { PlannedAttempt, SearchContext, SearchSettings, SearchSteps } from './search-steps';

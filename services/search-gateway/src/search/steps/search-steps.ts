@@ -3,8 +3,9 @@ import type { Micros } from '@svc/money';
 import type { Logger } from 'pino';
 import type { ResultCache } from '../../cache/result-cache';
 import type {
-  AdmissionRequest, AdmissionVerdict, Claim, LeaseRequest, MoneyOp, MoneyScope, ReserveRequest, ReserveVerdict, Settlement,
-} from '../../money/money.repository';
+  AdmissionRequest, AdmissionVerdict, Claim, LeaseRequest, MoneyOp, ReserveRequest, ReserveVerdict, Settlement,
+} from '../../money/money.ops';
+import type { MoneyScope } from '../../money/money.scope';
 import type { ProviderFailureKind, ProviderOutcome, ProviderSearchRequest } from '../../providers';
 import type { AttemptSource } from '../search.outcome';
 import type { SearchCall } from '../search.result';
@@ -103,8 +104,4 @@ export interface SearchContext {
   readonly boundMs: number;
   /** The Idempotency-Key claim its first admission writes; undefined without the header. */
   readonly claim: Claim | undefined;
-}
-
-export function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }
