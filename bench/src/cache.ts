@@ -5,14 +5,20 @@
  *    every measured search is a `hit`: the lookup, the admission at the cache price, the
  *    settlement, no provider call) side by side with the bare Fastify + undici proxy
  *    (bare-proxy.ts) forwarding the same body to the simulator at zero latency. Interleaved
- *    rounds; requests/s and the CPU each process spends per search (the gateway's cores busy
- *    divided by its requests/s). The goal: hits at 1.5x the proxy's throughput or more.
+ *    rounds; requests/s and the CPU spent per search: the target's own process (its cores busy
+ *    divided by its requests/s), and for the gateway also its side in total (the gateway, Redis,
+ *    the ledger worker and PostgreSQL, which a hit still uses: the admission, the settlement and
+ *    its drain into the ledger). The goal: hits at 1.5x the proxy's throughput or more.
  * 2. The miss path against a baseline, in the same run: every request a new query (autocannon
  *    replaces `[<id>]` in the body), so each is a miss (lookup and lead, the provider call,
  *    the store), on this build with the cache on, against BENCH_GATEWAY_SCRIPT (another
  *    build's dist/main.js, e.g. the previous one's, started with the same settings), or,
- *    without it, this build with CACHE_ENABLED=false. Both gateways share one Redis, one
+ *    without it, this build with CACHE_ENABLED=false. Every gateway shares one Redis, one
  *    simulator and one account; rounds interleaved. The goal: no loss beyond noise.
+ *
+ * Three gateways: the hit rounds' (entries live a day, so the one entry they read outlives
+ * every round however long the run), the miss rounds' (entries live 30 s, so Redis holds only
+ * the last half minute of one-off entries), and the baseline. Each round loads one of them.
  *
  * Every measured answer's cache status is checked through the gateway's own counters
  * (gateway_cache_lookups_total): the hit rounds must be hits, the miss rounds misses.
@@ -24,11 +30,11 @@
 import { cpus, loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
-import { bearer, call, startStack } from '@svc/test-kit';
+import { bearer, call, startStack, waitFor } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 import { runLoad } from './lib-autocannon';
 import type { LoadResult } from './lib-autocannon';
-import { measureCpu } from './lib-cpu';
+import { measureCpu, pidsNamed } from './lib-cpu';
 import type { CpuGroup, CpuReport } from './lib-cpu';
 import { median, writeResult } from './lib-results';
 import { firstSearches, fundedApiKey, searchBody, startBareProxy } from './lib-search-setup';
@@ -55,10 +61,15 @@ interface Target {
 
 interface Measured {
   readonly load: LoadResult;
-  /** CPU milliseconds of the target's own processes per answered request. */
+  /** CPU milliseconds of the target's own process per answered request. */
   readonly cpuMsPerRequest: number;
+  /** CPU milliseconds per answered request of the target's side in total (the gateway with Redis, the ledger worker and PostgreSQL; the proxy alone). */
+  readonly sideCpuMsPerRequest: number;
   readonly cpu: CpuReport;
 }
+
+/** What a gateway's search uses besides the gateway process (shared by every gateway, each loaded alone in its round). */
+const PLATFORM_GROUPS = ['redis-server', 'ledger worker', 'postgres (all backends)'] as const;
 
 function load(target: Target, durationSeconds: number): Promise<LoadResult> {
   return runLoad({
@@ -69,8 +80,11 @@ function load(target: Target, durationSeconds: number): Promise<LoadResult> {
 
 async function measure(target: Target, groups: readonly CpuGroup[]): Promise<Measured> {
   const { value, cpu } = await measureCpu(groups, () => load(target, DURATION_S));
-  const cores = cpu.groups.find((g) => g.name === target.name)?.cores ?? Number.NaN;
-  return { load: value, cpu, cpuMsPerRequest: (cores * 1000) / Math.max(1, value.requestsPerSecond) };
+  const coresOf = (name: string): number => cpu.groups.find((g) => g.name === name)?.cores ?? Number.NaN;
+  const own = coresOf(target.name);
+  const side = target.name === 'bare proxy' ? own : own + PLATFORM_GROUPS.reduce((sum, name) => sum + coresOf(name), 0);
+  const perRequest = (cores: number): number => (cores * 1000) / Math.max(1, value.requestsPerSecond);
+  return { load: value, cpu, cpuMsPerRequest: perRequest(own), sideCpuMsPerRequest: perRequest(side) };
 }
 
 /** Interleaved rounds of two targets: a then b in odd rounds, b then a in even ones. */
@@ -102,6 +116,7 @@ function summary(rounds: readonly { a: Measured; b: Measured }[]): Record<string
     a_p50_ms: m((r) => r.a.load.latencyMs.p50), b_p50_ms: m((r) => r.b.load.latencyMs.p50),
     a_p99_ms: m((r) => r.a.load.latencyMs.p99), b_p99_ms: m((r) => r.b.load.latencyMs.p99),
     a_cpu_ms_per_request: m((r) => r.a.cpuMsPerRequest), b_cpu_ms_per_request: m((r) => r.b.cpuMsPerRequest),
+    a_side_cpu_ms_per_request: m((r) => r.a.sideCpuMsPerRequest), b_side_cpu_ms_per_request: m((r) => r.b.sideCpuMsPerRequest),
     median_of_round_ratios: m((r) => r.a.load.requestsPerSecond / r.b.load.requestsPerSecond),
     non_2xx_or_errors_a: rounds.reduce((n, r) => n + r.a.load.non2xx + r.a.load.errors, 0),
     non_2xx_or_errors_b: rounds.reduce((n, r) => n + r.b.load.non2xx + r.b.load.errors, 0),
@@ -113,16 +128,20 @@ async function lookups(metricsUrl: string): Promise<Record<string, number>> {
   return Object.fromEntries(['hit', 'joined', 'miss', 'off'].map((status) => [status, sumSamples(samples, 'gateway_cache_lookups_total', { model: MODEL, status })]));
 }
 
+async function gauge(metricsUrl: string, name: string): Promise<number> {
+  return sumSamples(parsePrometheusText(await (await fetch(`${metricsUrl}/metrics`)).text()), name, {});
+}
+
 function delta(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.keys(after).map((k) => [k, (after[k] ?? 0) - (before[k] ?? 0)]));
 }
 
 function table(title: string, a: string, b: string, s: Record<string, number>): void {
   console.log(`\n${title}`);
-  console.log(`| target | req/s (median) | p50 ms | p99 ms | CPU ms per search | non-2xx or errors |`);
-  console.log('|---|---|---|---|---|---|');
-  console.log(`| ${a} | ${s.a_rps?.toFixed(0)} | ${s.a_p50_ms} | ${s.a_p99_ms} | ${s.a_cpu_ms_per_request?.toFixed(3)} | ${s.non_2xx_or_errors_a} |`);
-  console.log(`| ${b} | ${s.b_rps?.toFixed(0)} | ${s.b_p50_ms} | ${s.b_p99_ms} | ${s.b_cpu_ms_per_request?.toFixed(3)} | ${s.non_2xx_or_errors_b} |`);
+  console.log(`| target | req/s (median) | p50 ms | p99 ms | CPU ms per search (own process) | CPU ms per search (its side: + Redis, ledger worker, PostgreSQL) | non-2xx or errors |`);
+  console.log('|---|---|---|---|---|---|---|');
+  console.log(`| ${a} | ${s.a_rps?.toFixed(0)} | ${s.a_p50_ms} | ${s.a_p99_ms} | ${s.a_cpu_ms_per_request?.toFixed(3)} | ${s.a_side_cpu_ms_per_request?.toFixed(3)} | ${s.non_2xx_or_errors_a} |`);
+  console.log(`| ${b} | ${s.b_rps?.toFixed(0)} | ${s.b_p50_ms} | ${s.b_p99_ms} | ${s.b_cpu_ms_per_request?.toFixed(3)} | ${b === 'bare proxy' ? '(the proxy alone)' : s.b_side_cpu_ms_per_request?.toFixed(3)} | ${s.non_2xx_or_errors_b} |`);
   console.log(`ratio ${a}/${b}: ${s.median_of_round_ratios?.toFixed(3)} (median of per-round ratios)`);
 }
 
@@ -130,8 +149,9 @@ async function main(): Promise<void> {
   const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
   const started: { stop(): Promise<void> }[] = [];
   try {
-    // Entries live 30 s here: the miss rounds store one per request, and Redis holds only the last half minute's.
-    const cacheEnv = { ...NO_LIMITS_ENV, CACHE_ENABLED: 'true', CACHE_TTL_S: '30', CACHE_TTL_BY_MODEL: '' };
+    // The hit rounds' gateway keeps its entries a day (its one entry must outlive every hit
+    // round); the miss rounds' 30 s (one entry per request: Redis holds the last half minute's).
+    const cacheEnv = { ...NO_LIMITS_ENV, CACHE_ENABLED: 'true', CACHE_TTL_BY_MODEL: '' };
     const stack: Stack = await startStack({
       name: 'benchcache',
       redisDb: REDIS_DB,
@@ -139,47 +159,58 @@ async function main(): Promise<void> {
       worker: true,
       ...ZERO_LATENCY_SIMULATOR,
       gateways: [
-        { env: cacheEnv },
+        { env: { ...cacheEnv, CACHE_TTL_S: '86400' } },
+        { env: { ...cacheEnv, CACHE_TTL_S: '30' } },
         BASELINE_SCRIPT === undefined ? { env: { ...NO_LIMITS_ENV, CACHE_ENABLED: 'false' } } : { script: BASELINE_SCRIPT, env: { ...NO_LIMITS_ENV } },
       ],
     });
     started.push(stack);
-    const [cached, baseline] = stack.gateways;
+    const [hitGateway, missGateway, baseline] = stack.gateways;
     const sim = stack.simulator;
-    if (cached === undefined || baseline === undefined || sim === undefined) throw new Error('two gateways and the simulator expected');
+    if (hitGateway === undefined || missGateway === undefined || baseline === undefined || sim === undefined) throw new Error('three gateways and the simulator expected');
     const { process: proxy, url: proxyUrl } = await startBareProxy(sim.url);
     started.push(proxy);
-    const secret = await fundedApiKey(stack, cached.url, 'bench', 'cache benchmark');
+    const secret = await fundedApiKey(stack, hitGateway.url, 'bench', 'cache benchmark');
     const headers = bearer(secret);
-    await firstSearches(cached.url, headers, proxyUrl, HIT_BODY, MODEL);
-    const primed = await call('POST', `${cached.url}/v1/search`, { raw: HIT_BODY, headers });
-    if (primed.body?.cache?.status !== 'hit') throw new Error(`the repeated body is not a hit: ${primed.text.slice(0, 300)}`);
-    const baselineProbe = await call('POST', `${baseline.url}/v1/search`, { raw: MISS_BODY.replace('[<id>]', 'probe'), headers });
-    if (baselineProbe.status !== 200) throw new Error(`the baseline gateway answered ${baselineProbe.status}: ${baselineProbe.text.slice(0, 300)}`);
+    await firstSearches(hitGateway.url, headers, proxyUrl, HIT_BODY, MODEL);
+    // The first answer is stored after its reply (not awaited): wait until the body is a hit.
+    await waitFor('the repeated body answered from the cache', async () => {
+      const primed = await call('POST', `${hitGateway.url}/v1/search`, { raw: HIT_BODY, headers });
+      if (primed.status !== 200) throw new Error(`the hit gateway answered ${primed.status}: ${primed.text.slice(0, 300)}`);
+      return primed.body?.cache?.status === 'hit' ? true : undefined;
+    }, { timeoutMs: 10_000, intervalMs: 100 });
+    for (const [name, gateway] of [['miss', missGateway], ['baseline', baseline]] as const) {
+      const probe = await call('POST', `${gateway.url}/v1/search`, { raw: MISS_BODY.replace('[<id>]', `probe ${name}`), headers });
+      if (probe.status !== 200 || probe.body?.model !== MODEL) throw new Error(`the ${name} gateway answered ${probe.status}: ${probe.text.slice(0, 300)}`);
+    }
 
     const info = new Redis(stack.redisUrl);
     const redisPid = Number(/process_id:(\d+)/.exec(await info.info('server'))?.[1]);
     await info.quit();
     const groups: CpuGroup[] = [
-      { name: 'gateway (cache hits)', pids: () => [cached.process.pid] },
-      { name: 'gateway (cache misses)', pids: () => [cached.process.pid] },
+      { name: 'gateway (cache hits)', pids: () => [hitGateway.process.pid] },
+      { name: 'gateway (cache misses)', pids: () => [missGateway.process.pid] },
       { name: 'bare proxy', pids: () => [proxy.pid] },
       { name: 'baseline gateway', pids: () => [baseline.process.pid] },
       { name: 'provider simulator', pids: () => [sim.process.pid] },
       { name: 'redis-server', pids: () => (Number.isFinite(redisPid) ? [redisPid] : []) },
+      { name: 'ledger worker', pids: () => (stack.worker === undefined ? [] : [stack.worker.process.pid]) },
+      { name: 'postgres (all backends)', pids: () => pidsNamed('postgres') },
     ];
-    const hitTarget: Target = { name: 'gateway (cache hits)', url: cached.url, headers, body: HIT_BODY, unique: false };
+    const hitTarget: Target = { name: 'gateway (cache hits)', url: hitGateway.url, headers, body: HIT_BODY, unique: false };
     const proxyTarget: Target = { name: 'bare proxy', url: proxyUrl, headers: {}, body: HIT_BODY, unique: false };
-    const missTarget: Target = { name: 'gateway (cache misses)', url: cached.url, headers, body: MISS_BODY, unique: true };
+    const missTarget: Target = { name: 'gateway (cache misses)', url: missGateway.url, headers, body: MISS_BODY, unique: true };
     const baseTarget: Target = { name: 'baseline gateway', url: baseline.url, headers, body: MISS_BODY, unique: true };
 
-    const beforeHits = await lookups(cached.metricsUrl);
+    const beforeHits = await lookups(hitGateway.metricsUrl);
     const hitRounds = await pairedRounds('hits vs proxy', hitTarget, proxyTarget, groups);
-    const afterHits = await lookups(cached.metricsUrl);
+    const afterHits = await lookups(hitGateway.metricsUrl);
+    const beforeMisses = await lookups(missGateway.metricsUrl);
     const missRounds = await pairedRounds('misses vs baseline', missTarget, baseTarget, groups);
-    const afterMisses = await lookups(cached.metricsUrl);
+    const afterMisses = await lookups(missGateway.metricsUrl);
+    const bytesHeld = await gauge(missGateway.metricsUrl, 'gateway_cache_bytes_held');
     const hitStatuses = delta(afterHits, beforeHits);
-    const missStatuses = delta(afterMisses, afterHits);
+    const missStatuses = delta(afterMisses, beforeMisses);
     // Every measured answer must have been what the round claims (warm-ups included in the counts).
     if ((hitStatuses.miss ?? 0) + (hitStatuses.joined ?? 0) + (hitStatuses.off ?? 0) > 0) throw new Error(`the hit rounds were not all hits: ${JSON.stringify(hitStatuses)}`);
     if ((missStatuses.hit ?? 0) + (missStatuses.joined ?? 0) > 0) throw new Error(`the miss rounds were not all misses: ${JSON.stringify(missStatuses)}`);
@@ -192,12 +223,13 @@ async function main(): Promise<void> {
       machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_at_start: loadAtStart, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
       settings: { rounds: ROUNDS, duration_s: DURATION_S, warmup_s: WARMUP_S, connections: CONNECTIONS, model: MODEL, sim_base_latency_ms: 0, baseline: BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false' },
       hits_vs_proxy: { ...hits, cache_statuses: hitStatuses, goal_ratio: 1.5 },
-      misses_vs_baseline: { ...misses, cache_statuses: missStatuses },
+      misses_vs_baseline: { ...misses, cache_statuses: missStatuses, cache_bytes_held_after: bytesHeld },
       rounds: { hits: hitRounds, misses: missRounds },
     };
     const file = writeResult('cache', result);
     table(`Cache hits against the bare proxy (${MODEL}, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION_S} s, simulator at 0 ms; statuses ${JSON.stringify(hitStatuses)})`, 'gateway (hits)', 'bare proxy', hits);
     table(`The miss path against ${BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false'} (a new query per request; statuses ${JSON.stringify(missStatuses)})`, 'gateway (misses)', 'baseline', misses);
+    console.log(`entries the miss gateway held at the end (gateway_cache_bytes_held): ${bytesHeld} bytes`);
     console.log(`\nwrote ${file}`);
   } finally {
     for (const p of started.reverse()) await p.stop();

@@ -8,6 +8,8 @@ const UNLIMITED = '100000';
 export const NO_LIMITS_ENV: Readonly<Record<string, string>> = {
   RATE_LIMIT_PER_SECOND: UNLIMITED, RATE_LIMIT_BURST: UNLIMITED, ACCOUNT_MAX_IN_FLIGHT: UNLIMITED,
   PROVIDER_MAX_IN_FLIGHT_BRAVE: UNLIMITED, PROVIDER_MAX_IN_FLIGHT_EXA: UNLIMITED, PROVIDER_MAX_IN_FLIGHT_TAVILY: UNLIMITED,
+  // A test stack turns the breaker off by default; a benchmark measures it as production runs it.
+  PROVIDER_BREAKER_ENABLED: 'true',
 };
 
 /**

@@ -294,7 +294,7 @@ describe('deploy/k8s: the production manifests', () => {
     const stores = '10.0.0.0/8';
     const dns = ['53 dns'];
     expect(allowedEgress(podLabelsOf(deployment('search-gateway')))).toEqual([...dns, '3001 pod account-admin', '3002 pod billing', '443 public', '50051 pod account-admin', `6379 ip ${stores}`].sort());
-    expect(allowedEgress(podLabelsOf(deployment('account-admin')))).toEqual([...dns, '3002 pod billing', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
+    expect(allowedEgress(podLabelsOf(deployment('account-admin')))).toEqual([...dns, '3002 pod billing', '443 public', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
     expect(allowedEgress(podLabelsOf(deployment('billing')))).toEqual([...dns, '443 public', '50051 pod account-admin', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
     expect(allowedEgress(podLabelsOf(deployment('billing-worker')))).toEqual([...dns, '50051 pod account-admin', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
     // Each URL a service is configured with points at a peer its egress allows.

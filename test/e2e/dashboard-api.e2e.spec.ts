@@ -178,8 +178,10 @@ describe('dashboard session endpoints through the gateway', () => {
     const key = await dash('POST', '/keys', session, { name: 'searcher' });
     const secret = String(key.body.secret);
     const ids: string[] = [];
+    // The second with filters both models honour: the activity keeps them, in canonical form.
+    const filtersOf: Record<string, object> = { two: { country: 'US', published_before: '2026-01-01T00:00:00-05:00' } };
     for (const query of ['one', 'two', 'three sim:exa=error500']) {
-      const searched = await call('POST', `${gw}/v1/search`, { body: { query, model: 'exa/fast', models: ['brave/web'] }, headers: bearer(secret) });
+      const searched = await call('POST', `${gw}/v1/search`, { body: { query, model: 'exa/fast', models: ['brave/web'], ...filtersOf[query] }, headers: bearer(secret) });
       expect(searched.status).toBe(200);
       ids.push(String(searched.body.request_id));
     }
@@ -194,6 +196,7 @@ describe('dashboard session endpoints through the gateway', () => {
     expect(fallback).toMatchObject({ key_id: key.body.id, model: 'brave/web', status: 'success' });
     expect(fallback.attempts.map((a: { model: string; status: string }) => [a.model, a.status])).toEqual([['exa/fast', 'error'], ['brave/web', 'success']]);
     expect(activity.body.data[2]).toMatchObject({ model: 'exa/fast', status: 'success', attempts: [expect.objectContaining({ model: 'exa/fast', status: 'success' })] });
+    expect(activity.body.data.map((a: { filters: unknown }) => a.filters)).toEqual([null, { country: 'US', published_before: '2026-01-01T05:00:00.000Z' }, null]);
 
     const pageOne = await dash('GET', '/activity?limit=2', session);
     expect(pageOne.body.data.map((a: { request_id: string }) => a.request_id)).toEqual([ids[2], ids[1]]);

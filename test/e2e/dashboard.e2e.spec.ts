@@ -410,17 +410,22 @@ describe('the dashboard in Chromium', () => {
     await page.request.post(`${gw}/dashboard/api/management-keys`, { data: { name: 'deploy bot' }, headers });
     const checkout = await page.request.post(`${gw}/dashboard/api/credits/checkout`, { data: { amount_usd: 50 }, headers });
     expect(checkout.status()).toBe(201);
-    // The first query twice: the second time it is answered from the result cache.
+    // The first query twice: the second time it is answered from the result cache. The
+    // second and third with filters, as sent (the activity shows them in canonical form).
     const first = `first ${Date.now().toString(36)}`;
     const searches = [
-      { query: first, model: 'exa/fast' }, { query: 'second', model: 'brave/web', cache: 'off' },
-      { query: 'third sim:exa=error500', model: 'exa/fast', models: ['tavily/basic'], cache: 'off' }, { query: first, model: 'exa/fast' },
+      { query: first, model: 'exa/fast' },
+      { query: 'second', model: 'brave/web', cache: 'off', safesearch: 'strict', language: 'de', country: 'DE', published_after: '2025-01-31T12:00:00+01:00' },
+      { query: 'third sim:exa=error500', model: 'exa/fast', models: ['tavily/basic'], cache: 'off', include_domains: ['Example.org', 'docs.example.com'], published_before: '2026-06-30' },
+      { query: first, model: 'exa/fast' },
     ];
     const statuses: unknown[] = [];
+    const requestIds: string[] = [];
     for (const [i, body] of searches.entries()) {
       const searched = await call('POST', `${gw}/v1/search`, { body, headers: bearer(secret) });
       expect([i, searched.status]).toEqual([i, 200]);
       statuses.push(searched.body.cache.status);
+      requestIds.push(String(searched.body.request_id));
     }
     expect(statuses).toEqual(['miss', 'off', 'off', 'hit']);
     await waitFor('four searches in the activity', async () => {
@@ -437,6 +442,18 @@ describe('the dashboard in Chromium', () => {
       if (p.name === 'activity') {
         await page.getByRole('button', { name: '2 attempts' }).click();
         expect((await page.getByTestId('activity-cache').allTextContents())[0]).toBe('From cache');
+        // Each search with the filters it was made with, in the declaration's order; none on the others.
+        const filtersOf = (i: number) => page.locator(`tr[data-request-id="${requestIds[i] ?? ''}"] [data-testid="activity-filters"]`);
+        expect(await filtersOf(1).locator('li').allTextContents()).toEqual(['country DE', 'language de', 'published after 2025-01-31 11:00:00 UTC', 'safe search strict']);
+        expect(await filtersOf(2).locator('li').allTextContents()).toEqual(['only docs.example.com, example.org', 'published before 2026-06-30']);
+        expect([await filtersOf(0).textContent(), await filtersOf(3).textContent()]).toEqual(['None', 'None']);
+        // The hit's attempt says what the cache saved against exa/fast's full price (0.005 - 0.0005).
+        const hitRow = page.locator(`tr[data-request-id="${requestIds[3] ?? ''}"]`);
+        await hitRow.getByRole('button', { name: '1 attempt' }).click();
+        expect(await page.locator(`#attempts-${requestIds[3] ?? ''}`).textContent()).toContain('(from cache, saved $0.0045)');
+        await hitRow.getByRole('button', { name: '1 attempt' }).click();
+        // Opening the attempts scrolled the table sideways: back to its first column for the picture.
+        await page.getByRole('region', { name: 'Recent searches' }).evaluate((region) => { region.scrollLeft = 0; });
       }
       if (p.name === 'usage') expect(await text(page, 'usage-cache')).toBe('1 answered from the cache, saving $0.0045');
       await check(p.name);

@@ -9,6 +9,8 @@ import type { JsonResponse, Stack } from '@svc/test-kit';
 import { FakeStripe } from '../../tools/fake-stripe/src';
 import { ContractChecker } from '../../tools/openapi/src/contract';
 import { OPERATIONS } from '../../tools/openapi/src/operations';
+import { OAUTH_PATHS } from '@svc/contracts';
+import { codeOf, pkce, requestIdOf } from './oauth-flow';
 
 /**
  * The OpenAPI contract: real answers of every public operation, successes and errors,
@@ -481,6 +483,52 @@ describe('the OpenAPI document against real answers', () => {
     await check('GET', `${dash}/activity`, `${dash}/activity?limit=1&cursor=${encodeURIComponent(String(one.body.next_cursor))}`, { headers: read }, 200);
     expectCode(await check('GET', `${dash}/activity`, `${dash}/activity?limit=101`, { headers: read }, 400), 'invalid_request');
     expectCode(await check('GET', `${dash}/activity`, `${dash}/activity`, {}, 401), 'invalid_api_key');
+  });
+
+  it('OAuth for connectors: the metadata, registration, authorization, consent, tokens, revocation and connected apps', async () => {
+    const owner = await account('oauth');
+    const form = (fields: Record<string, string>): { raw: string; headers: Record<string, string> } => ({ raw: new URLSearchParams(fields).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    await check('GET', OAUTH_PATHS.resourceMetadata, OAUTH_PATHS.resourceMetadata, {}, 200);
+    await check('GET', OAUTH_PATHS.serverMetadata, OAUTH_PATHS.serverMetadata, {}, 200);
+    const redirect = 'http://127.0.0.1:9/cb';
+    const registered = await check('POST', OAUTH_PATHS.register, OAUTH_PATHS.register, { body: { client_name: 'Contract client', redirect_uris: [redirect] } }, 201);
+    await check('POST', OAUTH_PATHS.register, OAUTH_PATHS.register, { body: { redirect_uris: 'not a list' } }, 400);
+    const clientId = String(registered.body.client_id);
+
+    /** GET /oauth/authorize without following its redirect, checked like the others. */
+    const authorizeOnce = async (): Promise<{ requestId: string; verifier: string }> => {
+      const p = pkce();
+      const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: redirect, code_challenge: p.challenge, code_challenge_method: 'S256', state: 'contract' });
+      const response = await fetch(`${gw}${OAUTH_PATHS.authorize}?${query}`, { redirect: 'manual' });
+      const answer: JsonResponse = { status: response.status, headers: response.headers, body: null, text: await response.text() };
+      expect(checker.problems('GET', OAUTH_PATHS.authorize, answer)).toEqual([]);
+      expect(answer.status).toBe(302);
+      return { requestId: requestIdOf(response.headers.get('location')), verifier: p.verifier };
+    };
+    const dash = '/dashboard/api/oauth/requests/{id}';
+    const first = await authorizeOnce();
+    await check('GET', dash, `/dashboard/api/oauth/requests/${first.requestId}`, { headers: owner.session }, 200);
+    expectCode(await check('GET', dash, '/dashboard/api/oauth/requests/oar_000000000000000000000000', { headers: owner.session }, 404), 'not_found');
+    const consent = { limit_usd: 1, limit_reset: 'daily', expires_at: null };
+    expectCode(await check('POST', `${dash}/approve`, `/dashboard/api/oauth/requests/${first.requestId}/approve`, { body: consent, headers: { cookie: owner.session.cookie ?? '' } }, 400), 'invalid_request');
+    expectCode(await check('POST', `${dash}/approve`, `/dashboard/api/oauth/requests/${first.requestId}/approve`, { body: { ...consent, limit_usd: 0 }, headers: owner.session }, 400), 'invalid_request');
+    const approved = await check('POST', `${dash}/approve`, `/dashboard/api/oauth/requests/${first.requestId}/approve`, { body: consent, headers: owner.session }, 200);
+    expectCode(await check('POST', `${dash}/approve`, `/dashboard/api/oauth/requests/${first.requestId}/approve`, { body: consent, headers: owner.session }, 404), 'not_found');
+    const { code } = codeOf(String(approved.body.redirect_to));
+    const tokens = await check('POST', OAUTH_PATHS.token, OAUTH_PATHS.token, form({ grant_type: 'authorization_code', code, redirect_uri: redirect, client_id: clientId, code_verifier: first.verifier }), 200);
+    await check('POST', OAUTH_PATHS.token, OAUTH_PATHS.token, form({ grant_type: 'password', client_id: clientId }), 400);
+    const refreshed = await check('POST', OAUTH_PATHS.token, OAUTH_PATHS.token, form({ grant_type: 'refresh_token', refresh_token: String(tokens.body.refresh_token), client_id: clientId }), 200);
+
+    const second = await authorizeOnce();
+    await check('POST', `${dash}/deny`, `/dashboard/api/oauth/requests/${second.requestId}/deny`, { headers: owner.session }, 200);
+
+    await check('GET', '/dashboard/api/connected-apps', '/dashboard/api/connected-apps', { headers: owner.session }, 200);
+    expectCode(await check('GET', '/dashboard/api/connected-apps', '/dashboard/api/connected-apps', {}, 401), 'invalid_api_key');
+    await check('POST', OAUTH_PATHS.revoke, OAUTH_PATHS.revoke, form({ token: String(refreshed.body.access_token), client_id: clientId }), 200);
+    await check('POST', OAUTH_PATHS.revoke, OAUTH_PATHS.revoke, form({ client_id: clientId }), 400);
+    const apps = '/dashboard/api/connected-apps/{id}';
+    expectCode(await check('DELETE', apps, '/dashboard/api/connected-apps/ogr_000000000000000000000000', { headers: owner.session }, 404), 'not_found');
+    await check('DELETE', apps, `/dashboard/api/connected-apps/${String(approved.body.grant_id)}`, { headers: owner.session }, 200);
   });
 
   it('answers outside every operation (404, 405) are error bodies of the document', async () => {

@@ -31,6 +31,7 @@ describe('provider breaker across two gateways (Exa failing as a whole)', () => 
       logLevel: 'warn',
       gatewayEnv: {
         PROVIDER_TIMEOUT_MS: '1000',
+        PROVIDER_BREAKER_ENABLED: 'true',
         PROVIDER_BREAKER_TIMEOUT_STREAK: '3',
         PROVIDER_BREAKER_COOLDOWN_MS: String(COOLDOWN_MS),
         PROVIDER_HEALTH_FLUSH_MS: '100',

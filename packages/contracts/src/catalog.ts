@@ -57,7 +57,7 @@ export const CATALOG: readonly ModelSpec[] = Object.freeze([
   {
     id: 'exa/instant', provider: 'exa', variant: 'instant', upstreamVariant: 'instant',
     description: 'Exa search, instant mode (lowest latency, for real-time use)', maxResults: 100,
-    baseMicros: 5_000, includedResults: 10, perResultMicros: 1_250, supportedFilters: EXA_FILTERS,
+    baseMicros: 9_000, includedResults: 10, perResultMicros: 1_250, supportedFilters: EXA_FILTERS,
   },
   {
     id: 'exa/deep', provider: 'exa', variant: 'deep', upstreamVariant: 'deep',

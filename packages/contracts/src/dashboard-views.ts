@@ -2,9 +2,10 @@
  * The JSON of what only the dashboard shows (no /v1 endpoint, so no SDK type): management
  * keys (account-admin), and the account's recent searches, purchases and daily spend
  * (billing's internal API, relayed by account-admin; decision 15). The services type their
- * answers with these, and the dashboard's web app imports this file (it imports nothing, so
- * the bundler takes it as it is).
+ * answers with these, and the dashboard's web app imports this file (it imports only types,
+ * which the bundler erases, so it takes the file as it is).
  */
+import type { SearchFilters } from './filters';
 
 /** A management key as the dashboard lists it. */
 export interface ManagementKeyView {
@@ -44,6 +45,11 @@ export interface ActivityView {
   /** success when an attempt answered, else failed. */
   status: 'success' | 'failed';
   cost_usd: number;
+  /**
+   * The filters the search was made with, as POST /v1/search's fields in canonical form
+   * (hostnames lower-cased and sorted, date-times in UTC); null without filters.
+   */
+  filters: SearchFilters | null;
   attempts: ActivityAttemptView[];
 }
 

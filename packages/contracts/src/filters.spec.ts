@@ -1,4 +1,6 @@
-import { canonicalFilters, FILTER_NAMES, FilterError, filterInstantMs, hostnameMatches, unsupportedFilters } from './filters';
+import Ajv from 'ajv';
+import { canonicalFilters, FILTER_NAMES, FILTER_SCHEMAS, FilterError, filterInstantMs, hostnameMatches, isCanonicalFilters, unsupportedFilters } from './filters';
+import type { FilterName } from './filters';
 
 describe('canonicalFilters', () => {
   it('is undefined when no filter was sent', () => {
@@ -57,5 +59,35 @@ describe('unsupportedFilters and hostnameMatches', () => {
     expect(hostnameMatches('example.com', 'example.com')).toBe(true);
     expect(hostnameMatches('news.example.com', 'example.com')).toBe(true);
     expect(hostnameMatches('badexample.com', 'example.com')).toBe(false);
+  });
+});
+
+describe('isCanonicalFilters', () => {
+  // The declared schemas, compiled: isCanonicalFilters must agree with them field by field.
+  const ajv = new Ajv({ strict: false });
+  const compiled = new Map(FILTER_NAMES.map((name) => [name, ajv.compile(FILTER_SCHEMAS[name])]));
+  const obeys = (name: FilterName, value: unknown): boolean => compiled.get(name)?.(value) === true;
+
+  it('holds for what canonicalFilters gives, and for nothing else', () => {
+    const canonical = canonicalFilters({ include_domains: ['B.example.com', 'a.example.com'], country: 'US', language: 'en', published_after: '2025-01-01T02:00:00+02:00', published_before: '2025-02-01', safesearch: 'off' });
+    expect(isCanonicalFilters(JSON.parse(JSON.stringify(canonical)))).toBe(true);
+    for (const value of [null, undefined, {}, [], 'US', { country: 'US', extra: 1 }, { include_domains: ['b.example', 'a.example'] }, { published_after: '2025-01-01T00:00:00Z' }]) {
+      expect([value, isCanonicalFilters(value)]).toEqual([value, false]);
+    }
+  });
+
+  it("agrees with each filter's declared JSON Schema on values of every kind", () => {
+    const samples: unknown[] = [
+      'US', 'us', 'XX', 'en', 'EN', 'zz', 'off', 'moderate', 'strict', 'on', '2025-01-31', '2025-01-31T12:00:00.000Z', '2025-1-31', 'x',
+      ['example.com'], ['a.example.com', 'example.com'], [], ['https://example.com'], ['example'], [1], Array.from({ length: 21 }, (_, i) => `h${String(i).padStart(2, '0')}.example`),
+      1, true, null, {},
+    ];
+    for (const name of FILTER_NAMES) {
+      for (const value of samples) {
+        // Canonical values only, so the one difference can be the schema: a lower-case sorted list, a date-time in UTC.
+        const agrees = isCanonicalFilters({ [name]: value }) === obeys(name, value);
+        expect([name, value, agrees]).toEqual([name, value, true]);
+      }
+    }
   });
 });

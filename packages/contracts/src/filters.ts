@@ -189,3 +189,51 @@ export function unsupportedFilters(supported: readonly FilterName[], filters: Se
 export function hostnameMatches(hostname: string, domain: string): boolean {
   return hostname === domain || hostname.endsWith(`.${domain}`);
 }
+
+const HOSTNAME = new RegExp(HOSTNAME_PATTERN);
+const DATE_OR_DATE_TIME = new RegExp(RFC3339_DATE_OR_DATE_TIME_PATTERN);
+const COUNTRY_SET: ReadonlySet<string> = new Set(COUNTRY_CODES);
+const LANGUAGE_SET: ReadonlySet<string> = new Set(LANGUAGE_CODES);
+const SAFESEARCH_SET: ReadonlySet<string> = new Set(SAFESEARCH_LEVELS);
+
+function isDomainList(value: unknown): boolean {
+  return Array.isArray(value) && value.length >= 1 && value.length <= MAX_FILTER_DOMAINS
+    && value.every((d) => typeof d === 'string' && HOSTNAME.test(d));
+}
+
+/** Whether `value` obeys FILTER_SCHEMAS[name]. */
+function obeysSchema(name: FilterName, value: unknown): boolean {
+  switch (name) {
+    case 'include_domains':
+    case 'exclude_domains':
+      return isDomainList(value);
+    case 'country':
+      return typeof value === 'string' && COUNTRY_SET.has(value);
+    case 'language':
+      return typeof value === 'string' && LANGUAGE_SET.has(value);
+    case 'published_after':
+    case 'published_before':
+      return typeof value === 'string' && DATE_OR_DATE_TIME.test(value);
+    case 'safesearch':
+      return typeof value === 'string' && SAFESEARCH_SET.has(value);
+  }
+}
+
+/**
+ * Whether `value` is a search's filters exactly as canonicalFilters gives them: a non-empty
+ * object of filter fields only, each obeying its schema, already in canonical form (a record
+ * read back from elsewhere, e.g. billing reading a settlement, is checked with this).
+ */
+export function isCanonicalFilters(value: unknown): value is SearchFilters {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const entries = Object.entries(value);
+  if (entries.length === 0) return false;
+  for (const [name, field] of entries) {
+    if (!(FILTER_NAMES as readonly string[]).includes(name) || !obeysSchema(name as FilterName, field)) return false;
+  }
+  try {
+    return JSON.stringify(canonicalFilters(value)) === JSON.stringify(value);
+  } catch {
+    return false;
+  }
+}

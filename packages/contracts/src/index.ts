@@ -15,8 +15,9 @@ export { PROVIDER_KEY_CHANGES_CHANNEL, isProviderKeyChangeMessage } from './prov
 export type { ProviderKeyChangeMessage } from './provider-keys';
 export {
   FILTER_NAMES, FILTER_SCHEMAS, FILTER_DESCRIPTIONS, FILTER_HINTS, MAX_FILTER_DOMAINS, SAFESEARCH_LEVELS, COUNTRY_CODES, LANGUAGE_CODES,
-  HOSTNAME_PATTERN, RFC3339_DATE_OR_DATE_TIME_PATTERN, FilterError, canonicalFilters, filterNamesOf, filterInstantMs, unsupportedFilters, hostnameMatches,
+  HOSTNAME_PATTERN, RFC3339_DATE_OR_DATE_TIME_PATTERN, FilterError, canonicalFilters, isCanonicalFilters, filterNamesOf, filterInstantMs, unsupportedFilters, hostnameMatches,
 } from './filters';
 export type { FilterName, SafeSearch, SearchFilters } from './filters';
 export { providerHealthKeys, BREAKER_MODES, MODEL_STATUSES, HEALTH_LATENCY_BUCKETS_MS, HEALTH_MINUTE_TTL_MS } from './provider-health';
 export type { HealthSource, BreakerMode, ModelStatus } from './provider-health';
+export { OAUTH_PATHS, OAUTH_LIFETIMES, OAUTH_LIMITS } from './oauth';

@@ -1,4 +1,5 @@
 import type { Provider } from './catalog';
+import type { SearchFilters } from './filters';
 
 /**
  * The hand-off from the gateway to billing. The gateway's settle script (one atomic Redis
@@ -52,6 +53,12 @@ export interface SettlementRecord {
   chargedMicros: number;
   /** The search's W3C traceparent when the gateway traces (the ledger worker's write joins that trace). */
   traceparent?: string;
+  /**
+   * The filters the search was made with, in canonical form (canonicalFilters); absent when
+   * it had none, and on records of gateways older than filters. Shown in the dashboard's
+   * activity; never part of the money (docs/decisions/0022, "What a search's record keeps").
+   */
+  filters?: SearchFilters;
 }
 
 /**

@@ -10,6 +10,9 @@ export const ID_PREFIXES = {
   request: 'req_',
   ledgerEntry: 'led_',
   checkout: 'chk_',
+  oauthClient: 'ocl_',
+  oauthRequest: 'oar_',
+  oauthGrant: 'ogr_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

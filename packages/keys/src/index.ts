@@ -5,3 +5,5 @@ export {
   ProviderKeyCryptoError, KekConfigError,
 } from './provider-key-envelope';
 export type { ProviderKeyEnvelope, Kek, KekRing } from './provider-key-envelope';
+export { generateOAuthSecret, isOAuthSecret, parseAccessToken } from './oauth-token-format';
+export type { OAuthSecretKind, ParsedAccessToken } from './oauth-token-format';

@@ -109,7 +109,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     await redisCluster?.stop();
   };
   try {
-    const [aaHttp, aaGrpc, billHttp, billOp, aaMetrics, billMetrics] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
+    const [aaHttp, aaGrpc, billHttp, billOp, aaMetrics, billMetrics, firstGatewayPort] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort(), freePort(), freePort()]);
+    // The first gateway's URL is the stack's public base URL (the OAuth issuer and connector resource, decision 0029).
+    const publicBaseUrl = `http://127.0.0.1:${firstGatewayPort}`;
     const kek = options.kek ?? { id: 'kek-test', key: randomBytes(32).toString('base64') };
     const common = {
       REDIS_URL: redis, REDIS_CLUSTER: String(redisCluster !== undefined), INTERNAL_TOKEN: internalToken, LOG_LEVEL: options.logLevel ?? 'debug', HOST: '127.0.0.1',
@@ -121,6 +123,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       script: join(root, 'services/account-admin/dist/main.js'),
       env: {
         ...common, ...kekEnv, PORT: String(aaHttp), GRPC_PORT: String(aaGrpc), METRICS_PORT: String(aaMetrics), DATABASE_URL: accountAdminDb, COOKIE_SECURE: 'false',
+        PUBLIC_BASE_URL: publicBaseUrl,
         SIGN_IN_ATTEMPTS_PER_EMAIL: '1000000', SIGN_IN_ATTEMPTS_PER_ADDRESS: '1000000', SHUTDOWN_DELAY_MS: '0',
         BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`, ...options.accountAdminEnv,
       },
@@ -170,18 +173,23 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     }
     const gateways: Stack['gateways'] = [];
     for (const [index, gw] of (options.gateways ?? [{}]).entries()) {
-      const [port, metricsPort] = await Promise.all([freePort(), freePort()]);
+      const [freshPort, metricsPort] = await Promise.all([freePort(), freePort()]);
+      const port = index === 0 ? firstGatewayPort : freshPort;
       const process = await startProcess({
         name: `search-gateway-${index}`,
         script: gw.script ?? options.gatewayScript ?? join(root, 'services/search-gateway/dist/main.js'),
         env: {
           ...common, ...kekEnv, PORT: String(port), METRICS_PORT: String(metricsPort), ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${aaGrpc}`,
-          ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${aaHttp}`, BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`,
+          ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${aaHttp}`, BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`, PUBLIC_BASE_URL: publicBaseUrl,
           // Stopping a test stack does not wait the drain delay unless a test sets it (the drain test).
           SHUTDOWN_DELAY_MS: '0',
           // The result cache is off in a test stack unless a test turns it on (CACHE_ENABLED=true):
           // suites that repeat a search expect each repeat to reach the provider at the full price.
           CACHE_ENABLED: 'false',
+          // The provider breaker only counts in a test stack unless a test turns it on: many suites make
+          // a provider fail on purpose, and on a loaded machine the shared window would open the breaker
+          // mid-suite and turn the next searches into 503s (the breaker's own suites enable it).
+          PROVIDER_BREAKER_ENABLED: 'false',
           ...providerEnv, ...options.gatewayEnv, ...gw.env,
         },
         readyUrl: `http://127.0.0.1:${port}/readyz`,

@@ -22,6 +22,10 @@ import { ManagementKeysController } from './keys/management-keys.controller';
 import { KeysRepository } from './keys/keys.repository';
 import { KeysService } from './keys/keys.service';
 import { LOGGER } from './logging/logger';
+import { ConnectedAppsController } from './oauth/connected-apps.controller';
+import { OAuthController } from './oauth/oauth.controller';
+import { OAuthRepository } from './oauth/oauth.repository';
+import { OAuthService } from './oauth/oauth.service';
 import { AccountAdminMetrics, METRICS } from './metrics/metrics';
 import { ProviderKeysController } from './provider-keys/provider-keys.controller';
 import { ProviderKeysRepository } from './provider-keys/provider-keys.repository';
@@ -43,7 +47,7 @@ export class AppModule {
       // (src/http/actor.ts, docs/decisions/0020-actor-guard-and-one-source.md).
       controllers: [
         HealthController, KeysController, ManagementKeysController, ProviderKeysController, BillingController,
-        SessionsController, DashboardWebController,
+        SessionsController, DashboardWebController, OAuthController, ConnectedAppsController,
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
@@ -57,6 +61,8 @@ export class AppModule {
         KeyOutboxService,
         KeysRepository,
         KeysService,
+        OAuthRepository,
+        OAuthService,
         ProviderKeysRepository,
         ProviderKeysService,
         AccountsRepository,

@@ -38,6 +38,14 @@ export const configSchema = {
   KEY_OUTBOX_INTERVAL_MS: int({ default: 500, min: 10, max: 60_000 }),
   /** Lifetime of a live key record in Redis; a lost write heals by a LookupKey refill after it. */
   KEY_RECORD_TTL_SECONDS: int({ default: 3600, min: 1, max: 7 * 24 * 3600 }),
+  /** The platform's public base URL (the gateway's), without a path: the OAuth issuer and the connector resource's origin (docs/decisions/0029). */
+  PUBLIC_BASE_URL: url({ default: 'http://localhost:8080', protocols: ['http', 'https'] }),
+  /**
+   * Local and test stacks only: lets a Client ID Metadata Document be fetched over http and from
+   * loopback or private addresses. Off in production, where such a fetch would be server-side
+   * request forgery.
+   */
+  OAUTH_CLIENT_METADATA_ALLOW_PRIVATE: bool({ default: false }),
   /** Provider keys (BYOK) can be stored; false: /v1/provider-keys answers 503 byok_disabled. */
   BYOK_ENABLED: bool({ default: true }),
   /** Key-encryption key of provider keys (base64, 32 bytes) and its id; read by kekRingFromEnv. */

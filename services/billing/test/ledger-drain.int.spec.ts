@@ -6,6 +6,7 @@ import { Client } from 'pg';
 import pino from 'pino';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
+import { HistoryRepository } from '../src/history/history.repository';
 import { LedgerRepository } from '../src/ledger/ledger.repository';
 import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
 import { SETTLEMENT_DEAD_LETTER_STREAM, SettlementStreamAdapter } from '../src/settlement/settlement-stream.adapter';
@@ -69,6 +70,8 @@ describe('ledger drain: settlement records from the streams into Postgres', () =
       { attempt_index: 0, status: 'error', charged_micros: '0', model: 'exa/fast' },
       { attempt_index: 1, status: 'success', charged_micros: '7123', model: 'brave/web' },
     ]);
+    // A batch without filters writes none (its filters array is empty: unnest pads it with NULLs).
+    expect((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM settlements WHERE account_id = $1 AND filters IS NULL', [accountId])).rows[0]?.n).toBe(4);
     // The stream is gone once drained, and the account is no longer dirty.
     expect(await redis.exists(redisKeys.settlementStream(accountId))).toBe(0);
     expect(await redis.sismember(SETTLEMENT_DIRTY_SET, accountId)).toBe(0);
@@ -154,6 +157,26 @@ describe('ledger drain: settlement records from the streams into Postgres', () =
     expect(await ledgerTotals(db, accountId)).toMatchObject({ settlements: 1, chargedSum: 900 });
     expect(await redis.xlen(SETTLEMENT_DEAD_LETTER_STREAM)).toBe(deadBefore + 2);
     expect(await streamLength(redis, accountId)).toBe(0);
+  });
+
+  it("keeps a search's filters with its settlement for the activity (NULL without), and bills a record whose filters are malformed without them", async () => {
+    const accountId = newId('account');
+    const filters = { include_domains: ['docs.example.com', 'example.org'], country: 'DE', language: 'de', published_after: '2025-01-31T11:00:00.000Z', published_before: '2025-03-01', safesearch: 'strict' } as const;
+    const filtered = settlementRecord(accountId, 700, { filters, settledAtMs: Date.now() - 2_000 });
+    const plain = settlementRecord(accountId, 800, { settledAtMs: Date.now() - 1_000 });
+    // A gateway bug or a hand-written entry: not canonical (upper case, unsorted). Its charge still counts.
+    const malformed = { ...settlementRecord(accountId, 900, { settledAtMs: Date.now() }), filters: { include_domains: ['B.example', 'a.example'] } };
+    const deadBefore = await redis.xlen(SETTLEMENT_DEAD_LETTER_STREAM);
+    await enqueue(redis, [filtered, plain, malformed as never]);
+
+    expect(await drain.drain()).toMatchObject({ written: 3, deadLettered: 0 });
+    expect(await redis.xlen(SETTLEMENT_DEAD_LETTER_STREAM)).toBe(deadBefore);
+    expect(await ledgerTotals(db, accountId)).toMatchObject({ settlements: 3, chargedSum: 2_400 });
+    const stored = await db.query<{ request_id: string; filters: unknown }>('SELECT request_id, filters FROM settlements WHERE account_id = $1', [accountId]);
+    expect(new Map(stored.rows.map((r) => [r.request_id, r.filters]))).toEqual(new Map([[filtered.requestId, filters], [plain.requestId, null], [malformed.requestId, null]]));
+    // The activity reads them back as they were sent, newest first.
+    const searches = await new HistoryRepository(prisma).searches(accountId, 10, null);
+    expect(searches.map((s) => [s.requestId, s.filters])).toEqual([[malformed.requestId, null], [plain.requestId, null], [filtered.requestId, filters]]);
   });
 
   it('removes nothing from the stream while Postgres is unavailable, and writes everything once it is back', async () => {

@@ -16,6 +16,8 @@ export const gatewayEnvSchema = {
   ACCOUNT_ADMIN_GRPC_URL: str({ default: '127.0.0.1:50051' }),
   ACCOUNT_ADMIN_HTTP_URL: url({ default: 'http://127.0.0.1:3001', protocols: ['http', 'https'] }),
   BILLING_HTTP_URL: url({ default: 'http://127.0.0.1:3002', protocols: ['http', 'https'] }),
+  /** The platform's public base URL, without a path: the connector resource (`/mcp/oauth`) and its OAuth issuer live under it (docs/decisions/0029). */
+  PUBLIC_BASE_URL: url({ default: 'http://localhost:8080', protocols: ['http', 'https'] }),
   INTERNAL_TOKEN: secret({ minLength: 16 }),
   /** The whole request (headers and body) must arrive within this, else 408 and the connection closes. */
   HTTP_REQUEST_TIMEOUT_MS: int({ default: 30_000, min: 100, max: 600_000 }),

@@ -187,7 +187,7 @@ export class GatewayModule {
         {
           provide: McpEndpoint,
           useFactory: (auth: AuthChain, search: SearchService, catalog: CatalogService, billing: UpstreamClient) =>
-            new McpEndpoint({ auth, search, catalog, billing, internalToken: config.INTERNAL_TOKEN, log }),
+            new McpEndpoint({ auth, search, catalog, billing, internalToken: config.INTERNAL_TOKEN, log, publicBaseUrl: config.PUBLIC_BASE_URL }),
           inject: [AuthChain, SearchService, CatalogService, BILLING_UPSTREAM],
         },
         {

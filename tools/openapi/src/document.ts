@@ -10,6 +10,7 @@ import type { ErrorCode } from '@svc/errors';
 import { DASHBOARD_PAGES } from '../../../services/account-admin/src/dashboard/dashboard-web.controller';
 import { LoginDto, SignupDto } from '../../../services/account-admin/src/sessions/sessions.dto';
 import { ManagementKeyCreateDto, ManagementKeyUpdateDto } from '../../../services/account-admin/src/keys/management-keys.dto';
+import { ConsentDto } from '../../../services/account-admin/src/oauth/oauth.dto';
 import { KeyBodyDto, ListQueryDto } from '../../../services/account-admin/src/keys/keys.dto';
 import { PutProviderKeyDto } from '../../../services/account-admin/src/provider-keys/provider-keys.dto';
 import { CheckoutBodyDto } from '../../../services/billing/src/checkout/checkout.dto';
@@ -46,6 +47,7 @@ export const DTO_MODELS: Readonly<Record<string, new () => object>> = {
   ManagementKeyCreateBody: ManagementKeyCreateDto,
   ManagementKeyUpdateBody: ManagementKeyUpdateDto,
   ProviderKeyBody: PutProviderKeyDto,
+  ConsentBody: ConsentDto,
 };
 
 @Module({})
@@ -166,7 +168,13 @@ function errorResponses(op: Operation): Record<string, Schema> {
   return out;
 }
 
-function pathParameter(name: string): Schema {
+function pathParameter(name: string, path: string): Schema {
+  if (name === 'id' && path.includes('/oauth/requests/')) {
+    return { name, in: 'path', required: true, description: "The authorization request id (oar_...) from the consent page's URL; one decided or expired is 404 not_found.", schema: { type: 'string' } };
+  }
+  if (name === 'id' && path.includes('/connected-apps/')) {
+    return { name, in: 'path', required: true, description: 'The connected app (grant) id, ogr_...; one of another account is 404 not_found.', schema: { type: 'string' } };
+  }
   switch (name) {
     case 'provider':
       return { name, in: 'path', required: true, description: 'brave, exa or tavily; another name is 400 unknown_provider.', schema: { type: 'string' } };
@@ -185,7 +193,7 @@ function parameters(op: Operation, schemas: Record<string, Schema>): Schema[] {
   const out: Schema[] = [];
   for (const match of op.path.matchAll(/\{([a-z_]+)\}/g)) {
     const name = match[1] ?? '';
-    out.push(pathParameter(name));
+    out.push(pathParameter(name, op.path));
   }
   if (op.query !== undefined) {
     const query = schemas[op.query] as { properties?: Record<string, Schema>; required?: string[] } | undefined;
@@ -223,7 +231,7 @@ function operationObject(op: Operation, schemas: Record<string, Schema>): Schema
     ...(params.length === 0 ? {} : { parameters: params }),
     ...(op.body === undefined
       ? {}
-      : { requestBody: { required: op.body.optional !== true, content: { 'application/json': { schema: ref(op.body.schema) } } } }),
+      : { requestBody: { required: op.body.optional !== true, content: { [op.body.contentType ?? 'application/json']: { schema: ref(op.body.schema) } } } }),
     responses,
     'x-served-by': op.servedBy,
   };
@@ -260,6 +268,7 @@ export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
       { name: 'keys', description: 'API keys (management key)' },
       { name: 'provider-keys', description: "The account's own provider keys (management key)" },
       { name: 'dashboard', description: 'The dashboard and its session API' },
+      { name: 'oauth', description: 'OAuth 2.1 for chat-app connectors on /mcp/oauth (docs/mcp.md)' },
       { name: 'meta', description: 'Health and this document' },
     ],
     paths,

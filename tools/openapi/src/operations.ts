@@ -1,3 +1,4 @@
+import { OAUTH_PATHS } from '@svc/contracts';
 import type { ErrorCode } from '@svc/errors';
 import { DASHBOARD_PAGES } from '../../../services/account-admin/src/dashboard/dashboard-web.controller';
 
@@ -12,7 +13,7 @@ import { DASHBOARD_PAGES } from '../../../services/account-admin/src/dashboard/d
 /** Who may call: no credential, an API key, a management key, either key, a dashboard session (with the CSRF token), or Stripe's signature. */
 export type Access = 'none' | 'api' | 'management' | 'either' | 'session' | 'session+csrf' | 'stripe';
 
-export type Tag = 'catalog' | 'search' | 'credits' | 'usage' | 'keys' | 'provider-keys' | 'dashboard' | 'meta';
+export type Tag = 'catalog' | 'search' | 'credits' | 'usage' | 'keys' | 'provider-keys' | 'dashboard' | 'oauth' | 'meta';
 
 export type HeaderName = 'RateLimitLimit' | 'RateLimitRemaining' | 'RetryAfter' | 'SetCookie' | 'Cache' | 'WwwAuthenticate' | 'ServerTiming';
 
@@ -34,7 +35,7 @@ export interface Operation {
   access: Access;
   servedBy: 'search-gateway' | 'account-admin' | 'billing';
   /** A component schema name; `optional` when an empty body is accepted as `{}`. */
-  body?: { schema: string; optional?: boolean };
+  body?: { schema: string; optional?: boolean; contentType?: string };
   /** A component schema name whose properties are the query parameters. */
   query?: string;
   /** Header parameters the operation reads. */
@@ -395,5 +396,87 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'The API reference page (this document, rendered)',
     success: { status: 200, description: 'The page (HTML).', contentType: 'text/html' },
     errors: [],
+  },
+  // OAuth 2.1 for connectors (docs/decisions/0029-oauth-for-connectors.md, docs/mcp.md). The authorization
+  // server's endpoints answer OAuth's own error shape (OAuthError), not the platform's.
+  {
+    method: 'get', path: OAUTH_PATHS.resourceMetadata, operationId: 'oauthProtectedResourceMetadata', tag: 'oauth', access: 'none', servedBy: 'search-gateway', sdk: false,
+    summary: 'Protected-resource metadata of the connector URL /mcp/oauth (RFC 9728)',
+    description: 'Named by the resource_metadata parameter of every 401 of POST /mcp/oauth. /mcp (API keys) has none.',
+    success: { status: 200, description: 'The resource, its authorization server and how to send the token.', schema: 'OAuthProtectedResourceMetadata' },
+    errors: [],
+  },
+  {
+    method: 'get', path: OAUTH_PATHS.serverMetadata, operationId: 'oauthServerMetadata', tag: 'oauth', access: 'none', servedBy: 'account-admin', sdk: false,
+    summary: 'Authorization-server metadata (RFC 8414)',
+    success: { status: 200, description: 'The endpoints and what they support: the code flow with PKCE S256, public clients, Client ID Metadata Documents.', schema: 'OAuthServerMetadata' },
+    errors: [],
+  },
+  {
+    method: 'post', path: OAUTH_PATHS.register, operationId: 'oauthRegister', tag: 'oauth', access: 'none', servedBy: 'account-admin', sdk: false,
+    summary: 'Dynamic client registration (RFC 7591) of a public client',
+    description: 'Unknown metadata is ignored; the client is always registered with token_endpoint_auth_method "none" (PKCE, no secret). Refusals are 400 OAuthError (invalid_redirect_uri, invalid_client_metadata).',
+    body: { schema: 'OAuthRegistrationBody' },
+    success: { status: 201, description: 'The registered client.', schema: 'OAuthClientInformation' },
+    alsoAnswers: { status: 400, description: 'An OAuth error.', schema: 'OAuthError' },
+    errors: [],
+  },
+  {
+    method: 'get', path: OAUTH_PATHS.authorize, operationId: 'oauthAuthorize', tag: 'oauth', access: 'none', servedBy: 'account-admin', sdk: false,
+    summary: 'Starts an authorization (code flow, PKCE S256 only)',
+    description: 'Query: response_type=code, client_id (a registered id or a Client ID Metadata Document URL), redirect_uri (exactly a registered one), code_challenge, code_challenge_method=S256, state, resource (optional, /mcp/oauth). 302 to the dashboard\'s consent page; a problem with the request after the client and redirect URI are verified is a 302 back to the redirect URI with error and state; an unknown client or redirect URI is a 400 HTML page (never a redirect).',
+    success: { status: 302, description: 'To the consent page, or back to the client with an error.' },
+    errors: [],
+  },
+  {
+    method: 'post', path: OAUTH_PATHS.token, operationId: 'oauthToken', tag: 'oauth', access: 'none', servedBy: 'account-admin', sdk: false,
+    summary: 'Exchanges a code, or a refresh token, for tokens',
+    description: 'A code is single use and valid 60 s; its redirect_uri and code_verifier must match. A refresh token is single use: each answer carries a new one, and a used one presented again revokes the grant. Cache-Control: no-store.',
+    body: { schema: 'OAuthTokenBody', contentType: 'application/x-www-form-urlencoded' },
+    success: { status: 200, description: 'An access token for /mcp/oauth and a refresh token.', schema: 'OAuthTokenResponse' },
+    alsoAnswers: { status: 400, description: 'An OAuth error (invalid_request, invalid_grant, unsupported_grant_type).', schema: 'OAuthError' },
+    errors: [],
+  },
+  {
+    method: 'post', path: OAUTH_PATHS.revoke, operationId: 'oauthRevoke', tag: 'oauth', access: 'none', servedBy: 'account-admin', sdk: false,
+    summary: 'Revokes a token (RFC 7009)',
+    description: 'An access token ends alone; a refresh token ends its whole grant (the grant\'s key is deleted). An unknown token is 200 too.',
+    body: { schema: 'OAuthRevokeBody', contentType: 'application/x-www-form-urlencoded' },
+    success: { status: 200, description: 'Revoked, or nothing to revoke.' },
+    alsoAnswers: { status: 400, description: 'An OAuth error (invalid_request).', schema: 'OAuthError' },
+    errors: [],
+  },
+  {
+    method: 'get', path: '/dashboard/api/oauth/requests/{id}', operationId: 'dashboardOAuthRequest', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: 'A pending authorization request, for the consent page',
+    success: { status: 200, description: 'The client\'s name and redirect host.', schema: 'OAuthConsentView' },
+    errors: ['invalid_api_key', 'not_found', 'internal'],
+  },
+  {
+    method: 'post', path: '/dashboard/api/oauth/requests/{id}/approve', operationId: 'dashboardOAuthApprove', tag: 'dashboard', access: 'session+csrf', servedBy: 'account-admin', sdk: false,
+    summary: 'Approves an authorization request for the session\'s account',
+    description: 'Creates the grant and its API key (named after the client, with this limit and expiry). Only a session can approve: there is no /v1 route, so no key can.',
+    body: { schema: 'ConsentBody' },
+    success: { status: 200, description: 'Where the browser goes next: the client\'s redirect URI with the code.', schema: 'OAuthApproved' },
+    errors: ['invalid_request', 'invalid_api_key', 'not_found', 'internal'],
+  },
+  {
+    method: 'post', path: '/dashboard/api/oauth/requests/{id}/deny', operationId: 'dashboardOAuthDeny', tag: 'dashboard', access: 'session+csrf', servedBy: 'account-admin', sdk: false,
+    summary: 'Denies an authorization request',
+    success: { status: 200, description: 'The client\'s redirect URI with error=access_denied.', schema: 'OAuthDenied' },
+    errors: ['invalid_request', 'invalid_api_key', 'not_found', 'internal'],
+  },
+  {
+    method: 'get', path: '/dashboard/api/connected-apps', operationId: 'dashboardConnectedApps', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: "The account's connected apps (OAuth grants), with their key's limit and spend",
+    success: { status: 200, description: 'Newest first, revoked ones included.', schema: 'ConnectedAppList' },
+    errors: ['invalid_api_key', 'internal'],
+  },
+  {
+    method: 'delete', path: '/dashboard/api/connected-apps/{id}', operationId: 'dashboardRevokeConnectedApp', tag: 'dashboard', access: 'session+csrf', servedBy: 'account-admin', sdk: false,
+    summary: 'Revokes a connected app',
+    description: 'Its key is deleted and its tokens end: the next call is 401 within the key propagation bound (docs/propagation.md).',
+    success: { status: 200, description: 'Revoked.', schema: 'RevokedConnectedApp' },
+    errors: ['invalid_request', 'invalid_api_key', 'not_found', 'internal'],
   },
 ];

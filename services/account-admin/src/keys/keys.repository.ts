@@ -38,6 +38,25 @@ export interface ChangedKey {
   outboxId: bigint;
 }
 
+/** The transaction client Prisma hands to `$transaction` callbacks. */
+export type Tx = Parameters<Parameters<DatabaseRepository['client']['$transaction']>[0]>[0];
+
+/** Inserts a key and its outbox row inside the caller's transaction (a key made with something else, e.g. an OAuth grant). */
+export async function insertKey(tx: Tx, key: NewKey): Promise<ChangedKey> {
+  const now = new Date();
+  const model = await tx.key.create({
+    data: {
+      ...key,
+      limitMicros: key.limitMicros === null ? null : BigInt(key.limitMicros),
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    },
+  });
+  const outbox = await tx.keyCacheOutbox.create({ data: { keyHash: model.keyHash, version: model.version }, select: { id: true } });
+  return { row: toRow(model), outboxId: outbox.id };
+}
+
 function isRecordNotFound(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'P2025';
 }
@@ -48,20 +67,7 @@ export class KeysRepository {
 
   /** Inserts the key and its outbox row in one transaction. */
   async create(key: NewKey): Promise<ChangedKey> {
-    const now = new Date();
-    return this.db.client.$transaction(async (tx) => {
-      const model = await tx.key.create({
-        data: {
-          ...key,
-          limitMicros: key.limitMicros === null ? null : BigInt(key.limitMicros),
-          version: 1,
-          createdAt: now,
-          updatedAt: now,
-        },
-      });
-      const outbox = await tx.keyCacheOutbox.create({ data: { keyHash: model.keyHash, version: model.version }, select: { id: true } });
-      return { row: toRow(model), outboxId: outbox.id };
-    });
+    return this.db.client.$transaction((tx) => insertKey(tx, key));
   }
 
   /** A live (not deleted) key of the account and kind. */

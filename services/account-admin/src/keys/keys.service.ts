@@ -261,7 +261,7 @@ export class KeysService {
    * already committed (`'committed'`), a Redis failure must not turn it into a 500: the
    * counters are then null and a warning is logged. A plain read still fails.
    */
-  private async views(rows: readonly KeyRow[], mode: 'read' | 'committed' = 'read'): Promise<KeyView[]> {
+  async views(rows: readonly KeyRow[], mode: 'read' | 'committed' = 'read'): Promise<KeyView[]> {
     const nowMs = Date.now();
     const periods = rows.map((row) => (row.limitReset === null ? null : periodOf(row.limitReset, nowMs)));
     const queries = rows.map((row, i) => ({ accountId: row.accountId, keyId: row.id, periodStartMs: periods[i]?.startMs ?? null, reset: row.limitReset }));

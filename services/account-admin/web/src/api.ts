@@ -102,3 +102,4 @@ export { PROVIDERS } from '@svc/sdk/types';
 export type {
   ManagementKeyView as ManagementKey, PurchaseView as Purchase, DailySpendView as DailySpend, ActivityAttemptView as Attempt, ActivityView as ActivityItem,
 } from '@svc/contracts/dashboard-views';
+export type { SearchFilters } from '@svc/contracts/filters';

@@ -6,6 +6,8 @@ import { ErrorNote, Loading, asApiError } from './components';
 import { ActivityPage } from './pages/activity';
 import { ApiKeysPage } from './pages/api-keys';
 import { AuthPage } from './pages/auth';
+import { ConnectedAppsPage } from './pages/connected-apps';
+import { ConsentPage } from './pages/consent';
 import { CreditsPage } from './pages/credits';
 import { ManagementKeysPage } from './pages/management-keys';
 import { OverviewPage } from './pages/overview';
@@ -14,7 +16,7 @@ import { ProviderStatusPage } from './pages/provider-status';
 import { UsagePage } from './pages/usage';
 import { Link, useRouter } from './router';
 
-const PAGES: { path: string; title: string; render: () => ReactNode }[] = [
+const PAGES: { path: string; title: string; render: () => ReactNode; inNav?: false }[] = [
   { path: '/', title: 'Overview', render: () => <OverviewPage /> },
   { path: '/keys', title: 'API keys', render: () => <ApiKeysPage /> },
   { path: '/management-keys', title: 'Management keys', render: () => <ManagementKeysPage /> },
@@ -23,6 +25,9 @@ const PAGES: { path: string; title: string; render: () => ReactNode }[] = [
   { path: '/usage', title: 'Usage', render: () => <UsagePage /> },
   { path: '/activity', title: 'Activity', render: () => <ActivityPage /> },
   { path: '/status', title: 'Provider status', render: () => <ProviderStatusPage /> },
+  { path: '/connected-apps', title: 'Connected apps', render: () => <ConnectedAppsPage /> },
+  // Where an app's OAuth authorization request lands (GET /oauth/authorize); reached from the app, not the menu.
+  { path: '/oauth/consent', title: 'Connect an app', render: () => <ConsentPage />, inNav: false },
 ];
 
 type Auth = { state: 'loading' } | { state: 'out'; expired?: boolean } | { state: 'in'; me: Me } | { state: 'error'; error: ApiError };
@@ -76,7 +81,9 @@ export function App(): ReactNode {
         expired={auth.state === 'out' && auth.expired === true}
         onSignedIn={(me) => {
           setAuth({ state: 'in', me });
-          navigate(isAuthPage ? '/' : location.path);
+          // Back to the page asked for, with its query (the consent page's ?request=).
+          const query = location.search.toString();
+          navigate(isAuthPage ? '/' : `${location.path}${query === '' ? '' : `?${query}`}`);
         }}
       />
     );
@@ -103,7 +110,7 @@ export function App(): ReactNode {
       </header>
       <nav className="side" aria-label="Dashboard">
         <ul>
-          {PAGES.map((p) => (
+          {PAGES.filter((p) => p.inNav !== false).map((p) => (
             <li key={p.path}><Link to={p.path} current={p.path === location.path}>{p.title}</Link></li>
           ))}
         </ul>

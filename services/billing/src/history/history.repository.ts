@@ -1,3 +1,4 @@
+import type { SearchFilters } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import type { PageMark } from './history.dto';
 import { Prisma } from '../generated/prisma/client';
@@ -22,6 +23,8 @@ export interface AttemptRow {
 export interface SearchRow {
   requestId: string;
   keyId: string;
+  /** The search's filters as recorded (canonical), or null without filters. */
+  filters: SearchFilters | null;
   chargedMicros: Micros;
   settledAt: Date;
   /** settled_at exactly, for the next page's cursor. */
@@ -43,6 +46,7 @@ export interface PurchaseRow {
 interface RawSearch {
   request_id: string;
   key_id: string;
+  filters: SearchFilters | null;
   charged_micros: bigint;
   settled_at: Date;
   at_us: bigint;
@@ -89,7 +93,7 @@ export class HistoryRepository {
   async searches(accountId: string, limit: number, after: PageMark | null): Promise<SearchRow[]> {
     const before = after === null ? Prisma.empty : Prisma.sql`AND (settled_at, request_id) < (timestamptz 'epoch' + ${after.atMicros} * interval '1 microsecond', ${after.id})`;
     const searches = await this.prisma.$queryRaw<RawSearch[]>`
-      SELECT request_id, key_id, charged_micros, settled_at,
+      SELECT request_id, key_id, charged_micros, settled_at, filters,
         (extract(epoch FROM settled_at) * 1000000)::bigint AS at_us FROM settlements
       WHERE account_id = ${accountId} ${before}
       ORDER BY settled_at DESC, request_id DESC LIMIT ${limit}`;
@@ -109,7 +113,7 @@ export class HistoryRepository {
       byRequest.set(a.request_id, list);
     }
     return searches.map((s) => ({
-      requestId: s.request_id, keyId: s.key_id, chargedMicros: Number(s.charged_micros), settledAt: s.settled_at, mark: { atMicros: s.at_us, id: s.request_id },
+      requestId: s.request_id, keyId: s.key_id, filters: s.filters, chargedMicros: Number(s.charged_micros), settledAt: s.settled_at, mark: { atMicros: s.at_us, id: s.request_id },
       attempts: byRequest.get(s.request_id) ?? [],
     }));
   }

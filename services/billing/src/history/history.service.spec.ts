@@ -9,7 +9,7 @@ function attempt(index: number, model: string, status: string, chargedMicros = 0
 }
 
 function search(id: string, atMicros: bigint, attempts: AttemptRow[]): SearchRow {
-  return { requestId: id, keyId: 'key_1', chargedMicros: attempts.reduce((sum, a) => sum + a.chargedMicros, 0), settledAt: new Date(Number(atMicros / 1000n)), mark: { atMicros, id }, attempts };
+  return { requestId: id, keyId: 'key_1', filters: null, chargedMicros: attempts.reduce((sum, a) => sum + a.chargedMicros, 0), settledAt: new Date(Number(atMicros / 1000n)), mark: { atMicros, id }, attempts };
 }
 
 /** A repository over fixed rows that records what it was asked. */
@@ -43,6 +43,13 @@ describe('the account history service', () => {
       ['exa/fast', 'error', 'provider returned 500'], ['brave/web', 'success', null], ['tavily/basic', 'skipped', null],
     ]);
     expect(page.next_cursor).toBeNull();
+  });
+
+  it("gives each search the filters it was made with, or null without", async () => {
+    const filters = { include_domains: ['example.org'], published_after: '2025-01-31' };
+    const { repo } = repositoryOf([{ ...search('req_f', 2n, [attempt(0, 'exa/fast', 'success', 5000)]), filters }, search('req_n', 1n, [attempt(0, 'exa/fast', 'success', 5000)])]);
+    const page = await new HistoryService(repo).activity('acct_1', toHistoryPage({}));
+    expect(page.data.map((a) => [a.request_id, a.filters])).toEqual([['req_f', filters], ['req_n', null]]);
   });
 
   it('asks for one row more than the page and gives a cursor naming the last row shown only when there is more', async () => {

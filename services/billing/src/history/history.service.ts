@@ -25,6 +25,7 @@ function activityView(row: SearchRow): ActivityView {
     model: finalAttempt(row.attempts)?.model ?? null,
     status: row.attempts.some((a) => a.status === 'success') ? 'success' : 'failed',
     cost_usd: microsToUsd(row.chargedMicros),
+    filters: row.filters,
     attempts: row.attempts.map((a) => ({
       model: a.model, provider: a.provider, source: a.source, status: a.status, error: a.error,
       cost_usd: microsToUsd(a.chargedMicros), timed_out: a.timedOut, results: a.results, cache: a.cache, saved_usd: microsToUsd(a.savedMicros),

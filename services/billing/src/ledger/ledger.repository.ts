@@ -306,14 +306,17 @@ export class LedgerRepository {
       if (start === undefined) throw new Error('balance row missing right after it was ensured');
       const settledAt = unique.map((r) => new Date(r.settledAtMs).toISOString());
       const inserted = await client.query<{ request_id: string }>(
-        `INSERT INTO settlements (request_id, account_id, key_id, charged_micros, attempt_count, settled_at)
-         SELECT s.request_id, $1, s.key_id, s.charged_micros, s.attempt_count, s.settled_at
-         FROM unnest($2::text[], $3::text[], $4::bigint[], $5::int[], $6::timestamptz[])
-           AS s(request_id, key_id, charged_micros, attempt_count, settled_at)
+        `INSERT INTO settlements (request_id, account_id, key_id, charged_micros, attempt_count, settled_at, filters)
+         SELECT s.request_id, $1, s.key_id, s.charged_micros, s.attempt_count, s.settled_at, s.filters::jsonb
+         FROM unnest($2::text[], $3::text[], $4::bigint[], $5::int[], $6::timestamptz[], $7::text[])
+           AS s(request_id, key_id, charged_micros, attempt_count, settled_at, filters)
          ON CONFLICT (request_id) DO NOTHING
          RETURNING request_id`,
         [accountId, pgArray(unique.map((r) => r.requestId)), pgArray(unique.map((r) => r.keyId)), pgArray(unique.map((r) => r.chargedMicros)),
-          pgArray(unique.map((r) => r.attempts.length)), pgArray(settledAt)],
+          pgArray(unique.map((r) => r.attempts.length)), pgArray(settledAt),
+          // The search's filters as JSON text (NULL without), parsed by PostgreSQL. A batch
+          // without any sends an empty array: unnest pads the shorter arrays with NULLs.
+          unique.some((r) => r.filters !== undefined) ? pgArray(unique.map((r) => (r.filters === undefined ? null : JSON.stringify(r.filters)))) : '{}'],
       );
       const fresh = new Set(inserted.rows.map((row) => row.request_id));
       const written: SettlementRecord[] = [];

@@ -95,6 +95,7 @@ export class LedgerDrainService {
       for (const entry of entries) {
         const parsed = parseSettlement(entry.record, accountId);
         if (parsed.ok) {
+          if (parsed.dropped !== undefined) this.logger.warn({ account_id: accountId, entry_id: entry.id, request_id: parsed.record.requestId, reason: parsed.dropped }, 'settlement entry written in part');
           records.push(parsed.record);
           removed.push({ id: entry.id, requestId: parsed.record.requestId });
         } else {

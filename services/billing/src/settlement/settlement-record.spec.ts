@@ -21,6 +21,20 @@ describe('parseSettlement', () => {
     expect(parsed).toEqual({ ok: true, record: record() });
   });
 
+  it('accepts the filters of a search in canonical form, and writes a record with filters that are not without them', () => {
+    const filters = { include_domains: ['docs.example.com', 'example.org'], country: 'DE', published_after: '2025-01-31T11:00:00.000Z', safesearch: 'strict' as const };
+    expect(parseSettlement(JSON.stringify(record({ filters })), ACCOUNT)).toEqual({ ok: true, record: record({ filters }) });
+    const bad: unknown[] = [
+      {}, [], 'DE', { country: 'de' }, { lang: 'en' }, { include_domains: [] }, { include_domains: ['Example.com'] },
+      { include_domains: ['b.example', 'a.example'] }, { published_after: '2025-01-31T12:00:00+01:00' }, { published_after: '2025-02-30' },
+      { published_after: '2025-02-01', published_before: '2025-01-01' }, { safesearch: 'on' },
+    ];
+    for (const value of bad) {
+      const json = JSON.stringify({ ...record(), filters: value });
+      expect([value, parseSettlement(json, ACCOUNT)]).toEqual([value, { ok: true, record: record(), dropped: 'its filters are not canonical search filters; written without them' }]);
+    }
+  });
+
   it.each([
     ['no field', undefined, 'entry has no record field'],
     ['not JSON', '{', 'record is not JSON'],

@@ -1,8 +1,12 @@
-import { CACHE_STATUSES, isProvider, isSettlementRecord } from '@svc/contracts';
+import { CACHE_STATUSES, isCanonicalFilters, isProvider, isSettlementRecord } from '@svc/contracts';
 import type { SettledAttempt, SettlementRecord } from '@svc/contracts';
 
-/** A stream entry's outcome: a record billing can write, or why it cannot. */
-export type ParsedSettlement = { ok: true; record: SettlementRecord } | { ok: false; reason: string };
+/**
+ * A stream entry's outcome: a record billing can write, or why it cannot. `dropped`: what was
+ * left out of a record that is still written (its filters, when they are not well formed: they
+ * only describe the search, so they never keep its charge out of the ledger).
+ */
+export type ParsedSettlement = { ok: true; record: SettlementRecord; dropped?: string } | { ok: false; reason: string };
 
 const SOURCES = new Set(['platform', 'byok']);
 const STATUSES = new Set(['success', 'error', 'skipped']);
@@ -56,6 +60,11 @@ export function parseSettlement(json: string | undefined, accountId: string): Pa
     sum += (attempt as SettledAttempt).chargedMicros;
   }
   if (sum !== value.chargedMicros) return { ok: false, reason: 'chargedMicros is not the sum of the attempts' };
+  // Written by gateways with filters, only for a search that had some.
+  if (value.filters !== undefined && !isCanonicalFilters(value.filters)) {
+    const { filters: _dropped, ...rest } = value;
+    return { ok: true, record: rest, dropped: 'its filters are not canonical search filters; written without them' };
+  }
   return { ok: true, record: value };
 }
 

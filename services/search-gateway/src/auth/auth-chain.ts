@@ -101,6 +101,15 @@ export class AuthChain {
     return verdict(lookup, keyHash, this.now(), required);
   }
 
+  /**
+   * The same chain for a credential already hashed: an OAuth access token (`svc-oat-...`,
+   * decision 0029), which account-admin's LookupKey resolves to its grant's key record.
+   */
+  async authenticateHash(keyHash: string, required: RequiredKind): Promise<AuthOutcome> {
+    const lookup = this.cache.get(keyHash) ?? (await this.fill(keyHash));
+    return verdict(lookup, keyHash, this.now(), required);
+  }
+
   /** Drops one hash (a key-change message or a changed-key header). */
   invalidate(keyHash: string): void {
     this.generation++;

@@ -1,4 +1,4 @@
-import { isProvider } from '@svc/contracts';
+import { isProvider, OAUTH_PATHS } from '@svc/contracts';
 import { injectTraceHeaders } from '@svc/tracing';
 import type { RequiredKind } from '@svc/contracts';
 import { AppError } from '@svc/errors';
@@ -41,6 +41,12 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
   { methods: ['POST'], url: '/v1/credits/checkout', upstream: 'billing', key: 'management' },
   { methods: ['GET'], url: '/v1/usage', upstream: 'billing', key: 'either' },
   { methods: ['POST'], url: '/v1/credits/webhook', upstream: 'billing', key: 'none' },
+  // The OAuth authorization server of the connector URL (decision 0029): public, account-admin's.
+  { methods: ['GET'], url: OAUTH_PATHS.serverMetadata, upstream: 'account-admin', key: 'none' },
+  { methods: ['POST'], url: OAUTH_PATHS.register, upstream: 'account-admin', key: 'none' },
+  { methods: ['GET'], url: OAUTH_PATHS.authorize, upstream: 'account-admin', key: 'none' },
+  { methods: ['POST'], url: OAUTH_PATHS.token, upstream: 'account-admin', key: 'none' },
+  { methods: ['POST'], url: OAUTH_PATHS.revoke, upstream: 'account-admin', key: 'none' },
 ];
 
 /**

@@ -1,7 +1,9 @@
+import { OAUTH_PATHS } from '@svc/contracts';
 import type { KeyRecord } from '@svc/contracts';
 import { AppError, describeError, errorBody } from '@svc/errors';
 import type { ErrorBody } from '@svc/errors';
-import { guardHook } from '@svc/http-edge';
+import { bearerChallenge, guardHook, PUBLIC_ROUTE_CONFIG } from '@svc/http-edge';
+import { hashSecret, parseAccessToken } from '@svc/keys';
 import { newRequestId } from '@svc/ids';
 import {
   createMcpHandler,
@@ -39,6 +41,11 @@ export interface McpDependencies {
   billing: UpstreamClient;
   internalToken: string;
   log: Logger;
+  /**
+   * The public base URL: with it, the connector URL `/mcp/oauth` is served too (OAuth access
+   * tokens only, decision 0029) with its protected-resource metadata; without it, only `/mcp`.
+   */
+  publicBaseUrl?: string;
 }
 
 /** Who is calling, for the tools of one HTTP request. */
@@ -73,6 +80,9 @@ export const TOOLS_LIST_TTL_MS = 3_600_000;
 /** A validator of web_search's arguments: the one POST /v1/search compiles for its body. */
 type ArgumentsValidator = ((data: unknown) => unknown) & { errors?: Parameters<typeof formatSearchBodyErrors>[0] | null };
 
+/** The one message of a refused access token: which of missing, unknown, expired or revoked is not told. */
+const ACCESS_TOKEN_REFUSED = 'a valid OAuth access token is required: Authorization: Bearer svc-oat-... (this URL takes no API keys; /mcp does)';
+
 /** Request headers not copied onto the web-standard Request handed to the SDK. */
 const NOT_COPIED = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect']);
 
@@ -106,6 +116,12 @@ export class McpEndpoint {
 
   register(scope: FastifyInstance): void {
     const callers = new WeakMap<FastifyRequest, { record: KeyRecord; sessionId: string | null }>();
+    const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      const known = callers.get(request);
+      if (known === undefined) throw new Error('mcp handler reached without authentication');
+      await this.serve({ ...known, request, reply, ids: 0 });
+    };
+    if (this.deps.publicBaseUrl !== undefined) this.registerOAuth(scope, this.deps.publicBaseUrl.replace(/\/+$/, ''), callers, handler);
     scope.route({
       method: 'POST',
       url: '/mcp',
@@ -114,11 +130,47 @@ export class McpEndpoint {
         if (!outcome.ok) throw authError(outcome);
         callers.set(request, { record: outcome.record, sessionId: sessionIdOf(request.headers['mcp-session-id']) });
       }),
-      handler: async (request, reply) => {
-        const known = callers.get(request);
-        if (known === undefined) throw new Error('mcp handler reached without authentication');
-        await this.serve({ ...known, request, reply, ids: 0 });
-      },
+      handler,
+    });
+  }
+
+  /**
+   * POST /mcp/oauth, the connector URL: the same MCP server, but its credential is an OAuth
+   * access token (`svc-oat-...`), which resolves through the same key chain to its grant's
+   * API key (decision 0029), so the grant key's limits, charges and revocation apply. Its 401s
+   * name the protected-resource metadata (RFC 9728 section 5.1), served beside it; `/mcp`
+   * offers none of this.
+   */
+  private registerOAuth(
+    scope: FastifyInstance,
+    base: string,
+    callers: WeakMap<FastifyRequest, { record: KeyRecord; sessionId: string | null }>,
+    handler: (request: FastifyRequest, reply: FastifyReply) => Promise<void>,
+  ): void {
+    const metadataUrl = base + OAUTH_PATHS.resourceMetadata;
+    const metadata = JSON.stringify({
+      resource: base + OAUTH_PATHS.resource,
+      authorization_servers: [base],
+      bearer_methods_supported: ['header'],
+      scopes_supported: [],
+      resource_name: 'Search gateway (web search for AI agents)',
+      resource_documentation: `${base}/dashboard`,
+    });
+    scope.get(OAUTH_PATHS.resourceMetadata, { config: PUBLIC_ROUTE_CONFIG }, (request, reply) =>
+      reply.header('x-svc-request-id', request.id).header('cache-control', 'public, max-age=3600').type('application/json').send(metadata));
+    scope.route({
+      method: 'POST',
+      url: OAUTH_PATHS.resource,
+      onRequest: guardHook(async (request: FastifyRequest, reply: FastifyReply) => {
+        const parsed = parseAccessToken(request.headers.authorization);
+        const outcome = parsed.ok ? await this.deps.auth.authenticateHash(hashSecret(parsed.token), 'api') : null;
+        if (outcome === null || !outcome.ok) {
+          void reply.header('www-authenticate', bearerChallenge(request.headers.authorization, { resource_metadata: metadataUrl }));
+          throw new AppError('invalid_api_key', ACCESS_TOKEN_REFUSED);
+        }
+        callers.set(request, { record: outcome.record, sessionId: sessionIdOf(request.headers['mcp-session-id']) });
+      }),
+      handler,
     });
   }
 

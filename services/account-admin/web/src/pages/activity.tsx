@@ -2,7 +2,8 @@ import { LIMITS } from '@svc/contracts/limits';
 import { Fragment, useMemo, useState } from 'react';
 import type { ReactNode } from 'react';
 import { api, qs } from '../api';
-import type { ActivityItem, ApiError, ApiKey, List } from '../api';
+import type { FilterName } from '@svc/contracts/filters';
+import type { ActivityItem, ApiError, ApiKey, List, SearchFilters } from '../api';
 import { Empty, ErrorNote, Loading, asApiError, useLoad } from '../components';
 import { dateTime, usd } from '../format';
 
@@ -42,7 +43,7 @@ export function ActivityPage(): ReactNode {
         <div className="table-wrap" role="region" aria-label="Recent searches" tabIndex={0}>
           <table className="activity stack">
             <thead>
-              <tr><th scope="col">Time</th><th scope="col">Key</th><th scope="col">Model</th><th scope="col">Outcome</th><th scope="col" className="num">Cost</th><th scope="col">Cache</th><th scope="col">Attempts</th><th scope="col">Request id</th></tr>
+              <tr><th scope="col">Time</th><th scope="col">Key</th><th scope="col">Model</th><th scope="col">Outcome</th><th scope="col" className="num">Cost</th><th scope="col">Filters</th><th scope="col">Cache</th><th scope="col">Attempts</th><th scope="col">Request id</th></tr>
             </thead>
             <tbody>
               {items.map((item) => {
@@ -56,6 +57,7 @@ export function ActivityPage(): ReactNode {
                       <td data-label="Model"><code>{item.model ?? '—'}</code></td>
                       <td data-label="Outcome"><span className={`badge ${item.status === 'success' ? 'on' : 'off'}`}>{item.status === 'success' ? 'Answered' : 'Failed'}</span></td>
                       <td className="num" data-label="Cost">{usd(item.cost_usd, { precise: true })}</td>
+                      <td data-label="Filters" data-testid="activity-filters">{item.filters === null ? 'None' : <FilterList filters={item.filters} />}</td>
                       <td data-label="Cache" data-testid="activity-cache">{cacheLabel(item.attempts.find((a) => a.status === 'success')?.cache ?? null)}</td>
                       <td data-label="Attempts">
                         <button type="button" className="link" aria-expanded={expanded} aria-controls={detailsId} onClick={() => toggle(item.request_id)}>
@@ -65,7 +67,7 @@ export function ActivityPage(): ReactNode {
                       <td data-label="Request id"><code className="small">{item.request_id}</code></td>
                     </tr>
                     <tr id={detailsId} className="details" hidden={!expanded}>
-                      <td colSpan={8}>
+                      <td colSpan={9}>
                         <ol className="attempts">
                           {item.attempts.map((a, i) => (
                             <li key={i}>
@@ -89,6 +91,35 @@ export function ActivityPage(): ReactNode {
       {cursor !== null && <button type="button" className="secondary" onClick={loadMore} disabled={loadingMore}>{loadingMore ? 'Loading…' : 'Show older searches'}</button>}
     </>
   );
+}
+
+/**
+ * What each filter of POST /v1/search asked for, in the dashboard's words (keyed by the
+ * declared filter names, so a filter added to packages/contracts without a label here fails
+ * the type check); in the declaration's order.
+ */
+const FILTER_LABELS: { readonly [K in FilterName]-?: (value: NonNullable<SearchFilters[K]>) => string } = {
+  include_domains: (domains) => `only ${domains.join(', ')}`,
+  exclude_domains: (domains) => `not ${domains.join(', ')}`,
+  country: (country) => `country ${country}`,
+  language: (language) => `language ${language}`,
+  published_after: (when) => `published after ${filterTime(when)}`,
+  published_before: (when) => `published before ${filterTime(when)}`,
+  safesearch: (level) => `safe search ${level}`,
+};
+
+/** A filter's date as sent (a whole UTC day), or its date-time in UTC to the second. */
+function filterTime(value: string): string {
+  return value.length === 10 ? value : `${value.slice(0, 10)} ${value.slice(11, 19)} UTC`;
+}
+
+function FilterList({ filters }: { filters: SearchFilters }): ReactNode {
+  const shown: string[] = [];
+  for (const name of Object.keys(FILTER_LABELS) as FilterName[]) {
+    const value = filters[name];
+    if (value !== undefined) shown.push((FILTER_LABELS[name] as (v: typeof value) => string)(value));
+  }
+  return <ul className="search-filters">{shown.map((label) => <li key={label}>{label}</li>)}</ul>;
 }
 
 /** How the result cache took part in an answer, in the dashboard's words. */

@@ -1,3 +1,4 @@
+import { canonicalFilters } from '@svc/contracts';
 import { harness, messages, model, searchCall, searchContext, success } from '../../../test/search-steps.fakes';
 import { outcomeValue } from '../idempotency';
 import { RELEASE_CLAIM, UNLEASE_ACCOUNT } from '../../money/money.ops';
@@ -33,6 +34,22 @@ describe('settle', () => {
         ops: [{ kind: 'release', index: 0, keepMicros: 450 }, { kind: 'unlease', provider: 'exa', leaseId: 'req_unit:1' }],
         settlement: { record: expect.objectContaining({ requestId: 'req_unit', chargedMicros: 5_450 }), outcome: outcomeValue('req_unit', 'bd', 200, reply.body), releaseAccountLease: true },
       }]);
+    });
+
+    it("carries the search's canonical filters in the record, and no filters field without any", async () => {
+      const filters = canonicalFilters({ include_domains: ['Docs.Example.com', 'example.org'], country: 'DE', published_after: '2025-01-31T12:00:00+01:00' });
+      const base = searchCall();
+      const h = harness();
+      const ctx = searchContext(h.steps, { ...base, request: { ...base.request, filters } });
+      await settle(h.steps, ctx, [], [answered], buildReply('req_unit', [answered], 1, undefined), true);
+      const sent = h.money.calls[0];
+      const record = sent?.method === 'settle' ? sent.settlement.record : undefined;
+      expect(JSON.parse(JSON.stringify(record)).filters).toEqual({ include_domains: ['docs.example.com', 'example.org'], country: 'DE', published_after: '2025-01-31T11:00:00.000Z' });
+
+      const plain = setup(false);
+      await settle(plain.steps, plain.ctx, [], [answered], buildReply('req_unit', [answered], 1, undefined), true);
+      const plainSent = plain.money.calls[0];
+      expect(JSON.stringify(plainSent?.method === 'settle' ? plainSent.settlement.record : null)).not.toContain('filters');
     });
 
     it('keeps no outcome without an Idempotency-Key', async () => {
@@ -113,7 +130,7 @@ describe('settle', () => {
   describe('settlementRecord', () => {
     it('one entry per attempt in order, and the sum charged', () => {
       const { ctx } = setup(false);
-      const record = settlementRecord(ctx.scope, [notConfigured, timedOut, capacity, answered]);
+      const record = settlementRecord(ctx.scope, [notConfigured, timedOut, capacity, answered], undefined);
       expect(record).toMatchObject({ v: 1, requestId: 'req_unit', accountId: 'acc_unit', keyId: 'key_unit', chargedMicros: 5_450 });
       expect(record.attempts).toEqual([
         { index: 0, model: 'tavily/basic', provider: 'tavily', source: 'platform', status: 'skipped', error: 'provider not configured', reservedMicros: 0, chargedMicros: 0, timedOut: false, results: 0 },

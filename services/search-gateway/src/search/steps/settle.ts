@@ -1,5 +1,5 @@
 import { describeError } from '@svc/errors';
-import type { SettledAttempt, SettlementRecord } from '@svc/contracts';
+import type { SearchFilters, SettledAttempt, SettlementRecord } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import { currentTraceparent } from '@svc/tracing';
 import { RELEASE_CLAIM, UNLEASE_ACCOUNT } from '../../money/money.ops';
@@ -61,7 +61,7 @@ export async function settle(steps: SearchSteps, ctx: SearchContext, ops: MoneyO
   }
   try {
     // On the socket to Redis before the reply leaves; Redis's answer is awaited in the background.
-    await steps.money.settle(scope, ops, { record: settlementRecord(scope, attempts), outcome: stored, releaseAccountLease: true });
+    await steps.money.settle(scope, ops, { record: settlementRecord(scope, attempts, ctx.call.request.filters), outcome: stored, releaseAccountLease: true });
   } catch (error) {
     steps.log.error({ request_id: scope.requestId, account_id: scope.accountId, err: describeError(error) }, 'settlement failed; the reservation is released by reconciliation');
     return FAILED;
@@ -69,8 +69,11 @@ export async function settle(steps: SearchSteps, ctx: SearchContext, ops: MoneyO
   return SETTLED;
 }
 
-/** The SettlementRecord of a search that called a provider: every attempt, and what it was charged in all. */
-export function settlementRecord(scope: MoneyScope, attempts: readonly AttemptResult[]): SettlementRecord {
+/**
+ * The SettlementRecord of a search that called a provider: every attempt, what it was charged
+ * in all, and the filters it was made with (canonical; undefined, so left out of the JSON, without).
+ */
+export function settlementRecord(scope: MoneyScope, attempts: readonly AttemptResult[], filters: SearchFilters | undefined): SettlementRecord {
   // Object literals of one shape (no spread): this runs once per search on the hot path.
   const settled: SettledAttempt[] = [];
   let chargedMicros: Micros = 0;
@@ -92,5 +95,5 @@ export function settlementRecord(scope: MoneyScope, attempts: readonly AttemptRe
         break;
     }
   }
-  return { v: 1, requestId: scope.requestId, accountId: scope.accountId, keyId: scope.keyId, settledAtMs: Date.now(), attempts: settled, chargedMicros, traceparent: currentTraceparent() };
+  return { v: 1, requestId: scope.requestId, accountId: scope.accountId, keyId: scope.keyId, settledAtMs: Date.now(), attempts: settled, chargedMicros, traceparent: currentTraceparent(), filters };
 }

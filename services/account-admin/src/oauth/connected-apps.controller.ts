@@ -1,0 +1,54 @@
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Access, Actor, onDashboard } from '../http/actor';
+import { markChangedKey, withRequestId } from '../http/reply';
+import { LOGGER } from '../logging/logger';
+import type { Logger } from '../logging/logger';
+import { ConsentDto, toApproveInput } from './oauth.dto';
+import { OAuthService } from './oauth.service';
+
+/**
+ * The owner's side of OAuth, on the dashboard only: a signed-in session (with x-csrf-token on
+ * every change) approves or denies a pending authorization request for its own account, lists
+ * the account's connected apps and revokes them. No /v1 route: a key, management or not,
+ * can never approve.
+ */
+@Controller()
+@Access()
+export class ConnectedAppsController {
+  constructor(
+    @Inject(OAuthService) private readonly oauth: OAuthService,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  @Get(onDashboard('oauth/requests/:id'))
+  async request(@Req() req: FastifyRequest, @Param('id') id: string): Promise<object> {
+    return withRequestId(req, this.logger, await this.oauth.consentView(id));
+  }
+
+  @Post(onDashboard('oauth/requests/:id/approve'))
+  @HttpCode(200)
+  async approve(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Body() body: ConsentDto): Promise<object> {
+    const { keyHash, ...approved } = await this.oauth.approve(actor.accountId, id, toApproveInput(body));
+    markChangedKey(reply, keyHash);
+    return withRequestId(req, this.logger, approved);
+  }
+
+  @Post(onDashboard('oauth/requests/:id/deny'))
+  @HttpCode(200)
+  async deny(@Req() req: FastifyRequest, @Param('id') id: string): Promise<object> {
+    return withRequestId(req, this.logger, await this.oauth.deny(id));
+  }
+
+  @Get(onDashboard('connected-apps'))
+  async list(@Actor() actor: Actor, @Req() req: FastifyRequest): Promise<object> {
+    return withRequestId(req, this.logger, await this.oauth.listConnectedApps(actor.accountId));
+  }
+
+  @Delete(onDashboard('connected-apps/:id'))
+  async revoke(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string): Promise<object> {
+    const { keyHash, ...revoked } = await this.oauth.revokeConnectedApp(actor.accountId, id);
+    markChangedKey(reply, keyHash);
+    return withRequestId(req, this.logger, revoked);
+  }
+}
