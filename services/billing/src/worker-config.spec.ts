@@ -19,4 +19,10 @@ describe('ledger worker config', () => {
     expect(() => parseLedgerWorkerConfig({ LEDGER_BATCH_SIZE: '0' })).toThrow(ConfigError);
     expect(() => parseLedgerWorkerConfig({ LEDGER_BATCH_SIZE: '10001' })).toThrow(/LEDGER_BATCH_SIZE/);
   });
+
+  it('reads the recovery settings with the rest, once: a bad one stops the worker before it connects', () => {
+    expect(parseLedgerWorkerConfig({})).toMatchObject({ HYDRATION_GRACE_MS: 3_000, HYDRATION_INTERVAL_MS: 250 });
+    expect(parseLedgerWorkerConfig({ HYDRATION_GRACE_MS: '0', HYDRATION_INTERVAL_MS: '50' })).toMatchObject({ HYDRATION_GRACE_MS: 0, HYDRATION_INTERVAL_MS: 50 });
+    expect(() => parseLedgerWorkerConfig({ HYDRATION_INTERVAL_MS: '5' })).toThrow(/HYDRATION_INTERVAL_MS/);
+  });
 });

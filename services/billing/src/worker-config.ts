@@ -1,7 +1,11 @@
 import { bool, int, oneOf, parseEnv, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
+import { HYDRATION_ENV } from './hydration/hydration-config';
 
-/** The ledger worker's environment (dist/worker.js), parsed once at start. */
+/**
+ * The ledger worker's environment (dist/worker.js), parsed once at start (src/worker.ts):
+ * every part of the worker takes its settings from the result, none reads process.env.
+ */
 export const LEDGER_WORKER_ENV = {
   /** /healthz and /readyz only; the deploy files expect 3003. */
   PORT: int({ default: 3003, min: 0, max: 65535 }),
@@ -38,6 +42,8 @@ export const LEDGER_WORKER_ENV = {
   KEY_USE_FLUSH_INTERVAL_MS: int({ default: 5_000, min: 10, max: 600_000 }),
   /** How often the backlog is logged while records are pending. */
   BACKLOG_LOG_INTERVAL_MS: int({ default: 5_000, min: 100, max: 3_600_000 }),
+  /** Recovery from a Redis that lost its data (src/hydration). */
+  ...HYDRATION_ENV,
 };
 
 export type LedgerWorkerConfig = EnvOf<typeof LEDGER_WORKER_ENV>;

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { KeyChangesSubscriber } from './auth/key-changes.subscriber';
 import type { GrpcKeyOwner } from './auth/key-lookup.grpc';
 import type { UpstreamClient } from './forward/upstream.client';
-import type { RedisConnection } from './health/redis.connection';
+import type { MainRedisClient } from './redis/main-redis.client';
 
 /** How long shutdown waits for Redis to answer the last settlements. */
 const SETTLEMENT_DRAIN_MS = 10_000;
@@ -15,7 +15,7 @@ const SETTLEMENT_DRAIN_MS = 10_000;
  */
 export class GatewayLifecycle implements OnModuleInit, OnApplicationShutdown {
   constructor(
-    private readonly redis: RedisConnection,
+    private readonly redis: MainRedisClient,
     private readonly subscriber: KeyChangesSubscriber | null,
     private readonly owner: Pick<GrpcKeyOwner, 'close'>,
     private readonly upstreams: readonly UpstreamClient[],

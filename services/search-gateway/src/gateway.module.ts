@@ -18,13 +18,13 @@ import type { GatewayConfig } from './config';
 import { ForwardService } from './forward/forward.routes';
 import { UpstreamClient } from './forward/upstream.client';
 import { GatewayLifecycle } from './gateway.lifecycle';
-import { RedisConnection } from './health/redis.connection';
 import { GatewayHttp } from './http/gateway.http';
 import { McpEndpoint } from './mcp/mcp.endpoint';
 import { MoneyRepository } from './money/money.repository';
 import { SettlementResender } from './money/settlement-resender';
 import { ProviderRegistry } from './providers';
 import { ProviderHealth, catalogHealth, providerHealthMetrics } from './provider-health';
+import { MainRedisClient } from './redis/main-redis.client';
 import { SearchLifecycle, SearchMetrics, SearchService } from './search';
 
 export const GATEWAY_CONFIG = Symbol('GATEWAY_CONFIG');
@@ -47,17 +47,17 @@ export class GatewayModule {
       providers: [
         { provide: GATEWAY_CONFIG, useValue: config },
         { provide: GATEWAY_LOGGER, useValue: log },
-        { provide: RedisConnection, useFactory: () => new RedisConnection({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER }, log) },
+        { provide: MainRedisClient, useFactory: () => new MainRedisClient({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER }, log) },
         { provide: GATEWAY_METRICS, useValue: registry },
         { provide: DrainState, useValue: new DrainState() },
         {
           provide: RESULT_CACHE,
-          useFactory: async (redis: RedisConnection) => {
+          useFactory: async (redis: MainRedisClient) => {
             const setup = await createResultCache(config, redis, registry, log);
             // Nest calls this at shutdown: the cache's own connection (if any) closes with the process.
             return { setup, onApplicationShutdown: async () => setup?.own?.close() };
           },
-          inject: [RedisConnection],
+          inject: [MainRedisClient],
         },
         {
           provide: KeyCache,
@@ -70,11 +70,11 @@ export class GatewayModule {
         { provide: GrpcKeyOwner, useFactory: () => new GrpcKeyOwner(config.ACCOUNT_ADMIN_GRPC_URL) },
         {
           provide: AuthChain,
-          useFactory: (cache: KeyCache, redis: RedisConnection, owner: GrpcKeyOwner) => {
+          useFactory: (cache: KeyCache, redis: MainRedisClient, owner: GrpcKeyOwner) => {
             const bound = keyStateBound(config);
             return new AuthChain({ cache, store: new RedisKeyRecordStore(redis.client, bound), owner, log, bound });
           },
-          inject: [KeyCache, RedisConnection, GrpcKeyOwner],
+          inject: [KeyCache, MainRedisClient, GrpcKeyOwner],
         },
         { provide: GrpcProviderKeySource, useFactory: () => new GrpcProviderKeySource(config.ACCOUNT_ADMIN_GRPC_URL) },
         {
@@ -114,7 +114,7 @@ export class GatewayModule {
         {
           // Provider health and the breaker (docs/decisions/0027): its loops start here and stop with the process.
           provide: ProviderHealth,
-          useFactory: (providers: ProviderRegistry, redis: RedisConnection) => {
+          useFactory: (providers: ProviderRegistry, redis: MainRedisClient) => {
             const health = new ProviderHealth(redis.client, providers, {
               breakerEnabled: config.PROVIDER_BREAKER_ENABLED,
               windowMs: config.PROVIDER_BREAKER_WINDOW_MS,
@@ -133,29 +133,34 @@ export class GatewayModule {
             health.start();
             return health;
           },
-          inject: [ProviderRegistry, RedisConnection],
+          inject: [ProviderRegistry, MainRedisClient],
         },
         { provide: SearchMetrics, useFactory: () => new SearchMetrics(registry) },
         {
           provide: ProviderRegistry,
-          useFactory: (metrics: SearchMetrics) => {
-            const providers = new ProviderRegistry({
+          // Every provider call is timed (the metrics observe each adapter through a TimedProvider).
+          useFactory: (metrics: SearchMetrics) =>
+            new ProviderRegistry({
               brave: { baseUrl: config.BRAVE_BASE_URL, ...(config.BRAVE_API_KEY === undefined ? {} : { apiKey: config.BRAVE_API_KEY }) },
               exa: { baseUrl: config.EXA_BASE_URL, ...(config.EXA_API_KEY === undefined ? {} : { apiKey: config.EXA_API_KEY }) },
               tavily: { baseUrl: config.TAVILY_BASE_URL, ...(config.TAVILY_API_KEY === undefined ? {} : { apiKey: config.TAVILY_API_KEY }) },
-            });
-            metrics.timeProviderCalls(providers);
-            return providers;
-          },
+            }, metrics),
           inject: [SearchMetrics],
         },
         {
+          // The search's money in Redis: its own batch connections, its logger. The background
+          // re-send of settlements is its own object, given to the repository.
+          provide: MoneyRepository,
+          useFactory: (redis: MainRedisClient) =>
+            new MoneyRepository(redis.client, redis.target, { log: log.child({ component: 'money' }), resender: new SettlementResender() }),
+          inject: [MainRedisClient],
+        },
+        {
           provide: SearchService,
-          useFactory: (providers: ProviderRegistry, redis: RedisConnection, metrics: SearchMetrics, providerKeys: ProviderKeyCache, health: ProviderHealth, cache: { setup: ResultCacheSetup }) =>
+          useFactory: (providers: ProviderRegistry, money: MoneyRepository, metrics: SearchMetrics, providerKeys: ProviderKeyCache, health: ProviderHealth, cache: { setup: ResultCacheSetup }) =>
             new SearchService(
               providers,
-              // The background re-send of settlements is its own object, given to the repository.
-              new MoneyRepository(redis.client, redis.target, undefined, Date.now, new SettlementResender()),
+              money,
               {
                 providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
                 maxInFlight: { brave: config.PROVIDER_MAX_IN_FLIGHT_BRAVE, exa: config.PROVIDER_MAX_IN_FLIGHT_EXA, tavily: config.PROVIDER_MAX_IN_FLIGHT_TAVILY },
@@ -176,7 +181,7 @@ export class GatewayModule {
               health,
               cache.setup?.cache,
             ),
-          inject: [ProviderRegistry, RedisConnection, SearchMetrics, ProviderKeyCache, ProviderHealth, RESULT_CACHE],
+          inject: [ProviderRegistry, MoneyRepository, SearchMetrics, ProviderKeyCache, ProviderHealth, RESULT_CACHE],
         },
         { provide: SearchLifecycle, useFactory: (providers: ProviderRegistry) => new SearchLifecycle(providers), inject: [ProviderRegistry] },
         {
@@ -188,22 +193,22 @@ export class GatewayModule {
         {
           provide: GatewayHttp,
           useFactory: (
-            catalog: CatalogService, forward: ForwardService, redis: RedisConnection, auth: AuthChain, search: SearchService,
+            catalog: CatalogService, forward: ForwardService, redis: MainRedisClient, auth: AuthChain, search: SearchService,
             metrics: SearchMetrics, drain: DrainState, mcp: McpEndpoint,
           ) =>
             new GatewayHttp(catalog, forward, redis, log, {
               auth,
               service: search,
-              rateLimit: { limit: config.RATE_LIMIT_PER_SECOND, remaining: config.RATE_LIMIT_BURST },
+              rateLimit: { limit: config.RATE_LIMIT_PER_SECOND },
               metrics,
             }, new HttpMetrics(registry), drain, mcp, config.HTTP_MAX_BODY_DEPTH),
-          inject: [CatalogService, ForwardService, RedisConnection, AuthChain, SearchService, SearchMetrics, DrainState, McpEndpoint],
+          inject: [CatalogService, ForwardService, MainRedisClient, AuthChain, SearchService, SearchMetrics, DrainState, McpEndpoint],
         },
         {
           provide: GatewayLifecycle,
-          useFactory: (redis: RedisConnection, subscriber: KeyChangesSubscriber | null, owner: GrpcKeyOwner, accountAdmin: UpstreamClient, billing: UpstreamClient, search: SearchService, providerKeySource: GrpcProviderKeySource) =>
+          useFactory: (redis: MainRedisClient, subscriber: KeyChangesSubscriber | null, owner: GrpcKeyOwner, accountAdmin: UpstreamClient, billing: UpstreamClient, search: SearchService, providerKeySource: GrpcProviderKeySource) =>
             new GatewayLifecycle(redis, subscriber, { close: () => { owner.close(); providerKeySource.close(); } }, [accountAdmin, billing], log, search),
-          inject: [RedisConnection, KEY_CHANGES, GrpcKeyOwner, ACCOUNT_ADMIN_UPSTREAM, BILLING_UPSTREAM, SearchService, GrpcProviderKeySource],
+          inject: [MainRedisClient, KEY_CHANGES, GrpcKeyOwner, ACCOUNT_ADMIN_UPSTREAM, BILLING_UPSTREAM, SearchService, GrpcProviderKeySource],
         },
       ],
       exports: [AuthChain, GatewayHttp, SearchMetrics, GATEWAY_METRICS, DrainState],

@@ -3,8 +3,10 @@ import { redisKeys, SETTLEMENT_FIELD } from '@svc/contracts';
 import type { KeyRecord, SettlementRecord } from '@svc/contracts';
 import { newId } from '@svc/ids';
 import { redisUrl, seededRandom } from '@svc/test-kit';
-import { moneyScope, MoneyRepository } from '../src/money/money.repository';
-import type { AdmissionRequest, AdmissionVerdict, MoneyScope } from '../src/money/money.repository';
+import { MoneyRepository } from '../src/money/money.repository';
+import type { AdmissionRequest, AdmissionVerdict } from '../src/money/money.ops';
+import { moneyScope } from '../src/money/money.scope';
+import type { MoneyScope } from '../src/money/money.scope';
 
 /**
  * The money scripts merge the searches of one account that share a flush into one call
@@ -74,7 +76,7 @@ describe('merged money scripts decide and write exactly what one-at-a-time calls
 
   beforeAll(() => {
     redis = new Redis(redisUrl(DB));
-    money = new MoneyRepository(redis, { url: redisUrl(DB), cluster: false }, { maxRecords: 100_000, confirmIntervalMs: 3_600_000, epochIntervalMs: 3_600_000 });
+    money = new MoneyRepository(redis, { url: redisUrl(DB), cluster: false }, { retainer: { maxRecords: 100_000, confirmIntervalMs: 3_600_000, epochIntervalMs: 3_600_000 } });
   });
 
   afterAll(async () => {

@@ -3,8 +3,10 @@ import { recoveryKeys, redisKeys, SETTLE_CONFIRM_BUCKET_MS, SETTLEMENT_FIELD } f
 import type { KeyRecord, SettlementRecord } from '@svc/contracts';
 import { newId } from '@svc/ids';
 import { redisUrl } from '@svc/test-kit';
-import { moneyScope, MoneyRepository, SETTLED_BUCKET_MS, SETTLE_RESEND_WINDOW_MS } from '../src/money/money.repository';
-import type { MoneyScope } from '../src/money/money.repository';
+import { MoneyRepository } from '../src/money/money.repository';
+import { moneyScope } from '../src/money/money.scope';
+import type { MoneyScope } from '../src/money/money.scope';
+import { SETTLED_BUCKET_MS, SETTLE_RESEND_WINDOW_MS } from '../src/money/money.scripts';
 
 /**
  * The money scripts when Redis lost its data (database 9, flushed by this suite: every
@@ -45,7 +47,7 @@ describe('money scripts after Redis lost its data (real Redis)', () => {
   beforeAll(async () => {
     redis = new Redis(redisUrl(DB));
     await redis.flushdb();
-    money = new MoneyRepository(redis, { url: redisUrl(DB), cluster: false }, { maxRecords: 3, confirmIntervalMs: 3_600_000, epochIntervalMs: 3_600_000 });
+    money = new MoneyRepository(redis, { url: redisUrl(DB), cluster: false }, { retainer: { maxRecords: 3, confirmIntervalMs: 3_600_000, epochIntervalMs: 3_600_000 } });
   });
 
   afterAll(() => {
@@ -96,7 +98,7 @@ describe('money scripts after Redis lost its data (real Redis)', () => {
 
   it('re-sends every unconfirmed record when the epoch changes, drops confirmed ones, and fails closed when full', async () => {
     await redis.flushdb();
-    const fresh = new MoneyRepository(redis, { url: redisUrl(DB), cluster: false }, { maxRecords: 2, confirmIntervalMs: 3_600_000, epochIntervalMs: 3_600_000 });
+    const fresh = new MoneyRepository(redis, { url: redisUrl(DB), cluster: false }, { retainer: { maxRecords: 2, confirmIntervalMs: 3_600_000, epochIntervalMs: 3_600_000 } });
     expect(await fresh.retainer.checkEpoch()).toBe(0);
     const rec = keyRecord(newId('account'));
     const scopes = [0, 1].map(() => moneyScope(rec, newId('request'), null, Date.now(), 60_000));
@@ -132,7 +134,7 @@ describe('a settlement sent twice (real Redis)', () => {
 
   it('counts once: the second send finds its request id in the bucket of the first send and changes nothing', async () => {
     const now = Date.now();
-    const money = new MoneyRepository(redis, { url: redisUrl(DB), cluster: false }, { maxRecords: 100, confirmIntervalMs: 3_600_000, epochIntervalMs: 3_600_000 }, () => now);
+    const money = new MoneyRepository(redis, { url: redisUrl(DB), cluster: false }, { retainer: { maxRecords: 100, confirmIntervalMs: 3_600_000, epochIntervalMs: 3_600_000 }, clock: () => now });
     try {
       const rec = keyRecord(newId('account'));
       const scope = moneyScope(rec, newId('request'), null, Date.now(), 60_000);

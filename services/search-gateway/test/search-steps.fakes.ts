@@ -4,8 +4,9 @@ import pino from 'pino';
 import type { Logger } from 'pino';
 import { NO_PROVIDER_KEYS } from '../src/byok/provider-key-cache';
 import type { ProviderKeySet } from '../src/byok/provider-key-cache';
-import { moneyScope } from '../src/money/money.repository';
-import type { AdmissionVerdict, LeaseRequest, MoneyOp, MoneyScope, ReserveRequest, ReserveVerdict, Settlement } from '../src/money/money.repository';
+import { moneyScope } from '../src/money/money.scope';
+import type { MoneyScope } from '../src/money/money.scope';
+import type { AdmissionVerdict, LeaseRequest, MoneyOp, ReserveRequest, ReserveVerdict, Settlement } from '../src/money/money.ops';
 import type { ProviderOutcome, ProviderSearchRequest } from '../src/providers';
 import { claimValue } from '../src/search/idempotency';
 import type { SearchCall } from '../src/search/search.result';
@@ -117,10 +118,6 @@ export class FakeMoney implements SearchMoney {
   }
 
   // What SearchService uses beside the steps' port.
-  useLogger(): void {
-    // the fake logs nothing
-  }
-
   drainSettlements(): Promise<boolean> {
     return Promise.resolve(true);
   }

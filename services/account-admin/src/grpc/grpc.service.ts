@@ -8,7 +8,7 @@ import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 import { KeyCacheService } from '../key-cache/key-cache.service';
 import { KeysRepository } from '../keys/keys.repository';
-import { toKeyRecord } from '../keys/keys.service';
+import { toKeyRecord } from '../key-cache/key-record';
 import { LOGGER } from '../logging/logger';
 import { ProviderKeysService } from '../provider-keys/provider-keys.service';
 import { OAuthService } from '../oauth/oauth.service';

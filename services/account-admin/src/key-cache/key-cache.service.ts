@@ -4,6 +4,7 @@ import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
 import { KeyCacheRepository } from './key-cache.repository';
 import { KeyOutboxRepository } from './key-outbox.repository';
+import { describeError } from '@svc/errors';
 
 /** A committed key change to make visible: its record and the outbox row of its transaction. */
 export interface CommittedChange {
@@ -34,14 +35,14 @@ export class KeyCacheService {
     try {
       await this.writeAndPublish(keyHash, record, change.asOfMs);
     } catch (error) {
-      this.logger.warn({ key_id: record.id, version: record.version, err: describe(error) }, 'key cache write failed; left to the outbox loop');
+      this.logger.warn({ key_id: record.id, version: record.version, err: describeError(error) }, 'key cache write failed; left to the outbox loop');
       return false;
     }
     try {
       await this.outbox.removeUnlessClaimed(change.outboxId);
     } catch (error) {
       // The loop will write the same (or a newer) record again and delete the row.
-      this.logger.warn({ key_id: record.id, err: describe(error) }, 'outbox row not removed; the loop will rewrite the record');
+      this.logger.warn({ key_id: record.id, err: describeError(error) }, 'outbox row not removed; the loop will rewrite the record');
     }
     return true;
   }
@@ -60,8 +61,4 @@ export class KeyCacheService {
   async fillMiss(keyHash: string, ttlSeconds: number, writtenAtMs: number): Promise<void> {
     await this.cache.writeMiss(keyHash, ttlSeconds, writtenAtMs);
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DatabaseRepository } from '../db/database.repository';
-import { toRow } from '../keys/keys.repository';
-import type { KeyRow } from '../keys/keys.repository';
+import { toRow } from '../db/key-row';
+import type { KeyRow } from '../db/key-row';
 
 /** A key with committed changes not yet confirmed in Redis, as it stands in Postgres now. */
 export interface PendingKey {

@@ -1,6 +1,6 @@
 import type { KeyRecord } from '@svc/contracts';
 import type { AppConfig } from '../config';
-import type { KeyRow } from '../keys/keys.repository';
+import type { KeyRow } from '../db/key-row';
 import { createLogger } from '../logging/logger';
 import type { KeyCacheService } from './key-cache.service';
 import type { KeyOutboxRepository, PendingKey, PendingKeyHandler } from './key-outbox.repository';

@@ -2,12 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
-import { toKeyRecord } from '../keys/keys.service';
+import { toKeyRecord } from './key-record';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
 import { KeyCacheService } from './key-cache.service';
 import { KeyOutboxRepository } from './key-outbox.repository';
 import type { PendingKey } from './key-outbox.repository';
+import { describeError } from '@svc/errors';
 
 /** Outbox rows claimed per transaction. */
 export const OUTBOX_BATCH_SIZE = 100;
@@ -69,7 +70,7 @@ export class KeyOutboxService implements OnApplicationBootstrap, OnApplicationSh
         await this.cache.writeAndPublish(key.keyHash, record, key.readAtMs);
         done.add(key.keyHash);
       } catch (error) {
-        this.logger.warn({ key_id: record.id, version: record.version, err: describe(error) }, 'outbox: key cache write failed; will retry');
+        this.logger.warn({ key_id: record.id, version: record.version, err: describeError(error) }, 'outbox: key cache write failed; will retry');
         break;
       }
     }
@@ -85,7 +86,7 @@ export class KeyOutboxService implements OnApplicationBootstrap, OnApplicationSh
           if (written > 0) this.logger.info({ written }, 'outbox: key records written to Redis');
         },
         (error: unknown) => {
-          if (!this.stopped) this.logger.error({ err: describe(error) }, 'outbox pass failed; will retry');
+          if (!this.stopped) this.logger.error({ err: describeError(error) }, 'outbox pass failed; will retry');
         },
       ).finally(() => {
         this.running = null;
@@ -102,8 +103,4 @@ export class KeyOutboxService implements OnApplicationBootstrap, OnApplicationSh
     this.timer = null;
     await this.running;
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -2,26 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { KeyKind } from '@svc/keys';
 import type { LimitReset } from '@svc/contracts';
 import { DatabaseRepository } from '../db/database.repository';
-import type { Key as KeyModel } from '../generated/prisma/client';
-
-/** A row of `keys`, with money as integer micro-USD. */
-export interface KeyRow {
-  id: string;
-  accountId: string;
-  kind: KeyKind;
-  name: string;
-  keyHash: string;
-  label: string;
-  limitMicros: number | null;
-  limitReset: LimitReset | null;
-  expiresAt: Date | null;
-  disabled: boolean;
-  version: number;
-  deletedAt: Date | null;
-  createdAt: Date;
-  updatedAt: Date;
-  lastUsedAt: Date | null;
-}
+import { toRow } from '../db/key-row';
+import type { KeyRow } from '../db/key-row';
 
 export interface NewKey {
   id: string;
@@ -54,26 +36,6 @@ export interface KeyPosition {
 export interface ChangedKey {
   row: KeyRow;
   outboxId: bigint;
-}
-
-export function toRow(model: KeyModel): KeyRow {
-  return {
-    id: model.id,
-    accountId: model.accountId,
-    kind: model.kind,
-    name: model.name,
-    keyHash: model.keyHash,
-    label: model.label,
-    limitMicros: model.limitMicros === null ? null : Number(model.limitMicros),
-    limitReset: model.limitReset,
-    expiresAt: model.expiresAt,
-    disabled: model.disabled,
-    version: model.version,
-    deletedAt: model.deletedAt,
-    createdAt: model.createdAt,
-    updatedAt: model.updatedAt,
-    lastUsedAt: model.lastUsedAt,
-  };
 }
 
 /** The transaction client Prisma hands to `$transaction` callbacks. */

@@ -3,7 +3,8 @@ import { newId } from '@svc/ids';
 import pino from 'pino';
 import type { KeyCacheRepository, Usage, UsageQuery } from '../key-cache/key-cache.repository';
 import type { KeyCacheService } from '../key-cache/key-cache.service';
-import type { KeyChanges, KeyRow, KeysRepository } from './keys.repository';
+import type { KeyRow } from '../db/key-row';
+import type { KeyChanges, KeysRepository } from './keys.repository';
 import { decodeCursor, encodeCursor, KeysService } from './keys.service';
 
 const accountId = newId('account');

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { periodOf } from '@svc/contracts';
-import type { KeyRecord, LimitReset, ManagementKeyView } from '@svc/contracts';
+import type { LimitReset, ManagementKeyView } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { isRepresentableTime } from '@svc/http-edge';
 import { isId, newId } from '@svc/ids';
@@ -10,11 +10,13 @@ import { microsToUsd } from '@svc/money';
 import { KeyCacheRepository } from '../key-cache/key-cache.repository';
 import type { Usage } from '../key-cache/key-cache.repository';
 import { KeyCacheService } from '../key-cache/key-cache.service';
+import { toKeyRecord } from '../key-cache/key-record';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
 import type { KeyInput, ListQuery } from './keys.dto';
 import { KeysRepository } from './keys.repository';
-import type { KeyPosition, KeyRow } from './keys.repository';
+import type { KeyPosition } from './keys.repository';
+import type { KeyRow } from '../db/key-row';
 
 /** The authenticated key a request comes with (from the gateway's internal headers). */
 export interface Caller {
@@ -69,20 +71,6 @@ export interface Page<T> {
 
 /** Management keys per account are few; the dashboard lists them in one page of at most this. */
 const MANAGEMENT_LIST_MAX = 1_000;
-
-export function toKeyRecord(row: KeyRow): KeyRecord {
-  return {
-    id: row.id,
-    accountId: row.accountId,
-    kind: row.kind,
-    disabled: row.disabled,
-    expiresAtMs: row.expiresAt === null ? null : row.expiresAt.getTime(),
-    limitMicros: row.limitMicros,
-    limitReset: row.limitReset,
-    version: row.version,
-    deleted: row.deletedAt !== null,
-  };
-}
 
 function iso(date: Date | null): string | null {
   return date === null ? null : date.toISOString();

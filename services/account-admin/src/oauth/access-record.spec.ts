@@ -1,4 +1,4 @@
-import type { KeyRow } from '../keys/keys.repository';
+import type { KeyRow } from '../db/key-row';
 import type { TokenWithGrant } from './oauth.repository';
 import { accessRecord } from './oauth.service';
 

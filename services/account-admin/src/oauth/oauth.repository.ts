@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DatabaseRepository } from '../db/database.repository';
-import { insertKey, toRow } from '../keys/keys.repository';
-import type { ChangedKey, KeyRow, NewKey } from '../keys/keys.repository';
+import { toRow } from '../db/key-row';
+import type { KeyRow } from '../db/key-row';
+import { insertKey } from '../keys/keys.repository';
+import type { ChangedKey, NewKey } from '../keys/keys.repository';
 
 export type ClientKind = 'dynamic' | 'metadata_document';
 export type TokenKind = 'code' | 'access' | 'refresh';

@@ -1,8 +1,9 @@
 import { microsToUsd } from '@svc/money';
 import type { Micros } from '@svc/money';
 import { IdField } from '@svc/http-edge';
-import { DayRangeQueryDto, formatDay, toRange } from '../usage/usage.dto';
-import type { DayRange } from '../usage/usage.dto';
+import { formatDay } from '../usage/usage-query';
+import type { DayRange } from '../usage/usage-query';
+import { DayRangeQueryDto, toRange } from '../usage/usage.dto';
 import type { LedgerExportRow } from './finance.repository';
 import type { FinanceReport } from './finance.service';
 

@@ -1,6 +1,4 @@
 import type { Micros } from '@svc/money';
-import { REPORT_ONLY } from '../reconciliation/reconciliation.service';
-import type { ReconciliationService } from '../reconciliation/reconciliation.service';
 import type { FinanceRepository, LedgerExportRow, LedgerFigures, StripeFigures, UsageFigures } from './finance.repository';
 
 export interface SpendableFigures {
@@ -21,11 +19,27 @@ export interface FinanceReport {
 
 const EXPORT_PAGE = 1_000;
 
+/** A read-only pass: nothing released, nothing corrected. */
+const READ_ONLY = { releaseStale: false, correctDrift: false } as const;
+
+/**
+ * What finance reads from reconciliation: each account's drift, a page at a time, read-only
+ * (ReconciliationService fits it). Declared here so finance never imports reconciliation,
+ * whose operator route includes the finance report.
+ */
+export interface SpendableDriftSource {
+  reconcilePage(
+    limit: number,
+    afterId: string | null,
+    options: typeof READ_ONLY,
+  ): Promise<{ reports: readonly { accountId: string; driftMicros: Micros }[]; nextAfterId: string | null }>;
+}
+
 /** Finance's view: Stripe vs the ledger, searches vs the ledger, durable vs spendable; the ledger as CSV. */
 export class FinanceService {
   constructor(
     private readonly repository: FinanceRepository,
-    private readonly reconciliation: ReconciliationService,
+    private readonly reconciliation: SpendableDriftSource,
   ) {}
 
   async report(): Promise<FinanceReport> {
@@ -55,7 +69,7 @@ export class FinanceService {
     const drifting: SpendableFigures['drifting'] = [];
     let after: string | null = null;
     do {
-      const page = await this.reconciliation.reconcilePage(100, after, REPORT_ONLY);
+      const page = await this.reconciliation.reconcilePage(100, after, READ_ONLY);
       accounts += page.reports.length;
       for (const report of page.reports) if (report.driftMicros !== 0) drifting.push({ accountId: report.accountId, driftMicros: report.driftMicros });
       after = page.nextAfterId;

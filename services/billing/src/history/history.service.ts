@@ -1,7 +1,7 @@
 import type { ActivityView, DailySpendView, PurchaseView } from '@svc/contracts';
 import { microsToUsd } from '@svc/money';
-import { formatDay } from '../usage/usage.dto';
-import type { DayRange } from '../usage/usage.dto';
+import { formatDay } from '../usage/usage-query';
+import type { DayRange } from '../usage/usage-query';
 import { encodeCursor } from './history.dto';
 import type { HistoryPage } from './history.dto';
 import type { AttemptRow, HistoryRepository, SearchRow } from './history.repository';

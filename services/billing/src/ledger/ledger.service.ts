@@ -2,9 +2,8 @@ import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
 import type { Micros } from '@svc/money';
 import type { AccountDirectory } from '../accounts/account-directory.adapter';
-import type { SpendableBalanceAdapter } from '../spendable/spendable-balance.adapter';
-import type { SpendableOutboxService } from '../spendable/spendable-outbox.service';
 import type { BalanceRecord, LedgerEntryRecord, LedgerRepository } from './ledger.repository';
+import type { SpendableOutbox, SpendableReader } from './spendable.port';
 
 export interface GrantInput {
   accountId: string;
@@ -44,8 +43,8 @@ export class LedgerService {
   constructor(
     private readonly repository: LedgerRepository,
     private readonly accounts: AccountDirectory,
-    private readonly outbox: SpendableOutboxService,
-    private readonly spendable: SpendableBalanceAdapter,
+    private readonly outbox: SpendableOutbox,
+    private readonly spendable: SpendableReader,
   ) {}
 
   /** Creates the account in account-admin, then its zero balance row here. */

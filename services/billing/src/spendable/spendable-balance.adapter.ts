@@ -1,6 +1,7 @@
 import { recoveryKeys, redisKeys } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import type { RedisClient } from '@svc/redis-client';
+import type { SpendableReader, SpendableView } from '../ledger/spendable.port';
 
 /** How long an applied-entry marker lives: far longer than any entry stays unmarked in Postgres. */
 export const APPLIED_MARKER_TTL_SECONDS = 30 * 24 * 3600;
@@ -27,13 +28,6 @@ if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ttl) then
 end
 return {0, tonumber(redis.call('GET', KEYS[2]) or '0')}`;
 
-export interface SpendableView {
-  /** Spendable balance in Redis, null when the key does not exist. */
-  balanceMicros: Micros | null;
-  /** Held by open reservations, 0 when the gateway keeps no such key. */
-  reservedMicros: Micros;
-}
-
 function integerOrNull(value: string | null): number | null {
   if (value === null) return null;
   const n = Number(value);
@@ -49,7 +43,7 @@ export class ColdAccountError extends Error {
 }
 
 /** The spendable balance and its applied-entry markers in Redis. */
-export class SpendableBalanceAdapter {
+export class SpendableBalanceAdapter implements SpendableReader {
   constructor(private readonly redis: RedisClient) {}
 
   /**

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { LedgerEntryRecord, LedgerRepository } from '../ledger/ledger.repository';
+import type { SpendableOutbox } from '../ledger/spendable.port';
 import { ColdAccountError } from './spendable-balance.adapter';
 import type { SpendableBalanceAdapter } from './spendable-balance.adapter';
 
@@ -10,7 +11,7 @@ import type { SpendableBalanceAdapter } from './spendable-balance.adapter';
  * re-applies whatever a crash or a Redis outage left behind. The Lua script's NX marker
  * makes a repeat harmless; the column keeps the marker's lifetime from mattering.
  */
-export class SpendableOutboxService {
+export class SpendableOutboxService implements SpendableOutbox {
   constructor(
     private readonly repository: LedgerRepository,
     private readonly spendable: SpendableBalanceAdapter,

@@ -2,26 +2,13 @@ import { LIMITS } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { microsToUsd } from '@svc/money';
 import { CalendarDateField, EnumField, IdField } from '@svc/http-edge';
+import { dayOf, formatDay, GROUPINGS } from './usage-query';
+import type { DayRange, Grouping, UsageQuery } from './usage-query';
 import type { UsageReport } from './usage.service';
-
-export const GROUPINGS = ['day', 'model', 'key'] as const;
-export type Grouping = (typeof GROUPINGS)[number];
 
 export const DEFAULT_RANGE_DAYS = LIMITS.usageRangeDays.default;
 export const MAX_RANGE_DAYS = LIMITS.usageRangeDays.max;
 const DAY_MS = 86_400_000;
-
-/** A UTC calendar day as milliseconds at its 00:00. */
-export type Day = number;
-
-export function formatDay(day: Day): string {
-  return new Date(day).toISOString().slice(0, 10);
-}
-
-/** A validated `YYYY-MM-DD` (IsCalendarDate) as its day. */
-export function dayOf(value: string): Day {
-  return Date.parse(`${value}T00:00:00Z`);
-}
 
 /** `from` and `to`: UTC calendar days, `to` inclusive. */
 export class DayRangeQueryDto {
@@ -32,12 +19,6 @@ export class DayRangeQueryDto {
   to?: string;
 }
 
-export interface DayRange {
-  from: Day;
-  /** Inclusive. */
-  to: Day;
-}
-
 /** from/to (inclusive UTC days); defaults: to = today, from = 29 days before to (30 days). */
 export function toRange(params: DayRangeQueryDto, now: Date): DayRange {
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
@@ -46,12 +27,6 @@ export function toRange(params: DayRangeQueryDto, now: Date): DayRange {
   if (from > to) throw new AppError('invalid_request', `from (${formatDay(from)}) is after to (${formatDay(to)})`);
   if ((to - from) / DAY_MS + 1 > MAX_RANGE_DAYS) throw new AppError('invalid_request', `the range from..to is at most ${MAX_RANGE_DAYS} days`);
   return { from, to };
-}
-
-export interface UsageQuery {
-  range: DayRange;
-  groupBy: Grouping;
-  keyId: string | null;
 }
 
 /** GET /v1/usage?from&to&group_by&key_id */

@@ -1,7 +1,7 @@
 import { AppError } from '@svc/errors';
 import type { Micros } from '@svc/money';
 import type { CallerIdentity } from '../http/internal-auth.guard';
-import type { DayRange, Grouping, UsageQuery } from './usage.dto';
+import type { DayRange, Grouping, UsageQuery } from './usage-query';
 import type { UsageRepository, UsageRow } from './usage.repository';
 
 const DAY_MS = 86_400_000;

@@ -1,6 +1,6 @@
 import { AppError } from '@svc/errors';
 import type { Logger } from 'pino';
-import type { SpendableOutboxService } from '../spendable/spendable-outbox.service';
+import type { SpendableOutbox } from '../ledger/spendable.port';
 import { MICROS_PER_CENT } from '../checkout/checkout.dto';
 import { PaymentProcessorError, SignatureError, verifyStripeEvent } from '../stripe/stripe.adapter';
 import type { PaymentProcessor, StripeCheckoutSession, VerifiedEvent } from '../stripe/stripe.adapter';
@@ -52,7 +52,7 @@ export class WebhookService {
     private readonly stripe: PaymentProcessor | null,
     private readonly webhookSecret: string | null,
     private readonly repository: PurchaseRepository,
-    private readonly outbox: SpendableOutboxService,
+    private readonly outbox: SpendableOutbox,
     private readonly logger: Logger,
     private readonly hooks: WebhookHooks = {},
     private readonly metrics?: WebhookMetrics,

@@ -1,6 +1,6 @@
 import { evaluateKey } from '@svc/contracts';
 import type { KeyLookup, KeyRecord, RequiredKind } from '@svc/contracts';
-import { AppError } from '@svc/errors';
+import { AppError, describeError } from '@svc/errors';
 import { hashSecret, parseBearer } from '@svc/keys';
 import type { Logger } from 'pino';
 import type { KeyCache } from './key-cache';
@@ -147,13 +147,13 @@ export class AuthChain {
     const stored = await this.store.read(keyHash);
     if (stored.kind === 'found') return this.stamped(stored.lookup, stored.writtenAtMs);
     if (stored.kind === 'error') {
-      this.log.warn({ err: describe(stored.error) }, 'key record read from Redis failed; asking account-admin');
+      this.log.warn({ err: describeError(stored.error) }, 'key record read from Redis failed; asking account-admin');
     }
     // Taken before the request leaves: the answer reflects Postgres at some later instant.
     const sentAtMs = this.now();
     const owned = await this.owner.lookup(keyHash);
     if (owned.kind === 'found') return this.stamped(owned.lookup, sentAtMs);
-    this.log.error({ err: describe(owned.error) }, 'key lookup at account-admin failed');
+    this.log.error({ err: describeError(owned.error) }, 'key lookup at account-admin failed');
     throw new AppError('internal', 'internal error');
   }
 
@@ -166,9 +166,4 @@ export class AuthChain {
 /** A deleted record never comes back, so its state has no deadline (the cache lifetime still applies). */
 function isTombstone(lookup: KeyLookup): boolean {
   return lookup.found && lookup.record.deleted;
-}
-
-/** A fault's class and message for logs (never a key: only hashes cross these seams). */
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

@@ -2,7 +2,7 @@ import { isKeyChangeMessage, isProviderKeyChangeMessage, KEY_CHANGES_CHANNEL, PR
 import { createRedisClient } from '@svc/redis-client';
 import type { RedisClient, RedisTarget } from '@svc/redis-client';
 import type { Logger } from 'pino';
-import { REDIS_DISCONNECT_TIMEOUT_MS } from '../health/redis.connection';
+import { REDIS_DISCONNECT_TIMEOUT_MS } from '../redis/main-redis.client';
 
 export interface KeyChangeSink {
   invalidate(keyHash: string): void;

@@ -1,7 +1,7 @@
 import type { Registry } from '@svc/metrics';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config';
-import { RedisConnection } from '../health/redis.connection';
+import { RedisCommandClient } from '../redis/main-redis.client';
 import { CacheMetrics } from './cache.metrics';
 import { ResultCache } from './result-cache';
 
@@ -10,14 +10,14 @@ export const CACHE_LOCK_MARGIN_MS = 5_000;
 
 /**
  * The gateway's result cache, or null with CACHE_ENABLED=false. On CACHE_REDIS_URL it has a
- * connection of its own (`own`, closed at shutdown), else it shares the gateway's command
- * connection to REDIS_URL.
+ * connection of its own (`own`, closed at shutdown), else it shares the gateway's main
+ * Redis client (REDIS_URL).
  */
-export async function createResultCache(config: GatewayConfig, shared: RedisConnection, registry: Registry, log: Logger): Promise<{ cache: ResultCache; own: RedisConnection | null } | null> {
+export async function createResultCache(config: GatewayConfig, shared: RedisCommandClient, registry: Registry, log: Logger): Promise<{ cache: ResultCache; own: RedisCommandClient | null } | null> {
   if (!config.CACHE_ENABLED) return null;
-  let own: RedisConnection | null = null;
+  let own: RedisCommandClient | null = null;
   if (config.CACHE_REDIS_URL !== undefined) {
-    own = new RedisConnection({ url: config.CACHE_REDIS_URL, cluster: config.CACHE_REDIS_CLUSTER }, log.child({ component: 'cache-redis' }));
+    own = new RedisCommandClient({ url: config.CACHE_REDIS_URL, cluster: config.CACHE_REDIS_CLUSTER }, log.child({ component: 'cache-redis' }));
     await own.connect();
   }
   const defaultTtlMs = config.CACHE_TTL_S * 1000;

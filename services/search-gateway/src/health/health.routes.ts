@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { drainingReadiness, PUBLIC_ROUTE_CONFIG } from '@svc/http-edge';
 import type { DrainState } from '@svc/http-edge';
-import type { RedisConnection } from './redis.connection';
+import type { MainRedisClient } from '../redis/main-redis.client';
 
 /**
  * GET /healthz (the process is up) and GET /readyz (Redis answers, and, when the gateway
  * serves searches, the search path's batch connection to Redis is up: without it every
  * search would answer 503). While the gateway drains (SIGTERM), /readyz is 503 `draining`.
  */
-export function registerHealthRoutes(scope: FastifyInstance, redis: RedisConnection, searchBatchReady?: () => boolean, drain?: DrainState): void {
+export function registerHealthRoutes(scope: FastifyInstance, redis: MainRedisClient, searchBatchReady?: () => boolean, drain?: DrainState): void {
   scope.get('/healthz', { config: PUBLIC_ROUTE_CONFIG }, (request, reply) => {
     void reply.type('application/json; charset=utf-8').send({ status: 'ok', request_id: request.id });
   });

@@ -5,7 +5,7 @@ import type { CatalogService } from '../catalog/catalog.service';
 import type { ForwardService } from '../forward/forward.routes';
 import { registerHealthRoutes } from '../health/health.routes';
 import { registerOpenApiRoutes } from '../openapi/openapi.routes';
-import type { RedisConnection } from '../health/redis.connection';
+import type { MainRedisClient } from '../redis/main-redis.client';
 import { registerSearchRoutes } from '../search';
 import type { RateLimitHeaders, SearchService } from '../search';
 import type { AuthChain } from '../auth/auth-chain';
@@ -29,7 +29,7 @@ export class GatewayHttp {
   constructor(
     private readonly catalog: CatalogService,
     private readonly forward: ForwardService,
-    private readonly redis: RedisConnection,
+    private readonly redis: MainRedisClient,
     private readonly log: Logger,
     private readonly search?: { auth: AuthChain; service: SearchService; rateLimit: RateLimitHeaders; metrics?: SearchMetrics },
     private readonly http?: HttpMetrics,

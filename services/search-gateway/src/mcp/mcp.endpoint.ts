@@ -1,6 +1,6 @@
 import { OAUTH_PATHS } from '@svc/contracts';
 import type { KeyRecord } from '@svc/contracts';
-import { AppError, errorBody } from '@svc/errors';
+import { AppError, describeError, errorBody } from '@svc/errors';
 import type { ErrorBody } from '@svc/errors';
 import { bearerChallenge, guardHook, PUBLIC_ROUTE_CONFIG } from '@svc/http-edge';
 import { hashSecret, parseAccessToken } from '@svc/keys';
@@ -110,7 +110,7 @@ export class McpEndpoint {
       legacy: 'reject',
       // Our handlers send nothing before their result, so every answer is one JSON body.
       responseMode: 'auto',
-      onerror: (error) => this.deps.log.debug({ err: describe(error) }, 'mcp request refused'),
+      onerror: (error) => this.deps.log.debug({ err: describeError(error) }, 'mcp request refused'),
     });
   }
 
@@ -200,7 +200,7 @@ export class McpEndpoint {
         response = await this.modern.fetch(webRequest, { parsedBody: body, authInfo });
       }
     } catch (error) {
-      this.deps.log.error({ request_id: request.id, err: describe(error) }, 'mcp request failed');
+      this.deps.log.error({ request_id: request.id, err: describeError(error) }, 'mcp request failed');
       throw new AppError('internal', 'internal error');
     }
     const headers: Record<string, string> = {};
@@ -261,7 +261,7 @@ export class McpEndpoint {
         }
       }
     } catch (error) {
-      if (!(error instanceof AppError)) this.deps.log.error({ request_id: requestId, tool: name, err: describe(error) }, 'mcp tool failed');
+      if (!(error instanceof AppError)) this.deps.log.error({ request_id: requestId, tool: name, err: describeError(error) }, 'mcp tool failed');
       return errorResult(errorBody(error, requestId), error instanceof AppError ? error.extra.retryAfterSeconds : undefined);
     }
   }
@@ -331,7 +331,7 @@ export class McpEndpoint {
     try {
       response = await this.deps.billing.send({ method: 'GET', path: '/v1/credits', headers, body: undefined });
     } catch (error) {
-      this.deps.log.error({ request_id: requestId, upstream: 'billing', err: describe(error) }, 'get_credits: billing unreachable');
+      this.deps.log.error({ request_id: requestId, upstream: 'billing', err: describeError(error) }, 'get_credits: billing unreachable');
       throw new AppError('internal', 'internal error');
     }
     const parsed = parseJson(response.body.toString('utf8'));
@@ -402,8 +402,4 @@ function isErrorBody(value: unknown): value is ErrorBody {
   if (typeof value !== 'object' || value === null) return false;
   const error = (value as { error?: unknown }).error;
   return typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string' && typeof (error as { message?: unknown }).message === 'string';
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

@@ -14,12 +14,6 @@ import type { SettlementChannel } from './settlement-resender';
 import { SettlementRetainer } from './settlement-retainer';
 import type { RetainerOptions } from './settlement-retainer';
 
-export { moneyScope } from './money.scope';
-export type { MoneyScope } from './money.scope';
-export { NO_OPS, RELEASE_CLAIM, UNLEASE_ACCOUNT } from './money.ops';
-export type { AdmissionRequest, AdmissionVerdict, Claim, LeaseRequest, MoneyOp, ReserveRequest, ReserveVerdict, Settlement } from './money.ops';
-export { OUTCOME_TTL_MS, SETTLED_BUCKET_MS, SETTLE_RESEND_WINDOW_MS } from './money.scripts';
-
 /** Tries of a settlement while the connection is down, before the search answers 500. */
 const SETTLE_TRIES = 3;
 /** No arguments: the fixed part of the merged ZREM and SADD (one array for every call). */
@@ -42,25 +36,40 @@ const ADMISSION_TOO_MANY: AdmissionVerdict = { kind: 'too_many' };
  * encoder (money.scripts.ts), then the round trip's own call. The background re-send of
  * settlements is the SettlementResender's.
  */
+export interface MoneyRepositoryOptions {
+  /**
+   * Where its warnings go (the batch connection's errors, settlements not handed over,
+   * retention); the re-sender logs there and the retainer in a child of it. Absent: silent.
+   */
+  readonly log?: Logger;
+  /** The retainer's bounds and loop intervals (default DEFAULT_RETAINER_OPTIONS). */
+  readonly retainer?: RetainerOptions;
+  /** Unix ms, for the settled-marker buckets (tests fix it; default Date.now). */
+  readonly clock?: () => number;
+  /** The background re-send of settlements (default: one of its own on `clock`). */
+  readonly resender?: SettlementResender;
+}
+
 export class MoneyRepository {
   private readonly batch: RedisBatch;
-  private log: Logger | null = null;
+  private readonly clock: () => number;
   /** Settlement records kept until the ledger worker confirms them (recovery from a Redis that lost its data). */
   readonly retainer: SettlementRetainer;
   /** Checks settlements' answers in the background and sends again those Redis did not take. */
   readonly resender: SettlementResender;
 
-  /**
-   * `target`: where the batch connections go (the same Redis or Redis Cluster as `redis`).
-   * `clock`: Unix ms, for the settled-marker buckets (tests fix it).
-   * `resender`: the background re-send of settlements (default: one of its own on `clock`).
-   */
-  constructor(private readonly redis: RedisClient, target: RedisTarget, retainerOptions?: RetainerOptions, private readonly clock: () => number = Date.now, resender?: SettlementResender) {
-    // The logger arrives later (useLogger); the closure reads it when an error comes.
-    const batch = new RedisBatch(target, (error) => this.log?.warn({ err: error.message }, 'redis batch connection error'));
+  /** `target`: where the batch connections go (the same Redis or Redis Cluster as `redis`). */
+  constructor(private readonly redis: RedisClient, target: RedisTarget, options: MoneyRepositoryOptions = {}) {
+    const { log } = options;
+    this.clock = options.clock ?? Date.now;
+    const batch = new RedisBatch(target, (error) => log?.warn({ err: error.message }, 'redis batch connection error'));
     this.batch = batch;
-    this.retainer = new SettlementRetainer(redis, retainerOptions);
-    this.resender = resender ?? new SettlementResender(clock);
+    this.retainer = new SettlementRetainer(redis, options.retainer);
+    this.resender = options.resender ?? new SettlementResender(this.clock);
+    if (log !== undefined) {
+      this.resender.useLogger(log);
+      this.retainer.useLogger(log.child({ component: 'settlement-retention' }));
+    }
     const channel: SettlementChannel = {
       resend: (outgoing) => this.settlePipeline(outgoing).send().replies,
       landed: (outgoing) => this.retainer.retain(outgoing.settlement.record),
@@ -203,12 +212,6 @@ export class MoneyRepository {
     this.resender.close();
     this.retainer.stop();
     this.batch.close();
-  }
-
-  useLogger(log: Logger): void {
-    this.log = log;
-    this.resender.useLogger(log);
-    this.retainer.useLogger(log.child({ component: 'settlement-retention' }));
   }
 
   /** The stored idempotent outcome (or claim), if any. */

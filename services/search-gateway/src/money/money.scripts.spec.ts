@@ -6,7 +6,7 @@ import { moneyScope } from './money.scope';
 import {
   encodeAdmitArgs, encodeIdempotencyReleaseArgs, encodeIdempotencyStoreArgs, encodeLeaseArgs, encodeLeaseExtendArgs, encodeReleaseArgs,
   encodeReserveArgs, encodeSettleArgs, MERGED_ADMIT, MERGED_LEASE, MERGED_SETTLE, MONEY_SCRIPTS, OUTCOME_TTL_MS, SCRIPT,
-  SETTLED_BUCKET_GRACE_MS, SETTLED_BUCKET_MS,
+  SETTLED_BUCKET_GRACE_MS, SETTLED_BUCKET_MS, ADMIT_LUA, RESERVATION_RULE_LUA, RESERVE_LUA,
 } from './money.scripts';
 
 const NOW = Date.UTC(2031, 4, 20, 10, 30);
@@ -168,3 +168,15 @@ describe('money script argument encoders', () => {
     });
   });
 });
+
+describe('the reservation rule', () => {
+  it('is written once: RESERVE_LUA and ADMIT_LUA begin with it and decide limit and balance only through it', () => {
+    for (const script of [RESERVE_LUA, ADMIT_LUA]) {
+      expect(script.startsWith(RESERVATION_RULE_LUA)).toBe(true);
+      const own = script.slice(RESERVATION_RULE_LUA.length);
+      expect(own).toMatch(/reservationVerdict\(/);
+      expect(own).not.toMatch(/verdict = 'limit'|verdict = 'balance'/);
+    }
+  });
+});
+

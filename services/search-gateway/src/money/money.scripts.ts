@@ -108,6 +108,20 @@ export function encodeLeaseArgs(input: LeaseInput): MergedCall {
 }
 
 /**
+ * The reservation rule, one Lua function that RESERVE_LUA and ADMIT_LUA both start with:
+ * the key's limit is checked first (what the key was charged in its period, plus what its
+ * open searches hold, plus this amount, must stay within the limit; -1: no limit), then the
+ * spendable balance. Returns 'ok', 'limit' or 'balance'. Its inputs are checked numbers.
+ */
+export const RESERVATION_RULE_LUA = `
+local function reservationVerdict(amount, limit, used, held, balance)
+  if limit >= 0 and used + held + amount > limit then return 'limit' end
+  if balance < amount then return 'balance' end
+  return 'ok'
+end
+`;
+
+/**
  * Reserves an attempt's most possible cost, and (on the search's first call) claims its
  * Idempotency-Key.
  * KEYS[1] spendable balance, KEYS[2] account reserved total, KEYS[3] the key's limit
@@ -125,7 +139,7 @@ export function encodeLeaseArgs(input: LeaseInput): MergedCall {
  * would pass the key limit) or {'balance'} (balance too low); the claim is written in all
  * three. The key limit is checked first.
  */
-export const RESERVE_LUA = `
+export const RESERVE_LUA = `${RESERVATION_RULE_LUA}
 local amount = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
 if amount == nil or amount < 0 or amount % 1 ~= 0 or limit == nil
@@ -145,13 +159,12 @@ if balance == nil or tonumber(redis.call('GET', KEYS[2]) or '0') == nil then
 end
 local held = tonumber(redis.call('GET', KEYS[6]) or '0')
 if held == nil then return redis.error_reply('reserve: key hold is not an integer') end
-local verdict = 'ok'
+local used = 0
 if limit >= 0 then
-  local used = tonumber(redis.call('GET', KEYS[3]) or '0')
+  used = tonumber(redis.call('GET', KEYS[3]) or '0')
   if used == nil then return redis.error_reply('reserve: key usage is not an integer') end
-  if used + held + amount > limit then verdict = 'limit' end
 end
-if verdict == 'ok' and balance < amount then verdict = 'balance' end
+local verdict = reservationVerdict(amount, limit, used, held, balance)
 if claim then redis.call('SET', KEYS[5], ARGV[7], 'PX', ARGV[8]) end
 if verdict ~= 'ok' then return {verdict} end
 redis.call('DECRBY', KEYS[1], ARGV[1])
@@ -476,7 +489,7 @@ export function encodeIdempotencyReleaseArgs(input: IdempotencyReleaseInput): Sc
  * {'err', message} (that request's arguments or keys are not valid; nothing written for it).
  * `remaining` is how many more requests the key's burst holds right after this one.
  */
-export const ADMIT_LUA = `
+export const ADMIT_LUA = `${RESERVATION_RULE_LUA}
 local n = (#KEYS - 3) / 5
 if n < 1 or n % 1 ~= 0 or #ARGV ~= 4 + 9 * n then return redis.error_reply('admit: bad arguments') end
 local rate = tonumber(ARGV[1])
@@ -551,10 +564,7 @@ for i = 1, n do
       out[i] = {'busy'}
     else
       local remaining = math.floor((window - excess) / interval + 1e-9)
-      local verdict = 'ok'
-      -- What the key was charged in its period, plus what its open searches hold.
-      if li >= 0 and used[limitKey] + hold[holdKey] + am > li then verdict = 'limit' end
-      if verdict == 'ok' and balance < am then verdict = 'balance' end
+      local verdict = reservationVerdict(am, li, li >= 0 and used[limitKey] or 0, hold[holdKey], balance)
       tats[rateKey] = newTat
       rateEnd[rateKey] = newTat
       live = live + 1

@@ -4,6 +4,7 @@ import type { SettlementRecord } from '@svc/contracts';
 import { pipelineEach } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
 import type { Logger } from 'pino';
+import { describeError } from '@svc/errors';
 
 export interface RetainerOptions {
   /** Records kept at most; beyond it the gateway admits no search until confirmations drain it. */
@@ -108,7 +109,7 @@ export class SettlementRetainer {
       if (kind === 'epoch') await this.checkEpoch();
       else await this.confirm();
     } catch (error) {
-      this.log?.warn({ err: describe(error), loop: kind }, 'settlement retention loop failed; it runs again');
+      this.log?.warn({ err: describeError(error), loop: kind }, 'settlement retention loop failed; it runs again');
     } finally {
       this.busy[kind] = false;
     }
@@ -176,8 +177,4 @@ export class SettlementRetainer {
     }
     return dropped;
   }
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

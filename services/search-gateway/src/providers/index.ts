@@ -1,7 +1,9 @@
 export { BraveAdapter, BRAVE_PRODUCTION_BASE_URL } from './brave.adapter';
 export { ExaAdapter, EXA_PRODUCTION_BASE_URL } from './exa.adapter';
 export { TavilyAdapter, TAVILY_PRODUCTION_BASE_URL } from './tavily.adapter';
-export { ProviderRegistry, providerSettingsFrom } from './provider-registry';
+export { ProviderRegistry } from './provider-registry';
+export { TimedProvider } from './timed-provider';
+export type { ProviderCallObserver } from './timed-provider';
 export type { ProviderSetting, ProviderSettings } from './provider-registry';
 export type { ProviderHttpOptions } from './provider-http';
 export type {

@@ -1,13 +1,11 @@
 import { BraveAdapter } from './brave.adapter';
 import { ExaAdapter } from './exa.adapter';
-import { ProviderRegistry, providerSettingsFrom } from './provider-registry';
+import { ProviderRegistry } from './provider-registry';
 import { TavilyAdapter } from './tavily.adapter';
 
 describe('ProviderRegistry', () => {
-  it('reads base URLs and platform keys from the environment names; an unset key means not configured', async () => {
-    const settings = providerSettingsFrom({ BRAVE_API_KEY: 'b', BRAVE_BASE_URL: 'http://127.0.0.1:9090/brave/res/v1', EXA_API_KEY: '', TAVILY_BASE_URL: 'http://t' });
-    expect(settings).toEqual({ brave: { apiKey: 'b', baseUrl: 'http://127.0.0.1:9090/brave/res/v1' }, exa: {}, tavily: { baseUrl: 'http://t' } });
-    const registry = new ProviderRegistry(settings);
+  it('builds one adapter per provider; an unset or empty key means not configured', async () => {
+    const registry = new ProviderRegistry({ brave: { apiKey: 'b', baseUrl: 'http://127.0.0.1:9090/brave/res/v1' }, exa: { apiKey: '' }, tavily: { baseUrl: 'http://t' } });
     try {
       expect(registry.adapter('brave')).toBeInstanceOf(BraveAdapter);
       expect(registry.adapter('exa')).toBeInstanceOf(ExaAdapter);

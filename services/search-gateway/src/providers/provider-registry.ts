@@ -5,6 +5,8 @@ import { ExaAdapter } from './exa.adapter';
 import type { ProviderHttpOptions } from './provider-http';
 import type { SearchProvider } from './search-provider';
 import { TavilyAdapter } from './tavily.adapter';
+import { TimedProvider } from './timed-provider';
+import type { ProviderCallObserver } from './timed-provider';
 
 export interface ProviderSetting {
   /** Unset: the provider's public host (docs/providers.md). */
@@ -16,15 +18,19 @@ export interface ProviderSetting {
 
 export type ProviderSettings = Readonly<Record<Provider, ProviderSetting>>;
 
-/** The three adapters, built once per process, and the platform keys they may use. */
+/**
+ * The three adapters, built once per process, and the platform keys they may use. With an
+ * `observer`, each adapter is wrapped in a TimedProvider at construction: every call is timed.
+ */
 export class ProviderRegistry {
   private readonly adapters: Readonly<Record<Provider, SearchProvider>>;
 
-  constructor(private readonly settings: ProviderSettings) {
+  constructor(private readonly settings: ProviderSettings, observer?: ProviderCallObserver) {
+    const timed = (adapter: SearchProvider): SearchProvider => (observer === undefined ? adapter : new TimedProvider(adapter, observer));
     this.adapters = {
-      brave: new BraveAdapter({ baseUrl: settings.brave.baseUrl, http: settings.brave.http }),
-      exa: new ExaAdapter({ baseUrl: settings.exa.baseUrl, http: settings.exa.http }),
-      tavily: new TavilyAdapter({ baseUrl: settings.tavily.baseUrl, http: settings.tavily.http }),
+      brave: timed(new BraveAdapter({ baseUrl: settings.brave.baseUrl, http: settings.brave.http })),
+      exa: timed(new ExaAdapter({ baseUrl: settings.exa.baseUrl, http: settings.exa.http })),
+      tavily: timed(new TavilyAdapter({ baseUrl: settings.tavily.baseUrl, http: settings.tavily.http })),
     };
   }
 
@@ -41,20 +47,4 @@ export class ProviderRegistry {
   async close(): Promise<void> {
     await Promise.all(PROVIDERS.map((provider) => this.adapters[provider].close()));
   }
-}
-
-/**
- * Settings from the environment (docs/development.md, "Environment"): BRAVE_API_KEY,
- * BRAVE_BASE_URL, EXA_API_KEY, EXA_BASE_URL, TAVILY_API_KEY, TAVILY_BASE_URL.
- */
-export function providerSettingsFrom(env: Readonly<Record<string, string | undefined>>): ProviderSettings {
-  const one = (prefix: string): ProviderSetting => {
-    const baseUrl = env[`${prefix}_BASE_URL`];
-    const apiKey = env[`${prefix}_API_KEY`];
-    return {
-      ...(baseUrl === undefined || baseUrl === '' ? {} : { baseUrl }),
-      ...(apiKey === undefined || apiKey === '' ? {} : { apiKey }),
-    };
-  };
-  return { brave: one('BRAVE'), exa: one('EXA'), tavily: one('TAVILY') };
 }

@@ -1,13 +1,12 @@
-import { PROVIDERS } from '@svc/contracts';
 import type { KeyRecord, Provider } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { Counter, HotCounter, HotHistogram, LATENCY_BUCKETS_S, Registry } from '@svc/metrics';
 import { microsToUsd } from '@svc/money';
-import type { ProviderFailureKind, ProviderOutcome, ProviderRegistry } from '../providers';
+import type { ProviderCallObserver, ProviderFailureKind, ProviderOutcome } from '../providers';
 import { redisBatchCounters } from '../redis/redis-batch';
 import { decideOutcome } from './search.outcome';
 import type { AttemptResult } from './search.outcome';
-import type { SearchReply } from './search.service';
+import type { SearchReply } from './search.result';
 
 /** What the search route leaves for the metrics and the log line of a search, read after the reply. */
 interface Pending {
@@ -54,7 +53,7 @@ const REFUSAL_OF: Readonly<Record<string, string>> = {
  * Labels are bounded: outcome codes, catalog models, providers, sources, statuses; never an
  * account or key id.
  */
-export class SearchMetrics {
+export class SearchMetrics implements ProviderCallObserver {
   readonly registry: Registry;
   private readonly failures = new Map<string, number>();
   private readonly pending = new WeakMap<object, Pending>();
@@ -207,19 +206,5 @@ export class SearchMetrics {
   /** One provider call's duration. */
   providerCall(provider: Provider, outcome: ProviderOutcome, durationMs: number): void {
     this.providerLatency.child(provider, outcome.ok ? 'ok' : outcome.kind).observe(durationMs / 1000);
-  }
-
-  /** Times every provider call of the registry's adapters (one wrapper per adapter, made at start). */
-  timeProviderCalls(providers: ProviderRegistry): void {
-    for (const provider of PROVIDERS) {
-      const adapter = providers.adapter(provider);
-      const search = adapter.search.bind(adapter);
-      adapter.search = async (request) => {
-        const started = performance.now();
-        const outcome = await search(request);
-        this.providerCall(provider, outcome, performance.now() - started);
-        return outcome;
-      };
-    }
   }
 }

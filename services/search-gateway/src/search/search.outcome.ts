@@ -2,7 +2,7 @@ import type { FilterName, ModelSpec } from '@svc/contracts';
 import type { AttemptView } from '@svc/errors';
 import type { Micros } from '@svc/money';
 import { microsToUsd } from '@svc/money';
-import type { AttemptCache } from '../cache/cache.step';
+import type { AttemptCache } from '../cache/cache.ticket';
 import type { NormalizedResult, ProviderFailureKind } from '../providers';
 
 /** Whose provider key an attempt uses: the account's own (`byok`, tried first) or the deployment's (`platform`). */

@@ -31,7 +31,7 @@ describe('the search route', () => {
     const search = { search: () => Promise.resolve(answer) } as unknown as SearchService;
     await app.register(async (scope) => {
       scope.setErrorHandler((error, request, reply) => sendError(reply, request.id, error, log));
-      registerSearchRoutes(scope, auth, search, { limit: 5, remaining: 10 }, log, metrics);
+      registerSearchRoutes(scope, auth, search, { limit: 5 }, log, metrics);
       // How a refusal was answered when it was thrown: the edge's error handler.
       scope.post('/thrown', () => {
         if (answer.kind !== 'refused') throw new Error('not a refusal');

@@ -12,9 +12,9 @@ import type { SearchBody } from './search.schema';
 import type { SearchMetrics } from './search.metrics';
 import type { SearchRefusal, SearchResult, SearchService } from './search.service';
 
+/** x-ratelimit-limit: the configured rate (x-ratelimit-remaining comes from each admission's answer). */
 export interface RateLimitHeaders {
   readonly limit: number;
-  readonly remaining: number;
 }
 
 /**

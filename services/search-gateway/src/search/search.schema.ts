@@ -3,8 +3,8 @@ import { canonicalFilters, FILTER_HINTS, FILTER_NAMES, FILTER_SCHEMAS, FilterErr
 import type { FilterName, ModelSpec, SafeSearch, SearchFilters } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
-import { CACHE_MODES } from '../cache/cache.step';
-import type { CacheMode } from '../cache/cache.step';
+import { CACHE_MODES } from '../cache/cache.ticket';
+import type { CacheMode } from '../cache/cache.ticket';
 
 export const MAX_QUERY_CHARS = 2000;
 export const MAX_MODELS = 10;

@@ -1,6 +1,6 @@
 import { admittedOk, capturingLogger, failure, FakeMoney, FakeProviders, messages, model, RECORD, SETTINGS, success } from '../../test/search-steps.fakes';
 import type { CallOptions } from '../../test/search-steps.fakes';
-import { RELEASE_CLAIM, UNLEASE_ACCOUNT } from '../money/money.repository';
+import { RELEASE_CLAIM, UNLEASE_ACCOUNT } from '../money/money.ops';
 import type { ProviderOutcome } from '../providers';
 import { outcomeValue } from './idempotency';
 import { SearchService } from './search.service';

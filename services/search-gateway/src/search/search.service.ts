@@ -2,10 +2,10 @@ import { RESERVATION_TTL_GRACE_MS } from '@svc/contracts';
 import type { Logger } from 'pino';
 import { NO_PROVIDER_KEYS } from '../byok/provider-key-cache';
 import type { ProviderKeyCache } from '../byok/provider-key-cache';
-import { abandonTicket, prepareAttempt } from '../cache/cache.step';
 import type { ResultCache } from '../cache/result-cache';
-import { moneyScope } from '../money/money.repository';
-import type { MoneyOp, MoneyRepository } from '../money/money.repository';
+import type { MoneyOp } from '../money/money.ops';
+import { moneyScope } from '../money/money.scope';
+import type { MoneyRepository } from '../money/money.repository';
 import { claimValue } from './idempotency';
 import type { SearchMetrics } from './search.metrics';
 import type { AttemptResult } from './search.outcome';
@@ -14,6 +14,7 @@ import type { SearchCall, SearchReply, SearchResult } from './search.result';
 import { admitFirst, admitNext, releaseAccountLease } from './steps/admit';
 import type { Admission, LaterAdmission } from './steps/admit';
 import { attempt } from './steps/attempt';
+import { abandonTicket, prepareAttempt } from './steps/cache';
 import { nextAttempt, planAttempts, runningBoundMs } from './steps/plan';
 import type { AttemptRequest } from './steps/plan';
 import { buildReply, replay } from './steps/reply';
@@ -24,7 +25,7 @@ import type { SearchContext, SearchHealth, SearchMoney, SearchProviders, SearchS
 export type { SearchSettings } from './steps/search-steps';
 
 /** MoneyRepository as the service uses it: the steps' port, and the batch's state and shutdown. */
-export type ServiceMoney = SearchMoney & Pick<MoneyRepository, 'useLogger' | 'batchStatus' | 'drainSettlements' | 'close'>;
+export type ServiceMoney = SearchMoney & Pick<MoneyRepository, 'batchStatus' | 'drainSettlements' | 'close'>;
 export type { RateLimitState, SearchCall, SearchRefusal, SearchReply, SearchResult } from './search.result';
 
 /**
@@ -62,7 +63,6 @@ export class SearchService {
     /** The shared result cache; absent: none (every answer is `off`). */
     cache?: ResultCache,
   ) {
-    money.useLogger(log.child({ component: 'money' }));
     this.settings = settings;
     this.steps = health === undefined ? { money, providers, settings, metrics, log, cache } : { money, providers, settings, metrics, log, cache, health };
   }

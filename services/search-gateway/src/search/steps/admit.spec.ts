@@ -1,6 +1,6 @@
 import { admittedOk, harness, messages, searchCall, searchContext, SETTINGS } from '../../../test/search-steps.fakes';
 import type { Harness } from '../../../test/search-steps.fakes';
-import type { MoneyOp } from '../../money/money.repository';
+import type { MoneyOp } from '../../money/money.ops';
 import type { AttemptResult } from '../search.outcome';
 import type { SearchContext } from './search-steps';
 import { admitFirst, admitNext, providerCalled, releaseAccountLease, reservationOf } from './admit';

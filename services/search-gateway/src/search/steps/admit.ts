@@ -1,11 +1,11 @@
-import { takesProviderLease } from '../../cache/cache.step';
-import { NO_OPS } from '../../money/money.repository';
-import type { AdmissionVerdict, MoneyOp, ReserveVerdict } from '../../money/money.repository';
+import { describeError } from '@svc/errors';
+import { NO_OPS } from '../../money/money.ops';
+import type { AdmissionVerdict, MoneyOp, ReserveVerdict } from '../../money/money.ops';
 import { refuse } from '../search.result';
 import type { RateLimitState, SearchRefusal } from '../search.result';
 import type { AttemptResult } from '../search.outcome';
 import type { AttemptRequest } from './plan';
-import { describe } from './search-steps';
+import { takesProviderLease } from './cache';
 import type { SearchContext, SearchSteps } from './search-steps';
 
 /** Why an admitted attempt is not run: the key's limit, the balance, or capacity (the provider's, or a cold account). */
@@ -113,7 +113,7 @@ export async function admitNext(steps: SearchSteps, ctx: SearchContext, ops: Mon
 /** Gives back the account in-flight lease alone (an exit whose last round trip did not); it expires on its own otherwise. */
 export async function releaseAccountLease(steps: SearchSteps, ctx: SearchContext): Promise<void> {
   await steps.money.releaseAccount(ctx.scope).catch((cause: unknown) => {
-    steps.log.error({ request_id: ctx.call.requestId, account_id: ctx.scope.accountId, err: describe(cause) }, 'account lease release failed; it expires on its own');
+    steps.log.error({ request_id: ctx.call.requestId, account_id: ctx.scope.accountId, err: describeError(cause) }, 'account lease release failed; it expires on its own');
   });
 }
 
@@ -127,7 +127,7 @@ export function providerCalled(attempts: readonly AttemptResult[]): boolean {
 
 /** Before any provider call nothing is charged: fail closed, retryable. */
 function admissionFailed(steps: SearchSteps, ctx: SearchContext, error: unknown): LaterAdmission {
-  steps.log.error({ request_id: ctx.call.requestId, err: describe(error) }, 'redis admission failed');
+  steps.log.error({ request_id: ctx.call.requestId, err: describeError(error) }, 'redis admission failed');
   return UNAVAILABLE;
 }
 
@@ -154,7 +154,7 @@ async function refused(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], r
   const { scope } = ctx;
   if (answer.leased && takesProviderLease(request)) {
     await money.finish(scope, [{ kind: 'unlease', provider: request.provider, leaseId: request.leaseId }], null).catch((cause: unknown) => {
-      log.warn({ request_id: scope.requestId, provider: request.provider, err: describe(cause) }, 'provider lease release failed; it expires on its own');
+      log.warn({ request_id: scope.requestId, provider: request.provider, err: describeError(cause) }, 'provider lease release failed; it expires on its own');
     });
   }
   const verdict = answer.admission;
@@ -164,7 +164,7 @@ async function refused(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], r
       // The ledger worker rebuilds it from the ledger; an account without history at once,
       // one with history after the grace period. Wait a little, admit once more, else 503.
       await money.requestHydration(scope.accountId).catch((cause: unknown) => {
-        log.warn({ request_id: scope.requestId, account_id: scope.accountId, err: describe(cause) }, 'hydration request failed');
+        log.warn({ request_id: scope.requestId, account_id: scope.accountId, err: describeError(cause) }, 'hydration request failed');
       });
       if (retryCold && (await waitWarm(steps, scope.accountId))) {
         let again: { leased: boolean; admission: AdmissionVerdict };

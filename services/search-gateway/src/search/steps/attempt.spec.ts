@@ -1,5 +1,5 @@
 import { failure, FakeProviders, harness, messages, model, searchCall, searchContext, SETTINGS, success } from '../../../test/search-steps.fakes';
-import type { MoneyOp } from '../../money/money.repository';
+import type { MoneyOp } from '../../money/money.ops';
 import { attempt } from './attempt';
 import { nextAttempt } from './plan';
 import type { AttemptRequest } from './plan';

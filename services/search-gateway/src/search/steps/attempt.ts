@@ -1,10 +1,10 @@
-import { afterFailure, afterSuccess, answerFromCache } from '../../cache/cache.step';
-import type { MoneyOp } from '../../money/money.repository';
+import { describeError } from '@svc/errors';
+import type { MoneyOp } from '../../money/money.ops';
 import type { ProviderOutcome } from '../../providers';
 import type { AttemptResult } from '../search.outcome';
+import { afterFailure, afterSuccess, answerFromCache } from './cache';
 import { chargeOf, keptOnTimeout } from './plan';
 import type { AttemptRequest } from './plan';
-import { describe } from './search-steps';
 import type { SearchContext, SearchSteps } from './search-steps';
 
 /**
@@ -23,19 +23,23 @@ export async function attempt(steps: SearchSteps, ctx: SearchContext, ops: Money
     if (cached !== null) return cached;
   }
   let outcome: ProviderOutcome;
-  const startedAt = performance.now();
-  const upstream = call.upstream;
-  upstream?.begin();
+  // One clock read before the call and one after: the same interval is the search's upstream
+  // time (Server-Timing) and the provider's latency for its health.
+  const { upstream } = call;
+  const { health } = steps;
+  const timed = upstream !== undefined || health !== undefined;
+  const startedAt = timed ? performance.now() : 0;
+  upstream?.begin(startedAt);
   try {
     outcome = await steps.providers.adapter(provider).search({ query: call.request.query, model, maxResults: call.request.maxResults, apiKey: request.apiKey, timeoutMs: request.timeoutMs, filters: call.request.filters });
   } catch (error) {
-    steps.log.error({ request_id: call.requestId, provider, err: describe(error) }, 'provider adapter threw');
+    steps.log.error({ request_id: call.requestId, provider, err: describeError(error) }, 'provider adapter threw');
     outcome = { ok: false, kind: 'connection', error: 'provider call failed', status: null };
-  } finally {
-    upstream?.end();
   }
+  const endedAt = timed ? performance.now() : 0;
+  upstream?.end(endedAt);
   // Provider health (docs/decisions/0027): in-process counters, flushed to Redis in the background.
-  steps.health?.record(provider, source, model.id, outcome.ok ? 'ok' : outcome.kind, performance.now() - startedAt);
+  health?.record(provider, source, model.id, outcome.ok ? 'ok' : outcome.kind, endedAt - startedAt);
   if (outcome.ok) {
     ops.push({ kind: 'unlease', provider, leaseId: request.leaseId });
     const cache = afterSuccess(steps, request, outcome.results);

@@ -1,7 +1,7 @@
 import { harness, model, searchCall, searchContext, SETTINGS, FakeProviders } from '../../../test/search-steps.fakes';
 import type { AttemptResult } from '../search.outcome';
 import { chargeOf, filterGate, gateAttempt, keptOnTimeout, nextAttempt, planAttempts, runningBoundMs } from './plan';
-import type { PlannedAttempt } from './plan';
+import type { PlannedAttempt } from './search-steps';
 
 const exaFast = model('exa/fast');
 const braveWeb = model('brave/web');

@@ -1,27 +1,15 @@
 import { byokFeeMicros, costMicros, maxCostMicros, unsupportedFilters } from '@svc/contracts';
-import type { FilterName, ModelSpec, Provider, SearchFilters } from '@svc/contracts';
+import type { FilterName, Provider, SearchFilters } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import type { ProviderKeySet } from '../../byok/provider-key-cache';
-import type { CacheTicket } from '../../cache/cache.step';
-import type { Claim, LeaseRequest, ReserveRequest } from '../../money/money.repository';
-import type { AttemptResult, AttemptSource } from '../search.outcome';
+import type { CacheTicket } from '../../cache/cache.ticket';
+import type { Claim, LeaseRequest, ReserveRequest } from '../../money/money.ops';
+import type { AttemptResult } from '../search.outcome';
 import type { SearchRequest } from '../search.schema';
-import type { SearchContext, SearchSettings, SearchSteps } from './search-steps';
+import type { PlannedAttempt, SearchContext, SearchSettings, SearchSteps } from './search-steps';
 
 /** BYOK_FEE_PERCENT's default. */
 const DEFAULT_BYOK_FEE_PERCENT = 5;
-
-/** One attempt of a search's plan. */
-export interface PlannedAttempt {
-  /** Its place in the plan: the attempt index of its reservation and of its lease id. */
-  readonly index: number;
-  readonly model: ModelSpec;
-  readonly source: AttemptSource;
-  /** Null: the provider is not configured for this source. */
-  readonly apiKey: string | null;
-  /** The most it can cost (what it reserves): the model's price for max_results, or the BYOK fee of it. */
-  readonly priceMicros: Micros;
-}
 
 /**
  * Attempts in order (docs/api.md 10.4): per model, the account's own key (`byok`) first

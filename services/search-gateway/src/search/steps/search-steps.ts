@@ -1,12 +1,14 @@
-import type { Provider } from '@svc/contracts';
+import type { ModelSpec, Provider } from '@svc/contracts';
+import type { Micros } from '@svc/money';
 import type { Logger } from 'pino';
 import type { ResultCache } from '../../cache/result-cache';
 import type {
-  AdmissionRequest, AdmissionVerdict, Claim, LeaseRequest, MoneyOp, MoneyScope, ReserveRequest, ReserveVerdict, Settlement,
-} from '../../money/money.repository';
+  AdmissionRequest, AdmissionVerdict, Claim, LeaseRequest, MoneyOp, ReserveRequest, ReserveVerdict, Settlement,
+} from '../../money/money.ops';
+import type { MoneyScope } from '../../money/money.scope';
 import type { ProviderFailureKind, ProviderOutcome, ProviderSearchRequest } from '../../providers';
+import type { AttemptSource } from '../search.outcome';
 import type { SearchCall } from '../search.result';
-import type { PlannedAttempt } from './plan';
 
 export interface SearchSettings {
   readonly providerTimeoutMs: number;
@@ -79,6 +81,18 @@ export interface SearchSteps {
   readonly cache?: ResultCache | undefined;
 }
 
+/** One attempt of a search's plan. */
+export interface PlannedAttempt {
+  /** Its place in the plan: the attempt index of its reservation and of its lease id. */
+  readonly index: number;
+  readonly model: ModelSpec;
+  readonly source: AttemptSource;
+  /** Null: the provider is not configured for this source. */
+  readonly apiKey: string | null;
+  /** The most it can cost (what it reserves): the model's price for max_results, or the BYOK fee of it. */
+  readonly priceMicros: Micros;
+}
+
 /** One search as every step sees it: made once when it starts, never changed. */
 export interface SearchContext {
   readonly call: SearchCall;
@@ -90,8 +104,4 @@ export interface SearchContext {
   readonly boundMs: number;
   /** The Idempotency-Key claim its first admission writes; undefined without the header. */
   readonly claim: Claim | undefined;
-}
-
-export function describe(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

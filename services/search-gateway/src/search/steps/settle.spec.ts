@@ -1,8 +1,8 @@
 import { canonicalFilters } from '@svc/contracts';
 import { harness, messages, model, searchCall, searchContext, success } from '../../../test/search-steps.fakes';
 import { outcomeValue } from '../idempotency';
-import { RELEASE_CLAIM, UNLEASE_ACCOUNT } from '../../money/money.repository';
-import type { MoneyOp } from '../../money/money.repository';
+import { RELEASE_CLAIM, UNLEASE_ACCOUNT } from '../../money/money.ops';
+import type { MoneyOp } from '../../money/money.ops';
 import type { ProviderSuccess } from '../../providers';
 import type { AttemptResult } from '../search.outcome';
 import { buildReply } from './reply';

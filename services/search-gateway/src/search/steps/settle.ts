@@ -1,14 +1,15 @@
+import { describeError } from '@svc/errors';
 import type { SearchFilters, SettledAttempt, SettlementRecord } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import { currentTraceparent } from '@svc/tracing';
-import { RELEASE_CLAIM, UNLEASE_ACCOUNT } from '../../money/money.repository';
-import type { MoneyOp, MoneyScope } from '../../money/money.repository';
+import { RELEASE_CLAIM, UNLEASE_ACCOUNT } from '../../money/money.ops';
+import type { MoneyOp } from '../../money/money.ops';
+import type { MoneyScope } from '../../money/money.scope';
 import { outcomeValue } from '../idempotency';
 import { skipMessage } from '../search.outcome';
 import type { AttemptResult } from '../search.outcome';
 import type { SearchReply } from '../search.result';
 import { providerCalled } from './admit';
-import { describe } from './search-steps';
 import type { SearchContext, SearchSteps } from './search-steps';
 
 /**
@@ -62,7 +63,7 @@ export async function settle(steps: SearchSteps, ctx: SearchContext, ops: MoneyO
     // On the socket to Redis before the reply leaves; Redis's answer is awaited in the background.
     await steps.money.settle(scope, ops, { record: settlementRecord(scope, attempts, ctx.call.request.filters), outcome: stored, releaseAccountLease: true });
   } catch (error) {
-    steps.log.error({ request_id: scope.requestId, account_id: scope.accountId, err: describe(error) }, 'settlement failed; the reservation is released by reconciliation');
+    steps.log.error({ request_id: scope.requestId, account_id: scope.accountId, err: describeError(error) }, 'settlement failed; the reservation is released by reconciliation');
     return FAILED;
   }
   return SETTLED;

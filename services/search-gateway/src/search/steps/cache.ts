@@ -1,36 +1,22 @@
 import { cachePriceMicros, resultCap } from '@svc/contracts';
-import type { CacheStatus } from '@svc/contracts';
 import type { Micros } from '@svc/money';
-import type { MoneyOp } from '../money/money.repository';
-import type { NormalizedResult } from '../providers';
-import type { AttemptResult } from '../search/search.outcome';
-import type { SearchRequest } from '../search/search.schema';
-import { chargeOf } from '../search/steps/plan';
-import type { AttemptRequest } from '../search/steps/plan';
-import type { SearchContext, SearchSteps } from '../search/steps/search-steps';
-import { cacheDigest, cacheKeys, canonicalFilters, SHARED_SCOPE } from './cache.key';
-import type { CacheKeys } from './cache.key';
-import type { CachedAnswer } from './result-cache';
-
-/** `cache` in a search's body: look up and store, store only, or neither. */
-export const CACHE_MODES = ['default', 'refresh', 'off'] as const;
-export type CacheMode = (typeof CACHE_MODES)[number];
+import { cacheDigest, cacheKeys, canonicalFilters, SHARED_SCOPE } from '../../cache/cache.key';
+import { CACHE_MISS, CACHE_OFF } from '../../cache/cache.ticket';
+import type { AttemptCache, CacheTicket } from '../../cache/cache.ticket';
+import type { CachedAnswer } from '../../cache/result-cache';
+import type { MoneyOp } from '../../money/money.ops';
+import type { NormalizedResult } from '../../providers';
+import type { AttemptResult } from '../search.outcome';
+import type { SearchRequest } from '../search.schema';
+import { chargeOf } from './plan';
+import type { AttemptRequest } from './plan';
+import type { SearchContext, SearchSteps } from './search-steps';
 
 /**
- * What the result cache made of one attempt before its admission (its request's `cache`):
- * - `hit`: a stored answer serves it; it is admitted at `priceMicros` (the cache price) and
- *   takes no provider lease;
- * - `lead`: no entry; this search leads the identical ones (it holds the lock `keys.lock`);
- * - `follow`: no entry; an identical search leads: this one, admitted as a miss (it may have
- *   to go on alone), waits for its answer;
- * - `miss`: no entry and no lead (cache `refresh`, or the cache Redis did not answer): the
- *   provider is called and its answer stored.
- * `entry` is where this attempt's answer is stored: the account's own entry for a BYOK
- * attempt, else the shared one.
+ * The result cache's part in a search (docs/decisions/0023): before each attempt's
+ * admission, in its provider call, and after it. The cache itself (src/cache) knows nothing
+ * of the search; this step is where the two meet.
  */
-export type CacheTicket =
-  | { readonly kind: 'hit'; readonly keys: CacheKeys; readonly entry: string; readonly asked: number; readonly answer: CachedAnswer; readonly priceMicros: Micros }
-  | { readonly kind: 'lead' | 'follow' | 'miss'; readonly keys: CacheKeys; readonly entry: string; readonly asked: number; readonly maxAgeMs: number | null; readonly token: string };
 
 /** The filters of a search that change its answer, as the cache key takes them (every one of them). */
 export function cacheFilters(request: SearchRequest): object {
@@ -133,13 +119,3 @@ export function abandonTicket(steps: SearchSteps, request: AttemptRequest): void
   const ticket = request.cache;
   if (ticket?.kind === 'lead') steps.cache?.release(ticket.keys.lock, ticket.token);
 }
-
-/** How the cache took part in a successful attempt (AttemptResult's `cache`). */
-export interface AttemptCache {
-  readonly status: CacheStatus;
-  readonly ageS: number;
-  readonly savedMicros: Micros;
-}
-
-export const CACHE_OFF: AttemptCache = Object.freeze({ status: 'off', ageS: 0, savedMicros: 0 });
-export const CACHE_MISS: AttemptCache = Object.freeze({ status: 'miss', ageS: 0, savedMicros: 0 });

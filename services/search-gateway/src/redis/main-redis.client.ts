@@ -13,11 +13,11 @@ const PING_TIMEOUT_MS = 1000;
 export const REDIS_DISCONNECT_TIMEOUT_MS = 200;
 
 /**
- * The gateway's command connection to Redis. Without an offline queue a command fails at
- * once while Redis is unreachable, so the auth chain falls through to account-admin
- * instead of waiting.
+ * A command connection to Redis (ioredis, or its Cluster client). Without an offline queue
+ * a command fails at once while Redis is unreachable, so the auth chain falls through to
+ * account-admin instead of waiting.
  */
-export class RedisConnection {
+export class RedisCommandClient {
   readonly client: RedisClient;
 
   /** `target`: REDIS_URL and REDIS_CLUSTER (a single Redis, or a Redis Cluster's seed nodes). */
@@ -61,3 +61,13 @@ export class RedisConnection {
     }
   }
 }
+
+/**
+ * The gateway's main Redis client (REDIS_URL, REDIS_CLUSTER), one per process: the key
+ * records the auth chain reads, provider health and its breaker, readiness, the money
+ * path's retained settlements and idempotency reads, and the result cache unless
+ * CACHE_REDIS_URL gives the cache a RedisCommandClient of its own. The search's admission
+ * and settlement batches do not use it: they go on MoneyRepository's own connections
+ * (src/redis/batch-transport.ts). Its class is its Nest provider token.
+ */
+export class MainRedisClient extends RedisCommandClient {}

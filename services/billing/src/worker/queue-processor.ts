@@ -1,0 +1,100 @@
+import { QUEUE_PREFIX } from '@svc/contracts';
+import { closeRedisClient, createRedisClient } from '@svc/redis-client';
+import type { RedisClient, RedisTarget } from '@svc/redis-client';
+import { Queue, Worker } from 'bullmq';
+import type { Job, JobsOptions } from 'bullmq';
+import type { Logger } from 'pino';
+
+/** A repeating job: one BullMQ job scheduler for the whole deployment, however many replicas. */
+export interface Schedule<Name extends string = string> {
+  /** The job's name, also the scheduler's id. */
+  name: Name;
+  everyMs: number;
+  options: JobsOptions;
+}
+
+/**
+ * One queue of the ledger worker and what runs its jobs: the only thing a queue needs to
+ * write. `startQueues` gives each processor its own BullMQ Worker (concurrency 1, on a
+ * blocking Redis connection of its own), creates its schedules at start and again after
+ * Redis lost its data, logs its failures, and closes it (the current job finishes first).
+ *
+ * To add a queue: write `src/worker/<name>.processor.ts` with a function that returns a
+ * QueueProcessor from the parts it needs, and add that one call to the list in
+ * `ledger-worker.ts`. Its jobs' keys carry QUEUE_PREFIX like every queue's, so on a Redis
+ * Cluster they share one slot (docs/architecture.md, "Redis: one node or a cluster").
+ */
+export interface QueueProcessor<Data = unknown, Name extends string = string> {
+  /** The BullMQ queue's name (declared in packages/contracts, where the producers read it too). */
+  readonly queue: string;
+  /** How the logs name its worker: `<label> worker error`, `closing the <label> worker failed`. */
+  readonly label: string;
+  /** Repeating jobs; none when producers add the jobs. */
+  readonly schedules: readonly Schedule<Name>[];
+  /** Logged (warn) with the job's name, its attempts and the error when a job fails. */
+  readonly failedMessage: string;
+  /** Runs one job. A throw fails the job, and BullMQ retries it as the job's options say. */
+  process(job: Job<Data, unknown, Name>): Promise<unknown>;
+}
+
+export interface RunningQueues {
+  /** Creates every schedule again (BullMQ keeps them in Redis: after a flush they are gone). */
+  schedule(): Promise<void>;
+  /** Closes every worker (after its current job), then the queues and their connections. */
+  close(): Promise<void>;
+}
+
+interface Started {
+  processor: QueueProcessor;
+  queue: Queue;
+  worker: Worker | null;
+}
+
+/**
+ * Starts the processors in order: each one's queue (one shared connection for every queue),
+ * its schedules, then its worker. Both kinds of connection retry forever
+ * (`maxRetriesPerRequest: null`, as BullMQ requires). A failure closes what was started.
+ */
+export async function startQueues(processors: readonly QueueProcessor[], target: RedisTarget, logger: Logger): Promise<RunningQueues> {
+  const connections: RedisClient[] = [];
+  const connect = (): RedisClient => {
+    const connection = createRedisClient(target, { maxRetriesPerRequest: null });
+    connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
+    connections.push(connection);
+    return connection;
+  };
+  const started: Started[] = [];
+  const schedule = async (entry: Started): Promise<void> => {
+    for (const { name, everyMs, options } of entry.processor.schedules) {
+      await entry.queue.upsertJobScheduler(name, { every: everyMs }, { name, data: {}, opts: options });
+    }
+  };
+  const close = async (): Promise<void> => {
+    for (const { processor, queue, worker } of started.toReversed()) {
+      await worker?.close().catch((error: unknown) => logger.warn({ err: error }, `closing the ${processor.label} worker failed`));
+      await queue.close().catch((error: unknown) => logger.warn({ err: error }, `closing the ${processor.label} queue failed`));
+    }
+    await Promise.allSettled(connections.map(closeRedisClient));
+  };
+  try {
+    const queueConnection = connect();
+    for (const processor of processors) {
+      const entry: Started = { processor, queue: new Queue(processor.queue, { connection: queueConnection, prefix: QUEUE_PREFIX }), worker: null };
+      started.push(entry);
+      await schedule(entry);
+      const worker = new Worker(processor.queue, async (job: Job) => processor.process(job), { connection: connect(), prefix: QUEUE_PREFIX, concurrency: 1 });
+      worker.on('failed', (job, error) => logger.warn({ queue: processor.queue, job: job?.name, attempts: job?.attemptsMade, err: error }, processor.failedMessage));
+      worker.on('error', (error) => logger.error({ err: error }, `${processor.label} worker error`));
+      entry.worker = worker;
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return {
+    async schedule() {
+      for (const entry of started) await schedule(entry);
+    },
+    close,
+  };
+}
