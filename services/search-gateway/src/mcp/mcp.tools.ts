@@ -1,4 +1,4 @@
-import { CACHE_STATUSES, CATALOG, FILTER_DESCRIPTIONS, FILTER_NAMES } from '@svc/contracts';
+import { ANSWER_SCHEMAS, CATALOG, FILTER_DESCRIPTIONS, FILTER_NAMES, inlineAnswerSchema } from '@svc/contracts';
 import type { ErrorBody } from '@svc/errors';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { DEFAULT_MAX_RESULTS, MAX_CACHE_MAX_AGE_S, MAX_MODELS, MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '../search/search.schema';
@@ -63,58 +63,11 @@ export const WEB_SEARCH_INPUT_SCHEMA = {
   },
 } as const;
 
-const NULLABLE_STRING = { type: ['string', 'null'] } as const;
-const NULLABLE_NUMBER = { type: ['number', 'null'] } as const;
-
-const ATTEMPT_SCHEMA = {
-  type: 'object',
-  required: ['model', 'status', 'error'],
-  properties: {
-    model: { type: 'string' },
-    source: { type: 'string' },
-    status: { type: 'string', enum: ['error', 'skipped'] },
-    error: { type: 'string' },
-    cost_usd: { type: 'number' },
-  },
-} as const;
-
-/** The 200 body of POST /v1/search. */
-export const WEB_SEARCH_OUTPUT_SCHEMA = {
-  type: 'object',
-  required: ['request_id', 'model', 'provider', 'source', 'results', 'cost_usd', 'attempts', 'latency_ms'],
-  properties: {
-    request_id: { type: 'string', description: 'The search\'s request id (the first call\'s on a repeated tool call).' },
-    model: { type: 'string', description: 'The model that answered.' },
-    provider: { type: 'string' },
-    source: { type: 'string', description: 'Whose provider key served the search.' },
-    results: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['position', 'title', 'url', 'snippet', 'published_at', 'score'],
-        properties: {
-          position: { type: 'integer' },
-          title: { type: 'string' },
-          url: { type: 'string' },
-          snippet: { type: 'string' },
-          published_at: NULLABLE_STRING,
-          score: NULLABLE_NUMBER,
-        },
-      },
-    },
-    cost_usd: { type: 'number', description: 'The total charged for this search, in USD.' },
-    attempts: { type: 'array', items: ATTEMPT_SCHEMA, description: 'The attempts before the one that answered.' },
-    latency_ms: { type: 'integer' },
-    cache: {
-      type: 'object',
-      required: ['status', 'age_s'],
-      properties: {
-        status: { type: 'string', enum: [...CACHE_STATUSES], description: 'hit: a stored answer; joined: the answer of an identical search in flight; miss: the provider answered; off: no cache.' },
-        age_s: { type: 'integer', description: 'Seconds since the answer was stored (0 on a miss).' },
-      },
-    },
-  },
-} as const;
+/**
+ * The 200 body of POST /v1/search: the search answer's one schema (@svc/contracts), its
+ * references to the result, attempt, model and provider schemas written out in place.
+ */
+export const WEB_SEARCH_OUTPUT_SCHEMA = inlineAnswerSchema(ANSWER_SCHEMAS.SearchResponse);
 
 /** GET /v1/models. */
 export const LIST_MODELS_OUTPUT_SCHEMA = {
