@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { redisKeys } from '@svc/contracts';
 import { keySlot } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
-import { bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor, grantCredits } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -57,13 +57,7 @@ describe('searches on a Redis Cluster while slots migrate between masters', () =
     for (let i = 0; i < 2; i += 1) {
       const account = await newAccount(gateways[0] ?? '', 'failover');
       const key = await newApiKey(gateways[0] ?? '', account.managementKey);
-      const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-        body: { amount_usd: FUNDING_MICROS / 1_000_000, reason: 'e2e funding' },
-        headers: bearer(stack.operatorToken),
-      });
-      expect(grant.status).toBe(201);
-      await waitFor('the grant to reach the spendable balance', async () =>
-        (await redis.get(redisKeys.accountBalance(account.accountId))) === String(FUNDING_MICROS) ? true : undefined);
+      await grantCredits(stack, account.accountId, FUNDING_MICROS, { redis });
       accounts.push({ accountId: account.accountId, secret: key.secret });
     }
     const [moved] = accounts;

@@ -1,10 +1,9 @@
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
-import { redisKeys } from '@svc/contracts';
 import { checkLogLine } from '@svc/logging';
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
 import type { Sample } from '@svc/metrics';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -62,12 +61,7 @@ describe('metrics of every service after a mixed run', () => {
   it('counts searches, charges, refusals and settlements exactly as the run did', async () => {
     const [gw0, gw1] = stack.gateways.map((g) => g.url) as [string, string];
     const account = await newAccount(gw0, 'obs');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: (12 * PRICE_MICROS) / 1_000_000, reason: 'e2e funding' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant in Redis', async () => ((await redis.get(redisKeys.accountBalance(account.accountId))) === String(12 * PRICE_MICROS) ? true : undefined));
+    await grantCredits(stack, account.accountId, 12 * PRICE_MICROS, { redis });
     const key = await newApiKey(gw0, account.managementKey);
     // The rate limit is per key (kept in Redis): gateway 1's burst uses a key of its own.
     const burstKey = await newApiKey(gw0, account.managementKey);
@@ -213,11 +207,7 @@ describe('metrics of every service after a mixed run', () => {
     const gw0 = stack.gateways[0]?.url ?? '';
     // An account of its own: the cap counts the account's searches in flight on every gateway.
     const account = await newAccount(gw0, 'obs-in-flight');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: 1, reason: 'e2e in-flight cap' }, headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant in Redis', async () => ((await redis.get(redisKeys.accountBalance(account.accountId))) === '1000000' ? true : undefined));
+    await grantCredits(stack, account.accountId, 1000000, { redis, reason: 'e2e in-flight cap' });
     const key = await newApiKey(gw0, account.managementKey);
     const before = sumSamples(await scrape(gw2.metricsUrl), 'gateway_search_refusals_total', { reason: 'in_flight' });
     expect(before).toBe(0);

@@ -1,7 +1,6 @@
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
-import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
@@ -68,12 +67,7 @@ describe('PostgreSQL outage under load: settlement waits in Redis, then every le
     const gw = stack.gateways[0]?.url ?? '';
     const account = await newAccount(gw, 'pgoutage');
     const key = await newApiKey(gw, account.managementKey);
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: GRANT_MICROS / 1_000_000, reason: 'e2e funding' }, headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant to reach the spendable balance', async () =>
-      (await redis.get(redisKeys.accountBalance(account.accountId))) === String(GRANT_MICROS) ? true : undefined);
+    await grantCredits(stack, account.accountId, GRANT_MICROS, { redis });
 
     // Load: CONCURRENCY loops over both gateways until told to stop.
     let running = true;

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import type { RedisClient } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
-import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor, grantCredits } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -62,13 +62,7 @@ describe.each(REDIS_TOPOLOGIES)('Redis flushed in the middle of concurrent searc
     for (let i = 0; i < ACCOUNTS; i += 1) {
       const account = await newAccount(gateways[0] ?? '', 'flush');
       const key = await newApiKey(gateways[0] ?? '', account.managementKey);
-      const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-        body: { amount_usd: FUNDING_MICROS / 1_000_000, reason: 'e2e funding' },
-        headers: bearer(stack.operatorToken),
-      });
-      expect(grant.status).toBe(201);
-      await waitFor('the grant to reach the spendable balance', async () =>
-        (await redis.get(redisKeys.accountBalance(account.accountId))) === String(FUNDING_MICROS) ? true : undefined);
+      await grantCredits(stack, account.accountId, FUNDING_MICROS, { redis });
       accounts.push({ accountId: account.accountId, secret: key.secret });
     }
 

@@ -4,7 +4,7 @@ import { scanKeys } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
-import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -63,13 +63,7 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
 
   async function fundedAccount(micros: number): Promise<Awaited<ReturnType<typeof newAccount>> & { apiKey: string }> {
     const account = await newAccount(gw0, 'cache');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: micros / 1_000_000, reason: 'e2e funding' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant to reach the spendable balance', async () =>
-      (await redis.get(redisKeys.accountBalance(account.accountId))) === String(micros) ? true : undefined);
+    await grantCredits(stack, account.accountId, micros, { redis });
     const key = await newApiKey(gw0, account.managementKey);
     return { ...account, apiKey: key.secret };
   }

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import type { RedisClient } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
-import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -44,13 +44,7 @@ describe.each(REDIS_TOPOLOGIES)('search money across gateway processes, billed t
   async function fundedAccount(micros: number): Promise<Awaited<ReturnType<typeof newAccount>>> {
     const gw = stack.gateways[0]?.url ?? '';
     const account = await newAccount(gw, 'money');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: micros / 1_000_000, reason: 'e2e funding' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant to reach the spendable balance', async () =>
-      (await redis.get(redisKeys.accountBalance(account.accountId))) === String(micros) ? true : undefined);
+    await grantCredits(stack, account.accountId, micros, { redis });
     return account;
   }
 
