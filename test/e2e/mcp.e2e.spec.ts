@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Client as PgClient } from 'pg';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stopStack } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
@@ -39,9 +39,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
 
   afterAll(async () => {
     for (const client of clients) await client.close().catch(() => undefined);
-    await db?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis, db });
   });
 
   async function connect(url: string, secret: string | null): Promise<McpClient> {

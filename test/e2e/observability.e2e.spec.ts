@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { checkLogLine } from '@svc/logging';
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
 import type { Sample } from '@svc/metrics';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stopStack } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -53,9 +53,7 @@ describe('metrics of every service after a mixed run', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await db?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis, db });
   });
 
   it('counts searches, charges, refusals and settlements exactly as the run did', async () => {

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, UNTHROTTLED_GATEWAY_ENV } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
@@ -38,7 +38,7 @@ describe('PostgreSQL outage under load: settlement waits in Redis, then every le
       worker: true,
       workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100', BACKLOG_LOG_INTERVAL_MS: '1000' },
       logLevel: 'warn',
-      gatewayEnv: { PROVIDER_MAX_IN_FLIGHT_EXA: '1000', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', ACCOUNT_MAX_IN_FLIGHT: '100000' },
+      gatewayEnv: UNTHROTTLED_GATEWAY_ENV,
       gateways: [{}, {}],
     });
     redis = new Redis(stack.redisUrl);

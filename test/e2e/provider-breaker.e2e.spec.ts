@@ -1,7 +1,7 @@
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
 import type { RedisClient } from '@svc/redis-client';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stackClients, stopStack } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -38,16 +38,12 @@ describe('provider breaker across two gateways (Exa failing as a whole)', () => 
       },
       gateways: [{}, {}],
     });
-    redis = stack.redisClient();
-    db = new Client({ connectionString: stack.databases.billing });
-    await db.connect();
+    ({ redis, db } = await stackClients(stack));
     sim = stack.simulator?.url ?? '';
   }, 120_000);
 
   afterAll(async () => {
-    await db?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis, db });
   });
 
   const gw = (i: number): string => stack.gateways[i]?.url ?? '';

@@ -1,8 +1,8 @@
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import type { RedisClient } from '@svc/redis-client';
 import { CATALOG, hostnameMatches, redisKeys } from '@svc/contracts';
 import type { FilterName, ModelSpec } from '@svc/contracts';
-import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stackClients, stopStack } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
@@ -55,9 +55,7 @@ describe.each(REDIS_TOPOLOGIES)('search filters (%s Redis)', (topology) => {
       logLevel: 'warn',
       gatewayEnv: { RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000' },
     });
-    redis = stack.redisClient();
-    db = new Client({ connectionString: stack.databases.billing });
-    await db.connect();
+    ({ redis, db } = await stackClients(stack));
     gw = stack.gateways[0]?.url ?? '';
     sim = stack.simulator?.url ?? '';
     account = await newAccount(gw, 'filters');
@@ -66,9 +64,7 @@ describe.each(REDIS_TOPOLOGIES)('search filters (%s Redis)', (topology) => {
   }, 120_000);
 
   afterAll(async () => {
-    await db?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis, db });
   });
 
   const search = (body: Record<string, unknown>) => call('POST', `${gw}/v1/search`, { body, headers: bearer(key) });

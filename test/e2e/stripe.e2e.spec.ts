@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, stopStack } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 import { FakeStripe } from '../../tools/fake-stripe/src';
 
@@ -64,9 +64,7 @@ describe('buying credits with Stripe through the gateway, then a mixed run that 
   }, 120_000);
 
   afterAll(async () => {
-    await db?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis, db });
     await stripe?.stop();
   });
 

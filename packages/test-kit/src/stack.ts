@@ -3,6 +3,7 @@ import { closeRedisClient, createRedisClient, masters } from '@svc/redis-client'
 import type { RedisClient, RedisTarget } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import { applyMigrations } from '@svc/pg-migrate';
 import { freePort } from './ports';
 import { recreateDatabase } from './databases';
@@ -287,4 +288,24 @@ export async function grantCredits(
   if (redis !== undefined) {
     await waitFor('the grant to reach the spendable balance', async () => ((await redis.get(redisKeys.accountBalance(accountId))) === String(micros) ? true : undefined));
   }
+}
+
+/** The gateway limits lifted for a load of searches (rate limit, in-flight caps, Exa's slots). */
+export const UNTHROTTLED_GATEWAY_ENV: Readonly<Record<string, string>> = {
+  PROVIDER_MAX_IN_FLIGHT_EXA: '1000', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', ACCOUNT_MAX_IN_FLIGHT: '100000',
+};
+
+/** A client of the stack's Redis and one of billing's database (connected), for the suites that read both. */
+export async function stackClients(stack: Stack): Promise<{ redis: RedisClient; db: Client }> {
+  const redis = stack.redisClient();
+  const db = new Client({ connectionString: stack.databases.billing });
+  await db.connect();
+  return { redis, db };
+}
+
+/** Closes the clients a suite opened, then stops the stack; any may be missing (a beforeAll that failed). */
+export async function stopStack(stack: Stack | undefined, clients: { redis?: { disconnect(): void }; db?: Client } = {}): Promise<void> {
+  await clients.db?.end();
+  clients.redis?.disconnect();
+  await stack?.stop();
 }
