@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { bearer, call, newAccount, startStack, waitFor, grantCredits } from '@svc/test-kit';
+import { bearer, call, newAccount, startStack, waitFor, grantCredits, stopStack } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -19,8 +19,7 @@ describe('dashboard session endpoints through the gateway', () => {
   }, 120_000);
 
   afterAll(async () => {
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis });
   });
 
   const dash = (method: string, path: string, session: Record<string, string>, body?: unknown): Promise<JsonResponse> =>

@@ -5,7 +5,7 @@ import type { Server, Socket } from 'node:net';
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, freePort, newAccount, newApiKey, startStack, waitFor, grantCredits } from '@svc/test-kit';
+import { bearer, call, freePort, newAccount, newApiKey, startStack, waitFor, grantCredits, stopStack } from '@svc/test-kit';
 import type { RunningProcess, Stack } from '@svc/test-kit';
 
 /**
@@ -94,8 +94,7 @@ describe('a gateway stopped under load loses nothing', () => {
 
   afterAll(async () => {
     await balancer?.close();
-    await db?.end();
-    await stack?.stop();
+    await stopStack(stack, { db });
   });
 
   it('answers every request while one of two gateways drains, and settles every answered search exactly once', async () => {

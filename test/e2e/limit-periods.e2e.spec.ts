@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { bearer, call, newAccount, newApiKey, startStack, grantCredits } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, grantCredits, stopStack } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -27,8 +27,7 @@ describe('key limits across changes of the reset period', () => {
   }, 120_000);
 
   afterAll(async () => {
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis });
   });
 
   async function fundedAccount(usd: number): Promise<Awaited<ReturnType<typeof newAccount>>> {

@@ -4,7 +4,7 @@ import { Client as McpClient, StreamableHTTPClientTransport } from '@modelcontex
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, grantCredits } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, grantCredits, stopStack } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
@@ -27,8 +27,7 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
 
   afterAll(async () => {
     for (const close of closers) await close().catch(() => undefined);
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis });
   });
 
   async function fundedKey(usd: number): Promise<{ accountId: string; secret: string }> {

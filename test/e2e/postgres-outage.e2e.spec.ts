@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, UNTHROTTLED_GATEWAY_ENV } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, UNTHROTTLED_GATEWAY_ENV, stopStack } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
@@ -53,8 +53,7 @@ describe('PostgreSQL outage under load: settlement waits in Redis, then every le
     // Whatever happened, the database takes connections again.
     await admin?.query(`ALTER DATABASE "${billingDb}" WITH ALLOW_CONNECTIONS true`).catch(() => undefined);
     await admin?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis });
   });
 
   const operator = async <T>(method: 'GET' | 'POST', path: string): Promise<T> => {

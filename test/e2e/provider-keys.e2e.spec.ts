@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
 import { encryptProviderKey, providerKeyLabel } from '@svc/keys';
-import { bearer, call, newAccount, newApiKey, repoRoot, startStack, waitFor, grantCredits } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, repoRoot, startStack, waitFor, grantCredits, stopStack } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -61,8 +61,7 @@ describe('provider keys (BYOK)', () => {
   afterAll(async () => {
     await accounts?.end();
     await billing?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis });
   });
 
   async function fundedAccount(usd: number): Promise<Awaited<ReturnType<typeof newAccount>> & { apiKey: string }> {
