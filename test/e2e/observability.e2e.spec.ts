@@ -1,9 +1,9 @@
-import { Client } from 'pg';
-import { Redis } from 'ioredis';
+import type { Client } from 'pg';
+import type { RedisClient } from '@svc/redis-client';
 import { checkLogLine } from '@svc/logging';
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
 import type { Sample } from '@svc/metrics';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stopStack } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stopStack, stackClients } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -24,7 +24,7 @@ async function scrape(url: string): Promise<Sample[]> {
 
 describe('metrics of every service after a mixed run', () => {
   let stack: Stack;
-  let redis: Redis;
+  let redis: RedisClient;
   let db: Client;
   /** Every secret and query text the run used: none may appear in any log line. */
   const mustNotLog: string[] = [];
@@ -47,9 +47,7 @@ describe('metrics of every service after a mixed run', () => {
         { env: { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '1000', ACCOUNT_MAX_IN_FLIGHT: String(IN_FLIGHT_CAP) } },
       ],
     });
-    redis = new Redis(stack.redisUrl);
-    db = new Client({ connectionString: stack.databases.billing });
-    await db.connect();
+    ({ redis, db } = await stackClients(stack));
   }, 120_000);
 
   afterAll(async () => {
