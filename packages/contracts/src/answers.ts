@@ -1,13 +1,16 @@
 import { CATALOG, PROVIDERS } from './catalog';
+import { FILTER_NAMES } from './filters';
 import { LIMIT_RESETS } from './key-record';
 import { LIMITS } from './limits';
+import { MODEL_STATUSES } from './provider-health';
 import { CACHE_STATUSES } from './settlement';
 
 /**
  * The JSON Schemas (2020-12) of the answers that several places describe, written once:
- * the search answer (POST /v1/search's 200), the API key record and the usage row. The
+ * the search answer (POST /v1/search's 200), the model list (GET /v1/models), the credits
+ * (GET /v1/credits), the API key record and the usage row. The
  * OpenAPI document puts them in its components as they are (tools/openapi), the MCP tool
- * web_search takes its output schema from here (`inlineAnswerSchema`), and tests check the
+ * tools take their output schemas from here (`inlineAnswerSchema`), and tests check the
  * SDK's types, the services' answer types and the dashboard (which takes the SDK's types)
  * against them (tools/openapi/test/answer-schemas.spec.ts).
  *
@@ -56,6 +59,14 @@ export const API_KEY_FIELDS: Readonly<Record<string, AnswerSchema>> = {
   last_used_at: { type: ['string', 'null'], format: 'date-time' },
 };
 
+/** A model's prices (GET /v1/models, and each model of GET /v1/credits/pricing). */
+export const MODEL_PRICING_FIELDS: Readonly<Record<string, AnswerSchema>> = {
+  base_usd: usd('Price of one search.'),
+  included_results: { type: ['integer', 'null'], description: 'Results covered by base_usd; null when the provider does not price by count.' },
+  per_result_usd: usd('Price of each result beyond included_results (0 when not priced by count).'),
+  cache_price_usd: { type: ['number', 'null'], description: 'Price of a search answered from the result cache (hit or joined): CACHE_PRICE_PERCENT of base_usd; null when the deployment has no cache.' },
+};
+
 /** The schemas, by the name the OpenAPI document gives them. */
 export const ANSWER_SCHEMAS = {
   Provider: { enum: [...PROVIDERS] },
@@ -94,6 +105,31 @@ export const ANSWER_SCHEMAS = {
     }),
   }),
   ApiKey: closedObject(API_KEY_FIELDS),
+  ModelPricing: closedObject(MODEL_PRICING_FIELDS),
+  Model: closedObject({
+    id: ref('ModelId'),
+    provider: ref('Provider'),
+    variant: { type: 'string' },
+    description: { type: 'string' },
+    max_results: { type: 'integer', description: 'Most results the upstream returns.' },
+    pricing: ref('ModelPricing'),
+    available: { type: 'boolean', description: 'False when this deployment has no platform key for the provider.' },
+    supported_filters: { type: 'array', items: ref('FilterName'), description: 'The search filters this model honours; a search with any other filter skips it.' },
+    status: ref('ModelStatus'),
+  }),
+  FilterName: { enum: [...FILTER_NAMES], description: 'A search filter of POST /v1/search.' },
+  ModelList: closedObject({ data: { type: 'array', items: ref('Model') }, request_id: REQUEST_ID_SCHEMA }),
+  ModelStatus: {
+    enum: [...MODEL_STATUSES],
+    description: 'operational; degraded (many of its calls failed over the last 5 minutes); unavailable (its provider\'s breaker is open, or no platform key).',
+  },
+  Credits: closedObject({
+    balance_usd: usd('What the account can spend now.'),
+    reserved_usd: usd('Held by searches in flight.'),
+    total_purchased_usd: usd('Bought with checkout, all time, net of refunds and disputes.'),
+    total_spent_usd: usd('Settled search spend, all time.'),
+    request_id: REQUEST_ID_SCHEMA,
+  }),
   UsageRow: closedObject(
     {
       date: { type: 'string', format: 'date' },

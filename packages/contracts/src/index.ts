@@ -20,5 +20,5 @@ export {
 export type { FilterName, SafeSearch, SearchFilters } from './filters';
 export { providerHealthKeys, BREAKER_MODES, MODEL_STATUSES, HEALTH_LATENCY_BUCKETS_MS, HEALTH_MINUTE_TTL_MS } from './provider-health';
 export type { HealthSource, BreakerMode, ModelStatus } from './provider-health';
-export { ANSWER_SCHEMAS, API_KEY_FIELDS, REQUEST_ID_SCHEMA, closedObject, inlineAnswerSchema } from './answers';
+export { ANSWER_SCHEMAS, API_KEY_FIELDS, MODEL_PRICING_FIELDS, REQUEST_ID_SCHEMA, closedObject, inlineAnswerSchema } from './answers';
 export type { AnswerSchema, AnswerSchemaName } from './answers';

@@ -1,4 +1,4 @@
-import { ANSWER_SCHEMAS, API_KEY_FIELDS, CACHE_STATUSES, FILTER_NAMES, MODEL_STATUSES, PROVIDERS, REQUEST_ID_SCHEMA, closedObject } from '@svc/contracts';
+import { ANSWER_SCHEMAS, API_KEY_FIELDS, CACHE_STATUSES, MODEL_PRICING_FIELDS, PROVIDERS, REQUEST_ID_SCHEMA, closedObject } from '@svc/contracts';
 import { ERROR_CODES } from '@svc/errors';
 import type { ErrorCode } from '@svc/errors';
 
@@ -44,19 +44,13 @@ export function componentSchemas(): Record<string, Schema> {
     created_at: timestamp(),
     updated_at: timestamp(),
   };
-  const pricing = {
-    base_usd: usd('Price of one search.'),
-    included_results: { type: ['integer', 'null'], description: 'Results covered by base_usd; null when the provider does not price by count.' },
-    per_result_usd: usd('Price of each result beyond included_results (0 when not priced by count).'),
-    cache_price_usd: { type: ['number', 'null'], description: 'Price of a search answered from the result cache (hit or joined): CACHE_PRICE_PERCENT of base_usd; null when the deployment has no cache.' },
-  };
   const errorFields = (codes: readonly ErrorCode[]): Record<string, Schema> => ({
     code: { enum: [...codes] },
     message: { type: 'string', description: 'For humans; may change. Never branch on it.' },
     request_id: requestId,
   });
   return {
-    // The answers written once in @svc/contracts (Provider, ModelId, Attempt, SearchResult, SearchResponse, ApiKey, UsageRow), in the document's order.
+    // The answers written once in @svc/contracts (ANSWER_SCHEMAS), each in its place in the document's order.
     Provider: ANSWER_SCHEMAS.Provider,
     ModelId: ANSWER_SCHEMAS.ModelId,
     ErrorCode: { enum: [...ERROR_CODES] },
@@ -66,24 +60,11 @@ export function componentSchemas(): Record<string, Schema> {
     AllProvidersFailedError: closed({ ...errorFields(ATTEMPTS_CODES), attempts: { type: 'array', items: ref('Attempt'), description: 'Every attempt, in order.' } }),
     ApiError: { oneOf: [ref('PlainError'), ref('PaymentError'), ref('AllProvidersFailedError')], description: 'Discriminated by code: needed_usd only on 402s, attempts only on all_providers_failed and unsupported_filter.' },
     ErrorResponse: closed({ error: ref('ApiError') }),
-    ModelPricing: closed(pricing),
-    Model: closed({
-      id: ref('ModelId'),
-      provider: ref('Provider'),
-      variant: { type: 'string' },
-      description: { type: 'string' },
-      max_results: { type: 'integer', description: 'Most results the upstream returns.' },
-      pricing: ref('ModelPricing'),
-      available: { type: 'boolean', description: 'False when this deployment has no platform key for the provider.' },
-      supported_filters: { type: 'array', items: ref('FilterName'), description: 'The search filters this model honours; a search with any other filter skips it.' },
-      status: ref('ModelStatus'),
-    }),
-    FilterName: { enum: [...FILTER_NAMES], description: 'A search filter of POST /v1/search.' },
-    ModelList: closed({ data: { type: 'array', items: ref('Model') }, request_id: requestId }),
-    ModelStatus: {
-      enum: [...MODEL_STATUSES],
-      description: 'operational; degraded (many of its calls failed over the last 5 minutes); unavailable (its provider\'s breaker is open, or no platform key).',
-    },
+    ModelPricing: ANSWER_SCHEMAS.ModelPricing,
+    Model: ANSWER_SCHEMAS.Model,
+    FilterName: ANSWER_SCHEMAS.FilterName,
+    ModelList: ANSWER_SCHEMAS.ModelList,
+    ModelStatus: ANSWER_SCHEMAS.ModelStatus,
     HealthWindow: closed({
       calls: { type: 'integer', minimum: 0 },
       success_rate: { type: ['number', 'null'], minimum: 0, maximum: 1, description: 'Answered calls over calls; null without calls.' },
@@ -122,7 +103,7 @@ export function componentSchemas(): Record<string, Schema> {
     }),
     Pricing: closed({
       currency: { const: 'USD' },
-      models: { type: 'array', items: closed({ id: ref('ModelId'), ...pricing }) },
+      models: { type: 'array', items: closed({ id: ref('ModelId'), ...MODEL_PRICING_FIELDS }) },
       purchase: closed({ min_usd: { type: 'number' }, max_usd: { type: 'number' } }, [], 'The checkout amount range.'),
       byok: closed({ enabled: { type: 'boolean' }, fee_percent: { type: 'number' } }),
       cache: closed({ enabled: { type: 'boolean' }, price_percent: { type: ['integer', 'null'], description: 'cache_price_usd as a percentage of base_usd (CACHE_PRICE_PERCENT).' } }),
@@ -155,13 +136,7 @@ export function componentSchemas(): Record<string, Schema> {
     ProviderKeyResponse: closed({ ...providerKey, request_id: requestId }),
     ProviderKeyList: closed({ data: { type: 'array', items: ref('ProviderKey'), maxItems: PROVIDERS.length }, next_cursor: { type: 'null', description: 'Always null: one page.' }, request_id: requestId }),
     DeletedProviderKey: closed({ provider: ref('Provider'), deleted: { const: true }, request_id: requestId }),
-    Credits: closed({
-      balance_usd: usd('What the account can spend now.'),
-      reserved_usd: usd('Held by searches in flight.'),
-      total_purchased_usd: usd('Bought with checkout, all time, net of refunds and disputes.'),
-      total_spent_usd: usd('Settled search spend, all time.'),
-      request_id: requestId,
-    }),
+    Credits: ANSWER_SCHEMAS.Credits,
     CheckoutSession: closed({
       id: id('chk', 'The checkout id.'),
       url: { type: 'string', format: 'uri', description: 'Send the buyer here.' },

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createGenerator } from 'ts-json-schema-generator';
 import { ANSWER_SCHEMAS, API_KEY_FIELDS } from '@svc/contracts';
 import type { AnswerSchemaName } from '@svc/contracts';
-import { WEB_SEARCH_OUTPUT_SCHEMA } from '@svc/search-gateway';
+import { GET_CREDITS_OUTPUT_SCHEMA, LIST_MODELS_OUTPUT_SCHEMA, WEB_SEARCH_OUTPUT_SCHEMA } from '@svc/search-gateway';
 import { repoRoot } from '@svc/test-kit';
 import { componentSchemas } from '../src/schemas';
 import { shapeOf, shapeProblems } from '../src/shapes';
@@ -76,14 +76,21 @@ describe('each answer is written once (@svc/contracts) and every copy matches it
     expect(problems).toEqual([]);
   });
 
-  it('the MCP tool web_search\'s output schema is the search answer', () => {
-    const mcp = WEB_SEARCH_OUTPUT_SCHEMA as Json;
+  it.each([
+    ['web_search', WEB_SEARCH_OUTPUT_SCHEMA, 'SearchResponse'],
+    ['list_models', LIST_MODELS_OUTPUT_SCHEMA, 'ModelList'],
+    ['get_credits', GET_CREDITS_OUTPUT_SCHEMA, 'Credits'],
+  ] as const)('the MCP tool %s\'s output schema is the source\'s %s', (_tool, schema, name) => {
+    const mcp = schema as Json;
     expect(JSON.stringify(mcp)).not.toContain('$ref');
-    expect(compare(shapeOf(mcp, mcp), source('SearchResponse'), 'MCP output schema')).toEqual([]);
+    expect(compare(shapeOf(mcp, mcp), source(name), 'MCP output schema')).toEqual([]);
   });
 
   describe('the SDK (and the dashboard, which takes its types)', () => {
-    it.each([['SearchResponse', 'SearchResponse'], ['SearchResult', 'SearchResult'], ['Attempt', 'Attempt'], ['ApiKey', 'ApiKey'], ['UsageRow', 'UsageRow']] as const)(
+    it.each([
+      ['SearchResponse', 'SearchResponse'], ['SearchResult', 'SearchResult'], ['Attempt', 'Attempt'], ['ApiKey', 'ApiKey'], ['UsageRow', 'UsageRow'],
+      ['ModelList', 'ModelList'], ['Model', 'Model'], ['ModelPricing', 'ModelPricing'], ['Credits', 'Credits'],
+    ] as const)(
       'the SDK\'s %s is the source\'s %s',
       (sdkType, name) => {
         // The SDK may take any string where the source lists the catalog's model ids.

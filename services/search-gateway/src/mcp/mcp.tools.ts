@@ -1,4 +1,4 @@
-import { ANSWER_SCHEMAS, CATALOG, FILTER_DESCRIPTIONS, FILTER_NAMES, inlineAnswerSchema } from '@svc/contracts';
+import { ANSWER_SCHEMAS, CATALOG, FILTER_DESCRIPTIONS, inlineAnswerSchema } from '@svc/contracts';
 import type { ErrorBody } from '@svc/errors';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { DEFAULT_MAX_RESULTS, MAX_CACHE_MAX_AGE_S, MAX_MODELS, MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '../search/search.schema';
@@ -69,49 +69,11 @@ export const WEB_SEARCH_INPUT_SCHEMA = {
  */
 export const WEB_SEARCH_OUTPUT_SCHEMA = inlineAnswerSchema(ANSWER_SCHEMAS.SearchResponse);
 
-/** GET /v1/models. */
-export const LIST_MODELS_OUTPUT_SCHEMA = {
-  type: 'object',
-  required: ['data', 'request_id'],
-  properties: {
-    data: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'provider', 'variant', 'description', 'max_results', 'pricing', 'available', 'supported_filters', 'status'],
-        properties: {
-          id: { type: 'string' },
-          provider: { type: 'string' },
-          variant: { type: 'string' },
-          description: { type: 'string' },
-          max_results: { type: 'integer' },
-          pricing: {
-            type: 'object',
-            required: ['base_usd', 'included_results', 'per_result_usd', 'cache_price_usd'],
-            properties: { base_usd: { type: 'number' }, included_results: { type: ['integer', 'null'] }, per_result_usd: { type: 'number' }, cache_price_usd: { type: ['number', 'null'] } },
-          },
-          available: { type: 'boolean' },
-          supported_filters: { type: 'array', items: { type: 'string', enum: [...FILTER_NAMES] }, description: 'The web_search filters this model honours.' },
-          status: { enum: ['operational', 'degraded', 'unavailable'], description: 'What the platform knows of the model now (GET /v1/status).' },
-        },
-      },
-    },
-    request_id: { type: 'string' },
-  },
-} as const;
+/** GET /v1/models: the model list's one schema (@svc/contracts), written out. */
+export const LIST_MODELS_OUTPUT_SCHEMA = inlineAnswerSchema(ANSWER_SCHEMAS.ModelList);
 
-/** GET /v1/credits. */
-export const GET_CREDITS_OUTPUT_SCHEMA = {
-  type: 'object',
-  required: ['balance_usd', 'reserved_usd', 'total_purchased_usd', 'total_spent_usd', 'request_id'],
-  properties: {
-    balance_usd: { type: 'number', description: 'Spendable balance now, in USD.' },
-    reserved_usd: { type: 'number', description: 'Held by searches in flight.' },
-    total_purchased_usd: { type: 'number' },
-    total_spent_usd: { type: 'number', description: 'Settled spend in the durable ledger (follows the balance by a few seconds).' },
-    request_id: { type: 'string' },
-  },
-} as const;
+/** GET /v1/credits: the credits' one schema (@svc/contracts), written out. */
+export const GET_CREDITS_OUTPUT_SCHEMA = inlineAnswerSchema(ANSWER_SCHEMAS.Credits);
 
 const NO_ARGUMENTS = { type: 'object', properties: {}, additionalProperties: false } as const;
 
