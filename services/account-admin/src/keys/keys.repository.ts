@@ -23,18 +23,8 @@ export interface KeyRow {
   lastUsedAt: Date | null;
 }
 
-export interface NewKey {
-  id: string;
-  accountId: string;
-  kind: KeyKind;
-  name: string;
-  keyHash: string;
-  label: string;
-  limitMicros: number | null;
-  limitReset: LimitReset | null;
-  expiresAt: Date | null;
-  disabled: boolean;
-}
+/** What a new key is made of: the row's own fields, before the database sets the rest. */
+export type NewKey = Pick<KeyRow, 'id' | 'accountId' | 'kind' | 'name' | 'keyHash' | 'label' | 'limitMicros' | 'limitReset' | 'expiresAt' | 'disabled'>;
 
 export interface KeyChanges {
   name?: string;
