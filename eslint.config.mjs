@@ -43,4 +43,17 @@ export default tseslint.config(
       }],
     },
   },
+  {
+    // The tools reach a service through its package entry point (@svc/account-admin, @svc/billing,
+    // @svc/search-gateway: each service's src/index.ts), never by a relative path into its sources.
+    files: ['tools/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['**/services/**'], message: 'Import a service through its package entry point (@svc/<service>), not by a path into its sources.' },
+          { group: ['@svc/*/src', '@svc/*/src/*', '@svc/*/dist/*'], message: 'Import a package only through its root.' },
+        ],
+      }],
+    },
+  },
 );

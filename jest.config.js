@@ -16,6 +16,8 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
   modulePathIgnorePatterns: ['<rootDir>/.*/dist/'],
   moduleNameMapper: {
+    // The services' entry points (src/index.ts), for the tools that describe them (tools/openapi).
+    '^@svc/(account-admin|billing|search-gateway)$': '<rootDir>/services/$1/src/index.ts',
     '^@svc/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
     // Sources written for ES modules (packages/sdk) import './file.js'; the file is file.ts.
     '^(\\.{1,2}/.*)\\.js$': '$1',

@@ -1,8 +1,8 @@
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import { redisKeys } from '@svc/contracts';
 import { keySlot } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
-import { bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor, grantCredits, stackClients, stopStack, UNTHROTTLED_GATEWAY_ENV } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -35,18 +35,14 @@ describe('searches on a Redis Cluster while slots migrate between masters', () =
       worker: true,
       workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '200' },
       logLevel: 'warn',
-      gatewayEnv: { PROVIDER_MAX_IN_FLIGHT_EXA: '1000', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', ACCOUNT_MAX_IN_FLIGHT: '100000' },
+      gatewayEnv: UNTHROTTLED_GATEWAY_ENV,
       gateways: [{}, {}],
     });
-    redis = stack.redisClient();
-    db = new Client({ connectionString: stack.databases.billing });
-    await db.connect();
+    ({ redis, db } = await stackClients(stack));
   }, 120_000);
 
   afterAll(async () => {
-    await db?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis, db });
   });
 
   it('loses no charge and doubles none, and the ledger, PostgreSQL and Redis agree afterwards', async () => {
@@ -57,13 +53,7 @@ describe('searches on a Redis Cluster while slots migrate between masters', () =
     for (let i = 0; i < 2; i += 1) {
       const account = await newAccount(gateways[0] ?? '', 'failover');
       const key = await newApiKey(gateways[0] ?? '', account.managementKey);
-      const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-        body: { amount_usd: FUNDING_MICROS / 1_000_000, reason: 'e2e funding' },
-        headers: bearer(stack.operatorToken),
-      });
-      expect(grant.status).toBe(201);
-      await waitFor('the grant to reach the spendable balance', async () =>
-        (await redis.get(redisKeys.accountBalance(account.accountId))) === String(FUNDING_MICROS) ? true : undefined);
+      await grantCredits(stack, account.accountId, FUNDING_MICROS, { redis });
       accounts.push({ accountId: account.accountId, secret: key.secret });
     }
     const [moved] = accounts;

@@ -1,6 +1,5 @@
 import { Redis } from 'ioredis';
-import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, startStack, waitFor, grantCredits, stopStack } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -20,8 +19,7 @@ describe('dashboard session endpoints through the gateway', () => {
   }, 120_000);
 
   afterAll(async () => {
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis });
   });
 
   const dash = (method: string, path: string, session: Record<string, string>, body?: unknown): Promise<JsonResponse> =>
@@ -29,9 +27,7 @@ describe('dashboard session endpoints through the gateway', () => {
   const noCsrf = (session: Record<string, string>): Record<string, string> => ({ cookie: session.cookie ?? '' });
 
   async function fund(accountId: string, usd: number): Promise<void> {
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${accountId}/grants`, { body: { amount_usd: usd, reason: 'e2e' }, headers: bearer(stack.operatorToken) });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant in the spendable balance', async () => ((await redis.get(redisKeys.accountBalance(accountId))) === String(usd * 1_000_000) ? true : undefined));
+    await grantCredits(stack, accountId, usd * 1_000_000, { redis, reason: 'e2e' });
   }
 
   it('API keys: create with every field, list, get, patch and delete with the session alone, answering as /v1/keys does', async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import type { BrowserContext, Page } from 'playwright-core';
-import { bearer, call, repoRoot, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, repoRoot, startStack, waitFor, grantCredits } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 import { FakeStripe } from '../../tools/fake-stripe/src';
 
@@ -128,8 +128,7 @@ describe('the dashboard in Chromium', () => {
   }
 
   async function grant(accountId: string, usd: number): Promise<void> {
-    const granted = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${accountId}/grants`, { body: { amount_usd: usd, reason: 'dashboard e2e' }, headers: bearer(stack.operatorToken) });
-    expect(granted.status).toBe(201);
+    await grantCredits(stack, accountId, Math.round(usd * 1_000_000), { reason: 'dashboard e2e' });
   }
 
   async function text(page: Page, testId: string): Promise<string> {

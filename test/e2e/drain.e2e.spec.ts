@@ -5,7 +5,7 @@ import type { Server, Socket } from 'node:net';
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, freePort, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, freePort, newAccount, newApiKey, startStack, waitFor, grantCredits, stopStack } from '@svc/test-kit';
 import type { RunningProcess, Stack } from '@svc/test-kit';
 
 /**
@@ -94,8 +94,7 @@ describe('a gateway stopped under load loses nothing', () => {
 
   afterAll(async () => {
     await balancer?.close();
-    await db?.end();
-    await stack?.stop();
+    await stopStack(stack, { db });
   });
 
   it('answers every request while one of two gateways drains, and settles every answered search exactly once', async () => {
@@ -104,10 +103,7 @@ describe('a gateway stopped under load loses nothing', () => {
     const front = `http://127.0.0.1:${port}`;
     const gw0 = stack.gateways[0]?.url ?? '';
     const account = await newAccount(gw0, 'drain');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: 100, reason: 'drain test' }, headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
+    await grantCredits(stack, account.accountId, 100_000_000, { reason: 'drain test' });
     const redis = new Redis(stack.redisUrl);
     await waitFor('the grant in Redis', async () => ((await redis.get(redisKeys.accountBalance(account.accountId))) === '100000000' ? true : undefined));
     redis.disconnect();

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, grantCredits, stopStack } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -22,8 +22,7 @@ describe('concurrent copies of one Idempotency-Key', () => {
   }, 120_000);
 
   afterAll(async () => {
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis });
   });
 
   async function exaCalls(): Promise<number> {
@@ -33,12 +32,7 @@ describe('concurrent copies of one Idempotency-Key', () => {
 
   it('five keys x ten copies: one provider call per key, every copy answered with the first outcome', async () => {
     const account = await newAccount(gw, 'idem');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: 10, reason: 'e2e funding' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant', async () => ((await redis.get(redisKeys.accountBalance(account.accountId))) === '10000000' ? true : undefined));
+    await grantCredits(stack, account.accountId, 10000000, { redis });
     for (let round = 0; round < 4; round++) {
       const keys = await Promise.all([0, 1, 2, 3, 4].map(() => newApiKey(gw, account.managementKey)));
       const before = await exaCalls();

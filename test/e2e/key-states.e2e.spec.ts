@@ -1,4 +1,4 @@
-import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
@@ -128,11 +128,7 @@ describe.each(REDIS_TOPOLOGIES)('key states and authentication through the gatew
 
     it('rule 6: both kinds of key of one account read the same balance', async () => {
       const key = await newApiKey(gw, account.managementKey);
-      const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-        body: { amount_usd: 12.5, reason: 'e2e' },
-        headers: bearer(stack.operatorToken),
-      });
-      expect(grant.status).toBe(201);
+      await grantCredits(stack, account.accountId, Math.round(12.5 * 1_000_000), { reason: 'e2e' });
       const viaApi = await call('GET', `${gw}/v1/credits`, { headers: bearer(key.secret) });
       const viaMgmt = await call('GET', `${gw}/v1/credits`, { headers: bearer(account.managementKey) });
       expect(viaApi.status).toBe(200);

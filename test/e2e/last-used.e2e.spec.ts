@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stopStack } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
@@ -26,18 +26,12 @@ describe('last_used_at', () => {
   }, 120_000);
 
   afterAll(async () => {
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis });
   });
 
   it('is null before any use, set after a search, and not moved by another use within the minute', async () => {
     const account = await newAccount(gw, 'lastused');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: 1, reason: 'e2e funding' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant', async () => ((await redis.get(redisKeys.accountBalance(account.accountId))) === '1000000' ? true : undefined));
+    await grantCredits(stack, account.accountId, 1000000, { redis });
     const used = await newApiKey(gw, account.managementKey);
     const idle = await newApiKey(gw, account.managementKey);
     const read = async (id: string): Promise<string | null> =>

@@ -1,6 +1,5 @@
 import { Redis } from 'ioredis';
-import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, grantCredits, stopStack } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -28,19 +27,12 @@ describe('key limits across changes of the reset period', () => {
   }, 120_000);
 
   afterAll(async () => {
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis });
   });
 
   async function fundedAccount(usd: number): Promise<Awaited<ReturnType<typeof newAccount>>> {
     const account = await newAccount(gw, 'limits');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: usd, reason: 'e2e funding' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant to reach the spendable balance', async () =>
-      (await redis.get(redisKeys.accountBalance(account.accountId))) === String(usd * 1_000_000) ? true : undefined);
+    await grantCredits(stack, account.accountId, usd * 1_000_000, { redis });
     return account;
   }
 

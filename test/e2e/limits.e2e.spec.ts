@@ -1,6 +1,6 @@
 import type { RedisClient } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
-import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor, grantCredits } from '@svc/test-kit';
 import type { JsonResponse, RedisTopology, Stack } from '@svc/test-kit';
 
 /**
@@ -24,13 +24,7 @@ const gateway = (): string => stack.gateways[Math.floor(random() * stack.gateway
 
 async function fundedAccount(micros: number): Promise<Awaited<ReturnType<typeof newAccount>>> {
   const account = await newAccount(stack.gateways[0]?.url ?? '', 'limits');
-  const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-    body: { amount_usd: micros / 1_000_000, reason: 'e2e funding' },
-    headers: bearer(stack.operatorToken),
-  });
-  expect(grant.status).toBe(201);
-  await waitFor('the grant to reach the spendable balance', async () =>
-    (await redis.get(redisKeys.accountBalance(account.accountId))) === String(micros) ? true : undefined);
+  await grantCredits(stack, account.accountId, micros, { redis });
   return account;
 }
 

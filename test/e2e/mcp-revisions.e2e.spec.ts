@@ -4,7 +4,7 @@ import { Client as McpClient, StreamableHTTPClientTransport } from '@modelcontex
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, grantCredits, stopStack } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
@@ -27,19 +27,12 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
 
   afterAll(async () => {
     for (const close of closers) await close().catch(() => undefined);
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis });
   });
 
   async function fundedKey(usd: number): Promise<{ accountId: string; secret: string }> {
     const account = await newAccount(gw(), 'mcp-rev');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: usd, reason: 'e2e funding' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant to reach the spendable balance', async () =>
-      (await redis.get(redisKeys.accountBalance(account.accountId))) === String(Math.round(usd * 1_000_000)) ? true : undefined);
+    await grantCredits(stack, account.accountId, Math.round(usd * 1_000_000), { redis });
     const key = await newApiKey(gw(), account.managementKey);
     return { accountId: account.accountId, secret: key.secret };
   }

@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Client as PgClient } from 'pg';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stopStack } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
@@ -39,9 +39,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
 
   afterAll(async () => {
     for (const client of clients) await client.close().catch(() => undefined);
-    await db?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis, db });
   });
 
   async function connect(url: string, secret: string | null): Promise<McpClient> {
@@ -55,13 +53,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
 
   async function fundedKey(usd: number): Promise<{ accountId: string; managementKey: string; secret: string }> {
     const account = await newAccount(gw(0), 'mcp');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: usd, reason: 'e2e funding' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant to reach the spendable balance', async () =>
-      (await redis.get(redisKeys.accountBalance(account.accountId))) === String(Math.round(usd * 1_000_000)) ? true : undefined);
+    await grantCredits(stack, account.accountId, Math.round(usd * 1_000_000), { redis });
     const key = await newApiKey(gw(0), account.managementKey);
     return { accountId: account.accountId, managementKey: account.managementKey, secret: key.secret };
   }

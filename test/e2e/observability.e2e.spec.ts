@@ -1,10 +1,9 @@
-import { Client } from 'pg';
-import { Redis } from 'ioredis';
-import { redisKeys } from '@svc/contracts';
+import type { Client } from 'pg';
+import type { RedisClient } from '@svc/redis-client';
 import { checkLogLine } from '@svc/logging';
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
 import type { Sample } from '@svc/metrics';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stopStack, stackClients } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -25,7 +24,7 @@ async function scrape(url: string): Promise<Sample[]> {
 
 describe('metrics of every service after a mixed run', () => {
   let stack: Stack;
-  let redis: Redis;
+  let redis: RedisClient;
   let db: Client;
   /** Every secret and query text the run used: none may appear in any log line. */
   const mustNotLog: string[] = [];
@@ -48,26 +47,17 @@ describe('metrics of every service after a mixed run', () => {
         { env: { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '1000', ACCOUNT_MAX_IN_FLIGHT: String(IN_FLIGHT_CAP) } },
       ],
     });
-    redis = new Redis(stack.redisUrl);
-    db = new Client({ connectionString: stack.databases.billing });
-    await db.connect();
+    ({ redis, db } = await stackClients(stack));
   }, 120_000);
 
   afterAll(async () => {
-    await db?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis, db });
   });
 
   it('counts searches, charges, refusals and settlements exactly as the run did', async () => {
     const [gw0, gw1] = stack.gateways.map((g) => g.url) as [string, string];
     const account = await newAccount(gw0, 'obs');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: (12 * PRICE_MICROS) / 1_000_000, reason: 'e2e funding' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant in Redis', async () => ((await redis.get(redisKeys.accountBalance(account.accountId))) === String(12 * PRICE_MICROS) ? true : undefined));
+    await grantCredits(stack, account.accountId, 12 * PRICE_MICROS, { redis });
     const key = await newApiKey(gw0, account.managementKey);
     // The rate limit is per key (kept in Redis): gateway 1's burst uses a key of its own.
     const burstKey = await newApiKey(gw0, account.managementKey);
@@ -213,11 +203,7 @@ describe('metrics of every service after a mixed run', () => {
     const gw0 = stack.gateways[0]?.url ?? '';
     // An account of its own: the cap counts the account's searches in flight on every gateway.
     const account = await newAccount(gw0, 'obs-in-flight');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: 1, reason: 'e2e in-flight cap' }, headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant in Redis', async () => ((await redis.get(redisKeys.accountBalance(account.accountId))) === '1000000' ? true : undefined));
+    await grantCredits(stack, account.accountId, 1000000, { redis, reason: 'e2e in-flight cap' });
     const key = await newApiKey(gw0, account.managementKey);
     const before = sumSamples(await scrape(gw2.metricsUrl), 'gateway_search_refusals_total', { reason: 'in_flight' });
     expect(before).toBe(0);

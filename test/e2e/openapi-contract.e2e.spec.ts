@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { bearer, call, repoRoot, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, repoRoot, startStack, waitFor, grantCredits } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 import { FakeStripe } from '../../tools/fake-stripe/src';
 import { ContractChecker } from '../../tools/openapi/src/contract';
@@ -82,11 +82,7 @@ describe('the OpenAPI document against real answers', () => {
   let apiKey = { id: '', secret: '' };
 
   async function grant(accountId: string, usd: number): Promise<void> {
-    const granted = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${accountId}/grants`, {
-      body: { amount_usd: usd, reason: 'contract test' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(granted.status).toBe(201);
+    await grantCredits(stack, accountId, Math.round(usd * 1_000_000), { reason: 'contract test' });
   }
 
   /** A signed-up account with a management key, through the dashboard API (checked too). */

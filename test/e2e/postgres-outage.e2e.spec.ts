@@ -1,7 +1,6 @@
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
-import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, UNTHROTTLED_GATEWAY_ENV, stopStack } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
@@ -39,7 +38,7 @@ describe('PostgreSQL outage under load: settlement waits in Redis, then every le
       worker: true,
       workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100', BACKLOG_LOG_INTERVAL_MS: '1000' },
       logLevel: 'warn',
-      gatewayEnv: { PROVIDER_MAX_IN_FLIGHT_EXA: '1000', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', ACCOUNT_MAX_IN_FLIGHT: '100000' },
+      gatewayEnv: UNTHROTTLED_GATEWAY_ENV,
       gateways: [{}, {}],
     });
     redis = new Redis(stack.redisUrl);
@@ -54,8 +53,7 @@ describe('PostgreSQL outage under load: settlement waits in Redis, then every le
     // Whatever happened, the database takes connections again.
     await admin?.query(`ALTER DATABASE "${billingDb}" WITH ALLOW_CONNECTIONS true`).catch(() => undefined);
     await admin?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis });
   });
 
   const operator = async <T>(method: 'GET' | 'POST', path: string): Promise<T> => {
@@ -68,12 +66,7 @@ describe('PostgreSQL outage under load: settlement waits in Redis, then every le
     const gw = stack.gateways[0]?.url ?? '';
     const account = await newAccount(gw, 'pgoutage');
     const key = await newApiKey(gw, account.managementKey);
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: GRANT_MICROS / 1_000_000, reason: 'e2e funding' }, headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant to reach the spendable balance', async () =>
-      (await redis.get(redisKeys.accountBalance(account.accountId))) === String(GRANT_MICROS) ? true : undefined);
+    await grantCredits(stack, account.accountId, GRANT_MICROS, { redis });
 
     // Load: CONCURRENCY loops over both gateways until told to stop.
     let running = true;

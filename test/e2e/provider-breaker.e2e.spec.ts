@@ -1,8 +1,7 @@
-import { Client } from 'pg';
-import { redisKeys } from '@svc/contracts';
+import type { Client } from 'pg';
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
 import type { RedisClient } from '@svc/redis-client';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stackClients, stopStack } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -40,16 +39,12 @@ describe('provider breaker across two gateways (Exa failing as a whole)', () => 
       },
       gateways: [{}, {}],
     });
-    redis = stack.redisClient();
-    db = new Client({ connectionString: stack.databases.billing });
-    await db.connect();
+    ({ redis, db } = await stackClients(stack));
     sim = stack.simulator?.url ?? '';
   }, 120_000);
 
   afterAll(async () => {
-    await db?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis, db });
   });
 
   const gw = (i: number): string => stack.gateways[i]?.url ?? '';
@@ -70,11 +65,7 @@ describe('provider breaker across two gateways (Exa failing as a whole)', () => 
 
   it('opens after Exa times out, both gateways skip Exa and answer from Brave charging only Brave, one probe closes it, no ledger holds the probe', async () => {
     const account = await newAccount(gw(0), 'breaker');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: 10, reason: 'e2e funding' }, headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant to reach the spendable balance', async () => ((await redis.get(redisKeys.accountBalance(account.accountId))) === '10000000' ? true : undefined));
+    await grantCredits(stack, account.accountId, 10000000, { redis });
     const key = await newApiKey(gw(0), account.managementKey);
     let searches = 0;
     let calledProvider = 0;

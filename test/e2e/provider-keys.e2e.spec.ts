@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
-import { redisKeys } from '@svc/contracts';
 import { encryptProviderKey, providerKeyLabel } from '@svc/keys';
-import { bearer, call, newAccount, newApiKey, repoRoot, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, repoRoot, startStack, waitFor, grantCredits, stopStack } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -62,19 +61,12 @@ describe('provider keys (BYOK)', () => {
   afterAll(async () => {
     await accounts?.end();
     await billing?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis });
   });
 
   async function fundedAccount(usd: number): Promise<Awaited<ReturnType<typeof newAccount>> & { apiKey: string }> {
     const account = await newAccount(gw, 'byok');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: usd, reason: 'e2e funding' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant to reach the spendable balance', async () =>
-      (await redis.get(redisKeys.accountBalance(account.accountId))) === String(usd * 1_000_000) ? true : undefined);
+    await grantCredits(stack, account.accountId, usd * 1_000_000, { redis });
     const apiKey = await newApiKey(gw, account.managementKey);
     return { ...account, apiKey: apiKey.secret };
   }

@@ -1,7 +1,7 @@
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import type { RedisClient } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
-import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor, grantCredits, stackClients, stopStack, UNTHROTTLED_GATEWAY_ENV } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -42,18 +42,14 @@ describe.each(REDIS_TOPOLOGIES)('Redis flushed in the middle of concurrent searc
       worker: true,
       workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '1000', HYDRATION_GRACE_MS: '2000', HYDRATION_INTERVAL_MS: '200' },
       logLevel: 'warn',
-      gatewayEnv: { PROVIDER_MAX_IN_FLIGHT_EXA: '1000', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', ACCOUNT_MAX_IN_FLIGHT: '100000' },
+      gatewayEnv: UNTHROTTLED_GATEWAY_ENV,
       gateways: [{}, {}, {}],
     });
-    redis = stack.redisClient();
-    db = new Client({ connectionString: stack.databases.billing });
-    await db.connect();
+    ({ redis, db } = await stackClients(stack));
   }, 120_000);
 
   afterAll(async () => {
-    await db?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis, db });
   });
 
   it('loses no charge, doubles none, and reconciles to zero drift once settled', async () => {
@@ -62,13 +58,7 @@ describe.each(REDIS_TOPOLOGIES)('Redis flushed in the middle of concurrent searc
     for (let i = 0; i < ACCOUNTS; i += 1) {
       const account = await newAccount(gateways[0] ?? '', 'flush');
       const key = await newApiKey(gateways[0] ?? '', account.managementKey);
-      const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-        body: { amount_usd: FUNDING_MICROS / 1_000_000, reason: 'e2e funding' },
-        headers: bearer(stack.operatorToken),
-      });
-      expect(grant.status).toBe(201);
-      await waitFor('the grant to reach the spendable balance', async () =>
-        (await redis.get(redisKeys.accountBalance(account.accountId))) === String(FUNDING_MICROS) ? true : undefined);
+      await grantCredits(stack, account.accountId, FUNDING_MICROS, { redis });
       accounts.push({ accountId: account.accountId, secret: key.secret });
     }
 

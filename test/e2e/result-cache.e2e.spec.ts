@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import { scanKeys } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
-import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stackClients, stopStack, UNTHROTTLED_GATEWAY_ENV } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -43,33 +43,23 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
       logLevel: 'warn',
       gatewayEnv: {
         CACHE_ENABLED: 'true',
-        PROVIDER_MAX_IN_FLIGHT_EXA: '1000', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', ACCOUNT_MAX_IN_FLIGHT: '100000',
+        ...UNTHROTTLED_GATEWAY_ENV,
       },
       gateways: [{}, {}],
     });
     gw0 = stack.gateways[0]?.url ?? '';
     gw1 = stack.gateways[1]?.url ?? '';
     sim = stack.simulator?.url ?? '';
-    redis = stack.redisClient();
-    db = new Client({ connectionString: stack.databases.billing });
-    await db.connect();
+    ({ redis, db } = await stackClients(stack));
   }, 120_000);
 
   afterAll(async () => {
-    await db?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis, db });
   });
 
   async function fundedAccount(micros: number): Promise<Awaited<ReturnType<typeof newAccount>> & { apiKey: string }> {
     const account = await newAccount(gw0, 'cache');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: micros / 1_000_000, reason: 'e2e funding' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant to reach the spendable balance', async () =>
-      (await redis.get(redisKeys.accountBalance(account.accountId))) === String(micros) ? true : undefined);
+    await grantCredits(stack, account.accountId, micros, { redis });
     const key = await newApiKey(gw0, account.managementKey);
     return { ...account, apiKey: key.secret };
   }

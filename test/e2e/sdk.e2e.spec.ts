@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { SearchGateway, SearchGatewayError } from '@svc/sdk';
 import type { Provider } from '@svc/sdk';
-import { bearer, call, freePort, newAccount, repoRoot, startStack, waitFor } from '@svc/test-kit';
+import { freePort, newAccount, repoRoot, startStack, waitFor, grantCredits } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 import { FakeStripe } from '../../tools/fake-stripe/src';
 
@@ -45,11 +45,7 @@ describe('the SDK and the svc CLI against the local stack', () => {
   /** A new account with `usd` of credits granted by the operator, and its management key. */
   async function fundedAccount(label: string, usd: number): Promise<{ accountId: string; managementKey: string }> {
     const account = await newAccount(gw, label);
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: usd, reason: 'sdk e2e' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
+    await grantCredits(stack, account.accountId, Math.round(usd * 1_000_000), { reason: 'sdk e2e' });
     const admin = new SearchGateway({ baseUrl: gw, managementKey: account.managementKey });
     await waitFor('the grant in the balance', async () => ((await admin.credits()).balance_usd === usd ? true : undefined));
     return account;

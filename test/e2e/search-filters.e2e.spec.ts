@@ -1,8 +1,8 @@
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import type { RedisClient } from '@svc/redis-client';
 import { CATALOG, hostnameMatches, redisKeys } from '@svc/contracts';
 import type { FilterName, ModelSpec } from '@svc/contracts';
-import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stackClients, stopStack } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
@@ -55,26 +55,16 @@ describe.each(REDIS_TOPOLOGIES)('search filters (%s Redis)', (topology) => {
       logLevel: 'warn',
       gatewayEnv: { RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000' },
     });
-    redis = stack.redisClient();
-    db = new Client({ connectionString: stack.databases.billing });
-    await db.connect();
+    ({ redis, db } = await stackClients(stack));
     gw = stack.gateways[0]?.url ?? '';
     sim = stack.simulator?.url ?? '';
     account = await newAccount(gw, 'filters');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: 10, reason: 'e2e funding' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant to reach the spendable balance', async () =>
-      (await redis.get(redisKeys.accountBalance(account.accountId))) === '10000000' ? true : undefined);
+    await grantCredits(stack, account.accountId, 10000000, { redis });
     key = (await newApiKey(gw, account.managementKey)).secret;
   }, 120_000);
 
   afterAll(async () => {
-    await db?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis, db });
   });
 
   const search = (body: Record<string, unknown>) => call('POST', `${gw}/v1/search`, { body, headers: bearer(key) });

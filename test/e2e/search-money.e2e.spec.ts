@@ -1,7 +1,7 @@
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import type { RedisClient } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
-import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stackClients, stopStack, UNTHROTTLED_GATEWAY_ENV } from '@svc/test-kit';
 import type { JsonResponse, Stack } from '@svc/test-kit';
 
 /**
@@ -27,30 +27,20 @@ describe.each(REDIS_TOPOLOGIES)('search money across gateway processes, billed t
       worker: true,
       workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
       logLevel: 'warn',
-      gatewayEnv: { PROVIDER_MAX_IN_FLIGHT_EXA: '1000', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', ACCOUNT_MAX_IN_FLIGHT: '100000' },
+      gatewayEnv: UNTHROTTLED_GATEWAY_ENV,
       gateways: [{}, {}, {}],
     });
-    redis = stack.redisClient();
-    db = new Client({ connectionString: stack.databases.billing });
-    await db.connect();
+    ({ redis, db } = await stackClients(stack));
   }, 120_000);
 
   afterAll(async () => {
-    await db?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis, db });
   });
 
   async function fundedAccount(micros: number): Promise<Awaited<ReturnType<typeof newAccount>>> {
     const gw = stack.gateways[0]?.url ?? '';
     const account = await newAccount(gw, 'money');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: micros / 1_000_000, reason: 'e2e funding' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant to reach the spendable balance', async () =>
-      (await redis.get(redisKeys.accountBalance(account.accountId))) === String(micros) ? true : undefined);
+    await grantCredits(stack, account.accountId, micros, { redis });
     return account;
   }
 

@@ -1,5 +1,5 @@
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 /**
@@ -39,11 +39,7 @@ describe('Server-Timing: the platform\'s own time and the providers\' on every s
     });
     gw = stack.gateways[0]?.url ?? '';
     const owner = await newAccount(gw, 'timing');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${owner.accountId}/grants`, {
-      body: { amount_usd: 10, reason: 'server timing e2e' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
+    await grantCredits(stack, owner.accountId, 10_000_000, { reason: 'server timing e2e' });
     await waitFor('the grant in the balance', async () => {
       const credits = await call('GET', `${gw}/v1/credits`, { headers: bearer(owner.managementKey) });
       return credits.body?.balance_usd === 10 ? true : undefined;

@@ -1,7 +1,7 @@
-import { Client } from 'pg';
-import { Redis } from 'ioredis';
+import type { Client } from 'pg';
+import type { RedisClient } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, startStack, waitFor, stopStack, stackClients } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 import { FakeStripe } from '../../tools/fake-stripe/src';
 
@@ -41,7 +41,7 @@ describe('checkout through the gateway on a deployment without Stripe', () => {
 describe('buying credits with Stripe through the gateway, then a mixed run that reconciles', () => {
   let stack: Stack;
   let stripe: FakeStripe;
-  let redis: Redis;
+  let redis: RedisClient;
   let db: Client;
   let gw: string;
 
@@ -58,15 +58,11 @@ describe('buying credits with Stripe through the gateway, then a mixed run that 
       billingEnv: { STRIPE_SECRET_KEY: STRIPE_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: stripe.url, STRIPE_TIMEOUT_MS: '1000' },
     });
     gw = stack.gateways[0]?.url ?? '';
-    redis = new Redis(stack.redisUrl);
-    db = new Client({ connectionString: stack.databases.billing });
-    await db.connect();
+    ({ redis, db } = await stackClients(stack));
   }, 120_000);
 
   afterAll(async () => {
-    await db?.end();
-    redis?.disconnect();
-    await stack?.stop();
+    await stopStack(stack, { redis, db });
     await stripe?.stop();
   });
 

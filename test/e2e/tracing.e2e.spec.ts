@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
 import { hashSecret } from '@svc/keys';
-import { bearer, call, freePort, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
+import { bearer, call, freePort, newAccount, newApiKey, startStack, waitFor, grantCredits } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 
 interface CollectedSpan {
@@ -91,10 +91,7 @@ describe('one trace across the gateway, account-admin, billing and the ledger wo
   it('carries the caller\'s traceparent through gRPC, the forwarded request and the ledger write', async () => {
     const gateway = stack.gateways[0]?.url ?? '';
     const account = await newAccount(gateway, 'trace');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: 1, reason: 'trace test' }, headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
+    await grantCredits(stack, account.accountId, 1_000_000, { reason: 'trace test' });
     const key = await newApiKey(gateway, account.managementKey);
     // Without the key's record in Redis the gateway asks account-admin over gRPC.
     const redis = new Redis(stack.redisUrl);

@@ -26,3 +26,5 @@ export {
   WEBHOOK_RETRY_MAX_DELAY_MS, WEBHOOK_RESPONSE_HEAD_BYTES, WEBHOOK_TIMEOUT_MS, KEY_LIMIT_THRESHOLD_PERCENTS, isWebhookEventType,
 } from './webhooks';
 export type { WebhookEventType } from './webhooks';
+export { ANSWER_SCHEMAS, API_KEY_FIELDS, MODEL_PRICING_FIELDS, REQUEST_ID_SCHEMA, closedObject, inlineAnswerSchema } from './answers';
+export type { AnswerSchema, AnswerSchemaName } from './answers';

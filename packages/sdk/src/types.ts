@@ -5,6 +5,14 @@
  * Every JSON body the API handlers write carries `request_id`.
  */
 
+/**
+ * A whole number (a count, milliseconds, seconds, a position). TypeScript has no integer
+ * type; the name says what the API guarantees, and the contract test reads it as the JSON
+ * Schema type `integer`.
+ * @asType integer
+ */
+export type Integer = number;
+
 /** The three upstream providers. */
 export type Provider = 'brave' | 'exa' | 'tavily';
 
@@ -89,7 +97,7 @@ export interface Page<T> {
 /** Query of a paginated list. */
 export interface PageQuery {
   /** 1..100, default 20. */
-  limit?: number;
+  limit?: Integer;
   /** The `next_cursor` of the previous page, unchanged. */
   cursor?: string;
 }
@@ -101,7 +109,7 @@ export interface ModelPricing {
   /** Price of one search. */
   base_usd: number;
   /** Results covered by `base_usd`; null when the provider does not price by count. */
-  included_results: number | null;
+  included_results: Integer | null;
   /** Price of each result beyond `included_results` (0 when not priced by count). */
   per_result_usd: number;
   /** Price of a search answered from the result cache (`hit` or `joined`); null when the deployment has no cache. */
@@ -116,7 +124,7 @@ export interface Model {
   variant: string;
   description: string;
   /** Most results the upstream returns. */
-  max_results: number;
+  max_results: Integer;
   pricing: ModelPricing;
   /** False when this deployment has no platform key for the provider. */
   available: boolean;
@@ -137,17 +145,17 @@ export type ModelStatus = 'operational' | 'degraded' | 'unavailable';
 
 /** Calls of one provider or model over a window of GET /v1/status. */
 export interface HealthWindow {
-  calls: number;
+  calls: Integer;
   /** Answered calls over calls; null without calls. */
   success_rate: number | null;
-  timeouts: number;
+  timeouts: Integer;
   /** 5xx, connection errors, unreadable answers, the platform key refused. */
-  server_errors: number;
+  server_errors: Integer;
   /** The provider's 429 and quota answers. */
-  rate_limited: number;
+  rate_limited: Integer;
   /** Upper bound of the latency bucket of the median / 95th-percentile call; null without calls. */
-  p50_ms: number | null;
-  p95_ms: number | null;
+  p50_ms: Integer | null;
+  p95_ms: Integer | null;
 }
 
 /** A provider's circuit breaker in GET /v1/status. */
@@ -159,7 +167,7 @@ export interface Breaker {
   reason: string | null;
   opened_at: string | null;
   /** Seconds until the probe; null when closed. */
-  retry_after_seconds: number | null;
+  retry_after_seconds: Integer | null;
 }
 
 /** GET /v1/status */
@@ -197,7 +205,7 @@ export interface Pricing {
   purchase: { min_usd: number; max_usd: number };
   byok: { enabled: boolean; fee_percent: number };
   /** The result cache: whether the deployment has one, and `cache_price_usd` as a percentage of `base_usd`. */
-  cache: { enabled: boolean; price_percent: number | null };
+  cache: { enabled: boolean; price_percent: Integer | null };
   request_id: string;
 }
 
@@ -213,11 +221,11 @@ export interface SearchRequest {
   /** 1..10 model ids, in fallback order. */
   models?: string[];
   /** 1..100, default 10; capped per model. */
-  max_results?: number;
+  max_results?: Integer;
   /** The result cache: `default` (look up, store), `refresh` (store only), `off` (neither). */
   cache?: CacheMode;
   /** Accept a stored answer at most this many seconds old (0..604,800); default any. */
-  cache_max_age_s?: number;
+  cache_max_age_s?: Integer;
   // Filters (never dropped: a model that cannot honour one is skipped; see Model.supported_filters).
   /** 1..20 hostnames; a hostname also matches its subdomains. */
   include_domains?: string[];
@@ -243,7 +251,7 @@ export type CacheStatus = 'hit' | 'joined' | 'miss' | 'off';
 export interface SearchCache {
   status: CacheStatus;
   /** Seconds since the answer was stored; 0 on `miss` and `off`. */
-  age_s: number;
+  age_s: Integer;
 }
 
 /** The filter fields of SearchRequest. */
@@ -286,7 +294,7 @@ export type LanguageCode =
   | 'wo' | 'xh' | 'yi' | 'yo' | 'za' | 'zh' | 'zu';
 
 export interface SearchResult {
-  position: number;
+  position: Integer;
   title: string;
   url: string;
   snippet: string;
@@ -321,7 +329,7 @@ export interface SearchResponse {
   cost_usd: number;
   /** The attempts before the one that answered (empty when the first answered). */
   attempts: Attempt[];
-  latency_ms: number;
+  latency_ms: Integer;
   cache: SearchCache;
 }
 
@@ -388,8 +396,8 @@ export interface DeletedApiKey {
 }
 
 export interface RateLimit {
-  requests_per_second: number;
-  burst: number;
+  requests_per_second: Integer;
+  burst: Integer;
 }
 
 /** GET /v1/key with an API key. */
@@ -505,13 +513,13 @@ export interface UsageRow {
   date?: string;
   model?: string;
   key_id?: string;
-  searches: number;
-  failed_attempts: number;
+  searches: Integer;
+  failed_attempts: Integer;
   cost_usd: number;
   /** The part of cost_usd charged as BYOK fees (attempts with the account's own provider key). */
   byok_fee_usd: number;
   /** Searches answered from the result cache (hit or joined). */
-  cache_hits: number;
+  cache_hits: Integer;
   /** What those searches saved against the provider's price of the same answers. */
   cache_saved_usd: number;
 }
@@ -521,7 +529,7 @@ export interface Usage {
   from: string;
   to: string;
   data: UsageRow[];
-  total: { searches: number; cost_usd: number; byok_fee_usd: number; cache_hits: number; cache_saved_usd: number };
+  total: { searches: Integer; cost_usd: number; byok_fee_usd: number; cache_hits: Integer; cache_saved_usd: number };
   request_id: string;
 }
 

@@ -7,7 +7,7 @@ export { waitFor } from './wait';
 export { seededRandom } from './random';
 export { TcpProxy } from './tcp-proxy';
 export { repoRoot } from './paths';
-export { startStack, call, bearer, newAccount, newApiKey, SIMULATOR_KEYS } from './stack';
+export { startStack, call, bearer, newAccount, newApiKey, grantCredits, stackClients, stopStack, UNTHROTTLED_GATEWAY_ENV, SIMULATOR_KEYS } from './stack';
 export type { Stack, StackOptions, JsonResponse } from './stack';
 export { startRedisCluster, REDIS_TOPOLOGIES } from './redis-cluster';
 export type { RedisCluster, ClusterNode, RedisClusterOptions, RedisTopology } from './redis-cluster';

@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { closeRedisClient, createRedisClient, masters } from '@svc/redis-client';
 import type { RedisClient, RedisTarget } from '@svc/redis-client';
+import { redisKeys } from '@svc/contracts';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import { applyMigrations } from '@svc/pg-migrate';
 import { freePort } from './ports';
 import { recreateDatabase } from './databases';
@@ -10,6 +12,7 @@ import { startRedisCluster } from './redis-cluster';
 import type { RedisCluster } from './redis-cluster';
 import { repoRoot } from './paths';
 import { startProcess } from './processes';
+import { waitFor } from './wait';
 import type { RunningProcess } from './processes';
 
 /** The provider keys the simulator accepts unless told otherwise (tools/provider-sim). */
@@ -271,4 +274,46 @@ export async function newApiKey(gateway: string, managementKey: string, fields: 
   const created = await call('POST', `${gateway}/v1/keys`, { body: { name: 'k', ...fields }, headers: bearer(managementKey) });
   if (created.status !== 201) throw new Error(`key create failed: ${created.status} ${created.text}`);
   return { id: String(created.body.id), secret: String(created.body.secret) };
+}
+
+/**
+ * Grants `micros` of credits to an account with the operator API (it must answer 201). Given
+ * the stack's Redis, waits until the account's spendable balance there is exactly `micros`
+ * (a new account's first grant, once billing has applied it).
+ */
+export async function grantCredits(
+  stack: Pick<Stack, 'billing' | 'operatorToken'>,
+  accountId: string,
+  micros: number,
+  options: { redis?: RedisClient; reason?: string } = {},
+): Promise<void> {
+  const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${accountId}/grants`, {
+    body: { amount_usd: micros / 1_000_000, reason: options.reason ?? 'e2e funding' },
+    headers: bearer(stack.operatorToken),
+  });
+  if (grant.status !== 201) throw new Error(`grant failed: ${grant.status} ${grant.text}`);
+  const { redis } = options;
+  if (redis !== undefined) {
+    await waitFor('the grant to reach the spendable balance', async () => ((await redis.get(redisKeys.accountBalance(accountId))) === String(micros) ? true : undefined));
+  }
+}
+
+/** The gateway limits lifted for a load of searches (rate limit, in-flight caps, Exa's slots). */
+export const UNTHROTTLED_GATEWAY_ENV: Readonly<Record<string, string>> = {
+  PROVIDER_MAX_IN_FLIGHT_EXA: '1000', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', ACCOUNT_MAX_IN_FLIGHT: '100000',
+};
+
+/** A client of the stack's Redis and one of billing's database (connected), for the suites that read both. */
+export async function stackClients(stack: Stack): Promise<{ redis: RedisClient; db: Client }> {
+  const redis = stack.redisClient();
+  const db = new Client({ connectionString: stack.databases.billing });
+  await db.connect();
+  return { redis, db };
+}
+
+/** Closes the clients a suite opened, then stops the stack; any may be missing (a beforeAll that failed). */
+export async function stopStack(stack: Stack | undefined, clients: { redis?: { disconnect(): void }; db?: Client } = {}): Promise<void> {
+  await clients.db?.end();
+  clients.redis?.disconnect();
+  await stack?.stop();
 }

@@ -1,6 +1,6 @@
 import { OAUTH_PATHS } from '@svc/contracts';
 import type { ErrorCode } from '@svc/errors';
-import { DASHBOARD_PAGES } from '../../../services/account-admin/src/dashboard/dashboard-web.controller';
+import { DASHBOARD_PAGES } from '@svc/account-admin';
 
 /**
  * Every operation of the public edge (the gateway's own routes and the control-plane routes

@@ -1,4 +1,4 @@
-import { CACHE_STATUSES, CATALOG, LIMITS, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, FILTER_NAMES, LIMIT_RESETS, MODEL_STATUSES, OAUTH_LIMITS, PROVIDERS } from '@svc/contracts';
+import { ANSWER_SCHEMAS, API_KEY_FIELDS, CACHE_STATUSES, LIMITS, MODEL_PRICING_FIELDS, OAUTH_LIMITS, PROVIDERS, REQUEST_ID_SCHEMA, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, closedObject } from '@svc/contracts';
 import { ERROR_CODES } from '@svc/errors';
 import type { ErrorCode } from '@svc/errors';
 
@@ -15,20 +15,11 @@ export type Schema = Record<string, unknown>;
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
 const nullable = (schema: Schema): Schema => ({ ...schema, type: [schema.type, 'null'] });
 
-/** An object whose listed fields are all required and whose other fields are refused. */
-function closed(properties: Record<string, Schema>, optional: readonly string[] = [], description?: string): Schema {
-  return {
-    type: 'object',
-    ...(description === undefined ? {} : { description }),
-    required: Object.keys(properties).filter((name) => !optional.includes(name)),
-    properties,
-    additionalProperties: false,
-  };
-}
+const closed = closedObject as (properties: Record<string, Schema>, optional?: readonly string[], description?: string) => Schema;
 
 const usd = (description: string): Schema => ({ type: 'number', description });
 const timestamp = (description?: string): Schema => ({ type: 'string', format: 'date-time', ...(description === undefined ? {} : { description }) });
-const requestId: Schema = { type: 'string', pattern: '^req_[0-9A-Za-z]{24}$', description: 'The same as the x-svc-request-id response header.' };
+const requestId: Schema = REQUEST_ID_SCHEMA;
 const id = (prefix: string, description: string): Schema => ({ type: 'string', pattern: `^${prefix}_[0-9A-Za-z]{24}$`, description });
 
 const PAYMENT_CODES: readonly ErrorCode[] = ['insufficient_credits', 'key_limit_exceeded'];
@@ -36,22 +27,7 @@ const ATTEMPTS_CODES: readonly ErrorCode[] = ['all_providers_failed', 'unsupport
 
 /** The reusable schemas, by component name. */
 export function componentSchemas(): Record<string, Schema> {
-  const apiKeyFields: Record<string, Schema> = {
-    id: id('key', 'The API key id.'),
-    name: { type: 'string', maxLength: 100, description: '"" when none was given.' },
-    label: { type: 'string', description: 'The masked secret: svc- and the first 4 characters after it, then "…".' },
-    limit_usd: nullable(usd('Credit limit; null: no limit.')),
-    limit_reset: { enum: [...LIMIT_RESETS, null], description: 'Period after which the limit starts again; null: the limit covers all time.' },
-    limit_remaining_usd: nullable(usd('max(0, limit_usd - usage_usd); null without a limit.')),
-    usage_usd: usd('Spend in the current period (all time when limit_reset is null).'),
-    limit_resets_at: { ...nullable(timestamp()), description: 'End of the current period; null without a reset.' },
-    usage_total_usd: usd('Spend, all time.'),
-    expires_at: { ...nullable(timestamp()), description: 'After it the key gets 401 key_expired; null: never.' },
-    disabled: { type: 'boolean', description: 'When true the key gets 401 key_disabled.' },
-    created_at: timestamp(),
-    updated_at: timestamp(),
-    last_used_at: nullable(timestamp()),
-  };
+  const apiKeyFields: Record<string, Schema> = API_KEY_FIELDS;
   const eventFields: Record<string, Schema> = {
     id: id('evt', 'The event id (the same in every delivery of it).'),
     object: { const: 'event' },
@@ -88,71 +64,27 @@ export function componentSchemas(): Record<string, Schema> {
     created_at: timestamp(),
     updated_at: timestamp(),
   };
-  const pricing = {
-    base_usd: usd('Price of one search.'),
-    included_results: { type: ['integer', 'null'], description: 'Results covered by base_usd; null when the provider does not price by count.' },
-    per_result_usd: usd('Price of each result beyond included_results (0 when not priced by count).'),
-    cache_price_usd: { type: ['number', 'null'], description: 'Price of a search answered from the result cache (hit or joined): CACHE_PRICE_PERCENT of base_usd; null when the deployment has no cache.' },
-  };
   const errorFields = (codes: readonly ErrorCode[]): Record<string, Schema> => ({
     code: { enum: [...codes] },
     message: { type: 'string', description: 'For humans; may change. Never branch on it.' },
     request_id: requestId,
   });
-  const attempt = closed(
-    {
-      model: { type: 'string' },
-      source: { enum: ['platform', 'byok'], description: 'Whose provider key the attempt used; absent when the provider is not configured.' },
-      status: { enum: ['error', 'skipped'] },
-      error: { type: 'string', description: 'Short reason, e.g. "provider returned 500".' },
-      cost_usd: usd('Only on an attempt that timed out: its base price, which is kept.'),
-    },
-    ['source', 'cost_usd'],
-    'An attempt that did not answer.',
-  );
-  const usageRow = closed(
-    {
-      date: { type: 'string', format: 'date' },
-      model: { type: 'string' },
-      key_id: id('key', 'The API key.'),
-      searches: { type: 'integer' },
-      failed_attempts: { type: 'integer' },
-      cost_usd: usd('What was charged.'),
-      byok_fee_usd: usd("The part of cost_usd charged as BYOK fees (attempts with the account's own provider key)."),
-      cache_hits: { type: 'integer', minimum: 0, description: 'Searches answered from the result cache (hit or joined).' },
-      cache_saved_usd: usd('What those searches saved against the price of the same answers from the provider.'),
-    },
-    ['date', 'model', 'key_id'],
-    'One group; its group field (date, model or key_id) matches group_by.',
-  );
   return {
-    Provider: { enum: [...PROVIDERS] },
-    ModelId: { enum: CATALOG.map((model) => model.id), description: 'A model of the catalog (GET /v1/models).' },
+    // The answers written once in @svc/contracts (ANSWER_SCHEMAS), each in its place in the document's order.
+    Provider: ANSWER_SCHEMAS.Provider,
+    ModelId: ANSWER_SCHEMAS.ModelId,
     ErrorCode: { enum: [...ERROR_CODES] },
-    Attempt: attempt,
+    Attempt: ANSWER_SCHEMAS.Attempt,
     PlainError: closed(errorFields(ERROR_CODES.filter((code) => !PAYMENT_CODES.includes(code) && !ATTEMPTS_CODES.includes(code)))),
     PaymentError: closed({ ...errorFields(PAYMENT_CODES), needed_usd: usd('The price of the cheapest blocked attempt.') }),
     AllProvidersFailedError: closed({ ...errorFields(ATTEMPTS_CODES), attempts: { type: 'array', items: ref('Attempt'), description: 'Every attempt, in order.' } }),
     ApiError: { oneOf: [ref('PlainError'), ref('PaymentError'), ref('AllProvidersFailedError')], description: 'Discriminated by code: needed_usd only on 402s, attempts only on all_providers_failed and unsupported_filter.' },
     ErrorResponse: closed({ error: ref('ApiError') }),
-    ModelPricing: closed(pricing),
-    Model: closed({
-      id: ref('ModelId'),
-      provider: ref('Provider'),
-      variant: { type: 'string' },
-      description: { type: 'string' },
-      max_results: { type: 'integer', description: 'Most results the upstream returns.' },
-      pricing: ref('ModelPricing'),
-      available: { type: 'boolean', description: 'False when this deployment has no platform key for the provider.' },
-      supported_filters: { type: 'array', items: ref('FilterName'), description: 'The search filters this model honours; a search with any other filter skips it.' },
-      status: ref('ModelStatus'),
-    }),
-    FilterName: { enum: [...FILTER_NAMES], description: 'A search filter of POST /v1/search.' },
-    ModelList: closed({ data: { type: 'array', items: ref('Model') }, request_id: requestId }),
-    ModelStatus: {
-      enum: [...MODEL_STATUSES],
-      description: 'operational; degraded (many of its calls failed over the last 5 minutes); unavailable (its provider\'s breaker is open, or no platform key).',
-    },
+    ModelPricing: ANSWER_SCHEMAS.ModelPricing,
+    Model: ANSWER_SCHEMAS.Model,
+    FilterName: ANSWER_SCHEMAS.FilterName,
+    ModelList: ANSWER_SCHEMAS.ModelList,
+    ModelStatus: ANSWER_SCHEMAS.ModelStatus,
     HealthWindow: closed({
       calls: { type: 'integer', minimum: 0 },
       success_rate: { type: ['number', 'null'], minimum: 0, maximum: 1, description: 'Answered calls over calls; null without calls.' },
@@ -191,35 +123,15 @@ export function componentSchemas(): Record<string, Schema> {
     }),
     Pricing: closed({
       currency: { const: 'USD' },
-      models: { type: 'array', items: closed({ id: ref('ModelId'), ...pricing }) },
+      models: { type: 'array', items: closed({ id: ref('ModelId'), ...MODEL_PRICING_FIELDS }) },
       purchase: closed({ min_usd: { type: 'number' }, max_usd: { type: 'number' } }, [], 'The checkout amount range.'),
       byok: closed({ enabled: { type: 'boolean' }, fee_percent: { type: 'number' } }),
       cache: closed({ enabled: { type: 'boolean' }, price_percent: { type: ['integer', 'null'], description: 'cache_price_usd as a percentage of base_usd (CACHE_PRICE_PERCENT).' } }),
       request_id: requestId,
     }),
-    SearchResult: closed({
-      position: { type: 'integer', minimum: 1 },
-      title: { type: 'string' },
-      url: { type: 'string' },
-      snippet: { type: 'string' },
-      published_at: { type: ['string', 'null'] },
-      score: { type: ['number', 'null'] },
-    }),
-    SearchResponse: closed({
-      request_id: requestId,
-      model: ref('ModelId'),
-      provider: ref('Provider'),
-      source: { enum: ['platform', 'byok'] },
-      results: { type: 'array', items: ref('SearchResult') },
-      cost_usd: usd('The total charged for this request.'),
-      attempts: { type: 'array', items: ref('Attempt'), description: 'The attempts before the one that answered.' },
-      latency_ms: { type: 'number' },
-      cache: closed({
-        status: { enum: [...CACHE_STATUSES], description: 'hit: a stored answer of this model; joined: the answer of an identical search in flight; both cost cache_price_usd. miss: the model answered (and the answer was stored). off: the search asked for no cache, or the deployment has none.' },
-        age_s: { type: 'integer', minimum: 0, description: 'Seconds since the answer was stored; 0 on miss and off.' },
-      }),
-    }),
-    ApiKey: closed(apiKeyFields),
+    SearchResult: ANSWER_SCHEMAS.SearchResult,
+    SearchResponse: ANSWER_SCHEMAS.SearchResponse,
+    ApiKey: ANSWER_SCHEMAS.ApiKey,
     ApiKeyResponse: closed({ ...apiKeyFields, request_id: requestId }),
     CreatedApiKey: closed({ ...apiKeyFields, secret: { type: 'string', pattern: '^svc-', description: 'The key, shown only here.' }, request_id: requestId }),
     ApiKeyList: closed({ data: { type: 'array', items: ref('ApiKey') }, next_cursor: { type: ['string', 'null'], description: 'null on the last page.' }, request_id: requestId }),
@@ -244,13 +156,7 @@ export function componentSchemas(): Record<string, Schema> {
     ProviderKeyResponse: closed({ ...providerKey, request_id: requestId }),
     ProviderKeyList: closed({ data: { type: 'array', items: ref('ProviderKey'), maxItems: PROVIDERS.length }, next_cursor: { type: 'null', description: 'Always null: one page.' }, request_id: requestId }),
     DeletedProviderKey: closed({ provider: ref('Provider'), deleted: { const: true }, request_id: requestId }),
-    Credits: closed({
-      balance_usd: usd('What the account can spend now.'),
-      reserved_usd: usd('Held by searches in flight.'),
-      total_purchased_usd: usd('Bought with checkout, all time, net of refunds and disputes.'),
-      total_spent_usd: usd('Settled search spend, all time.'),
-      request_id: requestId,
-    }),
+    Credits: ANSWER_SCHEMAS.Credits,
     CheckoutSession: closed({
       id: id('chk', 'The checkout id.'),
       url: { type: 'string', format: 'uri', description: 'Send the buyer here.' },
@@ -260,7 +166,7 @@ export function componentSchemas(): Record<string, Schema> {
     }),
     WebhookReceived: closed({ received: { const: true }, event_id: { type: 'string' }, request_id: requestId }),
     StripeEvent: { type: 'object', description: 'A Stripe event, sent by Stripe, verified against the Stripe-Signature header on its exact bytes.' },
-    UsageRow: usageRow,
+    UsageRow: ANSWER_SCHEMAS.UsageRow,
     Usage: closed({
       from: { type: 'string', format: 'date' },
       to: { type: 'string', format: 'date' },

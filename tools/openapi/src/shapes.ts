@@ -1,8 +1,11 @@
 /**
  * Compares two JSON Schemas by the shape of the data they describe: object fields and which
- * are required, array items, unions of objects, and the types and values of scalars. Used
- * to compare the SDK's TypeScript types (as JSON Schema, from ts-json-schema-generator)
- * with the OpenAPI document's schemas. `$ref`s are resolved within each schema's own root.
+ * are required, array items, unions of objects, and the types and values of scalars
+ * (`integer` is its own type: a `number` side accepts it, an `integer` side does not accept
+ * `number`). Used to compare the SDK's TypeScript types (as JSON Schema, from
+ * ts-json-schema-generator, which reads the SDK's `Integer` as `integer`) with the OpenAPI
+ * document's schemas, and every copy of an answer with its one source in @svc/contracts
+ * (answer-schemas.spec.ts). `$ref`s are resolved within each schema's own root.
  */
 
 type Json = Record<string, unknown>;
@@ -26,7 +29,6 @@ function resolveRef(root: Json, ref: string): Json {
 }
 
 const typeOfValue = (value: unknown): string => (value === null ? 'null' : typeof value === 'number' ? 'number' : typeof value);
-const normalType = (type: string): string => (type === 'integer' ? 'number' : type);
 
 /** The shape of a schema (`root` is the document its `$ref`s point into). */
 export function shapeOf(schema: Json, root: Json, depth = 0): Shape {
@@ -56,57 +58,79 @@ export function shapeOf(schema: Json, root: Json, depth = 0): Shape {
   if ('const' in schema) return { kind: 'scalar', types: [typeOfValue(schema.const)], values: [schema.const] };
   if (Array.isArray(schema.enum)) return { kind: 'scalar', types: [...new Set(schema.enum.map(typeOfValue))].sort(), values: schema.enum };
   const types = Array.isArray(schema.type) ? (schema.type as string[]) : typeof schema.type === 'string' ? [schema.type] : [];
-  const normal = [...new Set(types.map(normalType))].sort();
+  const normal = [...new Set(types)].sort();
   return { kind: 'scalar', types: normal, values: normal.length === 1 && normal[0] === 'null' ? [null] : null };
+}
+
+/** Whether a side whose scalar types are `wide` accepts a value of type `type` (a number accepts an integer). */
+const accepts = (wide: readonly string[], type: string): boolean => wide.includes(type) || (type === 'integer' && wide.includes('number'));
+
+/** What the two sides are called in the problems found. */
+export interface SideNames {
+  client: string;
+  server: string;
 }
 
 /**
  * Where `client` (the SDK) and `server` (the document) disagree. For a response the client
  * must accept every type and value the server may send; for a request the server must
- * accept everything the client may send. Field names and required fields must match exactly.
+ * accept everything the client may send; `exact`: the two describe the same types and
+ * values (a copy against its source); `exact-types`: the same, but where the server lists
+ * its values the client may take any value of the type (the SDK's model is any string, so
+ * that a new catalog model needs no new SDK). Field names and required fields must match
+ * exactly.
  */
-export function shapeProblems(client: Shape, server: Shape, direction: 'response' | 'request', at = '$'): string[] {
-  if (client.kind !== server.kind) return [`${at}: the SDK has ${client.kind}, the document ${server.kind}`];
+export function shapeProblems(client: Shape, server: Shape, direction: 'response' | 'request' | 'exact' | 'exact-types', at = '$', names: SideNames = { client: 'SDK', server: 'document' }): string[] {
+  const [mine, theirs] = [names.client, names.server];
+  if (client.kind !== server.kind) return [`${at}: the ${mine} has ${client.kind}, the ${theirs} ${server.kind}`];
   switch (client.kind) {
     case 'object': {
       const other = server as Extract<Shape, { kind: 'object' }>;
       const out: string[] = [];
       const clientFields = Object.keys(client.props).sort();
       const serverFields = Object.keys(other.props).sort();
-      for (const field of serverFields) if (!clientFields.includes(field)) out.push(`${at}.${field}: in the document, not in the SDK`);
-      for (const field of clientFields) if (!serverFields.includes(field)) out.push(`${at}.${field}: in the SDK, not in the document`);
-      if (client.required.join() !== other.required.join()) out.push(`${at}: required fields differ: SDK [${client.required.join(', ')}], document [${other.required.join(', ')}]`);
+      for (const field of serverFields) if (!clientFields.includes(field)) out.push(`${at}.${field}: in the ${theirs}, not in the ${mine}`);
+      for (const field of clientFields) if (!serverFields.includes(field)) out.push(`${at}.${field}: in the ${mine}, not in the ${theirs}`);
+      if (client.required.join() !== other.required.join()) out.push(`${at}: required fields differ: ${mine} [${client.required.join(', ')}], ${theirs} [${other.required.join(', ')}]`);
       for (const field of clientFields) {
         const a = client.props[field];
         const b = other.props[field];
-        if (a !== undefined && b !== undefined) out.push(...shapeProblems(a, b, direction, `${at}.${field}`));
+        if (a !== undefined && b !== undefined) out.push(...shapeProblems(a, b, direction, `${at}.${field}`, names));
       }
       return out;
     }
     case 'array':
-      return shapeProblems(client.items, (server as Extract<Shape, { kind: 'array' }>).items, direction, `${at}[]`);
+      return shapeProblems(client.items, (server as Extract<Shape, { kind: 'array' }>).items, direction, `${at}[]`, names);
     case 'union': {
       const other = server as Extract<Shape, { kind: 'union' }>;
       const out: string[] = [];
-      if (client.variants.length !== other.variants.length) out.push(`${at}: the SDK has ${client.variants.length} variants, the document ${other.variants.length}`);
+      if (client.variants.length !== other.variants.length) out.push(`${at}: the ${mine} has ${client.variants.length} variants, the ${theirs} ${other.variants.length}`);
       other.variants.forEach((variant, index) => {
-        if (!client.variants.some((mine) => shapeProblems(mine, variant, direction).length === 0)) out.push(`${at}: the document's variant ${index + 1} matches no SDK variant`);
+        if (!client.variants.some((own) => shapeProblems(own, variant, direction, '$', names).length === 0)) out.push(`${at}: the ${theirs}'s variant ${index + 1} matches no ${mine} variant`);
       });
       return out;
     }
     case 'scalar': {
       const other = server as Extract<Shape, { kind: 'scalar' }>;
-      const [wide, narrow] = direction === 'response' ? [client, other] : [other, client];
       const out: string[] = [];
+      const typesDiffer = `${at}: types ${mine} [${client.types.join(', ')}], ${theirs} [${other.types.join(', ')}]`;
+      if (direction === 'exact' || direction === 'exact-types') {
+        if (client.types.join() !== other.types.join()) out.push(typesDiffer);
+        const sorted = (values: unknown[] | null): string => JSON.stringify(values === null ? null : values.map((v) => JSON.stringify(v)).sort());
+        const openClient = direction === 'exact-types' && client.values === null;
+        if (!openClient && sorted(client.values) !== sorted(other.values)) out.push(`${at}: values ${mine} ${JSON.stringify(client.values)}, ${theirs} ${JSON.stringify(other.values)}`);
+        return out;
+      }
+      const [wide, narrow] = direction === 'response' ? [client, other] : [other, client];
       if (wide.types.length > 0) {
-        const extra = narrow.types.filter((type) => !wide.types.includes(type));
-        if (extra.length > 0 || narrow.types.length === 0) out.push(`${at}: types SDK [${client.types.join(', ')}], document [${other.types.join(', ')}]`);
+        const extra = narrow.types.filter((type) => !accepts(wide.types, type));
+        if (extra.length > 0 || narrow.types.length === 0) out.push(typesDiffer);
       }
       if (wide.values !== null) {
-        if (narrow.values === null) out.push(`${at}: the ${direction === 'response' ? 'SDK' : 'document'} allows only ${JSON.stringify(wide.values)}`);
+        if (narrow.values === null) out.push(`${at}: the ${direction === 'response' ? mine : theirs} allows only ${JSON.stringify(wide.values)}`);
         else {
           const extra = narrow.values.filter((value) => !wide.values?.includes(value));
-          if (extra.length > 0) out.push(`${at}: values ${JSON.stringify(extra)} are allowed by the ${direction === 'response' ? 'document' : 'SDK'} only`);
+          if (extra.length > 0) out.push(`${at}: values ${JSON.stringify(extra)} are allowed by the ${direction === 'response' ? theirs : mine} only`);
         }
       }
       return out;

@@ -4,8 +4,7 @@ import { CATALOG, FILTER_NAMES, FILTER_SCHEMAS } from '@svc/contracts';
 import { repoRoot } from '@svc/test-kit';
 import { FILTER_NAMES as SDK_FILTER_NAMES } from '../../../packages/sdk/src/types';
 import { FILTER_FLAGS } from '../../../packages/sdk/src/cli/main';
-import { WEB_SEARCH_INPUT_SCHEMA } from '../../../services/search-gateway/src/mcp/mcp.tools';
-import { SEARCH_BODY_SCHEMA } from '../../../services/search-gateway/src/search/search.schema';
+import { SEARCH_BODY_SCHEMA, WEB_SEARCH_INPUT_SCHEMA } from '@svc/search-gateway';
 
 /**
  * The search filters are declared once (packages/contracts FILTER_NAMES and FILTER_SCHEMAS);

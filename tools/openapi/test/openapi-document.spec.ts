@@ -5,7 +5,7 @@ import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { RequestMethod } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
 import { repoRoot } from '@svc/test-kit';
-import { FORWARD_ROUTES } from '../../../services/search-gateway/src/forward/forward.routes';
+import { FORWARD_ROUTES } from '@svc/search-gateway';
 import { buildOpenApiDocument, DTO_MODELS } from '../src/document';
 import { OPERATIONS } from '../src/operations';
 

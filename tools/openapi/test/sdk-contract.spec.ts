@@ -61,7 +61,8 @@ describe('the SDK against the OpenAPI document', () => {
       skipTypeCheck: true,
       expose: 'all',
       topRef: true,
-      jsDoc: 'none',
+      // extended: reads the SDK's `@asType integer` (its Integer type).
+      jsDoc: 'extended',
       additionalProperties: false,
     });
   });

@@ -1,8 +1,8 @@
-import type { FastifyInstance } from 'fastify';
 import { freePort, waitFor } from '@svc/test-kit';
 import { parseQuery } from '../src/directives';
-import { buildSimulator } from '../src/server';
 import type { SimStats } from '../src/stats';
+import { buildSimulator } from '../src/server';
+import { simulatorForTests } from './simulator';
 
 describe('provider-sim: directives', () => {
   it('strips every directive and picks the provider-specific one over sim:*', () => {
@@ -19,21 +19,11 @@ describe('provider-sim: directives', () => {
 });
 
 describe('provider-sim over real HTTP: timeouts, slow answers and counters', () => {
-  let app: FastifyInstance;
-  let base: string;
-  beforeAll(async () => {
-    app = buildSimulator();
-    const port = await freePort();
-    await app.listen({ port, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${port}`;
-  });
-  afterAll(async () => {
-    await app.close();
-  });
+  const sim = simulatorForTests({ listen: true });
 
-  const stats = async (): Promise<SimStats> => (await fetch(`${base}/_sim/stats`)).json() as Promise<SimStats>;
+  const stats = async (): Promise<SimStats> => (await fetch(`${sim.base}/_sim/stats`)).json() as Promise<SimStats>;
   const exa = (query: string, signal?: AbortSignal) =>
-    fetch(`${base}/exa/search`, {
+    fetch(`${sim.base}/exa/search`, {
       method: 'POST',
       headers: { 'x-api-key': 'sim-exa-key', 'content-type': 'application/json' },
       body: JSON.stringify({ query }),
@@ -41,21 +31,21 @@ describe('provider-sim over real HTTP: timeouts, slow answers and counters', () 
     });
 
   it('counts requests per provider in total, and POST /_sim/reset zeroes the totals', async () => {
-    await fetch(`${base}/_sim/reset`, { method: 'POST' });
+    await fetch(`${sim.base}/_sim/reset`, { method: 'POST' });
     await exa('one');
     await exa('two sim:exa=error500');
-    await fetch(`${base}/tavily/search`, { method: 'POST', headers: { authorization: 'Bearer tvly-wrong' }, body: '{}' });
+    await fetch(`${sim.base}/tavily/search`, { method: 'POST', headers: { authorization: 'Bearer tvly-wrong' }, body: '{}' });
     // One request at a time: the high-water mark is 1 where anything was sent.
     expect(await stats()).toEqual({
       brave: { in_flight: 0, total: 0, max_in_flight: 0 }, exa: { in_flight: 0, total: 2, max_in_flight: 1 }, tavily: { in_flight: 0, total: 1, max_in_flight: 1 },
     });
-    await fetch(`${base}/_sim/reset`, { method: 'POST' });
+    await fetch(`${sim.base}/_sim/reset`, { method: 'POST' });
     expect((await stats()).exa.total).toBe(0);
     expect((await stats()).exa.max_in_flight).toBe(0);
   });
 
   it('sim:exa=timeout never answers: the request stays in flight until the client goes away', async () => {
-    await fetch(`${base}/_sim/reset`, { method: 'POST' });
+    await fetch(`${sim.base}/_sim/reset`, { method: 'POST' });
     const controller = new AbortController();
     const pending = exa('hang sim:exa=timeout', controller.signal).then(
       () => 'answered',

@@ -1,20 +1,13 @@
-import type { FastifyInstance } from 'fastify';
 import { buildSimulator } from '../src/server';
+import { simulatorForTests } from './simulator';
 
 const KEY = 'sim-brave-key';
 
 describe('provider-sim: Brave', () => {
-  let app: FastifyInstance;
-  beforeAll(async () => {
-    app = buildSimulator();
-    await app.ready();
-  });
-  afterAll(async () => {
-    await app.close();
-  });
+  const sim = simulatorForTests();
 
   const get = (path: string, query: Record<string, string>, key: string | null = KEY) =>
-    app.inject({
+    sim.app.inject({
       method: 'GET',
       url: `/brave/res/v1/${path}`,
       query,

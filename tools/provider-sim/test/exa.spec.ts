@@ -1,20 +1,12 @@
-import type { FastifyInstance } from 'fastify';
-import { buildSimulator } from '../src/server';
+import { simulatorForTests } from './simulator';
 
 const KEY = 'sim-exa-key';
 
 describe('provider-sim: Exa', () => {
-  let app: FastifyInstance;
-  beforeAll(async () => {
-    app = buildSimulator();
-    await app.ready();
-  });
-  afterAll(async () => {
-    await app.close();
-  });
+  const sim = simulatorForTests();
 
   const search = (payload: unknown, headers: Record<string, string> = { 'x-api-key': KEY }) =>
-    app.inject({ method: 'POST', url: '/exa/search', payload: payload as Record<string, unknown>, headers });
+    sim.app.inject({ method: 'POST', url: '/exa/search', payload: payload as Record<string, unknown>, headers });
 
   it('answers with requestId, results, costDollars and searchTime; auto has no score', async () => {
     const response = await search({ query: 'rust async', numResults: 3 });
@@ -71,7 +63,7 @@ describe('provider-sim: Exa', () => {
   });
 
   it('rejects a body that is not JSON with 400 in Exa\'s shape', async () => {
-    const response = await app.inject({ method: 'POST', url: '/exa/search', payload: '{nope', headers: { 'x-api-key': KEY, 'content-type': 'application/json' } });
+    const response = await sim.app.inject({ method: 'POST', url: '/exa/search', payload: '{nope', headers: { 'x-api-key': KEY, 'content-type': 'application/json' } });
     expect(response.statusCode).toBe(400);
     expect(response.json().tag).toBe('INVALID_REQUEST_BODY');
   });

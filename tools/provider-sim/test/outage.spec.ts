@@ -1,27 +1,16 @@
-import type { FastifyInstance } from 'fastify';
-import { freePort, waitFor } from '@svc/test-kit';
-import { buildSimulator } from '../src/server';
+import { waitFor } from '@svc/test-kit';
 import type { SimStats } from '../src/stats';
+import { simulatorForTests } from './simulator';
 
 describe('provider-sim: a provider failing as a whole (PUT/DELETE /_sim/outage/:provider)', () => {
-  let app: FastifyInstance;
-  let base: string;
-  beforeAll(async () => {
-    app = buildSimulator();
-    const port = await freePort();
-    await app.listen({ port, host: '127.0.0.1' });
-    base = `http://127.0.0.1:${port}`;
-  });
-  afterAll(async () => {
-    await app.close();
-  });
+  const sim = simulatorForTests({ listen: true });
 
   const control = (method: 'PUT' | 'DELETE', provider: string, kind?: string) =>
-    fetch(`${base}/_sim/outage/${provider}`, { method, ...(kind === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind }) }) });
+    fetch(`${sim.base}/_sim/outage/${provider}`, { method, ...(kind === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind }) }) });
   const exa = (query: string, key = 'sim-exa-key', signal?: AbortSignal) =>
-    fetch(`${base}/exa/search`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ query }), signal });
-  const brave = () => fetch(`${base}/brave/res/v1/web/search?q=cats`, { headers: { 'x-subscription-token': 'sim-brave-key' } });
-  const stats = async (): Promise<SimStats> => (await fetch(`${base}/_sim/stats`)).json() as Promise<SimStats>;
+    fetch(`${sim.base}/exa/search`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ query }), signal });
+  const brave = () => fetch(`${sim.base}/brave/res/v1/web/search?q=cats`, { headers: { 'x-subscription-token': 'sim-brave-key' } });
+  const stats = async (): Promise<SimStats> => (await fetch(`${sim.base}/_sim/stats`)).json() as Promise<SimStats>;
 
   afterEach(async () => {
     for (const provider of ['brave', 'exa', 'tavily']) await control('DELETE', provider);
@@ -32,13 +21,13 @@ describe('provider-sim: a provider failing as a whole (PUT/DELETE /_sim/outage/:
     expect((await exa('cats')).status).toBe(500);
     expect((await exa('cats sim:exa=ok', 'wrong-key')).status).toBe(500);
     expect((await brave()).status).toBe(200);
-    expect(await (await fetch(`${base}/_sim/outages`)).json()).toEqual({ exa: 'error500' });
+    expect(await (await fetch(`${sim.base}/_sim/outages`)).json()).toEqual({ exa: 'error500' });
     await control('PUT', 'exa', 'error429');
     const limited = await exa('cats');
     expect(limited.status).toBe(429);
     await control('DELETE', 'exa');
     expect((await exa('cats')).status).toBe(200);
-    expect(await (await fetch(`${base}/_sim/outages`)).json()).toEqual({});
+    expect(await (await fetch(`${sim.base}/_sim/outages`)).json()).toEqual({});
   });
 
   it('timeout: every call hangs until the client goes away', async () => {

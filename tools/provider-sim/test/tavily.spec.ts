@@ -1,20 +1,12 @@
-import type { FastifyInstance } from 'fastify';
-import { buildSimulator } from '../src/server';
+import { simulatorForTests } from './simulator';
 
 const AUTH = { authorization: 'Bearer tvly-sim-key' };
 
 describe('provider-sim: Tavily', () => {
-  let app: FastifyInstance;
-  beforeAll(async () => {
-    app = buildSimulator();
-    await app.ready();
-  });
-  afterAll(async () => {
-    await app.close();
-  });
+  const sim = simulatorForTests();
 
   const search = (payload: unknown, headers: Record<string, string> = AUTH) =>
-    app.inject({ method: 'POST', url: '/tavily/search', payload: payload as Record<string, unknown>, headers });
+    sim.app.inject({ method: 'POST', url: '/tavily/search', payload: payload as Record<string, unknown>, headers });
 
   it('answers with query, results (title, url, content, score), response_time and request_id; 5 results by default', async () => {
     const response = await search({ query: 'best espresso sim:*=ok' });

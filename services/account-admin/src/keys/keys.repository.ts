@@ -5,18 +5,8 @@ import { DatabaseRepository } from '../db/database.repository';
 import { toRow } from '../db/key-row';
 import type { KeyRow } from '../db/key-row';
 
-export interface NewKey {
-  id: string;
-  accountId: string;
-  kind: KeyKind;
-  name: string;
-  keyHash: string;
-  label: string;
-  limitMicros: number | null;
-  limitReset: LimitReset | null;
-  expiresAt: Date | null;
-  disabled: boolean;
-}
+/** What a new key is made of: the row's own fields, before the database sets the rest. */
+export type NewKey = Pick<KeyRow, 'id' | 'accountId' | 'kind' | 'name' | 'keyHash' | 'label' | 'limitMicros' | 'limitReset' | 'expiresAt' | 'disabled'>;
 
 export interface KeyChanges {
   name?: string;

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { periodOf } from '@svc/contracts';
-import type { LimitReset, ManagementKeyView } from '@svc/contracts';
+import type { ManagementKeyView } from '@svc/contracts';
+import type { ApiKey } from '@svc/sdk';
 import { AppError } from '@svc/errors';
 import { isRepresentableTime } from '@svc/http-edge';
 import { isId, newId } from '@svc/ids';
@@ -25,24 +26,13 @@ export interface Caller {
   kind: KeyKind;
 }
 
-/** The API key record (docs/api.md 9.1). */
-export interface KeyView {
-  id: string;
-  name: string;
-  label: string;
-  limit_usd: number | null;
-  limit_reset: LimitReset | null;
-  /** null (with usage_usd and usage_total_usd) only in a change's reply when Redis could not be read. */
-  limit_remaining_usd: number | null;
-  usage_usd: number | null;
-  limit_resets_at: string | null;
-  usage_total_usd: number | null;
-  expires_at: string | null;
-  disabled: boolean;
-  created_at: string;
-  updated_at: string;
-  last_used_at: string | null;
-}
+/**
+ * The API key record (docs/api.md 9.1): the SDK's `ApiKey` (held to the one schema in
+ * @svc/contracts by tools/openapi's answer-schemas test), except that usage_usd and
+ * usage_total_usd (with limit_remaining_usd) are null in a change's reply when Redis could
+ * not be read (a known difference, decision 21).
+ */
+export type KeyView = Omit<ApiKey, 'usage_usd' | 'usage_total_usd'> & { usage_usd: number | null; usage_total_usd: number | null };
 
 /** What GET /v1/key shows of a management key: the record fields that apply to it. */
 export interface ManagementKeySelfView {

@@ -1,11 +1,29 @@
 import Ajv from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020';
+import { newId } from '@svc/ids';
+import type { ProviderSuccess } from '../providers';
+import { buildReply } from '../search/steps/reply';
+import type { AttemptResult } from '../search/search.outcome';
+import { model, success } from '../../test/search-steps.fakes';
 import { AppError } from '@svc/errors';
 import { idempotencyDigest } from '../search/idempotency';
 import { SEARCH_BODY_SCHEMA } from '../search/search.schema';
 import { newSessionId, sessionIdOf, toolCallDigest } from './mcp.session';
-import { errorResult, IDEMPOTENCY_KEY_SCHEMA, searchText, TOOLS, WEB_SEARCH_INPUT_SCHEMA } from './mcp.tools';
+import { errorResult, IDEMPOTENCY_KEY_SCHEMA, searchText, TOOLS, WEB_SEARCH_INPUT_SCHEMA, WEB_SEARCH_OUTPUT_SCHEMA } from './mcp.tools';
 
 describe('mcp tools', () => {
+  it('web_search\'s output schema accepts the 200 the search builds (an MCP client checks structuredContent against it), and refuses a fractional latency', () => {
+    const validate = new Ajv2020({ strict: false }).compile(WEB_SEARCH_OUTPUT_SCHEMA);
+    const results = (success(3) as ProviderSuccess).results;
+    const timedOut: AttemptResult = { status: 'error', model: model('exa/auto'), source: 'platform', kind: 'timeout', error: 'provider timed out', reservedMicros: 9_000, chargedMicros: 9_000 };
+    const answered: AttemptResult = { status: 'success', model: model('exa/fast'), source: 'byok', results, reservedMicros: 5_000, chargedMicros: 5_000 };
+    // A latency of 12.6 ms: the answer states it rounded.
+    const body = JSON.parse(buildReply(newId('request'), [timedOut, answered], 12.6, undefined).body) as Record<string, unknown>;
+    expect(validate(body) ? [] : validate.errors).toEqual([]);
+    expect(validate({ ...body, latency_ms: 12.6 })).toBe(false);
+    expect(validate({ ...body, surprise: true })).toBe(false);
+  });
+
   it('web_search takes exactly the body schema of POST /v1/search plus idempotency_key, with a description on each field', () => {
     const { idempotency_key: idempotencyKey, ...searchFields } = WEB_SEARCH_INPUT_SCHEMA.properties;
     expect(idempotencyKey).toBe(IDEMPOTENCY_KEY_SCHEMA);

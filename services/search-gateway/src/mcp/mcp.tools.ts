@@ -1,4 +1,4 @@
-import { CACHE_STATUSES, CATALOG, FILTER_DESCRIPTIONS, FILTER_NAMES } from '@svc/contracts';
+import { ANSWER_SCHEMAS, CATALOG, FILTER_DESCRIPTIONS, inlineAnswerSchema } from '@svc/contracts';
 import type { ErrorBody } from '@svc/errors';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { DEFAULT_MAX_RESULTS, MAX_CACHE_MAX_AGE_S, MAX_MODELS, MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '../search/search.schema';
@@ -63,102 +63,17 @@ export const WEB_SEARCH_INPUT_SCHEMA = {
   },
 } as const;
 
-const NULLABLE_STRING = { type: ['string', 'null'] } as const;
-const NULLABLE_NUMBER = { type: ['number', 'null'] } as const;
+/**
+ * The 200 body of POST /v1/search: the search answer's one schema (@svc/contracts), its
+ * references to the result, attempt, model and provider schemas written out in place.
+ */
+export const WEB_SEARCH_OUTPUT_SCHEMA = inlineAnswerSchema(ANSWER_SCHEMAS.SearchResponse);
 
-const ATTEMPT_SCHEMA = {
-  type: 'object',
-  required: ['model', 'status', 'error'],
-  properties: {
-    model: { type: 'string' },
-    source: { type: 'string' },
-    status: { type: 'string', enum: ['error', 'skipped'] },
-    error: { type: 'string' },
-    cost_usd: { type: 'number' },
-  },
-} as const;
+/** GET /v1/models: the model list's one schema (@svc/contracts), written out. */
+export const LIST_MODELS_OUTPUT_SCHEMA = inlineAnswerSchema(ANSWER_SCHEMAS.ModelList);
 
-/** The 200 body of POST /v1/search. */
-export const WEB_SEARCH_OUTPUT_SCHEMA = {
-  type: 'object',
-  required: ['request_id', 'model', 'provider', 'source', 'results', 'cost_usd', 'attempts', 'latency_ms'],
-  properties: {
-    request_id: { type: 'string', description: 'The search\'s request id (the first call\'s on a repeated tool call).' },
-    model: { type: 'string', description: 'The model that answered.' },
-    provider: { type: 'string' },
-    source: { type: 'string', description: 'Whose provider key served the search.' },
-    results: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['position', 'title', 'url', 'snippet', 'published_at', 'score'],
-        properties: {
-          position: { type: 'integer' },
-          title: { type: 'string' },
-          url: { type: 'string' },
-          snippet: { type: 'string' },
-          published_at: NULLABLE_STRING,
-          score: NULLABLE_NUMBER,
-        },
-      },
-    },
-    cost_usd: { type: 'number', description: 'The total charged for this search, in USD.' },
-    attempts: { type: 'array', items: ATTEMPT_SCHEMA, description: 'The attempts before the one that answered.' },
-    latency_ms: { type: 'integer' },
-    cache: {
-      type: 'object',
-      required: ['status', 'age_s'],
-      properties: {
-        status: { type: 'string', enum: [...CACHE_STATUSES], description: 'hit: a stored answer; joined: the answer of an identical search in flight; miss: the provider answered; off: no cache.' },
-        age_s: { type: 'integer', description: 'Seconds since the answer was stored (0 on a miss).' },
-      },
-    },
-  },
-} as const;
-
-/** GET /v1/models. */
-export const LIST_MODELS_OUTPUT_SCHEMA = {
-  type: 'object',
-  required: ['data', 'request_id'],
-  properties: {
-    data: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'provider', 'variant', 'description', 'max_results', 'pricing', 'available', 'supported_filters', 'status'],
-        properties: {
-          id: { type: 'string' },
-          provider: { type: 'string' },
-          variant: { type: 'string' },
-          description: { type: 'string' },
-          max_results: { type: 'integer' },
-          pricing: {
-            type: 'object',
-            required: ['base_usd', 'included_results', 'per_result_usd', 'cache_price_usd'],
-            properties: { base_usd: { type: 'number' }, included_results: { type: ['integer', 'null'] }, per_result_usd: { type: 'number' }, cache_price_usd: { type: ['number', 'null'] } },
-          },
-          available: { type: 'boolean' },
-          supported_filters: { type: 'array', items: { type: 'string', enum: [...FILTER_NAMES] }, description: 'The web_search filters this model honours.' },
-          status: { enum: ['operational', 'degraded', 'unavailable'], description: 'What the platform knows of the model now (GET /v1/status).' },
-        },
-      },
-    },
-    request_id: { type: 'string' },
-  },
-} as const;
-
-/** GET /v1/credits. */
-export const GET_CREDITS_OUTPUT_SCHEMA = {
-  type: 'object',
-  required: ['balance_usd', 'reserved_usd', 'total_purchased_usd', 'total_spent_usd', 'request_id'],
-  properties: {
-    balance_usd: { type: 'number', description: 'Spendable balance now, in USD.' },
-    reserved_usd: { type: 'number', description: 'Held by searches in flight.' },
-    total_purchased_usd: { type: 'number' },
-    total_spent_usd: { type: 'number', description: 'Settled spend in the durable ledger (follows the balance by a few seconds).' },
-    request_id: { type: 'string' },
-  },
-} as const;
+/** GET /v1/credits: the credits' one schema (@svc/contracts), written out. */
+export const GET_CREDITS_OUTPUT_SCHEMA = inlineAnswerSchema(ANSWER_SCHEMAS.Credits);
 
 const NO_ARGUMENTS = { type: 'object', properties: {}, additionalProperties: false } as const;
 

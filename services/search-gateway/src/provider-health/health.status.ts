@@ -1,27 +1,17 @@
 import { CATALOG, PROVIDERS } from '@svc/contracts';
 import type { ModelStatus, Provider } from '@svc/contracts';
+import type { Breaker, HealthWindow, ServiceStatus } from '@svc/sdk';
 import type { BreakerView, HealthFigures, ProviderHealth, WindowFigures } from './provider-health';
 import { emptyFigures, quantileMs } from './provider-health';
 
+// GET /v1/status's answer is the SDK's ServiceStatus (with its HealthWindow and Breaker):
+// one declaration, which tools/openapi's contract test holds to the OpenAPI document.
+
 /** A breaker as GET /v1/status shows it: `half_open` once the cool-down ended and the probe is due. */
-export type BreakerState = 'closed' | 'open' | 'half_open';
+export type BreakerState = Breaker['state'];
 
 /** One window's figures as the API shows them. */
-export interface WindowView {
-  calls: number;
-  /** Answered calls over all calls (null without calls). */
-  success_rate: number | null;
-  timeouts: number;
-  /** 5xx, connection errors and unreadable answers. */
-  server_errors: number;
-  /** The provider's 429 (and quota) answers. */
-  rate_limited: number;
-  /** Upper bound of the latency bucket holding the median / 95th percentile call (null without calls). */
-  p50_ms: number | null;
-  p95_ms: number | null;
-}
-
-export function windowView(figures: WindowFigures): WindowView {
+export function windowView(figures: WindowFigures): HealthWindow {
   return {
     calls: figures.calls,
     success_rate: figures.calls === 0 ? null : Math.round((figures.ok / figures.calls) * 10_000) / 10_000,
@@ -81,7 +71,7 @@ export function modelStatuses(inputs: StatusInputs): Record<string, ModelStatus>
 const WORST: Readonly<Record<ModelStatus, number>> = { operational: 0, degraded: 1, unavailable: 2 };
 
 /** The body of GET /v1/status without its request id. */
-export function statusBody(inputs: StatusInputs): object {
+export function statusBody(inputs: StatusInputs): Omit<ServiceStatus, 'request_id'> {
   const models = CATALOG.map((model) => {
     const figures = inputs.figures.models.get(model.id) ?? { last5m: emptyFigures(), last1h: emptyFigures() };
     return {
@@ -92,7 +82,7 @@ export function statusBody(inputs: StatusInputs): object {
       last_1h: windowView(figures.last1h),
     };
   });
-  const providers = PROVIDERS.map((provider) => {
+  const providers = PROVIDERS.map((provider): ServiceStatus['providers'][number] => {
     const breaker = inputs.breaker(provider);
     const state = breakerState(breaker, inputs.nowMs, inputs.breakerEnabled);
     const last5m = emptyFigures();

@@ -1,0 +1,170 @@
+import { CATALOG, PROVIDERS } from './catalog';
+import { FILTER_NAMES } from './filters';
+import { LIMIT_RESETS } from './key-record';
+import { LIMITS } from './limits';
+import { MODEL_STATUSES } from './provider-health';
+import { CACHE_STATUSES } from './settlement';
+
+/**
+ * The JSON Schemas (2020-12) of the answers that several places describe, written once:
+ * the search answer (POST /v1/search's 200), the model list (GET /v1/models), the credits
+ * (GET /v1/credits), the API key record and the usage row. The
+ * OpenAPI document puts them in its components as they are (tools/openapi), the MCP tool
+ * tools take their output schemas from here (`inlineAnswerSchema`), and tests check the
+ * SDK's types, the services' answer types and the dashboard (which takes the SDK's types)
+ * against them (tools/openapi/test/answer-schemas.spec.ts).
+ *
+ * A schema names another by `$ref` to `#/components/schemas/<Name>`, the place the OpenAPI
+ * document keeps it; `inlineAnswerSchema` replaces those references for a consumer that
+ * needs one self-contained schema. Objects are closed (additionalProperties: false): a
+ * field added to an answer without being declared here fails the contract tests.
+ */
+export type AnswerSchema = Readonly<Record<string, unknown>>;
+
+const ref = (name: string): AnswerSchema => ({ $ref: `#/components/schemas/${name}` });
+const nullable = (schema: { type: string } & Record<string, unknown>): AnswerSchema => ({ ...schema, type: [schema.type, 'null'] });
+const usd = (description: string): AnswerSchema => ({ type: 'number', description });
+const timestamp = (description?: string): AnswerSchema => ({ type: 'string', format: 'date-time', ...(description === undefined ? {} : { description }) });
+const id = (prefix: string, description: string): AnswerSchema => ({ type: 'string', pattern: `^${prefix}_[0-9A-Za-z]{24}$`, description });
+
+/** A request id, as every answer of the public edge carries it. */
+export const REQUEST_ID_SCHEMA: AnswerSchema = { type: 'string', pattern: '^req_[0-9A-Za-z]{24}$', description: 'The same as the x-svc-request-id response header.' };
+
+/** An object whose listed fields are all required (but those in `optional`) and whose other fields are refused. */
+export function closedObject(properties: Record<string, AnswerSchema>, optional: readonly string[] = [], description?: string): AnswerSchema {
+  return {
+    type: 'object',
+    ...(description === undefined ? {} : { description }),
+    required: Object.keys(properties).filter((name) => !optional.includes(name)),
+    properties,
+    additionalProperties: false,
+  };
+}
+
+/** The API key record's fields (docs/api.md 9.1): the list, get, create and update answers all carry them. */
+export const API_KEY_FIELDS: Readonly<Record<string, AnswerSchema>> = {
+  id: id('key', 'The API key id.'),
+  name: { type: 'string', maxLength: LIMITS.keyName.max, description: '"" when none was given.' },
+  label: { type: 'string', description: 'The masked secret: svc- and the first 4 characters after it, then "…".' },
+  limit_usd: nullable({ type: 'number', description: 'Credit limit; null: no limit.' }),
+  limit_reset: { enum: [...LIMIT_RESETS, null], description: 'Period after which the limit starts again; null: the limit covers all time.' },
+  limit_remaining_usd: nullable({ type: 'number', description: 'max(0, limit_usd - usage_usd); null without a limit.' }),
+  usage_usd: usd('Spend in the current period (all time when limit_reset is null).'),
+  limit_resets_at: { type: ['string', 'null'], format: 'date-time', description: 'End of the current period; null without a reset.' },
+  usage_total_usd: usd('Spend, all time.'),
+  expires_at: { type: ['string', 'null'], format: 'date-time', description: 'After it the key gets 401 key_expired; null: never.' },
+  disabled: { type: 'boolean', description: 'When true the key gets 401 key_disabled.' },
+  created_at: timestamp(),
+  updated_at: timestamp(),
+  last_used_at: { type: ['string', 'null'], format: 'date-time' },
+};
+
+/** A model's prices (GET /v1/models, and each model of GET /v1/credits/pricing). */
+export const MODEL_PRICING_FIELDS: Readonly<Record<string, AnswerSchema>> = {
+  base_usd: usd('Price of one search.'),
+  included_results: { type: ['integer', 'null'], description: 'Results covered by base_usd; null when the provider does not price by count.' },
+  per_result_usd: usd('Price of each result beyond included_results (0 when not priced by count).'),
+  cache_price_usd: { type: ['number', 'null'], description: 'Price of a search answered from the result cache (hit or joined): CACHE_PRICE_PERCENT of base_usd; null when the deployment has no cache.' },
+};
+
+/** The schemas, by the name the OpenAPI document gives them. */
+export const ANSWER_SCHEMAS = {
+  Provider: { enum: [...PROVIDERS] },
+  ModelId: { enum: CATALOG.map((model) => model.id), description: 'A model of the catalog (GET /v1/models).' },
+  Attempt: closedObject(
+    {
+      model: { type: 'string' },
+      source: { enum: ['platform', 'byok'], description: 'Whose provider key the attempt used; absent when the provider is not configured.' },
+      status: { enum: ['error', 'skipped'] },
+      error: { type: 'string', description: 'Short reason, e.g. "provider returned 500".' },
+      cost_usd: usd('Only on an attempt that timed out: its base price, which is kept.'),
+    },
+    ['source', 'cost_usd'],
+    'An attempt that did not answer.',
+  ),
+  SearchResult: closedObject({
+    position: { type: 'integer', minimum: 1 },
+    title: { type: 'string' },
+    url: { type: 'string' },
+    snippet: { type: 'string' },
+    published_at: { type: ['string', 'null'] },
+    score: { type: ['number', 'null'] },
+  }),
+  SearchResponse: closedObject({
+    request_id: REQUEST_ID_SCHEMA,
+    model: ref('ModelId'),
+    provider: ref('Provider'),
+    source: { enum: ['platform', 'byok'], description: 'Whose provider key served the search.' },
+    results: { type: 'array', items: ref('SearchResult') },
+    cost_usd: usd('The total charged for this request.'),
+    attempts: { type: 'array', items: ref('Attempt'), description: 'The attempts before the one that answered.' },
+    latency_ms: { type: 'integer', minimum: 0, description: 'Milliseconds from the request\'s arrival to the answer, rounded.' },
+    cache: closedObject({
+      status: { enum: [...CACHE_STATUSES], description: 'hit: a stored answer of this model; joined: the answer of an identical search in flight; both cost cache_price_usd. miss: the model answered (and the answer was stored). off: the search asked for no cache, or the deployment has none.' },
+      age_s: { type: 'integer', minimum: 0, description: 'Seconds since the answer was stored; 0 on miss and off.' },
+    }),
+  }),
+  ApiKey: closedObject(API_KEY_FIELDS),
+  ModelPricing: closedObject(MODEL_PRICING_FIELDS),
+  Model: closedObject({
+    id: ref('ModelId'),
+    provider: ref('Provider'),
+    variant: { type: 'string' },
+    description: { type: 'string' },
+    max_results: { type: 'integer', description: 'Most results the upstream returns.' },
+    pricing: ref('ModelPricing'),
+    available: { type: 'boolean', description: 'False when this deployment has no platform key for the provider.' },
+    supported_filters: { type: 'array', items: ref('FilterName'), description: 'The search filters this model honours; a search with any other filter skips it.' },
+    status: ref('ModelStatus'),
+  }),
+  FilterName: { enum: [...FILTER_NAMES], description: 'A search filter of POST /v1/search.' },
+  ModelList: closedObject({ data: { type: 'array', items: ref('Model') }, request_id: REQUEST_ID_SCHEMA }),
+  ModelStatus: {
+    enum: [...MODEL_STATUSES],
+    description: 'operational; degraded (many of its calls failed over the last 5 minutes); unavailable (its provider\'s breaker is open, or no platform key).',
+  },
+  Credits: closedObject({
+    balance_usd: usd('What the account can spend now.'),
+    reserved_usd: usd('Held by searches in flight.'),
+    total_purchased_usd: usd('Bought with checkout, all time, net of refunds and disputes.'),
+    total_spent_usd: usd('Settled search spend, all time.'),
+    request_id: REQUEST_ID_SCHEMA,
+  }),
+  UsageRow: closedObject(
+    {
+      date: { type: 'string', format: 'date' },
+      model: { type: 'string' },
+      key_id: id('key', 'The API key.'),
+      searches: { type: 'integer' },
+      failed_attempts: { type: 'integer' },
+      cost_usd: usd('What was charged.'),
+      byok_fee_usd: usd("The part of cost_usd charged as BYOK fees (attempts with the account's own provider key)."),
+      cache_hits: { type: 'integer', minimum: 0, description: 'Searches answered from the result cache (hit or joined).' },
+      cache_saved_usd: usd('What those searches saved against the price of the same answers from the provider.'),
+    },
+    ['date', 'model', 'key_id'],
+    'One group; its group field (date, model or key_id) matches group_by.',
+  ),
+} as const satisfies Record<string, AnswerSchema>;
+
+export type AnswerSchemaName = keyof typeof ANSWER_SCHEMAS;
+
+/**
+ * One schema with every `$ref` to another answer schema replaced by that schema, for a
+ * consumer that takes a single self-contained schema (the MCP tool's output schema).
+ */
+export function inlineAnswerSchema(schema: AnswerSchema): AnswerSchema {
+  const walk = (value: unknown, depth: number): unknown => {
+    if (depth > 20) throw new Error('answer schema too deep');
+    if (Array.isArray(value)) return value.map((item) => walk(item, depth + 1));
+    if (typeof value !== 'object' || value === null) return value;
+    const object = value as Record<string, unknown>;
+    const target = typeof object.$ref === 'string' ? /^#\/components\/schemas\/(\w+)$/.exec(object.$ref)?.[1] : undefined;
+    if (target !== undefined) {
+      if (!(target in ANSWER_SCHEMAS)) throw new Error(`${String(object.$ref)} is not an answer schema`);
+      return walk(ANSWER_SCHEMAS[target as AnswerSchemaName], depth + 1);
+    }
+    return Object.fromEntries(Object.entries(object).map(([key, item]) => [key, walk(item, depth + 1)]));
+  };
+  return walk(schema, 0) as AnswerSchema;
+}

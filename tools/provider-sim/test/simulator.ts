@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import { freePort } from '@svc/test-kit';
+import { buildSimulator } from '../src/server';
+
+/**
+ * A simulator for the tests of one describe block: built before them and closed after.
+ * `listen: true` serves it on a free loopback port (`base` is its URL), for tests over real
+ * HTTP; otherwise the tests call `app.inject`.
+ */
+export function simulatorForTests(options: { listen?: boolean } = {}): { app: FastifyInstance; base: string } {
+  const sim = { app: undefined as unknown as FastifyInstance, base: '' };
+  beforeAll(async () => {
+    sim.app = buildSimulator();
+    if (options.listen === true) {
+      const port = await freePort();
+      await sim.app.listen({ port, host: '127.0.0.1' });
+      sim.base = `http://127.0.0.1:${port}`;
+    } else {
+      await sim.app.ready();
+    }
+  });
+  afterAll(async () => {
+    await sim.app.close();
+  });
+  return sim;
+}
