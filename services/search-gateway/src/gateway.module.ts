@@ -155,7 +155,7 @@ export class GatewayModule {
             new SearchService(
               providers,
               // The background re-send of settlements is its own object, given to the repository.
-              new MoneyRepository(redis.client, redis.target, undefined, Date.now, new SettlementResender()),
+              new MoneyRepository(redis.client, redis.target, undefined, Date.now, new SettlementResender(), config.SETTLE_OUTAGE_WAIT_MS),
               {
                 providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
                 maxInFlight: { brave: config.PROVIDER_MAX_IN_FLIGHT_BRAVE, exa: config.PROVIDER_MAX_IN_FLIGHT_EXA, tavily: config.PROVIDER_MAX_IN_FLIGHT_TAVILY },

@@ -20,8 +20,10 @@ export { NO_OPS, RELEASE_CLAIM, UNLEASE_ACCOUNT } from './money.ops';
 export type { AdmissionRequest, AdmissionVerdict, Claim, LeaseRequest, MoneyOp, ReserveRequest, ReserveVerdict, Settlement } from './money.ops';
 export { OUTCOME_TTL_MS, SETTLED_BUCKET_MS, SETTLE_RESEND_WINDOW_MS } from './money.scripts';
 
-/** Tries of a settlement while the connection is down, before the search answers 500. */
+/** Tries of a settlement while the connection is down (at least), before the search answers 500. */
 const SETTLE_TRIES = 3;
+/** Between two tries while the connection is down: 25 ms, doubling up to this. */
+const SETTLE_TRY_MAX_GAP_MS = 400;
 /** No arguments: the fixed part of the merged ZREM and SADD (one array for every call). */
 const NONE: readonly string[] = [];
 
@@ -54,8 +56,14 @@ export class MoneyRepository {
    * `target`: where the batch connections go (the same Redis or Redis Cluster as `redis`).
    * `clock`: Unix ms, for the settled-marker buckets (tests fix it).
    * `resender`: the background re-send of settlements (default: one of its own on `clock`).
+   * `settleOutageWaitMs`: how long a settlement keeps being tried while its connection is
+   * down (a master failing over) before the search answers 500; default 0, SETTLE_TRIES
+   * tries at once (the gateway passes SETTLE_OUTAGE_WAIT_MS).
    */
-  constructor(private readonly redis: RedisClient, target: RedisTarget, retainerOptions?: RetainerOptions, private readonly clock: () => number = Date.now, resender?: SettlementResender) {
+  constructor(
+    private readonly redis: RedisClient, target: RedisTarget, retainerOptions?: RetainerOptions, private readonly clock: () => number = Date.now, resender?: SettlementResender,
+    private readonly settleOutageWaitMs = 0,
+  ) {
     // The logger arrives later (useLogger); the closure reads it when an error comes.
     const batch = new RedisBatch(target, (error) => this.log?.warn({ err: error.message }, 'redis batch connection error'));
     this.batch = batch;
@@ -149,11 +157,16 @@ export class MoneyRepository {
    * background by the resender (SettlementResender).
    *
    * When the connection is not up the pipeline cannot be written; then this waits for the
-   * answer, tries up to SETTLE_TRIES times, and rejects if none landed (the caller answers
-   * 500 and the reservation is released by reconciliation: nothing is charged).
+   * answer and tries again (the same commands: the settle script is keyed by the request id,
+   * so one that ran before its connection died counts once), at least SETTLE_TRIES times and
+   * for up to `settleOutageWaitMs` (25 ms apart, doubling up to 400 ms): a master killed
+   * mid-search is replaced by its replica within that, and the next try goes to it
+   * (docs/decisions/0030). It rejects if none landed (the caller answers 500 and the
+   * reservation is released by reconciliation: nothing is charged).
    */
   async settle(scope: MoneyScope, ops: readonly MoneyOp[], settlement: Settlement): Promise<void> {
     const outgoing: OutgoingSettlement = { scope, ops, settlement, recordJson: JSON.stringify(settlement.record), firstSentAtMs: this.clock() };
+    let deadline = 0;
     for (let attempt = 1; ; attempt++) {
       const sent = this.settlePipeline(outgoing).send();
       if (await sent.written) {
@@ -165,7 +178,10 @@ export class MoneyRepository {
         this.retainer.retain(settlement.record);
         return;
       } catch (error) {
-        if (attempt >= SETTLE_TRIES) throw error;
+        if (attempt === 1) deadline = performance.now() + this.settleOutageWaitMs;
+        const gap = Math.min(SETTLE_TRY_MAX_GAP_MS, 25 * 2 ** (attempt - 1));
+        if (attempt >= SETTLE_TRIES && performance.now() + gap > deadline) throw error;
+        if (this.settleOutageWaitMs > 0) await new Promise((resolve) => setTimeout(resolve, gap));
       }
     }
   }
