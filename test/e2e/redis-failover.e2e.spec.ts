@@ -205,7 +205,9 @@ describe('searches on a Redis Cluster with a replica per master, while masters d
     const after = answers.filter((a) => a.startedAt > window.promotedAt + FOLLOW_MS);
     expect(after.filter((a) => a.accountId === victimAccount.accountId).length).toBeGreaterThan(0);
     expect(after.map((a) => a.response.status).filter((status) => status !== 200)).toEqual([]);
-    expect(answers.filter((a) => a.response.status === 200).length).toBeGreaterThan(SEARCHES * 0.6);
+    // Searches went through before the kill too (how many fail inside the window depends on
+    // how fast the refusals come back: each runner sends its next search at once).
+    expect(answers.filter((a) => a.endedAt < window.killedAt && a.response.status === 200).length).toBeGreaterThanOrEqual(80);
 
     await expectLedgerExact(answers);
     // The killed node comes back (empty) and rejoins as the new master's replica.
