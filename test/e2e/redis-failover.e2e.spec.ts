@@ -27,8 +27,11 @@ const FUNDING_MICROS = 10_000_000;
 const SEARCHES = 400;
 const CONCURRENCY = 10;
 const SEED = 0xfa11_0ae5;
-/** After the promotion is visible on every node, the gateways have this long to follow it. */
-const FOLLOW_MS = 3_000;
+/**
+ * After the promotion is visible on every node, the gateways have this long to follow it: the
+ * batch reads the slot map again after every failed connection, and at the latest every 5 s.
+ */
+const FOLLOW_MS = 5_000;
 
 interface Account { accountId: string; secret: string }
 interface Answer { accountId: string; startedAt: number; endedAt: number; response: JsonResponse }
@@ -185,7 +188,7 @@ describe('searches on a Redis Cluster with a replica per master, while masters d
       return { killedAt, promotedAt: Date.now(), taker };
     });
     phaseOne = answers;
-    // Then, once the gateways had FOLLOW_MS to follow the promotion, 20 more through each gateway.
+    // Then, once the gateways had FOLLOW_MS to follow the promotion, 40 more over both gateways.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, window.promotedAt + FOLLOW_MS - Date.now())));
     const later = await searches('after-failover', 40, SEED + 2, async () => undefined);
     answers.push(...later.answers);
