@@ -141,15 +141,18 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
     // Every node reports ok, knows every node and every master's slots; with replicas, every
     // replica has its master's data (master_link_status:up) and every master knows its replicas.
     const settled = async (): Promise<true | undefined> => {
-      for (const client of upClients()) {
+      for (const [index, client] of nodeClients.entries()) {
+        if (!up.has(index)) continue;
         const info = String(await client.cluster('INFO'));
         if (!info.includes('cluster_state:ok') || !info.includes('cluster_slots_assigned:16384')) return undefined;
         if (!info.includes(`cluster_known_nodes:${ports.length}`)) return undefined;
         const replication = String(await client.info('replication'));
         if (replication.includes('role:slave') && !replication.includes('master_link_status:up')) return undefined;
-        if (replication.includes('role:master') && replicas > 0 && (await client.cluster('SLOTS')).length > 0) {
+        // A master serving slots has all its replicas linked (when every node is up).
+        const servesSlots = ((await client.cluster('SLOTS')) as unknown as [number, number, [string, number]][]).some((range) => range[2][1] === ports[index]);
+        if (replication.includes('role:master') && replicas > 0 && servesSlots && up.size === ports.length) {
           const connected = Number(/connected_slaves:(\d+)/.exec(replication)?.[1] ?? 0);
-          if (connected < replicas && up.size === ports.length) return undefined;
+          if (connected < replicas) return undefined;
         }
       }
       return true;
