@@ -256,10 +256,32 @@ export function loadKustomization(): Json {
   return obj(parse(readFileSync(join(K8S_DIR, 'kustomization.yaml'), 'utf8')), 'kustomization.yaml');
 }
 
-/** Every manifest the kustomization deploys. */
-export function deployedManifests(): Manifest[] {
+/** kustomize input that is never applied (annotated `config.kubernetes.io/local-config: "true"`). */
+export function isLocalConfig(manifest: Manifest): boolean {
+  const annotations = obj(manifest.doc['metadata'], `${manifest.name} metadata`)['annotations'];
+  return isObject(annotations) && annotations['config.kubernetes.io/local-config'] === 'true';
+}
+
+function kustomizationResources(): Manifest[] {
   const resources = arr(loadKustomization()['resources'], 'kustomization resources').map((r) => text(r, 'resource'));
   return resources.flatMap((file) => parseManifests(file, readFileSync(join(K8S_DIR, file), 'utf8')));
+}
+
+/** Every manifest the kustomization deploys (its local-config input left out). */
+export function deployedManifests(): Manifest[] {
+  return kustomizationResources().filter((m) => !isLocalConfig(m));
+}
+
+/** The stores' network the user set (deploy/k8s/stores-network.yaml, `data.cidr`). */
+export function storesCidr(): string {
+  const config = localConfig().find((m) => m.kind === 'ConfigMap' && m.name === 'stores-network');
+  if (config === undefined) throw new Error('deploy/k8s has no stores-network ConfigMap');
+  return text(obj(config.doc['data'], 'stores-network data')['cidr'], 'stores-network data.cidr');
+}
+
+/** The kustomization's local-config input (the values the user sets, e.g. the stores' network). */
+export function localConfig(): Manifest[] {
+  return kustomizationResources().filter(isLocalConfig);
 }
 
 export function templateSecrets(): Manifest[] {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import {
   DEPLOYABLES, K8S_DIR, NAMESPACE, SECRET_TEMPLATE, arr, byKind, containerPortNumber, containersOf, deployedManifests, isObject,
   k8sFiles, knownVars, labelsMatch, loadKustomization, neededVars, obj, optArr, podLabelsOf, podSpecOf, resolveContainerEnv,
-  secretVars, templateSecrets, text,
+  secretVars, storesCidr, templateSecrets, text,
 } from './deploy-kit';
 import type { Json, Manifest } from './deploy-kit';
 
@@ -291,7 +291,7 @@ describe('deploy/k8s: the production manifests', () => {
         && arr(spec['policyTypes'], 'policyTypes').includes('Egress');
     });
     expect(defaultDeny).toHaveLength(1);
-    const stores = '10.0.0.0/8';
+    const stores = storesCidr();
     const dns = ['53 dns'];
     expect(allowedEgress(podLabelsOf(deployment('search-gateway')))).toEqual([...dns, '3001 pod account-admin', '3002 pod billing', '443 public', '50051 pod account-admin', `6379 ip ${stores}`].sort());
     expect(allowedEgress(podLabelsOf(deployment('account-admin')))).toEqual([...dns, '3002 pod billing', '443 public', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());

@@ -9,6 +9,13 @@ export const recoveryKeys = {
    * missing. A change or disappearance means Redis lost its data.
    */
   epoch: 'svc:money:epoch',
+  /**
+   * The epoch of one shard (docs/decisions/0030): `epoch` itself on a single Redis
+   * (`hashTag` null); on a Redis Cluster one key per slot range, under a hash tag of the
+   * range's first slot (`@svc/redis-client` shardKeys), so every master holds the epochs of
+   * its ranges and a master that comes back empty loses exactly those.
+   */
+  shardEpoch: (hashTag: string | null): string => (hashTag === null ? 'svc:money:epoch' : `svc:money:epoch:${hashTag}`),
   /** Accounts a gateway or the outbox found cold: the ledger worker hydrates them. */
   hydrationWanted: 'svc:money:hydrate',
   /** Request ids the ledger worker made durable (or dead-lettered) during one minute (`bucket` = Redis ms / 60,000). */
@@ -20,6 +27,21 @@ export const SETTLE_CONFIRM_TTL_SECONDS = 600;
 /** Length of one confirmation bucket. */
 export const SETTLE_CONFIRM_BUCKET_MS = 60_000;
 
+
+/**
+ * The shards whose data was lost between two readings of the epochs (key to value): a key
+ * read both times with another value (it was missing and written again). A key read only
+ * now is a shard seen for the first time (a start, or a slot range that a resharding
+ * created), not a loss.
+ */
+export function lostShards(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>): string[] {
+  const lost: string[] = [];
+  for (const [key, value] of after) {
+    const seen = before.get(key);
+    if (seen !== undefined && seen !== value) lost.push(key);
+  }
+  return lost;
+}
 
 /** The creation time (Redis ms) in an epoch value, or null when it is not one. */
 export function epochCreatedMs(value: string): number | null {

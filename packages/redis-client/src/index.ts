@@ -4,3 +4,4 @@ export {
 } from './redis-client';
 export type { RedisClient, RedisEndpoint, RedisTarget, RedisClientOptions, ClusterOnlyOptions, PipelineReplies } from './redis-client';
 export { keySlot, CLUSTER_SLOTS } from './slots';
+export { shardKeys, slotTag } from './shards';

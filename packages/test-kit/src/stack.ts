@@ -59,6 +59,8 @@ export interface StackOptions {
    * (test-kit startRedisCluster), every service with REDIS_CLUSTER=true and the seed list.
    */
   cluster?: boolean;
+  /** With `cluster`: replicas of each master (default 0), for failover tests. */
+  clusterReplicas?: number;
   /** One entry per gateway process; `script`: another build of the gateway for that one. */
   gateways?: { env?: Record<string, string>; script?: string }[];
   gatewayEnv?: Record<string, string>;
@@ -87,7 +89,7 @@ export interface StackOptions {
 
 export async function startStack(options: StackOptions): Promise<Stack> {
   const root = repoRoot();
-  const redisCluster = options.cluster === true ? await startRedisCluster() : undefined;
+  const redisCluster = options.cluster === true ? await startRedisCluster({ replicasPerMaster: options.clusterReplicas ?? 0 }) : undefined;
   const redis = redisCluster?.url ?? redisUrl(options.redisDb);
   const redisTarget: RedisTarget = { url: redis, cluster: redisCluster !== undefined };
   const flushRedis = async (): Promise<void> => {

@@ -58,6 +58,13 @@ export const gatewayEnvSchema = {
   /** After SIGTERM: how long the gateway keeps serving (unready, connection: close) before it stops accepting. */
   SHUTDOWN_DELAY_MS: int({ default: 5_000, min: 0, max: 600_000 }),
   /**
+   * How long a search's settlement keeps being tried while its Redis connection is down (a
+   * master failing over to its replica) before the search answers 500; the reply waits
+   * meanwhile. Above the cluster's failover time (about cluster-node-timeout plus a second):
+   * docs/decisions/0030.
+   */
+  SETTLE_OUTAGE_WAIT_MS: int({ default: 10_000, min: 0, max: 60_000 }),
+  /**
    * Provider health and the breaker (docs/decisions/0027). The breaker judges the platform's
    * key of each provider over a rolling window shared by every gateway; off, the outcomes are
    * still counted (GET /v1/status, metrics) but no provider is ever skipped.

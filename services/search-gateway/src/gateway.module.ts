@@ -152,7 +152,7 @@ export class GatewayModule {
           // re-send of settlements is its own object, given to the repository.
           provide: MoneyRepository,
           useFactory: (redis: MainRedisClient) =>
-            new MoneyRepository(redis.client, redis.target, { log: log.child({ component: 'money' }), resender: new SettlementResender() }),
+            new MoneyRepository(redis.client, redis.target, { log: log.child({ component: 'money' }), resender: new SettlementResender(), settleOutageWaitMs: config.SETTLE_OUTAGE_WAIT_MS }),
           inject: [MainRedisClient],
         },
         {

@@ -1,3 +1,4 @@
+import { lostShards } from '@svc/contracts';
 import type { Logger } from 'pino';
 import type { HydrationRedisAdapter } from './hydration-redis.adapter';
 import type { HydrationService } from './hydration.service';
@@ -11,15 +12,16 @@ export interface HydrationLoopOptions {
 }
 
 /**
- * The ledger worker's recovery loop: every `intervalMs` it reads the epoch (creating it when
- * missing, so the grace period starts even when no gateway is up), calls `onEpochChange`
- * when it changed, and hydrates the accounts in the wanted set (gateways and the outbox add
+ * The ledger worker's recovery loop: every `intervalMs` it reads the epoch of every shard
+ * (creating the missing ones, so the grace period starts even when no gateway is up), calls
+ * `onEpochChange` when one changed (that shard lost its data), and hydrates the accounts in the wanted set (gateways and the outbox add
  * cold accounts there). An account stays in the set until it is hydrated.
  */
 export class HydrationLoop {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
-  private epoch: string | null = null;
+  /** The epoch of every shard seen so far. */
+  private readonly epochs = new Map<string, string>();
 
   constructor(
     private readonly service: HydrationService,
@@ -55,11 +57,12 @@ export class HydrationLoop {
   /** One round; returns how many accounts were hydrated. */
   async round(): Promise<number> {
     const epoch = await this.redis.ensureEpoch();
-    if (this.epoch !== null && this.epoch !== epoch.value) {
-      this.logger.warn({ epoch_before: this.epoch, epoch_after: epoch.value }, 'redis lost its data: rebuilding what the ledger worker keeps there');
+    const lost = lostShards(this.epochs, epoch.values);
+    for (const [key, value] of epoch.values) this.epochs.set(key, value);
+    if (lost.length > 0) {
+      this.logger.warn({ lost_epochs: lost }, 'redis lost its data: rebuilding what the ledger worker keeps there');
       await this.options.onEpochChange?.();
     }
-    this.epoch = epoch.value;
     let hydrated = 0;
     for (const accountId of await this.redis.wanted(this.options.batch)) {
       const outcome = await this.service.hydrate(accountId);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ENSURE_EPOCH_LUA, epochCreatedMs, recoveryKeys, redisKeys, SETTLE_CONFIRM_BUCKET_MS, SETTLE_CONFIRM_TTL_SECONDS, SETTLEMENT_FIELD } from '@svc/contracts';
 import type { Micros } from '@svc/money';
+import { shardKeys } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
 
 /**
@@ -94,8 +95,9 @@ export interface CounterWrite {
 }
 
 export interface EpochView {
-  value: string;
-  /** When the epoch was created (Redis ms); null when the value is not one we wrote. */
+  /** The epoch of every shard (key to value; one key on a single Redis): docs/decisions/0030. */
+  values: Map<string, string>;
+  /** When the newest of them was created (Redis ms): the last loss of data anywhere; null when none is one we wrote. */
   createdMs: number | null;
   nowMs: number;
 }
@@ -136,10 +138,21 @@ export class HydrationRedisAdapter {
     throw new Error('unexpected hydrate reply');
   }
 
-  /** Reads the epoch, creating it when missing (Redis clock). */
+  /** Reads the epoch of every shard, creating the missing ones (Redis clock). */
   async ensureEpoch(): Promise<EpochView> {
-    const [value, nowMs] = (await this.redis.eval(ENSURE_EPOCH_LUA, 1, recoveryKeys.epoch, randomBytes(8).toString('hex'))) as [string, number];
-    return { value, createdMs: epochCreatedMs(value), nowMs: integer(nowMs, 'the redis time') };
+    const keys = await shardKeys(this.redis, recoveryKeys.shardEpoch);
+    const replies = await Promise.all(keys.map(async (key) =>
+      [key, (await this.redis.eval(ENSURE_EPOCH_LUA, 1, key, randomBytes(8).toString('hex'))) as [string, number]] as const));
+    const values = new Map<string, string>();
+    let createdMs: number | null = null;
+    let nowMs = 0;
+    for (const [key, [value, now]] of replies) {
+      values.set(key, value);
+      const created = epochCreatedMs(value);
+      if (created !== null && (createdMs === null || created > createdMs)) createdMs = created;
+      nowMs = Math.max(nowMs, integer(now, 'the redis time'));
+    }
+    return { values, createdMs, nowMs };
   }
 
   async wanted(count: number): Promise<string[]> {

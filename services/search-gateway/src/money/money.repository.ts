@@ -14,8 +14,10 @@ import type { SettlementChannel } from './settlement-resender';
 import { SettlementRetainer } from './settlement-retainer';
 import type { RetainerOptions } from './settlement-retainer';
 
-/** Tries of a settlement while the connection is down, before the search answers 500. */
+/** Tries of a settlement while the connection is down (at least), before the search answers 500. */
 const SETTLE_TRIES = 3;
+/** Between two tries while the connection is down: 25 ms, doubling up to this. */
+const SETTLE_TRY_MAX_GAP_MS = 400;
 /** No arguments: the fixed part of the merged ZREM and SADD (one array for every call). */
 const NONE: readonly string[] = [];
 
@@ -48,11 +50,18 @@ export interface MoneyRepositoryOptions {
   readonly clock?: () => number;
   /** The background re-send of settlements (default: one of its own on `clock`). */
   readonly resender?: SettlementResender;
+  /**
+   * How long a settlement keeps being tried while its connection is down (a master failing
+   * over) before the search answers 500; default 0: SETTLE_TRIES tries at once (the gateway
+   * passes SETTLE_OUTAGE_WAIT_MS).
+   */
+  readonly settleOutageWaitMs?: number;
 }
 
 export class MoneyRepository {
   private readonly batch: RedisBatch;
   private readonly clock: () => number;
+  private readonly settleOutageWaitMs: number;
   /** Settlement records kept until the ledger worker confirms them (recovery from a Redis that lost its data). */
   readonly retainer: SettlementRetainer;
   /** Checks settlements' answers in the background and sends again those Redis did not take. */
@@ -63,6 +72,7 @@ export class MoneyRepository {
     const { log } = options;
     this.clock = options.clock ?? Date.now;
     const batch = new RedisBatch(target, (error) => log?.warn({ err: error.message }, 'redis batch connection error'));
+    this.settleOutageWaitMs = options.settleOutageWaitMs ?? 0;
     this.batch = batch;
     this.retainer = new SettlementRetainer(redis, options.retainer);
     this.resender = options.resender ?? new SettlementResender(this.clock);
@@ -158,11 +168,16 @@ export class MoneyRepository {
    * background by the resender (SettlementResender).
    *
    * When the connection is not up the pipeline cannot be written; then this waits for the
-   * answer, tries up to SETTLE_TRIES times, and rejects if none landed (the caller answers
-   * 500 and the reservation is released by reconciliation: nothing is charged).
+   * answer and tries again (the same commands: the settle script is keyed by the request id,
+   * so one that ran before its connection died counts once), at least SETTLE_TRIES times and
+   * for up to `settleOutageWaitMs` (25 ms apart, doubling up to 400 ms): a master killed
+   * mid-search is replaced by its replica within that, and the next try goes to it
+   * (docs/decisions/0030). It rejects if none landed (the caller answers 500 and the
+   * reservation is released by reconciliation: nothing is charged).
    */
   async settle(scope: MoneyScope, ops: readonly MoneyOp[], settlement: Settlement): Promise<void> {
     const outgoing: OutgoingSettlement = { scope, ops, settlement, recordJson: JSON.stringify(settlement.record), firstSentAtMs: this.clock() };
+    let deadline = 0;
     for (let attempt = 1; ; attempt++) {
       const sent = this.settlePipeline(outgoing).send();
       if (await sent.written) {
@@ -174,7 +189,10 @@ export class MoneyRepository {
         this.retainer.retain(settlement.record);
         return;
       } catch (error) {
-        if (attempt >= SETTLE_TRIES) throw error;
+        if (attempt === 1) deadline = performance.now() + this.settleOutageWaitMs;
+        const gap = Math.min(SETTLE_TRY_MAX_GAP_MS, 25 * 2 ** (attempt - 1));
+        if (attempt >= SETTLE_TRIES && performance.now() + gap > deadline) throw error;
+        if (this.settleOutageWaitMs > 0) await new Promise((resolve) => setTimeout(resolve, gap));
       }
     }
   }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { ENSURE_EPOCH_LUA, recoveryKeys, redisKeys, SETTLE_CONFIRM_BUCKET_MS, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@svc/contracts';
+import { ENSURE_EPOCH_LUA, lostShards, recoveryKeys, redisKeys, SETTLE_CONFIRM_BUCKET_MS, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@svc/contracts';
 import type { SettlementRecord } from '@svc/contracts';
-import { pipelineEach } from '@svc/redis-client';
+import { pipelineEach, shardKeys } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
 import type { Logger } from 'pino';
 import { describeError } from '@svc/errors';
@@ -29,9 +29,10 @@ const CONFIRM_CHUNK = 1_000;
  * durable (it adds drained request ids to per-minute sets, recoveryKeys.settleConfirmed), so
  * a record that was still in a settlement stream when Redis lost its data is written again.
  *
- * - every `epochIntervalMs` the epoch is read (and created when missing); when it differs
- *   from the one seen before, every retained record is appended again to its account's
- *   stream and the account marked dirty. The worker skips a request id already in
+ * - every `epochIntervalMs` the epoch of every shard is read (and created when missing); when
+ *   one differs from the one seen before (that shard lost its data: a flush, or a master
+ *   restarted empty), every retained record is appended again to its account's stream and
+ *   the account marked dirty. The worker skips a request id already in
  *   `settlements`, and hydration waits a grace period after the epoch was created before it
  *   reads a cold account's stream, so the re-sent records are counted there.
  * - every `confirmIntervalMs` the confirmed ones (current and previous minute) are dropped.
@@ -41,7 +42,8 @@ const CONFIRM_CHUNK = 1_000;
 export class SettlementRetainer {
   /** By request id, in the order they were first retained (a Map keeps insertion order), with when (monotonic ms). */
   private readonly records = new Map<string, { record: SettlementRecord; retainedAt: number }>();
-  private epoch: string | null = null;
+  /** The epoch of every shard seen so far (key to value; one key on a single Redis). */
+  private readonly epochs = new Map<string, string>();
   private redisNowMs = 0;
   private timers: NodeJS.Timeout[] = [];
   private busy = { epoch: false, confirm: false };
@@ -115,21 +117,30 @@ export class SettlementRetainer {
     }
   }
 
-  /** Reads (or creates) the epoch; re-sends everything retained when it changed. Returns how many were re-sent. */
+  /**
+   * Reads (or creates) the epoch of every shard (docs/decisions/0030); re-sends everything
+   * retained when one changed. Returns how many were re-sent.
+   */
   async checkEpoch(): Promise<number> {
-    const reply = (await (this.redis as unknown as { svcEnsureEpoch(key: string, token: string): Promise<[string, number]> })
-      .svcEnsureEpoch(recoveryKeys.epoch, randomBytes(8).toString('hex')));
-    const [value, nowMs] = reply;
-    this.redisNowMs = nowMs;
-    const before = this.epoch;
-    this.epoch = value;
-    if (before === null || before === value) return 0;
-    return this.resendAll(before, value);
+    const keys = await shardKeys(this.redis, recoveryKeys.shardEpoch);
+    const ensure = this.redis as unknown as { svcEnsureEpoch(key: string, token: string): Promise<[string, number]> };
+    const replies = await Promise.all(keys.map(async (key) => [key, await ensure.svcEnsureEpoch(key, randomBytes(8).toString('hex'))] as const));
+    const now = new Map<string, string>();
+    for (const [key, [value, nowMs]] of replies) {
+      now.set(key, value);
+      this.redisNowMs = nowMs;
+    }
+    const lost = lostShards(this.epochs, now);
+    for (const [key, value] of now) this.epochs.set(key, value);
+    if (lost.length === 0) return 0;
+    // Every retained record, not only the lost shards' accounts': the worker skips a request
+    // id already settled, and a record sent twice costs one more stream entry.
+    return this.resendAll(lost);
   }
 
-  private async resendAll(before: string, after: string): Promise<number> {
+  private async resendAll(lost: readonly string[]): Promise<number> {
     const records = [...this.records.values()].map((held) => held.record);
-    this.log?.warn({ epoch_before: before, epoch_after: after, records: records.length }, 'redis lost its data: re-sending unconfirmed settlement records');
+    this.log?.warn({ lost_epochs: lost, records: records.length }, 'redis lost its data: re-sending unconfirmed settlement records');
     for (let i = 0; i < records.length; i += CONFIRM_CHUNK) {
       const chunk = records.slice(i, i + CONFIRM_CHUNK);
       const accounts = new Set(chunk.map((record) => record.accountId));
