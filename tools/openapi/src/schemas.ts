@@ -1,4 +1,4 @@
-import { ANSWER_SCHEMAS, API_KEY_FIELDS, CACHE_STATUSES, LIMITS, MODEL_PRICING_FIELDS, OAUTH_LIMITS, PROVIDERS, REQUEST_ID_SCHEMA, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, closedObject } from '@svc/contracts';
+import { ANSWER_SCHEMAS, API_KEY_FIELDS, CACHE_STATUSES, FILTER_SCHEMAS, LIMITS, MODEL_PRICING_FIELDS, OAUTH_LIMITS, PROVIDERS, REQUEST_ID_SCHEMA, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, closedObject } from '@svc/contracts';
 import { ERROR_CODES } from '@svc/errors';
 import type { ErrorCode } from '@svc/errors';
 
@@ -202,6 +202,10 @@ export function componentSchemas(): Record<string, Schema> {
       model: { type: ['string', 'null'], description: 'The model of the final attempt: the one that answered, else the last one tried.' },
       status: { enum: ['success', 'failed'], description: 'success when an attempt answered.' },
       cost_usd: usd("The search's charge."),
+      filters: {
+        anyOf: [{ type: 'object', additionalProperties: false, properties: { ...FILTER_SCHEMAS } }, { type: 'null' }],
+        description: 'The filters the search was made with, as POST /v1/search\'s fields in canonical form (hostnames lower-cased and sorted, date-times in UTC); null without filters.',
+      },
       attempts: { type: 'array', items: ref('ActivityAttempt') },
     }, [], 'One settled search.'),
     Activity: closed({ data: { type: 'array', items: ref('ActivityItem') }, next_cursor: { type: ['string', 'null'], description: 'null on the last page.' }, request_id: requestId }),
