@@ -23,3 +23,5 @@ export { Public, PUBLIC_ROUTE, PUBLIC_ROUTE_CONFIG, guardHook, isUnguardedFastif
 export type { RouteOptionsSeen } from './route-access';
 export { DEFAULT_MAX_BODY_DEPTH, FORBIDDEN_KEYS, bodyDepthExceeds, checkBodyDepth, parseJsonBody, forbiddenKeyPath, tooDeepError, installJsonBodyParser } from './body/json-body';
 export type { JsonBodyParserOptions } from './body/json-body';
+export { AddressList, clientAddress, normalizeAddress, parseCidr, parseTrustedProxies, requestClientAddress } from './client-address';
+export type { AddressFamily, Cidr } from './client-address';

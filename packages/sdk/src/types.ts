@@ -14,7 +14,7 @@ export const PROVIDERS: readonly Provider[] = ['brave', 'exa', 'tavily'];
 // ---------------------------------------------------------------------------------------
 // Errors
 
-/** The closed set of error codes (spec section 7, in the order of its table, then `unsupported_filter`). */
+/** The closed set of error codes (spec section 7, in the order of its table, then `unsupported_filter`, then the key fences' `ip_not_allowed` and `model_not_allowed`). */
 export const ERROR_CODES = [
   'invalid_request',
   'unknown_model',
@@ -35,6 +35,8 @@ export const ERROR_CODES = [
   'byok_disabled',
   'payment_disabled',
   'unsupported_filter',
+  'ip_not_allowed',
+  'model_not_allowed',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -74,7 +74,7 @@ export class ForwardService {
           ? { config: PUBLIC_ROUTE_CONFIG }
           : {
               preHandler: guardHook(async (request: FastifyRequest) => {
-                const outcome = await this.auth.authenticate(request.headers.authorization, key);
+                const outcome = await this.auth.authenticate(request.headers.authorization, key, request);
                 if (!outcome.ok) throw authError(outcome);
                 identities.set(request, { accountId: outcome.record.accountId, keyId: outcome.record.id, kind: outcome.record.kind });
               }),
@@ -94,6 +94,7 @@ export class ForwardService {
       requestId: request.id,
       identity,
       clientIp: request.ip,
+      clientAddress: this.auth.clientAddress(request),
     });
     injectTraceHeaders(headers);
     const body = Buffer.isBuffer(request.body) ? request.body : undefined;
