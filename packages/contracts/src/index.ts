@@ -21,3 +21,5 @@ export type { FilterName, SafeSearch, SearchFilters } from './filters';
 export { providerHealthKeys, BREAKER_MODES, MODEL_STATUSES, HEALTH_LATENCY_BUCKETS_MS, HEALTH_MINUTE_TTL_MS } from './provider-health';
 export type { HealthSource, BreakerMode, ModelStatus } from './provider-health';
 export { MODEL_NOT_ALLOWED_MESSAGE, isModelFenceEntry, modelAllowed } from './key-fences';
+export { AUDIT_ACTOR_KINDS, AUDIT_ACTIONS, AUDIT_CSV_COLUMNS, isAuditAction, isAuditActorKind } from './audit';
+export type { AuditActorKind, AuditAction, AuditValue, AuditChange, AuditEntryView } from './audit';

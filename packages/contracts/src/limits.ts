@@ -34,6 +34,8 @@ export const LIMITS = {
   allowedIps: { min: 1, max: 32 },
   /** An API key's `allowed_models`: this many model ids or `<provider>/*` at most (or null: any model). */
   allowedModels: { min: 1, max: 64 },
+  /** One entry of `allowed_models`, in characters. */
+  modelFenceEntry: { max: 64 },
   /** One CIDR of `allowed_ips` or `TRUSTED_PROXIES`, in characters (the longest IPv6 form and a prefix). */
   cidr: { max: 64 },
   /** The audit log's retention in days (AUDIT_RETENTION_DAYS): entries older than this may be purged. */

@@ -10,6 +10,7 @@ export const ID_PREFIXES = {
   request: 'req_',
   ledgerEntry: 'led_',
   checkout: 'chk_',
+  auditEntry: 'aud_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

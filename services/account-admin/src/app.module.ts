@@ -8,6 +8,9 @@ import { DashboardAssets } from './dashboard/dashboard-assets.adapter';
 import { DASHBOARD_ASSETS, DashboardWebController } from './dashboard/dashboard-web.controller';
 import { BillingAdapter } from './billing/billing.adapter';
 import { BillingController } from './billing/billing.controller';
+import { AuditController } from './audit/audit.controller';
+import { AuditRepository } from './audit/audit.repository';
+import { AuditService, BILLING_AUDIT_SOURCE } from './audit/audit.service';
 import { DatabaseRepository } from './db/database.repository';
 import { AccountAdminRpcService } from './grpc/grpc.service';
 import { GrpcServerAdapter } from './grpc/grpc-server.adapter';
@@ -43,7 +46,7 @@ export class AppModule {
       // (src/http/actor.ts, docs/decisions/0020-actor-guard-and-one-source.md).
       controllers: [
         HealthController, KeysController, ManagementKeysController, ProviderKeysController, BillingController,
-        SessionsController, DashboardWebController,
+        SessionsController, DashboardWebController, AuditController,
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
@@ -66,6 +69,9 @@ export class AppModule {
         ActorGuard,
         PasswordAdapter,
         BillingAdapter,
+        AuditRepository,
+        AuditService,
+        { provide: BILLING_AUDIT_SOURCE, useExisting: BillingAdapter },
         {
           provide: DASHBOARD_ASSETS,
           useFactory: (log: Logger) => {

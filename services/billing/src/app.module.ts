@@ -1,3 +1,5 @@
+import { AuditController } from './audit/audit.controller';
+import { AuditRepository } from './audit/audit.repository';
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import { DrainState } from '@svc/http-edge';
@@ -40,6 +42,8 @@ export interface SharedDeps {
   drain: DrainState;
   /** The providers' breakers the gateways share (operator/provider-breakers.ts). */
   breakers: ProviderBreakers;
+  /** billing's part of the audit log (src/audit). */
+  audit: AuditRepository;
 }
 
 /** The internal HTTP API the gateway forwards to (PORT). */
@@ -48,8 +52,9 @@ export class PublicApiModule {
   static register(deps: SharedDeps, internalToken: string): DynamicModule {
     return {
       module: PublicApiModule,
-      controllers: [CreditsController, CheckoutController, WebhookController, UsageController, HistoryController, HealthController],
+      controllers: [CreditsController, CheckoutController, WebhookController, UsageController, HistoryController, AuditController, HealthController],
       providers: [
+        { provide: AuditRepository, useValue: deps.audit },
         { provide: LedgerService, useValue: deps.ledger },
         { provide: CheckoutService, useValue: deps.checkout },
         { provide: WebhookService, useValue: deps.webhooks },

@@ -1,3 +1,4 @@
+import { AuditRepository } from './audit/audit.repository';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createServiceLogger } from '@svc/logging';
 import type { Logger } from 'pino';
@@ -106,7 +107,7 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
   const finance = new FinanceService(new FinanceRepository(prisma), reconciliation);
   const history = new HistoryService(new HistoryRepository(prisma));
   const drain = new DrainState();
-  const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks, usage, history, finance, drain, breakers: new ProviderBreakers(money) };
+  const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks, usage, history, finance, drain, breakers: new ProviderBreakers(money), audit: new AuditRepository(prisma) };
   const apps: NestFastifyApplication[] = [];
   const close = async (): Promise<void> => {
     await Promise.allSettled(apps.map((app) => app.close()));

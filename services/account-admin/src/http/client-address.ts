@@ -1,18 +1,21 @@
+import { INTERNAL_HEADERS } from '@svc/contracts';
+import { requestClientAddress } from '@svc/http-edge';
+import type { AddressList } from '@svc/http-edge';
 import type { FastifyRequest } from 'fastify';
 import type { Logger } from '../logging/logger';
-import { contextOf } from './request-context';
+import { contextOf, headerOf } from './request-context';
 
 /**
- * The address of the client behind a request. Through the gateway (internal token present)
- * it is the last x-forwarded-for entry, the one the gateway appended from its own socket;
- * anyone else's x-forwarded-for is ignored and the socket's address used.
+ * The address of the client behind a request (the sign-in limits' and the audit log's). Through
+ * the gateway (internal token present) it is the address the gateway resolved with its
+ * TRUSTED_PROXIES (x-svc-client-address; @svc/http-edge clientAddress). Anyone else's
+ * x-svc-* header was dropped by the gateway or fails the token check; a direct caller's
+ * address is resolved here the same way, with account-admin's own TRUSTED_PROXIES.
  */
-export function clientAddress(request: FastifyRequest, logger: Logger): string {
+export function clientAddress(request: FastifyRequest, logger: Logger, trustedProxies: AddressList): string {
   if (contextOf(request, logger).internal) {
-    const header = request.headers['x-forwarded-for'];
-    const value = Array.isArray(header) ? header.join(',') : header;
-    const last = value?.split(',').pop()?.trim();
-    if (last !== undefined && last !== '') return last;
+    const resolved = headerOf(request, INTERNAL_HEADERS.clientAddress)?.trim();
+    if (resolved !== undefined && resolved !== '') return resolved;
   }
-  return request.ip;
+  return requestClientAddress(request, trustedProxies);
 }

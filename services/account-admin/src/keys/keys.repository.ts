@@ -1,8 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { KeyKind } from '@svc/keys';
 import type { LimitReset } from '@svc/contracts';
+import { appendAudit, changed, created } from '../audit/audit';
+import type { AuditActor, AuditFields } from '../audit/audit';
+import type { AuditAction } from '@svc/contracts';
 import { DatabaseRepository } from '../db/database.repository';
-import type { Key as KeyModel } from '../generated/prisma/client';
+import type { Key as KeyModel, Prisma } from '../generated/prisma/client';
 
 /** A row of `keys`, with money as integer micro-USD. */
 export interface KeyRow {
@@ -21,6 +24,19 @@ export interface KeyRow {
   createdAt: Date;
   updatedAt: Date;
   lastUsedAt: Date | null;
+  /** Empty: not fenced. */
+  allowedModels: string[];
+  allowedIps: string[];
+}
+
+/**
+ * The audit entry a change appends in its own transaction: who, the action, and the
+ * resource's audited fields (the changes are computed from the rows before and after).
+ */
+export interface KeyAudit {
+  actor: AuditActor;
+  action: AuditAction;
+  fields: (row: KeyRow) => AuditFields;
 }
 
 export interface NewKey {
@@ -34,6 +50,8 @@ export interface NewKey {
   limitReset: LimitReset | null;
   expiresAt: Date | null;
   disabled: boolean;
+  allowedModels?: string[];
+  allowedIps?: string[];
 }
 
 export interface KeyChanges {
@@ -42,6 +60,8 @@ export interface KeyChanges {
   limitReset?: LimitReset | null;
   expiresAt?: Date | null;
   disabled?: boolean;
+  allowedModels?: string[];
+  allowedIps?: string[];
 }
 
 /** Position after which a page starts (the last row of the previous page). */
@@ -73,6 +93,8 @@ export function toRow(model: KeyModel): KeyRow {
     createdAt: model.createdAt,
     updatedAt: model.updatedAt,
     lastUsedAt: model.lastUsedAt,
+    allowedModels: model.allowedModels,
+    allowedIps: model.allowedIps,
   };
 }
 
@@ -84,8 +106,8 @@ function isRecordNotFound(error: unknown): boolean {
 export class KeysRepository {
   constructor(@Inject(DatabaseRepository) private readonly db: DatabaseRepository) {}
 
-  /** Inserts the key and its outbox row in one transaction. */
-  async create(key: NewKey): Promise<ChangedKey> {
+  /** Inserts the key, its outbox row and its audit entry in one transaction. */
+  async create(key: NewKey, audit?: KeyAudit): Promise<ChangedKey> {
     const now = new Date();
     return this.db.client.$transaction(async (tx) => {
       const model = await tx.key.create({
@@ -98,7 +120,11 @@ export class KeysRepository {
         },
       });
       const outbox = await tx.keyCacheOutbox.create({ data: { keyHash: model.keyHash, version: model.version }, select: { id: true } });
-      return { row: toRow(model), outboxId: outbox.id };
+      const row = toRow(model);
+      if (audit !== undefined) {
+        await appendAudit(tx, { accountId: row.accountId, actor: audit.actor, action: audit.action, targetId: row.id, changes: created(audit.fields(row)) }, now);
+      }
+      return { row, outboxId: outbox.id };
     });
   }
 
@@ -152,10 +178,13 @@ export class KeysRepository {
    * Applies the changes to a live key and bumps its version, with its outbox row, in one
    * transaction; null when there is no such key.
    */
-  async update(accountId: string, kind: KeyKind, id: string, changes: KeyChanges): Promise<ChangedKey | null> {
+  async update(accountId: string, kind: KeyKind, id: string, changes: KeyChanges, audit?: KeyAudit): Promise<ChangedKey | null> {
     const { limitMicros, ...rest } = changes;
     try {
       return await this.db.client.$transaction(async (tx) => {
+        // The row as it was, locked, so the audit entry's "before" is the state this change replaced.
+        const before = audit === undefined ? null : await lockedLive(tx, accountId, kind, id);
+        if (audit !== undefined && before === null) return null;
         const model = await tx.key.update({
           where: { id, accountId, kind, deletedAt: null },
           data: {
@@ -166,7 +195,11 @@ export class KeysRepository {
           },
         });
         const outbox = await tx.keyCacheOutbox.create({ data: { keyHash: model.keyHash, version: model.version }, select: { id: true } });
-        return { row: toRow(model), outboxId: outbox.id };
+        const row = toRow(model);
+        if (audit !== undefined && before !== null) {
+          await appendAudit(tx, { accountId, actor: audit.actor, action: audit.action, targetId: id, changes: changed(audit.fields(before), audit.fields(row)) }, row.updatedAt);
+        }
+        return { row, outboxId: outbox.id };
       });
     } catch (error) {
       if (isRecordNotFound(error)) return null;
@@ -178,7 +211,7 @@ export class KeysRepository {
    * Marks a live key deleted and bumps its version, with its outbox row, in one transaction;
    * null when there is no such key.
    */
-  async softDelete(accountId: string, kind: KeyKind, id: string): Promise<ChangedKey | null> {
+  async softDelete(accountId: string, kind: KeyKind, id: string, audit?: Omit<KeyAudit, 'fields'>): Promise<ChangedKey | null> {
     const now = new Date();
     try {
       return await this.db.client.$transaction(async (tx) => {
@@ -187,6 +220,9 @@ export class KeysRepository {
           data: { deletedAt: now, updatedAt: now, version: { increment: 1 } },
         });
         const outbox = await tx.keyCacheOutbox.create({ data: { keyHash: model.keyHash, version: model.version }, select: { id: true } });
+        if (audit !== undefined) {
+          await appendAudit(tx, { accountId, actor: audit.actor, action: audit.action, targetId: id, changes: { deleted: { before: false, after: true } } }, now);
+        }
         return { row: toRow(model), outboxId: outbox.id };
       });
     } catch (error) {
@@ -194,4 +230,12 @@ export class KeysRepository {
       throw error;
     }
   }
+}
+
+/** A live key's row, locked for the rest of the transaction (SELECT ... FOR UPDATE); null when there is none. */
+async function lockedLive(tx: Prisma.TransactionClient, accountId: string, kind: KeyKind, id: string): Promise<KeyRow | null> {
+  const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM keys WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL FOR UPDATE`;
+  if (locked.length === 0) return null;
+  const model = await tx.key.findFirst({ where: { id, accountId, kind, deletedAt: null } });
+  return model === null ? null : toRow(model);
 }

@@ -32,6 +32,7 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
   { methods: ['GET', 'PATCH', 'DELETE'], url: '/v1/keys/:id', upstream: 'account-admin', key: 'management' },
   { methods: ['GET'], url: '/v1/key', upstream: 'account-admin', key: 'either' },
   { methods: ['GET'], url: '/v1/provider-keys', upstream: 'account-admin', key: 'management' },
+  { methods: ['GET'], url: '/v1/audit-log', upstream: 'account-admin', key: 'management' },
   { methods: ['GET', 'PUT', 'DELETE'], url: '/v1/provider-keys/:provider', upstream: 'account-admin', key: 'management', checkParams: providerParam },
   { methods: ['GET'], url: '/dashboard', upstream: 'account-admin', key: 'none' },
   // The web app's files and client-side pages (/dashboard/assets/*, /dashboard/keys, ...).
