@@ -1,7 +1,6 @@
 import { LIMITS, redisKeys } from '@svc/contracts';
 import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
-import type Redis from 'ioredis';
 
 /**
  * Key fences end to end (docs/api.md, "Key fences"; issue 27), through the real gateway,
@@ -22,7 +21,7 @@ const CACHE_TTL_MS = 3_000;
 
 describe('key fences: allowed_models and allowed_ips, TRUSTED_PROXIES', () => {
   let stack: Stack;
-  let redis: Redis;
+  let redis: ReturnType<Stack['redisClient']>;
   let handler: string;
   let handlerV6: string;
   let untrusting: string;

@@ -6,7 +6,8 @@ import { AuditRepository } from './audit.repository';
 
 /** Another service's part of the log, read in the same order with the same filters (billing's). */
 export interface AuditSource {
-  list(accountId: string, filters: AuditFilters, after: AuditPosition | null, limit: number, requestId: string): Promise<AuditEntryView[]>;
+  /** Its first `limit` entries after `after`, and whether more follow. */
+  list(accountId: string, filters: AuditFilters, after: AuditPosition | null, limit: number, requestId: string): Promise<{ entries: AuditEntryView[]; more: boolean }>;
 }
 export const BILLING_AUDIT_SOURCE = Symbol('BILLING_AUDIT_SOURCE');
 
@@ -19,20 +20,21 @@ export class AuditService {
 
   /**
    * One page of the account's log: account-admin's entries and billing's (purchases, grants),
-   * merged in the log's order. Each source gives its first `limit + 1` after the cursor, so the
-   * merged first `limit` are the page and one more says whether another follows.
+   * merged in the log's order. Each source gives its first `limit` after the cursor and whether
+   * more follow; the merged first `limit` are the page, and another page follows when the
+   * merge left some out or either source has more.
    */
   async page(accountId: string, query: AuditLogQuery, requestId: string): Promise<{ data: AuditEntryView[]; next_cursor: string | null }> {
     const after = query.cursor === null ? null : decodeAuditCursor(query.cursor);
     const { filters, limit } = query;
     const [own, billing] = await Promise.all([
-      this.repository.list(accountId, filters, after, limit + 1),
-      this.billing === null ? Promise.resolve([]) : this.billing.list(accountId, filters, after, limit + 1, requestId),
+      this.repository.list(accountId, filters, after, limit + 1).then((rows) => ({ entries: rows.slice(0, limit), more: rows.length > limit })),
+      this.billing === null ? Promise.resolve({ entries: [], more: false }) : this.billing.list(accountId, filters, after, limit, requestId),
     ]);
-    const merged = [...own, ...billing].sort(newestFirst);
+    const merged = [...own.entries, ...billing.entries].sort(newestFirst);
     const data = merged.slice(0, limit);
     const last = data[data.length - 1];
-    const next = merged.length > limit && last !== undefined ? encodeAuditCursor({ atMs: Date.parse(last.at), id: last.id }) : null;
-    return { data, next_cursor: next };
+    const more = merged.length > limit || own.more || billing.more;
+    return { data, next_cursor: more && last !== undefined ? encodeAuditCursor({ atMs: Date.parse(last.at), id: last.id }) : null };
   }
 }

@@ -49,19 +49,14 @@ export function changed(before: AuditFields, after: AuditFields): Record<string,
   return changes;
 }
 
-/** The transaction's audit write: the one INSERT path into audit_entries (there is no other statement on it). */
-export async function appendAudit(tx: Prisma.TransactionClient, draft: AuditDraft, at: Date = new Date()): Promise<void> {
-  await tx.auditEntry.create({
-    data: {
-      id: newId('auditEntry'),
-      accountId: draft.accountId,
-      at,
-      actorKind: draft.actor.kind,
-      actorId: draft.actor.id,
-      clientAddress: draft.actor.clientAddress,
-      action: draft.action,
-      targetId: draft.targetId,
-      changes: draft.changes as unknown as Prisma.InputJsonValue,
-    },
-  });
+/**
+ * The transaction's audit write: the one INSERT path into audit_entries (there is no other
+ * statement on it). `at` is the database's clock (clock_timestamp(), as billing's entries),
+ * so the two services' entries order by one kind of clock.
+ */
+export async function appendAudit(tx: Prisma.TransactionClient, draft: AuditDraft): Promise<void> {
+  await tx.$executeRaw`
+    INSERT INTO audit_entries (id, account_id, at, actor_kind, actor_id, client_address, action, target_id, changes)
+    VALUES (${newId('auditEntry')}, ${draft.accountId}, clock_timestamp(), CAST(${draft.actor.kind} AS "audit_actor_kind"),
+      ${draft.actor.id}, ${draft.actor.clientAddress}, ${draft.action}, ${draft.targetId}, CAST(${JSON.stringify(draft.changes)} AS jsonb))`;
 }

@@ -90,7 +90,7 @@ export class BillingAdapter implements AuditSource {
    * management caller of the account. A failure is a 500: a log with a part missing would
    * look complete.
    */
-  async list(accountId: string, filters: AuditFilters, after: AuditPosition | null, limit: number, requestId: string): Promise<AuditEntryView[]> {
+  async list(accountId: string, filters: AuditFilters, after: AuditPosition | null, limit: number, requestId: string): Promise<{ entries: AuditEntryView[]; more: boolean }> {
     const query = new URLSearchParams({ limit: String(limit) });
     if (filters.action !== undefined) query.set('action', filters.action);
     if (filters.actorKind !== undefined) query.set('actor_kind', filters.actorKind);
@@ -117,11 +117,11 @@ export class BillingAdapter implements AuditSource {
       this.logger.error({ request_id: requestId, err: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }, 'billing\'s audit log could not be read');
       throw new AppError('internal', 'internal error');
     }
-    const data = (body as { data?: unknown } | null)?.data;
-    if (status !== 200 || !Array.isArray(data)) {
+    const page = body as { data?: unknown; more?: unknown } | null;
+    if (status !== 200 || !Array.isArray(page?.data) || typeof page.more !== 'boolean') {
       this.logger.error({ request_id: requestId, status }, 'billing\'s audit log answered with an error');
       throw new AppError('internal', 'internal error');
     }
-    return data as AuditEntryView[];
+    return { entries: page.data as AuditEntryView[], more: page.more };
   }
 }

@@ -122,7 +122,7 @@ export class KeysRepository {
       const outbox = await tx.keyCacheOutbox.create({ data: { keyHash: model.keyHash, version: model.version }, select: { id: true } });
       const row = toRow(model);
       if (audit !== undefined) {
-        await appendAudit(tx, { accountId: row.accountId, actor: audit.actor, action: audit.action, targetId: row.id, changes: created(audit.fields(row)) }, now);
+        await appendAudit(tx, { accountId: row.accountId, actor: audit.actor, action: audit.action, targetId: row.id, changes: created(audit.fields(row)) });
       }
       return { row, outboxId: outbox.id };
     });
@@ -197,7 +197,7 @@ export class KeysRepository {
         const outbox = await tx.keyCacheOutbox.create({ data: { keyHash: model.keyHash, version: model.version }, select: { id: true } });
         const row = toRow(model);
         if (audit !== undefined && before !== null) {
-          await appendAudit(tx, { accountId, actor: audit.actor, action: audit.action, targetId: id, changes: changed(audit.fields(before), audit.fields(row)) }, row.updatedAt);
+          await appendAudit(tx, { accountId, actor: audit.actor, action: audit.action, targetId: id, changes: changed(audit.fields(before), audit.fields(row)) });
         }
         return { row, outboxId: outbox.id };
       });
@@ -221,7 +221,7 @@ export class KeysRepository {
         });
         const outbox = await tx.keyCacheOutbox.create({ data: { keyHash: model.keyHash, version: model.version }, select: { id: true } });
         if (audit !== undefined) {
-          await appendAudit(tx, { accountId, actor: audit.actor, action: audit.action, targetId: id, changes: { deleted: { before: false, after: true } } }, now);
+          await appendAudit(tx, { accountId, actor: audit.actor, action: audit.action, targetId: id, changes: { deleted: { before: false, after: true } } });
         }
         return { row: toRow(model), outboxId: outbox.id };
       });

@@ -60,7 +60,7 @@ export class ProviderKeysRepository {
       if (actor !== undefined) {
         // Never the key, its envelope or its label: only that one was stored or replaced.
         const changes = { key: { before: existing === null ? null : PREVIOUS_KEY, after: NEW_KEY } };
-        await appendAudit(tx, { accountId, actor, action: 'provider_key.set', targetId: provider, changes }, now);
+        await appendAudit(tx, { accountId, actor, action: 'provider_key.set', targetId: provider, changes });
       }
       return { row: toRow(model), created: existing === null };
     });
