@@ -1,5 +1,8 @@
+import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { bearer, call, startStack } from '@svc/test-kit';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { bearer, call, repoRoot, startStack } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 import { Client } from 'pg';
 import { FakeStripe } from '../../tools/fake-stripe/src';
@@ -15,6 +18,7 @@ import { FakeStripe } from '../../tools/fake-stripe/src';
  * Every call goes through the gateway, which trusts 127.0.0.1 as a proxy, with an
  * X-Forwarded-For naming a different client per surface: the entries carry those addresses.
  */
+const run = promisify(execFile);
 const STRIPE_KEY = 'sk_test_fake_audit';
 const WEBHOOK_SECRET = 'whsec_fake_audit';
 const PASSWORD = 'correct horse battery staple audit';
@@ -245,37 +249,35 @@ describe('the audit log: a scripted series through every surface', () => {
     }
   }, 120_000);
 
-  it('lets the retention purge delete only entries older than the retention, in its own transaction', async () => {
-    const old = `aud_${'0'.repeat(24)}`;
-    await adminDb.query(
-      `INSERT INTO audit_entries (id, account_id, at, actor_kind, actor_id, client_address, action, target_id, changes)
-       VALUES ($1, 'acct_purge', now() - interval '40 days', 'operator', 'operator', NULL, 'api_key.delete', 'key_x', '{}')`, [old]);
-    const count = async () => (await adminDb.query('SELECT count(*)::int AS n FROM audit_entries')).rows[0].n as number;
-    const total = await count();
-    // Without the purge's setting, or with a retention the entry is not older than: refused.
-    await expect(adminDb.query('DELETE FROM audit_entries WHERE id = $1', [old])).rejects.toThrow(/append-only/);
-    const purge = async (days: number, where = 'true') => {
-      await adminDb.query('BEGIN');
-      try {
-        await adminDb.query(`SELECT set_config('svc.audit_purge_days', $1, true)`, [String(days)]);
-        const deleted = await adminDb.query(`DELETE FROM audit_entries WHERE ${where} AND at < now() - make_interval(days => $1)`, [days]);
-        await adminDb.query('COMMIT');
-        return deleted.rowCount;
-      } catch (error) {
-        await adminDb.query('ROLLBACK');
-        throw error;
-      }
+  it('lets the retention purge (npm run audit:purge) delete only entries older than the retention', async () => {
+    const purgeCli = async (service: 'account-admin' | 'billing', databaseUrl: string, days: number) => {
+      const { stdout } = await run(process.execPath, [join(repoRoot(), `services/${service}/dist/db/audit-purge-cli.js`)], {
+        env: { ...process.env, DATABASE_URL: databaseUrl, AUDIT_RETENTION_DAYS: String(days) },
+      });
+      return JSON.parse(stdout) as { deleted: number; retentionDays: number };
     };
-    await expect(purge(60)).resolves.toBe(0);
-    // A purge that tries to take a younger row is refused as a whole.
-    await adminDb.query('BEGIN');
-    await adminDb.query(`SELECT set_config('svc.audit_purge_days', '30', true)`);
-    await expect(adminDb.query('DELETE FROM audit_entries')).rejects.toThrow(/append-only/);
-    await adminDb.query('ROLLBACK');
-    expect(await count()).toBe(total);
-    await expect(purge(30)).resolves.toBe(1);
-    expect(await count()).toBe(total - 1);
-    // The setting is transaction-local: afterwards a DELETE is refused again.
-    await expect(adminDb.query('DELETE FROM audit_entries')).rejects.toThrow(/append-only/);
-  });
+    for (const [service, db, url] of [['account-admin', adminDb, stack.databases.accountAdmin], ['billing', billingDb, stack.databases.billing]] as const) {
+      const old = `aud_${'0'.repeat(24)}`;
+      // A backdated row (an INSERT is the one statement the log allows).
+      await db.query(
+        `INSERT INTO audit_entries (id, account_id, at, actor_kind, actor_id, client_address, action, target_id, changes)
+         VALUES ($1, 'acct_purge', now() - interval '40 days', 'operator', 'operator', NULL, 'api_key.delete', 'key_x', '{}')`, [old]);
+      const count = async () => (await db.query('SELECT count(*)::int AS n FROM audit_entries')).rows[0].n as number;
+      const total = await count();
+      // Without the purge's setting: refused.
+      await expect(db.query('DELETE FROM audit_entries WHERE id = $1', [old])).rejects.toThrow(/append-only/);
+      // With it, a DELETE reaching a younger row is refused as a whole.
+      await db.query('BEGIN');
+      await db.query("SELECT set_config('svc.audit_purge_days', '30', true)");
+      await expect(db.query('DELETE FROM audit_entries')).rejects.toThrow(/append-only/);
+      await db.query('ROLLBACK');
+      expect(await count()).toBe(total);
+      // The purge with a retention longer than the row's age keeps it; with a shorter one, only it goes.
+      await expect(purgeCli(service, url, 60)).resolves.toEqual({ deleted: 0, retentionDays: 60 });
+      await expect(purgeCli(service, url, 30)).resolves.toEqual({ deleted: 1, retentionDays: 30 });
+      expect(await count()).toBe(total - 1);
+      // The setting was local to the purge's transaction: a DELETE is refused again.
+      await expect(db.query('DELETE FROM audit_entries')).rejects.toThrow(/append-only/);
+    }
+  }, 60_000);
 });

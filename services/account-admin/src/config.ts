@@ -1,5 +1,4 @@
 import { bool, ConfigError, int, oneOf, parseEnv, redisUrls, secret, str, url } from '@svc/config';
-import { LIMITS } from '@svc/contracts';
 import { parseTrustedProxies } from '@svc/http-edge';
 import type { AddressList } from '@svc/http-edge';
 import { KekConfigError, kekRingFromEnv } from '@svc/keys';
@@ -24,8 +23,6 @@ export const configSchema = {
    * client's address is the one the gateway resolved with its own TRUSTED_PROXIES.
    */
   TRUSTED_PROXIES: str({ default: '' }),
-  /** How long audit entries are kept; `npm run audit:purge -w @svc/account-admin` removes older ones. */
-  AUDIT_RETENTION_DAYS: int({ default: LIMITS.auditRetentionDays.default, min: LIMITS.auditRetentionDays.min, max: LIMITS.auditRetentionDays.max }),
   /** billing's internal HTTP API: the dashboard's credits, checkout, usage and history (docs/decisions/0010). */
   BILLING_HTTP_URL: url({ default: 'http://127.0.0.1:3002', protocols: ['http', 'https'] }),
   /** The whole request (headers and body) must arrive within this, else 408 and the connection closes. */
