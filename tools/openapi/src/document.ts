@@ -11,6 +11,7 @@ import { DASHBOARD_PAGES } from '../../../services/account-admin/src/dashboard/d
 import { LoginDto, SignupDto } from '../../../services/account-admin/src/sessions/sessions.dto';
 import { ManagementKeyCreateDto, ManagementKeyUpdateDto } from '../../../services/account-admin/src/keys/management-keys.dto';
 import { KeyBodyDto, ListQueryDto } from '../../../services/account-admin/src/keys/keys.dto';
+import { AuditLogQueryDto } from '@svc/http-edge';
 import { PutProviderKeyDto } from '../../../services/account-admin/src/provider-keys/provider-keys.dto';
 import { CheckoutBodyDto } from '../../../services/billing/src/checkout/checkout.dto';
 import { DayRangeQueryDto, UsageQueryDto } from '../../../services/billing/src/usage/usage.dto';
@@ -28,8 +29,12 @@ const VERSION = '0.1.0';
  * decorators are applied here rather than in that package, so that no service loads
  * @nestjs/swagger for it at run time. Subclasses (ListQueryDto) inherit them.
  */
-ApiPropertyOptional({ type: 'integer', minimum: LIMITS.pageSize.min, maximum: LIMITS.pageSize.max, default: LIMITS.pageSize.default, description: 'Page size, written in digits.' })(PageQueryDto.prototype, 'limit');
-ApiPropertyOptional({ type: 'string', minLength: 1, description: 'The next_cursor of the previous page, unchanged.' })(PageQueryDto.prototype, 'cursor');
+// A subclass with decorators of its own (AuditLogQueryDto) copied its parent's properties when
+// it was declared, before these ran: it gets them here too.
+for (const query of [PageQueryDto, AuditLogQueryDto]) {
+  ApiPropertyOptional({ type: 'integer', minimum: LIMITS.pageSize.min, maximum: LIMITS.pageSize.max, default: LIMITS.pageSize.default, description: 'Page size, written in digits.' })(query.prototype, 'limit');
+  ApiPropertyOptional({ type: 'string', minLength: 1, description: 'The next_cursor of the previous page, unchanged.' })(query.prototype, 'cursor');
+}
 
 /**
  * The class-validator DTOs of the control plane, by the component name they get. Their
@@ -38,6 +43,7 @@ ApiPropertyOptional({ type: 'string', minLength: 1, description: 'The next_curso
 export const DTO_MODELS: Readonly<Record<string, new () => object>> = {
   KeyBody: KeyBodyDto,
   ListQuery: ListQueryDto,
+  AuditLogQuery: AuditLogQueryDto,
   UsageQuery: UsageQueryDto,
   DayRangeQuery: DayRangeQueryDto,
   CheckoutBody: CheckoutBodyDto,
@@ -259,6 +265,7 @@ export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
       { name: 'usage', description: 'Searches and spend' },
       { name: 'keys', description: 'API keys (management key)' },
       { name: 'provider-keys', description: "The account's own provider keys (management key)" },
+      { name: 'audit', description: "The account's audit log: who changed what (management key)" },
       { name: 'dashboard', description: 'The dashboard and its session API' },
       { name: 'meta', description: 'Health and this document' },
     ],
