@@ -5,6 +5,7 @@ import type { ApiError, Me } from './api';
 import { ErrorNote, Loading, asApiError } from './components';
 import { ActivityPage } from './pages/activity';
 import { ApiKeysPage } from './pages/api-keys';
+import { AuditLogPage } from './pages/audit-log';
 import { AuthPage } from './pages/auth';
 import { CreditsPage } from './pages/credits';
 import { ManagementKeysPage } from './pages/management-keys';
@@ -22,6 +23,7 @@ const PAGES: { path: string; title: string; render: () => ReactNode }[] = [
   { path: '/credits', title: 'Credits', render: () => <CreditsPage /> },
   { path: '/usage', title: 'Usage', render: () => <UsagePage /> },
   { path: '/activity', title: 'Activity', render: () => <ActivityPage /> },
+  { path: '/audit-log', title: 'Audit log', render: () => <AuditLogPage /> },
   { path: '/status', title: 'Provider status', render: () => <ProviderStatusPage /> },
 ];
 
