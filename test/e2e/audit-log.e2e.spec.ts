@@ -3,7 +3,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { bearer, call, repoRoot, startStack } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import type { JsonResponse, Stack } from '@svc/test-kit';
+
+/** A parsed JSON answer, as test-kit's call gives it. */
+type Body = JsonResponse['body'];
 import { Client } from 'pg';
 import { FakeStripe } from '../../tools/fake-stripe/src';
 
@@ -80,14 +83,14 @@ describe('the audit log: a scripted series through every surface', () => {
     const session = { cookie, 'x-csrf-token': csrf, 'x-forwarded-for': SESSION_IP };
     const asSession = { kind: 'session', id: userId };
 
-    const step = async (method: string, path: string, headers: Record<string, string>, body: unknown, entry: ((reply: Record<string, any>) => Expected) | null) => {
+    const step = async (method: string, path: string, headers: Record<string, string>, body: unknown, entry: ((reply: Body) => Expected) | null) => {
       const reply = await call(method, `${gw}${path}`, { body, headers });
       expect201or200(reply.status);
       if (entry !== null) {
         expected.push(entry(reply.body));
         at.push(Date.now());
       }
-      return reply.body as Record<string, any>;
+      return reply.body as Body;
     };
 
     // 1. A session makes the management key the /v1 steps use.
@@ -174,7 +177,7 @@ describe('the audit log: a scripted series through every surface', () => {
     }));
 
     // The log equals the series, newest first, on both surfaces.
-    const shape = (entry: Record<string, any>): Expected => ({
+    const shape = (entry: Body): Expected => ({
       action: entry.action, actor: entry.actor, client_address: entry.client_address, target_id: entry.target_id, changes: entry.changes,
     });
     const newestFirst = [...expected].reverse();

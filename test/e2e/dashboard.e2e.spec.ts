@@ -379,7 +379,7 @@ describe('the dashboard in Chromium', () => {
     expect(await rows.nth(2).textContent()).toContain('api_key.create');
     await page.getByLabel('Action').selectOption('api_key.create');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await page.waitForFunction(() => document.querySelectorAll('table.audit tbody tr').length === 1);
+    await page.waitForFunction("document.querySelectorAll('table.audit tbody tr').length === 1");
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
     const path = await download.path();
