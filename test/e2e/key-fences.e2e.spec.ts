@@ -1,3 +1,6 @@
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, redisKeys } from '@svc/contracts';
 import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
@@ -164,6 +167,47 @@ describe('key fences: allowed_models and allowed_ips, TRUSTED_PROXIES', () => {
       }
       const atTheBound = await call('POST', `${handler}/v1/keys`, { body: { allowed_ips: tooMany.slice(0, LIMITS.allowedIps.max) }, headers: bearer(account.managementKey) });
       expect(atTheBound.status).toBe(201);
+    });
+  });
+
+  describe('over MCP (the official client)', () => {
+    const connect = async (secret: string, headers: Record<string, string> = {}): Promise<McpClient> => {
+      const transport = new StreamableHTTPClientTransport(new URL(`${handler}/mcp`), { requestInit: { headers: { ...bearer(secret), ...headers } } });
+      const client = new McpClient({ name: 'fences-e2e', version: '1.0.0' });
+      await client.connect(transport);
+      return client;
+    };
+
+    it('a model fence makes web_search a model_not_allowed tool error, or a skipped attempt', async () => {
+      const key = await newApiKey(handler, account.managementKey, { allowed_models: ['exa/fast'] });
+      const client = await connect(key.secret);
+      try {
+        const refused = (await client.callTool({ name: 'web_search', arguments: { query: 'fences', models: ['brave/web'] } })) as CallToolResult;
+        expect(refused.isError).toBe(true);
+        const body = JSON.parse(refused.content[1]?.type === 'text' ? refused.content[1].text : '{}') as { error: { code: string } };
+        expect(body.error.code).toBe('model_not_allowed');
+        const answered = (await client.callTool({ name: 'web_search', arguments: { query: 'fences', models: ['brave/web', 'exa/fast'], max_results: 3 } })) as CallToolResult;
+        expect(answered.isError).not.toBe(true);
+        expect(answered.structuredContent).toMatchObject({ model: 'exa/fast', attempts: [{ model: 'brave/web', status: 'skipped', error: 'model not allowed for this key' }] });
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('an address fence refuses /mcp with 403 ip_not_allowed before MCP starts, and admits an allowed address', async () => {
+      const key = await newApiKey(handler, account.managementKey, { allowed_ips: ['192.0.2.0/24'] });
+      const refused = await call('POST', `${handler}/mcp`, {
+        body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        headers: { ...bearer(key.secret), accept: 'application/json, text/event-stream' },
+      });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.code).toBe('ip_not_allowed');
+      const client = await connect(key.secret, { 'x-forwarded-for': '192.0.2.44' });
+      try {
+        expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('web_search');
+      } finally {
+        await client.close();
+      }
     });
   });
 
