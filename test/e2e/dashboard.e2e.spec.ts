@@ -361,6 +361,8 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Done' }).click();
     const [created] = await keyRecords(page);
     expect(created).toMatchObject({ name: 'fenced', allowed_models: ['exa/*', 'brave/web'], allowed_ips: ['203.0.113.0/24', '2001:db8::/32'] });
+    await page.getByRole('row').filter({ hasText: 'fenced' }).getByText('Addresses: 203.0.113.0/24, 2001:db8::/32').waitFor();
+    expect(await page.getByRole('row').filter({ hasText: 'fenced' }).textContent()).toContain('Models: exa/*, brave/web');
     // Editing: clearing the address box removes that fence, and only that field is sent.
     await page.getByRole('button', { name: 'Edit fenced' }).click();
     const edit = page.getByRole('dialog', { name: 'Edit fenced' });
@@ -379,7 +381,7 @@ describe('the dashboard in Chromium', () => {
     expect(await rows.nth(2).textContent()).toContain('api_key.create');
     await page.getByLabel('Action').selectOption('api_key.create');
     await page.getByRole('button', { name: 'Filter' }).click();
-    await page.waitForFunction("document.querySelectorAll('table.audit tbody tr').length === 1");
+    await waitFor('the filtered log', async () => ((await page.locator('table.audit tbody tr').count()) === 1 ? true : undefined));
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
     const path = await download.path();
