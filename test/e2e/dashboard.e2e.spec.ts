@@ -34,6 +34,7 @@ const PAGES = [
   { path: '/credits', name: 'credits', heading: 'Credits' },
   { path: '/usage', name: 'usage', heading: 'Usage' },
   { path: '/activity', name: 'activity', heading: 'Activity' },
+  { path: '/audit-log', name: 'audit-log', heading: 'Audit log' },
   { path: '/status', name: 'provider-status', heading: 'Provider status' },
 ] as const;
 
@@ -344,6 +345,55 @@ describe('the dashboard in Chromium', () => {
     await page.getByText('Your session has ended. Sign in again to continue.').waitFor();
     await page.close();
   }, 120_000);
+
+  it('key fences in the key form, then the audit log page: the changes, a filter, and a CSV export of them', async () => {
+    const page = await newPage();
+    await signUp(page, 'audit');
+    await go(page, 'API keys');
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create an API key' });
+    await dialog.getByLabel('Name').fill('fenced');
+    await dialog.getByLabel('Allowed models').fill('exa/*\nbrave/web');
+    await dialog.getByLabel('Allowed client addresses').fill('203.0.113.0/24, 2001:db8::/32');
+    await dialog.getByRole('button', { name: 'Create key' }).click();
+    const secret = await page.getByRole('dialog', { name: 'Your new API key' }).getByLabel('Secret').inputValue();
+    await page.getByRole('button', { name: 'Done' }).click();
+    const [created] = await keyRecords(page);
+    expect(created).toMatchObject({ name: 'fenced', allowed_models: ['exa/*', 'brave/web'], allowed_ips: ['203.0.113.0/24', '2001:db8::/32'] });
+    await page.getByRole('row').filter({ hasText: 'fenced' }).getByText('Addresses: 203.0.113.0/24, 2001:db8::/32').waitFor();
+    expect(await page.getByRole('row').filter({ hasText: 'fenced' }).textContent()).toContain('Models: exa/*, brave/web');
+    // Editing: clearing the address box removes that fence, and only that field is sent.
+    await page.getByRole('button', { name: 'Edit fenced' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit fenced' });
+    expect(await edit.getByLabel('Allowed models').inputValue()).toBe('exa/*\nbrave/web');
+    await edit.getByLabel('Allowed client addresses').fill('');
+    await edit.getByRole('button', { name: 'Save changes' }).click();
+    await edit.waitFor({ state: 'hidden' });
+    expect((await keyRecords(page))[0]).toMatchObject({ allowed_models: ['exa/*', 'brave/web'], allowed_ips: null });
+
+    await go(page, 'Audit log');
+    const rows = page.getByRole('region', { name: 'Audit log' }).getByRole('row');
+    await rows.filter({ hasText: 'api_key.update' }).waitFor();
+    // Sign-up made no entry; the key's creation and its edit did, newest first (the header row first).
+    expect(await rows.count()).toBe(3);
+    expect(await rows.nth(1).textContent()).toContain('allowed_ips: 203.0.113.0/24, 2001:db8::/32 → —');
+    expect(await rows.nth(2).textContent()).toContain('api_key.create');
+    await page.getByLabel('Action').selectOption('api_key.create');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await waitFor('the filtered log', async () => ((await page.locator('table.audit tbody tr').count()) === 1 ? true : undefined));
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    const path = await download.path();
+    const csv = readFileSync(path, 'utf8');
+    const lines = csv.trimEnd().split('\r\n');
+    expect(lines[0]).toBe('at,actor_kind,actor_id,client_address,action,target_id,changes');
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toContain(',session,usr_');
+    expect(lines[1]).toContain(`,api_key.create,${String(created?.id)},`);
+    expect(lines[1]).toContain('""allowed_models"":{""after"":[""exa/*"",""brave/web""],""before"":null}');
+    expect(csv).not.toContain(secret);
+    await page.close();
+  }, 60_000);
 
   it('provider keys: add, replace and delete a key per provider, showing only its masked label', async () => {
     const page = await newPage();

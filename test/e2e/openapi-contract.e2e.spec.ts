@@ -211,6 +211,7 @@ describe('the OpenAPI document against real answers', () => {
       ['GET', '/v1/provider-keys/{provider}', '/v1/provider-keys/exa'],
       ['PUT', '/v1/provider-keys/{provider}', '/v1/provider-keys/exa', { key: 'exa-key-1234' }],
       ['DELETE', '/v1/provider-keys/{provider}', '/v1/provider-keys/exa'],
+      ['GET', '/v1/audit-log', '/v1/audit-log'],
     ];
     for (const [method, path, url, body] of management) {
       const withBody = body === undefined ? {} : { body };
@@ -381,6 +382,33 @@ describe('the OpenAPI document against real answers', () => {
     expect(assets.length).toBeGreaterThan(1);
     for (const asset of assets) await check('GET', '/dashboard/assets/{file}', asset, {}, 200);
     expectCode(await check('GET', '/dashboard/assets/{file}', '/dashboard/assets/nope-00000000.js', {}, 404), 'not_found');
+  });
+
+  it('key fences (403 ip_not_allowed, model_not_allowed) and the audit log, through the API and the dashboard', async () => {
+    const mgmt = bearer(managementKey);
+    const fencedIp = await check('POST', '/v1/keys', '/v1/keys', { body: { name: 'fenced', allowed_ips: ['192.0.2.0/24', '2001:db8::/32'] }, headers: mgmt }, 201);
+    expect(fencedIp.body.allowed_ips).toEqual(['192.0.2.0/24', '2001:db8::/32']);
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'fenced', model: 'exa/fast' }, headers: bearer(String(fencedIp.body.secret)) }, 403), 'ip_not_allowed');
+    expectCode(await check('GET', '/v1/credits', '/v1/credits', { headers: bearer(String(fencedIp.body.secret)) }, 403), 'ip_not_allowed');
+    expectCode(await check('GET', '/v1/key', '/v1/key', { headers: bearer(String(fencedIp.body.secret)) }, 403), 'ip_not_allowed');
+    expectCode(await check('GET', '/v1/usage', '/v1/usage', { headers: bearer(String(fencedIp.body.secret)) }, 403), 'ip_not_allowed');
+    const fencedModel = await check('POST', '/v1/keys', '/v1/keys', { body: { allowed_models: ['exa/*'] }, headers: mgmt }, 201);
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'fenced', models: ['brave/web', 'tavily/basic'] }, headers: bearer(String(fencedModel.body.secret)) }, 403), 'model_not_allowed');
+    expectCode(await check('PATCH', '/v1/keys/{id}', `/v1/keys/${String(fencedModel.body.id)}`, { body: { allowed_models: ['exa/nope'] }, headers: mgmt }, 400), 'invalid_request');
+    await check('PATCH', '/v1/keys/{id}', `/v1/keys/${String(fencedModel.body.id)}`, { body: { allowed_models: null }, headers: mgmt }, 200);
+
+    const log = await check('GET', '/v1/audit-log', '/v1/audit-log?limit=5', { headers: mgmt }, 200);
+    expect(log.body.data.length).toBe(5);
+    expect(log.body.data[0]).toMatchObject({ action: 'api_key.update', target_id: String(fencedModel.body.id), changes: { allowed_models: { before: ['exa/*'], after: null } } });
+    await check('GET', '/v1/audit-log', `/v1/audit-log?limit=5&cursor=${encodeURIComponent(String(log.body.next_cursor))}`, { headers: mgmt }, 200);
+    await check('GET', '/v1/audit-log', '/v1/audit-log?action=purchase.start&actor_kind=management_key', { headers: mgmt }, 200);
+    expectCode(await check('GET', '/v1/audit-log', '/v1/audit-log?action=nope', { headers: mgmt }, 400), 'invalid_request');
+    expectCode(await check('GET', '/v1/audit-log', '/v1/audit-log?cursor=nope', { headers: mgmt }, 400), 'invalid_request');
+    const dash = '/dashboard/api/audit-log';
+    const fromDashboard = await check('GET', dash, `${dash}?limit=5`, { headers: { cookie: session.cookie ?? '' } }, 200);
+    expect(fromDashboard.body.data).toEqual(log.body.data);
+    expectCode(await check('GET', dash, `${dash}?to=yesterday`, { headers: { cookie: session.cookie ?? '' } }, 400), 'invalid_request');
+    expectCode(await check('GET', dash, dash, {}, 401), 'invalid_api_key');
   });
 
   it('the dashboard session API: API keys and the management-key edit (as /v1/keys)', async () => {

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppError } from '@svc/errors';
-import { validateDto } from '@svc/http-edge';
+import { AuditLogQueryDto, validateDto } from '@svc/http-edge';
 import { repoRoot } from '@svc/test-kit';
 import { KeyBodyDto, ListQueryDto } from '../../services/account-admin/src/keys/keys.dto';
 import { ManagementKeyCreateDto, ManagementKeyUpdateDto } from '../../services/account-admin/src/keys/management-keys.dto';
@@ -46,7 +46,8 @@ interface Case {
 const NOW = new Date('2026-06-01T12:00:00Z');
 
 const CASES: Record<string, Case> = {
-  KeyBodyDto: { dto: KeyBodyDto, where: 'body', base: {}, fields: ['name', 'limit_usd', 'limit_reset', 'expires_at', 'disabled'] },
+  KeyBodyDto: { dto: KeyBodyDto, where: 'body', base: {}, fields: ['name', 'limit_usd', 'limit_reset', 'expires_at', 'disabled', 'allowed_models', 'allowed_ips'] },
+  AuditLogQueryDto: { dto: AuditLogQueryDto, where: 'query', base: {}, fields: ['limit', 'cursor', 'action', 'actor_kind', 'actor_id', 'target_id', 'from', 'to'] },
   ListQueryDto: { dto: ListQueryDto, where: 'query', base: {}, fields: ['limit', 'cursor'] },
   ManagementKeyCreateDto: { dto: ManagementKeyCreateDto, where: 'body', base: {}, fields: ['name'] },
   ManagementKeyUpdateDto: { dto: ManagementKeyUpdateDto, where: 'body', base: {}, fields: ['name', 'disabled'] },

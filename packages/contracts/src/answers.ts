@@ -57,6 +57,14 @@ export const API_KEY_FIELDS: Readonly<Record<string, AnswerSchema>> = {
   created_at: timestamp(),
   updated_at: timestamp(),
   last_used_at: { type: ['string', 'null'], format: 'date-time' },
+  allowed_models: {
+    type: ['array', 'null'], minItems: LIMITS.allowedModels.min, maxItems: LIMITS.allowedModels.max, items: { type: 'string' },
+    description: 'The models the key may search (model ids or `<provider>/*`); null: every model.',
+  },
+  allowed_ips: {
+    type: ['array', 'null'], minItems: LIMITS.allowedIps.min, maxItems: LIMITS.allowedIps.max, items: { type: 'string' },
+    description: 'The client addresses (IPv4/IPv6 CIDRs) the key may be used from; null: any.',
+  },
 };
 
 /** A model's prices (GET /v1/models, and each model of GET /v1/credits/pricing). */

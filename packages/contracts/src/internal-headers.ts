@@ -9,6 +9,10 @@ export const INTERNAL_HEADERS = {
   keyId: 'x-svc-key-id',
   keyKind: 'x-svc-key-kind',
   requestId: 'x-svc-request-id',
+  /** The signed-in dashboard user a relayed call acts for (account-admin to billing; the audit log's actor). */
+  userId: 'x-svc-user-id',
+  /** The client's address as the gateway resolved it (TRUSTED_PROXIES; @svc/http-edge clientAddress). */
+  clientAddress: 'x-svc-client-address',
   /** Set by account-admin on a reply that changed a key: the gateway drops that hash from its cache. */
   changedKeyHash: 'x-svc-changed-key-hash',
   /** Set by account-admin on a reply that changed an account's provider keys: the gateway drops that account's copy. */

@@ -19,6 +19,10 @@ export interface KeyRecord {
   limitReset: LimitReset | null;
   version: number;
   deleted: boolean;
+  /** The key's model fence (`allowed_models`), non-empty; absent: every model. */
+  allowedModels?: readonly string[];
+  /** The key's address fence (`allowed_ips`, CIDRs), non-empty; absent: any client address. */
+  allowedIps?: readonly string[];
 }
 
 /** A lookup by hash: the record, or a known miss. */

@@ -36,4 +36,14 @@ export const LIMITS = {
   webhookEndpoints: { max: 16 },
   /** An account's low-balance threshold in USD (balance.low), whole cents. */
   lowBalanceThresholdUsd: { min: 0, max: 1_000_000 },
+  /** An API key's `allowed_ips`: this many IPv4/IPv6 CIDRs at most (or null: any address). */
+  allowedIps: { min: 1, max: 32 },
+  /** An API key's `allowed_models`: this many model ids or `<provider>/*` at most (or null: any model). */
+  allowedModels: { min: 1, max: 64 },
+  /** One entry of `allowed_models`, in characters. */
+  modelFenceEntry: { max: 64 },
+  /** One CIDR of `allowed_ips` or `TRUSTED_PROXIES`, in characters (the longest IPv6 form and a prefix). */
+  cidr: { max: 64 },
+  /** The audit log's retention in days (AUDIT_RETENTION_DAYS): entries older than this may be purged. */
+  auditRetentionDays: { min: 1, max: 36_500, default: 400 },
 } as const;

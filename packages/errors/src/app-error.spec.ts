@@ -5,6 +5,7 @@ describe('error model', () => {
     ['invalid_request', 400], ['unknown_model', 400], ['unknown_provider', 400], ['unsupported_filter', 400],
     ['invalid_api_key', 401], ['key_disabled', 401], ['key_expired', 401],
     ['insufficient_credits', 402], ['key_limit_exceeded', 402], ['wrong_key_type', 403],
+    ['ip_not_allowed', 403], ['model_not_allowed', 403],
     ['not_found', 404], ['rate_limited', 429], ['too_many_concurrent_requests', 429],
     ['internal', 500], ['all_providers_failed', 502], ['payment_error', 502],
     ['overloaded', 503], ['byok_disabled', 503], ['payment_disabled', 503],
@@ -12,8 +13,8 @@ describe('error model', () => {
     expect(httpStatusOf(code)).toBe(status);
   });
 
-  it('has the 18 codes of the spec and unsupported_filter (docs/api.md), each with a gRPC status', () => {
-    expect(ERROR_CODES).toHaveLength(19);
+  it('has the 18 codes of the spec, unsupported_filter and the key fences\' two (docs/api.md), each with a gRPC status', () => {
+    expect(ERROR_CODES).toHaveLength(21);
     for (const code of ERROR_CODES) expect(grpcStatusOf(code)).toBeGreaterThan(0);
   });
 

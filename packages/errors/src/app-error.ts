@@ -19,6 +19,8 @@ export const ERROR_CODES = [
   'byok_disabled',
   'payment_disabled',
   'unsupported_filter',
+  'ip_not_allowed',
+  'model_not_allowed',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -82,6 +84,8 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'key_limit_exceeded':
       return 402;
     case 'wrong_key_type':
+    case 'ip_not_allowed':
+    case 'model_not_allowed':
       return 403;
     case 'not_found':
       return 404;
@@ -117,6 +121,8 @@ export function grpcStatusOf(code: ErrorCode): number {
     case 'key_expired':
       return 16; // UNAUTHENTICATED
     case 'wrong_key_type':
+    case 'ip_not_allowed':
+    case 'model_not_allowed':
       return 7; // PERMISSION_DENIED
     case 'not_found':
       return 5; // NOT_FOUND

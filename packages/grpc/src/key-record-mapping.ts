@@ -19,6 +19,8 @@ export function keyRecordToProto(record: KeyRecord): ProtoKeyRecord {
     limitReset: record.limitReset === null ? ProtoLimitReset.LIMIT_RESET_NONE : RESET_TO_PROTO[record.limitReset],
     version: record.version,
     deleted: record.deleted,
+    allowedModels: record.allowedModels === undefined ? [] : [...record.allowedModels],
+    allowedIps: record.allowedIps === undefined ? [] : [...record.allowedIps],
   };
 }
 
@@ -36,7 +38,7 @@ export function keyRecordFromProto(proto: ProtoKeyRecord): KeyRecord {
     case ProtoLimitReset.LIMIT_RESET_MONTHLY: limitReset = 'monthly'; break;
     default: throw new Error(`key record with unknown limit reset ${proto.limitReset}`);
   }
-  return {
+  const record: KeyRecord = {
     id: proto.keyId,
     accountId: proto.accountId,
     kind,
@@ -47,6 +49,10 @@ export function keyRecordFromProto(proto: ProtoKeyRecord): KeyRecord {
     version: proto.version,
     deleted: proto.deleted,
   };
+  // An empty list is no fence (a set fence is never empty).
+  if (proto.allowedModels.length > 0) record.allowedModels = proto.allowedModels;
+  if (proto.allowedIps.length > 0) record.allowedIps = proto.allowedIps;
+  return record;
 }
 
 export function limitResetToProto(reset: LimitReset | null): ProtoLimitReset {

@@ -11,11 +11,11 @@ export type { RequestIdSource } from './request-ids';
 export { secretsEqual, headerValue } from './secrets-equal';
 export { DtoValidationPipe, describeValidationErrors, validateDto } from './validation/validation.pipe';
 export {
-  IsUsdAmount, IsFutureTimestamp, IsCalendarDate, IsIntegerText, IsCursor, IsText, NoNullCharacter,
+  IsUsdAmount, IsFutureTimestamp, IsCalendarDate, IsIntegerText, IsCursor, IsText, IsStringList, IsTimestamp, NoNullCharacter,
   parseRfc3339, isCalendarDate, hasNullCharacter, isRepresentableTime, MAX_DATE_MS, PageQueryDto, pageLimit, DEFAULT_PAGE_LIMIT,
 } from './validation/validators';
 export type { UsdAmountOptions } from './validation/validators';
-export { TextField, StringField, UsdField, EnumField, BooleanField, FutureTimestampField, CalendarDateField, IdField, UrlField, idPattern, EnumListField } from './validation/fields';
+export { TextField, StringField, StringListField, UsdField, EnumField, BooleanField, FutureTimestampField, TimestampField, CalendarDateField, IdField, UrlField, idPattern, EnumListField } from './validation/fields';
 export type { FieldOptions, Presence, StringFieldOptions } from './validation/fields';
 export { internalCaller } from './internal-caller';
 export type { InternalCaller } from './internal-caller';
@@ -23,3 +23,7 @@ export { Public, PUBLIC_ROUTE, PUBLIC_ROUTE_CONFIG, guardHook, isUnguardedFastif
 export type { RouteOptionsSeen } from './route-access';
 export { DEFAULT_MAX_BODY_DEPTH, FORBIDDEN_KEYS, bodyDepthExceeds, checkBodyDepth, parseJsonBody, forbiddenKeyPath, tooDeepError, installJsonBodyParser } from './body/json-body';
 export type { JsonBodyParserOptions } from './body/json-body';
+export { AddressList, clientAddress, normalizeAddress, parseCidr, parseTrustedProxies, requestClientAddress } from './client-address';
+export type { AddressFamily, Cidr } from './client-address';
+export { AuditLogQueryDto, toAuditLogQuery, encodeAuditCursor, decodeAuditCursor, newestFirst } from './audit-query';
+export type { AuditFilters, AuditLogQuery, AuditPosition } from './audit-query';

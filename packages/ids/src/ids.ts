@@ -16,6 +16,7 @@ export const ID_PREFIXES = {
   event: 'evt_',
   webhookEndpoint: 'whe_',
   webhookDelivery: 'whd_',
+  auditEntry: 'aud_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

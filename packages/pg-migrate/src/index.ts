@@ -1,2 +1,3 @@
 export { applyMigrations, listMigrations } from './migrate';
 export type { MigrationFile, MigrateResult } from './migrate';
+export { purgeAuditEntries } from './audit-purge';

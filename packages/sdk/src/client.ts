@@ -3,6 +3,9 @@ import { SearchGatewayConnectionError, SearchGatewayError, SearchGatewayTimeoutE
 import { DEFAULT_MAX_RETRIES, isRetryableStatus, parseRetryAfter, retryDelayMs } from './retry.js';
 import type {
   ApiKey,
+  AuditEntry,
+  AuditLogPage,
+  AuditLogQuery,
   ApiKeyList,
   ApiKeyResponse,
   CheckoutRequest,
@@ -107,6 +110,8 @@ export class SearchGateway {
   readonly keys: KeysApi;
   /** The account's own provider keys (management key). */
   readonly providerKeys: ProviderKeysApi;
+  /** The account's audit log (management key). */
+  readonly auditLog: AuditLogApi;
   readonly #apiKey: string | undefined;
   readonly #managementKey: string | undefined;
   readonly #fetch: FetchLike;
@@ -131,6 +136,7 @@ export class SearchGateway {
     this.#random = options.random ?? Math.random;
     this.keys = new KeysApi((call, opts) => this.#request(call, opts));
     this.providerKeys = new ProviderKeysApi((call, opts) => this.#request(call, opts));
+    this.auditLog = new AuditLogApi((call, opts) => this.#request(call, opts));
   }
 
   /** POST /v1/search (API key). Carries an `Idempotency-Key`, the same on every retry. */
@@ -437,4 +443,29 @@ export function randomUuid(): string {
     return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
   }
   throw new TypeError('this runtime has no crypto.getRandomValues; pass idempotencyKey to search');
+}
+
+/** /v1/audit-log: who changed what in the account, newest first. Management key. */
+export class AuditLogApi {
+  readonly #request: Requester;
+
+  constructor(request: Requester) {
+    this.#request = request;
+  }
+
+  /** GET /v1/audit-log: one page; the filters all must hold. */
+  list(query: AuditLogQuery = {}, options: RequestOptions = {}): Promise<AuditLogPage> {
+    const { limit, cursor, action, actor_kind, actor_id, target_id, from, to } = query;
+    return this.#request({ method: 'GET', path: '/v1/audit-log', auth: 'management', query: { limit, cursor, action, actor_kind, actor_id, target_id, from, to } }, options);
+  }
+
+  /** Every entry matching the filters, page after page (following `next_cursor`). */
+  async *iterate(query: AuditLogQuery = {}, options: RequestOptions = {}): AsyncGenerator<AuditEntry, void, undefined> {
+    let cursor = query.cursor;
+    do {
+      const page = await this.list({ ...query, cursor }, options);
+      yield* page.data;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+  }
 }

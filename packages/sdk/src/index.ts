@@ -1,4 +1,4 @@
-export { SearchGateway, KeysApi, ProviderKeysApi, DEFAULT_BASE_URL, DEFAULT_TIMEOUT_MS } from './client.js';
+export { SearchGateway, KeysApi, ProviderKeysApi, AuditLogApi, DEFAULT_BASE_URL, DEFAULT_TIMEOUT_MS } from './client.js';
 export type { SearchGatewayOptions, RequestOptions, SearchOptions, FetchLike } from './client.js';
 export { SearchGatewayError, SearchGatewayConnectionError, SearchGatewayTimeoutError, isKnownErrorCode } from './errors.js';
 export type { ErrorCodeOrUnknown, SearchGatewayErrorInit } from './errors.js';

@@ -22,7 +22,7 @@ export const PROVIDERS: readonly Provider[] = ['brave', 'exa', 'tavily'];
 // ---------------------------------------------------------------------------------------
 // Errors
 
-/** The closed set of error codes (spec section 7, in the order of its table, then `unsupported_filter`). */
+/** The closed set of error codes (spec section 7, in the order of its table, then `unsupported_filter`, then the key fences' `ip_not_allowed` and `model_not_allowed`). */
 export const ERROR_CODES = [
   'invalid_request',
   'unknown_model',
@@ -43,6 +43,8 @@ export const ERROR_CODES = [
   'byok_disabled',
   'payment_disabled',
   'unsupported_filter',
+  'ip_not_allowed',
+  'model_not_allowed',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -100,6 +102,48 @@ export interface PageQuery {
   limit?: Integer;
   /** The `next_cursor` of the previous page, unchanged. */
   cursor?: string;
+}
+
+// ---------------------------------------------------------------------------------------
+// Audit log (management key)
+
+/** Who made a change. `oauth_grant` is reserved: no OAuth grants are issued yet. */
+export type AuditActorKind = 'management_key' | 'session' | 'oauth_grant' | 'operator';
+
+export type AuditAction =
+  | 'api_key.create' | 'api_key.update' | 'api_key.delete'
+  | 'management_key.create' | 'management_key.update' | 'management_key.delete'
+  | 'provider_key.set' | 'provider_key.delete'
+  | 'purchase.start' | 'credits.grant';
+
+/** A recorded value: never a secret, a key hash or a provider key. */
+export type AuditValue = string | number | boolean | null | string[];
+
+/** One change: when, who, from where, what, on which target, and each field before and after. */
+export interface AuditEntry {
+  /** `aud_` + 24 base62 characters. */
+  id: string;
+  at: string;
+  actor: { kind: AuditActorKind; id: string };
+  client_address: string | null;
+  action: AuditAction;
+  target_id: string;
+  changes: Record<string, { before: AuditValue; after: AuditValue }>;
+}
+
+/** GET /v1/audit-log: newest first. */
+export type AuditLogPage = Page<AuditEntry>;
+
+/** GET /v1/audit-log's query: a page and filters that all must hold. */
+export interface AuditLogQuery extends PageQuery {
+  action?: AuditAction;
+  actor_kind?: AuditActorKind;
+  actor_id?: string;
+  target_id?: string;
+  /** RFC 3339; entries at or after it. */
+  from?: string;
+  /** RFC 3339; entries before it. */
+  to?: string;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -357,6 +401,10 @@ export interface ApiKey {
   created_at: string;
   updated_at: string;
   last_used_at: string | null;
+  /** The models the key may search (model ids or `<provider>/*`); null: every model. */
+  allowed_models: string[] | null;
+  /** The client addresses (IPv4/IPv6 CIDRs) the key may be used from; null: any. */
+  allowed_ips: string[] | null;
 }
 
 /** GET /v1/keys/{id}, PATCH /v1/keys/{id} */
@@ -383,6 +431,10 @@ export interface CreateKeyRequest {
   /** A future RFC 3339 timestamp, or null for never. */
   expires_at?: string | null;
   disabled?: boolean;
+  /** 1..64 distinct model ids or `<provider>/*`; null removes the fence. Other models are skipped (`model not allowed for this key`), none allowed is 403 `model_not_allowed`. */
+  allowed_models?: string[] | null;
+  /** 1..32 distinct IPv4/IPv6 CIDRs (a bare address is one host); null removes the fence. Other addresses get 403 `ip_not_allowed`. */
+  allowed_ips?: string[] | null;
 }
 
 /** PATCH /v1/keys/{id}: the fields present change. `limit_usd: null` also clears `limit_reset`. */
@@ -577,6 +629,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: 'GET', path: '/v1/provider-keys/{provider}', key: 'management', status: 200, request: null, query: null, response: 'ProviderKeyResponse' },
   { method: 'PUT', path: '/v1/provider-keys/{provider}', key: 'management', status: 200, request: 'SetProviderKeyRequest', query: null, response: 'ProviderKeyResponse' },
   { method: 'DELETE', path: '/v1/provider-keys/{provider}', key: 'management', status: 200, request: null, query: null, response: 'DeletedProviderKey' },
+  { method: 'GET', path: '/v1/audit-log', key: 'management', status: 200, request: null, query: 'AuditLogQuery', response: 'AuditLogPage' },
 ];
 
 // ---- events and webhooks (docs/api.md section 17) ----

@@ -38,12 +38,13 @@ describe('svc command line', () => {
     id: 'key_aaaaaaaaaaaaaaaaaaaaaaaa', name: 'ci', label: 'svc-Ab3x…', limit_usd: 10, limit_reset: 'monthly', limit_remaining_usd: 7.5,
     usage_usd: 2.5, limit_resets_at: '2026-12-01T00:00:00.000Z', usage_total_usd: 40.1, expires_at: null, disabled: false,
     created_at: '2026-11-22T02:59:56.485Z', updated_at: '2026-11-22T02:59:56.485Z', last_used_at: null,
+    allowed_models: null, allowed_ips: null,
   };
 
   describe('help', () => {
     const commands = [
       'search', 'models', 'pricing', 'credits', 'key', 'usage', 'keys list', 'keys get', 'keys create', 'keys update', 'keys disable',
-      'keys enable', 'keys delete', 'provider-keys list', 'provider-keys get', 'provider-keys set', 'provider-keys delete', 'checkout',
+      'keys enable', 'keys delete', 'provider-keys list', 'provider-keys get', 'provider-keys set', 'provider-keys delete', 'checkout', 'audit-log',
     ];
 
     it('svc --help lists every command, the environment and the exit codes', async () => {
@@ -229,6 +230,35 @@ describe('svc command line', () => {
       await run(['keys', 'update', 'key_a', '--limit-usd', 'none', '--limit-reset', 'none', '--expires-at', 'none', '--disabled', 'false', '--name', 'n']);
       expect(server.seen[0]?.method).toBe('PATCH');
       expect(server.bodyOf(0)).toEqual({ name: 'n', limit_usd: null, limit_reset: null, expires_at: null, disabled: false });
+    });
+
+    it('keys create and update send the fences; "none" removes one; the record shows them', async () => {
+      server.script(json(201, { ...KEY, allowed_models: ['exa/*', 'brave/web'], allowed_ips: ['10.0.0.0/8'], secret: 'svc-s', request_id: 'r' }));
+      const created = await run(['keys', 'create', '--allow-model', 'exa/*', '--allow-model', 'brave/web', '--allow-ip', '10.0.0.0/8']);
+      expect(created.code).toBe(0);
+      expect(server.bodyOf(0)).toEqual({ allowed_models: ['exa/*', 'brave/web'], allowed_ips: ['10.0.0.0/8'] });
+      expect(created.stdout).toMatch(/allowed_models\s+exa\/\*, brave\/web/);
+      expect(created.stdout).toMatch(/allowed_ips\s+10\.0\.0\.0\/8/);
+      server.script(json(200, { ...KEY, request_id: 'r' }));
+      expect((await run(['keys', 'update', 'key_a', '--allow-model', 'none', '--allow-ip', '2001:db8::/32'])).code).toBe(0);
+      expect(server.bodyOf(0)).toEqual({ allowed_models: null, allowed_ips: ['2001:db8::/32'] });
+    });
+
+    it('audit-log sends the filters, follows the pages up to --max, and prints who changed what', async () => {
+      const entry = (id: string) => ({
+        id, at: '2026-11-26T17:00:00.000Z', actor: { kind: 'management_key', id: 'mkey_a' }, client_address: '203.0.113.7',
+        action: 'api_key.update', target_id: 'key_a', changes: { limit_usd: { before: 5, after: 7 } },
+      });
+      server.script(json(200, { data: [entry('aud_1'), entry('aud_2')], next_cursor: 'c1', request_id: 'r' }), json(200, { data: [entry('aud_3')], next_cursor: 'c2', request_id: 'r' }));
+      const result = await run(['audit-log', '--action', 'api_key.update', '--actor-kind', 'management_key', '--target', 'key_a', '--from', '2026-11-01T00:00:00Z', '--max', '3']);
+      expect(result.code).toBe(0);
+      expect(server.seen.map((r) => r.url)).toEqual([
+        '/v1/audit-log?limit=3&action=api_key.update&actor_kind=management_key&target_id=key_a&from=2026-11-01T00%3A00%3A00Z',
+        '/v1/audit-log?limit=3&cursor=c1&action=api_key.update&actor_kind=management_key&target_id=key_a&from=2026-11-01T00%3A00%3A00Z',
+      ]);
+      expect(result.stdout.split('\n')[0]).toMatch(/^AT\s+ACTOR\s+ADDRESS\s+ACTION\s+TARGET\s+CHANGES$/);
+      expect(result.stdout).toMatch(/management_key:mkey_a\s+203\.0\.113\.7\s+api_key\.update\s+key_a\s+limit_usd: 5 -> 7/);
+      expect(result.stdout.trim().split('\n')).toHaveLength(4);
     });
 
     it('keys disable, enable, delete and get address the id', async () => {

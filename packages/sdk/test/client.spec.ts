@@ -46,6 +46,10 @@ describe('SearchGateway requests', () => {
     ['providerKeys.get', 'GET', '/v1/provider-keys/exa', (c) => c.providerKeys.get('exa'), undefined, 'svc-mgmt-m'],
     ['providerKeys.set', 'PUT', '/v1/provider-keys/tavily', (c) => c.providerKeys.set('tavily', 'tvly-123'), { key: 'tvly-123' }, 'svc-mgmt-m'],
     ['providerKeys.delete', 'DELETE', '/v1/provider-keys/brave', (c) => c.providerKeys.delete('brave'), undefined, 'svc-mgmt-m'],
+    ['keys.create with fences', 'POST', '/v1/keys', (c) => c.keys.create({ allowed_models: ['exa/*'], allowed_ips: ['10.0.0.0/8', '2001:db8::/32'] }), { allowed_models: ['exa/*'], allowed_ips: ['10.0.0.0/8', '2001:db8::/32'] }, 'svc-mgmt-m'],
+    ['auditLog.list', 'GET', '/v1/audit-log?limit=5&cursor=c1&action=api_key.update&actor_kind=session&actor_id=usr_a&target_id=key_a&from=2026-11-01T00%3A00%3A00Z&to=2026-11-02T00%3A00%3A00Z',
+      (c) => c.auditLog.list({ limit: 5, cursor: 'c1', action: 'api_key.update', actor_kind: 'session', actor_id: 'usr_a', target_id: 'key_a', from: '2026-11-01T00:00:00Z', to: '2026-11-02T00:00:00Z' }), undefined, 'svc-mgmt-m'],
+    ['auditLog.list without a query', 'GET', '/v1/audit-log', (c) => c.auditLog.list(), undefined, 'svc-mgmt-m'],
   ];
 
   it.each(cases)('%s sends %s %s with the right key and body', async (_name, method, path, call, body, key) => {

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { runInNewContext } from 'node:vm';
+import { ERROR_CODES } from '../src/types';
 
 /**
  * The built package (run `npm run build` first): what `npm pack` puts in the tarball, that
@@ -97,7 +98,7 @@ describe('the packed @svc/sdk', () => {
         console.log(typeof SearchGateway, ERROR_CODES.length, error.code, error.message, SearchGatewayError.is(error), import.meta.resolve('@svc/sdk'));
       `]);
       expect(result.stderr).toBe('');
-      expect(result.stdout.trim()).toBe(`function 19 null HTTP 404: Not Found true file://${join(app, 'node_modules/@svc/sdk/dist/esm/index.js')}`);
+      expect(result.stdout.trim()).toBe(`function ${ERROR_CODES.length} null HTTP 404: Not Found true file://${join(app, 'node_modules/@svc/sdk/dist/esm/index.js')}`);
     });
 
     it('an error from one build is recognised by the other (SearchGatewayError.is)', () => {

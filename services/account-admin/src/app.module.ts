@@ -9,6 +9,9 @@ import { DASHBOARD_ASSETS, DashboardWebController } from './dashboard/dashboard-
 import { BillingAdapter } from './billing/billing.adapter';
 import { BillingController } from './billing/billing.controller';
 import { WebhooksRelayController } from './billing/webhooks-relay.controller';
+import { AuditController } from './audit/audit.controller';
+import { AuditRepository } from './audit/audit.repository';
+import { AuditService, BILLING_AUDIT_SOURCE } from './audit/audit.service';
 import { DatabaseRepository } from './db/database.repository';
 import { AccountAdminRpcService } from './grpc/grpc.service';
 import { GrpcServerAdapter } from './grpc/grpc-server.adapter';
@@ -48,7 +51,7 @@ export class AppModule {
       // (src/http/actor.ts, docs/decisions/0020-actor-guard-and-one-source.md).
       controllers: [
         HealthController, KeysController, ManagementKeysController, ProviderKeysController, BillingController, WebhooksRelayController,
-        SessionsController, DashboardWebController, OAuthController, ConnectedAppsController,
+        SessionsController, DashboardWebController, OAuthController, ConnectedAppsController, AuditController,
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
@@ -73,6 +76,9 @@ export class AppModule {
         ActorGuard,
         PasswordAdapter,
         BillingAdapter,
+        AuditRepository,
+        AuditService,
+        { provide: BILLING_AUDIT_SOURCE, useExisting: BillingAdapter },
         {
           provide: DASHBOARD_ASSETS,
           useFactory: (log: Logger) => {

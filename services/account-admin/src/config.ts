@@ -1,4 +1,6 @@
 import { bool, ConfigError, int, oneOf, parseEnv, redisUrls, secret, str, url } from '@svc/config';
+import { parseTrustedProxies } from '@svc/http-edge';
+import type { AddressList } from '@svc/http-edge';
 import { KekConfigError, kekRingFromEnv } from '@svc/keys';
 import type { KekRing } from '@svc/keys';
 import type { EnvOf } from '@svc/config';
@@ -15,6 +17,12 @@ export const configSchema = {
   REDIS_URL: redisUrls({ default: 'redis://127.0.0.1:6379' }),
   REDIS_CLUSTER: bool({ default: false }),
   INTERNAL_TOKEN: secret({ minLength: 16 }),
+  /**
+   * Proxies in front of account-admin when it is reached without the gateway (comma-separated
+   * CIDRs; docs/operations.md, "Client addresses and TRUSTED_PROXIES"). Through the gateway the
+   * client's address is the one the gateway resolved with its own TRUSTED_PROXIES.
+   */
+  TRUSTED_PROXIES: str({ default: '' }),
   /** billing's internal HTTP API: the dashboard's credits, checkout, usage and history (docs/decisions/0010). */
   BILLING_HTTP_URL: url({ default: 'http://127.0.0.1:3002', protocols: ['http', 'https'] }),
   /** The whole request (headers and body) must arrive within this, else 408 and the connection closes. */
@@ -55,8 +63,10 @@ export const configSchema = {
   PROVIDER_KEY_KEK_PREVIOUS: secret({ optional: true }),
 };
 
-export type AppConfig = EnvOf<typeof configSchema> & {
+export type AppConfig = Omit<EnvOf<typeof configSchema>, 'TRUSTED_PROXIES'> & {
   readonly INTERNAL_TOKEN: string;
+  /** TRUSTED_PROXIES parsed. */
+  readonly TRUSTED_PROXIES: AddressList;
   /** The provider-key KEKs; null only when BYOK is disabled and no KEK is set. */
   readonly kekRing: KekRing | null;
 };
@@ -85,7 +95,13 @@ export function parseConfig(source: NodeJS.ProcessEnv = process.env): AppConfig 
   const env = parseEnv(configSchema, source);
   const token = env.INTERNAL_TOKEN;
   if (token === undefined) throw new Error('INTERNAL_TOKEN is required');
-  return { ...env, INTERNAL_TOKEN: token, kekRing: kekRingOf(source, env.BYOK_ENABLED) };
+  let trustedProxies: AddressList;
+  try {
+    trustedProxies = parseTrustedProxies(env.TRUSTED_PROXIES);
+  } catch (error) {
+    throw new ConfigError('TRUSTED_PROXIES', error instanceof Error ? error.message : String(error));
+  }
+  return { ...env, INTERNAL_TOKEN: token, TRUSTED_PROXIES: trustedProxies, kekRing: kekRingOf(source, env.BYOK_ENABLED) };
 }
 
 /** Nest injection token of the AppConfig. */

@@ -1,3 +1,5 @@
+import { AuditController } from './audit/audit.controller';
+import { AuditRepository } from './audit/audit.repository';
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import { DrainState } from '@svc/http-edge';
@@ -52,6 +54,8 @@ export interface SharedDeps {
   endpoints: EndpointsRepository;
   settings: SettingsRepository;
   urlPolicy: UrlPolicy;
+  /** billing's part of the audit log (src/audit). */
+  audit: AuditRepository;
 }
 
 /** The internal HTTP API the gateway forwards to (PORT). */
@@ -61,10 +65,11 @@ export class PublicApiModule {
     return {
       module: PublicApiModule,
       controllers: [
-        CreditsController, CheckoutController, WebhookController, UsageController, HistoryController, HealthController,
+        CreditsController, CheckoutController, WebhookController, UsageController, HistoryController, AuditController, HealthController,
         EventsController, WebhookEndpointsController, BillingSettingsController,
       ],
       providers: [
+        { provide: AuditRepository, useValue: deps.audit },
         { provide: EventsRepository, useValue: deps.events },
         { provide: EndpointsRepository, useValue: deps.endpoints },
         { provide: SettingsRepository, useValue: deps.settings },

@@ -1,3 +1,4 @@
+import { AuditRepository } from './audit/audit.repository';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createServiceLogger } from '@svc/logging';
 import type { Logger } from 'pino';
@@ -111,7 +112,7 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
   const drain = new DrainState();
   const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks, usage, history, finance, drain, breakers: new ProviderBreakers(money),
     events: new EventsRepository(prisma), endpoints: new EndpointsRepository(prisma), settings: new SettingsRepository(prisma),
-    urlPolicy: { allowHttpAndLoopback: config.WEBHOOK_ALLOW_HTTP_AND_LOOPBACK },
+    urlPolicy: { allowHttpAndLoopback: config.WEBHOOK_ALLOW_HTTP_AND_LOOPBACK }, audit: new AuditRepository(prisma),
   };
   const apps: NestFastifyApplication[] = [];
   const close = async (): Promise<void> => {

@@ -1,6 +1,8 @@
 import { bool, ConfigError, int, oneOf, parseEnv, secret, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
 import { DEFAULT_CACHE_PRICE_PERCENT, findModel } from '@svc/contracts';
+import { parseTrustedProxies } from '@svc/http-edge';
+import type { AddressList } from '@svc/http-edge';
 import { KekConfigError, kekRingFromEnv } from '@svc/keys';
 import type { KekRing } from '@svc/keys';
 
@@ -19,6 +21,12 @@ export const gatewayEnvSchema = {
   /** The platform's public base URL, without a path: the connector resource (`/mcp/oauth`) and its OAuth issuer live under it (docs/decisions/0029). */
   PUBLIC_BASE_URL: url({ default: 'http://localhost:8080', protocols: ['http', 'https'] }),
   INTERNAL_TOKEN: secret({ minLength: 16 }),
+  /**
+   * The load balancers and proxies in front of the gateway, as comma-separated IPv4/IPv6 CIDRs
+   * (docs/operations.md, "Client addresses and TRUSTED_PROXIES"). Empty: X-Forwarded-For is
+   * ignored and the client's address is the socket's.
+   */
+  TRUSTED_PROXIES: str({ default: '' }),
   /** The whole request (headers and body) must arrive within this, else 408 and the connection closes. */
   HTTP_REQUEST_TIMEOUT_MS: int({ default: 30_000, min: 100, max: 600_000 }),
   /** The deepest nesting of objects and arrays a JSON body may have; deeper is 400 before any parse. */
@@ -106,8 +114,10 @@ export const gatewayEnvSchema = {
   CACHE_JOIN_POLL_MS: int({ default: 20, min: 1, max: 1_000 }),
 };
 
-export type GatewayConfig = Omit<EnvOf<typeof gatewayEnvSchema>, 'INTERNAL_TOKEN' | 'CACHE_TTL_BY_MODEL'> & {
+export type GatewayConfig = Omit<EnvOf<typeof gatewayEnvSchema>, 'INTERNAL_TOKEN' | 'CACHE_TTL_BY_MODEL' | 'TRUSTED_PROXIES'> & {
   readonly INTERNAL_TOKEN: string;
+  /** TRUSTED_PROXIES parsed. */
+  readonly TRUSTED_PROXIES: AddressList;
   /** CACHE_TTL_BY_MODEL parsed: seconds by catalog model id. */
   readonly CACHE_TTL_BY_MODEL: ReadonlyMap<string, number>;
   /** The provider-key KEKs; null when BYOK is disabled (then no account key is ever used). */
@@ -153,7 +163,17 @@ export function parseGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gat
   return {
     ...config, ACCOUNT_LEASE_TTL_MS: leaseTtlMs, INTERNAL_TOKEN: internalToken, kekRing: kekRingOf(source, config.BYOK_ENABLED),
     CACHE_TTL_BY_MODEL: parseTtlByModel(config.CACHE_TTL_BY_MODEL),
+    TRUSTED_PROXIES: trustedProxiesOf(config.TRUSTED_PROXIES),
   };
+}
+
+/** TRUSTED_PROXIES: comma-separated CIDRs; a bad entry stops the gateway naming it. */
+export function trustedProxiesOf(raw: string): AddressList {
+  try {
+    return parseTrustedProxies(raw);
+  } catch (error) {
+    throw new ConfigError('TRUSTED_PROXIES', error instanceof Error ? error.message : String(error));
+  }
 }
 
 /** `model=seconds,...` with catalog models and seconds from 1 to 604,800; empty: none. */

@@ -72,7 +72,7 @@ export class GatewayModule {
           provide: AuthChain,
           useFactory: (cache: KeyCache, redis: MainRedisClient, owner: GrpcKeyOwner) => {
             const bound = keyStateBound(config);
-            return new AuthChain({ cache, store: new RedisKeyRecordStore(redis.client, bound), owner, log, bound });
+            return new AuthChain({ cache, store: new RedisKeyRecordStore(redis.client, bound), owner, log, bound, trustedProxies: config.TRUSTED_PROXIES });
           },
           inject: [KeyCache, MainRedisClient, GrpcKeyOwner],
         },

@@ -10,6 +10,7 @@ import type { ErrorCode } from '@svc/errors';
 import { ConsentDto, DASHBOARD_PAGES, KeyBodyDto, ListQueryDto, LoginDto, ManagementKeyCreateDto, ManagementKeyUpdateDto, PutProviderKeyDto, SignupDto } from '@svc/account-admin';
 import { BillingSettingsDto, CheckoutBodyDto, CreateEndpointDto, DayRangeQueryDto, EventsQueryDto, UpdateEndpointDto, UsageQueryDto } from '@svc/billing';
 import { MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '@svc/search-gateway';
+import { AuditLogQueryDto } from '@svc/http-edge';
 import { OPERATIONS } from './operations';
 import type { Access, HeaderName, Operation } from './operations';
 import { componentSchemas } from './schemas';
@@ -23,10 +24,11 @@ const VERSION = '0.1.0';
  * decorators are applied here rather than in that package, so that no service loads
  * @nestjs/swagger for it at run time. Subclasses (ListQueryDto) inherit them.
  */
-// A subclass with properties of its own (EventsQueryDto) took a copy of the list before these ran: it gets them too.
-for (const page of [PageQueryDto, EventsQueryDto]) {
-  ApiPropertyOptional({ type: 'integer', minimum: LIMITS.pageSize.min, maximum: LIMITS.pageSize.max, default: LIMITS.pageSize.default, description: 'Page size, written in digits.' })(page.prototype, 'limit');
-  ApiPropertyOptional({ type: 'string', minLength: 1, description: 'The next_cursor of the previous page, unchanged.' })(page.prototype, 'cursor');
+// Subclasses with properties of their own (EventsQueryDto, AuditLogQueryDto) copied their parent's
+// properties when they were declared, before these ran: they get them here too.
+for (const query of [PageQueryDto, EventsQueryDto, AuditLogQueryDto]) {
+  ApiPropertyOptional({ type: 'integer', minimum: LIMITS.pageSize.min, maximum: LIMITS.pageSize.max, default: LIMITS.pageSize.default, description: 'Page size, written in digits.' })(query.prototype, 'limit');
+  ApiPropertyOptional({ type: 'string', minLength: 1, description: 'The next_cursor of the previous page, unchanged.' })(query.prototype, 'cursor');
 }
 
 /**
@@ -36,6 +38,7 @@ for (const page of [PageQueryDto, EventsQueryDto]) {
 export const DTO_MODELS: Readonly<Record<string, new () => object>> = {
   KeyBody: KeyBodyDto,
   ListQuery: ListQueryDto,
+  AuditLogQuery: AuditLogQueryDto,
   UsageQuery: UsageQueryDto,
   DayRangeQuery: DayRangeQueryDto,
   CheckoutBody: CheckoutBodyDto,
@@ -271,6 +274,7 @@ export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
       { name: 'keys', description: 'API keys (management key)' },
       { name: 'provider-keys', description: "The account's own provider keys (management key)" },
       { name: 'webhooks', description: "The account's events, signed webhooks and billing settings (management key)" },
+      { name: 'audit', description: "The account's audit log: who changed what (management key)" },
       { name: 'dashboard', description: 'The dashboard and its session API' },
       { name: 'oauth', description: 'OAuth 2.1 for chat-app connectors on /mcp/oauth (docs/mcp.md)' },
       { name: 'meta', description: 'Health and this document' },

@@ -13,7 +13,7 @@ import { DASHBOARD_PAGES } from '@svc/account-admin';
 /** Who may call: no credential, an API key, a management key, either key, a dashboard session (with the CSRF token), or Stripe's signature. */
 export type Access = 'none' | 'api' | 'management' | 'either' | 'session' | 'session+csrf' | 'stripe';
 
-export type Tag = 'catalog' | 'search' | 'credits' | 'usage' | 'keys' | 'provider-keys' | 'webhooks' | 'dashboard' | 'oauth' | 'meta';
+export type Tag = 'catalog' | 'search' | 'credits' | 'usage' | 'keys' | 'provider-keys' | 'webhooks' | 'audit' | 'dashboard' | 'oauth' | 'meta';
 
 export type HeaderName = 'RateLimitLimit' | 'RateLimitRemaining' | 'RetryAfter' | 'SetCookie' | 'Cache' | 'WwwAuthenticate' | 'ServerTiming';
 
@@ -175,14 +175,14 @@ export const OPERATIONS: readonly Operation[] = [
     body: { schema: 'SearchBody' },
     headerParameters: ['IdempotencyKey'],
     success: { status: 200, description: 'The first answer.', schema: 'SearchResponse', headers: ['RateLimitLimit', 'RateLimitRemaining', 'Cache', 'ServerTiming'] },
-    errors: ['invalid_request', 'unknown_model', 'unsupported_filter', ...ONE_KIND, 'insufficient_credits', 'key_limit_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
+    errors: ['invalid_request', 'unknown_model', 'unsupported_filter', ...ONE_KIND, 'ip_not_allowed', 'model_not_allowed', 'insufficient_credits', 'key_limit_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
     errorHeaders: { 429: ['RetryAfter'], 503: ['RetryAfter'] },
   },
   {
     method: 'get', path: '/v1/credits', operationId: 'getCredits', tag: 'credits', access: 'either', servedBy: 'billing', sdk: true,
     summary: "The account's balance",
     success: { status: 200, description: 'The balance.', schema: 'Credits' },
-    errors: [...KEY_ERRORS, 'internal'],
+    errors: [...KEY_ERRORS, 'ip_not_allowed', 'internal'],
   },
   {
     method: 'post', path: '/v1/credits/checkout', operationId: 'createCheckout', tag: 'credits', access: 'management', servedBy: 'billing', sdk: true,
@@ -207,13 +207,13 @@ export const OPERATIONS: readonly Operation[] = [
     description: 'An API key sees only its own usage; other query parameters are refused.',
     query: 'UsageQuery',
     success: { status: 200, description: 'The usage of the period.', schema: 'Usage' },
-    errors: ['invalid_request', ...KEY_ERRORS, 'not_found', 'internal'],
+    errors: ['invalid_request', ...KEY_ERRORS, 'ip_not_allowed', 'not_found', 'internal'],
   },
   {
     method: 'get', path: '/v1/key', operationId: 'getCurrentKey', tag: 'keys', access: 'either', servedBy: 'account-admin', sdk: true,
     summary: 'The calling key',
     success: { status: 200, description: 'The calling key, by kind.', schema: 'KeyInfo' },
-    errors: [...KEY_ERRORS, 'internal'],
+    errors: [...KEY_ERRORS, 'ip_not_allowed', 'internal'],
   },
   {
     method: 'post', path: '/v1/keys', operationId: 'createKey', tag: 'keys', access: 'management', servedBy: 'account-admin', sdk: true,
@@ -274,6 +274,16 @@ export const OPERATIONS: readonly Operation[] = [
     summary: "Deletes the account's key for one provider",
     success: { status: 200, description: 'Deleted.', schema: 'DeletedProviderKey' },
     errors: ['unknown_provider', ...ONE_KIND, 'not_found', 'internal', 'byok_disabled'],
+  },
+  {
+    method: 'get', path: '/v1/audit-log', operationId: 'listAuditLog', tag: 'audit', access: 'management', servedBy: 'account-admin', sdk: true,
+    summary: "The account's audit log, newest first",
+    description:
+      'Every change made by a management key, a dashboard session, an OAuth grant or an operator: keys, management keys, provider keys, ' +
+      'purchases started and grants, with the fields before and after (never a secret). Cursor pages; filters by action, actor, target and time.',
+    query: 'AuditLogQuery',
+    success: { status: 200, description: 'One page of entries.', schema: 'AuditLogPage' },
+    errors: ['invalid_request', ...ONE_KIND, 'internal'],
   },
   {
     method: 'get', path: '/dashboard', operationId: 'dashboardPage', tag: 'dashboard', access: 'none', servedBy: 'account-admin', sdk: false,
@@ -383,6 +393,13 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'Deletes an API key for good (as DELETE /v1/keys/{id})',
     success: { status: 200, description: 'Deleted.', schema: 'DeletedApiKey' },
     errors: [...SESSION_CHANGE, 'not_found'],
+  },
+  {
+    method: 'get', path: '/dashboard/api/audit-log', operationId: 'dashboardListAuditLog', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: "The signed-in account's audit log (as GET /v1/audit-log)",
+    query: 'AuditLogQuery',
+    success: { status: 200, description: 'One page of entries.', schema: 'AuditLogPage' },
+    errors: ['invalid_request', ...SESSION_READ],
   },
   {
     method: 'get', path: '/dashboard/api/credits', operationId: 'dashboardGetCredits', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,

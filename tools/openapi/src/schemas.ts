@@ -1,4 +1,4 @@
-import { ANSWER_SCHEMAS, API_KEY_FIELDS, CACHE_STATUSES, FILTER_SCHEMAS, LIMITS, MODEL_PRICING_FIELDS, OAUTH_LIMITS, PROVIDERS, REQUEST_ID_SCHEMA, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, closedObject } from '@svc/contracts';
+import { ANSWER_SCHEMAS, API_KEY_FIELDS, AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, CACHE_STATUSES, FILTER_SCHEMAS, LIMITS, MODEL_PRICING_FIELDS, OAUTH_LIMITS, PROVIDERS, REQUEST_ID_SCHEMA, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, closedObject } from '@svc/contracts';
 import { ERROR_CODES } from '@svc/errors';
 import type { ErrorCode } from '@svc/errors';
 
@@ -47,6 +47,10 @@ export function componentSchemas(): Record<string, Schema> {
     previous_secret_expires_at: { ...nullable(timestamp()), description: 'Until when the rotated-out secret still signs (a second v1).' },
     created_at: timestamp(),
     updated_at: timestamp(),
+  };
+  const auditValue: Schema = {
+    type: ['string', 'number', 'boolean', 'null', 'array'], items: { type: 'string' },
+    description: 'A field\'s value as the API shows it; never a secret, a key hash or a provider key.',
   };
   const managementKeyFields: Record<string, Schema> = {
     id: id('mkey', 'The management key id.'),
@@ -149,6 +153,27 @@ export function componentSchemas(): Record<string, Schema> {
       updated_at: timestamp(),
       last_used_at: nullable(timestamp()),
       rate_limit: ref('RateLimit'),
+      request_id: requestId,
+    }),
+    AuditEntry: closed({
+      id: id('aud', 'The entry id.'),
+      at: timestamp('When the change was committed.'),
+      actor: closed({
+        kind: { enum: [...AUDIT_ACTOR_KINDS], description: 'management_key, session (a dashboard user), oauth_grant (reserved: no OAuth grants are issued yet) or operator.' },
+        id: { type: 'string', description: 'The management key id, the user id, the grant id, or `operator`.' },
+      }),
+      client_address: { type: ['string', 'null'], description: 'The client\'s address (TRUSTED_PROXIES applied).' },
+      action: { enum: [...AUDIT_ACTIONS] },
+      target_id: { type: 'string', description: 'A key id, a provider, a checkout id or a ledger entry id.' },
+      changes: {
+        type: 'object',
+        description: 'Each changed field: its value before and after (null before on a creation).',
+        additionalProperties: closed({ before: auditValue, after: auditValue }),
+      },
+    }),
+    AuditLogPage: closed({
+      data: { type: 'array', items: ref('AuditEntry'), description: 'Newest first.' },
+      next_cursor: { type: ['string', 'null'], description: 'null on the last page.' },
       request_id: requestId,
     }),
     KeyInfo: { oneOf: [ref('ApiKeyInfo'), ref('ManagementKeyInfo')], description: 'The calling key, discriminated by kind.' },

@@ -48,6 +48,11 @@ export function shapeOf(schema: Json, root: Json, depth = 0): Shape {
     }
     return variants.length === 1 && variants[0] !== undefined ? variants[0] : { kind: 'union', variants };
   }
+  // `type: ["array", "null"]` (a nullable list, as @nestjs/swagger writes it for OpenAPI 3.1): the array or the other types.
+  if (Array.isArray(schema.type) && schema.type.includes('array') && schema.type.length > 1) {
+    const others = (schema.type as string[]).filter((type) => type !== 'array');
+    return shapeOf({ anyOf: [{ ...schema, type: 'array' }, { type: others }] }, root, depth + 1);
+  }
   if (Array.isArray(schema.allOf) && schema.allOf.length === 1 && isJson(schema.allOf[0])) return shapeOf(schema.allOf[0], root, depth + 1);
   if (isJson(schema.properties) || schema.type === 'object') {
     const props: Record<string, Shape> = {};

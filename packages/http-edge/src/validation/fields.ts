@@ -5,7 +5,7 @@ import { ID_PREFIXES } from '@svc/ids';
 import type { IdKind } from '@svc/ids';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsDefined, IsEmail, IsIn, IsString, IsUrl, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
 import type { ValidationArguments, ValidationOptions } from 'class-validator';
-import { IsCalendarDate, IsFutureTimestamp, IsText, IsUsdAmount } from './validators';
+import { IsCalendarDate, IsFutureTimestamp, IsStringList, IsText, IsTimestamp, IsUsdAmount } from './validators';
 
 /**
  * The house field decorators: one declaration per DTO field writes both its class-validator
@@ -125,6 +125,11 @@ export function FutureTimestampField(options: FieldOptions = {}): PropertyDecora
   return field(options, { type: 'string', format: 'date-time' }, [IsFutureTimestamp(withMessage(options))]);
 }
 
+/** Any RFC 3339 timestamp with an offset (a bound of a time range). */
+export function TimestampField(options: FieldOptions = {}): PropertyDecorator {
+  return field(options, { type: 'string', format: 'date-time' }, [IsTimestamp(withMessage(options))]);
+}
+
 /** A calendar date YYYY-MM-DD that exists. */
 export function CalendarDateField(options: FieldOptions = {}): PropertyDecorator {
   return field(options, { type: 'string', format: 'date' }, [IsCalendarDate(withMessage(options))]);
@@ -160,4 +165,21 @@ export function EnumListField<T extends string>(values: readonly T[], options: F
     ArrayUnique(withMessage(options)),
     IsIn(values, { each: true, ...withMessage(options) }),
   ]);
+}
+
+/**
+ * A list of distinct strings (`bounds` entries, each at most `itemMax` characters) that each
+ * pass `item`; `what` names an entry in the message ("an IPv4 or IPv6 CIDR").
+ */
+export function StringListField(
+  bounds: { min: number; max: number },
+  itemMax: number,
+  item: (value: string) => boolean,
+  what: string,
+  options: FieldOptions & { itemDescription?: string } = {},
+): PropertyDecorator {
+  const items: Record<string, unknown> = { type: 'string', maxLength: itemMax };
+  if (options.itemDescription !== undefined) items.description = options.itemDescription;
+  const schema = { type: 'array', minItems: bounds.min, maxItems: bounds.max, uniqueItems: true, items };
+  return field(options, schema as unknown as ApiPropertyOptions, [IsStringList(bounds, itemMax, item, what, withMessage(options))]);
 }

@@ -70,6 +70,16 @@ const MIN_RFC3339_MS = -62_135_596_800_000;
 const MAX_RFC3339_MS = 253_402_300_799_999;
 
 /** An RFC 3339 timestamp after the moment of validation (e.g. a key's expiry). */
+/** An RFC 3339 timestamp with an offset, years 0001-9999 (a bound of a time range). */
+export function IsTimestamp(options?: ValidationOptions): PropertyDecorator {
+  return decorator(
+    'isTimestamp',
+    (value) => typeof value === 'string' && parseRfc3339(value) !== null,
+    (property) => `${property} must be an RFC 3339 timestamp (e.g. 2030-01-01T00:00:00Z)`,
+    options,
+  );
+}
+
 export function IsFutureTimestamp(options?: ValidationOptions): PropertyDecorator {
   return decorator(
     'isFutureTimestamp',
@@ -178,4 +188,25 @@ export const DEFAULT_PAGE_LIMIT = LIMITS.pageSize.default;
 /** The page size a validated PageQueryDto asks for. */
 export function pageLimit(query: PageQueryDto): number {
   return query.limit === undefined ? DEFAULT_PAGE_LIMIT : Number(query.limit);
+}
+
+/**
+ * A list of `min`..`max` distinct strings, each at most `itemMax` characters and passing
+ * `item` (e.g. a CIDR, a model id); the message names the first bad entry.
+ */
+export function IsStringList(bounds: { min: number; max: number }, itemMax: number, item: (value: string) => boolean, what: string, options?: ValidationOptions): PropertyDecorator {
+  const problem = (value: unknown): string | null => {
+    if (!Array.isArray(value)) return 'must be an array';
+    if (value.length < bounds.min || value.length > bounds.max) return `must hold ${bounds.min} to ${bounds.max} entries`;
+    const seen = new Set<string>();
+    for (const entry of value) {
+      if (typeof entry !== 'string' || entry.length > itemMax || !item(entry)) {
+        return `has an entry that is not ${what}: ${JSON.stringify(typeof entry === 'string' ? entry.slice(0, itemMax) : entry)}`;
+      }
+      if (seen.has(entry)) return `lists ${JSON.stringify(entry)} twice`;
+      seen.add(entry);
+    }
+    return null;
+  };
+  return decorator('isStringList', (value) => problem(value) === null, (property, value) => `${property} ${problem(value) ?? 'is not valid'}`, options);
 }

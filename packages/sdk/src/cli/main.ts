@@ -3,7 +3,7 @@ import { SearchGateway } from '../client.js';
 import type { FetchLike } from '../client.js';
 import { SearchGatewayConnectionError, SearchGatewayError } from '../errors.js';
 import { FILTER_NAMES, PROVIDERS } from '../types.js';
-import type { ApiKey, CacheMode, CreateKeyRequest, FilterName, LimitReset, Provider, SearchRequest, UpdateKeyRequest, UsageGroupBy } from '../types.js';
+import type { ApiKey, AuditEntry, AuditLogQuery, CacheMode, CreateKeyRequest, FilterName, LimitReset, Provider, SearchRequest, UpdateKeyRequest, UsageGroupBy } from '../types.js';
 import { VERSION } from '../version.js';
 import { EXIT, UsageError, exitCodeFor } from './exit-codes.js';
 import { keyValues, table } from './format.js';
@@ -59,6 +59,8 @@ const KEY_FIELDS: Record<string, OptionSpec> = {
   'limit-usd': { type: 'string', value: 'usd', help: 'credit limit in USD (a number above 0), or "none"' },
   'limit-reset': { type: 'string', value: 'period', help: 'daily, weekly or monthly: when the limit starts again, or "none"' },
   'expires-at': { type: 'string', value: 'time', help: 'RFC 3339 time after which the key stops working, or "none"' },
+  'allow-model': { type: 'string', multiple: true, value: 'model', help: 'a model id or <provider>/* the key may search; repeat for more (up to 64), or "none" for every model' },
+  'allow-ip': { type: 'string', multiple: true, value: 'cidr', help: 'an IPv4/IPv6 CIDR the key may be used from; repeat for more (up to 32), or "none" for any address' },
 };
 
 const CACHE_MODES: readonly CacheMode[] = ['default', 'refresh', 'off'];
@@ -250,7 +252,7 @@ const COMMANDS: Command[] = [
   {
     name: 'keys create',
     summary: 'create an API key; its secret is shown once',
-    args: '[--name <text>] [--limit-usd <usd>] [--limit-reset <period>] [--expires-at <time>] [--disabled]',
+    args: '[--name <text>] [--limit-usd <usd>] [--limit-reset <period>] [--expires-at <time>] [--allow-model <model>]... [--allow-ip <cidr>]... [--disabled]',
     options: { ...KEY_FIELDS, disabled: { type: 'boolean', help: 'create it switched off' } },
     positionals: [0, 0],
     run: async (ctx) => {
@@ -266,8 +268,8 @@ const COMMANDS: Command[] = [
   {
     name: 'keys update',
     summary: 'change an API key\'s name, limit, reset period, expiry or switch',
-    args: '<id> [--name <text>] [--limit-usd <usd|none>] [--limit-reset <period|none>] [--expires-at <time|none>] [--disabled true|false]',
-    notes: ['"none" removes the value; --limit-usd none also removes the reset period.'],
+    args: '<id> [--name <text>] [--limit-usd <usd|none>] [--limit-reset <period|none>] [--expires-at <time|none>] [--allow-model <model|none>]... [--allow-ip <cidr|none>]... [--disabled true|false]',
+    notes: ['"none" removes the value; --limit-usd none also removes the reset period.', '--allow-model and --allow-ip replace the whole list.'],
     options: { ...KEY_FIELDS, disabled: { type: 'string', value: 'true|false', help: 'switch the key off (true) or on (false)' } },
     positionals: [1, 1],
     run: async (ctx) => {
@@ -277,7 +279,7 @@ const COMMANDS: Command[] = [
         if (disabled !== 'true' && disabled !== 'false') throw new UsageError('--disabled takes true or false');
         body.disabled = disabled === 'true';
       }
-      if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give at least one of --name, --limit-usd, --limit-reset, --expires-at, --disabled');
+      if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give at least one of --name, --limit-usd, --limit-reset, --expires-at, --allow-model, --allow-ip, --disabled');
       const key = await ctx.client.keys.update(arg(ctx, 0), body);
       ctx.print(key, () => keyRecord(key));
     },
@@ -362,6 +364,42 @@ const COMMANDS: Command[] = [
     run: async (ctx) => {
       const deleted = await ctx.client.providerKeys.delete(arg(ctx, 0) as Provider);
       ctx.print(deleted, () => `${deleted.provider} key deleted\n`);
+    },
+  },
+  {
+    name: 'audit-log',
+    summary: 'who changed what in the account, newest first',
+    args: '[--action <action>] [--actor-kind <kind>] [--actor-id <id>] [--target <id>] [--from <time>] [--to <time>] [--max <n>]',
+    notes: ['Needs a management key in SVC_MANAGEMENT_KEY. --json prints one JSON array of the entries.', 'Follows the pages until --max entries (default 100) or the end.'],
+    options: {
+      action: { type: 'string', value: 'action', help: 'only this action, e.g. api_key.update or purchase.start' },
+      'actor-kind': { type: 'string', value: 'kind', help: 'management_key, session, oauth_grant or operator' },
+      'actor-id': { type: 'string', value: 'id', help: 'only changes made by this key, user or operator' },
+      target: { type: 'string', value: 'id', help: 'only changes of this key, provider, checkout or grant' },
+      from: { type: 'string', value: 'time', help: 'RFC 3339: entries at or after it' },
+      to: { type: 'string', value: 'time', help: 'RFC 3339: entries before it' },
+      max: { type: 'string', value: 'n', help: 'at most this many entries (default 100)' },
+    },
+    positionals: [0, 0],
+    run: async (ctx) => {
+      const max = optionalInteger(ctx.values.max, '--max') ?? 100;
+      if (max < 1) throw new UsageError('--max must be at least 1');
+      const query: AuditLogQuery = { limit: Math.min(max, 100) };
+      const filters: [keyof AuditLogQuery, string | undefined][] = [
+        ['action', text(ctx.values.action)], ['actor_kind', text(ctx.values['actor-kind'])], ['actor_id', text(ctx.values['actor-id'])],
+        ['target_id', text(ctx.values.target)], ['from', text(ctx.values.from)], ['to', text(ctx.values.to)],
+      ];
+      for (const [name, value] of filters) if (value !== undefined) Object.assign(query, { [name]: value });
+      const entries: AuditEntry[] = [];
+      for await (const entry of ctx.client.auditLog.iterate(query)) {
+        entries.push(entry);
+        if (entries.length >= max) break;
+      }
+      ctx.print(entries, () => table(
+        ['AT', 'ACTOR', 'ADDRESS', 'ACTION', 'TARGET', 'CHANGES'],
+        entries.map((e) => [e.at, `${e.actor.kind}:${e.actor.id}`, e.client_address, e.action, e.target_id,
+          Object.entries(e.changes).map(([field, change]) => `${field}: ${JSON.stringify(change.before)} -> ${JSON.stringify(change.after)}`).join('; ')]),
+      ));
     },
   },
   {
@@ -579,6 +617,8 @@ function keyRecord(key: ApiKey): string {
     ['limit_remaining_usd', key.limit_remaining_usd], ['usage_usd', key.usage_usd], ['limit_resets_at', key.limit_resets_at],
     ['usage_total_usd', key.usage_total_usd], ['expires_at', key.expires_at], ['disabled', key.disabled],
     ['created_at', key.created_at], ['updated_at', key.updated_at], ['last_used_at', key.last_used_at],
+    ['allowed_models', key.allowed_models === null ? null : key.allowed_models.join(', ')],
+    ['allowed_ips', key.allowed_ips === null ? null : key.allowed_ips.join(', ')],
   ]);
 }
 
@@ -592,6 +632,10 @@ function keyFields(values: Context['values']): CreateKeyRequest {
   if (reset !== undefined) body.limit_reset = reset === 'none' ? null : (reset as LimitReset);
   const expires = text(values['expires-at']);
   if (expires !== undefined) body.expires_at = expires === 'none' ? null : expires;
+  const models = list(values['allow-model']);
+  if (models.length > 0) body.allowed_models = models.length === 1 && models[0] === 'none' ? null : models;
+  const addresses = list(values['allow-ip']);
+  if (addresses.length > 0) body.allowed_ips = addresses.length === 1 && addresses[0] === 'none' ? null : addresses;
   return body;
 }
 

@@ -1,6 +1,11 @@
 import { Body, Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Access, Actor, onDashboard } from '../http/actor';
+import { APP_CONFIG } from '../config';
+import type { AppConfig } from '../config';
+import { clientAddress } from '../http/client-address';
+import { LOGGER } from '../logging/logger';
+import type { Logger } from '../logging/logger';
 import { BillingAdapter } from './billing.adapter';
 import type { BillingCall } from './billing.adapter';
 
@@ -15,7 +20,11 @@ import type { BillingCall } from './billing.adapter';
 @Controller()
 @Access()
 export class BillingController {
-  constructor(@Inject(BillingAdapter) private readonly billing: BillingAdapter) {}
+  constructor(
+    @Inject(BillingAdapter) private readonly billing: BillingAdapter,
+    @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   @Get(onDashboard('credits'))
   async credits(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
@@ -48,7 +57,7 @@ export class BillingController {
   }
 
   private relay(req: FastifyRequest, reply: FastifyReply, call: Omit<BillingCall, 'requestId' | 'actor'> & { actor: Actor }): Promise<void> {
-    return relayToBilling(this.billing, req, reply, call);
+    return relayToBilling(this.billing, req, reply, { ...call, clientAddress: clientAddress(req, this.logger, this.config.TRUSTED_PROXIES) });
   }
 }
 

@@ -23,6 +23,9 @@ export interface KeyRow {
   createdAt: Date;
   updatedAt: Date;
   lastUsedAt: Date | null;
+  /** Empty: not fenced. */
+  allowedModels: string[];
+  allowedIps: string[];
 }
 
 export function toRow(model: KeyModel): KeyRow {
@@ -42,5 +45,7 @@ export function toRow(model: KeyModel): KeyRow {
     createdAt: model.createdAt,
     updatedAt: model.updatedAt,
     lastUsedAt: model.lastUsedAt,
+    allowedModels: model.allowedModels,
+    allowedIps: model.allowedIps,
   };
 }

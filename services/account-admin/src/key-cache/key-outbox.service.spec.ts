@@ -10,7 +10,7 @@ function row(id: string, version: number): KeyRow {
   const at = new Date('2026-01-01T00:00:00Z');
   return {
     id, accountId: 'acct_x', kind: 'api', name: '', keyHash: `h-${id}`, label: 'svc-abcd…', limitMicros: null, limitReset: null,
-    expiresAt: null, disabled: false, version, deletedAt: null, createdAt: at, updatedAt: at, lastUsedAt: null,
+    expiresAt: null, disabled: false, version, deletedAt: null, createdAt: at, updatedAt: at, lastUsedAt: null, allowedModels: [], allowedIps: [],
   };
 }
 

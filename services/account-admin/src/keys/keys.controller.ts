@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { auditActorOf } from '../audit/audit-actor';
 import { Access, Actor, onBoth, onV1 } from '../http/actor';
 import { markChangedKey, withRequestId } from '../http/reply';
 import { APP_CONFIG } from '../config';
@@ -26,7 +27,7 @@ export class KeysController {
   @Post(onBoth('keys'))
   @HttpCode(201)
   async create(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: KeyBodyDto): Promise<object> {
-    const result = await this.keys.createApiKey(actor.accountId, toKeyInput(body));
+    const result = await this.keys.createApiKey(actor.accountId, toKeyInput(body), auditActorOf(actor, req, this.logger, this.config));
     markChangedKey(reply, result.changedKeyHash);
     return withRequestId(req, this.logger, result.value);
   }
@@ -43,14 +44,14 @@ export class KeysController {
 
   @Patch(onBoth('keys/:id'))
   async update(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Body() body: KeyBodyDto): Promise<object> {
-    const result = await this.keys.updateApiKey(actor.accountId, id, toKeyInput(body));
+    const result = await this.keys.updateApiKey(actor.accountId, id, toKeyInput(body), auditActorOf(actor, req, this.logger, this.config));
     markChangedKey(reply, result.changedKeyHash);
     return withRequestId(req, this.logger, result.value);
   }
 
   @Delete(onBoth('keys/:id'))
   async remove(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string): Promise<object> {
-    const result = await this.keys.deleteApiKey(actor.accountId, id);
+    const result = await this.keys.deleteApiKey(actor.accountId, id, auditActorOf(actor, req, this.logger, this.config));
     markChangedKey(reply, result.changedKeyHash);
     return withRequestId(req, this.logger, result.value);
   }

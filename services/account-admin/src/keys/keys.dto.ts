@@ -1,6 +1,6 @@
-import { LIMITS, LIMIT_RESETS } from '@svc/contracts';
+import { isModelFenceEntry, LIMITS, LIMIT_RESETS } from '@svc/contracts';
 import type { LimitReset } from '@svc/contracts';
-import { BooleanField, EnumField, FutureTimestampField, PageQueryDto, pageLimit, parseRfc3339, TextField, UsdField } from '@svc/http-edge';
+import { BooleanField, EnumField, FutureTimestampField, PageQueryDto, pageLimit, parseCidr, parseRfc3339, StringListField, TextField, UsdField } from '@svc/http-edge';
 import { usdToMicros } from '@svc/money';
 
 /** Body of POST /v1/keys and PATCH /v1/keys/{id}; every field optional (docs/api.md section 9). */
@@ -19,6 +19,18 @@ export class KeyBodyDto {
 
   @BooleanField({ presence: 'optional' })
   disabled?: boolean;
+
+  @StringListField(LIMITS.allowedModels, LIMITS.modelFenceEntry.max, isModelFenceEntry, 'a catalog model id or <provider>/*', {
+    presence: 'nullable',
+    description: `The models this key may search: catalog model ids or \`<provider>/*\`, ${LIMITS.allowedModels.min} to ${LIMITS.allowedModels.max} distinct entries; null: every model. A model outside it is skipped (\`model not allowed for this key\`); none allowed is 403 model_not_allowed.`,
+  })
+  allowed_models?: string[] | null;
+
+  @StringListField(LIMITS.allowedIps, LIMITS.cidr.max, (value) => parseCidr(value) !== null, 'an IPv4 or IPv6 address or CIDR', {
+    presence: 'nullable',
+    description: `The client addresses this key may be used from: ${LIMITS.allowedIps.min} to ${LIMITS.allowedIps.max} distinct IPv4/IPv6 CIDRs (a bare address is one host); null: any address. Any other address is 403 ip_not_allowed.`,
+  })
+  allowed_ips?: string[] | null;
 }
 
 /** A parsed body: a property is present only when the body had that field. */
@@ -28,6 +40,9 @@ export interface KeyInput {
   limitReset?: LimitReset | null;
   expiresAt?: Date | null;
   disabled?: boolean;
+  /** Empty: the fence is removed. */
+  allowedModels?: string[];
+  allowedIps?: string[];
 }
 
 /** The validated body in the service's terms (micro-USD, dates); cross-field rules are the service's. */
@@ -38,6 +53,8 @@ export function toKeyInput(body: KeyBodyDto): KeyInput {
   if (body.limit_reset !== undefined) input.limitReset = body.limit_reset;
   if (body.expires_at !== undefined) input.expiresAt = body.expires_at === null ? null : new Date(parseRfc3339(body.expires_at) ?? Number.NaN);
   if (body.disabled !== undefined) input.disabled = body.disabled;
+  if (body.allowed_models !== undefined) input.allowedModels = body.allowed_models ?? [];
+  if (body.allowed_ips !== undefined) input.allowedIps = body.allowed_ips ?? [];
   return input;
 }
 

@@ -1,12 +1,27 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { KeyKind } from '@svc/keys';
 import type { LimitReset } from '@svc/contracts';
+import { appendAudit, changed, created } from '../audit/audit';
+import type { AuditActor, AuditFields } from '../audit/audit';
+import type { AuditAction } from '@svc/contracts';
 import { DatabaseRepository } from '../db/database.repository';
 import { toRow } from '../db/key-row';
 import type { KeyRow } from '../db/key-row';
+import type { Prisma } from '../generated/prisma/client';
 
 /** What a new key is made of: the row's own fields, before the database sets the rest. */
-export type NewKey = Pick<KeyRow, 'id' | 'accountId' | 'kind' | 'name' | 'keyHash' | 'label' | 'limitMicros' | 'limitReset' | 'expiresAt' | 'disabled'>;
+export type NewKey = Pick<KeyRow, 'id' | 'accountId' | 'kind' | 'name' | 'keyHash' | 'label' | 'limitMicros' | 'limitReset' | 'expiresAt' | 'disabled'>
+  & { allowedModels?: string[]; allowedIps?: string[] };
+
+/**
+ * The audit entry a change appends in its own transaction: who, the action, and the
+ * resource's audited fields (the changes are computed from the rows before and after).
+ */
+export interface KeyAudit {
+  actor: AuditActor;
+  action: AuditAction;
+  fields: (row: KeyRow) => AuditFields;
+}
 
 export interface KeyChanges {
   name?: string;
@@ -14,6 +29,8 @@ export interface KeyChanges {
   limitReset?: LimitReset | null;
   expiresAt?: Date | null;
   disabled?: boolean;
+  allowedModels?: string[];
+  allowedIps?: string[];
 }
 
 /** Position after which a page starts (the last row of the previous page). */
@@ -55,9 +72,15 @@ function isRecordNotFound(error: unknown): boolean {
 export class KeysRepository {
   constructor(@Inject(DatabaseRepository) private readonly db: DatabaseRepository) {}
 
-  /** Inserts the key and its outbox row in one transaction. */
-  async create(key: NewKey): Promise<ChangedKey> {
-    return this.db.client.$transaction((tx) => insertKey(tx, key));
+  /** Inserts the key, its outbox row and its audit entry in one transaction. */
+  async create(key: NewKey, audit?: KeyAudit): Promise<ChangedKey> {
+    return this.db.client.$transaction(async (tx) => {
+      const inserted = await insertKey(tx, key);
+      if (audit !== undefined) {
+        await appendAudit(tx, { accountId: inserted.row.accountId, actor: audit.actor, action: audit.action, targetId: inserted.row.id, changes: created(audit.fields(inserted.row)) });
+      }
+      return inserted;
+    });
   }
 
   /** A live (not deleted) key of the account and kind. */
@@ -117,10 +140,13 @@ export class KeysRepository {
    * Applies the changes to a live key and bumps its version, with its outbox row, in one
    * transaction; null when there is no such key.
    */
-  async update(accountId: string, kind: KeyKind, id: string, changes: KeyChanges): Promise<ChangedKey | null> {
+  async update(accountId: string, kind: KeyKind, id: string, changes: KeyChanges, audit?: KeyAudit): Promise<ChangedKey | null> {
     const { limitMicros, ...rest } = changes;
     try {
       return await this.db.client.$transaction(async (tx) => {
+        // The row as it was, locked, so the audit entry's "before" is the state this change replaced.
+        const before = audit === undefined ? null : await lockedLive(tx, accountId, kind, id);
+        if (audit !== undefined && before === null) return null;
         const model = await tx.key.update({
           where: { id, accountId, kind, deletedAt: null },
           data: {
@@ -131,7 +157,11 @@ export class KeysRepository {
           },
         });
         const outbox = await tx.keyCacheOutbox.create({ data: { keyHash: model.keyHash, version: model.version }, select: { id: true } });
-        return { row: toRow(model), outboxId: outbox.id };
+        const row = toRow(model);
+        if (audit !== undefined && before !== null) {
+          await appendAudit(tx, { accountId, actor: audit.actor, action: audit.action, targetId: id, changes: changed(audit.fields(before), audit.fields(row)) });
+        }
+        return { row, outboxId: outbox.id };
       });
     } catch (error) {
       if (isRecordNotFound(error)) return null;
@@ -143,7 +173,7 @@ export class KeysRepository {
    * Marks a live key deleted and bumps its version, with its outbox row, in one transaction;
    * null when there is no such key.
    */
-  async softDelete(accountId: string, kind: KeyKind, id: string): Promise<ChangedKey | null> {
+  async softDelete(accountId: string, kind: KeyKind, id: string, audit?: Omit<KeyAudit, 'fields'>): Promise<ChangedKey | null> {
     const now = new Date();
     try {
       return await this.db.client.$transaction(async (tx) => {
@@ -152,6 +182,9 @@ export class KeysRepository {
           data: { deletedAt: now, updatedAt: now, version: { increment: 1 } },
         });
         const outbox = await tx.keyCacheOutbox.create({ data: { keyHash: model.keyHash, version: model.version }, select: { id: true } });
+        if (audit !== undefined) {
+          await appendAudit(tx, { accountId, actor: audit.actor, action: audit.action, targetId: id, changes: { deleted: { before: false, after: true } } });
+        }
         return { row: toRow(model), outboxId: outbox.id };
       });
     } catch (error) {
@@ -159,4 +192,12 @@ export class KeysRepository {
       throw error;
     }
   }
+}
+
+/** A live key's row, locked for the rest of the transaction (SELECT ... FOR UPDATE); null when there is none. */
+async function lockedLive(tx: Prisma.TransactionClient, accountId: string, kind: KeyKind, id: string): Promise<KeyRow | null> {
+  const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM keys WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL FOR UPDATE`;
+  if (locked.length === 0) return null;
+  const model = await tx.key.findFirst({ where: { id, accountId, kind, deletedAt: null } });
+  return model === null ? null : toRow(model);
 }

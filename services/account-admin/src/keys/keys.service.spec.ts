@@ -14,7 +14,7 @@ function row(overrides: Partial<KeyRow> = {}): KeyRow {
   return {
     id: newId('apiKey'), accountId, kind: 'api', name: 'k', keyHash: 'a'.repeat(64), label: 'svc-abcd…',
     limitMicros: null, limitReset: null, expiresAt: null, disabled: false, version: 1, deletedAt: null,
-    createdAt: now, updatedAt: now, lastUsedAt: null, ...overrides,
+    createdAt: now, updatedAt: now, lastUsedAt: null, allowedModels: [], allowedIps: [], ...overrides,
   };
 }
 

@@ -15,6 +15,7 @@ import { toKeyRecord } from '../key-cache/key-record';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
 import type { KeyInput, ListQuery } from './keys.dto';
+import type { AuditActor, AuditFields } from '../audit/audit';
 import { KeysRepository } from './keys.repository';
 import type { KeyPosition } from './keys.repository';
 import type { KeyRow } from '../db/key-row';
@@ -62,6 +63,24 @@ export interface Page<T> {
 /** Management keys per account are few; the dashboard lists them in one page of at most this. */
 const MANAGEMENT_LIST_MAX = 1_000;
 
+/** An API key's audited fields, as the API shows them (never the secret, its hash or its label). */
+export function apiKeyAuditFields(row: KeyRow): AuditFields {
+  return {
+    name: row.name,
+    limit_usd: row.limitMicros === null ? null : microsToUsd(row.limitMicros),
+    limit_reset: row.limitReset,
+    expires_at: iso(row.expiresAt),
+    disabled: row.disabled,
+    allowed_models: row.allowedModels.length === 0 ? null : row.allowedModels,
+    allowed_ips: row.allowedIps.length === 0 ? null : row.allowedIps,
+  };
+}
+
+/** A management key's audited fields. */
+export function managementKeyAuditFields(row: KeyRow): AuditFields {
+  return { name: row.name, disabled: row.disabled };
+}
+
 function iso(date: Date | null): string | null {
   return date === null ? null : date.toISOString();
 }
@@ -94,7 +113,7 @@ export class KeysService {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  async createApiKey(accountId: string, input: KeyInput): Promise<Changed<KeyView & { secret: string }>> {
+  async createApiKey(accountId: string, input: KeyInput, actor?: AuditActor): Promise<Changed<KeyView & { secret: string }>> {
     const limitMicros = input.limitMicros ?? null;
     const limitReset = input.limitReset ?? null;
     if (limitReset !== null && limitMicros === null) throw new AppError('invalid_request', 'limit_reset needs limit_usd');
@@ -112,7 +131,9 @@ export class KeysService {
       limitReset,
       expiresAt: input.expiresAt ?? null,
       disabled: input.disabled ?? false,
-    });
+      allowedModels: input.allowedModels ?? [],
+      allowedIps: input.allowedIps ?? [],
+    }, actor === undefined ? undefined : { actor, action: 'api_key.create', fields: apiKeyAuditFields });
     await this.cache.propagate({ keyHash, record: toKeyRecord(row), outboxId, asOfMs });
     const [view] = await this.views([row], 'committed');
     if (view === undefined) throw new Error('no view for a created key');
@@ -135,7 +156,7 @@ export class KeysService {
     return view;
   }
 
-  async updateApiKey(accountId: string, id: string, input: KeyInput): Promise<Changed<KeyView>> {
+  async updateApiKey(accountId: string, id: string, input: KeyInput, actor?: AuditActor): Promise<Changed<KeyView>> {
     const current = await this.findApiKey(accountId, id);
     if (Object.keys(input).length === 0) {
       return { value: await this.getApiKey(accountId, id), changedKeyHash: null };
@@ -147,7 +168,7 @@ export class KeysService {
     const limitReset = changes.limitReset !== undefined ? changes.limitReset : current.limitReset;
     if (limitReset !== null && limitMicros === null) throw new AppError('invalid_request', 'limit_reset needs limit_usd');
     const asOfMs = Date.now();
-    const changed = await this.keys.update(accountId, 'api', id, changes);
+    const changed = await this.keys.update(accountId, 'api', id, changes, actor === undefined ? undefined : { actor, action: 'api_key.update', fields: apiKeyAuditFields });
     if (changed === null) throw notFound();
     const { row, outboxId } = changed;
     await this.cache.propagate({ keyHash: row.keyHash, record: toKeyRecord(row), outboxId, asOfMs });
@@ -156,10 +177,10 @@ export class KeysService {
     return { value: view, changedKeyHash: row.keyHash };
   }
 
-  async deleteApiKey(accountId: string, id: string): Promise<Changed<{ id: string; deleted: true }>> {
+  async deleteApiKey(accountId: string, id: string, actor?: AuditActor): Promise<Changed<{ id: string; deleted: true }>> {
     if (!isId('apiKey', id)) throw notFound();
     const asOfMs = Date.now();
-    const changed = await this.keys.softDelete(accountId, 'api', id);
+    const changed = await this.keys.softDelete(accountId, 'api', id, actor === undefined ? undefined : { actor, action: 'api_key.delete' });
     if (changed === null) throw notFound();
     const { row, outboxId } = changed;
     await this.cache.propagate({ keyHash: row.keyHash, record: toKeyRecord(row), outboxId, asOfMs });
@@ -188,7 +209,7 @@ export class KeysService {
     return { kind: 'api', ...view };
   }
 
-  async createManagementKey(accountId: string, name: string): Promise<Changed<ManagementKeyView & { secret: string }>> {
+  async createManagementKey(accountId: string, name: string, actor?: AuditActor): Promise<Changed<ManagementKeyView & { secret: string }>> {
     const secret = generateSecret('management');
     const keyHash = hashSecret(secret);
     const asOfMs = Date.now();
@@ -203,7 +224,7 @@ export class KeysService {
       limitReset: null,
       expiresAt: null,
       disabled: false,
-    });
+    }, actor === undefined ? undefined : { actor, action: 'management_key.create', fields: managementKeyAuditFields });
     await this.cache.propagate({ keyHash, record: toKeyRecord(row), outboxId, asOfMs });
     return { value: { ...managementView(row), secret }, changedKeyHash: keyHash };
   }
@@ -214,7 +235,7 @@ export class KeysService {
   }
 
   /** Renames, disables or enables a management key of the account (the dashboard's key table). */
-  async updateManagementKey(accountId: string, id: string, changes: { name?: string; disabled?: boolean }): Promise<Changed<ManagementKeyView>> {
+  async updateManagementKey(accountId: string, id: string, changes: { name?: string; disabled?: boolean }, actor?: AuditActor): Promise<Changed<ManagementKeyView>> {
     if (!isId('managementKey', id)) throw notFound();
     if (changes.name === undefined && changes.disabled === undefined) {
       const row = await this.keys.findLive(accountId, 'management', id);
@@ -222,17 +243,17 @@ export class KeysService {
       return { value: managementView(row), changedKeyHash: null };
     }
     const asOfMs = Date.now();
-    const changed = await this.keys.update(accountId, 'management', id, changes);
+    const changed = await this.keys.update(accountId, 'management', id, changes, actor === undefined ? undefined : { actor, action: 'management_key.update', fields: managementKeyAuditFields });
     if (changed === null) throw notFound();
     const { row, outboxId } = changed;
     await this.cache.propagate({ keyHash: row.keyHash, record: toKeyRecord(row), outboxId, asOfMs });
     return { value: managementView(row), changedKeyHash: row.keyHash };
   }
 
-  async deleteManagementKey(accountId: string, id: string): Promise<Changed<{ id: string; deleted: true }>> {
+  async deleteManagementKey(accountId: string, id: string, actor?: AuditActor): Promise<Changed<{ id: string; deleted: true }>> {
     if (!isId('managementKey', id)) throw notFound();
     const asOfMs = Date.now();
-    const changed = await this.keys.softDelete(accountId, 'management', id);
+    const changed = await this.keys.softDelete(accountId, 'management', id, actor === undefined ? undefined : { actor, action: 'management_key.delete' });
     if (changed === null) throw notFound();
     const { row, outboxId } = changed;
     await this.cache.propagate({ keyHash: row.keyHash, record: toKeyRecord(row), outboxId, asOfMs });
@@ -292,6 +313,8 @@ export function apiKeyView(row: KeyRow, usage: Usage | null, periodEndMs: number
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
     last_used_at: iso(row.lastUsedAt),
+    allowed_models: row.allowedModels.length === 0 ? null : row.allowedModels,
+    allowed_ips: row.allowedIps.length === 0 ? null : row.allowedIps,
   };
 }
 

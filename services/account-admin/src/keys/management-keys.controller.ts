@@ -6,6 +6,9 @@ import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
 import { ManagementKeyCreateDto, ManagementKeyUpdateDto } from './management-keys.dto';
 import { KeysService } from './keys.service';
+import { auditActorOf } from '../audit/audit-actor';
+import { APP_CONFIG } from '../config';
+import type { AppConfig } from '../config';
 
 /** Management keys: the dashboard only (a session; x-csrf-token on every change). */
 @Controller()
@@ -14,12 +17,13 @@ export class ManagementKeysController {
   constructor(
     @Inject(KeysService) private readonly keys: KeysService,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Post(onDashboard('management-keys'))
   @HttpCode(201)
   async create(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: ManagementKeyCreateDto): Promise<object> {
-    const result = await this.keys.createManagementKey(actor.accountId, body.name ?? '');
+    const result = await this.keys.createManagementKey(actor.accountId, body.name ?? '', auditActorOf(actor, req, this.logger, this.config));
     markChangedKey(reply, result.changedKeyHash);
     return withRequestId(req, this.logger, result.value);
   }
@@ -34,14 +38,14 @@ export class ManagementKeysController {
     const changes: { name?: string; disabled?: boolean } = {};
     if (body.name !== undefined) changes.name = body.name;
     if (body.disabled !== undefined) changes.disabled = body.disabled;
-    const result = await this.keys.updateManagementKey(actor.accountId, id, changes);
+    const result = await this.keys.updateManagementKey(actor.accountId, id, changes, auditActorOf(actor, req, this.logger, this.config));
     markChangedKey(reply, result.changedKeyHash);
     return withRequestId(req, this.logger, result.value);
   }
 
   @Delete(onDashboard('management-keys/:id'))
   async remove(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string): Promise<object> {
-    const result = await this.keys.deleteManagementKey(actor.accountId, id);
+    const result = await this.keys.deleteManagementKey(actor.accountId, id, auditActorOf(actor, req, this.logger, this.config));
     markChangedKey(reply, result.changedKeyHash);
     return withRequestId(req, this.logger, result.value);
   }

@@ -8,7 +8,7 @@ describe('accessRecord', () => {
   const key: KeyRow = {
     id: 'key_000000000000000000000001', accountId: 'acct_00000000000000000000001', kind: 'api', name: 'App', keyHash: 'a'.repeat(64), label: 'svc-abcd…',
     limitMicros: 1_000_000, limitReset: 'daily', expiresAt: null, disabled: false, version: 3, deletedAt: null,
-    createdAt: new Date(now), updatedAt: new Date(now), lastUsedAt: null,
+    createdAt: new Date(now), updatedAt: new Date(now), lastUsedAt: null, allowedModels: [], allowedIps: [],
   };
   const token = (changes: { key?: Partial<KeyRow>; revokedAt?: Date | null; usedAt?: Date | null; expiresAt?: Date } = {}): TokenWithGrant => ({
     hash: 'b'.repeat(64),

@@ -1,3 +1,6 @@
+import { auditActorOf } from '../audit/audit-actor';
+import { APP_CONFIG } from '../config';
+import type { AppConfig } from '../config';
 import { Body, Controller, Delete, Get, Inject, Param, Put, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Access, Actor, onBoth } from '../http/actor';
@@ -18,6 +21,7 @@ export class ProviderKeysController {
   constructor(
     @Inject(ProviderKeysService) private readonly providerKeys: ProviderKeysService,
     @Inject(LOGGER) private readonly logger: Logger,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Get(onBoth('provider-keys'))
@@ -32,14 +36,14 @@ export class ProviderKeysController {
 
   @Put(onBoth('provider-keys/:provider'))
   async put(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('provider') provider: string, @Body() body: PutProviderKeyDto): Promise<object> {
-    const result = await this.providerKeys.put(actor.accountId, provider, body.key);
+    const result = await this.providerKeys.put(actor.accountId, provider, body.key, auditActorOf(actor, req, this.logger, this.config));
     markChangedProviderKeys(reply, result.changedAccountId);
     return withRequestId(req, this.logger, result.value);
   }
 
   @Delete(onBoth('provider-keys/:provider'))
   async remove(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('provider') provider: string): Promise<object> {
-    const result = await this.providerKeys.remove(actor.accountId, provider);
+    const result = await this.providerKeys.remove(actor.accountId, provider, auditActorOf(actor, req, this.logger, this.config));
     markChangedProviderKeys(reply, result.changedAccountId);
     return withRequestId(req, this.logger, result.value);
   }

@@ -1,3 +1,5 @@
+import { appendAudit } from '../audit/audit';
+import type { AuditActor } from '../audit/audit';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Provider } from '@svc/contracts';
 import type { ProviderKeyEnvelope } from '@svc/keys';
@@ -36,12 +38,16 @@ function toRow(model: Model): ProviderKeyRow {
 }
 
 /** The provider_keys table (account-admin's own). */
+/** What the audit log says of a provider key: that there was one, never any part of it. */
+const PREVIOUS_KEY = 'previous key';
+const NEW_KEY = 'new key';
+
 @Injectable()
 export class ProviderKeysRepository {
   constructor(@Inject(DatabaseRepository) private readonly db: DatabaseRepository) {}
 
-  /** Stores or replaces; `created` tells which. */
-  async upsert(accountId: string, provider: Provider, envelope: ProviderKeyEnvelope, label: string): Promise<{ row: ProviderKeyRow; created: boolean }> {
+  /** Stores or replaces, with its audit entry, in one transaction; `created` tells which. */
+  async upsert(accountId: string, provider: Provider, envelope: ProviderKeyEnvelope, label: string, actor?: AuditActor): Promise<{ row: ProviderKeyRow; created: boolean }> {
     const now = new Date();
     const data = { kekId: envelope.kekId, wrappedKey: envelope.wrappedKey, ciphertext: envelope.ciphertext, label, updatedAt: now };
     return this.db.client.$transaction(async (tx) => {
@@ -51,6 +57,11 @@ export class ProviderKeysRepository {
         create: { accountId, provider, ...data, createdAt: now },
         update: data,
       });
+      if (actor !== undefined) {
+        // Never the key, its envelope or its label: only that one was stored or replaced.
+        const changes = { key: { before: existing === null ? null : PREVIOUS_KEY, after: NEW_KEY } };
+        await appendAudit(tx, { accountId, actor, action: 'provider_key.set', targetId: provider, changes });
+      }
       return { row: toRow(model), created: existing === null };
     });
   }
@@ -65,10 +76,15 @@ export class ProviderKeysRepository {
     return models.map(toRow);
   }
 
-  /** True when a row was deleted. */
-  async remove(accountId: string, provider: Provider): Promise<boolean> {
-    const { count } = await this.db.client.providerKey.deleteMany({ where: { accountId, provider } });
-    return count > 0;
+  /** True when a row was deleted (with its audit entry, in one transaction). */
+  async remove(accountId: string, provider: Provider, actor?: AuditActor): Promise<boolean> {
+    return this.db.client.$transaction(async (tx) => {
+      const { count } = await tx.providerKey.deleteMany({ where: { accountId, provider } });
+      if (count > 0 && actor !== undefined) {
+        await appendAudit(tx, { accountId, actor, action: 'provider_key.delete', targetId: provider, changes: { key: { before: PREVIOUS_KEY, after: null } } });
+      }
+      return count > 0;
+    });
   }
 
   /** Up to `limit` rows not wrapped by `kekId`, in key order after `after` (the rotation command pages with it). */

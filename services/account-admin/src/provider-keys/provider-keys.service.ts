@@ -1,3 +1,4 @@
+import type { AuditActor } from '../audit/audit';
 import { Inject, Injectable } from '@nestjs/common';
 import { isProvider } from '@svc/contracts';
 import type { Provider } from '@svc/contracts';
@@ -58,10 +59,10 @@ export class ProviderKeysService {
     return ring;
   }
 
-  async put(accountId: string, rawProvider: string | undefined, key: string): Promise<ProviderKeyChange<ProviderKeyView>> {
+  async put(accountId: string, rawProvider: string | undefined, key: string, actor?: AuditActor): Promise<ProviderKeyChange<ProviderKeyView>> {
     const { provider, ring } = this.gate(rawProvider);
     const envelope = encryptProviderKey(ring, accountId, provider, key);
-    const { row, created } = await this.repository.upsert(accountId, provider, envelope, providerKeyLabel(key));
+    const { row, created } = await this.repository.upsert(accountId, provider, envelope, providerKeyLabel(key), actor);
     this.logger.info({ account_id: accountId, provider, kek_id: envelope.kekId, created }, created ? 'provider key stored' : 'provider key replaced');
     await this.announce(accountId);
     return { value: providerKeyView(row), changedAccountId: accountId };
@@ -80,9 +81,9 @@ export class ProviderKeysService {
     return { data: rows.map(providerKeyView), next_cursor: null };
   }
 
-  async remove(accountId: string, rawProvider: string | undefined): Promise<ProviderKeyChange<{ provider: Provider; deleted: true }>> {
+  async remove(accountId: string, rawProvider: string | undefined, actor?: AuditActor): Promise<ProviderKeyChange<{ provider: Provider; deleted: true }>> {
     const { provider } = this.gate(rawProvider);
-    if (!(await this.repository.remove(accountId, provider))) throw new AppError('not_found', `no ${provider} provider key is stored for this account`);
+    if (!(await this.repository.remove(accountId, provider, actor))) throw new AppError('not_found', `no ${provider} provider key is stored for this account`);
     this.logger.info({ account_id: accountId, provider }, 'provider key deleted');
     await this.announce(accountId);
     return { value: { provider, deleted: true }, changedAccountId: accountId };

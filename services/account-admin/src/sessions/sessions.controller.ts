@@ -2,6 +2,8 @@ import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Public } from '@svc/http-edge';
 import { clientAddress } from '../http/client-address';
+import { APP_CONFIG } from '../config';
+import type { AppConfig } from '../config';
 import { Access, Actor, onDashboard } from '../http/actor';
 import { withRequestId } from '../http/reply';
 import { LOGGER } from '../logging/logger';
@@ -18,6 +20,7 @@ export class SessionsController {
     @Inject(SessionsService) private readonly sessions: SessionsService,
     @Inject(LOGGER) private readonly logger: Logger,
     @Inject(SignInLimitService) private readonly limits: SignInLimitService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Post(onDashboard('signup'))
@@ -25,7 +28,7 @@ export class SessionsController {
   @HttpCode(201)
   async signUp(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: SignupDto): Promise<object> {
     const input = credentials(body);
-    await this.limits.admit(input.email, clientAddress(req, this.logger));
+    await this.limits.admit(input.email, clientAddress(req, this.logger, this.config.TRUSTED_PROXIES));
     const signedIn = await this.sessions.signUp(input);
     return this.signedIn(req, reply, signedIn);
   }
@@ -35,7 +38,7 @@ export class SessionsController {
   @HttpCode(200)
   async logIn(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: LoginDto): Promise<object> {
     const input = credentials(body);
-    await this.limits.admit(input.email, clientAddress(req, this.logger));
+    await this.limits.admit(input.email, clientAddress(req, this.logger, this.config.TRUSTED_PROXIES));
     const signedIn = await this.sessions.logIn(input);
     await this.limits.succeeded(input.email);
     return this.signedIn(req, reply, signedIn);

@@ -95,6 +95,7 @@ export interface SignedIn extends Me {
 // restated here.
 export type { ApiKey, Credits, LimitReset, Provider, ProviderKey, Usage, UsageRow } from '@svc/sdk/types';
 export type { HealthWindow, ModelStatus, ServiceStatus } from '@svc/sdk/types';
+export type { AuditEntry, AuditAction, AuditActorKind } from '@svc/sdk/types';
 export type { CheckoutSession as Checkout, Page as List, UsageGroupBy as Grouping } from '@svc/sdk/types';
 export { PROVIDERS, WEBHOOK_EVENT_TYPES } from '@svc/sdk/types';
 export type { BillingSettings, WebhookDelivery, WebhookEndpoint, WebhookEventType } from '@svc/sdk/types';

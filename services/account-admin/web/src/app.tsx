@@ -5,6 +5,7 @@ import type { ApiError, Me } from './api';
 import { ErrorNote, Loading, asApiError } from './components';
 import { ActivityPage } from './pages/activity';
 import { ApiKeysPage } from './pages/api-keys';
+import { AuditLogPage } from './pages/audit-log';
 import { AuthPage } from './pages/auth';
 import { ConnectedAppsPage } from './pages/connected-apps';
 import { ConsentPage } from './pages/consent';
@@ -26,6 +27,7 @@ const PAGES: { path: string; title: string; render: () => ReactNode; inNav?: fal
   { path: '/credits', title: 'Credits', render: () => <CreditsPage /> },
   { path: '/usage', title: 'Usage', render: () => <UsagePage /> },
   { path: '/activity', title: 'Activity', render: () => <ActivityPage /> },
+  { path: '/audit-log', title: 'Audit log', render: () => <AuditLogPage /> },
   { path: '/status', title: 'Provider status', render: () => <ProviderStatusPage /> },
   { path: '/connected-apps', title: 'Connected apps', render: () => <ConnectedAppsPage /> },
   // Where an app's OAuth authorization request lands (GET /oauth/authorize); reached from the app, not the menu.

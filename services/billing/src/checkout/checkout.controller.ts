@@ -1,3 +1,4 @@
+import { auditActorOf } from '../audit/audit-actor';
 import { Body, Controller, HttpCode, Inject, Post, Req, UseGuards } from '@nestjs/common';
 import { AppError } from '@svc/errors';
 import type { FastifyRequest } from 'fastify';
@@ -19,7 +20,7 @@ export class CheckoutController {
     // Validated before anything else: a bad amount is 400 on every deployment.
     const input = toCheckoutBody(body);
     if (caller.keyKind !== 'management') throw new AppError('wrong_key_type', 'buying credits needs a management key');
-    const created = await this.checkout.create(caller.accountId, input);
+    const created = await this.checkout.create(caller.accountId, input, auditActorOf(caller, request));
     request.log.info({ account_id: caller.accountId, checkout_id: created.id, credit_micros: created.creditMicros }, 'checkout session created');
     return checkoutView(created, request.id);
   }

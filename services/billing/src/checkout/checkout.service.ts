@@ -1,3 +1,4 @@
+import type { AuditActor } from '../audit/audit.repository';
 import { AppError } from '@svc/errors';
 import { newId } from '@svc/ids';
 import type { Micros } from '@svc/money';
@@ -32,7 +33,7 @@ export class CheckoutService {
   }
 
   /** The body is already validated (the controller parses it before calling). */
-  async create(accountId: string, body: CheckoutBody): Promise<CreatedCheckout> {
+  async create(accountId: string, body: CheckoutBody, audit?: AuditActor): Promise<CreatedCheckout> {
     if (this.stripe === null) throw new AppError('payment_disabled', 'credit purchases are not available on this deployment');
     const id = newId('checkout');
     let session;
@@ -53,7 +54,7 @@ export class CheckoutService {
     const expiresAt = new Date(session.expiresAt * 1000);
     await this.repository.insertPending({
       id, accountId, stripeSessionId: session.id, amountCents: body.amountCents, creditMicros: body.creditMicros, expiresAt,
-    });
+    }, audit);
     return { id, url: session.url, creditMicros: body.creditMicros, expiresAt };
   }
 }

@@ -1,3 +1,6 @@
+import { microsToUsd } from '@svc/money';
+import { auditInsertSql } from '../audit/audit.repository';
+import type { AuditActor } from '../audit/audit.repository';
 import type { SettledAttempt, SettlementRecord } from '@svc/contracts';
 import type { Pool } from 'pg';
 import { pgArray } from '../db/pg-array';
@@ -41,6 +44,8 @@ export interface NewLedgerEntry {
   reason: string | null;
   idempotencyKey: string | null;
   requestId: string | null;
+  /** Appended to the audit log in the entry's transaction when the entry is created (operator grants). */
+  audit?: AuditActor;
 }
 
 /** `no_balance_row`: the account has no balance row yet (the caller decides whether it exists). */
@@ -239,6 +244,13 @@ export class LedgerRepository {
           RETURNING ${ENTRY_COLUMNS}`;
         const entry = inserted[0];
         if (entry === undefined) throw new Error('ledger insert returned no row');
+        if (input.audit !== undefined) {
+          const changes = {
+            amount_usd: { before: null, after: microsToUsd(input.amountMicros) },
+            reason: { before: null, after: input.reason },
+          };
+          await tx.$executeRaw(auditInsertSql({ accountId: input.accountId, actor: input.audit, action: 'credits.grant', targetId: entry.id, changes }));
+        }
         return { kind: 'created', entry: entryFromRow(entry) } as const;
       },
       { maxWait: 10_000, timeout: 10_000 },

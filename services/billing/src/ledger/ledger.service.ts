@@ -1,3 +1,4 @@
+import type { AuditActor } from '../audit/audit.repository';
 import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
 import type { Micros } from '@svc/money';
@@ -11,6 +12,8 @@ export interface GrantInput {
   reason: string;
   idempotencyKey: string | null;
   requestId: string;
+  /** The operator who grants (the audit log's actor). */
+  audit?: AuditActor;
 }
 
 export interface LedgerPageResult {
@@ -68,6 +71,7 @@ export class LedgerService {
       reason: input.reason,
       idempotencyKey: input.idempotencyKey,
       requestId: input.requestId,
+      ...(input.audit === undefined ? {} : { audit: input.audit }),
     };
     let outcome = await this.repository.appendEntry(entry);
     if (outcome.kind === 'no_balance_row') {

@@ -1,3 +1,4 @@
+import { operatorActorOf } from '../audit/audit-actor';
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { OperatorAuthGuard } from '../http/operator-auth.guard';
@@ -33,7 +34,7 @@ export class OperatorController {
   ): Promise<LedgerEntryView & { request_id: string }> {
     const input = toGrantBody(body);
     const key = parseIdempotencyKey(idempotencyKey);
-    const entry = await this.ledger.grant({ accountId, ...input, idempotencyKey: key, requestId: request.id });
+    const entry = await this.ledger.grant({ accountId, ...input, idempotencyKey: key, requestId: request.id, audit: operatorActorOf(request) });
     request.log.info({ account_id: accountId, ledger_entry_id: entry.id, amount_micros: input.amountMicros }, 'operator grant');
     return { ...ledgerEntryView(entry), request_id: request.id };
   }

@@ -1,6 +1,7 @@
 import { evaluateKey } from '@svc/contracts';
 import type { KeyLookup, KeyRecord, RequiredKind } from '@svc/contracts';
 import { AppError, describeError } from '@svc/errors';
+import { AddressList, clientAddress } from '@svc/http-edge';
 import { hashSecret, parseBearer } from '@svc/keys';
 import type { Logger } from 'pino';
 import type { KeyCache } from './key-cache';
@@ -14,7 +15,8 @@ export type AuthFailure =
   | { ok: false; code: 'invalid_api_key'; reason: 'missing' | 'malformed' | 'unknown' | 'deleted' }
   | { ok: false; code: 'key_disabled'; reason: 'disabled' }
   | { ok: false; code: 'key_expired'; reason: 'expired' }
-  | { ok: false; code: 'wrong_key_type'; reason: 'wrong_kind' };
+  | { ok: false; code: 'wrong_key_type'; reason: 'wrong_kind' }
+  | { ok: false; code: 'ip_not_allowed'; reason: 'address' };
 
 export type AuthOutcome = { ok: true; record: KeyRecord; keyHash: string } | AuthFailure;
 
@@ -26,7 +28,26 @@ const MESSAGES: Record<AuthFailure['reason'], string> = {
   disabled: 'this key is disabled',
   expired: 'this key has expired',
   wrong_kind: 'this endpoint does not accept this kind of key',
+  address: 'this key may not be used from this client address',
 };
+
+/** What the address fence needs of a request: its socket's peer and X-Forwarded-For (a Fastify request is one). */
+export interface ClientOrigin {
+  readonly ip: string;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+}
+
+/** Stored fences compiled once per record's list (records are shared objects in the key cache). */
+const compiledFences = new WeakMap<readonly string[], AddressList>();
+
+function fenceOf(cidrs: readonly string[]): AddressList {
+  let list = compiledFences.get(cidrs);
+  if (list === undefined) {
+    list = AddressList.lenient(cidrs);
+    compiledFences.set(cidrs, list);
+  }
+  return list;
+}
 
 /** The AppError for a failed outcome (the spec's 401/403 codes). */
 export function authError(failure: AuthFailure): AppError {
@@ -53,6 +74,8 @@ export interface AuthChainDeps {
   /** The propagation bound; the store must apply the same one to Redis values. */
   bound: KeyStateBound;
   now?: () => number;
+  /** TRUSTED_PROXIES: who may name the client in X-Forwarded-For (default: nobody). */
+  trustedProxies?: AddressList;
 }
 
 /** A resolved state and the last instant it may be used (Infinity: a tombstone, final). */
@@ -78,6 +101,7 @@ export class AuthChain {
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly bound: KeyStateBound;
+  private readonly trustedProxies: AddressList;
   private readonly inFlight = new Map<string, Promise<KeyLookup>>();
   /** Grows on every invalidation, so a fill that started before it is not cached. */
   private generation = 0;
@@ -89,16 +113,31 @@ export class AuthChain {
     this.log = deps.log;
     this.bound = deps.bound;
     this.now = deps.now ?? Date.now;
+    this.trustedProxies = deps.trustedProxies ?? AddressList.parse([]);
   }
 
-  /** Throws AppError('internal') when neither Redis nor account-admin can answer. */
-  async authenticate(authorization: string | undefined, required: RequiredKind): Promise<AuthOutcome> {
+  /**
+   * Throws AppError('internal') when neither Redis nor account-admin can answer. With
+   * `origin`, a key fenced to addresses (`allowedIps`) is also checked against the client's
+   * address (403 ip_not_allowed); a key without that fence costs nothing more.
+   */
+  async authenticate(authorization: string | undefined, required: RequiredKind, origin?: ClientOrigin): Promise<AuthOutcome> {
     const parsed = parseBearer(authorization);
     if (!parsed.ok) return { ok: false, code: 'invalid_api_key', reason: parsed.reason };
     const keyHash = hashSecret(parsed.secret);
     const cached = this.cache.get(keyHash);
     const lookup = cached ?? (await this.fill(keyHash));
-    return verdict(lookup, keyHash, this.now(), required);
+    const outcome = verdict(lookup, keyHash, this.now(), required);
+    if (outcome.ok && outcome.record.allowedIps !== undefined && origin !== undefined
+      && !fenceOf(outcome.record.allowedIps).has(this.clientAddress(origin))) {
+      return { ok: false, code: 'ip_not_allowed', reason: 'address' };
+    }
+    return outcome;
+  }
+
+  /** The client's address (@svc/http-edge clientAddress with TRUSTED_PROXIES). */
+  clientAddress(origin: ClientOrigin): string {
+    return clientAddress(origin.ip, origin.headers['x-forwarded-for'], this.trustedProxies);
   }
 
   /**

@@ -16,6 +16,13 @@ describe('parseKeyRecordJson', () => {
     expect(parseKeyRecordJson(stamped(NOW - 100), age)).toEqual({ lookup: { found: true, record: valid }, writtenAtMs: NOW - 100 });
   });
 
+  it('reads the fences when present, and leaves them out when absent', () => {
+    const fenced = parseKeyRecordJson(stamped(NOW, { allowedModels: ['exa/*'], allowedIps: ['10.0.0.0/8'] }), age);
+    expect(fenced?.lookup).toEqual({ found: true, record: { ...valid, allowedModels: ['exa/*'], allowedIps: ['10.0.0.0/8'] } });
+    const plain = parseKeyRecordJson(stamped(NOW), age);
+    expect(plain?.lookup.found === true && ('allowedModels' in plain.lookup.record || 'allowedIps' in plain.lookup.record)).toBe(false);
+  });
+
   it('reads a stamped miss marker as an unknown key', () => {
     expect(parseKeyRecordJson(`{"missing":true,"version":0,"writtenAtMs":${NOW - 5}}`, age)).toEqual({ lookup: { found: false }, writtenAtMs: NOW - 5 });
   });
@@ -27,6 +34,8 @@ describe('parseKeyRecordJson', () => {
     ['a bad reset', stamped(NOW, { limitReset: 'yearly' })],
     ['a fractional limit', stamped(NOW, { limitMicros: 1.5 })],
     ['a missing field', stamped(NOW, { deleted: undefined })],
+    ['an empty fence', stamped(NOW, { allowedIps: [] })],
+    ['a fence that is not a list of strings', stamped(NOW, { allowedModels: ['exa/*', 7] })],
   ])('treats %s as a miss (the owner is asked again)', (_what, text) => {
     expect(parseKeyRecordJson(text, age)).toBeUndefined();
   });

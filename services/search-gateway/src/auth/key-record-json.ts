@@ -5,6 +5,11 @@ function isNullableSafeInteger(value: unknown): value is number | null {
   return value === null || (typeof value === 'number' && Number.isSafeInteger(value));
 }
 
+/** A fence list: absent, or a non-empty array of strings. */
+function isFence(value: unknown): value is readonly string[] | undefined {
+  return value === undefined || (Array.isArray(value) && value.length > 0 && value.every((entry) => typeof entry === 'string'));
+}
+
 function isKeyRecord(value: Record<string, unknown>): boolean {
   return typeof value.id === 'string'
     && typeof value.accountId === 'string'
@@ -14,7 +19,9 @@ function isKeyRecord(value: Record<string, unknown>): boolean {
     && isNullableSafeInteger(value.limitMicros)
     && (value.limitReset === null || (LIMIT_RESETS as readonly unknown[]).includes(value.limitReset))
     && typeof value.version === 'number'
-    && typeof value.deleted === 'boolean';
+    && typeof value.deleted === 'boolean'
+    && isFence(value.allowedModels)
+    && isFence(value.allowedIps);
 }
 
 /** How old a Redis value may be: the reader's clock and the allowed age (see key-state-bound.ts). */
@@ -75,6 +82,8 @@ export function parseKeyRecordJson(text: string, age: RecordAge): StampedLookup 
     version: object.version as number,
     deleted: object.deleted as boolean,
   };
+  if (object.allowedModels !== undefined) record.allowedModels = object.allowedModels as string[];
+  if (object.allowedIps !== undefined) record.allowedIps = object.allowedIps as string[];
   if (record.deleted) return { lookup: { found: true, record }, writtenAtMs: null };
   const stamp = freshStamp(object, age);
   return stamp === undefined ? undefined : { lookup: { found: true, record }, writtenAtMs: stamp };

@@ -26,7 +26,10 @@ export interface ForwardContext {
   internalToken: string;
   requestId: string;
   identity: ForwardIdentity | null;
+  /** The socket's peer, appended to X-Forwarded-For. */
   clientIp: string;
+  /** The client's address as resolved with TRUSTED_PROXIES (x-svc-client-address); absent: not sent. */
+  clientAddress?: string;
 }
 
 function connectionListed(headers: HeaderMap): Set<string> {
@@ -60,6 +63,7 @@ export function upstreamRequestHeaders(incoming: HeaderMap, context: ForwardCont
   out['x-forwarded-for'] = previous === undefined || previous === '' ? context.clientIp : `${previous}, ${context.clientIp}`;
   out[INTERNAL_HEADERS.token] = context.internalToken;
   out[INTERNAL_HEADERS.requestId] = context.requestId;
+  if (context.clientAddress !== undefined) out[INTERNAL_HEADERS.clientAddress] = context.clientAddress;
   if (context.identity !== null) {
     out[INTERNAL_HEADERS.accountId] = context.identity.accountId;
     out[INTERNAL_HEADERS.keyId] = context.identity.keyId;

@@ -32,6 +32,7 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
   { methods: ['GET', 'PATCH', 'DELETE'], url: '/v1/keys/:id', upstream: 'account-admin', key: 'management' },
   { methods: ['GET'], url: '/v1/key', upstream: 'account-admin', key: 'either' },
   { methods: ['GET'], url: '/v1/provider-keys', upstream: 'account-admin', key: 'management' },
+  { methods: ['GET'], url: '/v1/audit-log', upstream: 'account-admin', key: 'management' },
   { methods: ['GET', 'PUT', 'DELETE'], url: '/v1/provider-keys/:provider', upstream: 'account-admin', key: 'management', checkParams: providerParam },
   { methods: ['GET'], url: '/dashboard', upstream: 'account-admin', key: 'none' },
   // The web app's files and client-side pages (/dashboard/assets/*, /dashboard/keys, ...).
@@ -89,7 +90,7 @@ export class ForwardService {
           ? { config: PUBLIC_ROUTE_CONFIG }
           : {
               preHandler: guardHook(async (request: FastifyRequest) => {
-                const outcome = await this.auth.authenticate(request.headers.authorization, key);
+                const outcome = await this.auth.authenticate(request.headers.authorization, key, request);
                 if (!outcome.ok) throw authError(outcome);
                 identities.set(request, { accountId: outcome.record.accountId, keyId: outcome.record.id, kind: outcome.record.kind });
               }),
@@ -109,6 +110,7 @@ export class ForwardService {
       requestId: request.id,
       identity,
       clientIp: request.ip,
+      clientAddress: this.auth.clientAddress(request),
     });
     injectTraceHeaders(headers);
     const body = Buffer.isBuffer(request.body) ? request.body : undefined;

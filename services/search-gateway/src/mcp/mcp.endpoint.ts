@@ -126,7 +126,7 @@ export class McpEndpoint {
       method: 'POST',
       url: '/mcp',
       onRequest: guardHook(async (request: FastifyRequest) => {
-        const outcome = await this.deps.auth.authenticate(request.headers.authorization, 'api');
+        const outcome = await this.deps.auth.authenticate(request.headers.authorization, 'api', request);
         if (!outcome.ok) throw authError(outcome);
         callers.set(request, { record: outcome.record, sessionId: sessionIdOf(request.headers['mcp-session-id']) });
       }),

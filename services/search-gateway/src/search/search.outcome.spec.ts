@@ -9,7 +9,7 @@ function model(id: string): ModelSpec {
   return found;
 }
 const skipped = (id: string, reason: SkipReason, priceMicros: number): AttemptResult =>
-  ({ status: 'skipped', model: model(id), source: reason === 'not_configured' ? null : 'platform', reason, priceMicros });
+  ({ status: 'skipped', model: model(id), source: reason === 'not_configured' || reason === 'model_not_allowed' ? null : 'platform', reason, priceMicros });
 const failed = (id: string, kind: 'timeout' | 'server_error', chargedMicros = 0): AttemptResult =>
   ({ status: 'error', model: model(id), source: 'platform', kind, error: 'x', reservedMicros: 9000, chargedMicros });
 
@@ -38,5 +38,12 @@ describe('search outcome rules (docs/api.md 10.5, when no model answers)', () =>
     expect(attemptView(failed('exa/auto', 'timeout', 9_000))).toEqual({ model: 'exa/auto', source: 'platform', status: 'error', error: 'x', cost_usd: 0.009 });
     expect(attemptView(failed('exa/auto', 'server_error'))).toEqual({ model: 'exa/auto', source: 'platform', status: 'error', error: 'x' });
     expect(attemptView(skipped('brave/web', 'not_configured', 6_000))).toEqual({ model: 'brave/web', status: 'skipped', error: 'provider not configured' });
+  });
+
+  it('leaves models the key may not use out of the verdict, and shows them as skipped', () => {
+    expect(decideOutcome([skipped('brave/web', 'model_not_allowed', 6_000), skipped('exa/fast', 'balance', 5_000)]))
+      .toEqual({ kind: 'payment', code: 'insufficient_credits', neededMicros: 5_000 });
+    expect(decideOutcome([skipped('brave/web', 'model_not_allowed', 6_000), skipped('exa/fast', 'capacity', 5_000)])).toEqual({ kind: 'overloaded' });
+    expect(attemptView(skipped('brave/web', 'model_not_allowed', 6_000))).toEqual({ model: 'brave/web', status: 'skipped', error: 'model not allowed for this key' });
   });
 });

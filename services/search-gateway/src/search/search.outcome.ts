@@ -1,3 +1,4 @@
+import { MODEL_NOT_ALLOWED_MESSAGE } from '@svc/contracts';
 import type { FilterName, ModelSpec } from '@svc/contracts';
 import type { AttemptView } from '@svc/errors';
 import type { Micros } from '@svc/money';
@@ -8,7 +9,7 @@ import type { NormalizedResult, ProviderFailureKind } from '../providers';
 /** Whose provider key an attempt uses: the account's own (`byok`, tried first) or the deployment's (`platform`). */
 export type AttemptSource = 'platform' | 'byok';
 
-export type SkipReason = 'not_configured' | 'capacity' | 'balance' | 'limit' | 'deadline' | 'unsupported_filter' | 'failing';
+export type SkipReason = 'not_configured' | 'capacity' | 'balance' | 'limit' | 'deadline' | 'unsupported_filter' | 'failing' | 'model_not_allowed';
 
 /** What happened to one attempt; an expected outcome, never an exception. */
 export type AttemptResult =
@@ -25,6 +26,8 @@ export const SKIP_MESSAGES: Readonly<Record<SkipReason, string>> = {
   unsupported_filter: 'unsupported filter',
   // The provider's breaker is open (docs/decisions/0027).
   failing: 'provider unavailable (failing)',
+  // The key's allowed_models leaves it out (docs/api.md, "Key fences").
+  model_not_allowed: MODEL_NOT_ALLOWED_MESSAGE,
 };
 
 /** A skipped attempt's `error`: its reason, and for unsupported_filter the filters it cannot honour. */
@@ -32,6 +35,10 @@ export function skipMessage(attempt: Extract<AttemptResult, { status: 'skipped' 
   return attempt.reason === 'unsupported_filter' && attempt.filters !== undefined
     ? `unsupported filter: ${attempt.filters.join(', ')}`
     : SKIP_MESSAGES[attempt.reason];
+}
+
+function isFenced(attempt: AttemptResult): boolean {
+  return attempt.status === 'skipped' && attempt.reason === 'model_not_allowed';
 }
 
 /** How a search ends (docs/api.md 10.5, when no model answers). */
@@ -42,9 +49,11 @@ export type SearchOutcome =
   | { kind: 'unsupported_filter' }
   | { kind: 'failed' };
 
-export function decideOutcome(attempts: readonly AttemptResult[]): SearchOutcome {
-  const index = attempts.findIndex((attempt) => attempt.status === 'success');
+export function decideOutcome(all: readonly AttemptResult[]): SearchOutcome {
+  const index = all.findIndex((attempt) => attempt.status === 'success');
   if (index >= 0) return { kind: 'success', index };
+  // Models the key may not use take no part in the verdict (a search with none allowed was refused before).
+  const attempts = all.some(isFenced) ? all.filter((attempt) => !isFenced(attempt)) : all;
   // Every model refused the filters sent (nothing was called, reserved or charged): 400, not 502.
   if (attempts.length > 0 && attempts.every((a) => a.status === 'skipped' && a.reason === 'unsupported_filter')) return { kind: 'unsupported_filter' };
   const moneyBlocks = attempts.filter((a) => a.status === 'skipped' && (a.reason === 'balance' || a.reason === 'limit'));

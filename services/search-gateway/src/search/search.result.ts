@@ -52,11 +52,13 @@ export interface SearchReply {
  *   bound (503 overloaded);
  * - `body_mismatch`: the Idempotency-Key was used with another body (400 invalid_request);
  * - `settlement_failed`: the settlement could not be handed to Redis; nothing is charged
- *   (500 internal).
+ *   (500 internal);
+ * - `model_not_allowed`: the key's model fence allows none of the requested models; nothing
+ *   is admitted, reserved or charged (403 model_not_allowed).
  */
-export type RefusalReason = 'rate_limited' | 'too_many' | 'cold' | 'saturated' | 'unavailable' | 'first_running' | 'body_mismatch' | 'settlement_failed';
+export type RefusalReason = 'rate_limited' | 'too_many' | 'cold' | 'saturated' | 'unavailable' | 'first_running' | 'body_mismatch' | 'settlement_failed' | 'model_not_allowed';
 
-export type RefusalCode = 'rate_limited' | 'too_many_concurrent_requests' | 'overloaded' | 'invalid_request' | 'internal';
+export type RefusalCode = 'rate_limited' | 'too_many_concurrent_requests' | 'overloaded' | 'invalid_request' | 'internal' | 'model_not_allowed';
 
 /** A search answered with an error of its own (see RefusalReason); it carries what the error reply says. */
 export interface SearchRefusal {
@@ -91,4 +93,6 @@ export const refuse = {
   firstRunning: (requestId: string): SearchRefusal => refusal('first_running', 'overloaded', 'the first request with this Idempotency-Key has not finished; retry shortly', 1, requestId),
   bodyMismatch: (requestId: string): SearchRefusal => refusal('body_mismatch', 'invalid_request', 'this Idempotency-Key was used with a different request body', undefined, requestId),
   settlementFailed: (requestId: string): SearchRefusal => refusal('settlement_failed', 'internal', 'internal error', undefined, requestId),
+  modelNotAllowed: (requestId: string): SearchRefusal =>
+    refusal('model_not_allowed', 'model_not_allowed', 'this key may not use any of the requested models (its allowed_models)', undefined, requestId),
 } as const;

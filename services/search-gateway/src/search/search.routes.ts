@@ -44,7 +44,8 @@ export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, se
     validatorCompiler: searchValidatorCompiler,
     schemaErrorFormatter: formatSearchBodyErrors,
     onRequest: guardHook(async (request: FastifyRequest) => {
-      const outcome = await auth.authenticate(request.headers.authorization, 'api');
+      // The key and its address fence, before the body is read.
+      const outcome = await auth.authenticate(request.headers.authorization, 'api', request);
       if (!outcome.ok) throw authError(outcome);
       authenticated.set(request, outcome.record);
     }),

@@ -1,4 +1,4 @@
-import { RESERVATION_TTL_GRACE_MS } from '@svc/contracts';
+import { modelAllowed, RESERVATION_TTL_GRACE_MS } from '@svc/contracts';
 import type { Logger } from 'pino';
 import { NO_PROVIDER_KEYS } from '../byok/provider-key-cache';
 import type { ProviderKeyCache } from '../byok/provider-key-cache';
@@ -107,6 +107,9 @@ export class SearchService {
   /** Plan, then the first admission; from there the account lease is held (holdingLease). */
   private async searchOnce(call: SearchCall): Promise<SearchResult> {
     const { record, requestId } = call;
+    // The key's model fence: none of the requested models allowed is a refusal before anything is held.
+    const modelFence = record.allowedModels;
+    if (modelFence !== undefined && !call.request.models.some((model) => modelAllowed(modelFence, model))) return refuse.modelNotAllowed(requestId);
     const steps = this.steps;
     let accountKeys = NO_PROVIDER_KEYS;
     if (this.providerKeys !== null) {

@@ -62,6 +62,19 @@ export function ApiKeysPage(): ReactNode {
         { header: 'Limit resets at', cell: (key) => <td className="wrap" data-label="Limit resets at">{dateTime(key.limit_resets_at)}</td> },
         { header: 'Expires', cell: (key) => <td className="wrap" data-label="Expires">{dateTime(key.expires_at, 'Never')}</td> },
         { header: 'Last used', cell: (key) => <td className="wrap" data-label="Last used">{dateTime(key.last_used_at, 'Never')}</td> },
+        {
+          header: 'Fences',
+          cell: (key) => (
+            <td className="wrap" data-label="Fences">
+              {key.allowed_models === null && key.allowed_ips === null ? <span className="muted">None</span> : (
+                <>
+                  {key.allowed_models !== null && <div>Models: {key.allowed_models.join(', ')}</div>}
+                  {key.allowed_ips !== null && <div>Addresses: {key.allowed_ips.join(', ')}</div>}
+                </>
+              )}
+            </td>
+          ),
+        },
       ]}
       createForm={({ onSubmit, onCancel }) => <KeyForm initial={null} submitLabel="Create key" onSubmit={onSubmit} onCancel={onCancel} />}
       editForm={({ key, onSubmit, onCancel }) => <KeyForm initial={key} submitLabel="Save changes" onSubmit={onSubmit} onCancel={onCancel} />}

@@ -11,6 +11,18 @@ export interface KeyFields {
   limit_reset?: LimitReset | null;
   expires_at?: string | null;
   disabled?: boolean;
+  allowed_models?: string[] | null;
+  allowed_ips?: string[] | null;
+}
+
+/** A fence typed as one entry per line (or comma-separated): the list, or null when empty (no fence). */
+export function fenceOf(text: string): string[] | null {
+  const entries = text.split(/[\n,]/).map((entry) => entry.trim()).filter((entry) => entry !== '');
+  return entries.length === 0 ? null : entries;
+}
+
+function sameList(a: readonly string[] | null, b: readonly string[] | null): boolean {
+  return a === null || b === null ? a === b : a.length === b.length && a.every((value, i) => value === b[i]);
 }
 
 /**
@@ -29,6 +41,8 @@ export function KeyForm({ initial, submitLabel, onSubmit, onCancel }: {
   const [reset, setReset] = useState<LimitReset | ''>(initial?.limit_reset ?? '');
   const [expires, setExpires] = useState(isoToLocalInput(initial?.expires_at ?? null));
   const [disabled, setDisabled] = useState(initial?.disabled ?? false);
+  const [models, setModels] = useState((initial?.allowed_models ?? []).join('\n'));
+  const [addresses, setAddresses] = useState((initial?.allowed_ips ?? []).join('\n'));
   const form = useSubmit();
 
   /** Creating sends every field; editing only those that changed. */
@@ -43,12 +57,16 @@ export function KeyForm({ initial, submitLabel, onSubmit, onCancel }: {
       fields.limit_reset = resetValue;
       fields.expires_at = expiresValue;
       fields.disabled = disabled;
+      fields.allowed_models = fenceOf(models);
+      fields.allowed_ips = fenceOf(addresses);
     } else {
       if (name !== initial.name) fields.name = name;
       if (limitValue !== initial.limit_usd) fields.limit_usd = limitValue;
       if (resetValue !== initial.limit_reset) fields.limit_reset = resetValue;
       if (expiresValue !== (initial.expires_at === null ? null : localInputToIso(isoToLocalInput(initial.expires_at)))) fields.expires_at = expiresValue;
       if (disabled !== initial.disabled) fields.disabled = disabled;
+      if (!sameList(fenceOf(models), initial.allowed_models)) fields.allowed_models = fenceOf(models);
+      if (!sameList(fenceOf(addresses), initial.allowed_ips)) fields.allowed_ips = fenceOf(addresses);
     }
     return fields;
   };
@@ -75,6 +93,14 @@ export function KeyForm({ initial, submitLabel, onSubmit, onCancel }: {
       <Field label="Expires" id={`${id}-expires`} hint="Your local time. Empty: never expires.">
         <input id={`${id}-expires`} type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} aria-describedby={`${id}-expires-hint`} />
       </Field>
+      <div className="row">
+        <Field label="Allowed models" id={`${id}-models`} hint={`One per line: a model id (exa/fast) or a provider's models (exa/*), up to ${LIMITS.allowedModels.max}. Other models are skipped; empty: every model.`}>
+          <textarea id={`${id}-models`} rows={3} value={models} onChange={(e) => setModels(e.target.value)} aria-describedby={`${id}-models-hint`} spellCheck={false} />
+        </Field>
+        <Field label="Allowed client addresses" id={`${id}-ips`} hint={`One per line: IPv4 or IPv6 CIDRs (203.0.113.0/24, 2001:db8::/32), up to ${LIMITS.allowedIps.max}. Other addresses are refused; empty: any address.`}>
+          <textarea id={`${id}-ips`} rows={3} value={addresses} onChange={(e) => setAddresses(e.target.value)} aria-describedby={`${id}-ips-hint`} spellCheck={false} />
+        </Field>
+      </div>
       <div className="field checkbox">
         <input id={`${id}-disabled`} type="checkbox" checked={disabled} onChange={(e) => setDisabled(e.target.checked)} />
         <label htmlFor={`${id}-disabled`}>Disabled (searches with this key are refused)</label>

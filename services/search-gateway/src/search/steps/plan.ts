@@ -1,4 +1,4 @@
-import { byokFeeMicros, costMicros, maxCostMicros, unsupportedFilters } from '@svc/contracts';
+import { byokFeeMicros, costMicros, maxCostMicros, modelAllowed, unsupportedFilters } from '@svc/contracts';
 import type { FilterName, Provider, SearchFilters } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import type { ProviderKeySet } from '../../byok/provider-key-cache';
@@ -102,13 +102,22 @@ export interface AttemptRequest extends LeaseRequest, ReserveRequest {
 /**
  * The next attempt to admit, from plan index `from`: the attempts passed over are recorded
  * in `attempts` (a filter it cannot honour, the deadline, not configured) or left out (after_byok). Null when no attempt
- * is left. `claim`: the Idempotency-Key claim (the search's first admission only).
+ * is left. A model outside the key's `allowedModels` is skipped (`model not allowed for this key`). `claim`: the Idempotency-Key claim (the search's first admission only).
  */
 export function nextAttempt(steps: Pick<SearchSteps, 'settings' | 'health'>, ctx: SearchContext, attempts: AttemptResult[], from: number, claim: Claim | undefined): AttemptRequest | null {
   const { plan, call } = ctx;
   const { settings } = steps;
+  const modelFence = call.record.allowedModels;
   for (let i = from; i < plan.length; i++) {
     const planned = plan[i] as PlannedAttempt;
+    if (modelFence !== undefined && !modelAllowed(modelFence, planned.model)) {
+      // The key may not use this model: skipped once per model, nothing reserved or charged.
+      const previous = attempts[attempts.length - 1];
+      if (!(previous !== undefined && previous.status === 'skipped' && previous.reason === 'model_not_allowed' && previous.model.id === planned.model.id)) {
+        attempts.push({ status: 'skipped', model: planned.model, source: null, reason: 'model_not_allowed', priceMicros: planned.priceMicros });
+      }
+      continue;
+    }
     const unsupported = filterGate(planned, call.request.filters);
     if (unsupported !== null) {
       if (!sameModelRefused(attempts[attempts.length - 1], planned)) {

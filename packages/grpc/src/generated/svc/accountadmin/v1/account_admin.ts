@@ -187,6 +187,9 @@ export interface KeyRecord {
   /** Grows with every change of the key; a newer version always wins. */
   version: number;
   deleted: boolean;
+  /** The key's fences (docs/api.md, "Key fences"); empty: not fenced (a set fence is never empty). */
+  allowedModels: string[];
+  allowedIps: string[];
 }
 
 export interface CreateAccountRequest {
@@ -1146,6 +1149,8 @@ function createBaseKeyRecord(): KeyRecord {
     limitReset: 0,
     version: 0,
     deleted: false,
+    allowedModels: [],
+    allowedIps: [],
   };
 }
 
@@ -1177,6 +1182,12 @@ export const KeyRecord: MessageFns<KeyRecord> = {
     }
     if (message.deleted !== false) {
       writer.uint32(72).bool(message.deleted);
+    }
+    for (const v of message.allowedModels) {
+      writer.uint32(82).string(v!);
+    }
+    for (const v of message.allowedIps) {
+      writer.uint32(90).string(v!);
     }
     return writer;
   },
@@ -1266,6 +1277,22 @@ export const KeyRecord: MessageFns<KeyRecord> = {
             message.deleted = reader.bool();
             continue;
           }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.allowedModels.push(reader.string());
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.allowedIps.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1309,6 +1336,16 @@ export const KeyRecord: MessageFns<KeyRecord> = {
         : 0,
       version: isSet(object.version) ? globalThis.Number(object.version) : 0,
       deleted: isSet(object.deleted) ? globalThis.Boolean(object.deleted) : false,
+      allowedModels: globalThis.Array.isArray(object?.allowedModels)
+        ? object.allowedModels.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.allowed_models)
+        ? object.allowed_models.map((e: any) => globalThis.String(e))
+        : [],
+      allowedIps: globalThis.Array.isArray(object?.allowedIps)
+        ? object.allowedIps.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.allowed_ips)
+        ? object.allowed_ips.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -1341,6 +1378,12 @@ export const KeyRecord: MessageFns<KeyRecord> = {
     if (message.deleted !== false) {
       obj.deleted = message.deleted;
     }
+    if (message.allowedModels?.length) {
+      obj.allowedModels = message.allowedModels;
+    }
+    if (message.allowedIps?.length) {
+      obj.allowedIps = message.allowedIps;
+    }
     return obj;
   },
 
@@ -1358,6 +1401,8 @@ export const KeyRecord: MessageFns<KeyRecord> = {
     message.limitReset = object.limitReset ?? 0;
     message.version = object.version ?? 0;
     message.deleted = object.deleted ?? false;
+    message.allowedModels = object.allowedModels?.map((e) => e) || [];
+    message.allowedIps = object.allowedIps?.map((e) => e) || [];
     return message;
   },
 };

@@ -1,0 +1,60 @@
+/**
+ * The audit log's shapes (docs/api.md, "Audit log"), declared once: account-admin and
+ * billing write entries of this shape, GET /v1/audit-log answers them, the SDK and the
+ * dashboard read them. This file imports nothing (the dashboard's bundler takes it as it is).
+ */
+
+/**
+ * Who made a change: a management key (its id), a dashboard session (the user's id), an
+ * OAuth grant (its id; reserved: the platform issues no OAuth grants yet) or an operator
+ * (the operator tool's name for itself, `operator` by default).
+ */
+export const AUDIT_ACTOR_KINDS = ['management_key', 'session', 'oauth_grant', 'operator'] as const;
+export type AuditActorKind = (typeof AUDIT_ACTOR_KINDS)[number];
+
+/** What was changed; `<resource>.<verb>`. */
+export const AUDIT_ACTIONS = [
+  'api_key.create',
+  'api_key.update',
+  'api_key.delete',
+  'management_key.create',
+  'management_key.update',
+  'management_key.delete',
+  'provider_key.set',
+  'provider_key.delete',
+  'purchase.start',
+  'credits.grant',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+export function isAuditAction(value: unknown): value is AuditAction {
+  return typeof value === 'string' && (AUDIT_ACTIONS as readonly string[]).includes(value);
+}
+
+export function isAuditActorKind(value: unknown): value is AuditActorKind {
+  return typeof value === 'string' && (AUDIT_ACTOR_KINDS as readonly string[]).includes(value);
+}
+
+/** A value an entry may record: never a secret, a key hash or a provider key (only what the API shows). */
+export type AuditValue = string | number | boolean | null | readonly string[];
+
+/** One changed field: its value before and after (null before on a creation, after on a deletion). */
+export interface AuditChange {
+  before: AuditValue;
+  after: AuditValue;
+}
+
+/** An entry as GET /v1/audit-log shows it. */
+export interface AuditEntryView {
+  id: string;
+  /** RFC 3339 with milliseconds, UTC. */
+  at: string;
+  actor: { kind: AuditActorKind; id: string };
+  client_address: string | null;
+  action: AuditAction;
+  target_id: string;
+  changes: Record<string, AuditChange>;
+}
+
+/** The columns of the dashboard's CSV export, in order. */
+export const AUDIT_CSV_COLUMNS = ['at', 'actor_kind', 'actor_id', 'client_address', 'action', 'target_id', 'changes'] as const;

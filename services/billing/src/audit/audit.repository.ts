@@ -1,0 +1,81 @@
+import type { AuditAction, AuditActorKind, AuditChange, AuditEntryView } from '@svc/contracts';
+import type { AuditFilters, AuditPosition } from '@svc/http-edge';
+import { newId } from '@svc/ids';
+import { Prisma } from '../generated/prisma/client';
+import type { PrismaClient } from '../generated/prisma/client';
+
+/** Who made a change and from where (the audit log's actor). */
+export interface AuditActor {
+  kind: AuditActorKind;
+  id: string;
+  clientAddress: string | null;
+}
+
+/** One change of billing's to append: a purchase started, an operator grant. */
+export interface AuditDraft {
+  accountId: string;
+  actor: AuditActor;
+  action: AuditAction;
+  targetId: string;
+  changes: Record<string, AuditChange>;
+}
+
+/**
+ * The INSERT of one entry, for a change's own transaction or statement (billing writes its
+ * entries with raw SQL, like the rest of its money paths). The only statement on
+ * audit_entries besides the reads below; the trigger refuses UPDATE and DELETE.
+ */
+export function auditInsertSql(draft: AuditDraft): Prisma.Sql {
+  return Prisma.sql`
+    INSERT INTO audit_entries (id, account_id, at, actor_kind, actor_id, client_address, action, target_id, changes)
+    VALUES (${newId('auditEntry')}, ${draft.accountId}, clock_timestamp(), CAST(${draft.actor.kind} AS "audit_actor_kind"),
+      ${draft.actor.id}, ${draft.actor.clientAddress}, ${draft.action}, ${draft.targetId}, CAST(${JSON.stringify(draft.changes)} AS jsonb))`;
+}
+
+interface AuditRowSql {
+  id: string;
+  at: Date;
+  actor_kind: AuditActorKind;
+  actor_id: string;
+  client_address: string | null;
+  action: AuditAction;
+  target_id: string;
+  changes: Record<string, AuditChange>;
+}
+
+/**
+ * billing's part of the audit log, read in the log's order (`at`, then ids byte by byte,
+ * newest first), the order account-admin merges it in (GET /v1/audit-log).
+ */
+export class AuditRepository {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  async list(accountId: string, filters: AuditFilters, after: AuditPosition | null, limit: number): Promise<AuditEntryView[]> {
+    const conditions: Prisma.Sql[] = [Prisma.sql`account_id = ${accountId}`];
+    if (filters.action !== undefined) conditions.push(Prisma.sql`action = ${filters.action}`);
+    if (filters.actorKind !== undefined) conditions.push(Prisma.sql`actor_kind = CAST(${filters.actorKind} AS "audit_actor_kind")`);
+    if (filters.actorId !== undefined) conditions.push(Prisma.sql`actor_id = ${filters.actorId}`);
+    if (filters.targetId !== undefined) conditions.push(Prisma.sql`target_id = ${filters.targetId}`);
+    if (filters.fromMs !== undefined) conditions.push(Prisma.sql`at >= ${new Date(filters.fromMs)}`);
+    if (filters.toMs !== undefined) conditions.push(Prisma.sql`at < ${new Date(filters.toMs)}`);
+    if (after !== null) {
+      const at = new Date(after.atMs);
+      conditions.push(Prisma.sql`(at < ${at} OR (at = ${at} AND id COLLATE "C" < ${after.id} COLLATE "C"))`);
+    }
+    const rows = await this.prisma.$queryRaw<AuditRowSql[]>`
+      SELECT id, at, actor_kind::text AS actor_kind, actor_id, client_address, action, target_id, changes
+      FROM audit_entries
+      WHERE ${Prisma.join(conditions, ' AND ')}
+      ORDER BY at DESC, id COLLATE "C" DESC
+      LIMIT ${limit}`;
+    return rows.map((row) => ({
+      id: row.id,
+      at: row.at.toISOString(),
+      actor: { kind: row.actor_kind, id: row.actor_id },
+      client_address: row.client_address,
+      action: row.action,
+      target_id: row.target_id,
+      changes: row.changes,
+    }));
+  }
+}

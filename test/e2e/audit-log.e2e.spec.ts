@@ -1,0 +1,286 @@
+import { execFile } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { bearer, call, repoRoot, startStack } from '@svc/test-kit';
+import type { JsonResponse, Stack } from '@svc/test-kit';
+
+/** A parsed JSON answer, as test-kit's call gives it. */
+type Body = JsonResponse['body'];
+import { Client } from 'pg';
+import { FakeStripe } from '../../tools/fake-stripe/src';
+
+/**
+ * The audit log end to end (docs/api.md, "Audit log"; issue 27): a scripted series of changes
+ * through every surface (a management key on /v1, a dashboard session, billing's checkout on
+ * both, an operator's grant) is exactly what GET /v1/audit-log answers, pages and filters;
+ * the plaintext (and hash) of every secret used is found nowhere in either audit table; an
+ * UPDATE, a DELETE or a TRUNCATE fails in the database, and only the retention purge may
+ * delete, and only rows older than the retention.
+ *
+ * Every call goes through the gateway, which trusts 127.0.0.1 as a proxy, with an
+ * X-Forwarded-For naming a different client per surface: the entries carry those addresses.
+ */
+const run = promisify(execFile);
+const STRIPE_KEY = 'sk_test_fake_audit';
+const WEBHOOK_SECRET = 'whsec_fake_audit';
+const PASSWORD = 'correct horse battery staple audit';
+
+interface Expected {
+  action: string;
+  actor: { kind: string; id: string };
+  client_address: string | null;
+  target_id: string;
+  changes: Record<string, { before: unknown; after: unknown }>;
+}
+
+describe('the audit log: a scripted series through every surface', () => {
+  let stack: Stack;
+  let stripe: FakeStripe;
+  let adminDb: Client;
+  let billingDb: Client;
+  let gw: string;
+
+  beforeAll(async () => {
+    stripe = await FakeStripe.start({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET });
+    stack = await startStack({
+      name: 'audit_log',
+      redisDb: 10,
+      logLevel: 'warn',
+      gatewayEnv: { TRUSTED_PROXIES: '127.0.0.1/32, ::1/128' },
+      billingEnv: { STRIPE_SECRET_KEY: STRIPE_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: stripe.url, STRIPE_TIMEOUT_MS: '2000' },
+    });
+    gw = stack.gateways[0]?.url ?? '';
+    adminDb = new Client({ connectionString: stack.databases.accountAdmin });
+    billingDb = new Client({ connectionString: stack.databases.billing });
+    await Promise.all([adminDb.connect(), billingDb.connect()]);
+  }, 180_000);
+
+  afterAll(async () => {
+    await adminDb?.end();
+    await billingDb?.end();
+    await stack?.stop();
+    await stripe?.stop();
+  });
+
+  it('answers exactly the series, pages it, filters it, holds no secret, and refuses UPDATE and DELETE', async () => {
+    const SESSION_IP = '198.51.100.20';
+    const KEY_IP = '2001:db8::42';
+    const secrets: string[] = [PASSWORD, stack.operatorToken, STRIPE_KEY];
+    const expected: Expected[] = [];
+    const at: number[] = [];
+    const expect201or200 = (status: number) => expect([200, 201]).toContain(status);
+
+    // The dashboard user (sign-up is no change of a resource: not audited).
+    const email = `audit-${randomBytes(6).toString('hex')}@example.com`;
+    const signup = await call('POST', `${gw}/dashboard/api/signup`, { body: { email, password: PASSWORD }, headers: { 'x-forwarded-for': SESSION_IP } });
+    expect(signup.status).toBe(201);
+    const accountId = String(signup.body.account_id);
+    const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const csrf = String(signup.body.csrf_token);
+    secrets.push(cookie.split('=')[1] ?? '', csrf);
+    const userId = String((await adminDb.query('SELECT id FROM users WHERE email = $1', [email])).rows[0]?.id);
+    const session = { cookie, 'x-csrf-token': csrf, 'x-forwarded-for': SESSION_IP };
+    const asSession = { kind: 'session', id: userId };
+
+    const step = async (method: string, path: string, headers: Record<string, string>, body: unknown, entry: ((reply: Body) => Expected) | null) => {
+      const reply = await call(method, `${gw}${path}`, { body, headers });
+      expect201or200(reply.status);
+      if (entry !== null) {
+        expected.push(entry(reply.body));
+        at.push(Date.now());
+      }
+      return reply.body as Body;
+    };
+
+    // 1. A session makes the management key the /v1 steps use.
+    const admin = await step('POST', '/dashboard/api/management-keys', session, { name: 'admin' }, (r) => ({
+      action: 'management_key.create', actor: asSession, client_address: SESSION_IP, target_id: String(r.id),
+      changes: { name: { before: null, after: 'admin' }, disabled: { before: null, after: false } },
+    }));
+    secrets.push(String(admin.secret));
+    const mgmt = { ...bearer(String(admin.secret)), 'x-forwarded-for': KEY_IP };
+    const asKey = { kind: 'management_key', id: String(admin.id) };
+
+    // 2-4. An API key: created with fences by the key, changed by the key and by the session.
+    const apiKey = await step('POST', '/v1/keys', mgmt, { name: 'bot', limit_usd: 5, allowed_models: ['exa/*'], allowed_ips: ['203.0.113.0/24'] }, (r) => ({
+      action: 'api_key.create', actor: asKey, client_address: KEY_IP, target_id: String(r.id),
+      changes: {
+        name: { before: null, after: 'bot' }, limit_usd: { before: null, after: 5 }, limit_reset: { before: null, after: null },
+        expires_at: { before: null, after: null }, disabled: { before: null, after: false },
+        allowed_models: { before: null, after: ['exa/*'] }, allowed_ips: { before: null, after: ['203.0.113.0/24'] },
+      },
+    }));
+    secrets.push(String(apiKey.secret));
+    const keyId = String(apiKey.id);
+    await step('PATCH', `/v1/keys/${keyId}`, mgmt, { limit_usd: 7, allowed_ips: null }, () => ({
+      action: 'api_key.update', actor: asKey, client_address: KEY_IP, target_id: keyId,
+      changes: { limit_usd: { before: 5, after: 7 }, allowed_ips: { before: ['203.0.113.0/24'], after: null } },
+    }));
+    // A change that changes nothing, and a refused one, are not entries.
+    await step('PATCH', `/v1/keys/${keyId}`, mgmt, {}, null);
+    expect((await call('PATCH', `${gw}/v1/keys/${keyId}`, { body: { limit_usd: -1 }, headers: mgmt })).status).toBe(400);
+    await step('PATCH', `/dashboard/api/keys/${keyId}`, session, { disabled: true }, () => ({
+      action: 'api_key.update', actor: asSession, client_address: SESSION_IP, target_id: keyId,
+      changes: { disabled: { before: false, after: true } },
+    }));
+
+    // 5-7. A provider key: stored by the key, replaced by the session, deleted by the key.
+    const exaOwn = `exa-own-${randomBytes(12).toString('hex')}`;
+    const exaOther = `exa-other-${randomBytes(12).toString('hex')}`;
+    secrets.push(exaOwn, exaOther);
+    await step('PUT', '/v1/provider-keys/exa', mgmt, { key: exaOwn }, () => ({
+      action: 'provider_key.set', actor: asKey, client_address: KEY_IP, target_id: 'exa', changes: { key: { before: null, after: 'new key' } },
+    }));
+    await step('PUT', '/dashboard/api/provider-keys/exa', session, { key: exaOther }, () => ({
+      action: 'provider_key.set', actor: asSession, client_address: SESSION_IP, target_id: 'exa', changes: { key: { before: 'previous key', after: 'new key' } },
+    }));
+    await step('DELETE', '/v1/provider-keys/exa', mgmt, undefined, () => ({
+      action: 'provider_key.delete', actor: asKey, client_address: KEY_IP, target_id: 'exa', changes: { key: { before: 'previous key', after: null } },
+    }));
+
+    // 8-9. Purchases started (billing): by the key through the gateway, by the session through account-admin.
+    await step('POST', '/v1/credits/checkout', mgmt, { amount_usd: 20 }, (r) => ({
+      action: 'purchase.start', actor: asKey, client_address: KEY_IP, target_id: String(r.id),
+      changes: { amount_usd: { before: null, after: 20 }, credit_usd: { before: null, after: 20 }, status: { before: null, after: 'pending' } },
+    }));
+    await step('POST', '/dashboard/api/credits/checkout', session, { amount_usd: 25 }, (r) => ({
+      action: 'purchase.start', actor: asSession, client_address: SESSION_IP, target_id: String(r.id),
+      changes: { amount_usd: { before: null, after: 25 }, credit_usd: { before: null, after: 25 }, status: { before: null, after: 'pending' } },
+    }));
+
+    // 10. An operator's grant (the operator API, not through the gateway).
+    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${accountId}/grants`, {
+      body: { amount_usd: 3, reason: 'goodwill' }, headers: bearer(stack.operatorToken),
+    });
+    expect(grant.status).toBe(201);
+    expected.push({
+      action: 'credits.grant', actor: { kind: 'operator', id: 'operator' }, client_address: '127.0.0.1', target_id: String(grant.body.id),
+      changes: { amount_usd: { before: null, after: 3 }, reason: { before: null, after: 'goodwill' } },
+    });
+    at.push(Date.now());
+
+    // 11-13. A second management key renamed and deleted by the session; the API key deleted by the key.
+    const second = await step('POST', '/dashboard/api/management-keys', session, { name: 'ops' }, (r) => ({
+      action: 'management_key.create', actor: asSession, client_address: SESSION_IP, target_id: String(r.id),
+      changes: { name: { before: null, after: 'ops' }, disabled: { before: null, after: false } },
+    }));
+    secrets.push(String(second.secret));
+    await step('PATCH', `/dashboard/api/management-keys/${String(second.id)}`, session, { name: 'ops2' }, () => ({
+      action: 'management_key.update', actor: asSession, client_address: SESSION_IP, target_id: String(second.id), changes: { name: { before: 'ops', after: 'ops2' } },
+    }));
+    await step('DELETE', `/v1/keys/${keyId}`, mgmt, undefined, () => ({
+      action: 'api_key.delete', actor: asKey, client_address: KEY_IP, target_id: keyId, changes: { deleted: { before: false, after: true } },
+    }));
+    await step('DELETE', `/dashboard/api/management-keys/${String(second.id)}`, session, undefined, () => ({
+      action: 'management_key.delete', actor: asSession, client_address: SESSION_IP, target_id: String(second.id), changes: { deleted: { before: false, after: true } },
+    }));
+
+    // The log equals the series, newest first, on both surfaces.
+    const shape = (entry: Body): Expected => ({
+      action: entry.action, actor: entry.actor, client_address: entry.client_address, target_id: entry.target_id, changes: entry.changes,
+    });
+    const newestFirst = [...expected].reverse();
+    const full = await call('GET', `${gw}/v1/audit-log?limit=100`, { headers: mgmt });
+    expect(full.status).toBe(200);
+    expect(full.body.next_cursor).toBeNull();
+    expect(full.body.data.map(shape)).toEqual(newestFirst);
+    for (const entry of full.body.data) {
+      expect(entry.id).toMatch(/^aud_[0-9A-Za-z]{24}$/);
+      expect(Number.isNaN(Date.parse(entry.at))).toBe(false);
+    }
+    const times = full.body.data.map((entry: { at: string }) => Date.parse(entry.at));
+    expect([...times].sort((a, b) => b - a)).toEqual(times);
+    const dashboard = await call('GET', `${gw}/dashboard/api/audit-log?limit=100`, { headers: session });
+    expect(dashboard.body.data).toEqual(full.body.data);
+
+    // Cursor pages of 4 walk the same list.
+    const walked: unknown[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: Awaited<ReturnType<typeof call>> = await call('GET', `${gw}/v1/audit-log?limit=4${cursor === null ? '' : `&cursor=${cursor}`}`, { headers: mgmt });
+      expect(page.status).toBe(200);
+      expect(page.body.data.length).toBeLessThanOrEqual(4);
+      walked.push(...page.body.data);
+      cursor = page.body.next_cursor;
+    } while (cursor !== null);
+    expect(walked).toEqual(full.body.data);
+
+    // Filters: action, actor (kind and id), target, time.
+    const filtered = async (query: string) => (await call('GET', `${gw}/v1/audit-log?limit=100&${query}`, { headers: mgmt })).body.data.map(shape);
+    expect(await filtered('action=api_key.update')).toEqual(newestFirst.filter((e) => e.action === 'api_key.update'));
+    expect(await filtered('action=purchase.start')).toEqual(newestFirst.filter((e) => e.action === 'purchase.start'));
+    expect(await filtered('actor_kind=operator')).toEqual(newestFirst.filter((e) => e.actor.kind === 'operator'));
+    expect(await filtered(`actor_id=${userId}`)).toEqual(newestFirst.filter((e) => e.actor.id === userId));
+    expect(await filtered(`actor_kind=management_key&actor_id=${String(admin.id)}`)).toEqual(newestFirst.filter((e) => e.actor.id === String(admin.id)));
+    expect(await filtered(`target_id=${keyId}`)).toEqual(newestFirst.filter((e) => e.target_id === keyId));
+    const entryTimes = [...full.body.data].reverse().map((entry: { at: string }) => entry.at);
+    const from = entryTimes[4] as string;
+    const to = entryTimes[9] as string;
+    expect(await filtered(`from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`))
+      .toEqual(newestFirst.filter((_e, i) => { const t = Date.parse(full.body.data[i].at); return t >= Date.parse(from) && t < Date.parse(to); }));
+
+    // Bad queries are 400s; an API key is 403.
+    for (const query of ['action=key.explode', 'actor_kind=robot', 'from=yesterday', 'cursor=!!!', 'limit=0', 'target_id=a%20b']) {
+      const bad = await call('GET', `${gw}/v1/audit-log?${query}`, { headers: mgmt });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.code).toBe('invalid_request');
+    }
+
+    // No secret in either audit table: every plaintext used, and the SHA-256 of every key.
+    for (const secret of [...secrets]) if (secret.startsWith('svc-')) secrets.push(createHash('sha256').update(secret).digest('hex'));
+    expect(secrets.filter((s) => s.length < 8)).toEqual([]);
+    for (const db of [adminDb, billingDb]) {
+      const rows = (await db.query('SELECT row_to_json(a)::text AS line FROM audit_entries a')).rows as { line: string }[];
+      expect(rows.length).toBeGreaterThan(0);
+      for (const secret of secrets) {
+        const found = await db.query("SELECT count(*)::int AS n FROM audit_entries a WHERE strpos(row_to_json(a)::text, $1) > 0", [secret]);
+        expect({ secret: secret.slice(0, 6), n: found.rows[0].n }).toEqual({ secret: secret.slice(0, 6), n: 0 });
+      }
+    }
+    // The search would find one: the test's own check can fail.
+    const probe = String(full.body.data[0].target_id);
+    expect((await adminDb.query("SELECT count(*)::int AS n FROM audit_entries a WHERE strpos(row_to_json(a)::text, $1) > 0", [probe])).rows[0].n).toBeGreaterThan(0);
+
+    // Append-only in both databases: UPDATE, DELETE and TRUNCATE fail; nothing changed.
+    for (const db of [adminDb, billingDb]) {
+      const before = (await db.query('SELECT count(*)::int AS n FROM audit_entries')).rows[0].n;
+      await expect(db.query("UPDATE audit_entries SET action = 'api_key.create'")).rejects.toThrow(/append-only/);
+      await expect(db.query('DELETE FROM audit_entries')).rejects.toThrow(/append-only/);
+      await expect(db.query('TRUNCATE audit_entries')).rejects.toThrow(/append-only/);
+      expect((await db.query('SELECT count(*)::int AS n FROM audit_entries')).rows[0].n).toBe(before);
+    }
+  }, 120_000);
+
+  it('lets the retention purge (npm run audit:purge) delete only entries older than the retention', async () => {
+    const purgeCli = async (service: 'account-admin' | 'billing', databaseUrl: string, days: number) => {
+      const { stdout } = await run(process.execPath, [join(repoRoot(), `services/${service}/dist/db/audit-purge-cli.js`)], {
+        env: { ...process.env, DATABASE_URL: databaseUrl, AUDIT_RETENTION_DAYS: String(days) },
+      });
+      return JSON.parse(stdout) as { deleted: number; retentionDays: number };
+    };
+    for (const [service, db, url] of [['account-admin', adminDb, stack.databases.accountAdmin], ['billing', billingDb, stack.databases.billing]] as const) {
+      const old = `aud_${'0'.repeat(24)}`;
+      // A backdated row (an INSERT is the one statement the log allows).
+      await db.query(
+        `INSERT INTO audit_entries (id, account_id, at, actor_kind, actor_id, client_address, action, target_id, changes)
+         VALUES ($1, 'acct_purge', now() - interval '40 days', 'operator', 'operator', NULL, 'api_key.delete', 'key_x', '{}')`, [old]);
+      const count = async () => (await db.query('SELECT count(*)::int AS n FROM audit_entries')).rows[0].n as number;
+      const total = await count();
+      // Without the purge's setting: refused.
+      await expect(db.query('DELETE FROM audit_entries WHERE id = $1', [old])).rejects.toThrow(/append-only/);
+      // With it, a DELETE reaching a younger row is refused as a whole.
+      await db.query('BEGIN');
+      await db.query("SELECT set_config('svc.audit_purge_days', '30', true)");
+      await expect(db.query('DELETE FROM audit_entries')).rejects.toThrow(/append-only/);
+      await db.query('ROLLBACK');
+      expect(await count()).toBe(total);
+      // The purge with a retention longer than the row's age keeps it; with a shorter one, only it goes.
+      await expect(purgeCli(service, url, 60)).resolves.toEqual({ deleted: 0, retentionDays: 60 });
+      await expect(purgeCli(service, url, 30)).resolves.toEqual({ deleted: 1, retentionDays: 30 });
+      expect(await count()).toBe(total - 1);
+      // The setting was local to the purge's transaction: a DELETE is refused again.
+      await expect(db.query('DELETE FROM audit_entries')).rejects.toThrow(/append-only/);
+    }
+  }, 60_000);
+});
