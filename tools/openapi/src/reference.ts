@@ -131,6 +131,10 @@ const typesOf = (shape: Shape): Documented => {
     const values = shape.values;
     return { types: shape.types, values: values !== null && !(values.length === 1 && values[0] === null) ? values : null };
   }
+  if (shape.kind === 'union') {
+    // A nullable list or object: the types of every variant (`array or null`).
+    return { types: [...new Set(shape.variants.flatMap((variant) => typesOf(variant).types))].sort(), values: null };
+  }
   return { types: [shape.kind === 'array' ? 'array' : 'object'], values: null };
 };
 
