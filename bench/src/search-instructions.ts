@@ -117,6 +117,7 @@ async function counted<T>(dir: string, pid: number, work: () => Promise<T>): Pro
 }
 
 async function main(): Promise<void> {
+  if (spawnSync('valgrind', ['--version']).status !== 0) throw new Error('search-instructions needs valgrind on PATH (Debian: apt-get install valgrind)');
   const dir = mkdtempSync(join(tmpdir(), 'bench-instr-'));
   const launcher = join(root, 'bench/dist/lib-valgrind-launch.js');
   const specs = gatewaySpecs();
