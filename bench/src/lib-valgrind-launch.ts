@@ -2,8 +2,10 @@
  * Started in place of a gateway's dist/main.js (search-instructions.ts): runs
  * VALGRIND_TARGET_SCRIPT with the same Node under `valgrind --tool=callgrind`, its output file
  * <VALGRIND_OUT_DIR>/callgrind.out.<pid>, and writes the valgrind process's pid to
- * <VALGRIND_OUT_DIR>/launcher-<this pid>.child, so the benchmark can switch its
- * instrumentation on and off, zero and dump its counters with callgrind_control. SIGTERM and SIGINT are passed on; this process exits
+ * <VALGRIND_OUT_DIR>/launcher-<this pid>.child (JSON: `pid`, and `env`, the variables that
+ * name valgrind's control pipes, /tmp/vgdb-pipe-*-by-$USER-on-$HOST), so the benchmark can
+ * switch its instrumentation on and off, zero and dump its counters with callgrind_control
+ * run with the same names (a gateway's HOST is its listen address). SIGTERM and SIGINT are passed on; this process exits
  * with the child's code.
  */
 import { spawn } from 'node:child_process';
@@ -26,6 +28,11 @@ if (child.pid === undefined) {
   process.stderr.write('lib-valgrind-launch: valgrind did not start\n');
   process.exit(2);
 }
-writeFileSync(join(dir, `launcher-${process.pid}.child`), String(child.pid));
+const pipeEnv: Record<string, string> = {};
+for (const name of ['USER', 'LOGNAME', 'HOST', 'TMPDIR']) {
+  const value = process.env[name];
+  if (value !== undefined) pipeEnv[name] = value;
+}
+writeFileSync(join(dir, `launcher-${process.pid}.child`), JSON.stringify({ pid: child.pid, env: pipeEnv }));
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => process.exit(code ?? (signal === null ? 1 : 0)));

@@ -90,25 +90,36 @@ interface Round {
   perSearch: number;
 }
 
-/** The valgrind process behind a launcher (lib-valgrind-launch.ts writes its pid). */
-async function valgrindPid(dir: string, launcher: RunningProcess): Promise<number> {
-  const file = join(dir, `launcher-${launcher.pid}.child`);
-  return waitFor(`the valgrind pid of ${launcher.name}`, () => (existsSync(file) ? Number(readFileSync(file, 'utf8')) : undefined), { timeoutMs: 10_000 });
+/** A gateway's valgrind process, and the variables its control pipes are named by. */
+interface Valgrind {
+  pid: number;
+  env: Record<string, string>;
 }
 
-function callgrindControl(options: string[], pid: number): void {
-  const run = spawnSync('callgrind_control', [...options, String(pid)], { encoding: 'utf8', timeout: 120_000 });
-  if (run.status !== 0) throw new Error(`callgrind_control ${options.join(' ')} ${pid}: ${run.status} ${run.stderr}`);
+/** The valgrind process behind a launcher (lib-valgrind-launch.ts writes it down). */
+async function valgrindOf(dir: string, launcher: RunningProcess): Promise<Valgrind> {
+  const file = join(dir, `launcher-${launcher.pid}.child`);
+  return waitFor(`the valgrind pid of ${launcher.name}`, () => (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) as Valgrind : undefined), { timeoutMs: 10_000 });
+}
+
+/** callgrind_control with the gateway's pipe names; it exits 0 even when it found no process, so its output is checked. */
+function callgrindControl(options: string[], valgrind: Valgrind): void {
+  const run = spawnSync('callgrind_control', [...options, String(valgrind.pid)], { encoding: 'utf8', timeout: 120_000, env: { PATH: process.env.PATH ?? '', ...valgrind.env } });
+  if (run.status !== 0 || !/\bOK\./.test(run.stdout) || /Error/.test(run.stdout + run.stderr)) {
+    throw new Error(`callgrind_control ${options.join(' ')} ${valgrind.pid}: ${String(run.status)} ${run.stdout} ${run.stderr}`);
+  }
 }
 
 /** Zeroes the counters of `pid`, runs `work`, dumps them: the instructions `work` cost it. */
-async function counted<T>(dir: string, pid: number, work: () => Promise<T>): Promise<{ value: T; counted: Counted }> {
+async function counted<T>(dir: string, valgrind: Valgrind, work: () => Promise<T>): Promise<{ value: T; counted: Counted }> {
+  const { pid } = valgrind;
   const before = new Set(readdirSync(dir));
-  callgrindControl(['-z'], pid);
+  callgrindControl(['-z'], valgrind);
   const started = process.hrtime.bigint();
   const value = await work();
-  callgrindControl(['-d'], pid);
+  callgrindControl(['-d'], valgrind);
   const wallSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+  // The dump is written before callgrind_control answers.
   const dumps = readdirSync(dir).filter((f) => f.startsWith(`callgrind.out.${pid}.`) && !before.has(f));
   if (dumps.length !== 1) throw new Error(`expected one new callgrind dump of ${pid}, found ${dumps.join(', ') || 'none'}`);
   const summary = /^summary:\s*(\d+)/m.exec(readFileSync(join(dir, dumps[0] ?? ''), 'utf8'));
@@ -122,7 +133,7 @@ async function main(): Promise<void> {
   const launcher = join(root, 'bench/dist/lib-valgrind-launch.js');
   const specs = gatewaySpecs();
   const started: { stop(): Promise<void> }[] = [];
-  const valgrindPids: number[] = [];
+  const valgrinds: Valgrind[] = [];
   try {
     const stack = await startStack({
       name: 'benchinstr',
@@ -139,13 +150,13 @@ async function main(): Promise<void> {
       gatewayEnv: NO_LIMITS_ENV,
     });
     started.push(stack);
-    const gateways: { spec: GatewaySpec; url: string; pid: number }[] = [];
+    const gateways: { spec: GatewaySpec; url: string; valgrind: Valgrind }[] = [];
     for (const [index, spec] of specs.entries()) {
       const gateway = stack.gateways[index];
       if (gateway === undefined) throw new Error(`gateway ${spec.label} did not start`);
-      const pid = await valgrindPid(dir, gateway.process);
-      valgrindPids.push(pid);
-      gateways.push({ spec, url: gateway.url, pid });
+      const valgrind = await valgrindOf(dir, gateway.process);
+      valgrinds.push(valgrind);
+      gateways.push({ spec, url: gateway.url, valgrind });
     }
     const first = gateways[0];
     if (first === undefined) throw new Error('no gateway');
@@ -168,14 +179,14 @@ async function main(): Promise<void> {
       const warm = await load(gateway, WARMUP_SEARCHES);
       if (warm.non2xx > 0 || warm.errors > 0) console.log(`warm-up ${gateway.spec.label}: non-2xx ${warm.non2xx}, errors ${warm.errors}: ${JSON.stringify(warm.statusCodes)}`);
     }
-    const measure = async (gateway: { spec: GatewaySpec; url: string; pid: number }): Promise<Round> => {
+    const measure = async (gateway: { spec: GatewaySpec; url: string; valgrind: Valgrind }): Promise<Round> => {
       // Instrumented only while measured (lib-valgrind-launch.ts starts it off).
-      callgrindControl(['-i', 'on'], gateway.pid);
-      const idle = await counted(dir, gateway.pid, () => sleep(IDLE_S * 1000));
+      callgrindControl(['-i', 'on'], gateway.valgrind);
+      const idle = await counted(dir, gateway.valgrind, () => sleep(IDLE_S * 1000));
       const idlePerSecond = idle.counted.instructions / idle.counted.wallSeconds;
-      const run = await counted(dir, gateway.pid, () => load(gateway, SEARCHES));
+      const run = await counted(dir, gateway.valgrind, () => load(gateway, SEARCHES));
       if (run.value.non2xx > 0 || run.value.errors > 0) throw new Error(`${gateway.spec.label}: non-2xx ${run.value.non2xx}, errors ${run.value.errors}: ${JSON.stringify(run.value.statusCodes)}`);
-      callgrindControl(['-i', 'off'], gateway.pid);
+      callgrindControl(['-i', 'off'], gateway.valgrind);
       const searches = run.value.statusCodes['200'] ?? 0;
       const perSearch = (run.counted.instructions - idlePerSecond * run.counted.wallSeconds) / searches;
       return { idlePerSecond, load: run.counted, searches, perSearch };
@@ -217,7 +228,7 @@ async function main(): Promise<void> {
   } finally {
     for (const process of started.reverse()) await process.stop();
     // A launcher stopped by SIGKILL would leave its valgrind process behind: ours, by pid.
-    for (const pid of valgrindPids) {
+    for (const { pid } of valgrinds) {
       try {
         process.kill(pid, 'SIGKILL');
       } catch {
