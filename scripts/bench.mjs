@@ -2,7 +2,7 @@
 // npm run bench [-- name ...]: runs the benchmark scripts (all, or the named ones) from
 // bench/dist after a build. Results print as Markdown and land in bench/results/*.json;
 // docs/benchmarks.md records them with the command. Each bench/src/<name>.ts is one benchmark
-// (search, latency, search-cpu, mcp, propagation, batch-client, capacity, observability,
+// (search, latency, search-cpu, search-instructions, mcp, propagation, batch-client, capacity, observability,
 // validation, ledger-write, cache: result-cache hits against the bare proxy and the miss path
 // against a baseline gateway, and outage: one provider outage with and without the breaker,
 // docs/provider-health.md).

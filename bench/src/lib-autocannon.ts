@@ -22,6 +22,8 @@ export interface LoadOptions {
   killAfterMs?: number;
   /** Replace `[<id>]` in the body with a new id on every request (autocannon -I): every request a different body. */
   idReplacement?: boolean;
+  /** Seconds a request may take before autocannon counts it as a timeout (autocannon -t; its default 10). */
+  timeoutSeconds?: number;
 }
 
 export interface LoadResult {
@@ -90,6 +92,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     '-m', options.method,
     ...(options.rate === undefined ? [] : ['-R', String(options.rate)]),
     ...(options.idReplacement === true ? ['-I'] : []),
+    ...(options.timeoutSeconds === undefined ? [] : ['-t', String(options.timeoutSeconds)]),
   ];
   for (const [name, value] of Object.entries(options.headers)) args.push('-H', `${name}=${value}`);
   if (options.body !== undefined) args.push('-b', options.body);

@@ -61,8 +61,11 @@ export interface StackOptions {
   cluster?: boolean;
   /** With `cluster`: replicas of each master (default 0), for failover tests. */
   clusterReplicas?: number;
-  /** One entry per gateway process; `script`: another build of the gateway for that one. */
-  gateways?: { env?: Record<string, string>; script?: string }[];
+  /**
+   * One entry per gateway process; `script`: another build of the gateway for that one;
+   * `readyTimeoutMs`: how long its readiness may take (a gateway under valgrind starts slowly).
+   */
+  gateways?: { env?: Record<string, string>; script?: string; readyTimeoutMs?: number }[];
   gatewayEnv?: Record<string, string>;
   /** Another build of the gateway to start (benchmarks comparing two versions). */
   gatewayScript?: string;
@@ -198,6 +201,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           ...providerEnv, ...options.gatewayEnv, ...gw.env,
         },
         readyUrl: `http://127.0.0.1:${port}/readyz`,
+        ...(gw.readyTimeoutMs === undefined ? {} : { readyTimeoutMs: gw.readyTimeoutMs }),
       });
       started.push(process);
       gateways.push({ url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}`, process });
