@@ -47,8 +47,15 @@ export async function countRedisCommands(redisUrl: string, labels: Map<number, s
   monitor.on('monitor', (_time: string, args: string[], source: string, database: string) => {
     if (database === db) seen.push({ source, command: (args[0] ?? '?').toLowerCase() });
   });
+  // An error on the MONITOR connection (ioredis has raised "Command queue state error" there)
+  // must not crash the benchmark before its stack is stopped: it fails the count instead.
+  let failure: Error | undefined;
+  monitor.on('error', (error: Error) => {
+    failure ??= error;
+  });
   try {
     await work();
+    if (failure !== undefined) throw new Error(`counting Redis commands failed: ${failure.message}`);
     // MONITOR lines arrive after the commands ran; a PING on the monitored database marks the end.
     const marker = new Redis(redisUrl);
     const markerPort = await new Promise<number>((resolve) => marker.once('ready', () => resolve(marker.stream.localPort ?? 0)));
