@@ -56,5 +56,46 @@ export interface AuditEntryView {
   changes: Record<string, AuditChange>;
 }
 
+/** Who made a change and from where (the audit log's actor), in account-admin and in billing. */
+export interface AuditActor {
+  kind: AuditActorKind;
+  id: string;
+  clientAddress: string | null;
+}
+
+/** One change to append: the account it belongs to, what, on which target, and its fields before → after. */
+export interface AuditDraft {
+  accountId: string;
+  actor: AuditActor;
+  action: AuditAction;
+  targetId: string;
+  changes: Record<string, AuditChange>;
+}
+
+/** A row of `audit_entries` as both services read it (`actor_kind` as text). */
+export interface AuditRow {
+  id: string;
+  at: Date;
+  actor_kind: AuditActorKind;
+  actor_id: string;
+  client_address: string | null;
+  action: AuditAction;
+  target_id: string;
+  changes: Record<string, AuditChange>;
+}
+
+/** A stored row as GET /v1/audit-log shows it. */
+export function auditView(row: AuditRow): AuditEntryView {
+  return {
+    id: row.id,
+    at: row.at.toISOString(),
+    actor: { kind: row.actor_kind, id: row.actor_id },
+    client_address: row.client_address,
+    action: row.action,
+    target_id: row.target_id,
+    changes: row.changes,
+  };
+}
+
 /** The columns of the dashboard's CSV export, in order. */
 export const AUDIT_CSV_COLUMNS = ['at', 'actor_kind', 'actor_id', 'client_address', 'action', 'target_id', 'changes'] as const;

@@ -29,5 +29,5 @@ export type { WebhookEventType } from './webhooks';
 export { ANSWER_SCHEMAS, API_KEY_FIELDS, MODEL_PRICING_FIELDS, REQUEST_ID_SCHEMA, closedObject, inlineAnswerSchema } from './answers';
 export type { AnswerSchema, AnswerSchemaName } from './answers';
 export { MODEL_NOT_ALLOWED_MESSAGE, isModelFenceEntry, modelAllowed } from './key-fences';
-export { AUDIT_ACTOR_KINDS, AUDIT_ACTIONS, AUDIT_CSV_COLUMNS, isAuditAction, isAuditActorKind } from './audit';
-export type { AuditActorKind, AuditAction, AuditValue, AuditChange, AuditEntryView } from './audit';
+export { AUDIT_ACTOR_KINDS, AUDIT_ACTIONS, AUDIT_CSV_COLUMNS, auditView, isAuditAction, isAuditActorKind } from './audit';
+export type { AuditActor, AuditActorKind, AuditAction, AuditDraft, AuditRow, AuditValue, AuditChange, AuditEntryView } from './audit';

@@ -1,31 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { AuditAction, AuditActorKind, AuditChange, AuditEntryView } from '@svc/contracts';
+import { auditView } from '@svc/contracts';
+import type { AuditEntryView, AuditRow } from '@svc/contracts';
 import { DatabaseRepository } from '../db/database.repository';
 import { Prisma } from '../generated/prisma/client';
 import type { AuditFilters, AuditPosition } from '@svc/http-edge';
-
-interface AuditRowSql {
-  id: string;
-  at: Date;
-  actor_kind: AuditActorKind;
-  actor_id: string;
-  client_address: string | null;
-  action: AuditAction;
-  target_id: string;
-  changes: Record<string, AuditChange>;
-}
-
-export function auditView(row: AuditRowSql): AuditEntryView {
-  return {
-    id: row.id,
-    at: row.at.toISOString(),
-    actor: { kind: row.actor_kind, id: row.actor_id },
-    client_address: row.client_address,
-    action: row.action,
-    target_id: row.target_id,
-    changes: row.changes,
-  };
-}
 
 /**
  * Reads audit_entries (the log's writes are appendAudit's, inside each change's transaction).
@@ -48,7 +26,7 @@ export class AuditRepository {
       const at = new Date(after.atMs);
       conditions.push(Prisma.sql`(at < ${at} OR (at = ${at} AND id COLLATE "C" < ${after.id} COLLATE "C"))`);
     }
-    const rows = await this.db.client.$queryRaw<AuditRowSql[]>`
+    const rows = await this.db.client.$queryRaw<AuditRow[]>`
       SELECT id, at, actor_kind::text AS actor_kind, actor_id, client_address, action, target_id, changes
       FROM audit_entries
       WHERE ${Prisma.join(conditions, ' AND ')}

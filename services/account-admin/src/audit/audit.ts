@@ -1,25 +1,9 @@
-import type { AuditAction, AuditActorKind, AuditChange, AuditValue } from '@svc/contracts';
+import type { AuditActor, AuditChange, AuditDraft, AuditValue } from '@svc/contracts';
 import { newId } from '@svc/ids';
 import type { Prisma } from '../generated/prisma/client';
 
-/**
- * Who makes a change and from where, resolved once per request from the actor
- * (src/http/actor.ts) and the client's address (src/http/client-address.ts).
- */
-export interface AuditActor {
-  kind: AuditActorKind;
-  id: string;
-  clientAddress: string | null;
-}
-
-/** One change to append: the account it belongs to, what, on which target, and its fields before → after. */
-export interface AuditDraft {
-  accountId: string;
-  actor: AuditActor;
-  action: AuditAction;
-  targetId: string;
-  changes: Record<string, AuditChange>;
-}
+/** Who makes a change and from where (resolved once per request, audit-actor.ts), and one change to append. */
+export type { AuditActor, AuditDraft };
 
 /** The fields a resource shows the audit log (never a secret, a key hash or a provider key). */
 export type AuditFields = Record<string, AuditValue>;

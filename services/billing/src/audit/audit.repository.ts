@@ -1,24 +1,12 @@
-import type { AuditAction, AuditActorKind, AuditChange, AuditEntryView } from '@svc/contracts';
+import { auditView } from '@svc/contracts';
+import type { AuditActor, AuditDraft, AuditEntryView, AuditRow } from '@svc/contracts';
 import type { AuditFilters, AuditPosition } from '@svc/http-edge';
 import { newId } from '@svc/ids';
 import { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
 
-/** Who made a change and from where (the audit log's actor). */
-export interface AuditActor {
-  kind: AuditActorKind;
-  id: string;
-  clientAddress: string | null;
-}
-
-/** One change of billing's to append: a purchase started, an operator grant. */
-export interface AuditDraft {
-  accountId: string;
-  actor: AuditActor;
-  action: AuditAction;
-  targetId: string;
-  changes: Record<string, AuditChange>;
-}
+/** Who made a change and from where, and one change to append (a purchase started, an operator grant). */
+export type { AuditActor, AuditDraft };
 
 /**
  * The INSERT of one entry, for a change's own transaction or statement (billing writes its
@@ -30,17 +18,6 @@ export function auditInsertSql(draft: AuditDraft): Prisma.Sql {
     INSERT INTO audit_entries (id, account_id, at, actor_kind, actor_id, client_address, action, target_id, changes)
     VALUES (${newId('auditEntry')}, ${draft.accountId}, clock_timestamp(), CAST(${draft.actor.kind} AS "audit_actor_kind"),
       ${draft.actor.id}, ${draft.actor.clientAddress}, ${draft.action}, ${draft.targetId}, CAST(${JSON.stringify(draft.changes)} AS jsonb))`;
-}
-
-interface AuditRowSql {
-  id: string;
-  at: Date;
-  actor_kind: AuditActorKind;
-  actor_id: string;
-  client_address: string | null;
-  action: AuditAction;
-  target_id: string;
-  changes: Record<string, AuditChange>;
 }
 
 /**
@@ -62,20 +39,12 @@ export class AuditRepository {
       const at = new Date(after.atMs);
       conditions.push(Prisma.sql`(at < ${at} OR (at = ${at} AND id COLLATE "C" < ${after.id} COLLATE "C"))`);
     }
-    const rows = await this.prisma.$queryRaw<AuditRowSql[]>`
+    const rows = await this.prisma.$queryRaw<AuditRow[]>`
       SELECT id, at, actor_kind::text AS actor_kind, actor_id, client_address, action, target_id, changes
       FROM audit_entries
       WHERE ${Prisma.join(conditions, ' AND ')}
       ORDER BY at DESC, id COLLATE "C" DESC
       LIMIT ${limit}`;
-    return rows.map((row) => ({
-      id: row.id,
-      at: row.at.toISOString(),
-      actor: { kind: row.actor_kind, id: row.actor_id },
-      client_address: row.client_address,
-      action: row.action,
-      target_id: row.target_id,
-      changes: row.changes,
-    }));
+    return rows.map(auditView);
   }
 }
