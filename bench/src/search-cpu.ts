@@ -12,7 +12,8 @@
  * Env: GATEWAY_A and GATEWAY_B (dist/main.js of each build; default the current build for
  * both, which measures the method's own spread), GATEWAY_A_NODE_OPTIONS and
  * GATEWAY_B_NODE_OPTIONS (Node flags for that gateway only), RATE (1200 req/s), ROUNDS (10),
- * DURATION_S (5), WARMUP_S (5), CONNECTIONS (32), BENCH_REDIS_DB (15).
+ * DURATION_S (5), WARMUP_S (5), CONNECTIONS (32), BENCH_REDIS_DB (15), MODEL (exa/fast; exa/auto to
+ * compare with a build older than the exa/fast fix, whose `lite` the simulator refuses).
  * Prints Markdown and writes bench/results/search-cpu.json.
  */
 import { join } from 'node:path';
@@ -36,7 +37,8 @@ const DURATION_S = Number(process.env.DURATION_S ?? 5);
 const WARMUP_S = Number(process.env.WARMUP_S ?? 5);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
 const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
-const BODY = JSON.stringify({ query: 'open source search engines benchmark', model: 'exa/fast', max_results: 10 });
+const MODEL = process.env.MODEL ?? 'exa/fast';
+const BODY = JSON.stringify({ query: 'open source search engines benchmark', model: MODEL, max_results: 10 });
 const PROCESSES = ['search-gateway', 'redis-server', 'postgres', 'ledger worker', 'provider simulator'] as const;
 
 interface Round {

@@ -17,7 +17,8 @@
  * Env: ROUNDS (16), DURATION_S (4), WARMUP_S (5), CONNECTIONS (32), MODEL (exa/fast),
  * COUNT_SEARCHES (400), BENCH_REDIS_DB (15), GATEWAY_NODE_OPTIONS and WORKER_NODE_OPTIONS (flags
  * for that process only), BENCH_KEEP_PROFILE (1 keeps the .cpuprofile files), BENCH_BYOK (1: every
- * search with the account's own Exa key; lib-stack.ts).
+ * search with the account's own Exa key; lib-stack.ts), BENCH_GATEWAY_ENV and BENCH_WORKER_ENV (more
+ * settings for that process, as space-separated NAME=value).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -44,7 +45,9 @@ const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
 const MODEL = process.env.MODEL ?? 'exa/fast';
 const COUNT_SEARCHES = Number(process.env.COUNT_SEARCHES ?? 400);
 const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
-const BODY = searchBody(MODEL);
+/** BENCH_UNIQUE=1: a new query on every request (autocannon -I), e.g. with CACHE_ENABLED=true every search a miss. */
+const UNIQUE = process.env.BENCH_UNIQUE === '1';
+const BODY = UNIQUE ? JSON.stringify({ query: 'open source search engines [<id>]', model: MODEL, max_results: 10 }) : searchBody(MODEL);
 
 interface Target {
   name: 'gateway' | 'proxy';
@@ -55,7 +58,7 @@ interface Target {
 function load(target: Target, durationSeconds: number, amount?: number, connections = CONNECTIONS): Promise<LoadResult> {
   return runLoad({
     url: `${target.url}/v1/search`, method: 'POST', connections, durationSeconds, amount,
-    headers: { 'content-type': 'application/json', ...target.headers }, body: BODY,
+    headers: { 'content-type': 'application/json', ...target.headers }, body: BODY, idReplacement: UNIQUE,
   });
 }
 
@@ -132,8 +135,11 @@ async function main(): Promise<void> {
       },
       // BENCH_GATEWAY_SCRIPT: another build of the gateway, to compare two versions.
       ...(process.env.BENCH_GATEWAY_SCRIPT === undefined ? {} : { gatewayScript: process.env.BENCH_GATEWAY_SCRIPT }),
+      // BENCH_GATEWAY_ENV: more settings for the gateway only, e.g. CACHE_ENABLED=true (then every
+      // search after the first is a result-cache hit: the hit path under the profiler).
       gatewayEnv: {
         ...NO_LIMITS_ENV,
+        ...envPairs(process.env.BENCH_GATEWAY_ENV),
         // The profiler hook is idle until SIGUSR2 (it does not even open an inspector session).
         NODE_OPTIONS: `--require ${join(root, 'bench/dist/lib-profile-hook.js')}${process.env.GATEWAY_NODE_OPTIONS === undefined ? '' : ` ${process.env.GATEWAY_NODE_OPTIONS}`}`,
         BENCH_PROFILE_DIR: profileDir,

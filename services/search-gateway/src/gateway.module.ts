@@ -52,12 +52,12 @@ export class GatewayModule {
         { provide: DrainState, useValue: new DrainState() },
         {
           provide: RESULT_CACHE,
-          useFactory: async (redis: MainRedisClient) => {
-            const setup = await createResultCache(config, redis, registry, log);
+          useFactory: (money: MoneyRepository) => {
+            const setup = createResultCache(config, money.sharedBatch, registry, log);
             // Nest calls this at shutdown: the cache's own connection (if any) closes with the process.
-            return { setup, onApplicationShutdown: async () => setup?.own?.close() };
+            return { setup, onApplicationShutdown: () => setup?.own?.close() };
           },
-          inject: [MainRedisClient],
+          inject: [MoneyRepository],
         },
         {
           provide: KeyCache,

@@ -3,7 +3,9 @@ import { Redis } from 'ioredis';
 import pino from 'pino';
 import { redisUrl } from '@svc/test-kit';
 import { cacheDigest, cacheKeys, SHARED_SCOPE } from '../src/cache/cache.key';
+import { batchCacheRedis } from '../src/cache/cache.redis';
 import { ResultCache } from '../src/cache/result-cache';
+import { RedisBatch } from '../src/redis/redis-batch';
 import type { NormalizedResult } from '../src/providers';
 
 const DB = 3;
@@ -12,16 +14,22 @@ const RESULTS: NormalizedResult[] = [1, 2, 3].map((position) => ({ position, tit
 /** The result cache's scripts against a real Redis: lookup, lead, follow, store, release and join. */
 describe('ResultCache (real Redis)', () => {
   let redis: Redis;
+  let batch: RedisBatch;
   let now = 1_000_000;
   let cache: ResultCache;
 
   beforeAll(() => {
+    // The cache speaks through a batch connection, as in the gateway; the test reads Redis with ioredis.
     redis = new Redis(redisUrl(DB));
-    cache = new ResultCache(redis, { pricePercent: 10, ttlMs: () => 60_000, maxEntryBytes: 2_000, pollMs: 5 }, pino({ level: 'silent' }), null, () => now);
+    batch = new RedisBatch({ url: redisUrl(DB), cluster: false });
+    cache = new ResultCache(batchCacheRedis(batch), { pricePercent: 10, ttlMs: () => 60_000, maxEntryBytes: 2_000, pollMs: 5 }, pino({ level: 'silent' }), null, () => now);
     cache.useLockLifetime(2_000);
   });
 
-  afterAll(() => redis.disconnect());
+  afterAll(() => {
+    batch.close();
+    redis.disconnect();
+  });
 
   const keysOf = (asked: number): ReturnType<typeof cacheKeys> => cacheKeys(cacheDigest('exa/fast', `q ${randomBytes(6).toString('hex')}`, '{}'), asked, SHARED_SCOPE);
   const stored = async (key: string): Promise<void> => {
@@ -78,11 +86,11 @@ describe('ResultCache (real Redis)', () => {
   });
 
   it('a Redis that does not answer is a miss, never an error', async () => {
-    const down = new Redis({ port: 1, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    const offline = new ResultCache(down, { pricePercent: 10, ttlMs: () => 1_000, maxEntryBytes: 2_000, pollMs: 5 }, pino({ level: 'silent' }));
+    const down = new RedisBatch({ url: 'redis://127.0.0.1:1', cluster: false });
+    const offline = new ResultCache(batchCacheRedis(down), { pricePercent: 10, ttlMs: () => 1_000, maxEntryBytes: 2_000, pollMs: 5 }, pino({ level: 'silent' }));
     const keys = keysOf(3);
     expect(await offline.lookup(keys, [keys.shared], 3, null, 't', true)).toEqual({ kind: 'miss' });
     expect(await offline.join(keys, keys.shared, 3, null, 100)).toEqual({ kind: 'alone' });
-    down.disconnect();
+    down.close();
   });
 });

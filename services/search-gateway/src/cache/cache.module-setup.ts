@@ -1,7 +1,8 @@
 import type { Registry } from '@svc/metrics';
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config';
-import { RedisCommandClient } from '../redis/main-redis.client';
+import { RedisBatch } from '../redis/redis-batch';
+import { batchCacheRedis } from './cache.redis';
 import { CacheMetrics } from './cache.metrics';
 import { ResultCache } from './result-cache';
 
@@ -10,19 +11,19 @@ export const CACHE_LOCK_MARGIN_MS = 5_000;
 
 /**
  * The gateway's result cache, or null with CACHE_ENABLED=false. On CACHE_REDIS_URL it has a
- * connection of its own (`own`, closed at shutdown), else it shares the gateway's main
- * Redis client (REDIS_URL).
+ * batch connection of its own (`own`, closed at shutdown), else it shares the batch
+ * connection of the searches' money (REDIS_URL).
  */
-export async function createResultCache(config: GatewayConfig, shared: RedisCommandClient, registry: Registry, log: Logger): Promise<{ cache: ResultCache; own: RedisCommandClient | null } | null> {
+export function createResultCache(config: GatewayConfig, shared: RedisBatch, registry: Registry, log: Logger): { cache: ResultCache; own: RedisBatch | null } | null {
   if (!config.CACHE_ENABLED) return null;
-  let own: RedisCommandClient | null = null;
+  let own: RedisBatch | null = null;
   if (config.CACHE_REDIS_URL !== undefined) {
-    own = new RedisCommandClient({ url: config.CACHE_REDIS_URL, cluster: config.CACHE_REDIS_CLUSTER }, log.child({ component: 'cache-redis' }));
-    await own.connect();
+    const cacheLog = log.child({ component: 'cache-redis' });
+    own = new RedisBatch({ url: config.CACHE_REDIS_URL, cluster: config.CACHE_REDIS_CLUSTER }, (error) => cacheLog.warn({ err: error.message }, 'cache redis connection error'));
   }
   const defaultTtlMs = config.CACHE_TTL_S * 1000;
   const ttls = config.CACHE_TTL_BY_MODEL;
-  const cache = new ResultCache((own ?? shared).client, {
+  const cache = new ResultCache(batchCacheRedis(own ?? shared), {
     pricePercent: config.CACHE_PRICE_PERCENT,
     ttlMs: (modelId) => {
       const seconds = ttls.get(modelId);

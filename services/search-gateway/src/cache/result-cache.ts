@@ -1,10 +1,8 @@
-import type { RedisClient } from '@svc/redis-client';
 import type { Logger } from 'pino';
 import type { NormalizedResult } from '../providers';
 import type { CacheKeys } from './cache.key';
-import { CACHE_SCRIPTS } from './cache.scripts';
-import type { CacheScriptName } from './cache.scripts';
 import type { CacheMetrics } from './cache.metrics';
+import type { CacheRedis } from './cache.redis';
 
 /** The deployment's cache settings (docs/operations.md, the result cache). */
 export interface CacheSettings {
@@ -44,36 +42,30 @@ const ALONE: JoinOutcome = { kind: 'alone' };
 /** A failing cache Redis is logged at most this often. */
 const LOG_EVERY_MS = 10_000;
 
-type ScriptRunner = (...args: (string | number)[]) => Promise<unknown>;
-
 /**
  * The shared result cache and the coalescing of identical searches in flight, on Redis
  * (docs/decisions/0023). The cache never fails a search: a Redis error is a miss (logged,
  * at most every 10 s), and a search whose leader's answer does not come goes on alone.
  */
 export class ResultCache {
-  private readonly scripts: Record<CacheScriptName, ScriptRunner>;
   /** Searches of this process waiting for the same lock share one poll. */
   private readonly waits = new Map<string, Promise<JoinOutcome>>();
-  /** Entries this process stored that have not expired: their size, for the bytes-held gauge. */
-  private readonly held = new Map<string, { bytes: number; expiresAtMs: number }>();
+  /**
+   * Bytes (keys and values) this process stored, by the second their entries expire: the
+   * bytes-held gauge without a record per entry (a gateway stores thousands a second). An
+   * entry stored again before it expired counts twice until the first copy's second passes:
+   * the gauge is an upper bound, as the sum over gateways already is.
+   */
+  private readonly held = new Map<number, number>();
   private lastLogMs = 0;
 
   constructor(
-    redis: RedisClient,
+    private readonly redis: CacheRedis,
     readonly settings: CacheSettings,
     private readonly log: Logger,
     readonly metrics: CacheMetrics | null = null,
     private readonly clock: () => number = Date.now,
   ) {
-    const runners: Partial<Record<CacheScriptName, ScriptRunner>> = {};
-    for (const [name, lua] of Object.entries(CACHE_SCRIPTS) as [CacheScriptName, string][]) {
-      redis.defineCommand(name, { lua });
-      const command = (redis as unknown as Record<string, ScriptRunner>)[name];
-      if (command === undefined) throw new Error(`script ${name} was not defined`);
-      runners[name] = command.bind(redis);
-    }
-    this.scripts = runners as Record<CacheScriptName, ScriptRunner>;
     metrics?.watchBytes(() => this.bytesHeld());
   }
 
@@ -85,7 +77,7 @@ export class ResultCache {
   async lookup(keys: CacheKeys, entries: readonly string[], asked: number, maxAgeMs: number | null, token: string, lead: boolean): Promise<LookupOutcome> {
     let reply: unknown;
     try {
-      reply = await this.scripts.svcCacheLookup(1 + entries.length, keys.lock, ...entries, asked, this.clock(), maxAgeMs ?? -1, this.lockTtlMs, token, lead ? '1' : '0');
+      reply = await this.redis.run('svcCacheLookup', [keys.lock, ...entries], [asked, this.clock(), maxAgeMs ?? -1, this.lockTtlMs, token, lead ? '1' : '0']);
     } catch (error) {
       this.failed('lookup', error);
       return MISS;
@@ -125,24 +117,27 @@ export class ResultCache {
       return;
     }
     const ttlMs = this.settings.ttlMs(modelId);
-    this.scripts.svcCacheStore(2, entry, lock, value, ttlMs, token).then(
-      () => this.held.set(entry, { bytes: Buffer.byteLength(entry) + bytes, expiresAtMs: this.clock() + ttlMs }),
+    this.redis.run('svcCacheStore', [entry, lock], [value, ttlMs, token]).then(
+      () => {
+        const second = Math.ceil((this.clock() + ttlMs) / 1000);
+        this.held.set(second, (this.held.get(second) ?? 0) + entry.length + bytes);
+      },
       (error: unknown) => this.failed('store', error),
     );
   }
 
   /** Gives back a lead lock without an answer: whoever waits for it goes on alone. Not awaited. */
   release(lock: string, token: string): void {
-    this.scripts.svcCacheRelease(1, lock, token).catch((error: unknown) => this.failed('release', error));
+    this.redis.run('svcCacheRelease', [lock], [token]).catch((error: unknown) => this.failed('release', error));
   }
 
   /** The size of the entries this process stored that are still live (keys and values, bytes). */
   bytesHeld(): number {
-    const now = this.clock();
+    const now = this.clock() / 1000;
     let sum = 0;
-    for (const [key, entry] of this.held) {
-      if (entry.expiresAtMs <= now) this.held.delete(key);
-      else sum += entry.bytes;
+    for (const [second, bytes] of this.held) {
+      if (second <= now) this.held.delete(second);
+      else sum += bytes;
     }
     return sum;
   }
@@ -164,7 +159,7 @@ export class ResultCache {
       await new Promise((resolve) => setTimeout(resolve, this.settings.pollMs));
       let reply: unknown;
       try {
-        reply = await this.scripts.svcCachePeek(2, lock, entry, asked, this.clock(), maxAgeMs ?? -1);
+        reply = await this.redis.run('svcCachePeek', [lock, entry], [asked, this.clock(), maxAgeMs ?? -1]);
       } catch (error) {
         this.failed('join', error);
         return ALONE;

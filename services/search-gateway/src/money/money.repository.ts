@@ -198,6 +198,14 @@ export class MoneyRepository {
   }
 
   /** The state of the batch connection the money pipelines go out on ('ready': written at once). */
+  /**
+   * The batch connection itself, which the result cache shares when it has no Redis of its
+   * own (its lookups and stores join the searches' flushes). Closed by close().
+   */
+  get sharedBatch(): RedisBatch {
+    return this.batch;
+  }
+
   get batchStatus(): RedisBatch['status'] {
     return this.batch.status;
   }
