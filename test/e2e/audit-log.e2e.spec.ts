@@ -183,7 +183,7 @@ describe('the audit log: a scripted series through every surface', () => {
       action: 'management_key.delete', actor: asSession, client_address: SESSION_IP, target_id: String(second.id), changes: { deleted: { before: false, after: true } },
     }));
 
-    // 14-25. OAuth grants. Registering a client changes no account (not audited); the owner's
+    // 14-29. OAuth grants. Registering a client changes no account (not audited); the owner's
     // consent makes the grant's key and the grant (the session is the actor).
     const CLIENT_IP = '192.0.2.77';
     const REDIRECT = 'http://127.0.0.1:9/callback';
@@ -262,6 +262,18 @@ describe('the audit log: a scripted series through every surface', () => {
     expect([replay.status, replay.body.error]).toEqual([400, 'invalid_grant']);
     ended(replayed.grantId, replayed.keyId, { kind: 'oauth_grant', id: replayed.grantId }, CLIENT_IP, 'authorization code reused');
 
+    // A grant its client ends by presenting a rotated refresh token again (one of two holders is not the client).
+    const rotated = await consent();
+    const rotatedTokens = await oauthForm(OAUTH_PATHS.token, { grant_type: 'authorization_code', code: rotated.code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: rotated.verifier });
+    expect(rotatedTokens.status).toBe(200);
+    const oldRefresh = String(rotatedTokens.body.refresh_token);
+    const next = await oauthForm(OAUTH_PATHS.token, { grant_type: 'refresh_token', refresh_token: oldRefresh, client_id: clientId });
+    expect(next.status).toBe(200);
+    secrets.push(String(rotatedTokens.body.access_token), oldRefresh, String(next.body.access_token), String(next.body.refresh_token));
+    const reused = await oauthForm(OAUTH_PATHS.token, { grant_type: 'refresh_token', refresh_token: oldRefresh, client_id: clientId });
+    expect([reused.status, reused.body.error]).toEqual([400, 'invalid_grant']);
+    ended(rotated.grantId, rotated.keyId, { kind: 'oauth_grant', id: rotated.grantId }, CLIENT_IP, 'refresh token reused after rotation');
+
     // The log equals the series, newest first, on both surfaces.
     const shape = (entry: Body): Expected => ({
       action: entry.action, actor: entry.actor, client_address: entry.client_address, target_id: entry.target_id, changes: entry.changes,
@@ -298,7 +310,7 @@ describe('the audit log: a scripted series through every surface', () => {
     expect(await filtered('action=purchase.start')).toEqual(newestFirst.filter((e) => e.action === 'purchase.start'));
     expect(await filtered('actor_kind=operator')).toEqual(newestFirst.filter((e) => e.actor.kind === 'operator'));
     expect(await filtered('actor_kind=oauth_grant')).toEqual(newestFirst.filter((e) => e.actor.kind === 'oauth_grant'));
-    expect(await filtered('actor_kind=oauth_grant')).toHaveLength(4);
+    expect(await filtered('actor_kind=oauth_grant')).toHaveLength(6);
     expect(await filtered('action=oauth_grant.revoke')).toEqual(newestFirst.filter((e) => e.action === 'oauth_grant.revoke'));
     expect(await filtered(`actor_id=${userId}`)).toEqual(newestFirst.filter((e) => e.actor.id === userId));
     expect(await filtered(`actor_kind=management_key&actor_id=${String(admin.id)}`)).toEqual(newestFirst.filter((e) => e.actor.id === String(admin.id)));

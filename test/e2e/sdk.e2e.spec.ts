@@ -202,7 +202,7 @@ describe('the SDK and the svc CLI against the local stack', () => {
       const models = await svc(['models'], {});
       expect(models.code).toBe(0);
       expect(models.stdout).toMatch(/^ID\s+PROVIDER\s+MAX_RESULTS/);
-      expect(models.stdout).toMatch(/\nexa\/fast\s+exa\s+100\s+0\.005\s+10\s+0\.00125\s+-\s+yes\s+include_domains,exclude_domains,country,published_after,published_before\n/);
+      expect(models.stdout).toMatch(/\nexa\/fast\s+exa\s+100\s+0\.009\s+10\s+0\.00125\s+-\s+yes\s+include_domains,exclude_domains,country,published_after,published_before\n/);
       const pricing = await svc(['pricing', '--json'], {});
       expect(pricing.code).toBe(0);
       expect(JSON.parse(pricing.stdout)).toMatchObject({ currency: 'USD', purchase: { min_usd: 5, max_usd: 10000 } });
