@@ -69,8 +69,8 @@ async function measure(batch: number): Promise<Row> {
     const records = (): unknown[] => Array.from({ length: batch }, () => {
       const requestId = `req_${(sequence++).toString(36).padStart(22, '0')}`;
       return {
-        v: 1, requestId, accountId: ACCOUNT, keyId: 'key_benchledgerwrite00000', settledAtMs: Date.now(), chargedMicros: 5_000,
-        attempts: [{ index: 0, model: 'exa/fast', provider: 'exa', source: 'platform', status: 'success', error: null, reservedMicros: 5_000, chargedMicros: 5_000, timedOut: false, results: 10 }],
+        v: 1, requestId, accountId: ACCOUNT, keyId: 'key_benchledgerwrite00000', settledAtMs: Date.now(), chargedMicros: 9_000,
+        attempts: [{ index: 0, model: 'exa/fast', provider: 'exa', source: 'platform', status: 'success', error: null, reservedMicros: 9_000, chargedMicros: 9_000, timedOut: false, results: 10 }],
       };
     });
     for (let i = 0; i < 5; i++) await repository.writeSettlements(ACCOUNT, records());

@@ -32,8 +32,8 @@ const WARMUP_S = Number(process.env.WARMUP_S ?? 3);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 16);
 const MODEL = process.env.MODEL ?? 'exa/fast';
 const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
-/** exa/fast at 10 results: 0.005 USD, the reservation and the charge. */
-const PRICE_MICROS: Readonly<Record<string, number>> = { 'exa/fast': 5_000, 'brave/web': 6_000, 'tavily/basic': 10_000 };
+/** exa/fast at 10 results: 0.009 USD, the reservation and the charge. */
+const PRICE_MICROS: Readonly<Record<string, number>> = { 'exa/fast': 9_000, 'brave/web': 6_000, 'tavily/basic': 10_000 };
 const ARGS = { query: 'open source search engines benchmark', model: MODEL, max_results: 10 };
 const PROTOCOL_VERSION = '2025-06-18';
 

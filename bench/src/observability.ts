@@ -25,7 +25,7 @@ const PER_ROUND = Number(process.env.PER_ROUND ?? 50_000);
 const model = CATALOG.find((m) => m.id === 'exa/fast');
 if (model === undefined) throw new Error('exa/fast missing from the catalog');
 const record: KeyRecord = { id: 'key_bench', accountId: 'acc_bench', kind: 'api', disabled: false, expiresAtMs: null, limitMicros: null, limitReset: null, version: 1, deleted: false };
-const attempts: AttemptResult[] = [{ status: 'success', model, source: 'platform', results: [], reservedMicros: 5_000, chargedMicros: 5_000 }];
+const attempts: AttemptResult[] = [{ status: 'success', model, source: 'platform', results: [], reservedMicros: 9_000, chargedMicros: 9_000 }];
 const reply: SearchReply = { kind: 'reply', status: 200, body: '{}', requestId: 'req_bench', rateLimit: undefined, attempts };
 
 // Lines go to /dev/null synchronously (the cost of building and writing a line, not of a terminal).

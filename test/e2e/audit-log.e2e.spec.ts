@@ -8,7 +8,9 @@ import type { JsonResponse, Stack } from '@svc/test-kit';
 /** A parsed JSON answer, as test-kit's call gives it. */
 type Body = JsonResponse['body'];
 import { Client } from 'pg';
+import { OAUTH_PATHS } from '@svc/contracts';
 import { FakeStripe } from '../../tools/fake-stripe/src';
+import { approve, codeOf, exchange, refresh, register, startAuthorization } from './oauth-flow';
 
 /**
  * The audit log end to end (docs/api.md, "Audit log"; issue 27): a scripted series of changes
@@ -17,6 +19,11 @@ import { FakeStripe } from '../../tools/fake-stripe/src';
  * the plaintext (and hash) of every secret used is found nowhere in either audit table; an
  * UPDATE, a DELETE or a TRUNCATE fails in the database, and only the retention purge may
  * delete, and only rows older than the retention.
+ *
+ * OAuth grants are part of the series: the owner's consent (the grant and its key, by the
+ * session), a grant the client revokes through the revocation endpoint and one that a replayed
+ * code ends (both by the grant), and one the owner revokes in the dashboard; the codes, tokens
+ * and verifiers are among the secrets searched for. A grant's access token can change nothing.
  *
  * Every call goes through the gateway, which trusts 127.0.0.1 as a proxy, with an
  * X-Forwarded-For naming a different client per surface: the entries carry those addresses.
@@ -176,6 +183,97 @@ describe('the audit log: a scripted series through every surface', () => {
       action: 'management_key.delete', actor: asSession, client_address: SESSION_IP, target_id: String(second.id), changes: { deleted: { before: false, after: true } },
     }));
 
+    // 14-29. OAuth grants. Registering a client changes no account (not audited); the owner's
+    // consent makes the grant's key and the grant (the session is the actor).
+    const CLIENT_IP = '192.0.2.77';
+    const REDIRECT = 'http://127.0.0.1:9/callback';
+    const registered = await register(gw, 'Audit Connector', [REDIRECT]);
+    expect(registered.status).toBe(201);
+    const clientId = String(registered.body.client_id);
+    const asClient = { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': CLIENT_IP };
+    const oauthForm = (path: string, fields: Record<string, string>) => call('POST', gw + path, { raw: new URLSearchParams(fields).toString(), headers: asClient });
+    const consent = async (): Promise<{ grantId: string; keyId: string; code: string; verifier: string }> => {
+      const started = await startAuthorization(gw, clientId, REDIRECT);
+      const approved = await approve(gw, session, started.requestId, { limit_usd: 1, limit_reset: 'daily', expires_at: null });
+      expect(approved.status).toBe(200);
+      const grantId = String(approved.body.grant_id);
+      const keyId = String(approved.body.key_id);
+      const { code } = codeOf(String(approved.body.redirect_to));
+      secrets.push(code, started.pkce.verifier);
+      expected.push({
+        action: 'api_key.create', actor: asSession, client_address: SESSION_IP, target_id: keyId,
+        changes: {
+          name: { before: null, after: 'Audit Connector' }, limit_usd: { before: null, after: 1 }, limit_reset: { before: null, after: 'daily' },
+          expires_at: { before: null, after: null }, disabled: { before: null, after: false },
+          allowed_models: { before: null, after: null }, allowed_ips: { before: null, after: null },
+        },
+      }, {
+        action: 'oauth_grant.create', actor: asSession, client_address: SESSION_IP, target_id: grantId,
+        changes: {
+          client_id: { before: null, after: clientId }, client_name: { before: null, after: 'Audit Connector' },
+          redirect_uri: { before: null, after: REDIRECT }, key_id: { before: null, after: keyId },
+        },
+      });
+      at.push(Date.now(), Date.now());
+      return { grantId, keyId, code, verifier: started.pkce.verifier };
+    };
+    const ended = (grantId: string, keyId: string, actor: { kind: string; id: string }, address: string, reason: string): void => {
+      expected.push({
+        action: 'oauth_grant.revoke', actor, client_address: address, target_id: grantId,
+        changes: { revoked: { before: false, after: true }, revoked_reason: { before: null, after: reason } },
+      }, {
+        action: 'api_key.delete', actor, client_address: address, target_id: keyId, changes: { deleted: { before: false, after: true } },
+      });
+      at.push(Date.now(), Date.now());
+    };
+
+    // A grant used by its client (code, refresh), then revoked by the client with its refresh token.
+    const byClient = await consent();
+    const tokens = await exchange(gw, clientId, byClient.code, REDIRECT, byClient.verifier);
+    expect(tokens.status).toBe(200);
+    const refreshed = await refresh(gw, clientId, String(tokens.body.refresh_token));
+    expect(refreshed.status).toBe(200);
+    const access = String(refreshed.body.access_token);
+    secrets.push(String(tokens.body.access_token), String(tokens.body.refresh_token), access, String(refreshed.body.refresh_token));
+    // An access token's one audience is /mcp/oauth, whose tools change nothing; anywhere else
+    // it is no key at all (401), so it can make no change (and no entry).
+    expect((await call('PATCH', `${gw}/v1/keys/${byClient.keyId}`, { body: { limit_usd: 100 }, headers: { ...bearer(access), 'x-forwarded-for': CLIENT_IP } })).status).toBe(401);
+    expect((await call('POST', `${gw}/v1/keys`, { body: { name: 'escalate' }, headers: { ...bearer(access), 'x-forwarded-for': CLIENT_IP } })).status).toBe(401);
+    // Revoking the access token alone ends a credential, not the grant: no entry.
+    expect((await oauthForm(OAUTH_PATHS.revoke, { token: String(tokens.body.access_token), client_id: clientId })).status).toBe(200);
+    expect((await oauthForm(OAUTH_PATHS.revoke, { token: String(refreshed.body.refresh_token), client_id: clientId })).status).toBe(200);
+    ended(byClient.grantId, byClient.keyId, { kind: 'oauth_grant', id: byClient.grantId }, CLIENT_IP, 'revoked by the client');
+    // Revoking it again changes nothing: no entry.
+    expect((await oauthForm(OAUTH_PATHS.revoke, { token: String(refreshed.body.refresh_token), client_id: clientId })).status).toBe(200);
+
+    // A grant the owner revokes on the Connected apps page.
+    const byOwner = await consent();
+    await step('DELETE', `/dashboard/api/connected-apps/${byOwner.grantId}`, session, undefined, null);
+    ended(byOwner.grantId, byOwner.keyId, asSession, SESSION_IP, 'revoked by the owner');
+    // Revoked already: 200 again, no entry.
+    await step('DELETE', `/dashboard/api/connected-apps/${byOwner.grantId}`, session, undefined, null);
+
+    // A grant its client ends by presenting its code twice (RFC 6749 4.1.2: the grant is revoked).
+    const replayed = await consent();
+    const replayedTokens = await oauthForm(OAUTH_PATHS.token, { grant_type: 'authorization_code', code: replayed.code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: replayed.verifier });
+    expect(replayedTokens.status).toBe(200);
+    secrets.push(String(replayedTokens.body.access_token), String(replayedTokens.body.refresh_token));
+    const replay = await oauthForm(OAUTH_PATHS.token, { grant_type: 'authorization_code', code: replayed.code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: replayed.verifier });
+    expect([replay.status, replay.body.error]).toEqual([400, 'invalid_grant']);
+    ended(replayed.grantId, replayed.keyId, { kind: 'oauth_grant', id: replayed.grantId }, CLIENT_IP, 'authorization code reused');
+
+    // A grant its client ends by presenting a rotated refresh token again (one of two holders is not the client).
+    const rotated = await consent();
+    const rotatedTokens = await oauthForm(OAUTH_PATHS.token, { grant_type: 'authorization_code', code: rotated.code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: rotated.verifier });
+    expect(rotatedTokens.status).toBe(200);
+    const oldRefresh = String(rotatedTokens.body.refresh_token);
+    const next = await oauthForm(OAUTH_PATHS.token, { grant_type: 'refresh_token', refresh_token: oldRefresh, client_id: clientId });
+    expect(next.status).toBe(200);
+    secrets.push(String(rotatedTokens.body.access_token), oldRefresh, String(next.body.access_token), String(next.body.refresh_token));
+    const reused = await oauthForm(OAUTH_PATHS.token, { grant_type: 'refresh_token', refresh_token: oldRefresh, client_id: clientId });
+    expect([reused.status, reused.body.error]).toEqual([400, 'invalid_grant']);
+    ended(rotated.grantId, rotated.keyId, { kind: 'oauth_grant', id: rotated.grantId }, CLIENT_IP, 'refresh token reused after rotation');
+
     // The log equals the series, newest first, on both surfaces.
     const shape = (entry: Body): Expected => ({
       action: entry.action, actor: entry.actor, client_address: entry.client_address, target_id: entry.target_id, changes: entry.changes,
@@ -184,7 +282,21 @@ describe('the audit log: a scripted series through every surface', () => {
     const full = await call('GET', `${gw}/v1/audit-log?limit=100`, { headers: mgmt });
     expect(full.status).toBe(200);
     expect(full.body.next_cursor).toBeNull();
-    expect(full.body.data.map(shape)).toEqual(newestFirst);
+    // Entries of the same millisecond (a grant and its key, made in one transaction) are in
+    // the log's tie order, by id, which the series cannot know: within such a group, compare
+    // as sets; across groups, in order.
+    const sameInstant = (entries: Expected[], ats: string[]): Expected[] => {
+      const out: Expected[] = [];
+      for (let i = 0; i < entries.length;) {
+        let j = i;
+        while (j < entries.length && ats[j] === ats[i]) j++;
+        out.push(...entries.slice(i, j).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1)));
+        i = j;
+      }
+      return out;
+    };
+    const fullAts = full.body.data.map((entry: { at: string }) => entry.at);
+    expect(sameInstant(full.body.data.map(shape), fullAts)).toEqual(sameInstant(newestFirst, fullAts));
     for (const entry of full.body.data) {
       expect(entry.id).toMatch(/^aud_[0-9A-Za-z]{24}$/);
       expect(Number.isNaN(Date.parse(entry.at))).toBe(false);
@@ -207,18 +319,28 @@ describe('the audit log: a scripted series through every surface', () => {
     expect(walked).toEqual(full.body.data);
 
     // Filters: action, actor (kind and id), target, time.
-    const filtered = async (query: string) => (await call('GET', `${gw}/v1/audit-log?limit=100&${query}`, { headers: mgmt })).body.data.map(shape);
-    expect(await filtered('action=api_key.update')).toEqual(newestFirst.filter((e) => e.action === 'api_key.update'));
-    expect(await filtered('action=purchase.start')).toEqual(newestFirst.filter((e) => e.action === 'purchase.start'));
-    expect(await filtered('actor_kind=operator')).toEqual(newestFirst.filter((e) => e.actor.kind === 'operator'));
-    expect(await filtered(`actor_id=${userId}`)).toEqual(newestFirst.filter((e) => e.actor.id === userId));
-    expect(await filtered(`actor_kind=management_key&actor_id=${String(admin.id)}`)).toEqual(newestFirst.filter((e) => e.actor.id === String(admin.id)));
-    expect(await filtered(`target_id=${keyId}`)).toEqual(newestFirst.filter((e) => e.target_id === keyId));
+    // Each filtered page, and the series filtered alike, in the log's order up to same-instant ties.
+    let lastAts: string[] = [];
+    const filtered = async (query: string) => {
+      const data = (await call('GET', `${gw}/v1/audit-log?limit=100&${query}`, { headers: mgmt })).body.data;
+      lastAts = data.map((entry: { at: string }) => entry.at);
+      return sameInstant(data.map(shape), lastAts);
+    };
+    const expectedOf = (entries: Expected[]) => sameInstant(entries, lastAts);
+    expect(await filtered('action=api_key.update')).toEqual(expectedOf(newestFirst.filter((e) => e.action === 'api_key.update')));
+    expect(await filtered('action=purchase.start')).toEqual(expectedOf(newestFirst.filter((e) => e.action === 'purchase.start')));
+    expect(await filtered('actor_kind=operator')).toEqual(expectedOf(newestFirst.filter((e) => e.actor.kind === 'operator')));
+    expect(await filtered('actor_kind=oauth_grant')).toEqual(expectedOf(newestFirst.filter((e) => e.actor.kind === 'oauth_grant')));
+    expect(await filtered('actor_kind=oauth_grant')).toHaveLength(6);
+    expect(await filtered('action=oauth_grant.revoke')).toEqual(expectedOf(newestFirst.filter((e) => e.action === 'oauth_grant.revoke')));
+    expect(await filtered(`actor_id=${userId}`)).toEqual(expectedOf(newestFirst.filter((e) => e.actor.id === userId)));
+    expect(await filtered(`actor_kind=management_key&actor_id=${String(admin.id)}`)).toEqual(expectedOf(newestFirst.filter((e) => e.actor.id === String(admin.id))));
+    expect(await filtered(`target_id=${keyId}`)).toEqual(expectedOf(newestFirst.filter((e) => e.target_id === keyId)));
     const entryTimes = [...full.body.data].reverse().map((entry: { at: string }) => entry.at);
     const from = entryTimes[4] as string;
     const to = entryTimes[9] as string;
     expect(await filtered(`from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`))
-      .toEqual(newestFirst.filter((_e, i) => { const t = Date.parse(full.body.data[i].at); return t >= Date.parse(from) && t < Date.parse(to); }));
+      .toEqual(expectedOf(newestFirst.filter((_e, i) => { const t = Date.parse(full.body.data[i].at); return t >= Date.parse(from) && t < Date.parse(to); })));
 
     // Bad queries are 400s; an API key is 403.
     for (const query of ['action=key.explode', 'actor_kind=robot', 'from=yesterday', 'cursor=!!!', 'limit=0', 'target_id=a%20b']) {
@@ -229,6 +351,7 @@ describe('the audit log: a scripted series through every surface', () => {
 
     // No secret in either audit table: every plaintext used, and the SHA-256 of every key.
     for (const secret of [...secrets]) if (secret.startsWith('svc-')) secrets.push(createHash('sha256').update(secret).digest('hex'));
+    expect(secrets.filter((s) => s.startsWith('svc-oat-') || s.startsWith('svc-ort-')).length).toBeGreaterThanOrEqual(4);
     expect(secrets.filter((s) => s.length < 8)).toEqual([]);
     for (const db of [adminDb, billingDb]) {
       const rows = (await db.query('SELECT row_to_json(a)::text AS line FROM audit_entries a')).rows as { line: string }[];

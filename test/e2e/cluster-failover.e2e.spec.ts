@@ -15,7 +15,7 @@ import type { JsonResponse, Stack } from '@svc/test-kit';
  * its keys were between two nodes may answer 503 `overloaded` (admission fails closed);
  * it is charged nothing.
  */
-const PRICE_MICROS = 5_000; // exa/fast, max_results 10
+const PRICE_MICROS = 9_000; // exa/fast, max_results 10
 const FUNDING_MICROS = 10_000_000;
 const SEARCHES = 400;
 const CONCURRENCY = 10;

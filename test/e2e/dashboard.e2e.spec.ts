@@ -496,15 +496,15 @@ describe('the dashboard in Chromium', () => {
         expect(await filtersOf(1).locator('li').allTextContents()).toEqual(['country DE', 'language de', 'published after 2025-01-31 11:00:00 UTC', 'safe search strict']);
         expect(await filtersOf(2).locator('li').allTextContents()).toEqual(['only docs.example.com, example.org', 'published before 2026-06-30']);
         expect([await filtersOf(0).textContent(), await filtersOf(3).textContent()]).toEqual(['None', 'None']);
-        // The hit's attempt says what the cache saved against exa/fast's full price (0.005 - 0.0005).
+        // The hit's attempt says what the cache saved against exa/fast's full price (0.009 - 0.0009).
         const hitRow = page.locator(`tr[data-request-id="${requestIds[3] ?? ''}"]`);
         await hitRow.getByRole('button', { name: '1 attempt' }).click();
-        expect(await page.locator(`#attempts-${requestIds[3] ?? ''}`).textContent()).toContain('(from cache, saved $0.0045)');
+        expect(await page.locator(`#attempts-${requestIds[3] ?? ''}`).textContent()).toContain('(from cache, saved $0.0081)');
         await hitRow.getByRole('button', { name: '1 attempt' }).click();
         // Opening the attempts scrolled the table sideways: back to its first column for the picture.
         await page.getByRole('region', { name: 'Recent searches' }).evaluate((region) => { region.scrollLeft = 0; });
       }
-      if (p.name === 'usage') expect(await text(page, 'usage-cache')).toBe('1 answered from the cache, saving $0.0045');
+      if (p.name === 'usage') expect(await text(page, 'usage-cache')).toBe('1 answered from the cache, saving $0.0081');
       await check(p.name);
       if (p.name === 'api-keys') {
         // The dialogs too: creating a key (every field), its secret shown once, and a confirmation.

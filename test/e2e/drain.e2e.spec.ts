@@ -65,7 +65,7 @@ class Balancer {
   }
 }
 
-const PRICE_MICROS = 5_000;
+const PRICE_MICROS = 9_000;
 
 describe('a gateway stopped under load loses nothing', () => {
   let stack: Stack;

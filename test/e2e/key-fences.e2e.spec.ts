@@ -86,8 +86,8 @@ describe('key fences: allowed_models and allowed_ips, TRUSTED_PROXIES', () => {
         { model: 'brave/news', status: 'skipped', error: 'model not allowed for this key' },
       ]);
       // Only exa/fast's price for 3 results (its base price covers up to 10).
-      expect(response.body.cost_usd).toBe(0.005);
-      await waitFor('the settlement', async () => (before - (await balance()) === 5_000 ? true : undefined));
+      expect(response.body.cost_usd).toBe(0.009);
+      await waitFor('the settlement', async () => (before - (await balance()) === 9_000 ? true : undefined));
     });
 
     it('answers 403 model_not_allowed, reserving and charging nothing, when no requested model is allowed', async () => {

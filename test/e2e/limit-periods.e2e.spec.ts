@@ -5,7 +5,7 @@ import type { JsonResponse, Stack } from '@svc/test-kit';
 /**
  * A key's spend inside its current period survives any change of its limit or reset period,
  * and no interleaving of PATCHes and searches lets a key spend more in a period than the
- * largest limit in force during it. exa/fast at max_results 10 costs 0.005 USD.
+ * largest limit in force during it. exa/fast at max_results 10 costs 0.009 USD.
  */
 const RESETS = [null, 'daily', 'weekly', 'monthly'] as const;
 
@@ -44,19 +44,19 @@ describe('key limits across changes of the reset period', () => {
     for (const from of RESETS) {
       for (const to of RESETS) {
         if (from === to) continue;
-        const key = await newApiKey(gw, account.managementKey, { limit_usd: 0.01, limit_reset: from });
+        const key = await newApiKey(gw, account.managementKey, { limit_usd: 0.018, limit_reset: from });
         expect((await search(key.secret, `spend ${from} ${to} 1`)).status).toBe(200);
         expect((await search(key.secret, `spend ${from} ${to} 2`)).status).toBe(200);
         const refused = await search(key.secret, `spend ${from} ${to} 3`);
         expect([refused.status, refused.body.error.code]).toEqual([402, 'key_limit_exceeded']);
         const patched = await call('PATCH', `${gw}/v1/keys/${key.id}`, { body: { limit_reset: to }, headers: bearer(account.managementKey) });
         expect(patched.status).toBe(200);
-        expect([from, to, patched.body.usage_usd, patched.body.limit_remaining_usd]).toEqual([from, to, 0.01, 0]);
+        expect([from, to, patched.body.usage_usd, patched.body.limit_remaining_usd]).toEqual([from, to, 0.018, 0]);
         const after = await search(key.secret, `spend ${from} ${to} 4`);
         expect([from, to, after.status]).toEqual([from, to, 402]);
         // Raising the limit keeps the spend too: exactly one more search fits.
-        const raised = await call('PATCH', `${gw}/v1/keys/${key.id}`, { body: { limit_usd: 0.015 }, headers: bearer(account.managementKey) });
-        expect([raised.body.usage_usd, raised.body.limit_remaining_usd]).toEqual([0.01, 0.005]);
+        const raised = await call('PATCH', `${gw}/v1/keys/${key.id}`, { body: { limit_usd: 0.027 }, headers: bearer(account.managementKey) });
+        expect([raised.body.usage_usd, raised.body.limit_remaining_usd]).toEqual([0.018, 0.009]);
         expect((await search(key.secret, `spend ${from} ${to} 5`)).status).toBe(200);
         expect((await search(key.secret, `spend ${from} ${to} 6`)).status).toBe(402);
       }

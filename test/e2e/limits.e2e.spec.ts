@@ -7,9 +7,9 @@ import type { JsonResponse, RedisTopology, Stack } from '@svc/test-kit';
  * The admission limits of spec section 8 across three gateway processes sharing one Redis:
  * the key's rate (20/s, bursts to 40) and the account's in-flight cap (50), both decided by
  * one Redis-side script on Redis's clock. exa/fast with max_results 10 costs (and reserves)
- * exactly 0.005 USD. Which gateway (and key) each request uses is drawn from a seeded PRNG.
+ * exactly 0.009 USD. Which gateway (and key) each request uses is drawn from a seeded PRNG.
  */
-const PRICE_MICROS = 5_000;
+const PRICE_MICROS = 9_000;
 const RATE = 20;
 const BURST = 40;
 const ACCOUNT_CAP = 50;

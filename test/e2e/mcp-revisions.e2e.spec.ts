@@ -98,17 +98,17 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
       const again = (await client.callTool({ name: 'web_search', arguments: args })) as CallToolResult;
       expect(first.isError).toBeFalsy();
       expect(again.structuredContent).toEqual(first.structuredContent);
-      expect(before - (await balanceMicros(accountId))).toBe(5_000);
+      expect(before - (await balanceMicros(accountId))).toBe(9_000);
 
       const other = (await client.callTool({ name: 'web_search', arguments: { ...args, max_results: 2 } })) as CallToolResult;
       expect(errorOf(other)).toMatchObject({ code: 'invalid_request', message: 'this idempotency_key was used with different arguments' });
       const fresh = (await client.callTool({ name: 'web_search', arguments: { ...args, idempotency_key: `${key}-2` } })) as CallToolResult;
       expect((fresh.structuredContent as { request_id: string }).request_id).not.toBe((first.structuredContent as { request_id: string }).request_id);
-      expect(before - (await balanceMicros(accountId))).toBe(10_000);
+      expect(before - (await balanceMicros(accountId))).toBe(18_000);
 
       const bad = (await client.callTool({ name: 'web_search', arguments: { ...args, idempotency_key: '   ' } })) as CallToolResult;
       expect(errorOf(bad)).toMatchObject({ code: 'invalid_request', message: 'idempotency_key must be 1 to 255 printable ASCII characters' });
-      expect(before - (await balanceMicros(accountId))).toBe(10_000);
+      expect(before - (await balanceMicros(accountId))).toBe(18_000);
     });
   }
 
@@ -181,8 +181,8 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
       expect(await balanceMicros(accountId)).toBe(before);
       const right = await call('POST', `${gw()}/mcp`, { body, headers: modernHeaders(secret, 'tools/call', 'web_search') });
       expect(right.status).toBe(200);
-      expect(right.body.result.structuredContent).toMatchObject({ model: 'exa/fast', cost_usd: 0.005 });
-      expect(before - (await balanceMicros(accountId))).toBe(5_000);
+      expect(right.body.result.structuredContent).toMatchObject({ model: 'exa/fast', cost_usd: 0.009 });
+      expect(before - (await balanceMicros(accountId))).toBe(9_000);
     });
 
     it('hostile bodies and headers are a 4xx or a JSON-RPC error, never a 500, and charge nothing', async () => {

@@ -261,7 +261,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     const again = await toolCall(7);
     expect(first.status).toBe(200);
     expect(again.body.result.structuredContent).toEqual(first.body.result.structuredContent);
-    expect(before - (await balanceMicros(accountId))).toBe(5_000);
+    expect(before - (await balanceMicros(accountId))).toBe(9_000);
     const changed = await call('POST', `${gw(1)}/mcp`, {
       body: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'retried call', model: 'exa/fast', max_results: 2 } } },
       headers: { ...headers, 'mcp-session-id': session },
@@ -270,14 +270,14 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     expect(JSON.parse(changed.body.result.content[1].text).error).toMatchObject({ code: 'invalid_request', message: 'this Idempotency-Key was used with a different request body' });
     const fresh = await toolCall(8);
     expect(fresh.body.result.structuredContent.request_id).not.toBe(first.body.result.structuredContent.request_id);
-    expect(before - (await balanceMicros(accountId))).toBe(10_000);
+    expect(before - (await balanceMicros(accountId))).toBe(18_000);
     // Another client session reusing id 7 is a different tool call.
     const other = await call('POST', `${gw(1)}/mcp`, {
       body: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'another session', model: 'exa/fast', max_results: 1 } } },
       headers: { ...headers, 'mcp-session-id': 'mcps_another-client-session' },
     });
     expect(other.body.result.isError).toBeUndefined();
-    expect(before - (await balanceMicros(accountId))).toBe(15_000);
+    expect(before - (await balanceMicros(accountId))).toBe(27_000);
   });
 
   it('a JSON-RPC batch of two web_search calls runs two searches, each with its own request id, each charged', async () => {
@@ -289,7 +289,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     const ids = (response.body as { result: { structuredContent: { request_id: string } } }[]).map((r) => r.result.structuredContent.request_id);
     expect(new Set(ids).size).toBe(2);
     expect(ids).toContain(response.headers.get('x-svc-request-id'));
-    expect(before - (await balanceMicros(accountId))).toBe(10_000);
+    expect(before - (await balanceMicros(accountId))).toBe(18_000);
   });
 
   describe('two gateways behind a round-robin proxy without stickiness', () => {

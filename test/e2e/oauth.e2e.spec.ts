@@ -154,11 +154,11 @@ describe('OAuth for connectors on /mcp/oauth', () => {
 
   it('a dynamically registered client: consent with a limit, tokens, web_search through the official MCP client charged to the grant key, the limit enforced', async () => {
     const account = await fundedAccount(1);
-    const { access, keyId } = await connect(account.session, { consent: { limit_usd: 0.01, limit_reset: 'daily', expires_at: null } });
+    const { access, keyId } = await connect(account.session, { consent: { limit_usd: 0.018, limit_reset: 'daily', expires_at: null } });
     expect(access).toMatch(/^svc-oat-[A-Za-z0-9_-]{43}$/);
 
     const listed = await keyOf(account.managementKey, keyId);
-    expect(listed).toMatchObject({ name: 'Test Connector', limit_usd: 0.01, limit_reset: 'daily', usage_usd: 0, disabled: false });
+    expect(listed).toMatchObject({ name: 'Test Connector', limit_usd: 0.018, limit_reset: 'daily', usage_usd: 0, disabled: false });
 
     const client = await mcp(access);
     const { tools } = await client.listTools();
@@ -166,9 +166,9 @@ describe('OAuth for connectors on /mcp/oauth', () => {
     const before = Number(await redis.get(redisKeys.accountBalance(account.accountId)));
     const first = (await client.callTool({ name: 'web_search', arguments: { query: 'oauth connector', model: 'exa/fast', max_results: 1 } })) as CallToolResult;
     expect(first.isError).toBeFalsy();
-    expect((first.structuredContent as { cost_usd: number }).cost_usd).toBe(0.005);
-    expect(before - Number(await redis.get(redisKeys.accountBalance(account.accountId)))).toBe(5_000);
-    expect(await keyOf(account.managementKey, keyId)).toMatchObject({ usage_usd: 0.005, limit_remaining_usd: 0.005 });
+    expect((first.structuredContent as { cost_usd: number }).cost_usd).toBe(0.009);
+    expect(before - Number(await redis.get(redisKeys.accountBalance(account.accountId)))).toBe(9_000);
+    expect(await keyOf(account.managementKey, keyId)).toMatchObject({ usage_usd: 0.009, limit_remaining_usd: 0.009 });
 
     const second = (await client.callTool({ name: 'web_search', arguments: { query: 'oauth connector 2', model: 'exa/fast', max_results: 1 } })) as CallToolResult;
     expect(second.isError).toBeFalsy();
@@ -176,7 +176,7 @@ describe('OAuth for connectors on /mcp/oauth', () => {
     expect(third.isError).toBe(true);
     const refusal = JSON.parse((third.content[1] as { text: string }).text) as { error: { code: string } };
     expect(refusal.error.code).toBe('key_limit_exceeded');
-    expect(before - Number(await redis.get(redisKeys.accountBalance(account.accountId)))).toBe(10_000);
+    expect(before - Number(await redis.get(redisKeys.accountBalance(account.accountId)))).toBe(18_000);
 
     // The access token has one audience: it is no key anywhere else.
     expect((await rawCall(access, `${gw()}/mcp`)).status).toBe(401);

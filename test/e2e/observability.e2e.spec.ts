@@ -11,7 +11,7 @@ import type { JsonResponse, Stack } from '@svc/test-kit';
  * and the counters must equal what the run's replies said (searches by outcome, charges,
  * refusals, settlements in the ledger). exa/fast with max_results 10 costs 5,000 micro-USD.
  */
-const PRICE_MICROS = 5_000;
+const PRICE_MICROS = 9_000;
 /** ACCOUNT_MAX_IN_FLIGHT of the third gateway. */
 const IN_FLIGHT_CAP = 2;
 
@@ -187,7 +187,7 @@ describe('metrics of every service after a mixed run', () => {
     const answered = searchLines.filter((line) => line.status === 200);
     expect(answered.length).toBe(12);
     for (const line of answered) {
-      expect(line).toMatchObject({ account_id: expect.any(String), key_id: expect.any(String), model: expect.any(String), outcome: 'ok', cost_usd: 0.005 });
+      expect(line).toMatchObject({ account_id: expect.any(String), key_id: expect.any(String), model: expect.any(String), outcome: 'ok', cost_usd: 0.009 });
       expect((line.models as string[]).length).toBeGreaterThan(0);
     }
     const fallback = answered.find((line) => (line.models as string[]).length === 2);

@@ -11,7 +11,7 @@ import type { Stack } from '@svc/test-kit';
  * again every record reaches the ledger exactly once and reconciliation reads zero drift.
  * exa/fast with max_results 10 costs exactly 5,000 micro-USD.
  */
-const PRICE_MICROS = 5_000;
+const PRICE_MICROS = 9_000;
 const GRANT_MICROS = 200_000_000;
 const OUTAGE_MS = 30_000;
 const CONCURRENCY = 4;

@@ -167,15 +167,15 @@ describe('provider keys (BYOK)', () => {
     it('answers with the account key (source byok, charged the fee), falls back to the platform after a rejected key, and charges exactly', async () => {
       const account = await fundedAccount(1);
       const mk = account.managementKey;
-      // Before any key: platform, full price (exa/fast at 10 results: 5,000 micro-USD).
+      // Before any key: platform, full price (exa/fast at 10 results: 9,000 micro-USD).
       const platform = await search(gw, account.apiKey, { query: 'byok before', model: 'exa/fast' });
-      expect([platform.status, platform.body.source, platform.body.cost_usd]).toEqual([200, 'platform', 0.005]);
+      expect([platform.status, platform.body.source, platform.body.cost_usd]).toEqual([200, 'platform', 0.009]);
       // Stored through gateway 0: applies on its next search at once.
       expect((await put(gw, mk, 'exa', { key: EXA_OWN })).status).toBe(200);
       const byok = await search(gw, account.apiKey, { query: 'byok after', model: 'exa/fast' });
       expect([byok.status, byok.body.source, byok.body.attempts]).toEqual([200, 'byok', []]);
-      // 5 % of 5,000 micro-USD.
-      expect(byok.body.cost_usd).toBe(0.00025);
+      // 5 % of 9,000 micro-USD.
+      expect(byok.body.cost_usd).toBe(0.00045);
       // The simulator rejects the account's Tavily key: a failed byok attempt, then the platform's.
       expect((await put(gw, mk, 'tavily', { key: TAVILY_REJECTED })).status).toBe(200);
       const fallback = await search(gw, account.apiKey, { query: 'byok rejected', model: 'tavily/basic' });
@@ -193,28 +193,28 @@ describe('provider keys (BYOK)', () => {
       // Deleted through gateway 0: the platform key again at once.
       expect((await call('DELETE', `${gw}/v1/provider-keys/exa`, { headers: bearer(mk) })).status).toBe(200);
       const after = await search(gw, account.apiKey, { query: 'byok deleted', model: 'exa/fast' });
-      expect([after.body.source, after.body.cost_usd]).toEqual(['platform', 0.005]);
+      expect([after.body.source, after.body.cost_usd]).toEqual(['platform', 0.009]);
 
       // Exact money: the ledger holds what the answers said, BYOK fees told apart by the attempts' source.
-      const expected = [0.005, 0.00025, 0.01, 0.006, 0.005].reduce((sum, usd) => sum + Math.round(usd * 1_000_000), 0);
+      const expected = [0.009, 0.00045, 0.01, 0.006, 0.009].reduce((sum, usd) => sum + Math.round(usd * 1_000_000), 0);
       const ledger = await waitFor('the worker to write the five searches', async () => {
         const rows = await billing.query<{ kind: string; n: string; sum: string }>(
           `SELECT kind, count(*) AS n, sum(-amount_micros) AS sum FROM ledger_entries WHERE account_id = $1 AND kind <> 'grant' GROUP BY kind ORDER BY kind::text`, [account.accountId]);
         return rows.rows.reduce((n, r) => n + Number(r.n), 0) >= 5 ? rows.rows.map((r) => [r.kind, Number(r.n), Number(r.sum)]) : undefined;
       }, { timeoutMs: 30_000 });
       // The BYOK fee is its own ledger entry kind; platform charges stay search_charge.
-      expect(ledger).toEqual([['byok_fee', 1, 250], ['search_charge', 4, expected - 250]]);
+      expect(ledger).toEqual([['byok_fee', 1, 450], ['search_charge', 4, expected - 450]]);
       const usage = await call('GET', `${gw}/v1/usage?group_by=model`, { headers: bearer(mk) });
-      expect(usage.body.total).toMatchObject({ searches: 5, byok_fee_usd: 0.00025 });
+      expect(usage.body.total).toMatchObject({ searches: 5, byok_fee_usd: 0.00045 });
       expect(Math.round(usage.body.total.cost_usd * 1_000_000)).toBe(expected);
       const exaRow = usage.body.data.find((row: { model: string }) => row.model === 'exa/fast');
-      expect(exaRow).toMatchObject({ byok_fee_usd: 0.00025 });
+      expect(exaRow).toMatchObject({ byok_fee_usd: 0.00045 });
       const finance = await call('GET', `${stack.billing.operatorUrl}/operator/finance/reconciliation`, { headers: bearer(stack.operatorToken) });
       expect(finance.body.usage).toMatchObject({ byok_drift_usd: 0, entries_drift_usd: 0, events_drift_usd: 0, mismatched_requests: [] });
-      expect(finance.body.usage.byok_fee_entries.amount_usd).toBeGreaterThanOrEqual(0.00025);
+      expect(finance.body.usage.byok_fee_entries.amount_usd).toBeGreaterThanOrEqual(0.00045);
       const bySource = await billing.query<{ source: string; charged: string }>(
         `SELECT source, sum(charged_micros) AS charged FROM usage_events WHERE account_id = $1 GROUP BY source ORDER BY source`, [account.accountId]);
-      expect(bySource.rows.map((r) => [r.source, Number(r.charged)])).toEqual([['byok', 250], ['platform', expected - 250]]);
+      expect(bySource.rows.map((r) => [r.source, Number(r.charged)])).toEqual([['byok', 450], ['platform', expected - 450]]);
       const credits = await call('GET', `${gw}/v1/credits`, { headers: bearer(account.apiKey) });
       expect(Math.round(credits.body.balance_usd * 1_000_000)).toBe(1_000_000 - expected);
     });

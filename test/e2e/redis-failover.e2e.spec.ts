@@ -22,7 +22,7 @@ import type { ClusterNode, JsonResponse, Stack } from '@svc/test-kit';
  *    not confirmed (some were still in the lost stream), the account is rebuilt from the
  *    ledger, and again the ledger holds exactly the answered searches.
  */
-const PRICE_MICROS = 5_000; // exa/fast, max_results 10
+const PRICE_MICROS = 9_000; // exa/fast, max_results 10
 const FUNDING_MICROS = 10_000_000;
 const SEARCHES = 400;
 const CONCURRENCY = 10;

@@ -13,11 +13,11 @@ import type { JsonResponse, Stack } from '@svc/test-kit';
  * each its own process, on one Redis (or Redis Cluster) and one PostgreSQL. The simulator's
  * /_sim/stats counts the upstream calls.
  *
- * exa/fast with max_results 10 costs 0.005 USD (5,000 micro-USD); its cache price is 10 % of
- * its base price: 500 micro-USD.
+ * exa/fast with max_results 10 costs 0.009 USD (9,000 micro-USD); its cache price is 10 % of
+ * its base price: 900 micro-USD.
  */
-const FULL_MICROS = 5_000;
-const CACHE_MICROS = 500;
+const FULL_MICROS = 9_000;
+const CACHE_MICROS = 900;
 const EXA_OWN = `own-exa-${randomBytes(12).toString('hex')}`;
 
 /** A query no other test (or earlier run on the same Redis) used. */
@@ -83,7 +83,7 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     const account = await fundedAccount(FULL_MICROS);
     const models = await call('GET', `${gw0}/v1/models`, { headers: bearer(account.apiKey) });
     const exa = models.body.data.find((m: { id: string }) => m.id === 'exa/fast');
-    expect(exa.pricing).toMatchObject({ base_usd: 0.005, cache_price_usd: 0.0005 });
+    expect(exa.pricing).toMatchObject({ base_usd: 0.009, cache_price_usd: 0.0009 });
     const pricing = await call('GET', `${gw1}/v1/credits/pricing`);
     expect(pricing.body.models.find((m: { id: string }) => m.id === 'brave/web')).toMatchObject({ base_usd: 0.006, cache_price_usd: 0.0006 });
     expect(pricing.body.cache).toEqual({ enabled: true, price_percent: 10 });
@@ -94,10 +94,10 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     const query = fresh('cache hit');
     const before = await exaCalls();
     const miss = await search(gw0, account.apiKey, { query });
-    expect([miss.status, miss.headers.get('x-svc-cache'), miss.body.cache, miss.body.cost_usd]).toEqual([200, 'miss', { status: 'miss', age_s: 0 }, 0.005]);
+    expect([miss.status, miss.headers.get('x-svc-cache'), miss.body.cache, miss.body.cost_usd]).toEqual([200, 'miss', { status: 'miss', age_s: 0 }, 0.009]);
     // The same query differently spaced (and in NFD) is the same search; another gateway serves it.
     const hit = await search(gw1, account.apiKey, { query: `  ${query.replace(' ', '   ')} `.normalize('NFD') });
-    expect([hit.status, hit.headers.get('x-svc-cache'), hit.body.cache.status, hit.body.cost_usd]).toEqual([200, 'hit', 'hit', 0.0005]);
+    expect([hit.status, hit.headers.get('x-svc-cache'), hit.body.cache.status, hit.body.cost_usd]).toEqual([200, 'hit', 'hit', 0.0009]);
     expect(hit.body.cache.age_s).toBeGreaterThanOrEqual(0);
     expect(hit.body).toMatchObject({ model: 'exa/fast', provider: 'exa', source: 'platform', attempts: [] });
     expect(hit.body.results).toEqual(miss.body.results);
@@ -118,7 +118,7 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     const events = await db.query<{ request_id: string; cache: string; saved_micros: string }>(
       `SELECT request_id, cache, saved_micros FROM usage_events WHERE request_id = $1`, [hit.body.request_id]);
     expect(events.rows.map((r) => [r.cache, Number(r.saved_micros)])).toEqual([['hit', FULL_MICROS - CACHE_MICROS]]);
-    // Exa's price grows past 10 results: 12 cost 7,500; the 3-result hit saved 5,000 - 500.
+    // Exa's price grows past 10 results: 12 cost 11,500; the 3-result hit saved 9,000 - 900.
     const spent = FULL_MICROS * 3 + 2_500 + 2 * CACHE_MICROS;
     expect(await redis.get(redisKeys.accountBalance(account.accountId))).toBe(String(100 * FULL_MICROS - spent));
     const usage = await call('GET', `${gw1}/v1/usage`, { headers: bearer(account.managementKey) });
@@ -128,7 +128,7 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     // The dashboard's activity shows each attempt's cache status.
     const activity = await call('GET', `${gw0}/dashboard/api/activity`, { headers: account.session });
     const shown = activity.body.data.find((item: { request_id: string }) => item.request_id === hit.body.request_id);
-    expect(shown.attempts).toEqual([expect.objectContaining({ cache: 'hit', cost_usd: 0.0005, saved_usd: 0.0045 })]);
+    expect(shown.attempts).toEqual([expect.objectContaining({ cache: 'hit', cost_usd: 0.0009, saved_usd: 0.0081 })]);
   });
 
   it('refresh asks the provider and stores its answer; off neither looks up nor stores', async () => {
@@ -137,9 +137,9 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     const before = await exaCalls();
     expect((await search(gw0, account.apiKey, { query })).body.cache.status).toBe('miss');
     const refreshed = await search(gw1, account.apiKey, { query, cache: 'refresh' });
-    expect([refreshed.headers.get('x-svc-cache'), refreshed.body.cache, refreshed.body.cost_usd]).toEqual(['miss', { status: 'miss', age_s: 0 }, 0.005]);
+    expect([refreshed.headers.get('x-svc-cache'), refreshed.body.cache, refreshed.body.cost_usd]).toEqual(['miss', { status: 'miss', age_s: 0 }, 0.009]);
     const off = await search(gw0, account.apiKey, { query, cache: 'off' });
-    expect([off.headers.get('x-svc-cache'), off.body.cache, off.body.cost_usd]).toEqual(['off', { status: 'off', age_s: 0 }, 0.005]);
+    expect([off.headers.get('x-svc-cache'), off.body.cache, off.body.cost_usd]).toEqual(['off', { status: 'off', age_s: 0 }, 0.009]);
     expect(await exaCalls()).toBe(before + 3);
     // off stored nothing: a new query searched with off first is still a miss after it.
     const other = fresh('cache off first');
@@ -179,9 +179,9 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     // An account that can pay the cache price and not the full price: the hit is served, a miss is refused.
     const poor = await fundedAccount(CACHE_MICROS);
     const hit = await search(gw1, poor.apiKey, { query });
-    expect([hit.status, hit.body.cache.status, hit.body.cost_usd]).toEqual([200, 'hit', 0.0005]);
+    expect([hit.status, hit.body.cache.status, hit.body.cost_usd]).toEqual([200, 'hit', 0.0009]);
     const again = await search(gw1, poor.apiKey, { query });
-    expect([again.status, again.body.error.code, again.body.error.needed_usd]).toEqual([402, 'insufficient_credits', 0.0005]);
+    expect([again.status, again.body.error.code, again.body.error.needed_usd]).toEqual([402, 'insufficient_credits', 0.0009]);
     expect(await redis.get(redisKeys.accountBalance(poor.accountId))).toBe('0');
   });
 
@@ -252,12 +252,12 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     const other = await fundedAccount(100 * FULL_MICROS);
     const before = await exaCalls();
     const otherReply = await search(gw1, other.apiKey, { query });
-    expect([otherReply.body.source, otherReply.body.cache.status, otherReply.body.cost_usd]).toEqual(['platform', 'miss', 0.005]);
+    expect([otherReply.body.source, otherReply.body.cache.status, otherReply.body.cost_usd]).toEqual(['platform', 'miss', 0.009]);
     expect(await exaCalls()).toBe(before + 1);
     const again = await search(gw1, owner.apiKey, { query });
     expect([again.body.source, again.body.cache.status]).toEqual(['byok', 'hit']);
-    // A BYOK hit costs no more than the attempt's BYOK fee (5 % of 5,000 = 250 < 500).
-    expect(again.body.cost_usd).toBe(0.00025);
+    // A BYOK hit costs no more than the attempt's BYOK fee (5 % of 9,000 = 450 < 900).
+    expect(again.body.cost_usd).toBe(0.00045);
     expect(await exaCalls()).toBe(before + 1);
     // The stored entries hold results only: no provider key, no account id, in values or key names.
     let seen = 0;

@@ -159,7 +159,7 @@ describe('the SDK and the svc CLI against the local stack', () => {
 
       const tiny = await admin.keys.create({ name: 'tiny', limit_usd: 0.001 });
       const limited = await rejection(new SearchGateway({ baseUrl: gw, apiKey: tiny.secret }).search({ query: 'rust', model: 'exa/fast' }));
-      expect(limited).toMatchObject({ status: 402, code: 'key_limit_exceeded', neededUsd: 0.005 });
+      expect(limited).toMatchObject({ status: 402, code: 'key_limit_exceeded', neededUsd: 0.009 });
 
       // search() sends the API key; this client has none, so the gateway says 401.
       expect(await rejection(admin.search({ query: 'rust', model: 'exa/fast' }))).toMatchObject({ status: 401, code: 'invalid_api_key' });
@@ -202,7 +202,7 @@ describe('the SDK and the svc CLI against the local stack', () => {
       const models = await svc(['models'], {});
       expect(models.code).toBe(0);
       expect(models.stdout).toMatch(/^ID\s+PROVIDER\s+MAX_RESULTS/);
-      expect(models.stdout).toMatch(/\nexa\/fast\s+exa\s+100\s+0\.005\s+10\s+0\.00125\s+-\s+yes\s+include_domains,exclude_domains,country,published_after,published_before\n/);
+      expect(models.stdout).toMatch(/\nexa\/fast\s+exa\s+100\s+0\.009\s+10\s+0\.00125\s+-\s+yes\s+include_domains,exclude_domains,country,published_after,published_before\n/);
       const pricing = await svc(['pricing', '--json'], {});
       expect(pricing.code).toBe(0);
       expect(JSON.parse(pricing.stdout)).toMatchObject({ currency: 'USD', purchase: { min_usd: 5, max_usd: 10000 } });
@@ -286,7 +286,7 @@ describe('the SDK and the svc CLI against the local stack', () => {
       const tiny = JSON.parse((await svc(['keys', 'create', '--limit-usd', '0.001', '--json'], env)).stdout) as { secret: string };
       const poor = await svc(['search', 'rust', '-m', 'exa/fast'], { SVC_API_KEY: tiny.secret });
       expect(poor.code).toBe(4);
-      expect(poor.stderr).toContain('(needed 0.005 USD)');
+      expect(poor.stderr).toContain('(needed 0.009 USD)');
       expect((await svc(['checkout', '4'], env)).code).toBe(6);
       expect((await svc(['search', 'rust', '-m', 'exa/nope'], env)).code).toBe(6);
       expect((await svc(['provider-keys', 'get', 'google'], env)).code).toBe(6);

@@ -116,7 +116,7 @@ describe.each(REDIS_TOPOLOGIES)('search filters (%s Redis)', (topology) => {
     expect(answer.status).toBe(200);
     expect(answer.body.model).toBe('exa/fast');
     expect(answer.body.attempts).toEqual([{ model: 'brave/web', status: 'skipped', error: 'unsupported filter: include_domains' }]);
-    expect(answer.body.cost_usd).toBe(0.005);
+    expect(answer.body.cost_usd).toBe(0.009);
     expect(await upstreamRequest(query)).toEqual(expect.objectContaining({ provider: 'exa' }));
   });
 

@@ -7,10 +7,10 @@ import type { JsonResponse, Stack } from '@svc/test-kit';
 /**
  * Money exactness across processes: three gateways, account-admin, billing, the ledger
  * worker and the provider simulator, each its own process, one Redis and one PostgreSQL.
- * exa/fast with max_results 10 costs exactly 0.005 USD (5,000 micro-USD), and that is also
- * what a search reserves, so an account funded with N x 0.005 can pay for exactly N.
+ * exa/fast with max_results 10 costs exactly 0.009 USD (9,000 micro-USD), and that is also
+ * what a search reserves, so an account funded with N x 0.009 can pay for exactly N.
  */
-const PRICE_MICROS = 5_000;
+const PRICE_MICROS = 9_000;
 const N = 15;
 
 describe.each(REDIS_TOPOLOGIES)('search money across gateway processes, billed through the ledger worker (%s Redis)', (topology) => {
@@ -84,7 +84,7 @@ describe.each(REDIS_TOPOLOGIES)('search money across gateway processes, billed t
     ));
     const ok = responses.filter((r) => r.status === 200);
     expect(ok).toHaveLength(N);
-    for (const r of ok) expect(r.body.cost_usd).toBe(0.005);
+    for (const r of ok) expect(r.body.cost_usd).toBe(PRICE_MICROS / 1_000_000);
     const refused = responses.filter((r) => r.status !== 200);
     expect(new Set(refused.map((r) => `${r.status} ${r.body?.error?.code}`))).toEqual(new Set(['402 insufficient_credits']));
     expect(lowest).toBeGreaterThanOrEqual(0);
@@ -102,12 +102,12 @@ describe.each(REDIS_TOPOLOGIES)('search money across gateway processes, billed t
     expect(responses.filter((r) => r.status === 200)).toHaveLength(N);
     const refused = responses.filter((r) => r.status !== 200);
     expect(new Set(refused.map((r) => `${r.status} ${r.body?.error?.code}`))).toEqual(new Set(['402 key_limit_exceeded']));
-    expect(refused[0]?.body.error.needed_usd).toBe(0.005);
+    expect(refused[0]?.body.error.needed_usd).toBe(PRICE_MICROS / 1_000_000);
     expect(await redis.get(redisKeys.accountBalance(account.accountId))).toBe(String(N * PRICE_MICROS));
     const ledger = await settledLedger(account.accountId, N);
     expect(ledger).toEqual({ charges: N, sum: N * PRICE_MICROS, balance: N * PRICE_MICROS, distinct: N });
     const record = await call('GET', `${stack.gateways[2]?.url}/v1/keys/${key.id}`, { headers: bearer(account.managementKey) });
-    expect(record.body).toMatchObject({ usage_usd: N * 0.005, limit_remaining_usd: 0 });
+    expect(record.body).toMatchObject({ usage_usd: (N * PRICE_MICROS) / 1_000_000, limit_remaining_usd: 0 });
   });
 
   it('a gateway killed with SIGKILL right after replying: every answered search is billed once', async () => {

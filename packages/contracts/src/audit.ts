@@ -6,8 +6,9 @@
 
 /**
  * Who made a change: a management key (its id), a dashboard session (the user's id), an
- * OAuth grant (its id; reserved: the platform issues no OAuth grants yet) or an operator
- * (the operator tool's name for itself, `operator` by default).
+ * OAuth grant (its id: a change its client's request made, e.g. revoking the grant through
+ * the revocation endpoint) or an operator (the operator tool's name for itself, `operator`
+ * by default).
  */
 export const AUDIT_ACTOR_KINDS = ['management_key', 'session', 'oauth_grant', 'operator'] as const;
 export type AuditActorKind = (typeof AUDIT_ACTOR_KINDS)[number];
@@ -22,6 +23,8 @@ export const AUDIT_ACTIONS = [
   'management_key.delete',
   'provider_key.set',
   'provider_key.delete',
+  'oauth_grant.create',
+  'oauth_grant.revoke',
   'purchase.start',
   'credits.grant',
 ] as const;

@@ -52,7 +52,7 @@ export const CATALOG: readonly ModelSpec[] = Object.freeze([
   {
     id: 'exa/fast', provider: 'exa', variant: 'fast', upstreamVariant: 'fast',
     description: 'Exa search, fast mode (for agents)', maxResults: 100,
-    baseMicros: 5_000, includedResults: 10, perResultMicros: 1_250, supportedFilters: EXA_FILTERS,
+    baseMicros: 9_000, includedResults: 10, perResultMicros: 1_250, supportedFilters: EXA_FILTERS,
   },
   {
     id: 'exa/instant', provider: 'exa', variant: 'instant', upstreamVariant: 'instant',

@@ -9,7 +9,7 @@ const record: KeyRecord = {
 describe('catalog', () => {
   it('has the ten models of docs/providers.md with their upstream values and prices in micro-USD', () => {
     expect(CATALOG.map((m) => [m.id, m.upstreamVariant, m.baseMicros, m.maxResults])).toEqual([
-      ['brave/web', 'web', 6000, 20], ['brave/news', 'news', 6000, 50], ['exa/auto', 'auto', 9000, 100], ['exa/fast', 'fast', 5000, 100],
+      ['brave/web', 'web', 6000, 20], ['brave/news', 'news', 6000, 50], ['exa/auto', 'auto', 9000, 100], ['exa/fast', 'fast', 9000, 100],
       ['exa/instant', 'instant', 9000, 100], ['exa/deep', 'deep', 15000, 100], ['tavily/basic', 'basic', 10000, 20],
       ['tavily/advanced', 'advanced', 20000, 20], ['tavily/fast', 'fast', 10000, 20], ['tavily/ultra-fast', 'ultra-fast', 10000, 20],
     ]);

@@ -26,11 +26,11 @@ describe('the one log schema', () => {
   });
 
   it('accepts a schema line and refuses synonyms, secrets, query strings, wrong types and camelCase', () => {
-    const ok = { level: 30, time: 1, service: 'search-gateway', msg: 'request', request_id: 'r', route: '/v1/keys/:id', status: 200, duration_ms: 1.2, models: ['exa/fast'], cost_usd: 0.005 };
+    const ok = { level: 30, time: 1, service: 'search-gateway', msg: 'request', request_id: 'r', route: '/v1/keys/:id', status: 200, duration_ms: 1.2, models: ['exa/fast'], cost_usd: 0.009 };
     expect(checkLogLine(JSON.stringify(ok))).toBeNull();
     for (const bad of [
       { ...ok, requestId: 'r' }, { ...ok, error: 'x' }, { ...ok, url: '/v1/search?api_key=x' }, { ...ok, route: '/v1/search?x=1' },
-      { ...ok, status: '200' }, { ...ok, cost_usd: '0.005' }, { ...ok, someField: 1 }, { ...ok, service: 'other' }, { ...ok, authorization: 'x' },
+      { ...ok, status: '200' }, { ...ok, cost_usd: '0.009' }, { ...ok, someField: 1 }, { ...ok, service: 'other' }, { ...ok, authorization: 'x' },
       { ...ok, nested: { deep: { deeper: 1 } } },
     ]) {
       expect([bad, checkLogLine(JSON.stringify(bad))]).not.toEqual([bad, null]);

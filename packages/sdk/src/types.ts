@@ -107,13 +107,14 @@ export interface PageQuery {
 // ---------------------------------------------------------------------------------------
 // Audit log (management key)
 
-/** Who made a change. `oauth_grant` is reserved: no OAuth grants are issued yet. */
+/** Who made a change. `oauth_grant`: an OAuth grant's client (e.g. it revoked the grant through the revocation endpoint). */
 export type AuditActorKind = 'management_key' | 'session' | 'oauth_grant' | 'operator';
 
 export type AuditAction =
   | 'api_key.create' | 'api_key.update' | 'api_key.delete'
   | 'management_key.create' | 'management_key.update' | 'management_key.delete'
   | 'provider_key.set' | 'provider_key.delete'
+  | 'oauth_grant.create' | 'oauth_grant.revoke'
   | 'purchase.start' | 'credits.grant';
 
 /** A recorded value: never a secret, a key hash or a provider key. */

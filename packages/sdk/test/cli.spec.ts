@@ -147,13 +147,13 @@ describe('svc command line', () => {
     });
 
     it('--json writes the error as one JSON line on stderr and nothing on stdout', async () => {
-      server.script(apiError(402, 'key_limit_exceeded', { needed_usd: 0.005 }));
+      server.script(apiError(402, 'key_limit_exceeded', { needed_usd: 0.009 }));
       const result = await run(['search', 'rust', '-m', 'exa/fast', '--json']);
       expect(result.code).toBe(4);
       expect(result.stdout).toBe('');
       const error = JSON.parse(result.stderr) as Record<string, unknown>;
       expect(error).toMatchObject({ status: 402, code: 'key_limit_exceeded', retry_after: null });
-      expect(error.body).toMatchObject({ error: { needed_usd: 0.005 } });
+      expect(error.body).toMatchObject({ error: { needed_usd: 0.009 } });
     });
 
     it('a 401 without any key in the environment adds a hint', async () => {
@@ -307,8 +307,8 @@ describe('svc command line', () => {
     });
 
     it('models, pricing and key print tables and fields', async () => {
-      server.script(json(200, { data: [{ id: 'exa/fast', provider: 'exa', variant: 'fast', description: 'd', max_results: 100, pricing: { base_usd: 0.005, included_results: 10, per_result_usd: 0.00125, cache_price_usd: 0.0005 }, available: true }], request_id: 'r' }));
-      expect((await run(['models'])).stdout).toMatch(/exa\/fast\s+exa\s+100\s+0.005\s+10\s+0.00125\s+0.0005\s+yes/);
+      server.script(json(200, { data: [{ id: 'exa/fast', provider: 'exa', variant: 'fast', description: 'd', max_results: 100, pricing: { base_usd: 0.009, included_results: 10, per_result_usd: 0.00125, cache_price_usd: 0.0009 }, available: true }], request_id: 'r' }));
+      expect((await run(['models'])).stdout).toMatch(/exa\/fast\s+exa\s+100\s+0.009\s+10\s+0.00125\s+0.0009\s+yes/);
       expect(server.seen[0]?.headers.authorization).toBeUndefined();
       server.script(json(200, { currency: 'USD', models: [{ id: 'brave/web', base_usd: 0.006, included_results: null, per_result_usd: 0 }], purchase: { min_usd: 5, max_usd: 10000 }, byok: { enabled: true, fee_percent: 5 }, request_id: 'r' }));
       const pricing = (await run(['pricing'])).stdout;

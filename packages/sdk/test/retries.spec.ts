@@ -9,7 +9,7 @@ import { ScriptedServer, apiError, hang, json, reset, stall, text } from './scri
  * timeouts, aborts, and the error every non-2xx becomes.
  */
 const SEARCH = { query: 'rust', model: 'exa/fast' };
-const OK_SEARCH = { request_id: 'req_ok', model: 'exa/fast', provider: 'exa', source: 'platform', results: [], cost_usd: 0.005, attempts: [], latency_ms: 3 };
+const OK_SEARCH = { request_id: 'req_ok', model: 'exa/fast', provider: 'exa', source: 'platform', results: [], cost_usd: 0.009, attempts: [], latency_ms: 3 };
 
 describe('SearchGateway retries and errors against a scripted server', () => {
   let server: ScriptedServer;
@@ -346,12 +346,12 @@ describe('SearchGateway retries and errors against a scripted server', () => {
     });
 
     it('402 carries needed_usd, typed', async () => {
-      server.script(apiError(402, 'key_limit_exceeded', { needed_usd: 0.005 }));
+      server.script(apiError(402, 'key_limit_exceeded', { needed_usd: 0.009 }));
       const error = await gatewayError(client().search(SEARCH));
-      expect(error.neededUsd).toBe(0.005);
+      expect(error.neededUsd).toBe(0.009);
       const detail = error.error;
       if (detail?.code !== 'key_limit_exceeded' && detail?.code !== 'insufficient_credits') throw new Error('not a 402 error');
-      expect(detail.needed_usd).toBe(0.005);
+      expect(detail.needed_usd).toBe(0.009);
     });
 
     it('502 all_providers_failed carries attempts, typed, and is not retried', async () => {

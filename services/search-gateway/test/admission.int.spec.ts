@@ -20,7 +20,7 @@ import type { SearchReply } from '../src/search';
  * credit-limit periods through SearchService on a controllable clock.
  */
 const DB = 11;
-const PRICE = 5_000; // exa/fast, max_results 10
+const PRICE = 9_000; // exa/fast, max_results 10
 
 function keyRecord(accountId: string, limitMicros: number | null, limitReset: LimitReset | null): KeyRecord {
   return { id: newId('apiKey'), accountId, kind: 'api', disabled: false, expiresAtMs: null, limitMicros, limitReset, version: 1, deleted: false };

@@ -15,7 +15,7 @@ import type { RunningGateway } from './harness';
  * production). Which key and gateway each request uses is drawn from a seeded PRNG.
  */
 const DB = 7;
-const PRICE = 5_000; // exa/fast, max_results 3
+const PRICE = 9_000; // exa/fast, max_results 3
 const N = 12;
 const SEED = 20260101;
 

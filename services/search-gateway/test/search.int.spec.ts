@@ -17,7 +17,7 @@ import type { RunningGateway } from './harness';
  * Redis directly; in production billing's grant path writes it.
  */
 const DB = 7;
-const PRICE = { exaFast: 5_000, exaAuto: 9_000, braveWeb: 6_000, tavilyBasic: 10_000 } as const;
+const PRICE = { exaFast: 9_000, exaAuto: 9_000, braveWeb: 6_000, tavilyBasic: 10_000 } as const;
 
 interface Reply {
   status: number;
@@ -131,7 +131,7 @@ describe('POST /v1/search (real Redis, provider simulator, in-process gateway)',
       const reply = await search(main, a.secrets[0] ?? '', { query: 'rust async sim:tavily=error500', models: ['tavily/basic', 'exa/fast', 'brave/web'], max_results: 5 });
       expect(reply.status).toBe(200);
       expect(reply.body).toMatchObject({
-        request_id: reply.headers.get('x-svc-request-id'), model: 'exa/fast', provider: 'exa', source: 'platform', cost_usd: 0.005,
+        request_id: reply.headers.get('x-svc-request-id'), model: 'exa/fast', provider: 'exa', source: 'platform', cost_usd: 0.009,
         attempts: [{ model: 'tavily/basic', source: 'platform', status: 'error', error: 'provider returned 500' }],
       });
       expect(reply.body.results).toHaveLength(5);
@@ -161,11 +161,11 @@ describe('POST /v1/search (real Redis, provider simulator, in-process gateway)',
     });
 
     it('skips a model the balance cannot cover and answers with the next one', async () => {
-      const a = await account(7_000);
+      const a = await account(9_500);
       const reply = await search(main, a.secrets[0] ?? '', { query: 'q', models: ['tavily/basic', 'exa/fast'], max_results: 3 });
       expect(reply.status).toBe(200);
       expect(reply.body.attempts).toEqual([{ model: 'tavily/basic', source: 'platform', status: 'skipped', error: 'insufficient credits' }]);
-      expect(await balance(a)).toBe(2_000);
+      expect(await balance(a)).toBe(9_500 - PRICE.exaFast);
     });
 
     it('a failed attempt is refunded before the next is reserved, so a tight balance still falls back', async () => {
@@ -198,7 +198,7 @@ describe('POST /v1/search (real Redis, provider simulator, in-process gateway)',
       const a = await account(4_000);
       const reply = await search(main, a.secrets[0] ?? '', { query: 'q', models: ['tavily/basic', 'exa/fast'], max_results: 3 });
       expect(reply.status).toBe(402);
-      expect(errorOf(reply)).toMatchObject({ code: 'insufficient_credits', needed_usd: 0.005, request_id: reply.headers.get('x-svc-request-id') });
+      expect(errorOf(reply)).toMatchObject({ code: 'insufficient_credits', needed_usd: 0.009, request_id: reply.headers.get('x-svc-request-id') });
       expect(await balance(a)).toBe(4_000);
       expect(await records(a)).toEqual([]);
     });
@@ -207,7 +207,7 @@ describe('POST /v1/search (real Redis, provider simulator, in-process gateway)',
       const a = await account(1_000_000, 1, { micros: 4_000, reset: null });
       const reply = await search(main, a.secrets[0] ?? '', { query: 'q', models: ['tavily/basic', 'exa/fast'], max_results: 3 });
       expect(reply.status).toBe(402);
-      expect(errorOf(reply)).toMatchObject({ code: 'key_limit_exceeded', needed_usd: 0.005 });
+      expect(errorOf(reply)).toMatchObject({ code: 'key_limit_exceeded', needed_usd: 0.009 });
       expect(await balance(a)).toBe(1_000_000);
     });
 
@@ -219,7 +219,7 @@ describe('POST /v1/search (real Redis, provider simulator, in-process gateway)',
     });
 
     it('a daily key limit counts in the current UTC period and in all-time usage', async () => {
-      const a = await account(1_000_000, 1, { micros: 6_000, reset: 'daily' });
+      const a = await account(1_000_000, 1, { micros: 10_000, reset: 'daily' });
       const keyId = a.keyIds[0] ?? '';
       expect((await search(main, a.secrets[0] ?? '', { query: 'q', model: 'exa/fast', max_results: 3 })).status).toBe(200);
       const second = await search(main, a.secrets[0] ?? '', { query: 'q', model: 'exa/fast', max_results: 3 });
@@ -282,12 +282,12 @@ describe('POST /v1/search (real Redis, provider simulator, in-process gateway)',
 
     it('503 overloaded with Retry-After when every allowed model is at capacity, nothing charged', async () => {
       const full = await gateway({ PROVIDER_MAX_IN_FLIGHT_EXA: '0', PROVIDER_MAX_IN_FLIGHT_TAVILY: '0' });
-      const a = await account(6_000);
+      const a = await account(20_000);
       const reply = await search(full, a.secrets[0] ?? '', { query: 'q', models: ['exa/fast', 'tavily/basic'], max_results: 3 });
       expect(reply.status).toBe(503);
       expect(reply.headers.get('retry-after')).toBe('1');
       expect(errorOf(reply).code).toBe('overloaded');
-      expect(await balance(a)).toBe(6_000);
+      expect(await balance(a)).toBe(20_000);
       expect(await reserved(a)).toBe(0);
       expect(await records(a)).toEqual([]);
     });

@@ -17,7 +17,7 @@ import { SettlementRetainer } from '../src/money/settlement-retainer';
 function record(accountId: string): SettlementRecord {
   return {
     v: 1, requestId: newId('request'), accountId, keyId: newId('apiKey'), settledAtMs: Date.now(), chargedMicros: 5_000,
-    attempts: [{ index: 0, model: 'exa/fast', provider: 'exa', source: 'platform', status: 'success', error: null, reservedMicros: 5_000, chargedMicros: 5_000, timedOut: false, results: 10 }],
+    attempts: [{ index: 0, model: 'exa/fast', provider: 'exa', source: 'platform', status: 'success', error: null, reservedMicros: 9_000, chargedMicros: 9_000, timedOut: false, results: 10 }],
   };
 }
 

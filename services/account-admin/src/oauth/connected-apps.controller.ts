@@ -1,5 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { auditActorOf } from '../audit/audit-actor';
+import { APP_CONFIG } from '../config';
+import type { AppConfig } from '../config';
 import { Access, Actor, onDashboard } from '../http/actor';
 import { markChangedKey, withRequestId } from '../http/reply';
 import { LOGGER } from '../logging/logger';
@@ -11,13 +14,14 @@ import { OAuthService } from './oauth.service';
  * The owner's side of OAuth, on the dashboard only: a signed-in session (with x-csrf-token on
  * every change) approves or denies a pending authorization request for its own account, lists
  * the account's connected apps and revokes them. No /v1 route: a key, management or not,
- * can never approve.
+ * can never approve. An approval and a revocation are audited with the session as the actor.
  */
 @Controller()
 @Access()
 export class ConnectedAppsController {
   constructor(
     @Inject(OAuthService) private readonly oauth: OAuthService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -29,7 +33,7 @@ export class ConnectedAppsController {
   @Post(onDashboard('oauth/requests/:id/approve'))
   @HttpCode(200)
   async approve(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Body() body: ConsentDto): Promise<object> {
-    const { keyHash, ...approved } = await this.oauth.approve(actor.accountId, id, toApproveInput(body));
+    const { keyHash, ...approved } = await this.oauth.approve(actor.accountId, id, toApproveInput(body), auditActorOf(actor, req, this.logger, this.config));
     markChangedKey(reply, keyHash);
     return withRequestId(req, this.logger, approved);
   }
@@ -47,7 +51,7 @@ export class ConnectedAppsController {
 
   @Delete(onDashboard('connected-apps/:id'))
   async revoke(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string): Promise<object> {
-    const { keyHash, ...revoked } = await this.oauth.revokeConnectedApp(actor.accountId, id);
+    const { keyHash, ...revoked } = await this.oauth.revokeConnectedApp(actor.accountId, id, auditActorOf(actor, req, this.logger, this.config));
     markChangedKey(reply, keyHash);
     return withRequestId(req, this.logger, revoked);
   }

@@ -2,6 +2,11 @@ import { Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/commo
 import { OAUTH_PATHS } from '@svc/contracts';
 import { Public } from '@svc/http-edge';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { APP_CONFIG } from '../config';
+import type { AppConfig } from '../config';
+import { clientAddress } from '../http/client-address';
+import { LOGGER } from '../logging/logger';
+import type { Logger } from '../logging/logger';
 import { OAuthError, OAuthService } from './oauth.service';
 
 /**
@@ -13,7 +18,11 @@ import { OAuthError, OAuthService } from './oauth.service';
 @Controller()
 @Public()
 export class OAuthController {
-  constructor(@Inject(OAuthService) private readonly oauth: OAuthService) {}
+  constructor(
+    @Inject(OAuthService) private readonly oauth: OAuthService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
 
   @Get(OAUTH_PATHS.serverMetadata.slice(1))
   metadata(@Res() reply: FastifyReply): FastifyReply {
@@ -48,7 +57,7 @@ export class OAuthController {
   async token(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
     return this.answer(reply, async () => {
       const form = formOf(req);
-      const tokens = await this.oauth.token(form);
+      const tokens = await this.oauth.token(form, clientAddress(req, this.logger, this.config.TRUSTED_PROXIES));
       return reply.code(200).header('cache-control', 'no-store').header('pragma', 'no-cache').type('application/json').send(tokens);
     });
   }
@@ -57,7 +66,7 @@ export class OAuthController {
   @HttpCode(200)
   async revoke(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
     return this.answer(reply, async () => {
-      await this.oauth.revoke(formOf(req));
+      await this.oauth.revoke(formOf(req), clientAddress(req, this.logger, this.config.TRUSTED_PROXIES));
       return reply.code(200).header('cache-control', 'no-store').send();
     });
   }

@@ -1,9 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { appendAudit, created } from '../audit/audit';
+import type { AuditActor } from '../audit/audit';
 import { DatabaseRepository } from '../db/database.repository';
 import { toRow } from '../db/key-row';
 import type { KeyRow } from '../db/key-row';
 import { insertKey } from '../keys/keys.repository';
 import type { ChangedKey, NewKey } from '../keys/keys.repository';
+import { apiKeyAuditFields } from '../keys/keys.service';
 
 export type ClientKind = 'dynamic' | 'metadata_document';
 export type TokenKind = 'code' | 'access' | 'refresh';
@@ -58,6 +61,11 @@ export interface NewToken {
   redirectUri?: string;
 }
 
+/** A grant's audited fields: its client and where it sends the code, and its key (never a code, a token or a hash). */
+export function grantAuditFields(grant: Pick<GrantRow, 'keyId' | 'redirectUri'>, client: Pick<ClientRow, 'id' | 'name'>): Record<string, string> {
+  return { client_id: client.id, client_name: client.name, redirect_uri: grant.redirectUri, key_id: grant.keyId };
+}
+
 function clientRow(model: { id: string; kind: string; name: string; redirectUris: string[]; fetchedAt: Date | null }): ClientRow {
   return { id: model.id, kind: model.kind as ClientKind, name: model.name, redirectUris: model.redirectUris, fetchedAt: model.fetchedAt };
 }
@@ -105,17 +113,27 @@ export class OAuthRepository {
 
   /**
    * The approval, in one transaction: the request decided (once, unexpired), the grant's API
-   * key with its outbox row, the grant and its authorization code. Null when the request was
+   * key with its outbox row, the grant and its authorization code, and the audit entries of
+   * the key and the grant (the owner's session is the actor). Null when the request was
    * decided already or has expired.
    */
-  async approve(requestId: string, now: Date, key: NewKey, grant: { id: string; clientId: string; redirectUri: string }, code: NewToken): Promise<{ changed: ChangedKey; grant: GrantRow } | null> {
+  async approve(
+    requestId: string,
+    now: Date,
+    key: NewKey,
+    grant: { id: string; client: ClientRow; redirectUri: string },
+    code: NewToken,
+    actor: AuditActor,
+  ): Promise<{ changed: ChangedKey; grant: GrantRow } | null> {
     return this.db.client.$transaction(async (tx) => {
       const { count } = await tx.oAuthRequest.updateMany({ where: { id: requestId, decidedAt: null, expiresAt: { gt: now } }, data: { decidedAt: now } });
       if (count !== 1) return null;
       const changed = await insertKey(tx, key);
-      const created = await tx.oAuthGrant.create({ data: { id: grant.id, accountId: key.accountId, clientId: grant.clientId, keyId: changed.row.id, redirectUri: grant.redirectUri, createdAt: now } });
-      await tx.oAuthToken.create({ data: { ...code, grantId: created.id, createdAt: now } });
-      return { changed, grant: created };
+      const row = await tx.oAuthGrant.create({ data: { id: grant.id, accountId: key.accountId, clientId: grant.client.id, keyId: changed.row.id, redirectUri: grant.redirectUri, createdAt: now } });
+      await tx.oAuthToken.create({ data: { ...code, grantId: row.id, createdAt: now } });
+      await appendAudit(tx, { accountId: key.accountId, actor, action: 'api_key.create', targetId: changed.row.id, changes: created(apiKeyAuditFields(changed.row)) });
+      await appendAudit(tx, { accountId: key.accountId, actor, action: 'oauth_grant.create', targetId: row.id, changes: created(grantAuditFields(row, grant.client)) });
+      return { changed, grant: row };
     });
   }
 
@@ -146,10 +164,14 @@ export class OAuthRepository {
     await this.db.client.oAuthToken.createMany({ data: tokens.map((token) => ({ ...token, grantId, createdAt: now })) });
   }
 
-  /** Revokes a live grant; false when it was revoked already. */
-  async revokeGrant(grantId: string, reason: string, now: Date): Promise<boolean> {
-    const { count } = await this.db.client.oAuthGrant.updateMany({ where: { id: grantId, revokedAt: null }, data: { revokedAt: now, revokedReason: reason } });
-    return count === 1;
+  /** Revokes a live grant, with its audit entry, in one transaction; false (and no entry) when it was revoked already. */
+  async revokeGrant(accountId: string, grantId: string, reason: string, now: Date, actor: AuditActor): Promise<boolean> {
+    return this.db.client.$transaction(async (tx) => {
+      const { count } = await tx.oAuthGrant.updateMany({ where: { id: grantId, revokedAt: null }, data: { revokedAt: now, revokedReason: reason } });
+      if (count !== 1) return false;
+      await appendAudit(tx, { accountId, actor, action: 'oauth_grant.revoke', targetId: grantId, changes: { revoked: { before: false, after: true }, revoked_reason: { before: null, after: reason } } });
+      return true;
+    });
   }
 
   /** The hashes of a grant's access tokens that have not expired (their cached records are ended at once on revocation). */

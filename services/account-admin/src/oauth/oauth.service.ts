@@ -6,6 +6,7 @@ import type { KeyLookup, KeyRecord, LimitReset } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { isId, newId } from '@svc/ids';
 import { generateOAuthSecret, generateSecret, hashSecret, isOAuthSecret, labelOf } from '@svc/keys';
+import type { AuditActor } from '../audit/audit';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 import { KeyCacheService } from '../key-cache/key-cache.service';
@@ -239,7 +240,7 @@ export class OAuthService implements OnApplicationShutdown {
    * with the limit and expiry chosen), the grant and a code, in one transaction; then the key
    * reaches Redis. Answers where the browser goes next (the client's redirect URI with the code).
    */
-  async approve(accountId: string, requestId: string, input: ApproveInput): Promise<{ redirect_to: string; grant_id: string; key_id: string; keyHash: string }> {
+  async approve(accountId: string, requestId: string, input: ApproveInput, actor: AuditActor): Promise<{ redirect_to: string; grant_id: string; key_id: string; keyHash: string }> {
     const request = await this.pendingRequest(requestId);
     const now = new Date();
     const unusable = generateSecret('api');
@@ -261,8 +262,9 @@ export class OAuthService implements OnApplicationShutdown {
         expiresAt: input.expiresAt,
         disabled: false,
       },
-      { id: newId('oauthGrant'), clientId: request.client.id, redirectUri: request.redirectUri },
+      { id: newId('oauthGrant'), client: request.client, redirectUri: request.redirectUri },
       { hash: hashSecret(code), kind: 'code', expiresAt: new Date(asOfMs + OAUTH_LIFETIMES.codeSeconds * 1000), codeChallenge: request.codeChallenge, redirectUri: request.redirectUri },
+      actor,
     );
     if (approved === null) throw requestGone();
     const { changed, grant } = approved;
@@ -282,17 +284,24 @@ export class OAuthService implements OnApplicationShutdown {
     return { redirect_to: this.redirectWith(request.redirectUri, { error: 'access_denied', error_description: 'the owner denied the request', state: request.state ?? undefined, iss: this.issuer }) };
   }
 
-  /** POST /oauth/token (form parameters). */
-  async token(form: URLSearchParams): Promise<TokenResponse> {
+  /**
+   * POST /oauth/token (form parameters). `origin` is the caller's address, for the audit
+   * entry of a grant that a replayed code or refresh token ends.
+   */
+  async token(form: URLSearchParams, origin: string | null): Promise<TokenResponse> {
     const grantType = form.get('grant_type');
-    if (grantType === 'authorization_code') return this.exchangeCode(form);
-    if (grantType === 'refresh_token') return this.refresh(form);
+    if (grantType === 'authorization_code') return this.exchangeCode(form, origin);
+    if (grantType === 'refresh_token') return this.refresh(form, origin);
     if (grantType === null) throw new OAuthError('invalid_request', 'grant_type is required');
     throw new OAuthError('unsupported_grant_type', 'grant_type must be "authorization_code" or "refresh_token"');
   }
 
-  /** POST /oauth/revoke (RFC 7009): 200 whatever the token was; a refresh token ends its whole grant. */
-  async revoke(form: URLSearchParams): Promise<void> {
+  /**
+   * POST /oauth/revoke (RFC 7009): 200 whatever the token was; a refresh token ends its whole
+   * grant (audited with the grant as the actor, from `origin`). An access token revoked alone
+   * ends that token only: a credential's end, like a sign-out, not a change of the grant.
+   */
+  async revoke(form: URLSearchParams, origin: string | null): Promise<void> {
     const token = form.get('token');
     if (token === null || token === '') throw new OAuthError('invalid_request', 'token is required');
     const clientId = form.get('client_id');
@@ -303,7 +312,7 @@ export class OAuthService implements OnApplicationShutdown {
     // A public client proves nothing but its id; a token presented with another client's id is left alone.
     if (clientId !== null && clientId !== row.client.id) return;
     if (kind === 'refresh') {
-      await this.endGrant(row.grant.id, row.grant.accountId, row.key, 'revoked by the client');
+      await this.endGrant(row.grant.id, row.grant.accountId, row.key, 'revoked by the client', grantActor(row.grant.id, origin));
     } else {
       await this.repo.use(row.hash, new Date());
       await this.endAccessTokens([row.hash], row.key);
@@ -342,15 +351,15 @@ export class OAuthService implements OnApplicationShutdown {
   }
 
   /** The owner ends a grant: its key deleted (the key machinery ends its use within the propagation bound), its tokens ended at once. */
-  async revokeConnectedApp(accountId: string, grantId: string): Promise<{ id: string; revoked: true; keyHash: string | null }> {
+  async revokeConnectedApp(accountId: string, grantId: string, actor: AuditActor): Promise<{ id: string; revoked: true; keyHash: string | null }> {
     const grant = isId('oauthGrant', grantId) ? await this.repo.findGrant(accountId, grantId) : null;
     if (grant === null) throw new AppError('not_found', 'no such connected app in this account');
     const key = await this.keys.findLive(accountId, 'api', grant.keyId);
-    const keyHash = await this.endGrant(grant.id, accountId, key, 'revoked by the owner');
+    const keyHash = await this.endGrant(grant.id, accountId, key, 'revoked by the owner', actor);
     return { id: grant.id, revoked: true, keyHash };
   }
 
-  private async exchangeCode(form: URLSearchParams): Promise<TokenResponse> {
+  private async exchangeCode(form: URLSearchParams, origin: string | null): Promise<TokenResponse> {
     const code = form.get('code');
     const clientId = form.get('client_id');
     const redirectUri = form.get('redirect_uri');
@@ -363,7 +372,7 @@ export class OAuthService implements OnApplicationShutdown {
     const now = new Date();
     if (!(await this.repo.use(row.hash, now))) {
       // RFC 6749 section 4.1.2: a code used twice is refused and what it gave is revoked.
-      await this.endGrant(row.grant.id, row.grant.accountId, row.key, 'authorization code reused');
+      await this.endGrant(row.grant.id, row.grant.accountId, row.key, 'authorization code reused', grantActor(row.grant.id, origin));
       throw new OAuthError('invalid_grant', 'the code was already used; the grant it made is revoked');
     }
     if (row.expiresAt.getTime() <= now.getTime()) throw new OAuthError('invalid_grant', 'the code has expired');
@@ -376,7 +385,7 @@ export class OAuthService implements OnApplicationShutdown {
     return this.issue(row, now);
   }
 
-  private async refresh(form: URLSearchParams): Promise<TokenResponse> {
+  private async refresh(form: URLSearchParams, origin: string | null): Promise<TokenResponse> {
     const token = form.get('refresh_token');
     const clientId = form.get('client_id');
     if (token === null || clientId === null) throw new OAuthError('invalid_request', 'refresh_token and client_id are required');
@@ -389,7 +398,7 @@ export class OAuthService implements OnApplicationShutdown {
     if (row.expiresAt.getTime() <= now.getTime()) throw new OAuthError('invalid_grant', 'the refresh token has expired');
     if (!(await this.repo.use(row.hash, now))) {
       // A rotated refresh token presented again: one of the two holders is not the client. End the family (the grant).
-      await this.endGrant(row.grant.id, row.grant.accountId, row.key, 'refresh token reused after rotation');
+      await this.endGrant(row.grant.id, row.grant.accountId, row.key, 'refresh token reused after rotation', grantActor(row.grant.id, origin));
       throw new OAuthError('invalid_grant', 'the refresh token was already used; the grant is revoked');
     }
     return this.issue(row, now);
@@ -418,15 +427,17 @@ export class OAuthService implements OnApplicationShutdown {
    * Ends a grant: marked revoked, its key deleted (a key change like DELETE /v1/keys: Redis,
    * the change message, the outbox), and the cached records of its live access tokens
    * replaced by deleted ones at once. Resolves with the key's hash when the key was live.
+   * Each change is audited in its own transaction with `actor` (`oauth_grant.revoke` on the
+   * grant, `api_key.delete` on its key); a grant or key ended already makes no entry.
    */
-  private async endGrant(grantId: string, accountId: string, key: KeyRow | null, reason: string): Promise<string | null> {
+  private async endGrant(grantId: string, accountId: string, key: KeyRow | null, reason: string, actor: AuditActor): Promise<string | null> {
     const now = new Date();
-    await this.repo.revokeGrant(grantId, reason, now);
+    await this.repo.revokeGrant(accountId, grantId, reason, now, actor);
     let keyHash: string | null = null;
     let record: KeyRow | null = key;
     if (key !== null && key.deletedAt === null) {
       const asOfMs = now.getTime();
-      const changed = await this.keys.softDelete(accountId, 'api', key.id);
+      const changed = await this.keys.softDelete(accountId, 'api', key.id, { actor, action: 'api_key.delete' });
       if (changed !== null) {
         await this.cache.propagate({ keyHash: changed.row.keyHash, record: toKeyRecord(changed.row), outboxId: changed.outboxId, asOfMs });
         keyHash = changed.row.keyHash;
@@ -467,6 +478,11 @@ export class OAuthService implements OnApplicationShutdown {
     for (const [name, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(name, value);
     return url.toString();
   }
+}
+
+/** The audit actor of a change a grant's client made: the grant itself, from the client's address. */
+function grantActor(grantId: string, origin: string | null): AuditActor {
+  return { kind: 'oauth_grant', id: grantId, clientAddress: origin };
 }
 
 /** The key record an access token resolves to: its grant's key, ending when the token does. */

@@ -47,7 +47,7 @@ describe('the account history service', () => {
 
   it("gives each search the filters it was made with, or null without", async () => {
     const filters = { include_domains: ['example.org'], published_after: '2025-01-31' };
-    const { repo } = repositoryOf([{ ...search('req_f', 2n, [attempt(0, 'exa/fast', 'success', 5000)]), filters }, search('req_n', 1n, [attempt(0, 'exa/fast', 'success', 5000)])]);
+    const { repo } = repositoryOf([{ ...search('req_f', 2n, [attempt(0, 'exa/fast', 'success', 9000)]), filters }, search('req_n', 1n, [attempt(0, 'exa/fast', 'success', 9000)])]);
     const page = await new HistoryService(repo).activity('acct_1', toHistoryPage({}));
     expect(page.data.map((a) => [a.request_id, a.filters])).toEqual([['req_f', filters], ['req_n', null]]);
   });

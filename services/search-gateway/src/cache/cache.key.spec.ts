@@ -53,9 +53,9 @@ describe('the result cache key', () => {
   it('the cache price is the percentage of the base price, rounded to the micro-USD, halves up', () => {
     const exa = findModel('exa/fast');
     if (exa === undefined) throw new Error('exa/fast missing');
-    expect(cachePriceMicros(exa, 10)).toBe(500);
+    expect(cachePriceMicros(exa, 10)).toBe(900);
     expect(cachePriceMicros(exa, 0)).toBe(0);
-    expect(cachePriceMicros(exa, 100)).toBe(5_000);
+    expect(cachePriceMicros(exa, 100)).toBe(9_000);
     expect(cachePriceMicros({ ...exa, baseMicros: 5_005 }, 10)).toBe(501);
     expect(cachePriceMicros({ ...exa, baseMicros: 5_004 }, 10)).toBe(500);
   });

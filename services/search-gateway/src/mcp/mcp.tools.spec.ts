@@ -16,7 +16,7 @@ describe('mcp tools', () => {
     const validate = new Ajv2020({ strict: false }).compile(WEB_SEARCH_OUTPUT_SCHEMA);
     const results = (success(3) as ProviderSuccess).results;
     const timedOut: AttemptResult = { status: 'error', model: model('exa/auto'), source: 'platform', kind: 'timeout', error: 'provider timed out', reservedMicros: 9_000, chargedMicros: 9_000 };
-    const answered: AttemptResult = { status: 'success', model: model('exa/fast'), source: 'byok', results, reservedMicros: 5_000, chargedMicros: 5_000 };
+    const answered: AttemptResult = { status: 'success', model: model('exa/fast'), source: 'byok', results, reservedMicros: 450, chargedMicros: 450 };
     // A latency of 12.6 ms: the answer states it rounded.
     const body = JSON.parse(buildReply(newId('request'), [timedOut, answered], 12.6, undefined).body) as Record<string, unknown>;
     expect(validate(body) ? [] : validate.errors).toEqual([]);
@@ -55,7 +55,7 @@ describe('mcp tools', () => {
   it('reads a search answer as numbered results with the model, cost, request id and earlier attempts', () => {
     const text = searchText({
       request_id: 'req_1', model: 'brave/web', cost_usd: 0.006,
-      attempts: [{ model: 'exa/fast', status: 'error', error: 'provider did not answer within 15000 ms', cost_usd: 0.005 }],
+      attempts: [{ model: 'exa/fast', status: 'error', error: 'provider did not answer within 15000 ms', cost_usd: 0.009 }],
       results: [
         { position: 1, title: 'One', url: 'https://a.example/1', snippet: 'first', published_at: '2024-01-02T03:04:05Z' },
         { position: 2, title: 'Two', url: 'https://a.example/2', snippet: '', published_at: null },
@@ -64,7 +64,7 @@ describe('mcp tools', () => {
     expect(text.split('\n')).toEqual([
       '2 results from brave/web (cost 0.006 USD, request req_1)',
       'Tried before it:',
-      '- exa/fast: error (provider did not answer within 15000 ms, kept 0.005 USD)',
+      '- exa/fast: error (provider did not answer within 15000 ms, kept 0.009 USD)',
       '', '1. One', '   https://a.example/1', '   published 2024-01-02T03:04:05Z', '   first',
       '', '2. Two', '   https://a.example/2',
     ]);

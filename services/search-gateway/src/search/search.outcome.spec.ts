@@ -15,22 +15,22 @@ const failed = (id: string, kind: 'timeout' | 'server_error', chargedMicros = 0)
 
 describe('search outcome rules (docs/api.md 10.5, when no model answers)', () => {
   it('402 insufficient_credits when every model is blocked by the balance, needing the cheapest price', () => {
-    expect(decideOutcome([skipped('tavily/basic', 'balance', 10_000), skipped('exa/fast', 'balance', 5_000)]))
-      .toEqual({ kind: 'payment', code: 'insufficient_credits', neededMicros: 5_000 });
+    expect(decideOutcome([skipped('tavily/basic', 'balance', 10_000), skipped('exa/fast', 'balance', 9_000)]))
+      .toEqual({ kind: 'payment', code: 'insufficient_credits', neededMicros: 9_000 });
   });
 
   it('402 key_limit_exceeded as soon as one block was the key limit', () => {
-    expect(decideOutcome([skipped('tavily/basic', 'limit', 10_000), skipped('exa/fast', 'balance', 5_000)]))
-      .toEqual({ kind: 'payment', code: 'key_limit_exceeded', neededMicros: 5_000 });
+    expect(decideOutcome([skipped('tavily/basic', 'limit', 10_000), skipped('exa/fast', 'balance', 9_000)]))
+      .toEqual({ kind: 'payment', code: 'key_limit_exceeded', neededMicros: 9_000 });
   });
 
   it('503 when every model not blocked by money was at capacity', () => {
-    expect(decideOutcome([skipped('tavily/basic', 'capacity', 10_000), skipped('exa/fast', 'balance', 5_000)])).toEqual({ kind: 'overloaded' });
+    expect(decideOutcome([skipped('tavily/basic', 'capacity', 10_000), skipped('exa/fast', 'balance', 9_000)])).toEqual({ kind: 'overloaded' });
   });
 
   it('502 when anything else happened: a failure, or a provider not configured', () => {
     expect(decideOutcome([skipped('tavily/basic', 'capacity', 10_000), failed('exa/fast', 'server_error')])).toEqual({ kind: 'failed' });
-    expect(decideOutcome([skipped('brave/web', 'not_configured', 6_000), skipped('exa/fast', 'capacity', 5_000)])).toEqual({ kind: 'failed' });
+    expect(decideOutcome([skipped('brave/web', 'not_configured', 6_000), skipped('exa/fast', 'capacity', 9_000)])).toEqual({ kind: 'failed' });
     expect(decideOutcome([])).toEqual({ kind: 'failed' });
   });
 
@@ -41,9 +41,9 @@ describe('search outcome rules (docs/api.md 10.5, when no model answers)', () =>
   });
 
   it('leaves models the key may not use out of the verdict, and shows them as skipped', () => {
-    expect(decideOutcome([skipped('brave/web', 'model_not_allowed', 6_000), skipped('exa/fast', 'balance', 5_000)]))
-      .toEqual({ kind: 'payment', code: 'insufficient_credits', neededMicros: 5_000 });
-    expect(decideOutcome([skipped('brave/web', 'model_not_allowed', 6_000), skipped('exa/fast', 'capacity', 5_000)])).toEqual({ kind: 'overloaded' });
+    expect(decideOutcome([skipped('brave/web', 'model_not_allowed', 6_000), skipped('exa/fast', 'balance', 9_000)]))
+      .toEqual({ kind: 'payment', code: 'insufficient_credits', neededMicros: 9_000 });
+    expect(decideOutcome([skipped('brave/web', 'model_not_allowed', 6_000), skipped('exa/fast', 'capacity', 9_000)])).toEqual({ kind: 'overloaded' });
     expect(attemptView(skipped('brave/web', 'model_not_allowed', 6_000))).toEqual({ model: 'brave/web', status: 'skipped', error: 'model not allowed for this key' });
   });
 });

@@ -49,8 +49,8 @@ describe('SearchService (the steps chained, on fakes of the money port and the p
       const result = reply(await search.search(call()));
       expect(result).toMatchObject({ kind: 'reply', status: 200, requestId: 'req_s', rateLimit: { limit: 5, remaining: 9 } });
       expect(money.calls).toEqual([
-        { method: 'admitFirst', ops: [], lease: expect.objectContaining({ provider: 'exa', leaseId: 'req_s:0', cap: 20, lifetimeMs: 1_500 }), reserve: expect.objectContaining({ index: 0, amountMicros: 5_000, claim: undefined }) },
-        { method: 'settle', ops: [unlease('exa', 'req_s:0')], settlement: { record: expect.objectContaining({ chargedMicros: 5_000 }), outcome: null, releaseAccountLease: true } },
+        { method: 'admitFirst', ops: [], lease: expect.objectContaining({ provider: 'exa', leaseId: 'req_s:0', cap: 20, lifetimeMs: 1_500 }), reserve: expect.objectContaining({ index: 0, amountMicros: 9_000, claim: undefined }) },
+        { method: 'settle', ops: [unlease('exa', 'req_s:0')], settlement: { record: expect.objectContaining({ chargedMicros: 9_000 }), outcome: null, releaseAccountLease: true } },
       ]);
     });
 
@@ -67,7 +67,7 @@ describe('SearchService (the steps chained, on fakes of the money port and the p
     it('a BYOK attempt that timed out passes over its model\'s platform attempt', async () => {
       const { search, money } = service(SETTINGS, new FakeProviders().answer('exa', failure('timeout', null)), { exa: 'own' });
       const result = reply(await search.search(call({ models: ['exa/fast', 'brave/web'] })));
-      expect(JSON.parse(result.body).attempts).toEqual([{ model: 'exa/fast', source: 'byok', status: 'error', error: 'provider timeout', cost_usd: 0.00025 }]);
+      expect(JSON.parse(result.body).attempts).toEqual([{ model: 'exa/fast', source: 'byok', status: 'error', error: 'provider timeout', cost_usd: 0.00045 }]);
       // Plan: byok exa (0), platform exa (1, passed over), platform brave (2).
       expect(money.calls[1]).toMatchObject({ method: 'admit', lease: { leaseId: 'req_s:2', provider: 'brave' } });
     });

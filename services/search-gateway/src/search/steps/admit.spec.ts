@@ -16,7 +16,7 @@ function setup(settings = SETTINGS, idempotent = false): Harness & { ctx: Search
 }
 
 const unlease = (leaseId = 'req_unit:0', provider = 'exa'): MoneyOp => ({ kind: 'unlease', provider: provider as 'exa', leaseId });
-const called: AttemptResult = { status: 'error', model: { id: 'exa/fast' } as AttemptResult['model'], source: 'platform', kind: 'server_error', error: 'x', reservedMicros: 5_000, chargedMicros: 0 };
+const called: AttemptResult = { status: 'error', model: { id: 'exa/fast' } as AttemptResult['model'], source: 'platform', kind: 'server_error', error: 'x', reservedMicros: 9_000, chargedMicros: 0 };
 
 describe('admit', () => {
   describe('admitFirst', () => {

@@ -7,7 +7,7 @@ const exaFast = model('exa/fast');
 const braveWeb = model('brave/web');
 
 const planned = (source: 'byok' | 'platform', apiKey: string | null = 'k', m = exaFast, index = 0): PlannedAttempt =>
-  ({ index, model: m, source, apiKey, priceMicros: 5_000 });
+  ({ index, model: m, source, apiKey, priceMicros: 9_000 });
 
 describe('plan', () => {
   describe('planAttempts', () => {
@@ -23,7 +23,7 @@ describe('plan', () => {
     it('the account\'s own key first (its BYOK fee as the price), then the platform\'s', () => {
       const { steps } = harness();
       const plan = planAttempts(steps, searchCall({ models: ['exa/fast'] }).request, { exa: 'own-exa' });
-      expect(plan.map((p) => [p.index, p.source, p.apiKey, p.priceMicros])).toEqual([[0, 'byok', 'own-exa', 250], [1, 'platform', 'pk-exa', 5_000]]);
+      expect(plan.map((p) => [p.index, p.source, p.apiKey, p.priceMicros])).toEqual([[0, 'byok', 'own-exa', 450], [1, 'platform', 'pk-exa', 9_000]]);
     });
 
     it('an own key without a platform key: the BYOK attempt alone', () => {
@@ -33,7 +33,7 @@ describe('plan', () => {
 
     it('neither key: one platform attempt without a key (shown as not configured)', () => {
       const { steps } = harness(SETTINGS, new FakeProviders({}));
-      expect(planAttempts(steps, searchCall().request, {})).toEqual([{ index: 0, model: exaFast, source: 'platform', apiKey: null, priceMicros: 5_000 }]);
+      expect(planAttempts(steps, searchCall().request, {})).toEqual([{ index: 0, model: exaFast, source: 'platform', apiKey: null, priceMicros: 9_000 }]);
     });
   });
 
@@ -56,9 +56,9 @@ describe('plan', () => {
   });
 
   describe('gateAttempt', () => {
-    const byokBlocked: AttemptResult = { status: 'skipped', model: exaFast, source: 'byok', reason: 'limit', priceMicros: 250 };
-    const byokTimedOut: AttemptResult = { status: 'error', model: exaFast, source: 'byok', kind: 'timeout', error: 'x', reservedMicros: 250, chargedMicros: 250 };
-    const byokFailed: AttemptResult = { status: 'error', model: exaFast, source: 'byok', kind: 'server_error', error: 'x', reservedMicros: 250, chargedMicros: 0 };
+    const byokBlocked: AttemptResult = { status: 'skipped', model: exaFast, source: 'byok', reason: 'limit', priceMicros: 450 };
+    const byokTimedOut: AttemptResult = { status: 'error', model: exaFast, source: 'byok', kind: 'timeout', error: 'x', reservedMicros: 450, chargedMicros: 450 };
+    const byokFailed: AttemptResult = { status: 'error', model: exaFast, source: 'byok', kind: 'server_error', error: 'x', reservedMicros: 450, chargedMicros: 0 };
 
     describe('run', () => {
       it('a configured attempt with time left', () => {
@@ -83,7 +83,7 @@ describe('plan', () => {
 
       it('never for a BYOK attempt, nor after a BYOK attempt skipped for the deadline (no source)', () => {
         expect(gateAttempt(planned('byok'), byokBlocked, 100)).toBe('run');
-        expect(gateAttempt(planned('platform'), { status: 'skipped', model: exaFast, source: null, reason: 'deadline', priceMicros: 250 }, 100)).toBe('run');
+        expect(gateAttempt(planned('platform'), { status: 'skipped', model: exaFast, source: null, reason: 'deadline', priceMicros: 450 }, 100)).toBe('run');
       });
     });
 
@@ -108,7 +108,7 @@ describe('plan', () => {
       const attempts: AttemptResult[] = [];
       const request = nextAttempt(steps, ctx, attempts, 0, ctx.claim);
       expect(request).toEqual({
-        planned: ctx.plan[0], provider: 'exa', leaseId: 'req_unit:0', cap: 20, lifetimeMs: 1_500, index: 0, amountMicros: 5_000,
+        planned: ctx.plan[0], provider: 'exa', leaseId: 'req_unit:0', cap: 20, lifetimeMs: 1_500, index: 0, amountMicros: 9_000,
         claim: ctx.claim, apiKey: 'pk-exa', timeoutMs: 1_000,
       });
       expect(attempts).toEqual([]);

@@ -14,11 +14,11 @@ describe('reply', () => {
   describe('buildReply', () => {
     describe('200: a model answered', () => {
       it('its results, the whole cost (a timed-out attempt\'s base price too), the attempts before it, the latency', () => {
-        const attempts = [timedOut, answered('exa/fast', 5_000)];
+        const attempts = [timedOut, answered('exa/fast', 9_000)];
         const reply = buildReply('req_r', attempts, 12.6, rateLimit);
         expect(reply).toMatchObject({ kind: 'reply', status: 200, requestId: 'req_r', rateLimit, attempts });
         expect(JSON.parse(reply.body)).toEqual({
-          request_id: 'req_r', model: 'exa/fast', provider: 'exa', source: 'platform', results, cost_usd: 0.014,
+          request_id: 'req_r', model: 'exa/fast', provider: 'exa', source: 'platform', results, cost_usd: 0.018,
           attempts: [{ model: 'exa/auto', source: 'platform', status: 'error', error: 'provider timed out', cost_usd: 0.009 }],
           latency_ms: 13,
           cache: { status: 'off', age_s: 0 },
@@ -28,9 +28,9 @@ describe('reply', () => {
 
     describe('402: money blocked every model', () => {
       it('insufficient_credits with the cheapest price needed', () => {
-        const reply = buildReply('req_r', [blocked('tavily/basic', 'balance', 10_000), blocked('exa/fast', 'balance', 5_000)], 1, undefined);
+        const reply = buildReply('req_r', [blocked('tavily/basic', 'balance', 10_000), blocked('exa/fast', 'balance', 9_000)], 1, undefined);
         expect(reply.status).toBe(402);
-        expect(JSON.parse(reply.body)).toEqual({ error: { code: 'insufficient_credits', message: 'the credit balance cannot cover any of the requested models', request_id: 'req_r', needed_usd: 0.005 } });
+        expect(JSON.parse(reply.body)).toEqual({ error: { code: 'insufficient_credits', message: 'the credit balance cannot cover any of the requested models', request_id: 'req_r', needed_usd: 0.009 } });
       });
 
       it('key_limit_exceeded as soon as one was the key\'s limit', () => {
@@ -42,7 +42,7 @@ describe('reply', () => {
 
     describe('503: every other model at capacity', () => {
       it('overloaded', () => {
-        const reply = buildReply('req_r', [{ status: 'skipped', model: model('exa/fast'), source: 'platform', reason: 'capacity', priceMicros: 5_000 }], 1, undefined);
+        const reply = buildReply('req_r', [{ status: 'skipped', model: model('exa/fast'), source: 'platform', reason: 'capacity', priceMicros: 9_000 }], 1, undefined);
         expect(reply.status).toBe(503);
         expect(JSON.parse(reply.body).error).toEqual({ code: 'overloaded', message: 'every allowed model is at capacity; retry shortly', request_id: 'req_r' });
       });

@@ -9,7 +9,7 @@ import { buildReply } from './reply';
 import { keptOutcome, settle, settlementRecord } from './settle';
 
 const exaFast = model('exa/fast');
-const answered: AttemptResult = { status: 'success', model: exaFast, source: 'platform', results: (success(2) as ProviderSuccess).results, reservedMicros: 5_000, chargedMicros: 5_000 };
+const answered: AttemptResult = { status: 'success', model: exaFast, source: 'platform', results: (success(2) as ProviderSuccess).results, reservedMicros: 9_000, chargedMicros: 9_000 };
 const timedOut: AttemptResult = { status: 'error', model: model('exa/auto'), source: 'byok', kind: 'timeout', error: 'timed out', reservedMicros: 450, chargedMicros: 450 };
 const capacity: AttemptResult = { status: 'skipped', model: model('brave/web'), source: 'platform', reason: 'capacity', priceMicros: 6_000 };
 const notConfigured: AttemptResult = { status: 'skipped', model: model('tavily/basic'), source: null, reason: 'not_configured', priceMicros: 10_000 };
@@ -32,7 +32,7 @@ describe('settle', () => {
       expect(money.calls).toEqual([{
         method: 'settle',
         ops: [{ kind: 'release', index: 0, keepMicros: 450 }, { kind: 'unlease', provider: 'exa', leaseId: 'req_unit:1' }],
-        settlement: { record: expect.objectContaining({ requestId: 'req_unit', chargedMicros: 5_450 }), outcome: outcomeValue('req_unit', 'bd', 200, reply.body), releaseAccountLease: true },
+        settlement: { record: expect.objectContaining({ requestId: 'req_unit', chargedMicros: 9_450 }), outcome: outcomeValue('req_unit', 'bd', 200, reply.body), releaseAccountLease: true },
       }]);
     });
 
@@ -131,12 +131,12 @@ describe('settle', () => {
     it('one entry per attempt in order, and the sum charged', () => {
       const { ctx } = setup(false);
       const record = settlementRecord(ctx.scope, [notConfigured, timedOut, capacity, answered], undefined);
-      expect(record).toMatchObject({ v: 1, requestId: 'req_unit', accountId: 'acc_unit', keyId: 'key_unit', chargedMicros: 5_450 });
+      expect(record).toMatchObject({ v: 1, requestId: 'req_unit', accountId: 'acc_unit', keyId: 'key_unit', chargedMicros: 9_450 });
       expect(record.attempts).toEqual([
         { index: 0, model: 'tavily/basic', provider: 'tavily', source: 'platform', status: 'skipped', error: 'provider not configured', reservedMicros: 0, chargedMicros: 0, timedOut: false, results: 0 },
         { index: 1, model: 'exa/auto', provider: 'exa', source: 'byok', status: 'error', error: 'timed out', reservedMicros: 450, chargedMicros: 450, timedOut: true, results: 0 },
         { index: 2, model: 'brave/web', provider: 'brave', source: 'platform', status: 'skipped', error: 'provider at capacity', reservedMicros: 0, chargedMicros: 0, timedOut: false, results: 0 },
-        { index: 3, model: 'exa/fast', provider: 'exa', source: 'platform', status: 'success', error: null, reservedMicros: 5_000, chargedMicros: 5_000, timedOut: false, results: 2, cache: 'off', savedMicros: 0 },
+        { index: 3, model: 'exa/fast', provider: 'exa', source: 'platform', status: 'success', error: null, reservedMicros: 9_000, chargedMicros: 9_000, timedOut: false, results: 2, cache: 'off', savedMicros: 0 },
       ]);
     });
   });
