@@ -9,9 +9,16 @@
  * rounds of µs of CPU per answered search in the gateway, Redis, PostgreSQL, the ledger
  * worker and the simulator, and their sum.
  *
+ * Each build runs as two gateways, in the stack's places A B B A: a gateway's place in the
+ * stack (the first one does more of the stack's background work, and the machine's cores are
+ * not alike) moved the result by about 9 µs when each build had one place, more than most
+ * changes are worth. A build's figure in a round is the mean of its two gateways; the four
+ * run in an order that rotates by round.
+ *
  * Env: GATEWAY_A and GATEWAY_B (dist/main.js of each build; default the current build for
  * both, which measures the method's own spread), GATEWAY_A_NODE_OPTIONS and
- * GATEWAY_B_NODE_OPTIONS (Node flags for that gateway only), RATE (1200 req/s), ROUNDS (10),
+ * GATEWAY_B_NODE_OPTIONS (Node flags for that build's gateways only), RATE (1200 req/s; 0: as
+ * fast as answered, so that each round's requests/s compares throughput too), ROUNDS (10),
  * DURATION_S (5), WARMUP_S (5), CONNECTIONS (32), BENCH_REDIS_DB (15), MODEL (exa/fast; exa/auto to
  * compare with a build older than the exa/fast fix, whose `lite` the simulator refuses).
  * Prints Markdown and writes bench/results/search-cpu.json.
@@ -64,13 +71,19 @@ async function main(): Promise<void> {
       logLevel: 'warn',
       worker: true,
       ...ZERO_LATENCY_SIMULATOR,
-      gateways: [{ script: GATEWAY_A, env: nodeOptions(process.env.GATEWAY_A_NODE_OPTIONS) }, { script: GATEWAY_B, env: nodeOptions(process.env.GATEWAY_B_NODE_OPTIONS) }],
+      gateways: [
+        { script: GATEWAY_A, env: nodeOptions(process.env.GATEWAY_A_NODE_OPTIONS) },
+        { script: GATEWAY_B, env: nodeOptions(process.env.GATEWAY_B_NODE_OPTIONS) },
+        { script: GATEWAY_B, env: nodeOptions(process.env.GATEWAY_B_NODE_OPTIONS) },
+        { script: GATEWAY_A, env: nodeOptions(process.env.GATEWAY_A_NODE_OPTIONS) },
+      ],
       gatewayEnv: NO_LIMITS_ENV,
     });
     started.push(stack);
-    const [a, b] = stack.gateways;
+    const [a, b, b2, a2] = stack.gateways;
     const sim = stack.simulator?.process;
-    if (a === undefined || b === undefined || sim === undefined) throw new Error('two gateways and the simulator expected');
+    if (a === undefined || b === undefined || b2 === undefined || a2 === undefined || sim === undefined) throw new Error('four gateways and the simulator expected');
+    const places = [a, b, b2, a2];
     const account = await newAccount(a.url, 'benchcpu');
     const apiKey = await newApiKey(a.url, account.managementKey);
     const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
@@ -79,7 +92,7 @@ async function main(): Promise<void> {
     if (grant.status !== 201) throw new Error(`grant failed: ${grant.status} ${grant.text}`);
     await storeBenchProviderKey(a.url, account.managementKey);
     const headers = { 'content-type': 'application/json', ...bearer(apiKey.secret) };
-    for (const gateway of [a, b]) {
+    for (const gateway of places) {
       await waitFor(`a first 200 from ${gateway.url}`, async () => {
         const response = await call('POST', `${gateway.url}/v1/search`, { raw: BODY, headers: bearer(apiKey.secret) });
         // With BENCH_BYOK=1 a build that knows provider keys answers byok (an older build platform).
@@ -102,7 +115,7 @@ async function main(): Promise<void> {
     const run = async (gateway: { url: string; process: RunningProcess }, seconds: number): Promise<Round> => {
       const bytesBefore = await redisBytesIn();
       const { value: load, cpu } = await measureCpu(groupsFor(gateway.process), () => runLoad({
-        url: `${gateway.url}/v1/search`, method: 'POST', connections: CONNECTIONS, durationSeconds: seconds, rate: RATE, headers, body: BODY,
+        url: `${gateway.url}/v1/search`, method: 'POST', connections: CONNECTIONS, durationSeconds: seconds, ...(RATE > 0 ? { rate: RATE } : {}), headers, body: BODY,
       }));
       if (load.non2xx > 0 || load.errors > 0) throw new Error(`non-2xx ${load.non2xx}, errors ${load.errors}: ${JSON.stringify(load.statusCodes)}`);
       const perSearchUs: Record<string, number> = {};
@@ -117,29 +130,34 @@ async function main(): Promise<void> {
       const redisBytesPerSearch = Math.round((await redisBytesIn() - bytesBefore) / (load.requestsPerSecond * seconds));
       return { load, cpu, perSearchUs, redisBytesPerSearch };
     };
-    console.log(`warm-up: ${WARMUP_S} s each at ${RATE} req/s`);
-    await run(a, WARMUP_S);
-    await run(b, WARMUP_S);
+    console.log(`warm-up: ${WARMUP_S} s each at ${RATE > 0 ? `${RATE} req/s` : 'full speed'}`);
+    for (const gateway of places) await run(gateway, WARMUP_S);
+    /** A build's round: the mean of its two places (CPU per search by process, requests/s). */
+    const mean = (x: Round, y: Round): Round => ({
+      load: { ...x.load, requestsPerSecond: (x.load.requestsPerSecond + y.load.requestsPerSecond) / 2 },
+      cpu: x.cpu,
+      perSearchUs: Object.fromEntries(Object.keys(x.perSearchUs).map((name) => [name, Math.round((((x.perSearchUs[name] ?? 0) + (y.perSearchUs[name] ?? 0)) / 2) * 10) / 10])),
+      redisBytesPerSearch: (x.redisBytesPerSearch + y.redisBytesPerSearch) / 2,
+    });
     const rounds: { a: Round; b: Round }[] = [];
     for (let i = 0; i < ROUNDS; i++) {
-      let ra: Round;
-      let rb: Round;
-      if (i % 2 === 0) {
-        ra = await run(a, DURATION_S);
-        rb = await run(b, DURATION_S);
-      } else {
-        rb = await run(b, DURATION_S);
-        ra = await run(a, DURATION_S);
+      const measured = new Map<number, Round>();
+      for (let k = 0; k < places.length; k++) {
+        const place = (i + k) % places.length;
+        measured.set(place, await run(places[place] as (typeof places)[number], DURATION_S));
       }
+      const at = (place: number): Round => measured.get(place) as Round;
+      const ra = mean(at(0), at(3));
+      const rb = mean(at(1), at(2));
       rounds.push({ a: ra, b: rb });
-      console.log(`round ${i + 1}/${ROUNDS}: A ${ra.perSearchUs.sum} µs/search (gateway ${ra.perSearchUs['search-gateway']}), B ${rb.perSearchUs.sum} µs/search (gateway ${rb.perSearchUs['search-gateway']})`);
+      console.log(`round ${i + 1}/${ROUNDS}: A ${ra.perSearchUs.sum} µs/search (gateway ${ra.perSearchUs['search-gateway']}, ${Math.round(ra.load.requestsPerSecond)} req/s), B ${rb.perSearchUs.sum} µs/search (gateway ${rb.perSearchUs['search-gateway']}, ${Math.round(rb.load.requestsPerSecond)} req/s)`);
     }
     const medians = (side: 'a' | 'b'): Record<string, number> => Object.fromEntries(
       [...PROCESSES, 'sum'].map((name) => [name, Math.round(median(rounds.map((r) => r[side].perSearchUs[name] ?? Number.NaN)) * 10) / 10]),
     );
     const ma = medians('a');
     const mb = medians('b');
-    console.log(`\nCPU per search at ${RATE} req/s, ${CONNECTIONS} connections, median of ${ROUNDS} paired rounds of ${DURATION_S} s (µs)`);
+    console.log(`\nCPU per search at ${RATE > 0 ? `${RATE} req/s` : 'full speed'}, ${CONNECTIONS} connections, median of ${ROUNDS} paired rounds of ${DURATION_S} s (µs)`);
     console.log(`A: ${GATEWAY_A}\nB: ${GATEWAY_B}\n`);
     console.log('| process | A | B | B - A |');
     console.log('|---|---|---|---|');
@@ -152,11 +170,14 @@ async function main(): Promise<void> {
     const pairedSum = rounds.map((r) => (r.b.perSearchUs.sum ?? 0) - (r.a.perSearchUs.sum ?? 0));
     const pairedGateway = rounds.map((r) => (r.b.perSearchUs['search-gateway'] ?? 0) - (r.a.perSearchUs['search-gateway'] ?? 0));
     console.log(`\nmedian of paired differences B - A: sum ${Math.round(median(pairedSum) * 10) / 10} µs, gateway ${Math.round(median(pairedGateway) * 10) / 10} µs`);
+    const rpsRatio = rounds.map((r) => r.b.load.requestsPerSecond / r.a.load.requestsPerSecond);
+    console.log(`requests/s B / A: median of per-round ratios ${Math.round(median(rpsRatio) * 1000) / 1000} (${rpsRatio.map((x) => x.toFixed(3)).join(' ')})${RATE > 0 ? ' (a fixed rate: expected 1)' : ''}`);
     const file = writeResult('search-cpu', {
       command: 'npm run bench -- search-cpu',
-      settings: { gateway_a: GATEWAY_A.replace(root, '.'), gateway_b: GATEWAY_B.replace(root, '.'), rate: RATE, rounds: ROUNDS, duration_s: DURATION_S, connections: CONNECTIONS },
+      settings: { gateway_a: GATEWAY_A.replace(root, '.'), gateway_b: GATEWAY_B.replace(root, '.'), places: 'A B B A', model: MODEL, rate: RATE, rounds: ROUNDS, duration_s: DURATION_S, connections: CONNECTIONS },
       median_us_per_search: { a: ma, b: mb },
       median_paired_difference_us: { sum: median(pairedSum), gateway: median(pairedGateway) },
+      requests_per_second_ratio_b_to_a: { median: median(rpsRatio), rounds: rpsRatio },
       redis_bytes_in_per_search: { a: bytesA, b: bytesB },
       rounds: rounds.map((r) => ({ a: r.a.perSearchUs, b: r.b.perSearchUs, rps: { a: r.a.load.requestsPerSecond, b: r.b.load.requestsPerSecond } })),
     });
