@@ -40,11 +40,11 @@ describe('ResultCache (real Redis)', () => {
     const keys = keysOf(3);
     expect(await cache.lookup(keys, [keys.shared], 3, null, 'lead-1', true)).toEqual({ kind: 'lead' });
     expect(await cache.lookup(keys, [keys.shared], 3, null, 'other', true)).toEqual({ kind: 'follow' });
-    cache.store(keys.shared, keys.lock, 'exa/fast', 3, RESULTS, 'lead-1');
+    cache.store(keys.shared, keys.lock, 'exa/fast', 3, RESULTS, JSON.stringify(RESULTS), 'lead-1');
     await stored(keys.shared);
     expect(await redis.exists(keys.lock)).toBe(0);
     now += 5_000;
-    expect(await cache.lookup(keys, [keys.shared], 2, null, 'x', true)).toEqual({ kind: 'hit', answer: { results: RESULTS, ageS: 5 } });
+    expect(await cache.lookup(keys, [keys.shared], 2, null, 'x', true)).toEqual({ kind: 'hit', answer: { count: 3, json: JSON.stringify(RESULTS), ageS: 5 } });
     // Too old for cache_max_age_s 4, or asked for more results: no hit (and only looking takes no lead).
     expect(await cache.lookup(keys, [keys.shared], 3, 4_000, 'x', false)).toEqual({ kind: 'miss' });
     expect(await cache.lookup(keys, [keys.shared], 4, null, 'x', false)).toEqual({ kind: 'miss' });
@@ -55,9 +55,17 @@ describe('ResultCache (real Redis)', () => {
     const keys = keysOf(3);
     expect((await cache.lookup(keys, [keys.shared], 3, null, 'lead-2', true)).kind).toBe('lead');
     const waiting = [cache.join(keys, keys.shared, 3, null, 5_000), cache.join(keys, keys.shared, 3, null, 5_000)];
-    cache.store(keys.shared, keys.lock, 'exa/fast', 3, RESULTS, 'lead-2');
+    cache.store(keys.shared, keys.lock, 'exa/fast', 3, RESULTS, JSON.stringify(RESULTS), 'lead-2');
     const joined = await Promise.all(waiting);
     expect(joined.map((j) => j.kind)).toEqual(['joined', 'joined']);
+  });
+
+  it('an entry of the first format (no result count) is still served, its count read from its JSON', async () => {
+    const keys = keysOf(3);
+    await redis.set(keys.shared, `3|${now - 2_000}|${JSON.stringify(RESULTS)}`, 'PX', 60_000);
+    expect(await cache.lookup(keys, [keys.shared], 3, null, 'x', true)).toEqual({ kind: 'hit', answer: { count: 3, json: JSON.stringify(RESULTS), ageS: 2 } });
+    await redis.set(keys.shared, `3|${now}|x|not json`, 'PX', 60_000);
+    expect(await cache.lookup(keys, [keys.shared], 3, null, 'x', false)).toEqual({ kind: 'miss' });
   });
 
   it('a leader that gives its lock back without an answer sends its followers on alone; another token cannot release it', async () => {
@@ -80,7 +88,7 @@ describe('ResultCache (real Redis)', () => {
     now = realNow + 100;
     expect(await timed).toEqual({ kind: 'alone' });
     const big = [{ ...RESULTS[0], snippet: 'x'.repeat(3_000) } as NormalizedResult];
-    cache.store(keys.shared, keys.lock, 'exa/fast', 3, big, 'lead-4');
+    cache.store(keys.shared, keys.lock, 'exa/fast', 3, big, JSON.stringify(big), 'lead-4');
     for (let i = 0; i < 100 && (await redis.exists(keys.lock)) === 1; i++) await new Promise((resolve) => setTimeout(resolve, 5));
     expect([await redis.exists(keys.lock), await redis.exists(keys.shared)]).toEqual([0, 0]);
   });

@@ -16,9 +16,12 @@ export interface CacheSettings {
   readonly pollMs: number;
 }
 
-/** A stored answer as a lookup finds it. */
+/** A stored answer as a lookup finds it: its results as the JSON text stored (never parsed here). */
 export interface CachedAnswer {
-  readonly results: readonly NormalizedResult[];
+  /** How many results the text holds. */
+  readonly count: number;
+  /** The results, a JSON array. */
+  readonly json: string;
   /** Whole seconds since it was stored (never negative). */
   readonly ageS: number;
 }
@@ -107,9 +110,10 @@ export class ResultCache {
   /**
    * Stores a complete, successful answer of `asked` results under `entry` for the model's
    * TTL, and gives back the lead lock when `token` holds it. Not awaited by the search.
+   * `json`: the results as JSON (made once, for the store and the reply).
    */
-  store(entry: string, lock: string, modelId: string, asked: number, results: readonly NormalizedResult[], token: string): void {
-    const value = `${asked}|${this.clock()}|${JSON.stringify(results)}`;
+  store(entry: string, lock: string, modelId: string, asked: number, results: readonly NormalizedResult[], json: string, token: string): void {
+    const value = `${asked}|${this.clock()}|${results.length}|${json}`;
     const bytes = Buffer.byteLength(value);
     if (bytes > this.settings.maxEntryBytes) {
       this.metrics?.oversized();
@@ -173,17 +177,30 @@ export class ResultCache {
     }
   }
 
+  /**
+   * `<asked>|<stored at>|<count>|<results JSON>` (the results are not parsed: a hit's reply
+   * carries the text). An entry of the first format, `<asked>|<stored at>|<results JSON>`
+   * (a gateway of an earlier build may still be storing them), is parsed for its count.
+   */
   private decode(value: string): CachedAnswer | null {
     const first = value.indexOf('|');
     const second = value.indexOf('|', first + 1);
+    if (first < 0 || second < 0) return null;
     const storedAt = Number(value.slice(first + 1, second));
-    try {
-      const results = JSON.parse(value.slice(second + 1)) as unknown;
-      if (!Array.isArray(results)) return null;
-      return { results: results as NormalizedResult[], ageS: Math.max(0, Math.floor((this.clock() - storedAt) / 1000)) };
-    } catch {
-      return null;
+    const ageS = Math.max(0, Math.floor((this.clock() - storedAt) / 1000));
+    if (value.charCodeAt(second + 1) === 0x5b /* [ */) {
+      try {
+        const json = value.slice(second + 1);
+        const results = JSON.parse(json) as unknown;
+        return Array.isArray(results) ? { count: results.length, json, ageS } : null;
+      } catch {
+        return null;
+      }
     }
+    const third = value.indexOf('|', second + 1);
+    const count = Number(value.slice(second + 1, third));
+    if (third < 0 || !Number.isSafeInteger(count) || count < 0 || value.charCodeAt(third + 1) !== 0x5b) return null;
+    return { count, json: value.slice(third + 1), ageS };
   }
 
   private failed(what: string, error: unknown): void {

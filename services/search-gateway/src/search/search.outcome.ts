@@ -6,6 +6,23 @@ import { microsToUsd } from '@svc/money';
 import type { AttemptCache } from '../cache/cache.ticket';
 import type { NormalizedResult, ProviderFailureKind } from '../providers';
 
+/**
+ * Results already in JSON (a result-cache hit's stored text, or a miss's text made once for
+ * the store): the reply takes the text as it is, without parsing it or serialising it again.
+ * `length` is the number of results (the charge and the settlement count them).
+ */
+export class ResultsJson {
+  constructor(readonly length: number, readonly json: string) {}
+}
+
+/** An answer's results: as the provider adapter normalised them, or as JSON text. */
+export type AttemptResults = readonly NormalizedResult[] | ResultsJson;
+
+/** The results as the JSON array the reply carries. */
+export function resultsJsonText(results: AttemptResults): string {
+  return results instanceof ResultsJson ? results.json : JSON.stringify(results);
+}
+
 /** Whose provider key an attempt uses: the account's own (`byok`, tried first) or the deployment's (`platform`). */
 export type AttemptSource = 'platform' | 'byok';
 
@@ -13,7 +30,7 @@ export type SkipReason = 'not_configured' | 'capacity' | 'balance' | 'limit' | '
 
 /** What happened to one attempt; an expected outcome, never an exception. */
 export type AttemptResult =
-  | { readonly status: 'success'; readonly model: ModelSpec; readonly source: AttemptSource; readonly results: readonly NormalizedResult[]; readonly reservedMicros: Micros; readonly chargedMicros: Micros; readonly cache?: AttemptCache }
+  | { readonly status: 'success'; readonly model: ModelSpec; readonly source: AttemptSource; readonly results: AttemptResults; readonly reservedMicros: Micros; readonly chargedMicros: Micros; readonly cache?: AttemptCache }
   | { readonly status: 'error'; readonly model: ModelSpec; readonly source: AttemptSource; readonly kind: ProviderFailureKind; readonly error: string; readonly reservedMicros: Micros; readonly chargedMicros: Micros }
   | { readonly status: 'skipped'; readonly model: ModelSpec; readonly source: AttemptSource | null; readonly reason: SkipReason; readonly priceMicros: Micros; readonly filters?: readonly FilterName[]; readonly retryAfterMs?: number };
 

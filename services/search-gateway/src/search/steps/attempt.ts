@@ -42,8 +42,8 @@ export async function attempt(steps: SearchSteps, ctx: SearchContext, ops: Money
   health?.record(provider, source, model.id, outcome.ok ? 'ok' : outcome.kind, endedAt - startedAt);
   if (outcome.ok) {
     ops.push({ kind: 'unlease', provider, leaseId: request.leaseId });
-    const cache = afterSuccess(steps, request, outcome.results);
-    return { status: 'success', model, source, results: outcome.results, reservedMicros: planned.priceMicros, chargedMicros: chargeOf(planned, outcome.results.length, steps.settings), cache };
+    const { cache, results } = afterSuccess(steps, request, outcome.results);
+    return { status: 'success', model, source, results, reservedMicros: planned.priceMicros, chargedMicros: chargeOf(planned, outcome.results.length, steps.settings), cache };
   }
   if (request.cache !== undefined) afterFailure(steps, request);
   steps.metrics.countFailure(provider, outcome.kind);

@@ -6,7 +6,8 @@ import type { AttemptCache, CacheTicket } from '../../cache/cache.ticket';
 import type { CachedAnswer } from '../../cache/result-cache';
 import type { MoneyOp } from '../../money/money.ops';
 import type { NormalizedResult } from '../../providers';
-import type { AttemptResult } from '../search.outcome';
+import { ResultsJson } from '../search.outcome';
+import type { AttemptResult, AttemptResults } from '../search.outcome';
 import type { SearchRequest } from '../search.schema';
 import { chargeOf } from './plan';
 import type { AttemptRequest } from './plan';
@@ -86,7 +87,7 @@ export async function answerFromCache(steps: SearchSteps, ops: MoneyOp[], reques
 
 function served(steps: SearchSteps, request: AttemptRequest, asked: number, answer: CachedAnswer, status: 'hit' | 'joined', priceMicros: Micros): AttemptResult {
   const { planned } = request;
-  const results = answer.results.length > asked ? answer.results.slice(0, asked) : answer.results;
+  const results = answer.count > asked ? firstResults(answer, asked) : new ResultsJson(answer.count, answer.json);
   steps.cache?.metrics?.counted(planned.model.id, status);
   const full = chargeOf(planned, results.length, steps.settings);
   return {
@@ -95,18 +96,28 @@ function served(steps: SearchSteps, request: AttemptRequest, asked: number, answ
   };
 }
 
-/** After the provider answered: a complete answer is stored (and the lead lock given back), then counted as a miss. */
-export function afterSuccess(steps: SearchSteps, request: AttemptRequest, results: readonly NormalizedResult[]): AttemptCache {
+/** An entry holding more results than asked: its first `asked` (the one case a stored text is parsed). */
+function firstResults(answer: CachedAnswer, asked: number): AttemptResults {
+  const all = JSON.parse(answer.json) as NormalizedResult[];
+  return all.slice(0, asked);
+}
+
+/**
+ * After the provider answered: a complete answer is stored (and the lead lock given back),
+ * then counted as a miss. The results' JSON is made once, for the store and the reply.
+ */
+export function afterSuccess(steps: SearchSteps, request: AttemptRequest, results: readonly NormalizedResult[]): { cache: AttemptCache; results: AttemptResults } {
   const ticket = request.cache;
   const cache = steps.cache;
-  if (cache === undefined) return CACHE_OFF;
+  if (cache === undefined) return { cache: CACHE_OFF, results };
   if (ticket === undefined) {
     cache.metrics?.counted(request.planned.model.id, 'off');
-    return CACHE_OFF;
+    return { cache: CACHE_OFF, results };
   }
   cache.metrics?.counted(request.planned.model.id, 'miss');
-  cache.store(ticket.entry, ticket.keys.lock, request.planned.model.id, ticket.asked, results, ticket.kind === 'lead' ? ticket.token : '');
-  return CACHE_MISS;
+  const json = JSON.stringify(results);
+  cache.store(ticket.entry, ticket.keys.lock, request.planned.model.id, ticket.asked, results, json, ticket.kind === 'lead' ? ticket.token : '');
+  return { cache: CACHE_MISS, results: new ResultsJson(results.length, json) };
 }
 
 /** After the provider failed: nothing is stored; a leader gives back its lock so the searches waiting go on alone. */

@@ -1,6 +1,7 @@
 import { harness, model, searchCall, searchContext, SETTINGS, success } from '../../../test/search-steps.fakes';
 import type { ProviderSuccess } from '../../providers';
 import { claimValue, outcomeValue } from '../idempotency';
+import { ResultsJson } from '../search.outcome';
 import type { AttemptResult } from '../search.outcome';
 import { buildReply, replay } from './reply';
 
@@ -24,6 +25,13 @@ describe('reply', () => {
           cache: { status: 'off', age_s: 0 },
         });
       });
+    });
+
+    it('results given as JSON text (a cache hit\'s stored answer) make the same body, byte for byte, as the array they stand for', () => {
+      const asArray = buildReply('req_r', [answered('exa/fast', 900)], 3, rateLimit);
+      const asText = buildReply('req_r', [{ ...answered('exa/fast', 900), results: new ResultsJson(results.length, JSON.stringify(results)) }], 3, rateLimit);
+      expect(asText.body).toBe(asArray.body);
+      expect(JSON.parse(asText.body).results).toEqual(results);
     });
 
     describe('402: money blocked every model', () => {

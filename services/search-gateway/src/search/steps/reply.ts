@@ -3,7 +3,7 @@ import type { CacheStatus } from '@svc/contracts';
 import { AppError, errorBody } from '@svc/errors';
 import { microsToUsd } from '@svc/money';
 import { parseStored } from '../idempotency';
-import { attemptView, decideOutcome } from '../search.outcome';
+import { attemptView, decideOutcome, resultsJsonText } from '../search.outcome';
 import type { AttemptResult } from '../search.outcome';
 import { refuse } from '../search.result';
 import type { RateLimitState, SearchReply, SearchResult } from '../search.result';
@@ -21,19 +21,20 @@ export function buildReply(requestId: string, attempts: readonly AttemptResult[]
       const answered = attempts[outcome.index];
       if (answered === undefined || answered.status !== 'success') throw new Error('success index without a success');
       const charged = attempts.reduce((sum, a) => sum + (a.status === 'skipped' ? 0 : a.chargedMicros), 0);
-      const body = {
-        request_id: requestId,
-        model: answered.model.id,
-        provider: answered.model.provider,
-        source: answered.source,
-        results: answered.results,
+      const head = { request_id: requestId, model: answered.model.id, provider: answered.model.provider, source: answered.source };
+      const cache = { status: answered.cache?.status ?? 'off', age_s: answered.cache?.ageS ?? 0 };
+      const tail = {
         // What this request cost in all: the answer plus any timed-out attempt's base price.
         cost_usd: microsToUsd(charged),
         attempts: attempts.slice(0, outcome.index).map(attemptView),
         latency_ms: Math.round(elapsedMs),
-        cache: { status: answered.cache?.status ?? 'off', age_s: answered.cache?.ageS ?? 0 },
+        cache,
       };
-      return { kind: 'reply', status: 200, body: JSON.stringify(body), requestId, rateLimit, attempts, cache: body.cache.status };
+      // The results go in as JSON text (a cache hit's stored text is never parsed): the body is
+      // {...head, results, ...tail}, in that order, as one JSON object.
+      const headText = JSON.stringify(head);
+      const body = `${headText.slice(0, -1)},"results":${resultsJsonText(answered.results)},${JSON.stringify(tail).slice(1)}`;
+      return { kind: 'reply', status: 200, body, requestId, rateLimit, attempts, cache: cache.status };
     }
     case 'payment': {
       const message = outcome.code === 'key_limit_exceeded'
