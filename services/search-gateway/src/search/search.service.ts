@@ -11,7 +11,7 @@ import type { SearchMetrics } from './search.metrics';
 import type { AttemptResult } from './search.outcome';
 import { refuse } from './search.result';
 import type { SearchCall, SearchReply, SearchResult } from './search.result';
-import { admitFirst, admitNext, releaseAccountLease } from './steps/admit';
+import { admitFirst, admitHit, admitNext, releaseAccountLease } from './steps/admit';
 import type { Admission, LaterAdmission } from './steps/admit';
 import { attempt } from './steps/attempt';
 import { abandonTicket, prepareAttempt } from './steps/cache';
@@ -135,10 +135,19 @@ export class SearchService {
       const settled = await settle(steps, ctx, ops, attempts, reply, false);
       return settled.kind === 'foreign' ? replay(steps, ctx, settled.stored, undefined) : reply;
     }
-    // The result cache's lookup of the attempt's model (src/cache): a hit reserves the cache price.
+    // The result cache's lookup of the attempt's model (src/cache) goes out with the first
+    // admission, in the same flush (one round trip, as without a cache): the admission is a
+    // miss's (the model's price, a provider lease), and admitHit fits it to a hit.
     const looked = prepareAttempt(steps, ctx, planned);
-    const request = looked instanceof Promise ? await looked : looked;
-    const first = await admitFirst(steps, ctx, ops, request);
+    let request: AttemptRequest;
+    let first: Admission;
+    if (looked instanceof Promise) {
+      const [found, admission] = await Promise.all([looked, admitFirst(steps, ctx, ops, planned)]);
+      ({ request, first } = found.cache?.kind === 'hit' ? await admitHit(steps, ctx, ops, planned, found, admission) : { request: found, first: admission });
+    } else {
+      request = looked;
+      first = await admitFirst(steps, ctx, ops, request);
+    }
     // An attempt that led identical searches but runs no call gives its lock back (blocked: in holdingLease).
     if (first.kind !== 'reserved' && first.kind !== 'blocked' && request.cache !== undefined) abandonTicket(steps, request);
     switch (first.kind) {

@@ -3,7 +3,8 @@ import type { Harness } from '../../../test/search-steps.fakes';
 import type { MoneyOp } from '../../money/money.ops';
 import type { AttemptResult } from '../search.outcome';
 import type { SearchContext } from './search-steps';
-import { admitFirst, admitNext, providerCalled, releaseAccountLease, reservationOf } from './admit';
+import { admitFirst, admitHit, admitNext, providerCalled, releaseAccountLease, reservationOf } from './admit';
+import type { Admission } from './admit';
 import { nextAttempt } from './plan';
 import type { AttemptRequest } from './plan';
 
@@ -154,6 +155,43 @@ describe('admit', () => {
         expect(await admitFirst(steps, ctx, ops, request)).toEqual({ kind: 'unavailable' });
         expect(lines).toEqual([expect.objectContaining({ level: 50, msg: 'redis admission failed', request_id: 'req_unit', err: 'Error: connection refused' })]);
       });
+    });
+  });
+
+  describe('admitHit: the first admission went out as a miss beside the lookup, which found a hit', () => {
+    const hitOf = (request: AttemptRequest): AttemptRequest => ({ ...request, amountMicros: 900, cache: { kind: 'hit', keys: { shared: 'e', account: null, lock: 'l' }, entry: 'e', asked: 10, answer: { count: 1, json: '[]', ageS: 0 }, priceMicros: 900 } });
+
+    it('reserved: keeps the larger reservation (the settlement gives back the rest), the provider lease queued back', async () => {
+      const { steps, money, ctx, request, ops } = setup();
+      const first: Admission = { kind: 'reserved', rateLimit: { limit: 5, remaining: 4 } };
+      const fitted = await admitHit(steps, ctx, ops, request, hitOf(request), first);
+      expect(fitted.first).toBe(first);
+      expect([fitted.request.amountMicros, fitted.request.cache?.kind]).toEqual([request.amountMicros, 'hit']);
+      expect(ops).toEqual([unlease()]);
+      expect(money.calls).toEqual([]);
+    });
+
+    it('blocked at the model\'s price (limit, balance or capacity): admitted once more at the cache price, without a provider lease', async () => {
+      const { steps, money, ctx, request, ops } = setup();
+      ops.push({ kind: 'release', index: 0, keepMicros: 0 });
+      const hit = hitOf(request);
+      const fitted = await admitHit(steps, ctx, ops, request, hit, { kind: 'blocked', reason: 'capacity', rateLimit: { limit: 5, remaining: 4 } });
+      expect(fitted).toEqual({ request: hit, first: { kind: 'reserved', rateLimit: { limit: 5, remaining: 4 } } });
+      expect(money.calls).toEqual([{ method: 'admit', ops: [{ kind: 'release', index: 0, keepMicros: 0 }], lease: null, reserve: hit, extendLeaseMs: SETTINGS.admission.leaseTtlMs }]);
+    });
+
+    it('blocked again at the cache price: the hit is skipped like any blocked attempt', async () => {
+      const { steps, money, ctx, request, ops } = setup();
+      money.admitAnswers.push({ leased: true, verdict: { kind: 'balance' } });
+      const fitted = await admitHit(steps, ctx, ops, request, hitOf(request), { kind: 'blocked', reason: 'balance', rateLimit: { limit: 5, remaining: 1 } });
+      expect(fitted.first).toEqual({ kind: 'blocked', reason: 'balance', rateLimit: { limit: 5, remaining: 1 } });
+    });
+
+    it('refused or duplicate: stands as it is, nothing more sent', async () => {
+      const { steps, money, ctx, request, ops } = setup();
+      const first: Admission = { kind: 'duplicate', stored: 'x', rateLimit: undefined };
+      expect((await admitHit(steps, ctx, ops, request, hitOf(request), first)).first).toBe(first);
+      expect(money.calls).toEqual([]);
     });
   });
 

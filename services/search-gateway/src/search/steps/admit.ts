@@ -110,6 +110,31 @@ export async function admitNext(steps: SearchSteps, ctx: SearchContext, ops: Mon
   }
 }
 
+/**
+ * The first admission went out beside the result cache's lookup, in the same flush, as for a
+ * miss (the model's price, a provider lease); the lookup found a hit. What the hit makes of it:
+ * - reserved: the hit keeps the larger reservation (it is charged the cache price, and the
+ *   rest goes back at the settlement) and its provider lease goes back with the search's next
+ *   round trip;
+ * - blocked (the model's price passed the key's limit or the balance, or the provider was at
+ *   capacity): admitted once more as the hit it is, at the cache price and without a lease,
+ *   so a hit is still checked against the limit and the balance at the cache price;
+ * - anything else (refused, duplicate, unavailable) stands as it is.
+ */
+export async function admitHit(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], speculative: AttemptRequest, hit: AttemptRequest, first: Admission): Promise<{ request: AttemptRequest; first: Admission }> {
+  switch (first.kind) {
+    case 'reserved':
+      ops.push({ kind: 'unlease', provider: speculative.provider, leaseId: speculative.leaseId });
+      return { request: { ...hit, amountMicros: speculative.amountMicros }, first };
+    case 'blocked': {
+      const again = await admitNext(steps, ctx, ops, [], hit);
+      return { request: hit, first: again.kind === 'unavailable' ? again : { ...again, rateLimit: first.rateLimit } };
+    }
+    default:
+      return { request: hit, first };
+  }
+}
+
 /** Gives back the account in-flight lease alone (an exit whose last round trip did not); it expires on its own otherwise. */
 export async function releaseAccountLease(steps: SearchSteps, ctx: SearchContext): Promise<void> {
   await steps.money.releaseAccount(ctx.scope).catch((cause: unknown) => {

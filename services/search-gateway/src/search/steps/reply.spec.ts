@@ -29,7 +29,7 @@ describe('reply', () => {
 
     it('results given as JSON text (a cache hit\'s stored answer) make the same body, byte for byte, as the array they stand for', () => {
       const asArray = buildReply('req_r', [answered('exa/fast', 900)], 3, rateLimit);
-      const asText = buildReply('req_r', [{ ...answered('exa/fast', 900), results: new ResultsJson(results.length, JSON.stringify(results)) }], 3, rateLimit);
+      const asText = buildReply('req_r', [{ status: 'success', model: model('exa/fast'), source: 'platform', results: new ResultsJson(results.length, JSON.stringify(results)), reservedMicros: 900, chargedMicros: 900 }], 3, rateLimit);
       expect(asText.body).toBe(asArray.body);
       expect(JSON.parse(asText.body).results).toEqual(results);
     });
