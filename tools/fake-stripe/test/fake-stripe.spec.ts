@@ -93,7 +93,7 @@ describe('FakeStripe with the real stripe client', () => {
     const saveCard = async (card?: 'succeeds' | 'declined' | 'authentication_required' | 'processing'): Promise<{ customer: string; paymentMethod: string }> => {
       const customer = await client.customers.create({ metadata: { account_id: 'acct_1' } });
       const session = await client.checkout.sessions.create({
-        mode: 'setup', currency: 'usd', customer: customer.id, payment_method_types: ['card'], success_url: 'https://example.com/ok', metadata: { account_id: 'acct_1' },
+        mode: 'setup', currency: 'usd', customer: customer.id, success_url: 'https://example.com/ok', metadata: { account_id: 'acct_1' },
       });
       expect(session).toMatchObject({ mode: 'setup', status: 'open', payment_status: 'no_payment_required', setup_intent: null, amount_total: null });
       fake.completeSession(session.id, { card });
