@@ -215,8 +215,11 @@ export class AutoTopupRepository {
         UPDATE auto_topups SET status = 'succeeded', payment_intent_id = COALESCE(payment_intent_id, ${intent.id}), ledger_entry_id = COALESCE(ledger_entry_id, ${entry.id}),
           failure_code = NULL, settled_at = COALESCE(settled_at, clock_timestamp()), updated_at = clock_timestamp()
         WHERE id = ${id}`;
+      // Back at or above the threshold: armed at once, so the next fall is a new crossing even before the next tick sees this balance.
       await tx.$executeRaw`
-        UPDATE billing_settings SET auto_topup_consecutive_failures = 0, updated_at = clock_timestamp() WHERE account_id = ${row.account_id}`;
+        UPDATE billing_settings SET auto_topup_consecutive_failures = 0,
+          auto_topup_armed = auto_topup_armed OR ${BigInt(entry.balanceAfterMicros)} >= auto_topup_threshold_micros, updated_at = clock_timestamp()
+        WHERE account_id = ${row.account_id}`;
       await emitEvent(tx, {
         accountId: row.account_id,
         type: 'auto_topup.succeeded',
