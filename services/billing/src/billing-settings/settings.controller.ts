@@ -88,7 +88,7 @@ function autoTopupChange(body: AutoTopupSettingsDto, current: AutoTopupState): A
       throw new AppError('invalid_request', 'auto_topup needs threshold_usd, amount_usd and monthly_cap_usd to be enabled');
     }
     if (current.paymentMethod === null) {
-      throw new AppError('invalid_request', 'auto_topup needs a saved card to be enabled: save one through POST /v1/billing/auto-topup/setup first');
+      throw new AppError('invalid_request', 'auto_topup needs a saved card to be enabled: save one first (the dashboard\'s billing settings, "Save a card")');
     }
   }
   return change;
