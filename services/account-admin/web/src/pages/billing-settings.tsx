@@ -17,6 +17,7 @@ const TOPUP_STATUS: Record<string, string> = {
 };
 
 const text = (value: number | null | undefined): string => (value === null || value === undefined ? '' : String(value));
+const brandName = (brand: string | null): string => (brand === null || brand === '' ? 'Card' : `${brand.charAt(0).toUpperCase()}${brand.slice(1)}`);
 
 /** The low-balance threshold that sends balance.low. */
 function LowBalanceForm({ settings, onSaved }: { settings: BillingSettings; onSaved: () => void }): ReactNode {
@@ -95,7 +96,7 @@ function AutoTopupForm({ settings, onSaved }: { settings: BillingSettings; onSav
       {saved && <p className="note info" role="status">Saved.</p>}
       <div className="field">
         <div className="inline">
-          <span><strong>Card:</strong> {method === null ? 'No card saved yet.' : `${method.brand ?? 'Card'} ending in ${method.last4 ?? '····'} (saved ${dateTime(method.saved_at)})`}</span>
+          <span><strong>Card:</strong> {method === null ? 'No card saved yet.' : `${brandName(method.brand)} ending in ${method.last4 ?? '····'} (saved ${dateTime(method.saved_at)})`}</span>
           <button type="button" className="secondary" disabled={card.busy} onClick={() => card.submit(null, saveCard, { stayBusy: true })}>
             {card.busy ? 'Opening Stripe…' : method === null ? 'Save a card' : 'Replace card'}
           </button>
