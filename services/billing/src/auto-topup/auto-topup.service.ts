@@ -5,6 +5,7 @@ import type { SpendableOutbox } from '../ledger/spendable.port';
 import { PaymentProcessorError } from '../stripe/stripe.adapter';
 import type { PaymentProcessor, StripeCheckoutSession, StripePaymentIntent } from '../stripe/stripe.adapter';
 import type { AutoTopupRepository, DueTopUp } from './auto-topup.repository';
+import type { AutoTopupEvents } from '../webhook/webhook.service';
 
 export interface AutoTopupTiming {
   /** A pending top-up whose last call to Stripe was this long ago is tried (or followed up) again. */
@@ -37,7 +38,7 @@ const FAILED_STATUSES = new Set(['requires_payment_method', 'requires_action', '
  * purchase_grants), a failure counted once. billing's API uses the same class for the
  * setup session that saves the card and for the webhook's events.
  */
-export class AutoTopupService {
+export class AutoTopupService implements AutoTopupEvents {
   constructor(
     private readonly repository: AutoTopupRepository,
     /** null when STRIPE_SECRET_KEY is unset: nothing is evaluated, setup is payment_disabled. */

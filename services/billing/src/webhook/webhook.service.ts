@@ -3,10 +3,9 @@ import type { Logger } from 'pino';
 import type { SpendableOutbox } from '../ledger/spendable.port';
 import { MICROS_PER_CENT } from '../checkout/checkout.dto';
 import { PaymentProcessorError, SignatureError, verifyStripeEvent } from '../stripe/stripe.adapter';
-import type { PaymentProcessor, StripeCheckoutSession, VerifiedEvent } from '../stripe/stripe.adapter';
+import type { PaymentProcessor, StripeCheckoutSession, StripePaymentIntent, VerifiedEvent } from '../stripe/stripe.adapter';
 import type { PurchaseRepository } from './purchase.repository';
 import type { WebhookMetrics } from '../metrics/metrics';
-import type { AutoTopupService } from '../auto-topup/auto-topup.service';
 
 /** What one event did (stored in stripe_events.outcome). */
 export type EventOutcome =
@@ -16,6 +15,17 @@ export type EventOutcome =
 export interface WebhookResult {
   eventId: string;
   outcome: EventOutcome | 'duplicate_event';
+}
+
+/**
+ * What the webhook hands automatic top-up (src/auto-topup's AutoTopupService implements it;
+ * declared here so the dependency goes one way: auto-topup uses the purchase path's gate).
+ */
+export interface AutoTopupEvents {
+  /** A setup session re-read from Stripe: a completed one saves its card. */
+  onSetupSession(session: StripeCheckoutSession): Promise<'card_saved' | 'awaiting_setup' | 'rejected'>;
+  /** A top-up's PaymentIntent re-read from Stripe: credited once, failed once, or still processing. */
+  onPaymentIntent(intent: StripePaymentIntent, source: string, requestId: string | null): Promise<'granted' | 'already_granted' | 'failed' | 'processing' | 'rejected' | 'ignored'>;
 }
 
 export interface WebhookHooks {
@@ -62,7 +72,7 @@ export class WebhookService {
     private readonly hooks: WebhookHooks = {},
     private readonly metrics?: WebhookMetrics,
     /** Setup sessions (a saved card) and top-ups' PaymentIntents; without it those events are ignored. */
-    private readonly autoTopups?: AutoTopupService,
+    private readonly autoTopups?: AutoTopupEvents,
   ) {}
 
   async handle(rawBody: Buffer | undefined, signature: string | undefined, requestId: string): Promise<WebhookResult> {
