@@ -253,6 +253,25 @@ describe('auto top-up', () => {
     expect((await api('GET', accountId, '/v1/events?type=auto_topup.succeeded')).body.data).toHaveLength(1);
   });
 
+  it('Stripe unreachable leaves the top-up pending; the retry, with the same idempotency key, makes one payment', async () => {
+    const accountId = await newAccount(h);
+    await saveCard(accountId);
+    // Both tries of the first call (the client retries once) answer 500.
+    h.stripe.failNext('error500', 2);
+    await enable(accountId, { threshold_usd: 5, amount_usd: 7, monthly_cap_usd: 100 });
+    const [pending] = await waitFor('the failed first call', async () => {
+      const rows = await h.db.query<{ status: string; attempts: number }>('SELECT status, attempts FROM auto_topups WHERE account_id = $1', [accountId]);
+      return rows.rows[0]?.attempts === 1 ? rows.rows : undefined;
+    });
+    expect(pending).toMatchObject({ status: 'pending' });
+    await waitFor('the retry credited', async () => ((await topUpEntries(accountId)).n === 1 ? true : undefined));
+    const [row] = await topUps(accountId);
+    const calls = h.stripe.requests.filter((r) => r.method === 'POST' && r.path === '/v1/payment_intents' && r.idempotencyKey === row?.id);
+    expect(calls.length).toBeGreaterThanOrEqual(3);
+    expect(intentsOf(accountId)).toHaveLength(1);
+    expect(await balanceOf(accountId)).toBe(7_000_000);
+  });
+
   it('a declined card gives auto_topup.failed and no credit; two consecutive failures turn it off with a notice until the owner acts', async () => {
     const accountId = await newAccount(h);
     const { hook, secret } = await receiver(accountId);
