@@ -95,7 +95,9 @@ const services = [
   },
   {
     name: 'ledger-worker', script: 'services/billing/dist/worker.js', ready: 'http://127.0.0.1:3003/healthz',
-    env: { ...common, PORT: '3003', DATABASE_URL: `${PG}/svc_billing`, ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051', WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true' },
+    env: { ...common, PORT: '3003', DATABASE_URL: `${PG}/svc_billing`, ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051', WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true',
+      // Automatic top-up charges the saved card through the same fake Stripe.
+      STRIPE_SECRET_KEY: secrets.STRIPE_SECRET_KEY, STRIPE_API_BASE: FAKE_STRIPE },
   },
   {
     name: 'search-gateway', script: 'services/search-gateway/dist/main.js', ready: 'http://127.0.0.1:8080/readyz',

@@ -144,8 +144,9 @@ export const DEPLOYABLES: readonly Deployable[] = [
     // Same image as billing, with its own environment schema.
     name: 'billing-worker',
     configFiles: ['services/billing/src/worker-config.ts'],
-    listed: [...ALL, 'PORT', 'HOST', 'DATABASE_URL'],
-    secrets: ['REDIS_URL', 'INTERNAL_TOKEN', 'DATABASE_URL'],
+    // Stripe's secret key and API base: automatic top-up's off-session PaymentIntents (decision 0028).
+    listed: [...ALL, 'PORT', 'HOST', 'DATABASE_URL', 'STRIPE_SECRET_KEY', 'STRIPE_API_BASE'],
+    secrets: ['REDIS_URL', 'INTERNAL_TOKEN', 'DATABASE_URL', 'STRIPE_SECRET_KEY'],
     port: 3003,
     command: ['node', 'services/billing/dist/worker.js'],
   },

@@ -284,7 +284,7 @@ describe('deploy/k8s: the production manifests', () => {
     expect(allowedPeers(podLabelsOf(deployment('search-gateway')), 8080)).toStrictEqual(['anyone']);
   });
 
-  it('egress is denied by default; each service reaches only DNS, its stores, its peers, and (gateway, billing) the providers or Stripe on 443', () => {
+  it('egress is denied by default; each service reaches only DNS, its stores, its peers, and (gateway, billing, the worker) the providers, Stripe or webhook endpoints on 443', () => {
     const defaultDeny = byKind(manifests, 'NetworkPolicy').filter((p) => {
       const spec = obj(p.doc['spec'], 'spec');
       return Object.keys(obj(spec['podSelector'], 'podSelector')).length === 0 && spec['egress'] === undefined
@@ -296,7 +296,7 @@ describe('deploy/k8s: the production manifests', () => {
     expect(allowedEgress(podLabelsOf(deployment('search-gateway')))).toEqual([...dns, '3001 pod account-admin', '3002 pod billing', '443 public', '50051 pod account-admin', `6379 ip ${stores}`].sort());
     expect(allowedEgress(podLabelsOf(deployment('account-admin')))).toEqual([...dns, '3002 pod billing', '443 public', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
     expect(allowedEgress(podLabelsOf(deployment('billing')))).toEqual([...dns, '443 public', '50051 pod account-admin', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
-    expect(allowedEgress(podLabelsOf(deployment('billing-worker')))).toEqual([...dns, '50051 pod account-admin', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
+    expect(allowedEgress(podLabelsOf(deployment('billing-worker')))).toEqual([...dns, '443 public', '50051 pod account-admin', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
     // Each URL a service is configured with points at a peer its egress allows.
     for (const [config, key, peer] of [['search-gateway-config', 'ACCOUNT_ADMIN_GRPC_URL', '50051 pod account-admin'], ['search-gateway-config', 'BILLING_HTTP_URL', '3002 pod billing'],
       ['account-admin-config', 'BILLING_HTTP_URL', '3002 pod billing'], ['billing-config', 'ACCOUNT_ADMIN_GRPC_URL', '50051 pod account-admin'], ['billing-worker-config', 'ACCOUNT_ADMIN_GRPC_URL', '50051 pod account-admin']] as const) {

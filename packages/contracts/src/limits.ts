@@ -36,6 +36,14 @@ export const LIMITS = {
   webhookEndpoints: { max: 16 },
   /** An account's low-balance threshold in USD (balance.low), whole cents. */
   lowBalanceThresholdUsd: { min: 0, max: 1_000_000 },
+  /** Automatic top-up (billing settings' `auto_topup`), whole cents: what one top-up charges. */
+  autoTopupAmountUsd: { min: 5, max: 10_000 },
+  /** Automatic top-up: the balance below which a top-up is made. */
+  autoTopupThresholdUsd: { min: 0, max: 1_000_000 },
+  /** Automatic top-up: the most its top-ups may charge in one calendar month (UTC); at least the amount. */
+  autoTopupMonthlyCapUsd: { min: 5, max: 1_000_000 },
+  /** Automatic top-up stops after this many consecutive failed top-ups, until the owner saves its settings again. */
+  autoTopupFailures: { max: 2 },
   /** An API key's `allowed_ips`: this many IPv4/IPv6 CIDRs at most (or null: any address). */
   allowedIps: { min: 1, max: 32 },
   /** An API key's `allowed_models`: this many model ids or `<provider>/*` at most (or null: any model). */

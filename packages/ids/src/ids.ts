@@ -17,6 +17,7 @@ export const ID_PREFIXES = {
   webhookEndpoint: 'whe_',
   webhookDelivery: 'whd_',
   auditEntry: 'aud_',
+  autoTopup: 'atu_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

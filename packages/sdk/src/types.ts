@@ -682,6 +682,36 @@ export interface WebhookDelivery {
   attempts: WebhookAttempt[];
 }
 
+/** Automatic top-up as `GET /v1/billing/settings` shows it (docs/api.md section 17.5). */
+export interface AutoTopupSettings {
+  enabled: boolean;
+  threshold_usd: number | null;
+  amount_usd: number | null;
+  monthly_cap_usd: number | null;
+  /** The saved card (never its number); null until one is saved through the dashboard. */
+  payment_method: { brand: string | null; last4: string | null; saved_at: string } | null;
+  /** Pending and succeeded top-ups of the current UTC month: what the cap counts. */
+  month_to_date_usd: number;
+  consecutive_failures: number;
+  /** `payment_failed`: turned off after consecutive failed top-ups; saving the settings again clears it. */
+  disabled_reason: 'payment_failed' | null;
+  last_topup: { id: string; status: 'pending' | 'succeeded' | 'failed' | 'skipped'; amount_usd: number; failure_code: string | null; created_at: string } | null;
+}
+
 export interface BillingSettings {
   low_balance_threshold_usd: number | null;
+  auto_topup: AutoTopupSettings;
+}
+
+/** `PATCH /v1/billing/settings`: the fields to change. */
+export interface BillingSettingsUpdate {
+  low_balance_threshold_usd?: number | null;
+  auto_topup?: { enabled?: boolean; threshold_usd?: number; amount_usd?: number; monthly_cap_usd?: number };
+}
+
+/** `POST /dashboard/api/billing/auto-topup/setup`: Stripe's page where the owner saves a card. */
+export interface AutoTopupSetup {
+  object: 'auto_topup_setup';
+  url: string;
+  expires_at: string;
 }

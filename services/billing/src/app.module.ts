@@ -29,7 +29,10 @@ import { EventsRepository } from './events/events.repository';
 import { WEBHOOK_URL_POLICY, WebhookEndpointsController } from './webhook-endpoints/endpoints.controller';
 import { EndpointsRepository } from './webhook-endpoints/endpoints.repository';
 import type { UrlPolicy } from './webhook-endpoints/url-policy';
-import { BillingSettingsController } from './billing-settings/settings.controller';
+import { BillingSettingsController, SETUP_URLS } from './billing-settings/settings.controller';
+import { AutoTopupRepository } from './auto-topup/auto-topup.repository';
+import { AutoTopupService } from './auto-topup/auto-topup.service';
+import type { SetupUrls } from './auto-topup/auto-topup.service';
 import { SettingsRepository } from './billing-settings/settings.repository';
 
 /** What both listeners share: one ledger service (one Prisma pool), one readiness probe. */
@@ -53,6 +56,10 @@ export interface SharedDeps {
   events: EventsRepository;
   endpoints: EndpointsRepository;
   settings: SettingsRepository;
+  /** Automatic top-up: its settings and state, the setup session that saves a card (src/auto-topup). */
+  autoTopups: AutoTopupRepository;
+  autoTopupService: AutoTopupService;
+  setupUrls: SetupUrls;
   urlPolicy: UrlPolicy;
   /** billing's part of the audit log (src/audit). */
   audit: AuditRepository;
@@ -73,6 +80,9 @@ export class PublicApiModule {
         { provide: EventsRepository, useValue: deps.events },
         { provide: EndpointsRepository, useValue: deps.endpoints },
         { provide: SettingsRepository, useValue: deps.settings },
+        { provide: AutoTopupRepository, useValue: deps.autoTopups },
+        { provide: AutoTopupService, useValue: deps.autoTopupService },
+        { provide: SETUP_URLS, useValue: deps.setupUrls },
         { provide: WEBHOOK_URL_POLICY, useValue: deps.urlPolicy },
         { provide: LedgerService, useValue: deps.ledger },
         { provide: CheckoutService, useValue: deps.checkout },

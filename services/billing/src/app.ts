@@ -36,6 +36,8 @@ import { BillingMetrics } from './metrics/metrics';
 import { EventsRepository } from './events/events.repository';
 import { EndpointsRepository } from './webhook-endpoints/endpoints.repository';
 import { SettingsRepository } from './billing-settings/settings.repository';
+import { AutoTopupRepository } from './auto-topup/auto-topup.repository';
+import { AutoTopupService } from './auto-topup/auto-topup.service';
 
 export interface RunningBilling {
   /** e.g. http://127.0.0.1:3002 */
@@ -103,8 +105,10 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
   const checkout = new CheckoutService(stripe, new CheckoutRepository(prisma), {
     successUrl: config.CHECKOUT_SUCCESS_URL, cancelUrl: config.CHECKOUT_CANCEL_URL,
   });
+  const autoTopups = new AutoTopupRepository(prisma);
+  const autoTopupService = new AutoTopupService(autoTopups, stripe, outbox, logger.child({ component: 'auto-topup' }));
   const webhooks = new WebhookService(
-    stripe, config.STRIPE_WEBHOOK_SECRET ?? null, new PurchaseRepository(prisma), outbox, logger.child({ component: 'stripe-webhook' }), hooks.webhook, metrics,
+    stripe, config.STRIPE_WEBHOOK_SECRET ?? null, new PurchaseRepository(prisma), outbox, logger.child({ component: 'stripe-webhook' }), hooks.webhook, metrics, autoTopupService,
   );
   const usage = new UsageService(new UsageRepository(prisma));
   const finance = new FinanceService(new FinanceRepository(prisma), reconciliation);
@@ -112,6 +116,7 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
   const drain = new DrainState();
   const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks, usage, history, finance, drain, breakers: new ProviderBreakers(money),
     events: new EventsRepository(prisma), endpoints: new EndpointsRepository(prisma), settings: new SettingsRepository(prisma),
+    autoTopups, autoTopupService, setupUrls: { successUrl: config.CHECKOUT_SUCCESS_URL, cancelUrl: config.CHECKOUT_CANCEL_URL },
     urlPolicy: { allowHttpAndLoopback: config.WEBHOOK_ALLOW_HTTP_AND_LOOPBACK }, audit: new AuditRepository(prisma),
   };
   const apps: NestFastifyApplication[] = [];

@@ -1,5 +1,6 @@
 import { bool, int, oneOf, parseEnv, secret, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
+import { STRIPE_CLIENT_ENV } from './stripe/stripe-config';
 
 /** billing's environment, parsed once at start (main.ts) or from a test's own object. */
 export const BILLING_ENV = {
@@ -26,10 +27,8 @@ export const BILLING_ENV = {
   /** A reservation whose search ran past its own bound by more than this is stale (reconciliation). */
   RECONCILE_STALE_AFTER_MS: int({ default: 60_000, min: 0, max: 3_600_000 }),
   /** Stripe Checkout (src/stripe, src/checkout, src/webhook). No secret key: checkout is 503 payment_disabled. */
-  STRIPE_SECRET_KEY: secret({ optional: true }),
+  ...STRIPE_CLIENT_ENV,
   STRIPE_WEBHOOK_SECRET: secret({ optional: true }),
-  STRIPE_API_BASE: url({ default: 'https://api.stripe.com', protocols: ['http', 'https'] }),
-  STRIPE_TIMEOUT_MS: int({ default: 10_000, min: 1, max: 120_000 }),
   CHECKOUT_SUCCESS_URL: url({ default: 'http://localhost:8080/dashboard?checkout=success', protocols: ['http', 'https'] }),
   /**
    * Webhook endpoints may be http and on loopback addresses (the local stack and tests). Off:

@@ -8,4 +8,4 @@ export { DayRangeQueryDto, UsageQueryDto } from './usage/usage.dto';
 export type { UsageRowView, UsageView } from './usage/usage.dto';
 export { EventsQueryDto } from './events/events.dto';
 export { CreateEndpointDto, UpdateEndpointDto } from './webhook-endpoints/endpoints.dto';
-export { BillingSettingsDto } from './billing-settings/settings.dto';
+export { AutoTopupSettingsDto, AutoTopupSetupDto, BillingSettingsDto } from './billing-settings/settings.dto';

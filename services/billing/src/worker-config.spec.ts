@@ -25,4 +25,10 @@ describe('ledger worker config', () => {
     expect(parseLedgerWorkerConfig({ HYDRATION_GRACE_MS: '0', HYDRATION_INTERVAL_MS: '50' })).toMatchObject({ HYDRATION_GRACE_MS: 0, HYDRATION_INTERVAL_MS: 50 });
     expect(() => parseLedgerWorkerConfig({ HYDRATION_INTERVAL_MS: '5' })).toThrow(/HYDRATION_INTERVAL_MS/);
   });
+
+  it('reads Stripe for automatic top-up: without a secret key no top-ups are made', () => {
+    expect(parseLedgerWorkerConfig({})).toMatchObject({ STRIPE_SECRET_KEY: undefined, STRIPE_API_BASE: 'https://api.stripe.com', AUTO_TOPUP_RETRY_AFTER_MS: 60_000 });
+    expect(parseLedgerWorkerConfig({ STRIPE_SECRET_KEY: 'sk_test_x', AUTO_TOPUP_RETRY_AFTER_MS: '500' })).toMatchObject({ STRIPE_SECRET_KEY: 'sk_test_x', AUTO_TOPUP_RETRY_AFTER_MS: 500 });
+    expect(() => parseLedgerWorkerConfig({ AUTO_TOPUP_RETRY_AFTER_MS: '10' })).toThrow(/AUTO_TOPUP_RETRY_AFTER_MS/);
+  });
 });

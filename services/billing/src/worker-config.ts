@@ -1,6 +1,7 @@
 import { bool, int, oneOf, parseEnv, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
 import { HYDRATION_ENV } from './hydration/hydration-config';
+import { STRIPE_CLIENT_ENV } from './stripe/stripe-config';
 
 /**
  * The ledger worker's environment (dist/worker.js), parsed once at start (src/worker.ts):
@@ -44,6 +45,10 @@ export const LEDGER_WORKER_ENV = {
   BACKLOG_LOG_INTERVAL_MS: int({ default: 5_000, min: 100, max: 3_600_000 }),
   /** Recovery from a Redis that lost its data (src/hydration). */
   ...HYDRATION_ENV,
+  /** Automatic top-up's off-session PaymentIntents (src/auto-topup); no secret key: no top-ups are made. */
+  ...STRIPE_CLIENT_ENV,
+  /** A pending top-up whose last call to Stripe failed or is still processing is tried (or re-read) again after this. */
+  AUTO_TOPUP_RETRY_AFTER_MS: int({ default: 60_000, min: 100, max: 3_600_000 }),
 };
 
 export type LedgerWorkerConfig = EnvOf<typeof LEDGER_WORKER_ENV>;

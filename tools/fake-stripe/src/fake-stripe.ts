@@ -57,6 +57,25 @@ interface SessionState {
   charge: JsonObject | null;
 }
 
+/**
+ * What a saved card does when it is charged off-session, as Stripe's test cards do:
+ * `succeeds` (pm_card_visa), `declined` (pm_card_chargeDeclined: card_declined),
+ * `authentication_required` (pm_card_authenticationRequired: the bank wants the customer
+ * present), `processing` (the PaymentIntent stays processing until succeedPaymentIntent or
+ * failPaymentIntent settles it, as a slow method does).
+ */
+export type CardBehaviour = 'succeeds' | 'declined' | 'authentication_required' | 'processing';
+
+const CARD_BEHAVIOURS: readonly CardBehaviour[] = ['succeeds', 'declined', 'authentication_required', 'processing'];
+
+interface PaymentMethodState {
+  paymentMethod: JsonObject;
+  behaviour: CardBehaviour;
+}
+
+/** The answer of one API call (kept under its idempotency key). */
+type Answer = { status: number; body: JsonObject };
+
 function randomId(prefix: string): string {
   return prefix + randomBytes(18).toString('base64url').replace(/[-_]/g, 'x');
 }
@@ -92,15 +111,24 @@ function objectAt(value: unknown): JsonObject | null {
 
 /**
  * A small HTTP server the real `stripe` client talks to (host/port/protocol options):
- * POST /v1/checkout/sessions and GET /v1/checkout/sessions/:id with Stripe's shapes,
- * idempotency keys and error bodies; test controls to move a session (paid, async
- * succeeded/failed, expired), refund or dispute its charge; and signed webhook events
- * (stripe.webhooks.generateTestHeaderString) delivered to a URL.
+ * Checkout sessions in `payment` and `setup` mode, customers, setup intents, saved payment
+ * methods and off-session PaymentIntents, with Stripe's shapes, idempotency keys (every
+ * POST) and error bodies (a declined off-session charge is a 402 card_error carrying the
+ * PaymentIntent); test controls to move a session (paid, async succeeded/failed, expired),
+ * choose what a saved card does when charged, settle a processing PaymentIntent, refund or
+ * dispute a charge; and signed webhook events (stripe.webhooks.generateTestHeaderString)
+ * delivered to a URL.
  */
 export class FakeStripe {
   readonly sessions = new Map<string, SessionState>();
+  readonly customers = new Map<string, JsonObject>();
+  readonly setupIntents = new Map<string, JsonObject>();
+  readonly paymentMethods = new Map<string, PaymentMethodState>();
+  /** Every PaymentIntent created (idempotent replays not counted), by id. */
+  readonly paymentIntents = new Map<string, JsonObject>();
   readonly requests: RecordedRequest[] = [];
-  private readonly idempotent = new Map<string, { fingerprint: string; status: number; body: JsonObject }>();
+  private readonly idempotent = new Map<string, { fingerprint: string } & Answer>();
+  private readonly intentCharges = new Map<string, JsonObject>();
   private readonly sockets = new Set<Socket>();
   private failure: { mode: FailureMode; remaining: number } | null = null;
 
@@ -155,12 +183,57 @@ export class FakeStripe {
 
   // ---- state changes (what the customer or the bank did) ----
 
-  /** The customer finished the page: paid at once (card), or unpaid while an async method settles. */
-  completeSession(id: string, { paid = true } = {}): JsonObject {
+  /**
+   * The customer finished the page: paid at once (card), or unpaid while an async method
+   * settles. A `setup` session saves a card instead: a succeeded SetupIntent and a payment
+   * method attached to the session's customer, which does `card` when charged off-session.
+   */
+  completeSession(id: string, { paid = true, card = 'succeeds' }: { paid?: boolean; card?: CardBehaviour } = {}): JsonObject {
     const state = this.state(id);
+    if (state.session.mode === 'setup') {
+      if (state.session.status !== 'complete') this.saveCard(state.session, card);
+      return state.session;
+    }
     state.session.status = 'complete';
     if (paid) this.markPaid(state);
     return state.session;
+  }
+
+  /** What the saved card `paymentMethodId` does at its next off-session charges. */
+  setCardBehaviour(paymentMethodId: string, behaviour: CardBehaviour): void {
+    const state = this.paymentMethods.get(paymentMethodId);
+    if (state === undefined) throw new Error(`no fake payment method ${paymentMethodId}`);
+    state.behaviour = behaviour;
+  }
+
+  paymentIntent(id: string): JsonObject {
+    const intent = this.paymentIntents.get(id);
+    if (intent === undefined) throw new Error(`no fake payment intent ${id}`);
+    return intent;
+  }
+
+  /** A processing PaymentIntent's payment arrived: succeeded, with its charge. */
+  succeedPaymentIntent(id: string): JsonObject {
+    const intent = this.paymentIntent(id);
+    if (intent.status !== 'succeeded') this.chargeIntent(intent);
+    return intent;
+  }
+
+  /** A processing PaymentIntent's payment failed (`code`, e.g. card_declined): back to requires_payment_method. */
+  failPaymentIntent(id: string, code = 'card_declined'): JsonObject {
+    const intent = this.paymentIntent(id);
+    if (intent.status !== 'succeeded') this.declineIntent(intent, code);
+    return intent;
+  }
+
+  /** Refunds `cents` more of a succeeded PaymentIntent's charge; returns the charge. */
+  refundPaymentIntent(id: string, cents: number): JsonObject {
+    const charge = this.intentCharges.get(id);
+    if (charge === undefined) throw new Error(`fake payment intent ${id} has no charge`);
+    const refunded = Math.min(Number(charge.amount), Number(charge.amount_refunded) + cents);
+    charge.amount_refunded = refunded;
+    charge.refunded = refunded === Number(charge.amount);
+    return { ...charge };
   }
 
   asyncPaymentSucceeded(id: string): JsonObject {
@@ -294,40 +367,180 @@ export class FakeStripe {
       this.send(response, stripeError(401, 'invalid_request_error', `Invalid API Key provided: ${key === undefined ? '(none)' : `${key.slice(0, 8)}****`}`));
       return;
     }
-    if (method === 'POST' && url.pathname === '/v1/checkout/sessions') {
-      if (idempotencyKey !== null) {
-        const seen = this.idempotent.get(idempotencyKey);
-        if (seen !== undefined) {
-          if (seen.fingerprint !== body) {
-            this.send(response, stripeError(400, 'idempotency_error', `Keys for idempotent requests can only be used with the same parameters they were first used with.`));
-          } else {
-            response.setHeader('idempotent-replayed', 'true');
-            this.send(response, { status: seen.status, body: seen.body });
-          }
-          return;
+    if (method === 'POST' && idempotencyKey !== null) {
+      // Stripe keeps an idempotent request's first answer (errors too) and replays it.
+      const fingerprint = `${url.pathname}\n${body}`;
+      const seen = this.idempotent.get(idempotencyKey);
+      if (seen !== undefined) {
+        if (seen.fingerprint !== fingerprint) {
+          this.send(response, stripeError(400, 'idempotency_error', `Keys for idempotent requests can only be used with the same parameters they were first used with.`));
+        } else {
+          response.setHeader('idempotent-replayed', 'true');
+          this.send(response, { status: seen.status, body: seen.body });
         }
+        return;
       }
-      const result = this.createSession(parseStripeForm(body));
-      if (idempotencyKey !== null) this.idempotent.set(idempotencyKey, { fingerprint: body, ...result });
+      const result = this.api(method, url, body);
+      if (result.status !== 404) this.idempotent.set(idempotencyKey, { fingerprint, ...result });
       this.send(response, result);
       return;
     }
-    const match = /^\/v1\/checkout\/sessions\/([^/]+)$/.exec(url.pathname);
-    if (method === 'GET' && match !== null) {
-      const state = this.sessions.get(decodeURIComponent(match[1] ?? ''));
-      this.send(response, state === undefined
-        ? stripeError(404, 'invalid_request_error', `No such checkout.session: '${match[1] ?? ''}'`, { code: 'resource_missing', param: 'session' })
-        : { status: 200, body: state.session });
-      return;
-    }
-    this.send(response, stripeError(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${url.pathname}).`));
+    this.send(response, this.api(method, url, body));
   }
 
-  private createSession(params: JsonObject): { status: number; body: JsonObject } {
+  /** One API call (after authentication and idempotency). */
+  private api(method: string, url: URL, body: string): Answer {
+    const path = url.pathname;
+    if (method === 'POST') {
+      const params = parseStripeForm(body);
+      if (path === '/v1/checkout/sessions') return this.createSession(params);
+      if (path === '/v1/customers') return this.createCustomer(params);
+      if (path === '/v1/payment_intents') return this.createPaymentIntent(params);
+    }
+    if (method === 'GET') {
+      const found = /^\/v1\/(checkout\/sessions|customers|setup_intents|payment_methods|payment_intents)\/([^/]+)$/.exec(path);
+      if (found !== null) {
+        const id = decodeURIComponent(found[2] ?? '');
+        const kind = found[1] ?? '';
+        const object = kind === 'checkout/sessions' ? this.sessions.get(id)?.session
+          : kind === 'customers' ? this.customers.get(id)
+            : kind === 'setup_intents' ? this.setupIntents.get(id)
+              : kind === 'payment_methods' ? this.paymentMethods.get(id)?.paymentMethod
+                : this.paymentIntents.get(id);
+        const name = { 'checkout/sessions': 'checkout.session', customers: 'customer', setup_intents: 'setup_intent', payment_methods: 'payment_method', payment_intents: 'payment_intent' }[kind];
+        if (object === undefined) return stripeError(404, 'invalid_request_error', `No such ${name ?? kind}: '${id}'`, { code: 'resource_missing', param: 'id' });
+        return { status: 200, body: this.expanded(object, url.searchParams) };
+      }
+    }
+    return stripeError(404, 'invalid_request_error', `Unrecognized request URL (${method}: ${path}).`);
+  }
+
+  /** `expand[]=payment_method` on a setup intent: the object instead of its id (the one expansion billing may ask for). */
+  private expanded(object: JsonObject, query: URLSearchParams): JsonObject {
+    const expand = [...query.entries()].filter(([name]) => name.startsWith('expand[')).map(([, value]) => value);
+    if (!expand.includes('payment_method') || typeof object.payment_method !== 'string') return object;
+    const method = this.paymentMethods.get(object.payment_method);
+    return method === undefined ? object : { ...object, payment_method: method.paymentMethod };
+  }
+
+  private createCustomer(params: JsonObject): Answer {
+    const id = randomId('cus_');
+    const customer: JsonObject = {
+      id, object: 'customer', created: nowSeconds(), email: params.email ?? null, name: params.name ?? null, description: params.description ?? null,
+      livemode: false, metadata: objectAt(params.metadata) ?? {}, invoice_settings: { default_payment_method: null },
+    };
+    this.customers.set(id, customer);
+    return { status: 200, body: customer };
+  }
+
+  /**
+   * An off-session PaymentIntent confirmed at once (`confirm=true`, `off_session=true`), as
+   * billing's automatic top-up makes it. The saved card decides: succeeded (200), processing
+   * (200, settled later), or a 402 card_error whose `payment_intent` is the failed intent
+   * (status requires_payment_method), exactly as Stripe answers a declined off-session charge.
+   */
+  private createPaymentIntent(params: JsonObject): Answer {
+    const amount = Number(params.amount);
+    if (params.amount === undefined) return stripeError(400, 'invalid_request_error', 'Missing required param: amount.', { code: 'parameter_missing', param: 'amount' });
+    if (!Number.isSafeInteger(amount) || amount < 50) return stripeError(400, 'invalid_request_error', 'Amount must be at least $0.50 usd', { code: 'amount_too_small', param: 'amount' });
+    if (params.currency !== 'usd') return stripeError(400, 'invalid_request_error', 'This fake supports currency=usd only.', { param: 'currency' });
+    const customer = typeof params.customer === 'string' ? params.customer : null;
+    if (customer !== null && !this.customers.has(customer)) return stripeError(400, 'invalid_request_error', `No such customer: '${customer}'`, { code: 'resource_missing', param: 'customer' });
+    const methodId = typeof params.payment_method === 'string' ? params.payment_method : null;
+    const method = methodId === null ? undefined : this.paymentMethods.get(methodId);
+    if (methodId !== null && method === undefined) return stripeError(400, 'invalid_request_error', `No such PaymentMethod: '${methodId}'`, { code: 'resource_missing', param: 'payment_method' });
+    if (method !== undefined && method.paymentMethod.customer !== customer) {
+      return stripeError(400, 'invalid_request_error', 'The provided PaymentMethod was previously used with a PaymentIntent without Customer attachment, shared with a connected account without Customer attachment, or was detached from a Customer. It may not be used again.', { param: 'payment_method' });
+    }
+    const id = randomId('pi_');
+    const intent: JsonObject = {
+      id, object: 'payment_intent', amount, amount_received: 0, amount_capturable: 0, capture_method: 'automatic', confirmation_method: 'automatic',
+      client_secret: `${id}_secret_${randomBytes(12).toString('hex')}`, created: nowSeconds(), currency: 'usd', customer, description: params.description ?? null,
+      last_payment_error: null, latest_charge: null, livemode: false, metadata: objectAt(params.metadata) ?? {}, next_action: null,
+      payment_method: methodId, payment_method_types: ['card'], setup_future_usage: null, status: 'requires_confirmation',
+    };
+    this.paymentIntents.set(id, intent);
+    if (params.confirm !== 'true') return { status: 200, body: structuredClone(intent) };
+    if (method === undefined) {
+      intent.status = 'requires_payment_method';
+      return { status: 200, body: structuredClone(intent) };
+    }
+    switch (method.behaviour) {
+      case 'succeeds':
+        this.chargeIntent(intent);
+        return { status: 200, body: structuredClone(intent) };
+      case 'processing':
+        intent.status = 'processing';
+        this.emit('payment_intent.processing', intent);
+        return { status: 200, body: structuredClone(intent) };
+      case 'declined':
+      case 'authentication_required': {
+        const code = method.behaviour === 'declined' ? 'card_declined' : 'authentication_required';
+        this.declineIntent(intent, code);
+        const error = intent.last_payment_error as JsonObject;
+        return stripeError(402, 'card_error', String(error.message), {
+          code, decline_code: error.decline_code, charge: error.charge ?? null, payment_intent: structuredClone(intent), payment_method: structuredClone(method.paymentMethod),
+          doc_url: `https://stripe.com/docs/error-codes/${code.replace(/_/g, '-')}`,
+        });
+      }
+      default: {
+        const unreachable: never = method.behaviour;
+        return unreachable;
+      }
+    }
+  }
+
+  private chargeIntent(intent: JsonObject): void {
+    const amount = Number(intent.amount);
+    const charge: JsonObject = {
+      id: randomId('ch_'), object: 'charge', amount, amount_captured: amount, amount_refunded: 0, captured: true, currency: 'usd',
+      paid: true, payment_intent: intent.id, refunded: false, status: 'succeeded', livemode: false, created: nowSeconds(), metadata: intent.metadata,
+    };
+    this.intentCharges.set(String(intent.id), charge);
+    Object.assign(intent, { status: 'succeeded', amount_received: amount, latest_charge: charge.id, last_payment_error: null });
+    this.emit('payment_intent.succeeded', intent);
+  }
+
+  private declineIntent(intent: JsonObject, code: string): void {
+    const message = code === 'authentication_required' ? 'Your card was declined. This transaction requires authentication.' : 'Your card was declined.';
+    intent.status = 'requires_payment_method';
+    intent.last_payment_error = {
+      type: 'card_error', code, decline_code: code === 'card_declined' ? 'generic_decline' : code, message,
+      charge: code === 'card_declined' ? randomId('ch_') : null, payment_method: intent.payment_method,
+    };
+    this.emit('payment_intent.payment_failed', intent);
+  }
+
+  /** A setup session completed: a customer's saved card (payment method) and its succeeded SetupIntent. */
+  private saveCard(session: JsonObject, behaviour: CardBehaviour): void {
+    const customer = typeof session.customer === 'string' ? session.customer : null;
+    const last4 = { succeeds: '4242', declined: '0002', authentication_required: '3155', processing: '1881' }[behaviour];
+    const paymentMethod: JsonObject = {
+      id: randomId('pm_'), object: 'payment_method', type: 'card', created: nowSeconds(), customer, livemode: false, metadata: {},
+      billing_details: { address: null, email: null, name: null, phone: null },
+      card: { brand: 'visa', last4, exp_month: 12, exp_year: new Date().getUTCFullYear() + 3, country: 'US', funding: 'credit' },
+    };
+    this.paymentMethods.set(String(paymentMethod.id), { paymentMethod, behaviour });
+    const setupIntent: JsonObject = {
+      id: randomId('seti_'), object: 'setup_intent', created: nowSeconds(), customer, livemode: false, metadata: session.metadata,
+      payment_method: paymentMethod.id, payment_method_types: ['card'], status: 'succeeded', usage: 'off_session', last_setup_error: null,
+    };
+    this.setupIntents.set(String(setupIntent.id), setupIntent);
+    Object.assign(session, { status: 'complete', setup_intent: setupIntent.id });
+  }
+
+  /** Sends an event to the configured webhook URL, as Stripe would on its own (nothing when none is configured). */
+  private emit(type: string, object: JsonObject): void {
+    if (this.options.webhookUrl === undefined || this.options.webhookSecret === undefined) return;
+    void this.deliver(this.event(type, object)).catch(() => undefined);
+  }
+
+  private createSession(params: JsonObject): Answer {
+    if (params.mode === 'setup') return this.createSetupSession(params);
     for (const name of ['mode', 'success_url', 'line_items']) {
       if (params[name] === undefined) return stripeError(400, 'invalid_request_error', `Missing required param: ${name}.`, { code: 'parameter_missing', param: name });
     }
-    if (params.mode !== 'payment') return stripeError(400, 'invalid_request_error', 'This fake supports mode=payment only.', { param: 'mode' });
+    if (params.mode !== 'payment') return stripeError(400, 'invalid_request_error', 'This fake supports mode=payment and mode=setup only.', { param: 'mode' });
     const item = objectAt(objectAt(params.line_items)?.['0']);
     const price = objectAt(item?.price_data);
     const unitAmount = Number(price?.unit_amount);
@@ -336,30 +549,52 @@ export class FakeStripe {
       return stripeError(400, 'invalid_request_error', 'Invalid integer: line_items[0][price_data][unit_amount].', { code: 'parameter_invalid_integer', param: 'line_items[0][price_data][unit_amount]' });
     }
     if (unitAmount < 50) return stripeError(400, 'invalid_request_error', 'The Checkout Session\'s total amount due must add up to at least $0.50 usd', { code: 'amount_too_small' });
+    const amount = unitAmount * quantity;
+    const session = this.newSession(params, { mode: 'payment', amount_subtotal: amount, amount_total: amount, currency: String(price?.currency ?? 'usd'), payment_status: 'unpaid' });
+    return { status: 200, body: session };
+  }
+
+  /** mode=setup: saves a card for later off-session charges (no amount, no line items). */
+  private createSetupSession(params: JsonObject): Answer {
+    if (params.success_url === undefined) return stripeError(400, 'invalid_request_error', 'Missing required param: success_url.', { code: 'parameter_missing', param: 'success_url' });
+    if (params.line_items !== undefined) return stripeError(400, 'invalid_request_error', 'You cannot pass `line_items` in `setup` mode.', { param: 'line_items' });
+    const customer = typeof params.customer === 'string' ? params.customer : null;
+    if (customer !== null && !this.customers.has(customer)) return stripeError(400, 'invalid_request_error', `No such customer: '${customer}'`, { code: 'resource_missing', param: 'customer' });
+    const session = this.newSession(params, {
+      mode: 'setup', amount_subtotal: null, amount_total: null, currency: typeof params.currency === 'string' ? params.currency : null,
+      payment_status: 'no_payment_required', customer, setup_intent: null,
+    });
+    return { status: 200, body: session };
+  }
+
+  private newSession(params: JsonObject, fields: JsonObject): JsonObject {
     const id = randomId('cs_test_');
     const created = nowSeconds();
-    const amount = unitAmount * quantity;
     const session: JsonObject = {
-      id, object: 'checkout.session', after_expiration: null, allow_promotion_codes: null, amount_subtotal: amount, amount_total: amount,
+      id, object: 'checkout.session', after_expiration: null, allow_promotion_codes: null,
       automatic_tax: { enabled: false, liability: null, status: null }, billing_address_collection: null,
       cancel_url: params.cancel_url ?? null, client_reference_id: params.client_reference_id ?? null, client_secret: null,
-      consent: null, created, currency: String(price?.currency ?? 'usd'), customer: null, customer_creation: 'if_required',
+      consent: null, created, customer: null, customer_creation: 'if_required',
       customer_details: null, customer_email: null, expires_at: created + 24 * 3600, invoice: null, livemode: false, locale: null,
-      metadata: objectAt(params.metadata) ?? {}, mode: 'payment', payment_intent: null, payment_link: null,
-      payment_method_types: ['card'], payment_status: 'unpaid', status: 'open', success_url: params.success_url,
+      metadata: objectAt(params.metadata) ?? {}, payment_intent: null, payment_link: null,
+      payment_method_types: ['card'], status: 'open', success_url: params.success_url,
       total_details: { amount_discount: 0, amount_shipping: 0, amount_tax: 0 }, ui_mode: 'hosted', url: `${this.url}/pay/${id}`,
+      ...fields,
     };
     this.sessions.set(id, { session, charge: null });
-    return { status: 200, body: session };
+    return session;
   }
 
   /**
    * Test controls over HTTP (for a fake running as its own process):
    * POST /_fake/sessions/:id/{complete|complete_unpaid|async_succeeded|async_failed|expire|refund|dispute}
-   * answer the event it would send (type, id, payload); with `{"deliver": true}` it is also
-   * delivered to the configured webhook URL. POST /_fake/failures `{"mode", "count"}`.
+   * (complete of a setup session takes `{"card": <CardBehaviour>}`) and
+   * POST /_fake/payment_intents/:id/{succeed|fail|refund} answer the event they would send
+   * (type, id, payload); with `{"deliver": true}` it is also delivered to the configured
+   * webhook URL. POST /_fake/payment_methods/:id/behaviour `{"card"}` changes what a saved
+   * card does. POST /_fake/failures `{"mode", "count"}`.
    */
-  private control(method: string, path: string, body: string): { status: number; body: JsonObject } {
+  private control(method: string, path: string, body: string): Answer {
     if (method !== 'POST') return stripeError(405, 'invalid_request_error', 'POST only');
     let input: JsonObject;
     try {
@@ -372,13 +607,31 @@ export class FakeStripe {
       else this.failNext(input.mode === 'timeout' ? 'timeout' : 'error500', typeof input.count === 'number' ? input.count : 1);
       return { status: 200, body: { ok: true } };
     }
+    const card = typeof input.card === 'string' && (CARD_BEHAVIOURS as readonly string[]).includes(input.card) ? (input.card as CardBehaviour) : undefined;
+    const behaviour = /^\/_fake\/payment_methods\/([^/]+)\/behaviour$/.exec(path);
+    if (behaviour !== null) {
+      if (card === undefined || !this.paymentMethods.has(behaviour[1] ?? '')) return stripeError(404, 'invalid_request_error', `no such payment method, or card is not one of ${CARD_BEHAVIOURS.join(', ')}`);
+      this.setCardBehaviour(behaviour[1] ?? '', card);
+      return { status: 200, body: { ok: true } };
+    }
+    const intentAction = /^\/_fake\/payment_intents\/([^/]+)\/(succeed|fail|refund)$/.exec(path);
+    if (intentAction !== null) {
+      const intentId = intentAction[1] ?? '';
+      if (!this.paymentIntents.has(intentId)) return stripeError(404, 'invalid_request_error', 'no such payment intent');
+      let intentEvent: FakeEvent;
+      if (intentAction[2] === 'succeed') intentEvent = this.event('payment_intent.succeeded', this.succeedPaymentIntent(intentId));
+      else if (intentAction[2] === 'fail') intentEvent = this.event('payment_intent.payment_failed', this.failPaymentIntent(intentId));
+      else intentEvent = this.event('charge.refunded', this.refundPaymentIntent(intentId, typeof input.amount === 'number' ? input.amount : Number(this.paymentIntent(intentId).amount)));
+      if (input.deliver === true) void this.deliver(intentEvent).catch(() => undefined);
+      return { status: 200, body: { type: intentEvent.type, id: intentEvent.id, payload: intentEvent.payload } };
+    }
     const match = /^\/_fake\/sessions\/([^/]+)\/([a-z_]+)$/.exec(path);
     const id = match?.[1] ?? '';
     if (match === null || !this.sessions.has(id)) return stripeError(404, 'invalid_request_error', 'no such session or action');
     const cents = typeof input.amount === 'number' ? input.amount : undefined;
     let event: FakeEvent;
     switch (match[2]) {
-      case 'complete': event = this.event('checkout.session.completed', this.completeSession(id)); break;
+      case 'complete': event = this.event('checkout.session.completed', this.completeSession(id, { card })); break;
       case 'complete_unpaid': event = this.event('checkout.session.completed', this.completeSession(id, { paid: false })); break;
       case 'async_succeeded': event = this.event('checkout.session.async_payment_succeeded', this.asyncPaymentSucceeded(id)); break;
       case 'async_failed': event = this.event('checkout.session.async_payment_failed', this.asyncPaymentFailed(id)); break;
@@ -415,9 +668,18 @@ export class FakeStripe {
       response.end();
       return;
     }
-    const amount = (Number(session.amount_total) / 100).toFixed(2);
     const cancel = typeof session.cancel_url === 'string' ? session.cancel_url : null;
     const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+    if (session.mode === 'setup') {
+      response.statusCode = 200;
+      response.setHeader('content-type', 'text/html; charset=utf-8');
+      response.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Fake Stripe Checkout</title></head>
+<body><main><h1>Fake Stripe Checkout</h1><p>Save a card for later payments (session <code>${escape(id)}</code>).</p>
+<form method="post" action="/pay/${encodeURIComponent(id)}"><button type="submit">Save card</button></form>
+${cancel === null ? '' : `<p><a href="${escape(cancel)}">Cancel and go back</a></p>`}</main></body></html>`);
+      return;
+    }
+    const amount = (Number(session.amount_total) / 100).toFixed(2);
     response.statusCode = 200;
     response.setHeader('content-type', 'text/html; charset=utf-8');
     response.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Fake Stripe Checkout</title></head>

@@ -89,6 +89,71 @@ describe('FakeStripe with the real stripe client', () => {
     await expect(create('idem-2')).rejects.toMatchObject({ type: 'StripeAPIError', statusCode: 500 });
   });
 
+  describe('saved cards and off-session PaymentIntents', () => {
+    const saveCard = async (card?: 'succeeds' | 'declined' | 'authentication_required' | 'processing'): Promise<{ customer: string; paymentMethod: string }> => {
+      const customer = await client.customers.create({ metadata: { account_id: 'acct_1' } });
+      const session = await client.checkout.sessions.create({
+        mode: 'setup', currency: 'usd', customer: customer.id, success_url: 'https://example.com/ok', metadata: { account_id: 'acct_1' },
+      });
+      expect(session).toMatchObject({ mode: 'setup', status: 'open', payment_status: 'no_payment_required', setup_intent: null, amount_total: null });
+      fake.completeSession(session.id, { card });
+      const done = await client.checkout.sessions.retrieve(session.id);
+      expect(done.status).toBe('complete');
+      const setupIntent = await client.setupIntents.retrieve(String(done.setup_intent), { expand: ['payment_method'] });
+      expect(setupIntent).toMatchObject({ status: 'succeeded', usage: 'off_session', customer: customer.id });
+      const method = setupIntent.payment_method as Stripe.PaymentMethod;
+      expect(method.card).toMatchObject({ brand: 'visa' });
+      expect((await client.paymentMethods.retrieve(method.id)).customer).toBe(customer.id);
+      return { customer: customer.id, paymentMethod: method.id };
+    };
+    const charge = (saved: { customer: string; paymentMethod: string }, idempotencyKey: string, amount = 2_000) => client.paymentIntents.create({
+      amount, currency: 'usd', customer: saved.customer, payment_method: saved.paymentMethod, off_session: true, confirm: true, metadata: { auto_topup_id: idempotencyKey },
+    }, { idempotencyKey });
+
+    it('saves a card through a setup session and charges it off-session, once per idempotency key', async () => {
+      const saved = await saveCard();
+      const first = await charge(saved, 'topup-1');
+      const again = await charge(saved, 'topup-1');
+      expect(again.id).toBe(first.id);
+      expect(first).toMatchObject({ status: 'succeeded', amount: 2_000, amount_received: 2_000, customer: saved.customer, metadata: { auto_topup_id: 'topup-1' } });
+      expect((await client.paymentIntents.retrieve(first.id)).status).toBe('succeeded');
+      await expect(charge(saved, 'topup-1', 3_000)).rejects.toMatchObject({ type: 'StripeIdempotencyError' });
+    });
+
+    it('answers a declined or authentication-requiring card with a 402 card_error carrying the failed PaymentIntent, replayed for the same key', async () => {
+      const saved = await saveCard('declined');
+      const declined = await charge(saved, 'topup-declined').catch((error: unknown) => error);
+      expect(declined).toMatchObject({ type: 'StripeCardError', code: 'card_declined', statusCode: 402 });
+      const intent = (declined as { raw: { payment_intent: Stripe.PaymentIntent } }).raw.payment_intent;
+      expect(intent.status).toBe('requires_payment_method');
+      const replay = await charge(saved, 'topup-declined').catch((error: unknown) => error);
+      expect((replay as { raw: { payment_intent: { id: string } } }).raw.payment_intent.id).toBe(intent.id);
+      expect([...fake.paymentIntents.values()].filter((p) => p.metadata !== null && (p.metadata as { auto_topup_id?: string }).auto_topup_id === 'topup-declined')).toHaveLength(1);
+      fake.setCardBehaviour(saved.paymentMethod, 'authentication_required');
+      await expect(charge(saved, 'topup-auth')).rejects.toMatchObject({ type: 'StripeCardError', code: 'authentication_required' });
+      fake.setCardBehaviour(saved.paymentMethod, 'succeeds');
+      expect((await charge(saved, 'topup-fixed')).status).toBe('succeeded');
+    });
+
+    it('leaves a slow payment processing until it settles', async () => {
+      const saved = await saveCard('processing');
+      const intent = await charge(saved, 'topup-slow');
+      expect(intent.status).toBe('processing');
+      fake.succeedPaymentIntent(intent.id);
+      expect((await client.paymentIntents.retrieve(intent.id)).status).toBe('succeeded');
+      expect(fake.refundPaymentIntent(intent.id, 500)).toMatchObject({ amount_refunded: 500, payment_intent: intent.id });
+    });
+
+    it('refuses a card saved without a customer', async () => {
+      const session = await client.checkout.sessions.create({ mode: 'setup', currency: 'usd', success_url: 'https://example.com/ok' });
+      fake.completeSession(session.id);
+      const setupIntent = await client.setupIntents.retrieve(String((await client.checkout.sessions.retrieve(session.id)).setup_intent));
+      const customer = await client.customers.create({});
+      await expect(client.paymentIntents.create({ amount: 1_000, currency: 'usd', customer: customer.id, payment_method: String(setupIntent.payment_method), off_session: true, confirm: true }))
+        .rejects.toMatchObject({ type: 'StripeInvalidRequestError', param: 'payment_method' });
+    });
+  });
+
   it('signs events so that constructEvent accepts them, and only unchanged', async () => {
     const event = fake.event('checkout.session.completed', { id: 'cs_test_1', object: 'checkout.session' });
     const header = fake.sign(event.payload, 'whsec_unit');

@@ -8,7 +8,7 @@ import { CACHE_STATUSES, FILTER_DESCRIPTIONS, FILTER_NAMES, LIMITS } from '@svc/
 import { PageQueryDto } from '@svc/http-edge';
 import type { ErrorCode } from '@svc/errors';
 import { ConsentDto, DASHBOARD_PAGES, KeyBodyDto, ListQueryDto, LoginDto, ManagementKeyCreateDto, ManagementKeyUpdateDto, PutProviderKeyDto, SignupDto } from '@svc/account-admin';
-import { BillingSettingsDto, CheckoutBodyDto, CreateEndpointDto, DayRangeQueryDto, EventsQueryDto, UpdateEndpointDto, UsageQueryDto } from '@svc/billing';
+import { AutoTopupSettingsDto, AutoTopupSetupDto, BillingSettingsDto, CheckoutBodyDto, CreateEndpointDto, DayRangeQueryDto, EventsQueryDto, UpdateEndpointDto, UsageQueryDto } from '@svc/billing';
 import { MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '@svc/search-gateway';
 import { AuditLogQueryDto } from '@svc/http-edge';
 import { OPERATIONS } from './operations';
@@ -52,7 +52,21 @@ export const DTO_MODELS: Readonly<Record<string, new () => object>> = {
   WebhookEndpointCreateBody: CreateEndpointDto,
   WebhookEndpointUpdateBody: UpdateEndpointDto,
   BillingSettingsBody: BillingSettingsDto,
+  AutoTopupSettingsBody: AutoTopupSettingsDto,
+  AutoTopupSetupBody: AutoTopupSetupDto,
 };
+
+/** A nested DTO's $ref names its class; the document names it by its DTO_MODELS key. */
+function renameRefs(schema: unknown, names: ReadonlyMap<string, string>): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => renameRefs(item, names));
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    const target = key === '$ref' && typeof value === 'string' ? names.get(value.replace('#/components/schemas/', '')) : undefined;
+    out[key] = target === undefined ? renameRefs(value, names) : `#/components/schemas/${target}`;
+  }
+  return out;
+}
 
 @Module({})
 class DocumentModule {}
@@ -65,11 +79,12 @@ async function dtoSchemas(): Promise<Record<string, Schema>> {
     const document = SwaggerModule.createDocument(app, config, { extraModels: Object.values(DTO_MODELS) });
     const produced = (document.components?.schemas ?? {}) as Record<string, Schema>;
     const out: Record<string, Schema> = {};
+    const classNames = new Map(Object.entries(DTO_MODELS).map(([name, model]) => [model.name, name]));
     for (const [name, model] of Object.entries(DTO_MODELS)) {
       const schema = produced[model.name];
       if (schema === undefined) throw new Error(`@nestjs/swagger produced no schema for ${model.name}`);
       // The validation pipe refuses unknown fields (and the lists and /v1/usage unknown query parameters).
-      out[name] = { ...schema, additionalProperties: false };
+      out[name] = { ...(renameRefs(schema, classNames) as Schema), additionalProperties: false };
     }
     return out;
   } finally {

@@ -119,9 +119,11 @@ const WEBHOOK_V1: readonly Omit<Operation, 'tag' | 'access' | 'servedBy' | 'sdk'
   },
   {
     method: 'patch', path: '/v1/billing/settings', operationId: 'updateBillingSettings', summary: 'Changes the settings present in the body',
-    description: 'Setting `low_balance_threshold_usd` arms balance.low: if the balance is already below it, one event is sent.',
+    description: 'Setting `low_balance_threshold_usd` arms balance.low: if the balance is already below it, one event is sent. '
+      + '`auto_topup` changes any of its fields; enabling it needs a saved card and all three amounts (400 otherwise), and saving it clears a '
+      + '`payment_failed` notice and arms it again (a balance already below the threshold is topped up at once).',
     body: { schema: 'BillingSettingsBody', optional: true }, success: { status: 200, description: 'The settings after the change.', schema: 'BillingSettings' },
-    errors: ['invalid_request', ...ONE_KIND, 'internal'],
+    errors: ['invalid_request', ...ONE_KIND, 'payment_disabled', 'internal'],
   },
 ];
 
@@ -412,6 +414,14 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'Starts a credit purchase for the signed-in account (as POST /v1/credits/checkout)',
     body: { schema: 'CheckoutBody' },
     success: { status: 201, description: 'The payment page to send the buyer to.', schema: 'CheckoutSession' },
+    errors: [...SESSION_CHANGE, 'payment_error', 'payment_disabled'],
+  },
+  {
+    method: 'post', path: '/dashboard/api/billing/auto-topup/setup', operationId: 'dashboardCreateAutoTopupSetup', tag: 'dashboard', access: 'session+csrf', servedBy: 'account-admin', sdk: false,
+    summary: 'Starts saving a card for automatic top-up: a Stripe Checkout session in setup mode for the signed-in account',
+    description: 'The card is stored when Stripe reports the session completed; GET /dashboard/api/billing/settings then shows its brand and last four digits.',
+    body: { schema: 'AutoTopupSetupBody', optional: true },
+    success: { status: 201, description: "Stripe's page to send the owner to.", schema: 'AutoTopupSetup' },
     errors: [...SESSION_CHANGE, 'payment_error', 'payment_disabled'],
   },
   {

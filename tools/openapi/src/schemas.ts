@@ -395,6 +395,33 @@ export function componentSchemas(): Record<string, Schema> {
     RedeliveryAccepted: closed({ id: id('whd', 'The delivery.'), status: { const: 'pending' }, request_id: requestId }),
     BillingSettings: closed({
       low_balance_threshold_usd: nullable(usd('balance.low is sent when the balance falls below this; null: off.')),
+      auto_topup: closed({
+        enabled: { type: 'boolean', description: 'Whether a top-up is made when the balance falls below threshold_usd.' },
+        threshold_usd: nullable(usd('A top-up is made when the balance falls below this (once per crossing).')),
+        amount_usd: nullable(usd('What one top-up charges the saved card and credits.')),
+        monthly_cap_usd: nullable(usd('The most top-ups may charge in one calendar month (UTC).')),
+        payment_method: nullable(closed({
+          brand: { type: ['string', 'null'] },
+          last4: { type: ['string', 'null'] },
+          saved_at: timestamp(),
+        })),
+        month_to_date_usd: usd('Pending and succeeded top-ups of the current UTC month (what the cap counts).'),
+        consecutive_failures: { type: 'integer', minimum: 0 },
+        disabled_reason: { enum: ['payment_failed', null], description: 'payment_failed: turned off after consecutive failed top-ups; saving the settings again clears it.' },
+        last_topup: nullable(closed({
+          id: id('atu', 'The top-up.'),
+          status: { enum: ['pending', 'succeeded', 'failed', 'skipped'] },
+          amount_usd: usd('What it charged (or would have).'),
+          failure_code: { type: ['string', 'null'], description: "Stripe's decline code, or monthly_cap_reached for a skipped one." },
+          created_at: timestamp(),
+        })),
+      }),
+      request_id: requestId,
+    }),
+    AutoTopupSetup: closed({
+      object: { const: 'auto_topup_setup' },
+      url: { type: 'string', format: 'uri', description: "Stripe's page where the owner saves a card." },
+      expires_at: timestamp(),
       request_id: requestId,
     }),
     OpenApiDocument: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { const: '3.1.0' } } },

@@ -8,8 +8,8 @@ const bodyOf = (raw: unknown): string => (typeof raw === 'string' ? raw : '');
 const seg = (value: string): string => encodeURIComponent(value);
 
 /**
- * The dashboard's events, webhook endpoints and billing settings (a session; x-csrf-token on
- * every change), relayed to billing's /v1 routes for the user's account as the gateway
+ * The dashboard's events, webhook endpoints, billing settings and the setup session that saves
+ * a card for automatic top-up (a session; x-csrf-token on every change), relayed to billing's /v1 routes for the user's account as the gateway
  * forwards a management key's calls (docs/decisions/0015 and 0028). Billing validates and
  * answers; a path parameter is passed percent-encoded, so it cannot name another path.
  */
@@ -76,5 +76,11 @@ export class WebhooksRelayController {
   @Patch(onDashboard('billing/settings'))
   async updateSettings(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res() reply: FastifyReply, @Body() raw: unknown): Promise<void> {
     await relayToBilling(this.billing, req, reply, { method: 'PATCH', path: '/v1/billing/settings', actor, body: bodyOf(raw) });
+  }
+
+  /** Starts saving a card for automatic top-up (Stripe Checkout in setup mode): a person on Stripe's page, so the dashboard starts it. */
+  @Post(onDashboard('billing/auto-topup/setup'))
+  async setupAutoTopup(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res() reply: FastifyReply, @Body() raw: unknown): Promise<void> {
+    await relayToBilling(this.billing, req, reply, { method: 'POST', path: '/v1/billing/auto-topup/setup', actor, body: bodyOf(raw) });
   }
 }

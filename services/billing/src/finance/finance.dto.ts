@@ -64,6 +64,7 @@ export function financeReportView(report: FinanceReport, requestId: string): Rec
     balanced: report.balanced,
     stripe: {
       paid_sessions: { count: stripe.paidSessions.count, amount_usd: usd(stripe.paidSessions.micros) },
+      auto_topups: { count: stripe.autoTopups.count, amount_usd: usd(stripe.autoTopups.micros) },
       purchase_entries: { count: stripe.purchaseEntries.count, amount_usd: usd(stripe.purchaseEntries.micros) },
       purchase_drift_usd: usd(stripe.purchaseDriftMicros),
       unmatched_sessions: stripe.unmatchedSessions,

@@ -13,10 +13,12 @@ export interface CountSum {
 
 export interface StripeFigures {
   paidSessions: CountSum;
+  /** Succeeded automatic top-ups (each a PaymentIntent credited as a purchase entry). */
+  autoTopups: CountSum;
   purchaseEntries: CountSum;
-  /** Paid sessions without a purchase entry of the same amount (Stripe session ids). */
+  /** Paid sessions, or succeeded top-ups, without a purchase entry of the same amount (Stripe session or PaymentIntent ids). */
   unmatchedSessions: string[];
-  /** Purchase entries without a paid session of the same amount (ledger entry ids). */
+  /** Purchase entries without a paid session or succeeded top-up of the same amount (ledger entry ids). */
   unmatchedEntries: string[];
   /** What sessions record as refunded or disputed vs the stripe_refund + dispute entries (positive). */
   takenBackSessionsMicros: Micros;
@@ -67,26 +69,41 @@ export class FinanceRepository {
       SELECT count(*) FILTER (WHERE status = 'paid') AS c, sum(credit_micros) FILTER (WHERE status = 'paid') AS s,
         sum(refunded_micros + disputed_micros) AS back
       FROM checkout_sessions`;
+    const [topups] = await this.prisma.$queryRaw<{ c: bigint; s: bigint | null; back: bigint | null }[]>`
+      SELECT count(*) AS c, sum(amount_micros) AS s, sum(refunded_micros + disputed_micros) AS back
+      FROM auto_topups WHERE status = 'succeeded'`;
     const [entries] = await this.prisma.$queryRaw<{ c: bigint; s: bigint | null; back: bigint | null }[]>`
       SELECT count(*) FILTER (WHERE kind = 'purchase') AS c, sum(amount_micros) FILTER (WHERE kind = 'purchase') AS s,
         -sum(amount_micros) FILTER (WHERE kind IN ('stripe_refund', 'dispute')) AS back
       FROM ledger_entries WHERE kind IN ('purchase', 'stripe_refund', 'dispute')`;
+    // A paid source (a Checkout session by its id, a succeeded top-up by its PaymentIntent) and its purchase entry, matched on the key and the amount.
     const unmatchedSessions = await this.prisma.$queryRaw<{ id: string }[]>`
-      SELECT c.stripe_session_id AS id FROM checkout_sessions c
-      LEFT JOIN ledger_entries e ON e.kind = 'purchase' AND e.idempotency_key = c.stripe_session_id AND e.account_id = c.account_id
-      WHERE c.status = 'paid' AND (e.id IS NULL OR e.amount_micros <> c.credit_micros)
+      WITH paid AS (
+        SELECT stripe_session_id AS key, account_id, credit_micros AS micros FROM checkout_sessions WHERE status = 'paid'
+        UNION ALL
+        SELECT payment_intent_id, account_id, amount_micros FROM auto_topups WHERE status = 'succeeded'
+      )
+      SELECT p.key AS id FROM paid p
+      LEFT JOIN ledger_entries e ON e.kind = 'purchase' AND e.idempotency_key = p.key AND e.account_id = p.account_id
+      WHERE e.id IS NULL OR e.amount_micros <> p.micros
       ORDER BY 1 LIMIT ${MAX_LISTED}`;
     const unmatchedEntries = await this.prisma.$queryRaw<{ id: string }[]>`
+      WITH paid AS (
+        SELECT stripe_session_id AS key, account_id, credit_micros AS micros FROM checkout_sessions WHERE status = 'paid'
+        UNION ALL
+        SELECT payment_intent_id, account_id, amount_micros FROM auto_topups WHERE status = 'succeeded'
+      )
       SELECT e.id FROM ledger_entries e
-      LEFT JOIN checkout_sessions c ON c.stripe_session_id = e.idempotency_key AND c.account_id = e.account_id AND c.status = 'paid'
-      WHERE e.kind = 'purchase' AND (c.id IS NULL OR c.credit_micros <> e.amount_micros)
+      LEFT JOIN paid p ON p.key = e.idempotency_key AND p.account_id = e.account_id
+      WHERE e.kind = 'purchase' AND (p.key IS NULL OR p.micros <> e.amount_micros)
       ORDER BY 1 LIMIT ${MAX_LISTED}`;
     return {
       paidSessions: { count: n(sessions?.c), micros: n(sessions?.s) },
+      autoTopups: { count: n(topups?.c), micros: n(topups?.s) },
       purchaseEntries: { count: n(entries?.c), micros: n(entries?.s) },
       unmatchedSessions: unmatchedSessions.map((r) => r.id),
       unmatchedEntries: unmatchedEntries.map((r) => r.id),
-      takenBackSessionsMicros: n(sessions?.back),
+      takenBackSessionsMicros: n(sessions?.back) + n(topups?.back),
       takenBackEntriesMicros: n(entries?.back),
     };
   }

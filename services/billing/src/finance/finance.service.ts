@@ -45,14 +45,14 @@ export class FinanceService {
   async report(): Promise<FinanceReport> {
     const [stripe, usage, ledger] = await Promise.all([this.repository.stripeFigures(), this.repository.usageFigures(), this.repository.ledgerFigures()]);
     const spendable = await this.spendable();
-    const purchaseDriftMicros = stripe.paidSessions.micros - stripe.purchaseEntries.micros;
+    const purchaseDriftMicros = stripe.paidSessions.micros + stripe.autoTopups.micros - stripe.purchaseEntries.micros;
     const takenBackDriftMicros = stripe.takenBackSessionsMicros - stripe.takenBackEntriesMicros;
     const eventsDriftMicros = usage.settlements.micros - usage.usageEventsChargedMicros;
     const entriesDriftMicros = usage.settlements.micros - usage.searchChargeEntries.micros - usage.byokFeeEntries.micros;
     const byokDriftMicros = usage.usageEventsByokMicros - usage.byokFeeEntries.micros;
     const balanced =
       purchaseDriftMicros === 0 && takenBackDriftMicros === 0 && eventsDriftMicros === 0 && entriesDriftMicros === 0 && byokDriftMicros === 0 &&
-      stripe.paidSessions.count === stripe.purchaseEntries.count && stripe.unmatchedSessions.length === 0 && stripe.unmatchedEntries.length === 0 &&
+      stripe.paidSessions.count + stripe.autoTopups.count === stripe.purchaseEntries.count && stripe.unmatchedSessions.length === 0 && stripe.unmatchedEntries.length === 0 &&
       usage.mismatchedRequests.length === 0 && ledger.accountsOffSum.length === 0 && spendable.drifting.length === 0;
     return {
       stripe: { ...stripe, purchaseDriftMicros, takenBackDriftMicros },

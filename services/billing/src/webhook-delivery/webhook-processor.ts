@@ -35,6 +35,8 @@ export interface WebhookProcessorDeps {
   keyLimits?: KeyLimitSource;
   /** Tests: the DNS answers deliveries see. */
   resolver?: Resolver;
+  /** Automatic top-up, evaluated at each tick after balance.low (src/auto-topup); none: no top-ups. */
+  autoTopups?: { evaluate(): Promise<number> };
 }
 
 export interface WebhookProcessor {
@@ -46,8 +48,8 @@ export interface WebhookProcessor {
 /**
  * Outgoing webhooks in the ledger worker (docs/decisions/0028), on their own BullMQ queue
  * and connections so the ledger's jobs never wait behind a slow receiver: every
- * WEBHOOK_DISPATCH_INTERVAL_MS a `tick` puts pending deliveries on the queue and evaluates
- * the balance and key-limit thresholds; each `deliver` job POSTs one event to one endpoint, signed, and is
+ * WEBHOOK_DISPATCH_INTERVAL_MS a `tick` puts pending deliveries on the queue, evaluates
+ * the balance and key-limit thresholds and makes automatic top-ups; each `deliver` job POSTs one event to one endpoint, signed, and is
  * retried with exponential backoff until it succeeds or its window ends.
  */
 export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise<WebhookProcessor> {
@@ -109,7 +111,9 @@ export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise
       const queued = await part('dispatch', dispatch);
       const low = await part('balance.low', () => thresholds.evaluate());
       const limits = await part('key.limit.threshold', () => keyLimits.evaluate());
-      return { queued, low, limits };
+      const autoTopups = deps.autoTopups;
+      const topups = autoTopups === undefined ? 0 : await part('auto_topup', () => autoTopups.evaluate());
+      return { queued, low, limits, topups };
     }
     const data = job.data as { deliveryId: string; generation: number };
     return deliver(data.deliveryId, data.generation);

@@ -80,7 +80,7 @@ export class PurchaseRepository {
           return { kind: 'already_granted', entry: entryFromRow(first) } as const;
         }
         await tx.$executeRaw`INSERT INTO account_balances (account_id) VALUES (${session.accountId}) ON CONFLICT DO NOTHING`;
-        const entry = await this.appendLocked(tx, {
+        const entry = await appendStripeEntryLocked(tx, {
           id: entryId, accountId: session.accountId, kind: 'purchase', amountMicros: session.creditMicros,
           reason: 'Stripe Checkout purchase', idempotencyKey: session.stripeSessionId, requestId,
         });
@@ -113,7 +113,8 @@ export class PurchaseRepository {
   }
 
   /**
-   * Takes back purchased credit for a refund or a dispute of a paid session's payment. The
+   * Takes back purchased credit for a refund or a dispute of a paid session's payment, or of
+   * a succeeded automatic top-up's PaymentIntent (the same rules on its auto_topups row). The
    * session row is locked, so two deliveries compute the debit one after the other. A
    * refund debits what the charge's cumulative refunded amount adds to what was debited
    * before; a dispute debits once per dispute id. Neither takes back more than the session
@@ -122,9 +123,18 @@ export class PurchaseRepository {
   async debit(request: DebitRequest): Promise<DebitOutcome> {
     return this.prisma.$transaction(
       async (tx) => {
-        const rows = await tx.$queryRaw<{ stripe_session_id: string; account_id: string; credit_micros: bigint; refunded_micros: bigint; disputed_micros: bigint }[]>`
+        type Paid = { stripe_session_id: string; account_id: string; credit_micros: bigint; refunded_micros: bigint; disputed_micros: bigint };
+        // A Checkout purchase, or else a succeeded automatic top-up (keyed by its PaymentIntent).
+        let source: 'checkout' | 'auto_topup' = 'checkout';
+        let rows = await tx.$queryRaw<Paid[]>`
           SELECT stripe_session_id, account_id, credit_micros, refunded_micros, disputed_micros FROM checkout_sessions
           WHERE payment_intent_id = ${request.paymentIntentId} AND status = 'paid' FOR UPDATE`;
+        if (rows.length === 0) {
+          source = 'auto_topup';
+          rows = await tx.$queryRaw<Paid[]>`
+            SELECT payment_intent_id AS stripe_session_id, account_id, amount_micros AS credit_micros, refunded_micros, disputed_micros FROM auto_topups
+            WHERE payment_intent_id = ${request.paymentIntentId} AND status = 'succeeded' FOR UPDATE`;
+        }
         const session = rows[0];
         if (session === undefined) return { kind: 'unknown_payment' } as const;
         const credit = toMicros(session.credit_micros);
@@ -144,11 +154,16 @@ export class PurchaseRepository {
           amount = seen.length > 0 ? 0 : Math.min(request.amountMicros, room);
         }
         if (amount <= 0) return { kind: 'nothing_to_debit' } as const;
-        const entry = await this.appendLocked(tx, {
+        const entry = await appendStripeEntryLocked(tx, {
           id: newId('ledgerEntry'), accountId: session.account_id, kind: request.kind, amountMicros: -amount,
           reason: request.kind === 'stripe_refund' ? 'Stripe refund' : 'Stripe dispute', idempotencyKey, requestId: request.requestId,
         });
-        if (request.kind === 'stripe_refund') {
+        if (source === 'auto_topup') {
+          const refunded = request.kind === 'stripe_refund' ? BigInt(amount) : 0n;
+          const disputed = request.kind === 'dispute' ? BigInt(amount) : 0n;
+          await tx.$executeRaw`UPDATE auto_topups SET refunded_micros = refunded_micros + ${refunded}, disputed_micros = disputed_micros + ${disputed},
+            updated_at = clock_timestamp() WHERE payment_intent_id = ${session.stripe_session_id}`;
+        } else if (request.kind === 'stripe_refund') {
           await tx.$executeRaw`UPDATE checkout_sessions SET refunded_micros = refunded_micros + ${BigInt(amount)}, updated_at = clock_timestamp()
             WHERE stripe_session_id = ${session.stripe_session_id}`;
         } else {
@@ -160,32 +175,42 @@ export class PurchaseRepository {
       { maxWait: 10_000, timeout: 10_000 },
     );
   }
+}
 
-  /** Locks the balance row, moves it and total_purchased, and writes the entry (amount signed). */
-  private async appendLocked(
-    tx: Tx,
-    input: { id: string; accountId: string; kind: 'purchase' | DebitKind; amountMicros: Micros; reason: string; idempotencyKey: string; requestId: string },
-  ): Promise<LedgerEntryRecord> {
-    const locked = await tx.$queryRaw<{ balance_micros: bigint }[]>`
-      SELECT balance_micros FROM account_balances WHERE account_id = ${input.accountId} FOR UPDATE`;
-    if (locked.length === 0) throw new Error('balance row missing for a Stripe ledger entry');
-    // purchase, stripe_refund and dispute all move total_purchased (see LedgerRepository's totalsDelta).
-    const updated = await tx.$queryRaw<{ balance_micros: bigint }[]>`
-      UPDATE account_balances SET
-        balance_micros = balance_micros + ${BigInt(input.amountMicros)},
-        total_purchased_micros = total_purchased_micros + ${BigInt(input.amountMicros)},
-        updated_at = clock_timestamp()
-      WHERE account_id = ${input.accountId}
-      RETURNING balance_micros`;
-    const after = updated[0];
-    if (after === undefined) throw new Error('locked balance row vanished');
-    const inserted = await tx.$queryRaw<EntryRow[]>`
-      INSERT INTO ledger_entries (id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id, created_at)
-      VALUES (${input.id}, ${input.accountId}, CAST(${input.kind} AS "ledger_entry_kind"), ${BigInt(input.amountMicros)},
-        ${after.balance_micros}, ${input.reason}, ${input.idempotencyKey}, ${input.requestId}, clock_timestamp())
-      RETURNING ${ENTRY_COLUMNS}`;
-    const entry = inserted[0];
-    if (entry === undefined) throw new Error('ledger insert returned no row');
-    return entryFromRow(entry);
-  }
+export interface StripeEntry {
+  id: string;
+  accountId: string;
+  kind: 'purchase' | DebitKind;
+  amountMicros: Micros;
+  reason: string;
+  idempotencyKey: string;
+  requestId: string | null;
+}
+
+/** Locks the balance row, moves it and total_purchased, and writes the entry (amount signed). */
+export async function appendStripeEntryLocked(
+  tx: Tx,
+  input: StripeEntry,
+): Promise<LedgerEntryRecord> {
+  const locked = await tx.$queryRaw<{ balance_micros: bigint }[]>`
+    SELECT balance_micros FROM account_balances WHERE account_id = ${input.accountId} FOR UPDATE`;
+  if (locked.length === 0) throw new Error('balance row missing for a Stripe ledger entry');
+  // purchase, stripe_refund and dispute all move total_purchased (see LedgerRepository's totalsDelta).
+  const updated = await tx.$queryRaw<{ balance_micros: bigint }[]>`
+    UPDATE account_balances SET
+      balance_micros = balance_micros + ${BigInt(input.amountMicros)},
+      total_purchased_micros = total_purchased_micros + ${BigInt(input.amountMicros)},
+      updated_at = clock_timestamp()
+    WHERE account_id = ${input.accountId}
+    RETURNING balance_micros`;
+  const after = updated[0];
+  if (after === undefined) throw new Error('locked balance row vanished');
+  const inserted = await tx.$queryRaw<EntryRow[]>`
+    INSERT INTO ledger_entries (id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id, created_at)
+    VALUES (${input.id}, ${input.accountId}, CAST(${input.kind} AS "ledger_entry_kind"), ${BigInt(input.amountMicros)},
+      ${after.balance_micros}, ${input.reason}, ${input.idempotencyKey}, ${input.requestId}, clock_timestamp())
+    RETURNING ${ENTRY_COLUMNS}`;
+  const entry = inserted[0];
+  if (entry === undefined) throw new Error('ledger insert returned no row');
+  return entryFromRow(entry);
 }

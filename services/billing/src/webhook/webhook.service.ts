@@ -3,17 +3,29 @@ import type { Logger } from 'pino';
 import type { SpendableOutbox } from '../ledger/spendable.port';
 import { MICROS_PER_CENT } from '../checkout/checkout.dto';
 import { PaymentProcessorError, SignatureError, verifyStripeEvent } from '../stripe/stripe.adapter';
-import type { PaymentProcessor, StripeCheckoutSession, VerifiedEvent } from '../stripe/stripe.adapter';
+import type { PaymentProcessor, StripeCheckoutSession, StripePaymentIntent, VerifiedEvent } from '../stripe/stripe.adapter';
 import type { PurchaseRepository } from './purchase.repository';
 import type { WebhookMetrics } from '../metrics/metrics';
 
 /** What one event did (stored in stripe_events.outcome). */
 export type EventOutcome =
-  | 'granted' | 'already_granted' | 'awaiting_payment' | 'closed' | 'debited' | 'nothing_to_debit' | 'rejected' | 'ignored';
+  | 'granted' | 'already_granted' | 'awaiting_payment' | 'closed' | 'debited' | 'nothing_to_debit' | 'rejected' | 'ignored'
+  | 'card_saved' | 'awaiting_setup' | 'failed' | 'processing';
 
 export interface WebhookResult {
   eventId: string;
   outcome: EventOutcome | 'duplicate_event';
+}
+
+/**
+ * What the webhook hands automatic top-up (src/auto-topup's AutoTopupService implements it;
+ * declared here so the dependency goes one way: auto-topup uses the purchase path's gate).
+ */
+export interface AutoTopupEvents {
+  /** A setup session re-read from Stripe: a completed one saves its card. */
+  onSetupSession(session: StripeCheckoutSession): Promise<'card_saved' | 'awaiting_setup' | 'rejected'>;
+  /** A top-up's PaymentIntent re-read from Stripe: credited once, failed once, or still processing. */
+  onPaymentIntent(intent: StripePaymentIntent, source: string, requestId: string | null): Promise<'granted' | 'already_granted' | 'failed' | 'processing' | 'rejected' | 'ignored'>;
 }
 
 export interface WebhookHooks {
@@ -24,6 +36,9 @@ export interface WebhookHooks {
 const SESSION_EVENTS = new Set([
   'checkout.session.completed', 'checkout.session.async_payment_succeeded', 'checkout.session.async_payment_failed', 'checkout.session.expired',
 ]);
+
+/** An automatic top-up's PaymentIntent moved (docs/decisions/0028). */
+const INTENT_EVENTS = new Set(['payment_intent.succeeded', 'payment_intent.payment_failed', 'payment_intent.canceled', 'payment_intent.processing']);
 
 function stringField(object: Record<string, unknown>, name: string): string | null {
   const value = object[name];
@@ -56,6 +71,8 @@ export class WebhookService {
     private readonly logger: Logger,
     private readonly hooks: WebhookHooks = {},
     private readonly metrics?: WebhookMetrics,
+    /** Setup sessions (a saved card) and top-ups' PaymentIntents; without it those events are ignored. */
+    private readonly autoTopups?: AutoTopupEvents,
   ) {}
 
   async handle(rawBody: Buffer | undefined, signature: string | undefined, requestId: string): Promise<WebhookResult> {
@@ -90,6 +107,7 @@ export class WebhookService {
 
   private async dispatch(event: VerifiedEvent, requestId: string): Promise<EventOutcome> {
     if (SESSION_EVENTS.has(event.type)) return this.onSessionEvent(event, requestId);
+    if (INTENT_EVENTS.has(event.type)) return this.onIntentEvent(event, requestId);
     if (event.type === 'charge.refunded') {
       const paymentIntent = stringField(event.object, 'payment_intent');
       const refunded = centsField(event.object, 'amount_refunded');
@@ -119,12 +137,31 @@ export class WebhookService {
       if (error instanceof PaymentProcessorError) throw new AppError('payment_error', 'could not re-read the checkout session from Stripe; retry later');
       throw error;
     }
+    if (session.mode === 'setup') return this.autoTopups === undefined ? 'ignored' : this.autoTopups.onSetupSession(session);
     if (session.paymentStatus === 'paid') return this.grant(event, session, requestId);
     if (event.type === 'checkout.session.async_payment_failed') return (await this.repository.closeSession(session.id, 'failed')) ? 'closed' : 'ignored';
     if (event.type === 'checkout.session.expired' || session.status === 'expired') {
       return (await this.repository.closeSession(session.id, 'expired')) ? 'closed' : 'ignored';
     }
     return 'awaiting_payment';
+  }
+
+  /** A top-up's PaymentIntent: re-read from Stripe (the event is a snapshot) and settled through the top-up's one path. */
+  private async onIntentEvent(event: VerifiedEvent, requestId: string): Promise<EventOutcome> {
+    const intentId = stringField(event.object, 'id');
+    const metadata = event.object.metadata;
+    const isTopUp = typeof metadata === 'object' && metadata !== null && typeof (metadata as Record<string, unknown>).auto_topup_id === 'string';
+    if (intentId === null || !isTopUp || this.autoTopups === undefined || this.stripe === null) return 'ignored';
+    let intent;
+    try {
+      intent = await this.stripe.retrievePaymentIntent(intentId);
+    } catch (error) {
+      if (error instanceof PaymentProcessorError) throw new AppError('payment_error', 'could not re-read the payment intent from Stripe; retry later');
+      throw error;
+    }
+    const outcome = await this.autoTopups.onPaymentIntent(intent, event.id, requestId);
+    if (outcome === 'granted') this.metrics?.credited(intent.amountCents * MICROS_PER_CENT);
+    return outcome;
   }
 
   private async grant(event: VerifiedEvent, session: StripeCheckoutSession, requestId: string): Promise<EventOutcome> {

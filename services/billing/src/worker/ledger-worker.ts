@@ -25,6 +25,9 @@ import { startQueues } from './queue-processor';
 import { reconcileProcessor } from './reconcile.processor';
 import { startWorkerHealth } from './worker-health';
 import { startWebhookProcessor } from '../webhook-delivery/webhook-processor';
+import { AutoTopupRepository } from '../auto-topup/auto-topup.repository';
+import { AutoTopupService, DEFAULT_AUTO_TOPUP_TIMING } from '../auto-topup/auto-topup.service';
+import { StripeAdapter } from '../stripe/stripe.adapter';
 
 export interface RunningLedgerWorker {
   url: string;
@@ -83,7 +86,14 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
     ], target, logger);
     opened.push({ name: 'queues', close: () => queues.close() });
     // Webhook delivery and threshold evaluation (decision 0028): their own queue and connections.
-    const webhooks = await startWebhookProcessor({ prisma: db.prisma, redis: target, logger, accountAdminGrpcUrl: config.ACCOUNT_ADMIN_GRPC_URL });
+    // Automatic top-up is evaluated at the same tick (off the search path); without a Stripe key it is off.
+    const stripe = config.STRIPE_SECRET_KEY === undefined
+      ? null
+      : new StripeAdapter({ secretKey: config.STRIPE_SECRET_KEY, apiBase: config.STRIPE_API_BASE, timeoutMs: config.STRIPE_TIMEOUT_MS });
+    const autoTopups = new AutoTopupService(new AutoTopupRepository(db.prisma), stripe, outbox, logger.child({ component: 'auto-topup' }), {
+      ...DEFAULT_AUTO_TOPUP_TIMING, retryAfterMs: config.AUTO_TOPUP_RETRY_AFTER_MS,
+    });
+    const webhooks = await startWebhookProcessor({ prisma: db.prisma, redis: target, logger, accountAdminGrpcUrl: config.ACCOUNT_ADMIN_GRPC_URL, autoTopups });
     opened.push({ name: 'webhook processor', close: () => webhooks.close() });
     opened.push({ name: 'backlog log', close: logBacklogEvery(backlog, logger, config.BACKLOG_LOG_INTERVAL_MS) });
 
