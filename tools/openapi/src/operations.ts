@@ -125,6 +125,13 @@ const WEBHOOK_V1: readonly Omit<Operation, 'tag' | 'access' | 'servedBy' | 'sdk'
     body: { schema: 'BillingSettingsBody', optional: true }, success: { status: 200, description: 'The settings after the change.', schema: 'BillingSettings' },
     errors: ['invalid_request', ...ONE_KIND, 'payment_disabled', 'internal'],
   },
+  {
+    method: 'post', path: '/v1/billing/auto-topup/setup', operationId: 'createAutoTopupSetup',
+    summary: 'Starts saving a card for automatic top-up: a Stripe Checkout session in setup mode',
+    description: 'The card is stored when Stripe reports the session completed; GET /v1/billing/settings then shows its brand and last four digits.',
+    body: { schema: 'AutoTopupSetupBody', optional: true }, success: { status: 201, description: "Stripe's page to send the owner to.", schema: 'AutoTopupSetup' },
+    errors: ['invalid_request', ...ONE_KIND, 'internal', 'payment_error', 'payment_disabled'],
+  },
 ];
 
 function webhookOperations(): Operation[] {

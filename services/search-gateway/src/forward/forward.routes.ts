@@ -57,6 +57,7 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
   { methods: ['GET'], url: '/v1/webhook-endpoints/:id/deliveries', upstream: 'billing', key: 'management' },
   { methods: ['POST'], url: '/v1/webhook-endpoints/:id/deliveries/:delivery/redeliver', upstream: 'billing', key: 'management' },
   { methods: ['GET', 'PATCH'], url: '/v1/billing/settings', upstream: 'billing', key: 'management' },
+  { methods: ['POST'], url: '/v1/billing/auto-topup/setup', upstream: 'billing', key: 'management' },
 ];
 
 /**
