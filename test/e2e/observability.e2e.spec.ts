@@ -9,7 +9,7 @@ import type { JsonResponse, Stack } from '@svc/test-kit';
 /**
  * Metrics after a mixed run: every process of the stack is scraped on its own METRICS_PORT,
  * and the counters must equal what the run's replies said (searches by outcome, charges,
- * refusals, settlements in the ledger). exa/fast with max_results 10 costs 5,000 micro-USD.
+ * refusals, settlements in the ledger). exa/fast with max_results 10 costs 9,000 micro-USD.
  */
 const PRICE_MICROS = 9_000;
 /** ACCOUNT_MAX_IN_FLIGHT of the third gateway. */

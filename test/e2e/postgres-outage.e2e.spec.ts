@@ -9,10 +9,11 @@ import type { Stack } from '@svc/test-kit';
  * its sessions are terminated. Searches need only Redis, so they keep answering; the
  * settlement records wait in Redis (the backlog, reported); once connections are allowed
  * again every record reaches the ledger exactly once and reconciliation reads zero drift.
- * exa/fast with max_results 10 costs exactly 5,000 micro-USD.
+ * exa/fast with max_results 10 costs exactly 9,000 micro-USD.
  */
 const PRICE_MICROS = 9_000;
-const GRANT_MICROS = 200_000_000;
+// Enough for every search a fast machine answers in the run (about 220,000 at 0.009), so no search meets a 402.
+const GRANT_MICROS = 2_000_000_000;
 const OUTAGE_MS = 30_000;
 const CONCURRENCY = 4;
 

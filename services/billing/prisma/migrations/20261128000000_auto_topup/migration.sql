@@ -32,10 +32,22 @@ CREATE TABLE "auto_topups" (
     "settled_at" TIMESTAMPTZ(6),
     "created_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updated_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
-    CONSTRAINT "auto_topups_pkey" PRIMARY KEY ("id"),
-    CONSTRAINT "auto_topups_status_check" CHECK ("status" IN ('pending', 'succeeded', 'failed', 'skipped')),
-    CONSTRAINT "auto_topups_amount_check" CHECK ("amount_micros" > 0)
+    CONSTRAINT "auto_topups_pkey" PRIMARY KEY ("id")
 );
+-- The status and the amount are checked by a trigger rather than CHECK constraints: Prisma's
+-- schema engine (the migration check, packages/prisma-schema-check) cannot diff a table that has one.
+CREATE FUNCTION "auto_topups_check"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW."status" NOT IN ('pending', 'succeeded', 'failed', 'skipped') THEN
+        RAISE EXCEPTION 'auto_topups.status must be pending, succeeded, failed or skipped, not %', NEW."status" USING ERRCODE = 'check_violation';
+    END IF;
+    IF NEW."amount_micros" <= 0 THEN
+        RAISE EXCEPTION 'auto_topups.amount_micros must be positive' USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END;
+$$;
+CREATE TRIGGER "auto_topups_check" BEFORE INSERT OR UPDATE ON "auto_topups" FOR EACH ROW EXECUTE FUNCTION "auto_topups_check"();
 CREATE UNIQUE INDEX "auto_topups_payment_intent_id_key" ON "auto_topups"("payment_intent_id");
 CREATE INDEX "auto_topups_account_id_month_idx" ON "auto_topups"("account_id", "month");
 CREATE INDEX "auto_topups_account_id_created_at_id_idx" ON "auto_topups"("account_id", "created_at", "id");
