@@ -13,3 +13,5 @@ export { startRedisCluster, REDIS_TOPOLOGIES } from './redis-cluster';
 export type { RedisCluster, ClusterNode, RedisClusterOptions, RedisTopology } from './redis-cluster';
 export { WebhookReceiver } from './webhook-receiver';
 export type { ReceivedWebhook } from './webhook-receiver';
+export { useStack, SETTLING_STACK } from './suite';
+export type { StackSuite, StackSuiteOptions } from './suite';
