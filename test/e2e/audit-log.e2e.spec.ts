@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { bearer, call, repoRoot, startStack } from '@svc/test-kit';
-import type { JsonResponse, Stack } from '@svc/test-kit';
+import { bearer, call, repoRoot, useStack } from '@svc/test-kit';
+import type { JsonResponse } from '@svc/test-kit';
 
 /** A parsed JSON answer, as test-kit's call gives it. */
 type Body = JsonResponse['body'];
@@ -35,45 +35,33 @@ interface Expected {
 }
 
 describe('the audit log: a scripted series through every surface', () => {
-  let stack: Stack;
-  let stripe: FakeStripe;
   let adminDb: Client;
-  let billingDb: Client;
-  let gw: string;
-
+  afterAll(() => adminDb?.end());
+  let stripe: FakeStripe;
   beforeAll(async () => {
     stripe = await FakeStripe.start({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET });
-    stack = await startStack({
-      name: 'audit_log',
-      redisDb: 10,
-      logLevel: 'warn',
-      gatewayEnv: { TRUSTED_PROXIES: '127.0.0.1/32, ::1/128' },
-      billingEnv: { STRIPE_SECRET_KEY: STRIPE_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: stripe.url, STRIPE_TIMEOUT_MS: '2000' },
-    });
-    gw = stack.gateways[0]?.url ?? '';
-    adminDb = new Client({ connectionString: stack.databases.accountAdmin });
-    billingDb = new Client({ connectionString: stack.databases.billing });
-    await Promise.all([adminDb.connect(), billingDb.connect()]);
-  }, 180_000);
+  });
+  const suite = useStack(() => ({
+    name: 'audit_log', redisDb: 10, logLevel: 'warn', gatewayEnv: { TRUSTED_PROXIES: '127.0.0.1/32, ::1/128' }, billingEnv: stripe.billingEnv(2000),
+  }), { db: true, timeoutMs: 180_000 });
+  afterAll(() => stripe?.stop());
 
-  afterAll(async () => {
-    await adminDb?.end();
-    await billingDb?.end();
-    await stack?.stop();
-    await stripe?.stop();
+  beforeAll(async () => {
+    adminDb = new Client({ connectionString: suite.stack.databases.accountAdmin });
+    await adminDb.connect();
   });
 
   it('answers exactly the series, pages it, filters it, holds no secret, and refuses UPDATE and DELETE', async () => {
     const SESSION_IP = '198.51.100.20';
     const KEY_IP = '2001:db8::42';
-    const secrets: string[] = [PASSWORD, stack.operatorToken, STRIPE_KEY];
+    const secrets: string[] = [PASSWORD, suite.stack.operatorToken, STRIPE_KEY];
     const expected: Expected[] = [];
     const at: number[] = [];
     const expect201or200 = (status: number) => expect([200, 201]).toContain(status);
 
     // The dashboard user (sign-up is no change of a resource: not audited).
     const email = `audit-${randomBytes(6).toString('hex')}@example.com`;
-    const signup = await call('POST', `${gw}/dashboard/api/signup`, { body: { email, password: PASSWORD }, headers: { 'x-forwarded-for': SESSION_IP } });
+    const signup = await call('POST', `${suite.gw}/dashboard/api/signup`, { body: { email, password: PASSWORD }, headers: { 'x-forwarded-for': SESSION_IP } });
     expect(signup.status).toBe(201);
     const accountId = String(signup.body.account_id);
     const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
@@ -84,7 +72,7 @@ describe('the audit log: a scripted series through every surface', () => {
     const asSession = { kind: 'session', id: userId };
 
     const step = async (method: string, path: string, headers: Record<string, string>, body: unknown, entry: ((reply: Body) => Expected) | null) => {
-      const reply = await call(method, `${gw}${path}`, { body, headers });
+      const reply = await call(method, `${suite.gw}${path}`, { body, headers });
       expect201or200(reply.status);
       if (entry !== null) {
         expected.push(entry(reply.body));
@@ -119,7 +107,7 @@ describe('the audit log: a scripted series through every surface', () => {
     }));
     // A change that changes nothing, and a refused one, are not entries.
     await step('PATCH', `/v1/keys/${keyId}`, mgmt, {}, null);
-    expect((await call('PATCH', `${gw}/v1/keys/${keyId}`, { body: { limit_usd: -1 }, headers: mgmt })).status).toBe(400);
+    expect((await call('PATCH', `${suite.gw}/v1/keys/${keyId}`, { body: { limit_usd: -1 }, headers: mgmt })).status).toBe(400);
     await step('PATCH', `/dashboard/api/keys/${keyId}`, session, { disabled: true }, () => ({
       action: 'api_key.update', actor: asSession, client_address: SESSION_IP, target_id: keyId,
       changes: { disabled: { before: false, after: true } },
@@ -150,8 +138,8 @@ describe('the audit log: a scripted series through every surface', () => {
     }));
 
     // 10. An operator's grant (the operator API, not through the gateway).
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${accountId}/grants`, {
-      body: { amount_usd: 3, reason: 'goodwill' }, headers: bearer(stack.operatorToken),
+    const grant = await call('POST', `${suite.stack.billing.operatorUrl}/operator/accounts/${accountId}/grants`, {
+      body: { amount_usd: 3, reason: 'goodwill' }, headers: bearer(suite.stack.operatorToken),
     });
     expect(grant.status).toBe(201);
     expected.push({
@@ -181,7 +169,7 @@ describe('the audit log: a scripted series through every surface', () => {
       action: entry.action, actor: entry.actor, client_address: entry.client_address, target_id: entry.target_id, changes: entry.changes,
     });
     const newestFirst = [...expected].reverse();
-    const full = await call('GET', `${gw}/v1/audit-log?limit=100`, { headers: mgmt });
+    const full = await call('GET', `${suite.gw}/v1/audit-log?limit=100`, { headers: mgmt });
     expect(full.status).toBe(200);
     expect(full.body.next_cursor).toBeNull();
     expect(full.body.data.map(shape)).toEqual(newestFirst);
@@ -191,14 +179,14 @@ describe('the audit log: a scripted series through every surface', () => {
     }
     const times = full.body.data.map((entry: { at: string }) => Date.parse(entry.at));
     expect([...times].sort((a, b) => b - a)).toEqual(times);
-    const dashboard = await call('GET', `${gw}/dashboard/api/audit-log?limit=100`, { headers: session });
+    const dashboard = await call('GET', `${suite.gw}/dashboard/api/audit-log?limit=100`, { headers: session });
     expect(dashboard.body.data).toEqual(full.body.data);
 
     // Cursor pages of 4 walk the same list.
     const walked: unknown[] = [];
     let cursor: string | null = null;
     do {
-      const page: Awaited<ReturnType<typeof call>> = await call('GET', `${gw}/v1/audit-log?limit=4${cursor === null ? '' : `&cursor=${cursor}`}`, { headers: mgmt });
+      const page: Awaited<ReturnType<typeof call>> = await call('GET', `${suite.gw}/v1/audit-log?limit=4${cursor === null ? '' : `&cursor=${cursor}`}`, { headers: mgmt });
       expect(page.status).toBe(200);
       expect(page.body.data.length).toBeLessThanOrEqual(4);
       walked.push(...page.body.data);
@@ -207,7 +195,7 @@ describe('the audit log: a scripted series through every surface', () => {
     expect(walked).toEqual(full.body.data);
 
     // Filters: action, actor (kind and id), target, time.
-    const filtered = async (query: string) => (await call('GET', `${gw}/v1/audit-log?limit=100&${query}`, { headers: mgmt })).body.data.map(shape);
+    const filtered = async (query: string) => (await call('GET', `${suite.gw}/v1/audit-log?limit=100&${query}`, { headers: mgmt })).body.data.map(shape);
     expect(await filtered('action=api_key.update')).toEqual(newestFirst.filter((e) => e.action === 'api_key.update'));
     expect(await filtered('action=purchase.start')).toEqual(newestFirst.filter((e) => e.action === 'purchase.start'));
     expect(await filtered('actor_kind=operator')).toEqual(newestFirst.filter((e) => e.actor.kind === 'operator'));
@@ -222,7 +210,7 @@ describe('the audit log: a scripted series through every surface', () => {
 
     // Bad queries are 400s; an API key is 403.
     for (const query of ['action=key.explode', 'actor_kind=robot', 'from=yesterday', 'cursor=!!!', 'limit=0', 'target_id=a%20b']) {
-      const bad = await call('GET', `${gw}/v1/audit-log?${query}`, { headers: mgmt });
+      const bad = await call('GET', `${suite.gw}/v1/audit-log?${query}`, { headers: mgmt });
       expect(bad.status).toBe(400);
       expect(bad.body.error.code).toBe('invalid_request');
     }
@@ -230,7 +218,7 @@ describe('the audit log: a scripted series through every surface', () => {
     // No secret in either audit table: every plaintext used, and the SHA-256 of every key.
     for (const secret of [...secrets]) if (secret.startsWith('svc-')) secrets.push(createHash('sha256').update(secret).digest('hex'));
     expect(secrets.filter((s) => s.length < 8)).toEqual([]);
-    for (const db of [adminDb, billingDb]) {
+    for (const db of [adminDb, suite.db]) {
       const rows = (await db.query('SELECT row_to_json(a)::text AS line FROM audit_entries a')).rows as { line: string }[];
       expect(rows.length).toBeGreaterThan(0);
       for (const secret of secrets) {
@@ -243,7 +231,7 @@ describe('the audit log: a scripted series through every surface', () => {
     expect((await adminDb.query("SELECT count(*)::int AS n FROM audit_entries a WHERE strpos(row_to_json(a)::text, $1) > 0", [probe])).rows[0].n).toBeGreaterThan(0);
 
     // Append-only in both databases: UPDATE, DELETE and TRUNCATE fail; nothing changed.
-    for (const db of [adminDb, billingDb]) {
+    for (const db of [adminDb, suite.db]) {
       const before = (await db.query('SELECT count(*)::int AS n FROM audit_entries')).rows[0].n;
       await expect(db.query("UPDATE audit_entries SET action = 'api_key.create'")).rejects.toThrow(/append-only/);
       await expect(db.query('DELETE FROM audit_entries')).rejects.toThrow(/append-only/);
@@ -259,7 +247,7 @@ describe('the audit log: a scripted series through every surface', () => {
       });
       return JSON.parse(stdout) as { deleted: number; retentionDays: number };
     };
-    for (const [service, db, url] of [['account-admin', adminDb, stack.databases.accountAdmin], ['billing', billingDb, stack.databases.billing]] as const) {
+    for (const [service, db, url] of [['account-admin', adminDb, suite.stack.databases.accountAdmin], ['billing', suite.db, suite.stack.databases.billing]] as const) {
       const old = `aud_${'0'.repeat(24)}`;
       // A backdated row (an INSERT is the one statement the log allows).
       await db.query(

@@ -1,11 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import type { BrowserContext, Page } from 'playwright-core';
-import { startStack, waitFor, WebhookReceiver } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import { readFileSync } from 'node:fs';
+import type { Page } from 'playwright-core';
+import { waitFor, WebhookReceiver, useStack } from '@svc/test-kit';
 import { verifyWebhook } from '@svc/sdk';
+import { useChromium } from './chromium';
 
 /**
  * The dashboard's webhooks and billing-settings pages in Chromium against the local stack:
@@ -13,36 +10,23 @@ import { verifyWebhook } from '@svc/sdk';
  * threshold sends arrives at the endpoint signed with the secret the page showed; both pages
  * pass axe-core at desktop and phone width without overflow.
  */
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 describe('the webhooks and billing settings pages in Chromium', () => {
-  let stack: Stack;
-  let context: BrowserContext;
-  let profile: string;
-  let gw: string;
   let hook: WebhookReceiver;
   const pageErrors: string[] = [];
+  const browser = useChromium('svc-dashboard-webhooks-', { viewport: { width: 1280, height: 800 } });
+  afterAll(() => hook?.stop());
+  const suite = useStack({ name: 'dash_webhooks', redisDb: 7, worker: true, logLevel: 'warn', workerEnv: { WEBHOOK_DISPATCH_INTERVAL_MS: '100' } }, { timeoutMs: 180_000 });
 
   beforeAll(async () => {
-    stack = await startStack({ name: 'dash_webhooks', redisDb: 7, worker: true, logLevel: 'warn', workerEnv: { WEBHOOK_DISPATCH_INTERVAL_MS: '100' } });
-    gw = stack.gateways[0]?.url ?? '';
     hook = await WebhookReceiver.start();
-    profile = mkdtempSync(join(tmpdir(), 'svc-dashboard-webhooks-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 800 }, locale: 'en-US', timezoneId: 'UTC' });
-    context.on('page', (page) => {
+    browser.context.on('page', (page) => {
       page.on('pageerror', (error) => pageErrors.push(`pageerror: ${error.message}`));
       page.on('console', (message) => {
         if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) pageErrors.push(`console: ${message.text()}`);
       });
     });
-  }, 180_000);
-
-  afterAll(async () => {
-    await context?.close();
-    if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
-    await hook?.stop();
-    await stack?.stop();
   });
 
   async function accessibility(page: Page, name: string): Promise<string[]> {
@@ -62,8 +46,8 @@ describe('the webhooks and billing settings pages in Chromium', () => {
   }
 
   it('adds an endpoint, shows its secret once, sets the threshold, and the balance.low it sends verifies with that secret', async () => {
-    const page = await context.newPage();
-    await page.goto(`${gw}/dashboard/signup`);
+    const page = await browser.context.newPage();
+    await page.goto(`${suite.gw}/dashboard/signup`);
     await page.getByLabel('Email').fill(`hooks-${Date.now().toString(36)}@example.com`);
     await page.getByLabel('Password').fill('a long enough password');
     await page.getByRole('button', { name: 'Create account' }).click();
@@ -93,9 +77,9 @@ describe('the webhooks and billing settings pages in Chromium', () => {
     const [delivered] = await waitFor('balance.low at the endpoint', () => (hook.accepted().length > 0 ? hook.accepted() : undefined));
     await expect(verifyWebhook(delivered?.rawBody ?? '', delivered?.signature, secret)).resolves.toMatchObject({ type: 'balance.low', data: { balance_usd: 0, threshold_usd: 5 } });
     // The page's settings are the API's.
-    const me = (await (await page.request.get(`${gw}/dashboard/api/me`)).json()) as { account_id: string };
+    const me = (await (await page.request.get(`${suite.gw}/dashboard/api/me`)).json()) as { account_id: string };
     expect(me.account_id).toMatch(/^acct_/);
-    const settings = await page.request.get(`${gw}/dashboard/api/billing/settings`);
+    const settings = await page.request.get(`${suite.gw}/dashboard/api/billing/settings`);
     expect(await settings.json()).toMatchObject({ low_balance_threshold_usd: 5 });
     expect(pageErrors).toEqual([]);
   }, 120_000);

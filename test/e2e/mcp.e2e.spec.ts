@@ -4,11 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { Client as PgClient } from 'pg';
-import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stopStack } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
 
 /**
  * /mcp with the official MCP client over HTTP, against two gateway processes, billing with
@@ -16,31 +13,11 @@ import type { Stack } from '@svc/test-kit';
  * rate of 1/s and a burst of 1, for the rate_limited case.
  */
 describe('the remote MCP endpoint (/mcp) through the official MCP client', () => {
-  let stack: Stack;
-  let redis: Redis;
-  let db: PgClient;
   const clients: McpClient[] = [];
-  const gw = (index: number): string => stack.gateways[index]?.url ?? '';
-
-  beforeAll(async () => {
-    stack = await startStack({
-      name: 'mcp',
-      redisDb: 12,
-      simulator: true,
-      worker: true,
-      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
-      logLevel: 'warn',
-      gateways: [{}, {}, { env: { RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '1' } }],
-    });
-    redis = new Redis(stack.redisUrl);
-    db = new PgClient({ connectionString: stack.databases.billing });
-    await db.connect();
-  }, 120_000);
-
   afterAll(async () => {
     for (const client of clients) await client.close().catch(() => undefined);
-    await stopStack(stack, { redis, db });
   });
+  const suite = useStack({ ...SETTLING_STACK, name: 'mcp', redisDb: 12, gateways: [{}, {}, { env: { RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '1' } }] }, { db: true });
 
   async function connect(url: string, secret: string | null): Promise<McpClient> {
     const headers: Record<string, string> = secret === null ? {} : bearer(secret);
@@ -52,13 +29,13 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
   }
 
   async function fundedKey(usd: number): Promise<{ accountId: string; managementKey: string; secret: string }> {
-    const account = await newAccount(gw(0), 'mcp');
-    await grantCredits(stack, account.accountId, Math.round(usd * 1_000_000), { redis });
-    const key = await newApiKey(gw(0), account.managementKey);
+    const account = await newAccount(suite.gateway(0), 'mcp');
+    await grantCredits(suite.stack, account.accountId, Math.round(usd * 1_000_000), { redis: suite.redis });
+    const key = await newApiKey(suite.gateway(0), account.managementKey);
     return { accountId: account.accountId, managementKey: account.managementKey, secret: key.secret };
   }
 
-  const balanceMicros = async (accountId: string): Promise<number> => Number(await redis.get(redisKeys.accountBalance(accountId)));
+  const balanceMicros = async (accountId: string): Promise<number> => Number(await suite.redis.get(redisKeys.accountBalance(accountId)));
 
   const texts = (result: CallToolResult): string[] => result.content.map((block) => (block.type === 'text' ? block.text : ''));
 
@@ -73,7 +50,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
 
   it('lists web_search, list_models and get_credits with their schemas', async () => {
     const { secret } = await fundedKey(1);
-    const client = await connect(gw(0), secret);
+    const client = await connect(suite.gateway(0), secret);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(['get_credits', 'list_models', 'web_search']);
     const webSearch = tools.find((t) => t.name === 'web_search');
@@ -84,14 +61,14 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     ]);
     expect(webSearch?.outputSchema?.required).toEqual(expect.arrayContaining(['results', 'model', 'cost_usd', 'attempts', 'request_id']));
     const models = (await client.callTool({ name: 'list_models', arguments: {} })) as CallToolResult;
-    const http = await call('GET', `${gw(0)}/v1/models`);
+    const http = await call('GET', `${suite.gateway(0)}/v1/models`);
     expect((models.structuredContent as { data: unknown }).data).toEqual(http.body.data);
     expect(texts(models)[0]).toContain('exa/fast');
   });
 
   it('web_search takes the filters: a model that cannot honour one is skipped, and none that can is the unsupported_filter tool error', async () => {
     const { accountId, secret } = await fundedKey(1);
-    const client = await connect(gw(0), secret);
+    const client = await connect(suite.gateway(0), secret);
     const answered = await search(client, { query: 'mcp filters', models: ['brave/web', 'exa/fast'], include_domains: ['example.org'] });
     expect(answered.isError).toBeFalsy();
     expect((answered.structuredContent as { attempts: unknown[] }).attempts).toEqual([{ model: 'brave/web', status: 'skipped', error: 'unsupported filter: include_domains' }]);
@@ -108,11 +85,11 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     const args = { query: 'mcp parity rust async', models: ['exa/fast', 'brave/web'], max_results: 3 };
 
     const before = await balanceMicros(accountId);
-    const http = await call('POST', `${gw(0)}/v1/search`, { body: args, headers: bearer(secret) });
+    const http = await call('POST', `${suite.gateway(0)}/v1/search`, { body: args, headers: bearer(secret) });
     expect(http.status).toBe(200);
     const afterHttp = await balanceMicros(accountId);
 
-    const client = await connect(gw(1), secret);
+    const client = await connect(suite.gateway(1), secret);
     const result = await search(client, args);
     expect(result.isError).toBeFalsy();
     const answer = result.structuredContent as { request_id: string; model: string; results: unknown[]; cost_usd: number; attempts: unknown[] };
@@ -131,12 +108,12 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     // The durable side: one search_charge each, of the same amount, and the same usage rows.
     const ids = [String(http.body.request_id), answer.request_id];
     const charges = await waitFor('both settlements in the ledger', async () => {
-      const rows = await db.query<{ request_id: string; amount: string }>(
+      const rows = await suite.db.query<{ request_id: string; amount: string }>(
         "SELECT request_id, amount_micros AS amount FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge' AND request_id = ANY($2)", [accountId, ids]);
       return rows.rows.length === 2 ? rows.rows : undefined;
     }, { timeoutMs: 30_000 });
     expect(new Set(charges.map((row) => row.amount)).size).toBe(1);
-    const usage = await db.query<{ request_id: string; attempt_index: number; model: string; provider: string; source: string; status: string; reserved: string; charged: string; results: number }>(
+    const usage = await suite.db.query<{ request_id: string; attempt_index: number; model: string; provider: string; source: string; status: string; reserved: string; charged: string; results: number }>(
       `SELECT request_id, attempt_index, model, provider, source, status, reserved_micros AS reserved, charged_micros AS charged, results
          FROM usage_events WHERE account_id = $1 AND request_id = ANY($2) ORDER BY attempt_index`, [accountId, ids]);
     const rowsOf = (id: string): unknown[] => usage.rows.filter((row) => row.request_id === id).map(({ request_id: _, ...rest }) => rest);
@@ -144,14 +121,14 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     expect(rowsOf(ids[1] ?? '')).toEqual(rowsOf(ids[0] ?? ''));
 
     const credits = (await client.callTool({ name: 'get_credits', arguments: {} })) as CallToolResult;
-    const httpCredits = await call('GET', `${gw(0)}/v1/credits`, { headers: bearer(secret) });
+    const httpCredits = await call('GET', `${suite.gateway(0)}/v1/credits`, { headers: bearer(secret) });
     expect(credits.structuredContent).toMatchObject({ balance_usd: httpCredits.body.balance_usd, reserved_usd: 0 });
     expect(credits.structuredContent).toMatchObject({ balance_usd: afterMcp / 1_000_000 });
   });
 
   it('a fallback answer lists the failed attempt; all_providers_failed is a tool error with every attempt, and charges nothing', async () => {
     const { accountId, secret } = await fundedKey(1);
-    const client = await connect(gw(0), secret);
+    const client = await connect(suite.gateway(0), secret);
     const fallback = await search(client, { query: 'rust sim:exa=error500', models: ['exa/fast', 'brave/web'], max_results: 2 });
     expect(fallback.structuredContent).toMatchObject({ model: 'brave/web', cost_usd: 0.006, attempts: [{ model: 'exa/fast', status: 'error', error: 'provider returned 500' }] });
     expect(texts(fallback)[0]).toContain('exa/fast: error (provider returned 500)');
@@ -168,9 +145,9 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
   });
 
   it('insufficient_credits (an account never funded) is a tool error with needed_usd', async () => {
-    const account = await newAccount(gw(0), 'mcp-poor');
-    const key = await newApiKey(gw(0), account.managementKey);
-    const client = await connect(gw(1), key.secret);
+    const account = await newAccount(suite.gateway(0), 'mcp-poor');
+    const key = await newApiKey(suite.gateway(0), account.managementKey);
+    const client = await connect(suite.gateway(1), key.secret);
     const result = await search(client, { query: 'rust', models: ['exa/fast', 'tavily/basic'], max_results: 50 });
     const error = toolError(result);
     expect(error).toMatchObject({ code: 'insufficient_credits', message: 'the credit balance cannot cover any of the requested models', needed_usd: 0.01 });
@@ -180,7 +157,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
 
   it('rate_limited (key rate 1/s, burst 1) is a tool error with the wait, and the refused call charges nothing', async () => {
     const { accountId, secret } = await fundedKey(1);
-    const client = await connect(gw(2), secret);
+    const client = await connect(suite.gateway(2), secret);
     const first = await search(client, { query: 'rate one', model: 'brave/web' });
     expect(first.isError).toBeFalsy();
     const afterFirst = await balanceMicros(accountId);
@@ -195,7 +172,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
 
   it('arguments are checked by the rules of POST /v1/search, as tool errors', async () => {
     const { secret } = await fundedKey(1);
-    const client = await connect(gw(0), secret);
+    const client = await connect(suite.gateway(0), secret);
     expect(toolError(await search(client, { query: 'rust', model: 'exa/fast', max_results: 101 }))).toMatchObject({ code: 'invalid_request', message: 'arguments field max_results must be <= 100' });
     expect(toolError(await search(client, { query: 'rust', model: 'exa/fast', region: 'us' }))).toMatchObject({ code: 'invalid_request', message: 'arguments has an unknown field "region"' });
     expect(toolError(await search(client, { query: 'rust', model: 'exa/neural' }))).toMatchObject({ code: 'unknown_model', message: 'unknown model "exa/neural"; see GET /v1/models' });
@@ -206,45 +183,45 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
   });
 
   it('a management key is refused with 403 wrong_key_type, no key or a bad one with 401 invalid_api_key, in the platform\'s error shape', async () => {
-    const account = await newAccount(gw(0), 'mcp-mgmt');
+    const account = await newAccount(suite.gateway(0), 'mcp-mgmt');
     const initialize = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
     const headers = { accept: 'application/json, text/event-stream' };
-    const management = await call('POST', `${gw(0)}/mcp`, { body: initialize, headers: { ...headers, ...bearer(account.managementKey) } });
+    const management = await call('POST', `${suite.gateway(0)}/mcp`, { body: initialize, headers: { ...headers, ...bearer(account.managementKey) } });
     expect(management.status).toBe(403);
     expect(management.body.error).toMatchObject({ code: 'wrong_key_type', message: 'this endpoint does not accept this kind of key' });
-    const none = await call('POST', `${gw(0)}/mcp`, { body: initialize, headers });
+    const none = await call('POST', `${suite.gateway(0)}/mcp`, { body: initialize, headers });
     expect(none.status).toBe(401);
     expect(none.body.error.code).toBe('invalid_api_key');
     expect(none.headers.get('www-authenticate')).toBe('Bearer');
-    const unknown = await call('POST', `${gw(0)}/mcp`, { body: initialize, headers: { ...headers, ...bearer('svc-thisisnotakeythisisnotakey00') } });
+    const unknown = await call('POST', `${suite.gateway(0)}/mcp`, { body: initialize, headers: { ...headers, ...bearer('svc-thisisnotakeythisisnotakey00') } });
     expect(unknown.status).toBe(401);
     expect(unknown.body.error.code).toBe('invalid_api_key');
     expect(unknown.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
 
     // Other refusals before MCP, in the same shape.
-    const key = await newApiKey(gw(0), account.managementKey);
-    const get = await call('GET', `${gw(0)}/mcp`, { headers: { ...headers, ...bearer(key.secret) } });
+    const key = await newApiKey(suite.gateway(0), account.managementKey);
+    const get = await call('GET', `${suite.gateway(0)}/mcp`, { headers: { ...headers, ...bearer(key.secret) } });
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toBe('POST');
-    const notJson = await call('POST', `${gw(0)}/mcp`, { raw: '{"jsonrpc":', headers: { ...headers, ...bearer(key.secret) } });
+    const notJson = await call('POST', `${suite.gateway(0)}/mcp`, { raw: '{"jsonrpc":', headers: { ...headers, ...bearer(key.secret) } });
     expect(notJson.status).toBe(400);
     expect(notJson.body.error).toMatchObject({ code: 'invalid_request', message: 'the body is not valid JSON' });
-    const badSession = await call('POST', `${gw(0)}/mcp`, { body: initialize, headers: { ...headers, ...bearer(key.secret), 'mcp-session-id': 'x'.repeat(200) } });
+    const badSession = await call('POST', `${suite.gateway(0)}/mcp`, { body: initialize, headers: { ...headers, ...bearer(key.secret), 'mcp-session-id': 'x'.repeat(200) } });
     expect(badSession.status).toBe(400);
     expect(badSession.body.error).toMatchObject({ code: 'invalid_request', message: 'Mcp-Session-Id must be 1 to 128 visible ASCII characters' });
 
     // The same refusals as the official client sees them.
-    const refused = await connect(gw(0), account.managementKey).then(() => null, (error: unknown) => error);
+    const refused = await connect(suite.gateway(0), account.managementKey).then(() => null, (error: unknown) => error);
     expect(refused).toBeInstanceOf(StreamableHTTPError);
     expect((refused as StreamableHTTPError).code).toBe(403);
-    const anonymous = await connect(gw(0), null).then(() => null, (error: unknown) => error);
+    const anonymous = await connect(suite.gateway(0), null).then(() => null, (error: unknown) => error);
     expect((anonymous as StreamableHTTPError).code).toBe(401);
   });
 
   it('a tool call sent again with the same session and JSON-RPC id is answered from the first and charged once; a new id runs anew', async () => {
     const { accountId, secret } = await fundedKey(1);
     const headers = { ...bearer(secret), accept: 'application/json, text/event-stream' };
-    const init = await call('POST', `${gw(0)}/mcp`, {
+    const init = await call('POST', `${suite.gateway(0)}/mcp`, {
       body: { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
       headers,
     });
@@ -252,7 +229,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     const session = init.headers.get('mcp-session-id') ?? '';
     expect(session).toMatch(/^mcps_/);
     expect(init.headers.get('x-svc-request-id')).toMatch(/^req_/);
-    const toolCall = (id: number): Promise<Awaited<ReturnType<typeof call>>> => call('POST', `${gw(id % 2)}/mcp`, {
+    const toolCall = (id: number): Promise<Awaited<ReturnType<typeof call>>> => call('POST', `${suite.gateway(id % 2)}/mcp`, {
       body: { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'retried call', model: 'exa/fast', max_results: 1 } } },
       headers: { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
     });
@@ -262,7 +239,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     expect(first.status).toBe(200);
     expect(again.body.result.structuredContent).toEqual(first.body.result.structuredContent);
     expect(before - (await balanceMicros(accountId))).toBe(5_000);
-    const changed = await call('POST', `${gw(1)}/mcp`, {
+    const changed = await call('POST', `${suite.gateway(1)}/mcp`, {
       body: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'retried call', model: 'exa/fast', max_results: 2 } } },
       headers: { ...headers, 'mcp-session-id': session },
     });
@@ -272,7 +249,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     expect(fresh.body.result.structuredContent.request_id).not.toBe(first.body.result.structuredContent.request_id);
     expect(before - (await balanceMicros(accountId))).toBe(10_000);
     // Another client session reusing id 7 is a different tool call.
-    const other = await call('POST', `${gw(1)}/mcp`, {
+    const other = await call('POST', `${suite.gateway(1)}/mcp`, {
       body: { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'another session', model: 'exa/fast', max_results: 1 } } },
       headers: { ...headers, 'mcp-session-id': 'mcps_another-client-session' },
     });
@@ -284,7 +261,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     const { accountId, secret } = await fundedKey(1);
     const before = await balanceMicros(accountId);
     const batch = [1, 2].map((id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'web_search', arguments: { query: `batch ${id}`, model: 'exa/fast', max_results: 1 } } }));
-    const response = await call('POST', `${gw(0)}/mcp`, { body: batch, headers: { ...bearer(secret), accept: 'application/json, text/event-stream' } });
+    const response = await call('POST', `${suite.gateway(0)}/mcp`, { body: batch, headers: { ...bearer(secret), accept: 'application/json, text/event-stream' } });
     expect(response.status).toBe(200);
     const ids = (response.body as { result: { structuredContent: { request_id: string } } }[]).map((r) => r.result.structuredContent.request_id);
     expect(new Set(ids).size).toBe(2);
@@ -297,7 +274,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     const served: string[] = [];
 
     beforeAll(async () => {
-      const targets = [new URL(gw(0)), new URL(gw(1))];
+      const targets = [new URL(suite.gateway(0)), new URL(suite.gateway(1))];
       let next = 0;
       proxy = createServer((incoming, outgoing) => {
         const target = targets[next++ % targets.length] as URL;
@@ -327,7 +304,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
       for (const answer of answers) expect(answer.structuredContent).toMatchObject({ model: 'brave/web', cost_usd: 0.006 });
       expect(before - (await balanceMicros(accountId))).toBe(4 * 6_000);
       const ports = new Set(served);
-      expect(ports).toEqual(new Set([new URL(gw(0)).port, new URL(gw(1)).port]));
+      expect(ports).toEqual(new Set([new URL(suite.gateway(0)).port, new URL(suite.gateway(1)).port]));
       // initialize, initialized, GET (405), tools/list, 4 tool calls: alternate replicas.
       expect(served.length).toBeGreaterThanOrEqual(7);
     });
