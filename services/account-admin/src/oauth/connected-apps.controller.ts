@@ -1,6 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Delete, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Access, Actor, onDashboard } from '../http/actor';
+import { Actor, onDashboard, AccessController } from '../http/actor';
 import { markChangedKey, withRequestId } from '../http/reply';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
@@ -13,8 +13,7 @@ import { OAuthService } from './oauth.service';
  * the account's connected apps and revokes them. No /v1 route: a key, management or not,
  * can never approve.
  */
-@Controller()
-@Access()
+@AccessController()
 export class ConnectedAppsController {
   constructor(
     @Inject(OAuthService) private readonly oauth: OAuthService,

@@ -1,6 +1,6 @@
-import { Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import { OAUTH_PATHS } from '@svc/contracts';
-import { Public } from '@svc/http-edge';
+import { PublicController } from '@svc/http-edge';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError, OAuthService } from './oauth.service';
 
@@ -10,8 +10,7 @@ import { OAuthError, OAuthService } from './oauth.service';
  * section 5.2 errors, `Cache-Control: no-store` on tokens), not the platform's error body:
  * OAuth clients read `error` as a string. Token and revocation requests are form-encoded.
  */
-@Controller()
-@Public()
+@PublicController()
 export class OAuthController {
   constructor(@Inject(OAuthService) private readonly oauth: OAuthService) {}
 

@@ -1,8 +1,8 @@
-import { Body, Controller, Get, Inject, Patch, Req, UseGuards } from '@nestjs/common';
+import { Body, Get, Inject, Patch, Req } from '@nestjs/common';
 import { microsToUsd, usdToMicros } from '@svc/money';
 import type { FastifyRequest } from 'fastify';
 import { requireManagement } from '../events/events.controller';
-import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
+import { Caller, InternalAuthController } from '../http/internal-auth.guard';
 import type { CallerIdentity } from '../http/internal-auth.guard';
 import { BillingSettingsDto } from './settings.dto';
 import { SettingsRepository } from './settings.repository';
@@ -19,8 +19,7 @@ const view = (row: SettingsRow, requestId: string): BillingSettingsView => ({
 });
 
 /** GET and PATCH /v1/billing/settings (management access; the dashboard through account-admin). */
-@Controller('v1/billing/settings')
-@UseGuards(InternalAuthGuard)
+@InternalAuthController('v1/billing/settings')
 export class BillingSettingsController {
   constructor(@Inject(SettingsRepository) private readonly settings: SettingsRepository) {}
 
