@@ -5,13 +5,12 @@ import { recreateDatabase, redisUrl } from '@svc/test-kit';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { migrateBillingDatabase } from '../src/db/migrate';
-import { createBillingDatabase } from '../src/db/prisma.repository';
-import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
+import type { PrismaClient } from '../src/db/prisma.repository';
 import { ConfirmingStreamAdapter } from '../src/hydration/confirming-stream.adapter';
 import { HydrationRedisAdapter } from '../src/hydration/hydration-redis.adapter';
 import { HydrationRepository } from '../src/hydration/hydration.repository';
 import { HydrationService } from '../src/hydration/hydration.service';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
+import type { LedgerRepository } from '../src/ledger/ledger.repository';
 import type { LedgerEntryRecord } from '../src/ledger/ledger.repository';
 import { ReconciliationRedisAdapter } from '../src/reconciliation/reconciliation-redis.adapter';
 import { ReconciliationRepository } from '../src/reconciliation/reconciliation.repository';
@@ -19,41 +18,36 @@ import { REPORT_ONLY, ReconciliationService } from '../src/reconciliation/reconc
 import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
 import { ColdAccountError, SpendableBalanceAdapter } from '../src/spendable/spendable-balance.adapter';
 import { SpendableOutboxService } from '../src/spendable/spendable-outbox.service';
-import { enqueue, settlementRecord } from './ledger-fixtures';
+import { enqueue, settlementRecord, openLedgerStores } from './ledger-fixtures';
+import type { LedgerStores } from './ledger-fixtures';
 
 /** Redis db 9 (shared with account-admin's key-outbox suite: every db 1..15 has an owner; this suite flushes it). */
 const REDIS_DB = 9;
 const logger = pino({ level: 'silent' });
 
 let redis: Redis;
-let database: BillingDatabase;
 let prisma: PrismaClient;
 let ledger: LedgerRepository;
 let spendable: SpendableBalanceAdapter;
 let outbox: SpendableOutboxService;
 let recovery: HydrationRedisAdapter;
 let reconciliation: ReconciliationService;
+let stores: LedgerStores;
 
 const hydrator = (graceMs: number): HydrationService => new HydrationService(new HydrationRepository(prisma), recovery, logger, { graceMs });
 
 beforeAll(async () => {
   const url = await recreateDatabase('svc_billing_test_hydration_int');
   await migrateBillingDatabase(url);
-  redis = new Redis(redisUrl(REDIS_DB));
-  await redis.flushdb();
-  database = createBillingDatabase(url, () => undefined);
-  prisma = database.prisma;
-  ledger = new LedgerRepository(prisma, database.pool);
+  stores = await openLedgerStores(url, new Redis(redisUrl(REDIS_DB)));
+  ({ redis, prisma, repository: ledger } = stores);
   spendable = new SpendableBalanceAdapter(redis);
   outbox = new SpendableOutboxService(ledger, spendable, logger);
   recovery = new HydrationRedisAdapter(redis);
   reconciliation = new ReconciliationService(new ReconciliationRepository(prisma), new ReconciliationRedisAdapter(redis), logger, 60_000);
 }, 60_000);
 
-afterAll(async () => {
-  await database.close();
-  await redis.quit();
-});
+afterAll(() => stores.close());
 
 async function grant(accountId: string, amountMicros: Micros): Promise<LedgerEntryRecord> {
   await ledger.ensureBalance(accountId);

@@ -12,9 +12,8 @@ import type { RunningBilling } from '../src/app';
 import { BacklogService } from '../src/backlog/backlog.service';
 import { parseBillingConfig } from '../src/config';
 import { migrateBillingDatabase } from '../src/db/migrate';
-import { createBillingDatabase } from '../src/db/prisma.repository';
-import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
+import type { PrismaClient } from '../src/db/prisma.repository';
+import type { LedgerRepository } from '../src/ledger/ledger.repository';
 import { ReconciliationRedisAdapter } from '../src/reconciliation/reconciliation-redis.adapter';
 import type { SpendableSnapshot } from '../src/reconciliation/reconciliation-redis.adapter';
 import { ReconciliationRepository } from '../src/reconciliation/reconciliation.repository';
@@ -25,7 +24,8 @@ import { SettlementStreamAdapter } from '../src/settlement/settlement-stream.ada
 import { SpendableBalanceAdapter } from '../src/spendable/spendable-balance.adapter';
 import { SpendableOutboxService } from '../src/spendable/spendable-outbox.service';
 import { FakeAccountAdmin } from './billing-harness';
-import { enqueue, settlementRecord } from './ledger-fixtures';
+import { enqueue, settlementRecord, openLedgerStores } from './ledger-fixtures';
+import type { LedgerStores } from './ledger-fixtures';
 
 const REDIS_DB = 13;
 const OPERATOR_TOKEN = 'operator-token-for-recon-tests';
@@ -34,28 +34,22 @@ const logger = pino({ level: 'silent' });
 const REPAIR_ALL = { releaseStale: true, correctDrift: true };
 
 let redis: Redis;
-let database: BillingDatabase;
 let prisma: PrismaClient;
 let ledger: LedgerRepository;
 let outbox: SpendableOutboxService;
 let service: ReconciliationService;
+let stores: LedgerStores;
 
 beforeAll(async () => {
   const url = await recreateDatabase('svc_billing_test_recon_int');
   await migrateBillingDatabase(url);
-  redis = new Redis(redisUrl(REDIS_DB));
-  await redis.flushdb();
-  database = createBillingDatabase(url, () => undefined);
-  prisma = database.prisma;
-  ledger = new LedgerRepository(prisma, database.pool);
+  stores = await openLedgerStores(url, new Redis(redisUrl(REDIS_DB)));
+  ({ redis, prisma, repository: ledger } = stores);
   outbox = new SpendableOutboxService(ledger, new SpendableBalanceAdapter(redis), logger);
   service = new ReconciliationService(new ReconciliationRepository(prisma), new ReconciliationRedisAdapter(redis), logger, STALE_AFTER_MS);
 }, 60_000);
 
-afterAll(async () => {
-  await database.close();
-  await redis.quit();
-});
+afterAll(() => stores.close());
 
 /** An account with a durable grant already applied to its spendable balance. */
 async function fundedAccount(amountMicros: Micros): Promise<string> {
