@@ -23,19 +23,14 @@ import { runLoad } from './lib-autocannon';
 import type { LoadResult } from './lib-autocannon';
 import { measureCpu, pidsNamed } from './lib-cpu';
 import type { CpuGroup, CpuReport } from './lib-cpu';
-import { median, writeResult } from './lib-results';
-import { NO_LIMITS_ENV, storeBenchProviderKey, ZERO_LATENCY_SIMULATOR } from './lib-stack';
+import { alternatingRounds, median, writeResult } from './lib-results';
+import { NO_LIMITS_ENV, storeBenchProviderKey, ZERO_LATENCY_SIMULATOR, knobsFromEnv, BENCH_REDIS_DB } from './lib-stack';
 
 const root = repoRoot();
 const CURRENT = join(root, 'services/search-gateway/dist/main.js');
 const GATEWAY_A = process.env.GATEWAY_A ?? CURRENT;
 const GATEWAY_B = process.env.GATEWAY_B ?? CURRENT;
-const RATE = Number(process.env.RATE ?? 1200);
-const ROUNDS = Number(process.env.ROUNDS ?? 10);
-const DURATION_S = Number(process.env.DURATION_S ?? 5);
-const WARMUP_S = Number(process.env.WARMUP_S ?? 5);
-const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
-const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
+const { RATE, ROUNDS, DURATION_S, WARMUP_S, CONNECTIONS } = knobsFromEnv({ RATE: 1200, ROUNDS: 10, DURATION_S: 5, WARMUP_S: 5, CONNECTIONS: 32 });
 const BODY = JSON.stringify({ query: 'open source search engines benchmark', model: 'exa/fast', max_results: 10 });
 const PROCESSES = ['search-gateway', 'redis-server', 'postgres', 'ledger worker', 'provider simulator'] as const;
 
@@ -58,7 +53,7 @@ async function main(): Promise<void> {
   try {
     const stack = await startStack({
       name: 'benchsearchcpu',
-      redisDb: REDIS_DB,
+      redisDb: BENCH_REDIS_DB,
       logLevel: 'warn',
       worker: true,
       ...ZERO_LATENCY_SIMULATOR,
@@ -118,20 +113,9 @@ async function main(): Promise<void> {
     console.log(`warm-up: ${WARMUP_S} s each at ${RATE} req/s`);
     await run(a, WARMUP_S);
     await run(b, WARMUP_S);
-    const rounds: { a: Round; b: Round }[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      let ra: Round;
-      let rb: Round;
-      if (i % 2 === 0) {
-        ra = await run(a, DURATION_S);
-        rb = await run(b, DURATION_S);
-      } else {
-        rb = await run(b, DURATION_S);
-        ra = await run(a, DURATION_S);
-      }
-      rounds.push({ a: ra, b: rb });
+    const rounds = await alternatingRounds(ROUNDS, () => run(a, DURATION_S), () => run(b, DURATION_S), ({ a: ra, b: rb }, i) => {
       console.log(`round ${i + 1}/${ROUNDS}: A ${ra.perSearchUs.sum} µs/search (gateway ${ra.perSearchUs['search-gateway']}), B ${rb.perSearchUs.sum} µs/search (gateway ${rb.perSearchUs['search-gateway']})`);
-    }
+    });
     const medians = (side: 'a' | 'b'): Record<string, number> => Object.fromEntries(
       [...PROCESSES, 'sum'].map((name) => [name, Math.round(median(rounds.map((r) => r[side].perSearchUs[name] ?? Number.NaN)) * 10) / 10]),
     );

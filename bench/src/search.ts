@@ -35,15 +35,10 @@ import { countRedisCommands } from './lib-redis-count';
 import type { CommandCounts } from './lib-redis-count';
 import { median, writeResult } from './lib-results';
 import { firstSearches, fundedApiKey, searchBody, startBareProxy } from './lib-search-setup';
-import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR } from './lib-stack';
+import { envPairs, NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR, knobsFromEnv, BENCH_REDIS_DB } from './lib-stack';
 
-const ROUNDS = Number(process.env.ROUNDS ?? 16);
-const DURATION_S = Number(process.env.DURATION_S ?? 4);
-const WARMUP_S = Number(process.env.WARMUP_S ?? 5);
-const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
+const { ROUNDS, DURATION_S, WARMUP_S, CONNECTIONS, COUNT_SEARCHES } = knobsFromEnv({ ROUNDS: 16, DURATION_S: 4, WARMUP_S: 5, CONNECTIONS: 32, COUNT_SEARCHES: 400 });
 const MODEL = process.env.MODEL ?? 'exa/fast';
-const COUNT_SEARCHES = Number(process.env.COUNT_SEARCHES ?? 400);
-const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
 const BODY = searchBody(MODEL);
 
 interface Target {
@@ -86,16 +81,6 @@ async function withGatewayProfile<T>(gateway: RunningProcess, dir: string, n: nu
   return { value, profile: summarizeCpuProfile(readCpuProfile(profileFile), { top: 20 }), redisWrites: counters.redisWrites, batch: counters.batch };
 }
 
-/** `NAME=value NAME2=value2` as an environment object (empty when unset). */
-function envPairs(text: string | undefined): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const pair of (text ?? '').split(/\s+/)) {
-    const eq = pair.indexOf('=');
-    if (eq > 0) env[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  return env;
-}
-
 function perSearchOf(batch: BatchCounts | null, searches: number): BatchCounts | null {
   if (batch === null) return null;
   const per = (n: number): number => Math.round((n / Math.max(1, searches)) * 100) / 100;
@@ -116,7 +101,7 @@ async function main(): Promise<void> {
   try {
     const stack: Stack = await startStack({
       name: 'benchsearch',
-      redisDb: REDIS_DB,
+      redisDb: BENCH_REDIS_DB,
       logLevel: 'warn',
       // The ledger worker drains settlements and confirms them, as in production; without it
       // the gateway's retained (unconfirmed) records would only grow.
