@@ -4,7 +4,7 @@ import { createConnection, createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, freePort, newAccount, newApiKey, waitFor, grantCredits, useStack, SETTLING_STACK, UNTHROTTLED_GATEWAY_ENV } from '@svc/test-kit';
+import { bearer, call, freePort, splice, newAccount, newApiKey, waitFor, grantCredits, useStack, SETTLING_STACK, UNTHROTTLED_GATEWAY_ENV } from '@svc/test-kit';
 import type { RunningProcess } from '@svc/test-kit';
 
 /**
@@ -33,17 +33,7 @@ class Balancer {
         return;
       }
       const target = new URL(backend.url);
-      const upstream = createConnection({ host: target.hostname, port: Number(target.port) });
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream);
-      upstream.pipe(client);
+      splice(client, createConnection({ host: target.hostname, port: Number(target.port) }), this.sockets);
     });
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
     this.server = server;

@@ -5,7 +5,7 @@ export { recreateDatabase, databaseUrl, POSTGRES_BASE_URL } from './databases';
 export { redisUrl, REDIS_BASE_URL } from './redis';
 export { waitFor } from './wait';
 export { seededRandom } from './random';
-export { TcpProxy } from './tcp-proxy';
+export { TcpProxy, splice } from './tcp-proxy';
 export { repoRoot } from './paths';
 export { startStack, call, bearer, newAccount, newApiKey, grantCredits, stackClients, stopStack, UNTHROTTLED_GATEWAY_ENV, SIMULATOR_KEYS } from './stack';
 export type { Stack, StackOptions, JsonResponse } from './stack';
