@@ -14,7 +14,12 @@ export const LEDGER_REDIS_DB = 8;
 export const LEDGER_REDIS_URL = redisUrl(LEDGER_REDIS_DB);
 
 export async function freshLedgerDatabase(suite: string): Promise<string> {
-  const url = await recreateDatabase(`svc_billing_test_ledger_${suite}`);
+  return migratedBillingDatabase(`svc_billing_test_ledger_${suite}`);
+}
+
+/** The database `name` dropped and created again, migrated to billing's schema; its URL. */
+export async function migratedBillingDatabase(name: string): Promise<string> {
+  const url = await recreateDatabase(name);
   await migrateBillingDatabase(url);
   return url;
 }
