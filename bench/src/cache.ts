@@ -36,16 +36,12 @@ import { runLoad } from './lib-autocannon';
 import type { LoadResult } from './lib-autocannon';
 import { measureCpu, pidsNamed } from './lib-cpu';
 import type { CpuGroup, CpuReport } from './lib-cpu';
-import { median, writeResult } from './lib-results';
+import { alternatingRounds, median, writeResult } from './lib-results';
 import { firstSearches, fundedApiKey, searchBody, startBareProxy } from './lib-search-setup';
-import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR } from './lib-stack';
+import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR, knobsFromEnv, BENCH_REDIS_DB } from './lib-stack';
 
-const ROUNDS = Number(process.env.ROUNDS ?? 8);
-const DURATION_S = Number(process.env.DURATION_S ?? 4);
-const WARMUP_S = Number(process.env.WARMUP_S ?? 3);
-const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
+const { ROUNDS, DURATION_S, WARMUP_S, CONNECTIONS } = knobsFromEnv({ ROUNDS: 8, DURATION_S: 4, WARMUP_S: 3, CONNECTIONS: 32 });
 const MODEL = process.env.MODEL ?? 'exa/fast';
-const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
 const BASELINE_SCRIPT = process.env.BENCH_GATEWAY_SCRIPT;
 const HIT_BODY = searchBody(MODEL);
 /** A new query on every request: `[<id>]` is replaced by autocannon. */
@@ -92,21 +88,9 @@ async function pairedRounds(label: string, a: Target, b: Target, groups: readonl
   console.log(`${label}: warm-up ${WARMUP_S} s each`);
   await load(a, WARMUP_S);
   await load(b, WARMUP_S);
-  const rounds: { a: Measured; b: Measured }[] = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    let ra: Measured;
-    let rb: Measured;
-    if (i % 2 === 0) {
-      ra = await measure(a, groups);
-      rb = await measure(b, groups);
-    } else {
-      rb = await measure(b, groups);
-      ra = await measure(a, groups);
-    }
-    rounds.push({ a: ra, b: rb });
+  return alternatingRounds(ROUNDS, () => measure(a, groups), () => measure(b, groups), ({ a: ra, b: rb }, i) => {
     console.log(`${label} round ${i + 1}/${ROUNDS}: ${a.name} ${ra.load.requestsPerSecond.toFixed(0)} req/s (non-2xx ${ra.load.non2xx}), ${b.name} ${rb.load.requestsPerSecond.toFixed(0)} req/s (non-2xx ${rb.load.non2xx}), ratio ${(ra.load.requestsPerSecond / rb.load.requestsPerSecond).toFixed(2)}`);
-  }
-  return rounds;
+  });
 }
 
 function summary(rounds: readonly { a: Measured; b: Measured }[]): Record<string, number> {
@@ -154,7 +138,7 @@ async function main(): Promise<void> {
     const cacheEnv = { ...NO_LIMITS_ENV, CACHE_ENABLED: 'true', CACHE_TTL_BY_MODEL: '' };
     const stack: Stack = await startStack({
       name: 'benchcache',
-      redisDb: REDIS_DB,
+      redisDb: BENCH_REDIS_DB,
       logLevel: 'warn',
       worker: true,
       ...ZERO_LATENCY_SIMULATOR,

@@ -29,16 +29,11 @@ import type { LoadResult } from './lib-autocannon';
 import { measureCpu, pidsNamed } from './lib-cpu';
 import type { CpuGroup } from './lib-cpu';
 import { median, writeResult } from './lib-results';
-import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR } from './lib-stack';
+import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR, knobsFromEnv, BENCH_REDIS_DB } from './lib-stack';
 
 const GATEWAYS = (process.env.GATEWAYS ?? '1,2,4').split(',').map(Number);
 const TOPOLOGIES = (process.env.TOPOLOGIES ?? 'single,cluster').split(',');
-const ACCOUNTS = Number(process.env.ACCOUNTS ?? 4);
-const CONNECTIONS = Number(process.env.CONNECTIONS ?? 8);
-const DURATION_S = Number(process.env.DURATION_S ?? 6);
-const WARMUP_S = Number(process.env.WARMUP_S ?? 3);
-const ROUNDS = Number(process.env.ROUNDS ?? 3);
-const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
+const { ACCOUNTS, CONNECTIONS, DURATION_S, WARMUP_S, ROUNDS } = knobsFromEnv({ ACCOUNTS: 4, CONNECTIONS: 8, DURATION_S: 6, WARMUP_S: 3, ROUNDS: 3 });
 const BODY = JSON.stringify({ query: 'capacity planning', model: 'exa/fast', max_results: 10 });
 
 interface Row {
@@ -58,7 +53,7 @@ interface Row {
 async function measureConfig(topology: string, gateways: number): Promise<Row> {
   const stack: Stack = await startStack({
     name: `benchcapacity_${topology}_${gateways}`,
-    redisDb: REDIS_DB,
+    redisDb: BENCH_REDIS_DB,
     cluster: topology === 'cluster',
     logLevel: 'warn',
     worker: true,

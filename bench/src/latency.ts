@@ -32,14 +32,13 @@ import { bearer, startStack } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 import { median, writeResult } from './lib-results';
 import { firstSearches, fundedApiKey, searchBody, startBareProxy } from './lib-search-setup';
-import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR } from './lib-stack';
+import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR, BENCH_REDIS_DB } from './lib-stack';
 import { percentile } from './stats';
 
 const ROUNDS = positiveInteger('ROUNDS', 10);
 const N = positiveInteger('N', 2000);
 const WARMUP_N = positiveInteger('WARMUP_N', 2000);
 const MODEL = process.env.MODEL ?? 'exa/fast';
-const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
 const BODY = searchBody(MODEL);
 /** The bar: what the gateway may add at one connection, in ms (median of per-round differences). */
 const BAR_MS = { p50: 0.5, p99: 3 } as const;
@@ -142,7 +141,7 @@ async function main(): Promise<void> {
   try {
     const stack: Stack = await startStack({
       name: 'benchlatency',
-      redisDb: REDIS_DB,
+      redisDb: BENCH_REDIS_DB,
       logLevel: 'warn',
       // The ledger worker drains the settlements, as in production.
       worker: true,

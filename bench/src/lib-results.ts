@@ -1,4 +1,4 @@
-/** Small helpers the benchmarks share: medians and bench/results/<name>.json. */
+/** Small helpers the benchmarks share: medians, paired rounds and bench/results/<name>.json. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot } from '@svc/test-kit';
@@ -18,4 +18,28 @@ export function writeResult(name: string, result: unknown): string {
   const file = join(dir, `${name}.json`);
   writeFileSync(file, JSON.stringify(result, null, 2).split(`${root}/`).join('') + '\n');
   return file;
+}
+
+/**
+ * `count` paired rounds of two sides in alternating order (a then b in odd rounds, b then a in
+ * even ones), so neither side always runs second on a warmer machine; `onRound` sees each
+ * pair as it ends (its index from 0).
+ */
+export async function alternatingRounds<T>(count: number, a: () => Promise<T>, b: () => Promise<T>, onRound: (round: { a: T; b: T }, index: number) => void): Promise<{ a: T; b: T }[]> {
+  const rounds: { a: T; b: T }[] = [];
+  for (let i = 0; i < count; i++) {
+    let ra: T;
+    let rb: T;
+    if (i % 2 === 0) {
+      ra = await a();
+      rb = await b();
+    } else {
+      rb = await b();
+      ra = await a();
+    }
+    const round = { a: ra, b: rb };
+    rounds.push(round);
+    onRound(round, i);
+  }
+  return rounds;
 }

@@ -37,3 +37,23 @@ export async function storeBenchProviderKey(gateway: string, managementKey: stri
   });
   if (response.status !== 200) throw new Error(`storing the bench provider key failed: ${response.status}`);
 }
+
+/** `NAME=value NAME2=value2` as an environment object (empty when unset). */
+export function envPairs(text: string | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of (text ?? '').split(/\s+/)) {
+    const eq = pair.indexOf('=');
+    if (eq > 0) env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return env;
+}
+
+/** The Redis database of a benchmark's stack (BENCH_REDIS_DB, default 15). */
+export const BENCH_REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
+
+/** A benchmark's numeric knobs: each from the environment variable of its name, else the default given here. */
+export function knobsFromEnv<T extends Record<string, number>>(defaults: T): T {
+  const knobs: Record<string, number> = {};
+  for (const [name, value] of Object.entries(defaults)) knobs[name] = Number(process.env[name] ?? value);
+  return knobs as T;
+}

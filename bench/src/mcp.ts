@@ -24,14 +24,10 @@ import type { LoadResult } from './lib-autocannon';
 import { measureCpu } from './lib-cpu';
 import type { CpuReport } from './lib-cpu';
 import { median, writeResult } from './lib-results';
-import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR } from './lib-stack';
+import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR, knobsFromEnv, BENCH_REDIS_DB } from './lib-stack';
 
-const ROUNDS = Number(process.env.ROUNDS ?? 10);
-const DURATION_S = Number(process.env.DURATION_S ?? 4);
-const WARMUP_S = Number(process.env.WARMUP_S ?? 3);
-const CONNECTIONS = Number(process.env.CONNECTIONS ?? 16);
+const { ROUNDS, DURATION_S, WARMUP_S, CONNECTIONS } = knobsFromEnv({ ROUNDS: 10, DURATION_S: 4, WARMUP_S: 3, CONNECTIONS: 16 });
 const MODEL = process.env.MODEL ?? 'exa/fast';
-const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
 /** exa/fast at 10 results: 0.009 USD, the reservation and the charge. */
 const PRICE_MICROS: Readonly<Record<string, number>> = { 'exa/fast': 9_000, 'brave/web': 6_000, 'tavily/basic': 10_000 };
 const ARGS = { query: 'open source search engines benchmark', model: MODEL, max_results: 10 };
@@ -55,7 +51,7 @@ async function main(): Promise<void> {
   if (price === undefined) throw new Error(`MODEL must be one of ${Object.keys(PRICE_MICROS).join(', ')}`);
   const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
   const stack: Stack = await startStack({
-    name: 'benchmcp', redisDb: REDIS_DB, logLevel: 'warn', worker: true, ...ZERO_LATENCY_SIMULATOR, gatewayEnv: { ...NO_LIMITS_ENV },
+    name: 'benchmcp', redisDb: BENCH_REDIS_DB, logLevel: 'warn', worker: true, ...ZERO_LATENCY_SIMULATOR, gatewayEnv: { ...NO_LIMITS_ENV },
   });
   try {
     const gatewayInfo = stack.gateways[0];

@@ -31,18 +31,13 @@ import type { RunningProcess } from '@svc/test-kit';
 import { runLoad } from './lib-autocannon';
 import { median, writeResult } from './lib-results';
 import { fundedApiKey } from './lib-search-setup';
-import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR } from './lib-stack';
+import { envPairs, NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR, knobsFromEnv, BENCH_REDIS_DB } from './lib-stack';
 
 const root = repoRoot();
 const CURRENT = join(root, 'services/search-gateway/dist/main.js');
 const MODEL = process.env.MODEL ?? 'exa/auto';
 const CACHE_ENABLED = process.env.CACHE_ENABLED ?? 'false';
-const SEARCHES = Number(process.env.SEARCHES ?? 2000);
-const WARMUP_SEARCHES = Number(process.env.WARMUP_SEARCHES ?? 2000);
-const ROUNDS = Number(process.env.ROUNDS ?? 2);
-const IDLE_S = Number(process.env.IDLE_S ?? 10);
-const CONNECTIONS = Number(process.env.CONNECTIONS ?? 8);
-const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
+const { SEARCHES, WARMUP_SEARCHES, ROUNDS, IDLE_S, CONNECTIONS } = knobsFromEnv({ SEARCHES: 2000, WARMUP_SEARCHES: 2000, ROUNDS: 2, IDLE_S: 10, CONNECTIONS: 8 });
 const QUERY = 'open source search engines benchmark';
 /** The first searches, and every search of a gateway without GATEWAY_<X>_UNIQUE. */
 const BODY = JSON.stringify({ query: QUERY, model: MODEL, max_results: 10 });
@@ -54,16 +49,6 @@ interface GatewaySpec {
   script: string;
   env: Record<string, string>;
   unique: boolean;
-}
-
-/** `NAME=value NAME2=value2` as an environment object (empty when unset). */
-function envPairs(text: string | undefined): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const pair of (text ?? '').split(/\s+/)) {
-    const eq = pair.indexOf('=');
-    if (eq > 0) env[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  return env;
 }
 
 /** GATEWAY_A and GATEWAY_B (the current build unless set), then GATEWAY_C and GATEWAY_D when set. */
@@ -137,7 +122,7 @@ async function main(): Promise<void> {
   try {
     const stack = await startStack({
       name: 'benchinstr',
-      redisDb: REDIS_DB,
+      redisDb: BENCH_REDIS_DB,
       logLevel: 'warn',
       worker: true,
       ...ZERO_LATENCY_SIMULATOR,

@@ -43,14 +43,28 @@ function configMapValue(name: string, key: string): unknown {
   return found === undefined ? undefined : obj(found.doc['data'], `${name} data`)[key];
 }
 
-/** The peers the NetworkPolicies let reach `port` on pods with `labels` ('anyone' for a rule without `from`). */
-function allowedPeers(labels: Json, port: number): (Json | 'anyone')[] {
-  const peers: (Json | 'anyone')[] = [];
+/**
+ * The NetworkPolicies (of `policyType` only, when given) whose podSelector selects pods with
+ * `labels` (a selector without matchLabels selects every pod), each with its spec.
+ */
+function policiesSelecting(labels: Json, policyType?: string): { name: string; spec: Json }[] {
+  const found: { name: string; spec: Json }[] = [];
   for (const policy of byKind(manifests, 'NetworkPolicy')) {
     const spec = obj(policy.doc['spec'], `${policy.name} spec`);
+    if (policyType !== undefined && !arr(spec['policyTypes'], 'policyTypes').includes(policyType)) continue;
     const selector = obj(spec['podSelector'], `${policy.name} podSelector`);
     const matchLabels = isObject(selector['matchLabels']) ? selector['matchLabels'] : {};
     if (Object.keys(matchLabels).length > 0 && !labelsMatch(matchLabels, labels)) continue;
+    found.push({ name: policy.name, spec });
+  }
+  return found;
+}
+
+/** The peers the NetworkPolicies let reach `port` on pods with `labels` ('anyone' for a rule without `from`). */
+function allowedPeers(labels: Json, port: number): (Json | 'anyone')[] {
+  const peers: (Json | 'anyone')[] = [];
+  for (const policy of policiesSelecting(labels)) {
+    const { spec } = policy;
     for (const [i, rule] of optArr(spec['ingress'], `${policy.name} ingress`).entries()) {
       const r = obj(rule, `${policy.name} ingress[${i}]`);
       const ports = optArr(r['ports'], `${policy.name} ingress[${i}].ports`).map((p) => obj(p, 'port')['port']);
@@ -70,12 +84,8 @@ function allowedPeers(labels: Json, port: number): (Json | 'anyone')[] {
  */
 function allowedEgress(labels: Json): string[] {
   const out = new Set<string>();
-  for (const policy of byKind(manifests, 'NetworkPolicy')) {
-    const spec = obj(policy.doc['spec'], `${policy.name} spec`);
-    if (!arr(spec['policyTypes'], 'policyTypes').includes('Egress')) continue;
-    const selector = obj(spec['podSelector'], `${policy.name} podSelector`);
-    const matchLabels = isObject(selector['matchLabels']) ? selector['matchLabels'] : {};
-    if (Object.keys(matchLabels).length > 0 && !labelsMatch(matchLabels, labels)) continue;
+  for (const policy of policiesSelecting(labels, 'Egress')) {
+    const { spec } = policy;
     for (const [i, rule] of optArr(spec['egress'], `${policy.name} egress`).entries()) {
       const r = obj(rule, `${policy.name} egress[${i}]`);
       const ports = optArr(r['ports'], `${policy.name} egress[${i}].ports`).map((p) => obj(p, 'port')['port']);

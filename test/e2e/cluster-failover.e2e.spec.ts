@@ -1,9 +1,7 @@
-import type { Client } from 'pg';
 import { redisKeys } from '@svc/contracts';
 import { keySlot } from '@svc/redis-client';
-import type { RedisClient } from '@svc/redis-client';
-import { bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor, grantCredits, stackClients, stopStack, UNTHROTTLED_GATEWAY_ENV } from '@svc/test-kit';
-import type { JsonResponse, Stack } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, seededRandom, waitFor, grantCredits, UNTHROTTLED_GATEWAY_ENV, useStack, SETTLING_STACK } from '@svc/test-kit';
+import type { JsonResponse } from '@svc/test-kit';
 
 /**
  * A Redis Cluster resharded under load: while concurrent searches run through two gateways,
@@ -22,38 +20,20 @@ const CONCURRENCY = 10;
 const SEED = 0xc1_05_7e_12;
 
 describe('searches on a Redis Cluster while slots migrate between masters', () => {
-  let stack: Stack;
-  let redis: RedisClient;
-  let db: Client;
-
-  beforeAll(async () => {
-    stack = await startStack({
-      name: 'clusterfailover',
-      redisDb: 0,
-      cluster: true,
-      simulator: true,
-      worker: true,
-      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '200' },
-      logLevel: 'warn',
-      gatewayEnv: UNTHROTTLED_GATEWAY_ENV,
-      gateways: [{}, {}],
-    });
-    ({ redis, db } = await stackClients(stack));
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopStack(stack, { redis, db });
-  });
+  const suite = useStack({
+    ...SETTLING_STACK, name: 'clusterfailover', redisDb: 0, cluster: true, gateways: [{}, {}], gatewayEnv: UNTHROTTLED_GATEWAY_ENV,
+    workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '200' },
+  }, { db: true });
 
   it('loses no charge and doubles none, and the ledger, PostgreSQL and Redis agree afterwards', async () => {
-    const cluster = stack.redisCluster;
+    const cluster = suite.stack.redisCluster;
     if (cluster === undefined) throw new Error('a cluster stack expected');
-    const gateways = stack.gateways.map((g) => g.url);
+    const gateways = suite.stack.gateways.map((g) => g.url);
     const accounts: { accountId: string; secret: string }[] = [];
     for (let i = 0; i < 2; i += 1) {
       const account = await newAccount(gateways[0] ?? '', 'failover');
       const key = await newApiKey(gateways[0] ?? '', account.managementKey);
-      await grantCredits(stack, account.accountId, FUNDING_MICROS, { redis });
+      await grantCredits(suite.stack, account.accountId, FUNDING_MICROS, { redis: suite.redis });
       accounts.push({ accountId: account.accountId, secret: key.secret });
     }
     const [moved] = accounts;
@@ -102,7 +82,7 @@ describe('searches on a Redis Cluster while slots migrate between masters', () =
     for (const account of accounts) {
       const answered = ok.filter((a) => a.accountId === account.accountId).map((a) => String(a.response.body.request_id));
       const ledger = await waitFor('every answered search in the ledger', async () => {
-        const rows = await db.query<{ idempotency_key: string; amount_micros: string }>(
+        const rows = await suite.db.query<{ idempotency_key: string; amount_micros: string }>(
           "SELECT idempotency_key, amount_micros FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge'", [account.accountId]);
         return rows.rows.length >= answered.length ? rows.rows : undefined;
       }, { timeoutMs: 60_000 });
@@ -110,18 +90,18 @@ describe('searches on a Redis Cluster while slots migrate between masters', () =
       expect(ledger.map((r) => r.idempotency_key).sort()).toEqual([...answered].sort());
       for (const row of ledger) expect(Number(row.amount_micros)).toBe(-PRICE_MICROS);
       const expected = FUNDING_MICROS - answered.length * PRICE_MICROS;
-      const balance = await db.query<{ balance_micros: string }>('SELECT balance_micros FROM account_balances WHERE account_id = $1', [account.accountId]);
+      const balance = await suite.db.query<{ balance_micros: string }>('SELECT balance_micros FROM account_balances WHERE account_id = $1', [account.accountId]);
       expect(Number(balance.rows[0]?.balance_micros)).toBe(expected);
       // Redis: nothing reserved any more, and the spendable balance is what the ledger says.
       await waitFor('every reservation released in Redis', async () => {
-        const [reserved, inFlight] = await Promise.all([redis.get(redisKeys.accountReserved(account.accountId)), redis.zcard(redisKeys.accountInFlight(account.accountId))]);
+        const [reserved, inFlight] = await Promise.all([suite.redis.get(redisKeys.accountReserved(account.accountId)), suite.redis.zcard(redisKeys.accountInFlight(account.accountId))]);
         return Number(reserved ?? '0') === 0 && inFlight === 0 ? true : undefined;
       }, { timeoutMs: 30_000 });
-      expect(Number(await redis.get(redisKeys.accountBalance(account.accountId)))).toBe(expected);
+      expect(Number(await suite.redis.get(redisKeys.accountBalance(account.accountId)))).toBe(expected);
     }
     // And the operator's reconciliation (which scans every master) finds no drift on either account.
     const report = await waitFor('reconciliation to read zero drift for both accounts', async () => {
-      const response = await call('GET', `${stack.billing.operatorUrl}/operator/reconciliation?limit=100`, { headers: bearer(stack.operatorToken) });
+      const response = await call('GET', `${suite.stack.billing.operatorUrl}/operator/reconciliation?limit=100`, { headers: bearer(suite.stack.operatorToken) });
       if (response.status !== 200) return undefined;
       const rows = response.body.data as { account_id: string; drift_usd: number; spendable_usd: number | null; pending_records: number }[];
       const ours = rows.filter((r) => accounts.some((a) => a.accountId === r.account_id));

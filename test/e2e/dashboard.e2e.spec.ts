@@ -1,11 +1,9 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import type { BrowserContext, Page } from 'playwright-core';
-import { bearer, call, repoRoot, startStack, waitFor, grantCredits } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import type { Page } from 'playwright-core';
+import { bearer, call, repoRoot, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
 import { FakeStripe } from '../../tools/fake-stripe/src';
+import { useChromium } from './chromium';
 
 /**
  * The dashboard in a real browser (Debian's Chromium driven by playwright-core) against the
@@ -13,11 +11,6 @@ import { FakeStripe } from '../../tools/fake-stripe/src';
  * provider keys, and an axe-core scan of every page at desktop and phone width. Screenshots
  * of every page go to test/e2e/screenshots/ (ignored by git).
  */
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
 const STRIPE_KEY = 'sk_test_fake_dashboard';
 const WEBHOOK_SECRET = 'whsec_fake_dashboard';
 const PASSWORD = 'a long enough password';
@@ -39,49 +32,23 @@ const PAGES = [
 ] as const;
 
 describe('the dashboard in Chromium', () => {
-  let stack: Stack;
-  let stripe: FakeStripe;
-  let context: BrowserContext;
-  let profile: string;
-  let gw: string;
   /** Errors the pages wrote to the console (a CSP violation shows up here) or threw. */
   const pageErrors: string[] = [];
-
+  const browser = useChromium('svc-dashboard-chromium-', { viewport: DESKTOP });
+  let stripe: FakeStripe;
   beforeAll(async () => {
     stripe = await FakeStripe.start({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET });
-    stack = await startStack({
-      name: 'dashboard',
-      redisDb: 12,
-      simulator: true,
-      worker: true,
-      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
-      logLevel: 'warn',
-      // The result cache on: the activity and usage pages show a search answered from it.
-      gatewayEnv: { CACHE_ENABLED: 'true' },
-      billingEnv: { STRIPE_SECRET_KEY: STRIPE_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: stripe.url, STRIPE_TIMEOUT_MS: '2000' },
-    });
-    gw = stack.gateways[0]?.url ?? '';
-    // The fake's hosted page delivers checkout.session.completed here, as Stripe would.
-    stripe.setWebhookUrl(`${gw}/v1/credits/webhook`);
-    mkdirSync(SHOTS, { recursive: true });
-    profile = mkdtempSync(join(tmpdir(), 'svc-dashboard-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: DESKTOP,
-      locale: 'en-US',
-      timezoneId: 'UTC',
-    });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: gw });
-    context.on('page', (page) => watch(page));
-  }, 180_000);
+  });
+  // The result cache on: the activity and usage pages show a search answered from it.
+  const suite = useStack(() => ({ ...SETTLING_STACK, name: 'dashboard', redisDb: 12, gatewayEnv: { CACHE_ENABLED: 'true' }, billingEnv: stripe.billingEnv(2000) }), { timeoutMs: 180_000 });
+  afterAll(() => stripe?.stop());
 
-  afterAll(async () => {
-    await context?.close();
-    if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
-    await stack?.stop();
-    await stripe?.stop();
+  beforeAll(async () => {
+    // The fake's hosted page delivers checkout.session.completed here, as Stripe would.
+    stripe.setWebhookUrl(`${suite.gw}/v1/credits/webhook`);
+    mkdirSync(SHOTS, { recursive: true });
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.gw });
+    browser.context.on('page', (page) => watch(page));
   });
 
   afterEach(() => {
@@ -100,15 +67,15 @@ describe('the dashboard in Chromium', () => {
   }
 
   async function newPage(): Promise<Page> {
-    await context.clearCookies();
-    const page = await context.newPage();
+    await browser.context.clearCookies();
+    const page = await browser.context.newPage();
     await page.setViewportSize(DESKTOP);
     return page;
   }
 
   async function signUp(page: Page, label: string): Promise<string> {
     const email = `${label}-${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}@example.com`;
-    await page.goto(`${gw}/dashboard/signup`);
+    await page.goto(`${suite.gw}/dashboard/signup`);
     await page.getByRole('heading', { name: 'Create an account' }).waitFor();
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(PASSWORD);
@@ -124,12 +91,12 @@ describe('the dashboard in Chromium', () => {
 
   /** Sign-up's account id, read through the session (the page never shows it). */
   async function accountIdOf(page: Page): Promise<string> {
-    const me = await page.request.get(`${gw}/dashboard/api/me`);
+    const me = await page.request.get(`${suite.gw}/dashboard/api/me`);
     return String(((await me.json()) as { account_id: string }).account_id);
   }
 
   async function grant(accountId: string, usd: number): Promise<void> {
-    await grantCredits(stack, accountId, Math.round(usd * 1_000_000), { reason: 'dashboard e2e' });
+    await grantCredits(suite.stack, accountId, Math.round(usd * 1_000_000), { reason: 'dashboard e2e' });
   }
 
   async function text(page: Page, testId: string): Promise<string> {
@@ -137,14 +104,14 @@ describe('the dashboard in Chromium', () => {
   }
 
   async function keyRecords(page: Page): Promise<Record<string, unknown>[]> {
-    const response = await page.request.get(`${gw}/dashboard/api/keys`);
+    const response = await page.request.get(`${suite.gw}/dashboard/api/keys`);
     expect(response.status()).toBe(200);
     return ((await response.json()) as { data: Record<string, unknown>[] }).data;
   }
 
   it('journey: sign up, buy credits through Stripe, create a key, search with it, see the search in the chart and in activity, disable the key and see searches refused', async () => {
     const page = await newPage();
-    await page.goto(`${gw}/dashboard`);
+    await page.goto(`${suite.gw}/dashboard`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await page.getByRole('link', { name: 'Create an account' }).click();
     await page.getByRole('heading', { name: 'Create an account' }).waitFor();
@@ -190,7 +157,7 @@ describe('the dashboard in Chromium', () => {
     expect(await row.textContent()).toContain('$0.00 of $5.00 per month');
 
     // Search through the API with it.
-    const searched = await call('POST', `${gw}/v1/search`, { body: { query: `dashboard journey ${Date.now().toString(36)}`, model: 'exa/fast' }, headers: bearer(secret) });
+    const searched = await call('POST', `${suite.gw}/v1/search`, { body: { query: `dashboard journey ${Date.now().toString(36)}`, model: 'exa/fast' }, headers: bearer(secret) });
     expect(searched.status).toBe(200);
     const requestId = String(searched.body.request_id);
 
@@ -235,7 +202,7 @@ describe('the dashboard in Chromium', () => {
     await toggle.click();
     await page.getByRole('row').filter({ hasText: 'journey' }).getByText('Disabled').waitFor();
     expect(await toggle.getAttribute('aria-checked')).toBe('false');
-    const refused = await call('POST', `${gw}/v1/search`, { body: { query: 'after disabling', model: 'exa/fast' }, headers: bearer(secret) });
+    const refused = await call('POST', `${suite.gw}/v1/search`, { body: { query: 'after disabling', model: 'exa/fast' }, headers: bearer(secret) });
     expect([refused.status, refused.body.error.code]).toEqual([401, 'key_disabled']);
     await page.close();
   }, 120_000);
@@ -314,7 +281,7 @@ describe('the dashboard in Chromium', () => {
     await confirm.getByRole('button', { name: 'Delete key' }).click();
     await page.getByText('No API keys yet').waitFor();
     expect(await keyRecords(page)).toEqual([]);
-    expect((await page.request.get(`${gw}/dashboard/api/keys/${String(created?.id)}`)).status()).toBe(404);
+    expect((await page.request.get(`${suite.gw}/dashboard/api/keys/${String(created?.id)}`)).status()).toBe(404);
 
     // Management keys: create (secret once), rename, switch off, delete after confirming.
     await go(page, 'Management keys');
@@ -324,7 +291,7 @@ describe('the dashboard in Chromium', () => {
     const mgmtSecret = await page.getByRole('dialog', { name: 'Your new management key' }).getByLabel('Secret').inputValue();
     expect(mgmtSecret).toMatch(/^svc-mgmt-[A-Za-z0-9_-]{43}$/);
     await page.getByRole('button', { name: 'Done' }).click();
-    expect((await call('GET', `${gw}/v1/keys`, { headers: bearer(mgmtSecret) })).status).toBe(200);
+    expect((await call('GET', `${suite.gw}/v1/keys`, { headers: bearer(mgmtSecret) })).status).toBe(200);
     await page.getByRole('button', { name: 'Rename ops' }).click();
     await page.getByRole('dialog', { name: 'Rename management key' }).getByLabel('Name').fill('ops-renamed');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
@@ -332,14 +299,14 @@ describe('the dashboard in Chromium', () => {
     await mgmtRow.waitFor();
     await page.getByRole('switch', { name: 'ops-renamed enabled' }).click();
     await mgmtRow.getByText('Disabled').waitFor();
-    const refused = await call('GET', `${gw}/v1/keys`, { headers: bearer(mgmtSecret) });
+    const refused = await call('GET', `${suite.gw}/v1/keys`, { headers: bearer(mgmtSecret) });
     expect([refused.status, refused.body.error.code]).toEqual([401, 'key_disabled']);
     await page.getByRole('button', { name: 'Delete ops-renamed' }).click();
     await page.getByRole('dialog', { name: 'Delete this management key?' }).getByRole('button', { name: 'Delete key' }).click();
     await page.getByText('No management keys').waitFor();
 
     // A session that ends (here: its cookie gone) sends the page back to sign-in, saying why.
-    await context.clearCookies();
+    await browser.context.clearCookies();
     await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'API keys', exact: true }).click();
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await page.getByText('Your session has ended. Sign in again to continue.').waitFor();
@@ -399,7 +366,7 @@ describe('the dashboard in Chromium', () => {
     const page = await newPage();
     await signUp(page, 'byok');
     await go(page, 'Provider keys');
-    const probe = await page.request.get(`${gw}/dashboard/api/provider-keys`);
+    const probe = await page.request.get(`${suite.gw}/dashboard/api/provider-keys`);
     expect(probe.status()).toBe(200);
     const braveRow = page.getByRole('row').filter({ hasText: 'Brave Search' });
     await braveRow.getByText('Not set (platform key)').waitFor();
@@ -412,7 +379,7 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('dialog').getByLabel('Brave Search API key').fill('BSA-dashboard-key-5678');
     await page.getByRole('button', { name: 'Save key' }).click();
     await braveRow.getByText('…5678').waitFor();
-    const listed = await page.request.get(`${gw}/dashboard/api/provider-keys`);
+    const listed = await page.request.get(`${suite.gw}/dashboard/api/provider-keys`);
     expect(((await listed.json()) as { data: { provider: string; label: string }[] }).data).toEqual([expect.objectContaining({ provider: 'brave', label: '…5678' })]);
     await page.getByRole('button', { name: 'Delete Brave Search key' }).click();
     await page.getByRole('dialog', { name: 'Delete this provider key?' }).getByRole('button', { name: 'Delete key' }).click();
@@ -440,10 +407,10 @@ describe('the dashboard in Chromium', () => {
       await page.setViewportSize(DESKTOP);
     };
 
-    await page.goto(`${gw}/dashboard/login`);
+    await page.goto(`${suite.gw}/dashboard/login`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await check('sign-in');
-    await page.goto(`${gw}/dashboard/signup`);
+    await page.goto(`${suite.gw}/dashboard/signup`);
     await page.getByRole('heading', { name: 'Create an account' }).waitFor();
     await check('sign-up');
 
@@ -453,11 +420,11 @@ describe('the dashboard in Chromium', () => {
     await grant(accountId, 3);
     const csrf = await page.evaluate<string>("window.localStorage.getItem('svc_dashboard_csrf') ?? ''");
     const headers = { 'x-csrf-token': csrf };
-    const created = await page.request.post(`${gw}/dashboard/api/keys`, { data: { name: 'production', limit_usd: 0.05, limit_reset: 'daily' }, headers });
+    const created = await page.request.post(`${suite.gw}/dashboard/api/keys`, { data: { name: 'production', limit_usd: 0.05, limit_reset: 'daily' }, headers });
     const secret = String(((await created.json()) as { secret: string }).secret);
-    await page.request.post(`${gw}/dashboard/api/keys`, { data: { name: 'staging' }, headers });
-    await page.request.post(`${gw}/dashboard/api/management-keys`, { data: { name: 'deploy bot' }, headers });
-    const checkout = await page.request.post(`${gw}/dashboard/api/credits/checkout`, { data: { amount_usd: 50 }, headers });
+    await page.request.post(`${suite.gw}/dashboard/api/keys`, { data: { name: 'staging' }, headers });
+    await page.request.post(`${suite.gw}/dashboard/api/management-keys`, { data: { name: 'deploy bot' }, headers });
+    const checkout = await page.request.post(`${suite.gw}/dashboard/api/credits/checkout`, { data: { amount_usd: 50 }, headers });
     expect(checkout.status()).toBe(201);
     // The first query twice: the second time it is answered from the result cache. The
     // second and third with filters, as sent (the activity shows them in canonical form).
@@ -471,21 +438,21 @@ describe('the dashboard in Chromium', () => {
     const statuses: unknown[] = [];
     const requestIds: string[] = [];
     for (const [i, body] of searches.entries()) {
-      const searched = await call('POST', `${gw}/v1/search`, { body, headers: bearer(secret) });
+      const searched = await call('POST', `${suite.gw}/v1/search`, { body, headers: bearer(secret) });
       expect([i, searched.status]).toEqual([i, 200]);
       statuses.push(searched.body.cache.status);
       requestIds.push(String(searched.body.request_id));
     }
     expect(statuses).toEqual(['miss', 'off', 'off', 'hit']);
     await waitFor('four searches in the activity', async () => {
-      const activity = await page.request.get(`${gw}/dashboard/api/activity`);
+      const activity = await page.request.get(`${suite.gw}/dashboard/api/activity`);
       return ((await activity.json()) as { data: unknown[] }).data.length === 4 ? true : undefined;
     }, { timeoutMs: 30_000 });
     // A provider key for the picture, set after the searches (the simulator would refuse it).
-    expect((await page.request.put(`${gw}/dashboard/api/provider-keys/exa`, { data: { key: 'exa-docs-example-9f3c' }, headers })).status()).toBe(200);
+    expect((await page.request.put(`${suite.gw}/dashboard/api/provider-keys/exa`, { data: { key: 'exa-docs-example-9f3c' }, headers })).status()).toBe(200);
 
     for (const p of PAGES) {
-      await page.goto(`${gw}/dashboard${p.path}`);
+      await page.goto(`${suite.gw}/dashboard${p.path}`);
       await page.getByRole('heading', { level: 1, name: p.heading }).waitFor();
       await page.getByRole('status').filter({ hasText: 'Loading' }).first().waitFor({ state: 'detached' }).catch(() => undefined);
       if (p.name === 'activity') {
@@ -530,32 +497,18 @@ describe('the dashboard in Chromium', () => {
 });
 
 describe('the provider keys page on a deployment without provider keys', () => {
-  let stack: Stack;
-  let context: BrowserContext;
-  let profile: string;
-
-  beforeAll(async () => {
-    stack = await startStack({ name: 'dashboard_nobyok', redisDb: 13, logLevel: 'warn', accountAdminEnv: { BYOK_ENABLED: 'false' } });
-    profile = mkdtempSync(join(tmpdir(), 'svc-dashboard-chromium-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: DESKTOP });
-  }, 120_000);
-
-  afterAll(async () => {
-    await context?.close();
-    if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
-    await stack?.stop();
-  });
+  const browser = useChromium('svc-dashboard-chromium-', { viewport: DESKTOP });
+  const suite = useStack({ name: 'dashboard_nobyok', redisDb: 13, logLevel: 'warn', accountAdminEnv: { BYOK_ENABLED: 'false' } });
 
   it('says that provider keys are turned off (503 byok_disabled), with no form to add one', async () => {
-    const gw = stack.gateways[0]?.url ?? '';
-    const page = await context.newPage();
-    await page.goto(`${gw}/dashboard/signup`);
+    const page = await browser.context.newPage();
+    await page.goto(`${suite.gw}/dashboard/signup`);
     await page.getByLabel('Email').fill(`nobyok-${Date.now()}@example.com`);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name: 'Provider keys', exact: true }).click();
-    const probe = await page.request.get(`${gw}/dashboard/api/provider-keys`);
+    const probe = await page.request.get(`${suite.gw}/dashboard/api/provider-keys`);
     expect([probe.status(), ((await probe.json()) as { error: { code: string } }).error.code]).toEqual([503, 'byok_disabled']);
     await page.getByText('Provider keys are turned off on this deployment.').waitFor();
     expect(await page.getByRole('button', { name: /^Add / }).count()).toBe(0);

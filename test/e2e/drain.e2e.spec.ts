@@ -2,11 +2,10 @@ import { once } from 'node:events';
 import { Agent, request as httpRequest } from 'node:http';
 import { createConnection, createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
-import { Client } from 'pg';
 import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, freePort, newAccount, newApiKey, startStack, waitFor, grantCredits, stopStack } from '@svc/test-kit';
-import type { RunningProcess, Stack } from '@svc/test-kit';
+import { bearer, call, freePort, splice, newAccount, newApiKey, waitFor, grantCredits, useStack, SETTLING_STACK, UNTHROTTLED_GATEWAY_ENV } from '@svc/test-kit';
+import type { RunningProcess } from '@svc/test-kit';
 
 /**
  * A loopback load balancer in the manner of a Kubernetes Service: round robin over the
@@ -34,17 +33,7 @@ class Balancer {
         return;
       }
       const target = new URL(backend.url);
-      const upstream = createConnection({ host: target.hostname, port: Number(target.port) });
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream);
-      upstream.pipe(client);
+      splice(client, createConnection({ host: target.hostname, port: Number(target.port) }), this.sockets);
     });
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
     this.server = server;
@@ -68,43 +57,26 @@ class Balancer {
 const PRICE_MICROS = 9_000;
 
 describe('a gateway stopped under load loses nothing', () => {
-  let stack: Stack;
   let balancer: Balancer;
-  let db: Client;
+  afterAll(() => balancer?.close());
+  const suite = useStack({
+    ...SETTLING_STACK, name: 'drain', redisDb: 13, logLevel: 'info', gateways: [{}, {}], gatewayEnv: { ...UNTHROTTLED_GATEWAY_ENV, SHUTDOWN_DELAY_MS: '1500' },
+    // Searches take a while, so some are in flight when SIGTERM arrives.
+    simulatorEnv: { SIM_BASE_LATENCY_MS: '150' },
+  }, { db: true });
 
-  beforeAll(async () => {
-    stack = await startStack({
-      name: 'drain',
-      redisDb: 13,
-      simulator: true,
-      // Searches take a while, so some are in flight when SIGTERM arrives.
-      simulatorEnv: { SIM_BASE_LATENCY_MS: '150' },
-      worker: true,
-      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
-      logLevel: 'info',
-      gatewayEnv: {
-        SHUTDOWN_DELAY_MS: '1500', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', ACCOUNT_MAX_IN_FLIGHT: '100000', PROVIDER_MAX_IN_FLIGHT_EXA: '1000',
-      },
-      gateways: [{}, {}],
-    });
-    balancer = new Balancer(stack.gateways);
-    db = new Client({ connectionString: stack.databases.billing });
-    await db.connect();
-  }, 120_000);
-
-  afterAll(async () => {
-    await balancer?.close();
-    await stopStack(stack, { db });
+  beforeAll(() => {
+    balancer = new Balancer(suite.stack.gateways);
   });
 
   it('answers every request while one of two gateways drains, and settles every answered search exactly once', async () => {
     const port = await freePort();
     await balancer.open(port);
     const front = `http://127.0.0.1:${port}`;
-    const gw0 = stack.gateways[0]?.url ?? '';
+    const gw0 = suite.stack.gateways[0]?.url ?? '';
     const account = await newAccount(gw0, 'drain');
-    await grantCredits(stack, account.accountId, 100_000_000, { reason: 'drain test' });
-    const redis = new Redis(stack.redisUrl);
+    await grantCredits(suite.stack, account.accountId, 100_000_000, { reason: 'drain test' });
+    const redis = new Redis(suite.stack.redisUrl);
     await waitFor('the grant in Redis', async () => ((await redis.get(redisKeys.accountBalance(account.accountId))) === '100000000' ? true : undefined));
     redis.disconnect();
     const key = await newApiKey(gw0, account.managementKey);
@@ -127,7 +99,7 @@ describe('a gateway stopped under load loses nothing', () => {
     };
     const clients = Array.from({ length: 8 }, () => client());
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    const draining = stack.gateways[1];
+    const draining = suite.stack.gateways[1];
     if (draining === undefined) throw new Error('no second gateway');
     const answeredBeforeStop = answered.length;
     const stopped = draining.process.stop('SIGTERM');
@@ -149,13 +121,13 @@ describe('a gateway stopped under load loses nothing', () => {
 
     // Every answered search is in the ledger exactly once, with its charge.
     await waitFor('the ledger worker to write every settlement', async () => {
-      const rows = await db.query<{ n: string }>('SELECT count(*) AS n FROM settlements WHERE account_id = $1', [account.accountId]);
+      const rows = await suite.db.query<{ n: string }>('SELECT count(*) AS n FROM settlements WHERE account_id = $1', [account.accountId]);
       return Number(rows.rows[0]?.n) >= answered.length ? true : undefined;
     }, { timeoutMs: 30_000 });
-    const settled = await db.query<{ request_id: string; charged_micros: string }>('SELECT request_id, charged_micros FROM settlements WHERE account_id = $1', [account.accountId]);
+    const settled = await suite.db.query<{ request_id: string; charged_micros: string }>('SELECT request_id, charged_micros FROM settlements WHERE account_id = $1', [account.accountId]);
     expect(settled.rows.map((r) => r.request_id).sort()).toEqual([...answered].sort());
     expect(settled.rows.every((r) => Number(r.charged_micros) === PRICE_MICROS)).toBe(true);
-    const charges = await db.query<{ n: string; sum: string }>(
+    const charges = await suite.db.query<{ n: string; sum: string }>(
       "SELECT count(*) AS n, coalesce(sum(-amount_micros), 0) AS sum FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge'", [account.accountId]);
     expect(Number(charges.rows[0]?.n)).toBe(answered.length);
     expect(Number(charges.rows[0]?.sum)).toBe(answered.length * PRICE_MICROS);
@@ -246,22 +218,9 @@ const CONTROL_PLANE_DELAY_MS = 2_000;
  * whose body is still arriving when they stop accepting) and exit 0.
  */
 describe('account-admin and billing drain on SIGTERM', () => {
-  let stack: Stack;
-  let gateway: string;
-
-  beforeAll(async () => {
-    stack = await startStack({
-      name: 'drain_cp',
-      redisDb: 13,
-      accountAdminEnv: { SHUTDOWN_DELAY_MS: String(CONTROL_PLANE_DELAY_MS) },
-      billingEnv: { SHUTDOWN_DELAY_MS: String(CONTROL_PLANE_DELAY_MS) },
-      logLevel: 'info',
-    });
-    gateway = stack.gateways[0]?.url ?? '';
-  }, 120_000);
-
-  afterAll(async () => {
-    await stack?.stop();
+  const suite = useStack({
+    name: 'drain_cp', redisDb: 13, logLevel: 'info',
+    accountAdminEnv: { SHUTDOWN_DELAY_MS: String(CONTROL_PLANE_DELAY_MS) }, billingEnv: { SHUTDOWN_DELAY_MS: String(CONTROL_PLANE_DELAY_MS) },
   });
 
   /**
@@ -323,13 +282,13 @@ describe('account-admin and billing drain on SIGTERM', () => {
   }
 
   it('billing: both listeners unready at once, connection: close for the delay, then the request in flight is answered and it exits 0', async () => {
-    const account = await newAccount(gateway, 'drain-billing');
-    const key = await newApiKey(gateway, account.managementKey);
-    const slow = await startSlowPost(`${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, bearer(stack.operatorToken), {
+    const account = await newAccount(suite.gw, 'drain-billing');
+    const key = await newApiKey(suite.gw, account.managementKey);
+    const slow = await startSlowPost(`${suite.stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, bearer(suite.stack.operatorToken), {
       amount_usd: 3, reason: 'granted while billing drains',
     });
-    const reply = await drainsWith(stack.billing.process, [stack.billing.url, stack.billing.operatorUrl], slow, async () => {
-      const credits = await call('GET', `${gateway}/v1/credits`, { headers: bearer(key.secret) });
+    const reply = await drainsWith(suite.stack.billing.process, [suite.stack.billing.url, suite.stack.billing.operatorUrl], slow, async () => {
+      const credits = await call('GET', `${suite.gw}/v1/credits`, { headers: bearer(key.secret) });
       expect(credits.status).toBe(200);
     });
     expect(reply.status).toBe(201);
@@ -337,11 +296,11 @@ describe('account-admin and billing drain on SIGTERM', () => {
   }, 60_000);
 
   it('account-admin: unready at once, connection: close for the delay, then the request in flight is answered and it exits 0', async () => {
-    const account = await newAccount(gateway, 'drain-admin');
+    const account = await newAccount(suite.gw, 'drain-admin');
     const email = `drain-slow-${Date.now()}@example.com`;
-    const slow = await startSlowPost(`${stack.accountAdmin.url}/dashboard/api/signup`, {}, { email, password: 'correct horse battery staple' });
-    const reply = await drainsWith(stack.accountAdmin.process, [stack.accountAdmin.url], slow, async () => {
-      const me = await call('GET', `${gateway}/dashboard/api/me`, { headers: account.session });
+    const slow = await startSlowPost(`${suite.stack.accountAdmin.url}/dashboard/api/signup`, {}, { email, password: 'correct horse battery staple' });
+    const reply = await drainsWith(suite.stack.accountAdmin.process, [suite.stack.accountAdmin.url], slow, async () => {
+      const me = await call('GET', `${suite.gw}/dashboard/api/me`, { headers: account.session });
       expect(me.status).toBe(200);
     });
     expect(reply.status).toBe(201);

@@ -1,7 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { bearer, call, newAccount, newApiKey, startStack } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, useStack } from '@svc/test-kit';
 
 /** One raw HTTP exchange on a fresh socket: whatever the server writes until it closes. */
 function rawExchange(url: string, bytes: string, { waitMs = 5_000 } = {}): Promise<{ text: string; closed: boolean }> {
@@ -56,21 +55,14 @@ function expectPlatformError(response: RawResponse, status: number, code = 'inva
 }
 
 describe('the public edge under hostile input (one edge for every service)', () => {
-  let stack: Stack;
-  let gw: string;
   let managementKey: string;
   let apiKey: string;
+  const suite = useStack({ name: 'edge', redisDb: 7, gatewayEnv: { HTTP_REQUEST_TIMEOUT_MS: '1500' } }, { timeoutMs: 90_000 });
 
   beforeAll(async () => {
-    stack = await startStack({ name: 'edge', redisDb: 7, gatewayEnv: { HTTP_REQUEST_TIMEOUT_MS: '1500' } });
-    gw = stack.gateways[0]?.url ?? '';
-    const owner = await newAccount(gw, 'edge');
+    const owner = await newAccount(suite.gw, 'edge');
     managementKey = owner.managementKey;
-    apiKey = (await newApiKey(gw, managementKey)).secret;
-  }, 90_000);
-
-  afterAll(async () => {
-    await stack.stop();
+    apiKey = (await newApiKey(suite.gw, managementKey)).secret;
   });
 
   it.each([
@@ -78,7 +70,7 @@ describe('the public edge under hostile input (one edge for every service)', () 
   ])('answers GET %s normally when the client sends Expect: 100-continue', async (path, kind) => {
     const secret = kind === 'api' ? apiKey : managementKey;
     const { status, body, continued } = await new Promise<{ status: number; body: string; continued: boolean }>((resolve, reject) => {
-      const req = httpRequest(`${gw}${path}`, { method: 'GET', headers: { ...bearer(secret), expect: '100-continue' } });
+      const req = httpRequest(`${suite.gw}${path}`, { method: 'GET', headers: { ...bearer(secret), expect: '100-continue' } });
       let continued = false;
       req.on('continue', () => {
         continued = true;
@@ -100,7 +92,7 @@ describe('the public edge under hostile input (one edge for every service)', () 
   it('answers a POST with a body sent after 100 Continue', async () => {
     const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const payload = JSON.stringify({ name: 'after-continue' });
-      const req = httpRequest(`${gw}/v1/keys`, {
+      const req = httpRequest(`${suite.gw}/v1/keys`, {
         method: 'POST',
         headers: { ...bearer(managementKey), expect: '100-continue', 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) },
       });
@@ -118,15 +110,15 @@ describe('the public edge under hostile input (one edge for every service)', () 
   });
 
   it('answers a key id over 100 characters as 404 not_found, and one over the segment limit as 414, in the platform shape', async () => {
-    const long = await call('GET', `${gw}/v1/keys/${'a'.repeat(101)}`, { headers: bearer(managementKey) });
+    const long = await call('GET', `${suite.gw}/v1/keys/${'a'.repeat(101)}`, { headers: bearer(managementKey) });
     expect(long.status).toBe(404);
     expect(long.body.error).toMatchObject({ code: 'not_found', request_id: long.headers.get('x-svc-request-id') });
-    const tooLong = parseRaw((await rawExchange(gw, `GET /v1/keys/${'a'.repeat(300)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${managementKey}\r\nConnection: close\r\n\r\n`)).text);
+    const tooLong = parseRaw((await rawExchange(suite.gw, `GET /v1/keys/${'a'.repeat(300)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${managementKey}\r\nConnection: close\r\n\r\n`)).text);
     expectPlatformError(tooLong, 414);
   });
 
   it('answers a bad percent-escape in the path in the platform shape', async () => {
-    const response = parseRaw((await rawExchange(gw, `GET /v1/keys/%ff HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)).text);
+    const response = parseRaw((await rawExchange(suite.gw, `GET /v1/keys/%ff HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)).text);
     expectPlatformError(response, 400);
   });
 
@@ -136,13 +128,13 @@ describe('the public edge under hostile input (one edge for every service)', () 
     ['a header over 16 KB', `GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`, 431],
     ['bytes that are not HTTP', '\u0000\u0001\u0002 nonsense\r\n\r\n', 400],
   ])('answers %s in the platform shape and closes the connection', async (_what, bytes, status) => {
-    const exchange = await rawExchange(gw, bytes);
+    const exchange = await rawExchange(suite.gw, bytes);
     expectPlatformError(parseRaw(exchange.text), status);
     expect(exchange.closed).toBe(true);
   });
 
   it('closes slow senders with 408 once the request timeout passes (HTTP_REQUEST_TIMEOUT_MS)', async () => {
-    const { hostname, port } = new URL(gw);
+    const { hostname, port } = new URL(suite.gw);
     const senders = Array.from({ length: 10 }, () =>
       new Promise<{ text: string; bytesSent: number }>((resolve, reject) => {
         const socket = connect(Number(port), hostname);
@@ -177,12 +169,12 @@ describe('the public edge under hostile input (one edge for every service)', () 
 
   it('never writes a query string (or a secret sent in one) to any service log', async () => {
     const marker = `svc-${'Q'.repeat(43)}`;
-    await call('GET', `${gw}/v1/credits?api_key=${marker}`, { headers: bearer(apiKey) });
-    await call('GET', `${gw}/v1/usage?from=2026-01-01&secret=${marker}`, { headers: bearer(apiKey) });
-    await call('GET', `${gw}/v1/nothing-here?token=${marker}`);
-    await call('POST', `${gw}/v1/search?key=${marker}`, { headers: bearer(apiKey), body: { query: 'q', model: 'nope/nope' } });
+    await call('GET', `${suite.gw}/v1/credits?api_key=${marker}`, { headers: bearer(apiKey) });
+    await call('GET', `${suite.gw}/v1/usage?from=2026-01-01&secret=${marker}`, { headers: bearer(apiKey) });
+    await call('GET', `${suite.gw}/v1/nothing-here?token=${marker}`);
+    await call('POST', `${suite.gw}/v1/search?key=${marker}`, { headers: bearer(apiKey), body: { query: 'q', model: 'nope/nope' } });
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const logs = stack.logs();
+    const logs = suite.stack.logs();
     expect(logs).toContain('"route":"/v1/credits"');
     expect(logs).not.toContain(marker);
     expect(logs).not.toContain('api_key=');
@@ -190,31 +182,31 @@ describe('the public edge under hostile input (one edge for every service)', () 
   });
 
   it('refuses U+0000 in every stored string with 400 naming the field, and stores nothing', async () => {
-    const created = await call('POST', `${gw}/v1/keys`, { headers: bearer(managementKey), body: { name: 'a\u0000b' } });
+    const created = await call('POST', `${suite.gw}/v1/keys`, { headers: bearer(managementKey), body: { name: 'a\u0000b' } });
     expect(created.status).toBe(400);
     expect(created.body.error).toMatchObject({ code: 'invalid_request', message: 'name must not contain the character U+0000' });
-    const key = await newApiKey(gw, managementKey, { name: 'plain' });
-    const patched = await call('PATCH', `${gw}/v1/keys/${key.id}`, { headers: bearer(managementKey), body: { name: 'x\u0000' } });
+    const key = await newApiKey(suite.gw, managementKey, { name: 'plain' });
+    const patched = await call('PATCH', `${suite.gw}/v1/keys/${key.id}`, { headers: bearer(managementKey), body: { name: 'x\u0000' } });
     expect(patched.status).toBe(400);
     expect(patched.body.error.message).toContain('name');
-    expect((await call('GET', `${gw}/v1/keys/${key.id}`, { headers: bearer(managementKey) })).body.name).toBe('plain');
-    const owner = await newAccount(gw, 'nul');
-    const mgmt = await call('POST', `${gw}/dashboard/api/management-keys`, { headers: owner.session, body: { name: 'a\u0000b' } });
+    expect((await call('GET', `${suite.gw}/v1/keys/${key.id}`, { headers: bearer(managementKey) })).body.name).toBe('plain');
+    const owner = await newAccount(suite.gw, 'nul');
+    const mgmt = await call('POST', `${suite.gw}/dashboard/api/management-keys`, { headers: owner.session, body: { name: 'a\u0000b' } });
     expect(mgmt.status).toBe(400);
     expect(mgmt.body.error.message).toContain('name');
-    const signup = await call('POST', `${gw}/dashboard/api/signup`, { body: { email: 'a\u0000b@example.com', password: 'correct horse battery staple' } });
+    const signup = await call('POST', `${suite.gw}/dashboard/api/signup`, { body: { email: 'a\u0000b@example.com', password: 'correct horse battery staple' } });
     expect(signup.status).toBe(400);
     expect(signup.body.error.message).toContain('email');
-    const login = await call('POST', `${gw}/dashboard/api/login`, { body: { email: 'a\u0000b@example.com', password: 'correct horse battery staple' } });
+    const login = await call('POST', `${suite.gw}/dashboard/api/login`, { body: { email: 'a\u0000b@example.com', password: 'correct horse battery staple' } });
     expect(login.status).toBe(400);
     expect(login.body.error.message).toContain('email');
-    const list = await call('GET', `${gw}/v1/keys?limit=100`, { headers: bearer(managementKey) });
+    const list = await call('GET', `${suite.gw}/v1/keys?limit=100`, { headers: bearer(managementKey) });
     expect(list.body.data.map((k: { name: string }) => k.name)).not.toContain('a\u0000b');
   });
 
   it.each([8_640_000_000_000_001, Number.MAX_SAFE_INTEGER])('answers a cursor at t=%d with 400 invalid_request', async (t) => {
     const cursor = Buffer.from(JSON.stringify({ t, i: 'key_AAAAAAAAAAAAAAAAAAAAAAAA' })).toString('base64url');
-    const response = await call('GET', `${gw}/v1/keys?cursor=${cursor}`, { headers: bearer(managementKey) });
+    const response = await call('GET', `${suite.gw}/v1/keys?cursor=${cursor}`, { headers: bearer(managementKey) });
     expect(response.status).toBe(400);
     expect(response.body.error).toMatchObject({ code: 'invalid_request', message: 'cursor is not valid' });
   });

@@ -1,7 +1,6 @@
-import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, grantCredits, stopStack } from '@svc/test-kit';
-import type { JsonResponse, Stack } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, grantCredits, useStack } from '@svc/test-kit';
+import type { JsonResponse } from '@svc/test-kit';
 
 /**
  * Concurrent copies of one search sharing an Idempotency-Key: a repeat while the first is
@@ -11,33 +10,21 @@ import type { JsonResponse, Stack } from '@svc/test-kit';
  * sending ten copies each must make exactly five provider calls and all answer 200.
  */
 describe('concurrent copies of one Idempotency-Key', () => {
-  let stack: Stack;
-  let gw: string;
-  let redis: Redis;
-
-  beforeAll(async () => {
-    stack = await startStack({ name: 'idemrace', redisDb: 14, simulator: true, logLevel: 'warn' });
-    gw = stack.gateways[0]?.url ?? '';
-    redis = new Redis(stack.redisUrl);
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopStack(stack, { redis });
-  });
+  const suite = useStack({ name: 'idemrace', redisDb: 14, simulator: true, logLevel: 'warn' });
 
   async function exaCalls(): Promise<number> {
-    const stats = await call('GET', `${stack.simulator?.url ?? ''}/_sim/stats`);
+    const stats = await call('GET', `${suite.stack.simulator?.url ?? ''}/_sim/stats`);
     return Number(stats.body.exa.total);
   }
 
   it('five keys x ten copies: one provider call per key, every copy answered with the first outcome', async () => {
-    const account = await newAccount(gw, 'idem');
-    await grantCredits(stack, account.accountId, 10000000, { redis });
+    const account = await newAccount(suite.gw, 'idem');
+    await grantCredits(suite.stack, account.accountId, 10000000, { redis: suite.redis });
     for (let round = 0; round < 4; round++) {
-      const keys = await Promise.all([0, 1, 2, 3, 4].map(() => newApiKey(gw, account.managementKey)));
+      const keys = await Promise.all([0, 1, 2, 3, 4].map(() => newApiKey(suite.gw, account.managementKey)));
       const before = await exaCalls();
       const copies: Promise<JsonResponse>[][] = keys.map((key, k) => Array.from({ length: 10 }, () =>
-        call('POST', `${gw}/v1/search`, {
+        call('POST', `${suite.gw}/v1/search`, {
           body: { query: 'idem race sim:exa=slow300', model: 'exa/fast', max_results: 1 },
           headers: { ...bearer(key.secret), 'idempotency-key': `race-${round}-${k}` },
         })));
@@ -53,6 +40,6 @@ describe('concurrent copies of one Idempotency-Key', () => {
       expect([round, (await exaCalls()) - before]).toEqual([round, 5]);
     }
     // Nothing left held: no in-flight slot, and each key charged once per round.
-    expect(await redis.zcard(redisKeys.accountInFlight(account.accountId))).toBe(0);
+    expect(await suite.redis.zcard(redisKeys.accountInFlight(account.accountId))).toBe(0);
   }, 120_000);
 });

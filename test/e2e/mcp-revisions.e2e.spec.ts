@@ -2,10 +2,8 @@ import { createMCPClient } from '@ai-sdk/mcp';
 import type { MCPClient } from '@ai-sdk/mcp';
 import { Client as McpClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, grantCredits, stopStack } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
 
 /**
  * /mcp on both protocol eras (decision 0024), against a real stack (gateway, billing with
@@ -15,32 +13,23 @@ import type { Stack } from '@svc/test-kit';
  * POST /v1/search on the account's balance.
  */
 describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v2 client and the AI SDK', () => {
-  let stack: Stack;
-  let redis: Redis;
   const closers: (() => Promise<unknown>)[] = [];
-  const gw = (): string => stack.gateways[0]?.url ?? '';
-
-  beforeAll(async () => {
-    stack = await startStack({ name: 'mcp_rev', redisDb: 9, simulator: true, worker: true, workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' }, logLevel: 'warn' });
-    redis = new Redis(stack.redisUrl);
-  }, 120_000);
-
   afterAll(async () => {
     for (const close of closers) await close().catch(() => undefined);
-    await stopStack(stack, { redis });
   });
+  const suite = useStack({ ...SETTLING_STACK, name: 'mcp_rev', redisDb: 9 });
 
   async function fundedKey(usd: number): Promise<{ accountId: string; secret: string }> {
-    const account = await newAccount(gw(), 'mcp-rev');
-    await grantCredits(stack, account.accountId, Math.round(usd * 1_000_000), { redis });
-    const key = await newApiKey(gw(), account.managementKey);
+    const account = await newAccount(suite.gw, 'mcp-rev');
+    await grantCredits(suite.stack, account.accountId, Math.round(usd * 1_000_000), { redis: suite.redis });
+    const key = await newApiKey(suite.gw, account.managementKey);
     return { accountId: account.accountId, secret: key.secret };
   }
 
-  const balanceMicros = async (accountId: string): Promise<number> => Number(await redis.get(redisKeys.accountBalance(accountId)));
+  const balanceMicros = async (accountId: string): Promise<number> => Number(await suite.redis.get(redisKeys.accountBalance(accountId)));
 
   async function official(secret: string, revision: '2026-07-28' | '2025-11-25'): Promise<McpClient> {
-    const transport = new StreamableHTTPClientTransport(new URL(`${gw()}/mcp`), { requestInit: { headers: bearer(secret) } });
+    const transport = new StreamableHTTPClientTransport(new URL(`${suite.gw}/mcp`), { requestInit: { headers: bearer(secret) } });
     const client = new McpClient(
       { name: 'e2e-v2', version: '1.0.0' },
       { versionNegotiation: { mode: revision === '2026-07-28' ? { pin: '2026-07-28' } : 'legacy' } },
@@ -53,7 +42,7 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
   /** The charge of one POST /v1/search with these arguments, on the same account. */
   async function httpCharge(accountId: string, secret: string, args: Record<string, unknown>): Promise<{ micros: number; body: Record<string, unknown> }> {
     const before = await balanceMicros(accountId);
-    const http = await call('POST', `${gw()}/v1/search`, { body: args, headers: bearer(secret) });
+    const http = await call('POST', `${suite.gw}/v1/search`, { body: args, headers: bearer(secret) });
     expect(http.status).toBe(200);
     return { micros: before - (await balanceMicros(accountId)), body: http.body as Record<string, unknown> };
   }
@@ -114,7 +103,7 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
 
   it('the Vercel AI SDK MCP client (HTTP transport, bearer header): tools listed, a web_search charged like POST /v1/search, a retry with its idempotency_key charged once', async () => {
     const { accountId, secret } = await fundedKey(1);
-    const client: MCPClient = await createMCPClient({ transport: { type: 'http', url: `${gw()}/mcp`, headers: bearer(secret) } });
+    const client: MCPClient = await createMCPClient({ transport: { type: 'http', url: `${suite.gw}/mcp`, headers: bearer(secret) } });
     closers.push(() => client.close());
     const listed = await client.listTools();
     expect(listed.tools.map((t) => t.name).sort()).toEqual(['get_credits', 'list_models', 'web_search']);
@@ -152,13 +141,13 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
     });
 
     it('tools/list without initialize or a session: the tools with ttlMs; server/discover names the revision and the capabilities', async () => {
-      const list = await call('POST', `${gw()}/mcp`, { body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } }, headers: modernHeaders(secret, 'tools/list') });
+      const list = await call('POST', `${suite.gw}/mcp`, { body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } }, headers: modernHeaders(secret, 'tools/list') });
       expect(list.status).toBe(200);
       expect(list.headers.get('mcp-session-id')).toBeNull();
       expect(list.body.result.tools.map((t: { name: string }) => t.name).sort()).toEqual(['get_credits', 'list_models', 'web_search']);
       expect(list.body.result).toMatchObject({ ttlMs: 3_600_000, cacheScope: 'public' });
 
-      const discover = await call('POST', `${gw()}/mcp`, { body: { jsonrpc: '2.0', id: 2, method: 'server/discover', params: { _meta: envelope } }, headers: modernHeaders(secret, 'server/discover') });
+      const discover = await call('POST', `${suite.gw}/mcp`, { body: { jsonrpc: '2.0', id: 2, method: 'server/discover', params: { _meta: envelope } }, headers: modernHeaders(secret, 'server/discover') });
       expect(discover.status).toBe(200);
       // server/discover lists the envelope revisions; the 2025 ones are negotiated by initialize (the tests above).
       expect(discover.body.result.supportedVersions).toEqual(['2026-07-28']);
@@ -170,16 +159,16 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
     it('Mcp-Method or Mcp-Name that disagree with the body are 400, and nothing is charged', async () => {
       const before = await balanceMicros(accountId);
       const body = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'mismatch', model: 'exa/fast' }, _meta: envelope } };
-      const wrongMethod = await call('POST', `${gw()}/mcp`, { body, headers: modernHeaders(secret, 'tools/list', 'web_search') });
+      const wrongMethod = await call('POST', `${suite.gw}/mcp`, { body, headers: modernHeaders(secret, 'tools/list', 'web_search') });
       expect(wrongMethod.status).toBe(400);
       expect(wrongMethod.body.error.code).toBe(-32020);
-      const wrongName = await call('POST', `${gw()}/mcp`, { body, headers: modernHeaders(secret, 'tools/call', 'get_credits') });
+      const wrongName = await call('POST', `${suite.gw}/mcp`, { body, headers: modernHeaders(secret, 'tools/call', 'get_credits') });
       expect(wrongName.status).toBe(400);
       expect(wrongName.body.error.code).toBe(-32020);
-      const noName = await call('POST', `${gw()}/mcp`, { body, headers: modernHeaders(secret, 'tools/call') });
+      const noName = await call('POST', `${suite.gw}/mcp`, { body, headers: modernHeaders(secret, 'tools/call') });
       expect(noName.status).toBe(400);
       expect(await balanceMicros(accountId)).toBe(before);
-      const right = await call('POST', `${gw()}/mcp`, { body, headers: modernHeaders(secret, 'tools/call', 'web_search') });
+      const right = await call('POST', `${suite.gw}/mcp`, { body, headers: modernHeaders(secret, 'tools/call', 'web_search') });
       expect(right.status).toBe(200);
       expect(right.body.result.structuredContent).toMatchObject({ model: 'exa/fast', cost_usd: 0.009 });
       expect(before - (await balanceMicros(accountId))).toBe(9_000);
@@ -205,7 +194,7 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
         { body: { jsonrpc: '2.0', id: { nested: true }, method: 'tools/list', params: { _meta: envelope } }, headers: { 'mcp-method': 'tools/list' } },
       ];
       for (const [index, hostile] of cases.entries()) {
-        const answer = await call('POST', `${gw()}/mcp`, { ...(hostile.raw === undefined ? { body: hostile.body } : { raw: hostile.raw }), headers: { ...headers, ...hostile.headers, ...(hostile.raw === undefined ? {} : { 'content-type': 'application/json' }) } });
+        const answer = await call('POST', `${suite.gw}/mcp`, { ...(hostile.raw === undefined ? { body: hostile.body } : { raw: hostile.raw }), headers: { ...headers, ...hostile.headers, ...(hostile.raw === undefined ? {} : { 'content-type': 'application/json' }) } });
         expect({ index, status: answer.status < 500 }).toEqual({ index, status: true });
       }
       // The batch of two well-formed calls is not a 2026-07-28 request (no batches there): it must not run either call.
@@ -213,7 +202,7 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
     });
 
     it('subscriptions/listen is answered at once with method not found (no stream is held open)', async () => {
-      const listen = await call('POST', `${gw()}/mcp`, {
+      const listen = await call('POST', `${suite.gw}/mcp`, {
         body: { jsonrpc: '2.0', id: 5, method: 'subscriptions/listen', params: { _meta: envelope, notifications: { toolsListChanged: true } } },
         headers: modernHeaders(secret, 'subscriptions/listen'),
       });
@@ -223,10 +212,10 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
 
     it('a 401 says WWW-Authenticate: Bearer, with error="invalid_token" when a token was sent, and no OAuth discovery', async () => {
       const body = { jsonrpc: '2.0', id: 4, method: 'tools/list', params: { _meta: envelope } };
-      const none = await call('POST', `${gw()}/mcp`, { body, headers: { accept: 'application/json, text/event-stream' } });
+      const none = await call('POST', `${suite.gw}/mcp`, { body, headers: { accept: 'application/json, text/event-stream' } });
       expect(none.status).toBe(401);
       expect(none.headers.get('www-authenticate')).toBe('Bearer');
-      const wrong = await call('POST', `${gw()}/mcp`, { body, headers: { ...bearer('svc-thisisnotakeythisisnotakey00'), accept: 'application/json, text/event-stream' } });
+      const wrong = await call('POST', `${suite.gw}/mcp`, { body, headers: { ...bearer('svc-thisisnotakeythisisnotakey00'), accept: 'application/json, text/event-stream' } });
       expect(wrong.status).toBe(401);
       expect(wrong.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
       expect(wrong.headers.get('www-authenticate')).not.toContain('resource_metadata');

@@ -1,17 +1,14 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client as McpClient, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import type { CallToolResult, OAuthClientProvider } from '@modelcontextprotocol/client';
-import { chromium } from 'playwright-core';
-import type { BrowserContext, Page } from 'playwright-core';
-import { Redis } from 'ioredis';
+import type { Page } from 'playwright-core';
 import { OAUTH_PATHS, redisKeys } from '@svc/contracts';
-import { bearer, call, repoRoot, startStack, waitFor } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import { bearer, call, repoRoot, waitFor, useStack, SETTLING_STACK } from '@svc/test-kit';
+import { useChromium } from './chromium';
 
 /**
  * The connector journey of a chat app, end to end: the official MCP SDK client's own OAuth
@@ -19,8 +16,6 @@ import type { Stack } from '@svc/test-kit';
  * exchange) against the real stack, and the owner in Chromium (signing in on the consent
  * page, approving with a $1 daily limit, later revoking on the Connected apps page).
  */
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run'];
 const PASSWORD = 'a long enough password';
 const PROPAGATION_MAX_MS = 15_000;
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -114,19 +109,18 @@ class ChatAppProvider implements OAuthClientProvider {
 }
 
 describe('a chat-app connector over OAuth, with the owner in Chromium', () => {
-  let stack: Stack;
-  let redis: Redis;
-  let context: BrowserContext;
-  let profile: string;
   let callbackServer: Server;
   let callbackUrl: string;
   const callbacks: URLSearchParams[] = [];
   const closers: (() => Promise<unknown>)[] = [];
-  const gw = (): string => stack.gateways[0]?.url ?? '';
+  afterAll(async () => {
+    for (const close of closers) await close().catch(() => undefined);
+  });
+  const browser = useChromium('svc-oauth-chromium-');
+  afterAll(() => new Promise((resolve) => callbackServer?.close(resolve)));
+  const suite = useStack({ ...SETTLING_STACK, name: 'oauth_connector', redisDb: 14 });
 
   beforeAll(async () => {
-    stack = await startStack({ name: 'oauth_connector', redisDb: 14, simulator: true, worker: true, workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' }, logLevel: 'warn' });
-    redis = new Redis(stack.redisUrl);
     // The chat app's redirect URI: records where the browser comes back with the code.
     callbackServer = createServer((request, response) => {
       const url = new URL(request.url ?? '/', 'http://x');
@@ -136,21 +130,10 @@ describe('a chat-app connector over OAuth, with the owner in Chromium', () => {
     });
     await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
     callbackUrl = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/callback`;
-    profile = mkdtempSync(join(tmpdir(), 'svc-oauth-chromium-'));
-    context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, locale: 'en-US', timezoneId: 'UTC' });
-  }, 180_000);
-
-  afterAll(async () => {
-    for (const close of closers) await close().catch(() => undefined);
-    await context?.close();
-    if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
-    redis?.disconnect();
-    await new Promise((resolve) => callbackServer?.close(resolve));
-    await stack?.stop();
   });
 
   async function connectedClient(provider: ChatAppProvider): Promise<McpClient> {
-    const transport = new StreamableHTTPClientTransport(new URL(gw() + OAUTH_PATHS.resource), { authProvider: provider });
+    const transport = new StreamableHTTPClientTransport(new URL(suite.gw + OAUTH_PATHS.resource), { authProvider: provider });
     const client = new McpClient({ name: 'chat-app', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await client.connect(transport);
     closers.push(() => client.close());
@@ -160,29 +143,29 @@ describe('a chat-app connector over OAuth, with the owner in Chromium', () => {
   it('registers, the owner signs in and approves a $1 daily limit, web_search is charged to the grant key, the limit holds, and revoking ends it within the propagation bound', async () => {
     // The owner's account, funded with $5.
     const email = `owner-${Date.now()}@example.com`;
-    const signup = await call('POST', `${gw()}/dashboard/api/signup`, { body: { email, password: PASSWORD } });
+    const signup = await call('POST', `${suite.gw}/dashboard/api/signup`, { body: { email, password: PASSWORD } });
     expect(signup.status).toBe(201);
     const accountId = String(signup.body.account_id);
     const session = { cookie: (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? '', 'x-csrf-token': String(signup.body.csrf_token) };
-    const managementKey = String((await call('POST', `${gw()}/dashboard/api/management-keys`, { body: { name: 'owner' }, headers: session })).body.secret);
-    expect((await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${accountId}/grants`, { body: { amount_usd: 5, reason: 'e2e' }, headers: bearer(stack.operatorToken) })).status).toBe(201);
-    await waitFor('the funding', async () => ((await redis.get(redisKeys.accountBalance(accountId))) === '5000000' ? true : undefined));
+    const managementKey = String((await call('POST', `${suite.gw}/dashboard/api/management-keys`, { body: { name: 'owner' }, headers: session })).body.secret);
+    expect((await call('POST', `${suite.stack.billing.operatorUrl}/operator/accounts/${accountId}/grants`, { body: { amount_usd: 5, reason: 'e2e' }, headers: bearer(suite.stack.operatorToken) })).status).toBe(201);
+    await waitFor('the funding', async () => ((await suite.redis.get(redisKeys.accountBalance(accountId))) === '5000000' ? true : undefined));
 
     // The chat app connects: the SDK discovers, registers and asks the owner to authorize.
     const provider = new ChatAppProvider(callbackUrl);
-    const transport = new StreamableHTTPClientTransport(new URL(gw() + OAUTH_PATHS.resource), { authProvider: provider });
+    const transport = new StreamableHTTPClientTransport(new URL(suite.gw + OAUTH_PATHS.resource), { authProvider: provider });
     const first = new McpClient({ name: 'chat-app', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await expect(first.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
     expect(provider.info?.client_id).toMatch(/^ocl_/);
-    expect(provider.discovery?.authorizationServerUrl).toBe(gw());
+    expect(provider.discovery?.authorizationServerUrl).toBe(suite.gw);
     const authorizationUrl = provider.authorizationUrl;
     if (authorizationUrl === null) throw new Error('the SDK did not ask for authorization');
-    expect(`${authorizationUrl.origin}${authorizationUrl.pathname}`).toBe(gw() + OAUTH_PATHS.authorize);
+    expect(`${authorizationUrl.origin}${authorizationUrl.pathname}`).toBe(suite.gw + OAUTH_PATHS.authorize);
     expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
-    expect(authorizationUrl.searchParams.get('resource')).toBe(gw() + OAUTH_PATHS.resource);
+    expect(authorizationUrl.searchParams.get('resource')).toBe(suite.gw + OAUTH_PATHS.resource);
 
     // The owner, in the browser: the consent page asks to sign in first, then shows the app.
-    const page = await context.newPage();
+    const page = await browser.context.newPage();
     await page.goto(authorizationUrl.toString());
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     expect(new URL(page.url()).pathname).toBe(OAUTH_PATHS.consent);
@@ -200,25 +183,25 @@ describe('a chat-app connector over OAuth, with the owner in Chromium', () => {
     const back = callbacks.at(-1);
     if (back === undefined) throw new Error('the browser did not come back to the app');
     expect(back.get('state')).toBe(authorizationUrl.searchParams.get('state'));
-    expect(back.get('iss')).toBe(gw());
+    expect(back.get('iss')).toBe(suite.gw);
     await transport.finishAuth(back);
     expect(provider.saved?.access_token).toMatch(/^svc-oat-/);
 
     // The grant is a child key of the account, named after the app, with the limit chosen.
-    const keys = (await call('GET', `${gw()}/v1/keys`, { headers: bearer(managementKey) })).body.data as { id: string; name: string; limit_usd: number; limit_reset: string; usage_usd: number }[];
+    const keys = (await call('GET', `${suite.gw}/v1/keys`, { headers: bearer(managementKey) })).body.data as { id: string; name: string; limit_usd: number; limit_reset: string; usage_usd: number }[];
     expect(keys).toEqual([expect.objectContaining({ name: 'Chat Connector', limit_usd: 1, limit_reset: 'daily', usage_usd: 0 })]);
     const grantKeyId = keys[0]?.id ?? '';
 
     // web_search with the access token, charged to the grant's key.
     const client = await connectedClient(provider);
-    const balance = async (): Promise<number> => Number(await redis.get(redisKeys.accountBalance(accountId)));
+    const balance = async (): Promise<number> => Number(await suite.redis.get(redisKeys.accountBalance(accountId)));
     const before = await balance();
     const answer = (await client.callTool({ name: 'web_search', arguments: { query: 'connector search', model: 'exa/fast', max_results: 3, idempotency_key: 'connector-1' } })) as CallToolResult;
     expect(answer.isError).toBeFalsy();
     const cost = (answer.structuredContent as { cost_usd: number }).cost_usd;
     expect(before - (await balance())).toBe(Math.round(cost * 1_000_000));
     const keyUsage = async (): Promise<number> =>
-      ((await call('GET', `${gw()}/v1/keys/${grantKeyId}`, { headers: bearer(managementKey) })).body as { usage_usd: number }).usage_usd;
+      ((await call('GET', `${suite.gw}/v1/keys/${grantKeyId}`, { headers: bearer(managementKey) })).body as { usage_usd: number }).usage_usd;
     expect(await keyUsage()).toBe(cost);
 
     // The $1 daily limit: expensive searches until the key's limit refuses one.
@@ -234,7 +217,7 @@ describe('a chat-app connector over OAuth, with the owner in Chromium', () => {
     expect(5_000_000 - (await balance())).toBe(Math.round(spent * 1_000_000));
 
     // The Connected apps page shows the app and its spend; the owner revokes it there.
-    await page.goto(`${gw()}/dashboard/connected-apps`);
+    await page.goto(`${suite.gw}/dashboard/connected-apps`);
     await page.getByRole('heading', { level: 1, name: 'Connected apps' }).waitFor();
     const row = page.locator('tr', { hasText: 'Chat Connector' });
     await row.waitFor();
@@ -247,12 +230,12 @@ describe('a chat-app connector over OAuth, with the owner in Chromium', () => {
 
     const token = provider.saved?.access_token ?? '';
     const status = async (): Promise<number> =>
-      (await call('POST', gw() + OAUTH_PATHS.resource, { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream', ...bearer(token) } })).status;
+      (await call('POST', suite.gw + OAUTH_PATHS.resource, { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream', ...bearer(token) } })).status;
     await waitFor('the revoked connector to be refused', async () => ((await status()) === 401 ? true : undefined), { timeoutMs: PROPAGATION_MAX_MS });
     expect(Date.now() - revokedAt).toBeLessThanOrEqual(PROPAGATION_MAX_MS);
     const refused = (await client.callTool({ name: 'list_models', arguments: {} }).then(() => null, (error: unknown) => error)) as Error | null;
     expect(refused).not.toBeNull();
-    expect((await call('GET', `${gw()}/v1/keys`, { headers: bearer(managementKey) })).body.data).toEqual([]);
+    expect((await call('GET', `${suite.gw}/v1/keys`, { headers: bearer(managementKey) })).body.data).toEqual([]);
   }, 120_000);
 
   it('on a stack without the local setting, a client metadata document on a loopback or private address is never fetched', async () => {
@@ -265,7 +248,7 @@ describe('a chat-app connector over OAuth, with the owner in Chromium', () => {
     const port = (site.address() as AddressInfo).port;
     try {
       for (const clientId of [`http://127.0.0.1:${port}/client.json`, `https://127.0.0.1:${port}/client.json`, `https://localhost:${port}/client.json`, 'https://169.254.169.254/latest/meta-data']) {
-        const url = new URL(gw() + OAUTH_PATHS.authorize);
+        const url = new URL(suite.gw + OAUTH_PATHS.authorize);
         for (const [name, value] of Object.entries({ response_type: 'code', client_id: clientId, redirect_uri: callbackUrl, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' })) url.searchParams.set(name, value);
         const answer = await fetch(url, { redirect: 'manual' });
         expect({ clientId, status: answer.status, location: answer.headers.get('location') }).toEqual({ clientId, status: 400, location: null });

@@ -1,10 +1,8 @@
-import type { Client } from 'pg';
-import type { RedisClient } from '@svc/redis-client';
 import { checkLogLine } from '@svc/logging';
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
 import type { Sample } from '@svc/metrics';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stopStack, stackClients } from '@svc/test-kit';
-import type { JsonResponse, Stack } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
+import type { JsonResponse } from '@svc/test-kit';
 
 /**
  * Metrics after a mixed run: every process of the stack is scraped on its own METRICS_PORT,
@@ -23,45 +21,30 @@ async function scrape(url: string): Promise<Sample[]> {
 }
 
 describe('metrics of every service after a mixed run', () => {
-  let stack: Stack;
-  let redis: RedisClient;
-  let db: Client;
   /** Every secret and query text the run used: none may appear in any log line. */
   const mustNotLog: string[] = [];
-
-  beforeAll(async () => {
-    stack = await startStack({
-      name: 'observability',
-      redisDb: 12,
-      simulator: true,
-      worker: true,
-      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
-      // debug: every line any service writes during the run is checked against the log schema.
-      logLevel: 'debug',
-      gateways: [
-        { env: { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '1000' } },
-        // A tight rate limit (429s) and no Tavily capacity (503 overloaded) on the second gateway.
-        { env: { RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '2', PROVIDER_MAX_IN_FLIGHT_TAVILY: '0' } },
-        // A small account in-flight cap on the third (429 too_many_concurrent_requests); used
-        // only by the last test, so the counts of the first are those of gateways 0 and 1.
-        { env: { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '1000', ACCOUNT_MAX_IN_FLIGHT: String(IN_FLIGHT_CAP) } },
-      ],
-    });
-    ({ redis, db } = await stackClients(stack));
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopStack(stack, { redis, db });
-  });
+  const suite = useStack({
+    ...SETTLING_STACK, name: 'observability', redisDb: 12,
+    // debug: every line any service writes during the run is checked against the log schema.
+    logLevel: 'debug',
+    gateways: [
+      { env: { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '1000' } },
+      // A tight rate limit (429s) and no Tavily capacity (503 overloaded) on the second gateway.
+      { env: { RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '2', PROVIDER_MAX_IN_FLIGHT_TAVILY: '0' } },
+      // A small account in-flight cap on the third (429 too_many_concurrent_requests); used
+      // only by the last test, so the counts of the first are those of gateways 0 and 1.
+      { env: { RATE_LIMIT_PER_SECOND: '1000', RATE_LIMIT_BURST: '1000', ACCOUNT_MAX_IN_FLIGHT: String(IN_FLIGHT_CAP) } },
+    ],
+  }, { db: true });
 
   it('counts searches, charges, refusals and settlements exactly as the run did', async () => {
-    const [gw0, gw1] = stack.gateways.map((g) => g.url) as [string, string];
+    const [gw0, gw1] = suite.stack.gateways.map((g) => g.url) as [string, string];
     const account = await newAccount(gw0, 'obs');
-    await grantCredits(stack, account.accountId, 12 * PRICE_MICROS, { redis });
+    await grantCredits(suite.stack, account.accountId, 12 * PRICE_MICROS, { redis: suite.redis });
     const key = await newApiKey(gw0, account.managementKey);
     // The rate limit is per key (kept in Redis): gateway 1's burst uses a key of its own.
     const burstKey = await newApiKey(gw0, account.managementKey);
-    mustNotLog.push(key.secret, burstKey.secret, account.managementKey, stack.operatorToken, 'plain 0', 'fallback', 'no capacity', 'burst 1', 'spend', 'broke');
+    mustNotLog.push(key.secret, burstKey.secret, account.managementKey, suite.stack.operatorToken, 'plain 0', 'fallback', 'no capacity', 'burst 1', 'spend', 'broke');
     const replies: JsonResponse[] = [];
     const search = async (gateway: string, body: Record<string, unknown>): Promise<JsonResponse> => {
       const secret = gateway === gw1 ? burstKey.secret : key.secret;
@@ -99,7 +82,7 @@ describe('metrics of every service after a mixed run', () => {
     const rateLimited = byCode('rate_limited');
     expect(rateLimited).toBeGreaterThan(0);
 
-    const gateways = (await Promise.all(stack.gateways.map((g) => scrape(g.metricsUrl)))).flat();
+    const gateways = (await Promise.all(suite.stack.gateways.map((g) => scrape(g.metricsUrl)))).flat();
     const g = (name: string, labels: Record<string, string> = {}): number => sumSamples(gateways, name, labels);
     expect(g('gateway_searches_total', { outcome: 'ok' })).toBe(ok.length);
     expect(g('gateway_searches_total', { outcome: 'ok', model: 'exa/fast' })).toBe(ok.length);
@@ -135,10 +118,10 @@ describe('metrics of every service after a mixed run', () => {
     // The ledger worker: every charged search written once, the same money, nothing left over.
     const settledSearches = ok.length + byCode('all_providers_failed');
     await waitFor('every settlement in the ledger', async () => {
-      const rows = await db.query<{ n: string }>('SELECT count(*) AS n FROM settlements WHERE account_id = $1', [account.accountId]);
+      const rows = await suite.db.query<{ n: string }>('SELECT count(*) AS n FROM settlements WHERE account_id = $1', [account.accountId]);
       return Number(rows.rows[0]?.n) >= settledSearches ? true : undefined;
     }, { timeoutMs: 30_000 });
-    const worker = await scrape(stack.worker?.metricsUrl ?? '');
+    const worker = await scrape(suite.stack.worker?.metricsUrl ?? '');
     expect(sumSamples(worker, 'ledger_settlements_total', { result: 'written' })).toBe(settledSearches);
     expect(sumSamples(worker, 'ledger_charged_micros_total')).toBe(chargedMicros);
     expect(sumSamples(worker, 'ledger_drain_lag_seconds_count')).toBeGreaterThanOrEqual(settledSearches);
@@ -146,12 +129,12 @@ describe('metrics of every service after a mixed run', () => {
     expect(sumSamples(worker, 'ledger_backlog_oldest_age_seconds')).toBe(0);
     expect(worker.some((s) => s.name === 'reconciliation_drift_micros')).toBe(true);
 
-    const billing = await scrape(stack.billing.metricsUrl);
+    const billing = await scrape(suite.stack.billing.metricsUrl);
     expect(sumSamples(billing, 'http_requests_total', { route: '/operator/accounts/:account_id/grants', status: '201' })).toBe(1);
     expect(sumSamples(billing, 'billing_stripe_webhooks_total', { outcome: 'payment_disabled' })).toBe(1);
     expect(sumSamples(billing, 'billing_refunded_micros_total')).toBe(0);
 
-    const accountAdmin = await scrape(stack.accountAdmin.metricsUrl);
+    const accountAdmin = await scrape(suite.stack.accountAdmin.metricsUrl);
     expect(sumSamples(accountAdmin, 'grpc_server_handled_total', { code: 'OK' })).toBeGreaterThan(0);
     expect(sumSamples(accountAdmin, 'http_requests_total', { route: '/dashboard/api/signup', status: '201' })).toBe(1);
     for (const samples of [gateways, worker, billing, accountAdmin]) {
@@ -160,7 +143,7 @@ describe('metrics of every service after a mixed run', () => {
   }, 120_000);
 
   it('writes every log line of every service in the one schema, a search line with its account, key, models, outcome and cost', () => {
-    const sections = stack.logs().split(/^--- /m).filter((section) => section !== '');
+    const sections = suite.stack.logs().split(/^--- /m).filter((section) => section !== '');
     const problems: string[] = [];
     const searchLines: Record<string, unknown>[] = [];
     let lines = 0;
@@ -198,12 +181,12 @@ describe('metrics of every service after a mixed run', () => {
   });
 
   it('counts the account in-flight cap\'s refusals: gateway_search_refusals_total{reason="in_flight"} is the number of 429 too_many_concurrent_requests', async () => {
-    const gw2 = stack.gateways[2];
+    const gw2 = suite.stack.gateways[2];
     if (gw2 === undefined) throw new Error('no third gateway');
-    const gw0 = stack.gateways[0]?.url ?? '';
+    const gw0 = suite.stack.gateways[0]?.url ?? '';
     // An account of its own: the cap counts the account's searches in flight on every gateway.
     const account = await newAccount(gw0, 'obs-in-flight');
-    await grantCredits(stack, account.accountId, 1000000, { redis, reason: 'e2e in-flight cap' });
+    await grantCredits(suite.stack, account.accountId, 1000000, { redis: suite.redis, reason: 'e2e in-flight cap' });
     const key = await newApiKey(gw0, account.managementKey);
     const before = sumSamples(await scrape(gw2.metricsUrl), 'gateway_search_refusals_total', { reason: 'in_flight' });
     expect(before).toBe(0);
@@ -232,10 +215,10 @@ describe('metrics of every service after a mixed run', () => {
   });
 
   it('serves metrics only on the metrics port, and nothing else there', async () => {
-    const gateway = stack.gateways[0];
+    const gateway = suite.stack.gateways[0];
     if (gateway === undefined) throw new Error('no gateway');
     expect((await call('GET', `${gateway.url}/metrics`)).status).toBe(404);
-    expect((await call('GET', `${stack.billing.operatorUrl}/metrics`)).status).toBe(404);
+    expect((await call('GET', `${suite.stack.billing.operatorUrl}/metrics`)).status).toBe(404);
     expect((await fetch(`${gateway.metricsUrl}/v1/search`)).status).toBe(404);
   });
 });

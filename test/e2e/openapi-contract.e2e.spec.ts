@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { bearer, call, repoRoot, startStack, waitFor, grantCredits } from '@svc/test-kit';
-import type { JsonResponse, Stack } from '@svc/test-kit';
+import { bearer, call, repoRoot, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
+import type { JsonResponse } from '@svc/test-kit';
 import { FakeStripe } from '../../tools/fake-stripe/src';
 import { ContractChecker } from '../../tools/openapi/src/contract';
 import { OPERATIONS } from '../../tools/openapi/src/operations';
@@ -28,34 +28,23 @@ const CHROMIUM = '/usr/bin/chromium';
 const withChromium = existsSync(CHROMIUM) ? it : it.skip;
 
 describe('the OpenAPI document against real answers', () => {
-  let stack: Stack;
-  let stripe: FakeStripe;
-  let gw: string;
   let checker: ContractChecker;
   let document: Record<string, unknown>;
-
+  let stripe: FakeStripe;
   beforeAll(async () => {
     stripe = await FakeStripe.start({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET });
-    stack = await startStack({
-      name: 'openapi',
-      redisDb: 13,
-      simulator: true,
-      worker: true,
-      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
-      logLevel: 'warn',
-      gatewayEnv: { PROVIDER_TIMEOUT_MS: '3000', RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '6', ACCOUNT_MAX_IN_FLIGHT: '3', PROVIDER_MAX_IN_FLIGHT_TAVILY: '1' },
-      billingEnv: { STRIPE_SECRET_KEY: STRIPE_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: stripe.url, STRIPE_TIMEOUT_MS: '2000' },
-    });
-    gw = stack.gateways[0]?.url ?? '';
-    const served = await call('GET', `${gw}/v1/openapi.json`);
+  });
+  const suite = useStack(() => ({
+    ...SETTLING_STACK, name: 'openapi', redisDb: 13, billingEnv: stripe.billingEnv(2000),
+    gatewayEnv: { PROVIDER_TIMEOUT_MS: '3000', RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '6', ACCOUNT_MAX_IN_FLIGHT: '3', PROVIDER_MAX_IN_FLIGHT_TAVILY: '1' },
+  }), { timeoutMs: 180_000 });
+  afterAll(() => stripe?.stop());
+
+  beforeAll(async () => {
+    const served = await call('GET', `${suite.gw}/v1/openapi.json`);
     expect(served.status).toBe(200);
     document = served.body as Record<string, unknown>;
     checker = new ContractChecker(document);
-  }, 180_000);
-
-  afterAll(async () => {
-    await stack?.stop();
-    await stripe?.stop();
   });
 
   /** One request through the gateway; its answer must match the document. */
@@ -66,7 +55,7 @@ describe('the OpenAPI document against real answers', () => {
     options: { body?: unknown; raw?: string; headers?: Record<string, string> } = {},
     expectStatus?: number,
   ): Promise<JsonResponse> {
-    const answer = await call(method, `${gw}${url}`, options);
+    const answer = await call(method, `${suite.gw}${url}`, options);
     expect({ request: `${method} ${url}`, problems: checker.problems(method, path, answer) }).toEqual({ request: `${method} ${url}`, problems: [] });
     if (expectStatus !== undefined) expect({ request: `${method} ${url}`, status: answer.status, body: answer.text.slice(0, 300) }).toEqual(expect.objectContaining({ status: expectStatus }));
     if (answer.status < 300 && options.body !== undefined) expect(checker.requestProblems(method, path, options.body)).toEqual([]);
@@ -82,7 +71,7 @@ describe('the OpenAPI document against real answers', () => {
   let apiKey = { id: '', secret: '' };
 
   async function grant(accountId: string, usd: number): Promise<void> {
-    await grantCredits(stack, accountId, Math.round(usd * 1_000_000), { reason: 'contract test' });
+    await grantCredits(suite.stack, accountId, Math.round(usd * 1_000_000), { reason: 'contract test' });
   }
 
   /** A signed-up account with a management key, through the dashboard API (checked too). */
@@ -113,7 +102,7 @@ describe('the OpenAPI document against real answers', () => {
     const page = await check('GET', '/docs', '/docs', {}, 200);
     expect(page.text).toContain('/docs/swagger-ui-bundle.js');
     for (const asset of ['/docs/swagger-ui-bundle.js', '/docs/swagger-ui.css', '/docs/init.js']) {
-      const served = await call('GET', `${gw}${asset}`);
+      const served = await call('GET', `${suite.gw}${asset}`);
       expect({ asset, status: served.status }).toEqual({ asset, status: 200 });
     }
   });
@@ -123,7 +112,7 @@ describe('the OpenAPI document against real answers', () => {
     try {
       const { stdout } = await promisify(execFile)(
         CHROMIUM,
-        ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', `--user-data-dir=${profile}`, '--virtual-time-budget=15000', '--dump-dom', `${gw}/docs`],
+        ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', `--user-data-dir=${profile}`, '--virtual-time-budget=15000', '--dump-dom', `${suite.gw}/docs`],
         { timeout: 90_000, maxBuffer: 16 * 1024 * 1024 },
       );
       // Text that exists only once Swagger UI ran and rendered the fetched document.
@@ -222,10 +211,10 @@ describe('the OpenAPI document against real answers', () => {
   });
 
   it('credits, checkout and the Stripe webhook', async () => {
-    const me = await call('GET', `${gw}/dashboard/api/me`, { headers: session });
+    const me = await call('GET', `${suite.gw}/dashboard/api/me`, { headers: session });
     await grant(String(me.body.account_id), 20);
     await waitFor('the grant in the balance', async () => {
-      const credits = await call('GET', `${gw}/v1/credits`, { headers: bearer(managementKey) });
+      const credits = await call('GET', `${suite.gw}/v1/credits`, { headers: bearer(managementKey) });
       return credits.body.balance_usd === 20 ? true : undefined;
     });
     await check('GET', '/v1/credits', '/v1/credits', { headers: bearer(apiKey.secret) }, 200);
@@ -281,7 +270,7 @@ describe('the OpenAPI document against real answers', () => {
     const poor = await account('poor');
     await grant(poor.accountId, 0.001);
     await waitFor('the grant in the balance', async () => {
-      const credits = await call('GET', `${gw}/v1/credits`, { headers: bearer(poor.managementKey) });
+      const credits = await call('GET', `${suite.gw}/v1/credits`, { headers: bearer(poor.managementKey) });
       return credits.body.balance_usd === 0.001 ? true : undefined;
     });
     const poorKey = await check('POST', '/v1/keys', '/v1/keys', { headers: bearer(poor.managementKey) }, 201);
@@ -294,7 +283,7 @@ describe('the OpenAPI document against real answers', () => {
     const burst = await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
     let limited: JsonResponse | undefined;
     for (let i = 0; i < 20 && limited === undefined; i += 1) {
-      const answer = await call('POST', `${gw}/v1/search`, { body: { query: 'rate', model: 'brave/web' }, headers: bearer(String(burst.body.secret)) });
+      const answer = await call('POST', `${suite.gw}/v1/search`, { body: { query: 'rate', model: 'brave/web' }, headers: bearer(String(burst.body.secret)) });
       expect(checker.problems('POST', '/v1/search', answer)).toEqual([]);
       if (answer.status === 429) limited = answer;
     }
@@ -304,8 +293,8 @@ describe('the OpenAPI document against real answers', () => {
     const second = await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
     const third = await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
     const slow = await Promise.all([
-      ...[0, 1].map(() => call('POST', `${gw}/v1/search`, { body: { query: 'sim:brave=slow1500 busy', model: 'brave/web' }, headers: bearer(String(second.body.secret)) })),
-      ...[0, 1].map(() => call('POST', `${gw}/v1/search`, { body: { query: 'sim:brave=slow1500 busy', model: 'brave/web' }, headers: bearer(String(third.body.secret)) })),
+      ...[0, 1].map(() => call('POST', `${suite.gw}/v1/search`, { body: { query: 'sim:brave=slow1500 busy', model: 'brave/web' }, headers: bearer(String(second.body.secret)) })),
+      ...[0, 1].map(() => call('POST', `${suite.gw}/v1/search`, { body: { query: 'sim:brave=slow1500 busy', model: 'brave/web' }, headers: bearer(String(third.body.secret)) })),
     ]);
     const busy = slow.find((a) => a.status === 429);
     expect(busy).toBeDefined();
@@ -317,9 +306,9 @@ describe('the OpenAPI document against real answers', () => {
     const fourth = await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
     const fifth = await check('POST', '/v1/keys', '/v1/keys', { headers: mgmt }, 201);
     const [held, refused] = await Promise.all([
-      call('POST', `${gw}/v1/search`, { body: { query: 'sim:tavily=slow1500 capacity', model: 'tavily/basic' }, headers: bearer(String(fourth.body.secret)) }),
+      call('POST', `${suite.gw}/v1/search`, { body: { query: 'sim:tavily=slow1500 capacity', model: 'tavily/basic' }, headers: bearer(String(fourth.body.secret)) }),
       new Promise<JsonResponse>((resolve, reject) => {
-        setTimeout(() => call('POST', `${gw}/v1/search`, { body: { query: 'capacity', model: 'tavily/basic' }, headers: bearer(String(fifth.body.secret)) }).then(resolve, reject), 300);
+        setTimeout(() => call('POST', `${suite.gw}/v1/search`, { body: { query: 'capacity', model: 'tavily/basic' }, headers: bearer(String(fifth.body.secret)) }).then(resolve, reject), 300);
       }),
     ]);
     expect(checker.problems('POST', '/v1/search', held)).toEqual([]);
@@ -331,7 +320,7 @@ describe('the OpenAPI document against real answers', () => {
     const api = bearer(apiKey.secret);
     // The searches above, once the ledger worker has written them: rows in every grouping.
     await waitFor('usage rows', async () => {
-      const usage = await call('GET', `${gw}/v1/usage`, { headers: api });
+      const usage = await call('GET', `${suite.gw}/v1/usage`, { headers: api });
       return usage.body.data.length > 0 ? true : undefined;
     });
     const byDay = await check('GET', '/v1/usage', '/v1/usage', { headers: api }, 200);
@@ -523,7 +512,7 @@ describe('the OpenAPI document against real answers', () => {
     const authorizeOnce = async (): Promise<{ requestId: string; verifier: string }> => {
       const p = pkce();
       const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: redirect, code_challenge: p.challenge, code_challenge_method: 'S256', state: 'contract' });
-      const response = await fetch(`${gw}${OAUTH_PATHS.authorize}?${query}`, { redirect: 'manual' });
+      const response = await fetch(`${suite.gw}${OAUTH_PATHS.authorize}?${query}`, { redirect: 'manual' });
       const answer: JsonResponse = { status: response.status, headers: response.headers, body: null, text: await response.text() };
       expect(checker.problems('GET', OAUTH_PATHS.authorize, answer)).toEqual([]);
       expect(answer.status).toBe(302);
@@ -577,7 +566,7 @@ describe('the OpenAPI document against real answers', () => {
       // A threshold far above the balance: the worker sends one balance.low (to the endpoint above).
       await check('PATCH', p('/billing/settings'), p('/billing/settings'), { body: { low_balance_threshold_usd: surface === 'v1' ? 100_000 : 200_000 }, headers: who }, 200);
       const delivery = await waitFor('a delivery of balance.low', async () => {
-        const listed = await call('GET', `${gw}${p(`/webhook-endpoints/${id}/deliveries`)}`, { headers: who });
+        const listed = await call('GET', `${suite.gw}${p(`/webhook-endpoints/${id}/deliveries`)}`, { headers: who });
         return listed.body.data?.[0]?.id as string | undefined;
       });
       await check('GET', p('/webhook-endpoints/{id}/deliveries'), p(`/webhook-endpoints/${id}/deliveries`), { headers: who }, 200);
@@ -591,10 +580,10 @@ describe('the OpenAPI document against real answers', () => {
   });
 
   it('answers outside every operation (404, 405) are error bodies of the document', async () => {
-    const notFound = await call('GET', `${gw}/v1/nope`);
+    const notFound = await call('GET', `${suite.gw}/v1/nope`);
     expect(notFound.status).toBe(404);
     expect(checker.errorProblems(notFound)).toEqual([]);
-    const notAllowed = await call('POST', `${gw}/v1/models`);
+    const notAllowed = await call('POST', `${suite.gw}/v1/models`);
     expect(notAllowed.status).toBe(405);
     expect(checker.errorProblems(notAllowed)).toEqual([]);
   });
@@ -613,7 +602,7 @@ describe('the OpenAPI document against real answers', () => {
   });
 
   it('a control plane that cannot be reached is 500 internal (runs last: it stops billing and account-admin)', async () => {
-    await stack.billing.process.stop();
+    await suite.stack.billing.process.stop();
     expectCode(await check('GET', '/v1/credits', '/v1/credits', { headers: bearer(apiKey.secret) }, 500), 'internal');
     expectCode(await check('GET', '/v1/usage', '/v1/usage', { headers: bearer(apiKey.secret) }, 500), 'internal');
     expectCode(await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 20 }, headers: bearer(managementKey) }, 500), 'internal');
@@ -621,7 +610,7 @@ describe('the OpenAPI document against real answers', () => {
     // account-admin answers the dashboard's billing views, but billing is down.
     expectCode(await check('GET', '/dashboard/api/credits', '/dashboard/api/credits', { headers: session }, 500), 'internal');
     expectCode(await check('GET', '/dashboard/api/activity', '/dashboard/api/activity', { headers: session }, 500), 'internal');
-    await stack.accountAdmin.process.stop();
+    await suite.stack.accountAdmin.process.stop();
     expectCode(await check('GET', '/v1/keys', '/v1/keys', { headers: bearer(managementKey) }, 500), 'internal');
     expectCode(await check('GET', '/dashboard/api/me', '/dashboard/api/me', { headers: session }, 500), 'internal');
     expectCode(await check('GET', '/dashboard', '/dashboard', {}, 500), 'internal');
@@ -629,28 +618,18 @@ describe('the OpenAPI document against real answers', () => {
 });
 
 describe('the OpenAPI document against a deployment without Stripe or BYOK, with tight sign-in limits', () => {
-  let stack: Stack;
-  let gw: string;
   let checker: ContractChecker;
+  const suite = useStack({
+    name: 'openapi_off', redisDb: 13, logLevel: 'warn', gatewayEnv: { BYOK_ENABLED: 'false' },
+    accountAdminEnv: { BYOK_ENABLED: 'false', SIGN_IN_ATTEMPTS_PER_EMAIL: '2' },
+  }, { timeoutMs: 180_000 });
 
   beforeAll(async () => {
-    stack = await startStack({
-      name: 'openapi_off',
-      redisDb: 13,
-      logLevel: 'warn',
-      gatewayEnv: { BYOK_ENABLED: 'false' },
-      accountAdminEnv: { BYOK_ENABLED: 'false', SIGN_IN_ATTEMPTS_PER_EMAIL: '2' },
-    });
-    gw = stack.gateways[0]?.url ?? '';
-    checker = new ContractChecker((await call('GET', `${gw}/v1/openapi.json`)).body as Record<string, unknown>);
-  }, 180_000);
-
-  afterAll(async () => {
-    await stack?.stop();
+    checker = new ContractChecker((await call('GET', `${suite.gw}/v1/openapi.json`)).body as Record<string, unknown>);
   });
 
   async function check(method: string, path: string, url: string, options: { body?: unknown; raw?: string; headers?: Record<string, string> }, status: number, code: string): Promise<JsonResponse> {
-    const answer = await call(method, `${gw}${url}`, options);
+    const answer = await call(method, `${suite.gw}${url}`, options);
     expect({ request: `${method} ${url}`, problems: checker.problems(method, path, answer) }).toEqual({ request: `${method} ${url}`, problems: [] });
     expect({ request: `${method} ${url}`, status: answer.status, code: answer.body?.error?.code }).toEqual({ request: `${method} ${url}`, status, code });
     return answer;
@@ -658,10 +637,10 @@ describe('the OpenAPI document against a deployment without Stripe or BYOK, with
 
   it('answers 503 payment_disabled and byok_disabled, and 429 with Retry-After on sign-in', async () => {
     const email = `off-${Math.random().toString(36).slice(2, 10)}@example.com`;
-    const signup = await call('POST', `${gw}/dashboard/api/signup`, { body: { email, password: 'correct horse battery staple' } });
+    const signup = await call('POST', `${suite.gw}/dashboard/api/signup`, { body: { email, password: 'correct horse battery staple' } });
     expect(signup.status).toBe(201);
     const session = { cookie: (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? '', 'x-csrf-token': String(signup.body.csrf_token) };
-    const created = await call('POST', `${gw}/dashboard/api/management-keys`, { body: { name: 'off' }, headers: session });
+    const created = await call('POST', `${suite.gw}/dashboard/api/management-keys`, { body: { name: 'off' }, headers: session });
     const mgmt = bearer(String(created.body.secret));
 
     await check('POST', '/v1/credits/checkout', '/v1/credits/checkout', { body: { amount_usd: 20 }, headers: mgmt }, 503, 'payment_disabled');
@@ -673,7 +652,7 @@ describe('the OpenAPI document against a deployment without Stripe or BYOK, with
 
     let limited: JsonResponse | undefined;
     for (let i = 0; i < 4 && limited === undefined; i += 1) {
-      const answer = await call('POST', `${gw}/dashboard/api/login`, { body: { email, password: 'wrong password here' } });
+      const answer = await call('POST', `${suite.gw}/dashboard/api/login`, { body: { email, password: 'wrong password here' } });
       expect(checker.problems('POST', '/dashboard/api/login', answer)).toEqual([]);
       if (answer.status === 429) limited = answer;
     }

@@ -1,7 +1,5 @@
 import { Client } from 'pg';
-import { Redis } from 'ioredis';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, UNTHROTTLED_GATEWAY_ENV, stopStack } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, waitFor, grantCredits, UNTHROTTLED_GATEWAY_ENV, useStack, SETTLING_STACK } from '@svc/test-kit';
 
 /**
  * PostgreSQL unavailable to billing and the ledger worker for 30 s under search load,
@@ -26,48 +24,37 @@ interface BacklogBody {
 }
 
 describe('PostgreSQL outage under load: settlement waits in Redis, then every ledger entry arrives once', () => {
-  let stack: Stack;
-  let redis: Redis;
   let admin: Client;
   let billingDb: string;
-
-  beforeAll(async () => {
-    stack = await startStack({
-      name: 'pgoutage',
-      redisDb: 15,
-      simulator: true,
-      worker: true,
-      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100', BACKLOG_LOG_INTERVAL_MS: '1000' },
-      logLevel: 'warn',
-      gatewayEnv: UNTHROTTLED_GATEWAY_ENV,
-      gateways: [{}, {}],
-    });
-    redis = new Redis(stack.redisUrl);
-    billingDb = new URL(stack.databases.billing).pathname.slice(1);
-    const adminUrl = new URL(stack.databases.billing);
-    adminUrl.pathname = '/postgres';
-    admin = new Client({ connectionString: adminUrl.toString() });
-    await admin.connect();
-  }, 120_000);
-
+  // Declared before the stack: runs before it stops.
   afterAll(async () => {
     // Whatever happened, the database takes connections again.
     await admin?.query(`ALTER DATABASE "${billingDb}" WITH ALLOW_CONNECTIONS true`).catch(() => undefined);
     await admin?.end();
-    await stopStack(stack, { redis });
+  });
+  const suite = useStack({
+    ...SETTLING_STACK, name: 'pgoutage', redisDb: 15, gateways: [{}, {}], gatewayEnv: UNTHROTTLED_GATEWAY_ENV,
+    workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100', BACKLOG_LOG_INTERVAL_MS: '1000' },
+  });
+
+  beforeAll(async () => {
+    billingDb = new URL(suite.stack.databases.billing).pathname.slice(1);
+    const adminUrl = new URL(suite.stack.databases.billing);
+    adminUrl.pathname = '/postgres';
+    admin = new Client({ connectionString: adminUrl.toString() });
+    await admin.connect();
   });
 
   const operator = async <T>(method: 'GET' | 'POST', path: string): Promise<T> => {
-    const response = await call(method, `${stack.billing.operatorUrl}${path}`, { headers: bearer(stack.operatorToken) });
+    const response = await call(method, `${suite.stack.billing.operatorUrl}${path}`, { headers: bearer(suite.stack.operatorToken) });
     if (response.status !== 200) throw new Error(`${path} answered ${response.status} ${JSON.stringify(response.body)}`);
     return response.body as T;
   };
 
   it('keeps answering searches, reports the backlog, then writes every charge once and reconciles to zero drift', async () => {
-    const gw = stack.gateways[0]?.url ?? '';
-    const account = await newAccount(gw, 'pgoutage');
-    const key = await newApiKey(gw, account.managementKey);
-    await grantCredits(stack, account.accountId, GRANT_MICROS, { redis });
+    const account = await newAccount(suite.gw, 'pgoutage');
+    const key = await newApiKey(suite.gw, account.managementKey);
+    await grantCredits(suite.stack, account.accountId, GRANT_MICROS, { redis: suite.redis });
 
     // Load: CONCURRENCY loops over both gateways until told to stop.
     let running = true;
@@ -76,7 +63,7 @@ describe('PostgreSQL outage under load: settlement waits in Redis, then every le
     let outage = false;
     const loops = Array.from({ length: CONCURRENCY }, async (_, loop) => {
       for (let i = 0; running; i += 1) {
-        const gateway = stack.gateways[(loop + i) % stack.gateways.length]?.url ?? '';
+        const gateway = suite.stack.gateways[(loop + i) % suite.stack.gateways.length]?.url ?? '';
         const response = await call('POST', `${gateway}/v1/search`, {
           body: { query: `outage ${loop} ${i}`, model: 'exa/fast', max_results: 10 }, headers: bearer(key.secret),
         });
@@ -97,7 +84,7 @@ describe('PostgreSQL outage under load: settlement waits in Redis, then every le
       samples.push(await operator<BacklogBody>('GET', '/operator/ledger/backlog'));
       return Date.now() - outageStarted >= OUTAGE_MS ? true : undefined;
     }, { timeoutMs: OUTAGE_MS + 30_000, intervalMs: 1_000 });
-    const workerReady = await call('GET', `${stack.worker?.url ?? ''}/readyz`);
+    const workerReady = await call('GET', `${suite.stack.worker?.url ?? ''}/readyz`);
     const atPeak = await operator<BacklogBody>('GET', '/operator/ledger/backlog');
     outage = false;
 
@@ -128,7 +115,7 @@ describe('PostgreSQL outage under load: settlement waits in Redis, then every le
     expect(Math.max(...growing)).toBeGreaterThan(growing[0] ?? 0);
 
     // Every ledger entry arrived, none twice, and the money adds up.
-    const db = new Client({ connectionString: stack.databases.billing });
+    const db = new Client({ connectionString: suite.stack.databases.billing });
     await db.connect();
     try {
       const totals = await db.query<{ charges: string; distinct: string; sum: string | null }>(

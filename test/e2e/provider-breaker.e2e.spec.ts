@@ -1,8 +1,6 @@
-import type { Client } from 'pg';
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
-import type { RedisClient } from '@svc/redis-client';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stackClients, stopStack } from '@svc/test-kit';
-import type { JsonResponse, Stack } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
+import type { JsonResponse } from '@svc/test-kit';
 
 /**
  * Provider health end to end (docs/decisions/0027): two gateways, account-admin, billing, the
@@ -15,63 +13,38 @@ import type { JsonResponse, Stack } from '@svc/test-kit';
 const COOLDOWN_MS = 3_000;
 
 describe('provider breaker across two gateways (Exa failing as a whole)', () => {
-  let stack: Stack;
-  let redis: RedisClient;
-  let db: Client;
-  let sim: string;
+  const suite = useStack({
+    ...SETTLING_STACK, name: 'breaker', redisDb: 14, gateways: [{}, {}],
+    gatewayEnv: {
+      PROVIDER_TIMEOUT_MS: '1000', PROVIDER_BREAKER_ENABLED: 'true', PROVIDER_BREAKER_TIMEOUT_STREAK: '3', PROVIDER_BREAKER_COOLDOWN_MS: String(COOLDOWN_MS),
+      PROVIDER_HEALTH_FLUSH_MS: '100', PROVIDER_HEALTH_REFRESH_MS: '100', PROVIDER_DEGRADED_MIN_CALLS: '3',
+    },
+  }, { db: true });
 
-  beforeAll(async () => {
-    stack = await startStack({
-      name: 'breaker',
-      redisDb: 14,
-      simulator: true,
-      worker: true,
-      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
-      logLevel: 'warn',
-      gatewayEnv: {
-        PROVIDER_TIMEOUT_MS: '1000',
-        PROVIDER_BREAKER_ENABLED: 'true',
-        PROVIDER_BREAKER_TIMEOUT_STREAK: '3',
-        PROVIDER_BREAKER_COOLDOWN_MS: String(COOLDOWN_MS),
-        PROVIDER_HEALTH_FLUSH_MS: '100',
-        PROVIDER_HEALTH_REFRESH_MS: '100',
-        PROVIDER_DEGRADED_MIN_CALLS: '3',
-      },
-      gateways: [{}, {}],
-    });
-    ({ redis, db } = await stackClients(stack));
-    sim = stack.simulator?.url ?? '';
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopStack(stack, { redis, db });
-  });
-
-  const gw = (i: number): string => stack.gateways[i]?.url ?? '';
-  const exaCalls = async (): Promise<number> => ((await call('GET', `${sim}/_sim/stats`)).body as { exa: { total: number } }).exa.total;
+  const exaCalls = async (): Promise<number> => ((await call('GET', `${suite.sim}/_sim/stats`)).body as { exa: { total: number } }).exa.total;
   const resetSim = async (): Promise<void> => {
-    await call('POST', `${sim}/_sim/reset`);
+    await call('POST', `${suite.sim}/_sim/reset`);
   };
   interface StatusBody {
     providers: { provider: string; status: string; breaker: { state: string; reason: string | null; retry_after_seconds: number | null }; last_5m: { calls: number; timeouts: number; success_rate: number | null; p95_ms: number | null } }[];
     models: { id: string; status: string }[];
   }
   const status = async (i: number): Promise<StatusBody> => {
-    const response = await call('GET', `${gw(i)}/v1/status`);
+    const response = await call('GET', `${suite.gateway(i)}/v1/status`);
     expect(response.status).toBe(200);
     return response.body as StatusBody;
   };
   const exaState = async (i: number): Promise<string | undefined> => (await status(i)).providers.find((p) => p.provider === 'exa')?.breaker.state;
 
   it('opens after Exa times out, both gateways skip Exa and answer from Brave charging only Brave, one probe closes it, no ledger holds the probe', async () => {
-    const account = await newAccount(gw(0), 'breaker');
-    await grantCredits(stack, account.accountId, 10000000, { redis });
-    const key = await newApiKey(gw(0), account.managementKey);
+    const account = await newAccount(suite.gateway(0), 'breaker');
+    await grantCredits(suite.stack, account.accountId, 10000000, { redis: suite.redis });
+    const key = await newApiKey(suite.gateway(0), account.managementKey);
     let searches = 0;
     let calledProvider = 0;
     const search = async (i: number, models: string[]): Promise<JsonResponse> => {
       searches += 1;
-      const response = await call('POST', `${gw(i)}/v1/search`, { body: { query: `outage ${searches}`, models, max_results: 5 }, headers: bearer(key.secret) });
+      const response = await call('POST', `${suite.gateway(i)}/v1/search`, { body: { query: `outage ${searches}`, models, max_results: 5 }, headers: bearer(key.secret) });
       if (response.status === 200) calledProvider += 1;
       return response;
     };
@@ -81,10 +54,10 @@ describe('provider breaker across two gateways (Exa failing as a whole)', () => 
     const braveOnly = await search(1, ['brave/web']);
     expect(braveOnly.status).toBe(200);
     const bravePrice = braveOnly.body.cost_usd as number;
-    expect((await call('GET', `${gw(0)}/v1/models`)).body.data.find((m: { id: string }) => m.id === 'exa/auto').status).toBe('operational');
+    expect((await call('GET', `${suite.gateway(0)}/v1/models`)).body.data.find((m: { id: string }) => m.id === 'exa/auto').status).toBe('operational');
 
     // Exa fails as a whole: its calls time out (charged its base price, as the spec says) until the breaker opens.
-    expect((await call('PUT', `${sim}/_sim/outage/exa`, { body: { kind: 'timeout' } })).status).toBe(200);
+    expect((await call('PUT', `${suite.sim}/_sim/outage/exa`, { body: { kind: 'timeout' } })).status).toBe(200);
     const before: JsonResponse[] = [];
     const opened = await waitFor('the breaker to open', async () => {
       const response = await search(before.length % 2, ['exa/auto', 'brave/web']);
@@ -114,7 +87,7 @@ describe('provider breaker across two gateways (Exa failing as a whole)', () => 
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(COOLDOWN_MS / 1000);
     for (const i of [0, 1]) {
-      const models = (await call('GET', `${gw(i)}/v1/models`)).body.data as { id: string; status: string }[];
+      const models = (await call('GET', `${suite.gateway(i)}/v1/models`)).body.data as { id: string; status: string }[];
       expect(models.filter((m) => m.id.startsWith('exa/')).map((m) => m.status)).toEqual(models.filter((m) => m.id.startsWith('exa/')).map(() => 'unavailable'));
       expect(models.find((m) => m.id === 'brave/web')?.status).toBe('operational');
       // The status page's figures are read in the background (at most a few seconds old): wait for a read after the timeouts were flushed.
@@ -129,11 +102,11 @@ describe('provider breaker across two gateways (Exa failing as a whole)', () => 
 
     // The outage ends: one probe (the platform's, not a search) closes the breaker; then Exa answers again.
     const okProbes = async (): Promise<number> => {
-      const texts = await Promise.all(stack.gateways.map(async (g) => (await fetch(`${g.metricsUrl}/metrics`)).text()));
+      const texts = await Promise.all(suite.stack.gateways.map(async (g) => (await fetch(`${g.metricsUrl}/metrics`)).text()));
       return texts.reduce((n, text) => n + sumSamples(parsePrometheusText(text), 'gateway_provider_probes_total', { provider: 'exa', result: 'ok' }), 0);
     };
     expect(await okProbes()).toBe(0);
-    await call('DELETE', `${sim}/_sim/outage/exa`);
+    await call('DELETE', `${suite.sim}/_sim/outage/exa`);
     await resetSim();
     await waitFor('the probe to close the breaker on both gateways', async () => ((await exaState(0)) === 'closed' && (await exaState(1)) === 'closed' ? true : undefined), { timeoutMs: 30_000 });
     expect(await okProbes()).toBe(1);
@@ -146,13 +119,13 @@ describe('provider breaker across two gateways (Exa failing as a whole)', () => 
 
     // The ledger: one charge per search that called a provider, all this account's, none for the probe.
     const rows = await waitFor('the worker to write every settlement', async () => {
-      const result = await db.query<{ account_id: string; n: string; sum: string }>(
+      const result = await suite.db.query<{ account_id: string; n: string; sum: string }>(
         `SELECT account_id, count(*) AS n, sum(-amount_micros) AS sum FROM ledger_entries WHERE kind = 'search_charge' GROUP BY account_id`);
       const total = result.rows.reduce((n, row) => n + Number(row.n), 0);
       return total >= calledProvider ? result.rows : undefined;
     }, { timeoutMs: 30_000 });
     expect(rows.map((row) => [row.account_id, Number(row.n)])).toEqual([[account.accountId, calledProvider]]);
-    const balance = await call('GET', `${gw(0)}/v1/credits`, { headers: bearer(account.managementKey) });
+    const balance = await call('GET', `${suite.gateway(0)}/v1/credits`, { headers: bearer(account.managementKey) });
     expect(balance.body.balance_usd).toBeCloseTo(10 - Number(rows[0]?.sum) / 1_000_000, 6);
   }, 180_000);
 });

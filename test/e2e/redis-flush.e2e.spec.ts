@@ -1,8 +1,6 @@
-import type { Client } from 'pg';
-import type { RedisClient } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
-import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor, grantCredits, stackClients, stopStack, UNTHROTTLED_GATEWAY_ENV } from '@svc/test-kit';
-import type { JsonResponse, Stack } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, seededRandom, waitFor, grantCredits, UNTHROTTLED_GATEWAY_ENV, useStack, SETTLING_STACK } from '@svc/test-kit';
+import type { JsonResponse } from '@svc/test-kit';
 
 /**
  * Redis flushed (FLUSHDB) in the middle of a run of concurrent searches,
@@ -29,36 +27,18 @@ interface Answer {
 }
 
 describe.each(REDIS_TOPOLOGIES)('Redis flushed in the middle of concurrent searches (%s Redis)', (topology) => {
-  let stack: Stack;
-  let redis: RedisClient;
-  let db: Client;
-
-  beforeAll(async () => {
-    stack = await startStack({
-      name: `redisflush_${topology}`,
-      cluster: topology === 'cluster',
-      redisDb: REDIS_DB,
-      simulator: true,
-      worker: true,
-      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '1000', HYDRATION_GRACE_MS: '2000', HYDRATION_INTERVAL_MS: '200' },
-      logLevel: 'warn',
-      gatewayEnv: UNTHROTTLED_GATEWAY_ENV,
-      gateways: [{}, {}, {}],
-    });
-    ({ redis, db } = await stackClients(stack));
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopStack(stack, { redis, db });
-  });
+  const suite = useStack({
+    ...SETTLING_STACK, name: `redisflush_${topology}`, cluster: topology === 'cluster', redisDb: REDIS_DB, gateways: [{}, {}, {}], gatewayEnv: UNTHROTTLED_GATEWAY_ENV,
+    workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '1000', HYDRATION_GRACE_MS: '2000', HYDRATION_INTERVAL_MS: '200' },
+  }, { db: true });
 
   it('loses no charge, doubles none, and reconciles to zero drift once settled', async () => {
-    const gateways = stack.gateways.map((g) => g.url);
+    const gateways = suite.stack.gateways.map((g) => g.url);
     const accounts: { accountId: string; secret: string }[] = [];
     for (let i = 0; i < ACCOUNTS; i += 1) {
       const account = await newAccount(gateways[0] ?? '', 'flush');
       const key = await newApiKey(gateways[0] ?? '', account.managementKey);
-      await grantCredits(stack, account.accountId, FUNDING_MICROS, { redis });
+      await grantCredits(suite.stack, account.accountId, FUNDING_MICROS, { redis: suite.redis });
       accounts.push({ accountId: account.accountId, secret: key.secret });
     }
 
@@ -76,8 +56,8 @@ describe.each(REDIS_TOPOLOGIES)('Redis flushed in the middle of concurrent searc
         if (i === SEARCHES_BEFORE_FLUSH && !flushed) {
           flushed = true;
           // The other runners keep searching while Redis loses everything; records not drained yet go with it.
-          for (const account of accounts) pendingAtFlush += await redis.xlen(redisKeys.settlementStream(account.accountId));
-          await stack.flushRedis();
+          for (const account of accounts) pendingAtFlush += await suite.redis.xlen(redisKeys.settlementStream(account.accountId));
+          await suite.stack.flushRedis();
         }
         const account = accounts[Math.floor(random() * accounts.length)];
         const gateway = gateways[Math.floor(random() * gateways.length)];
@@ -104,7 +84,7 @@ describe.each(REDIS_TOPOLOGIES)('Redis flushed in the middle of concurrent searc
     process.stdout.write(`redis-flush e2e: ${answers.length} searches, statuses ${JSON.stringify([...statuses])}, ${pendingAtFlush} records in the streams at the flush\n`);
     // The run really lost undrained records with Redis, and the gateways re-sent them.
     expect(pendingAtFlush).toBeGreaterThan(0);
-    await waitFor('a gateway to re-send its unconfirmed records', async () => (stack.logs().includes('re-sending unconfirmed settlement records') ? true : undefined));
+    await waitFor('a gateway to re-send its unconfirmed records', async () => (suite.stack.logs().includes('re-sending unconfirmed settlement records') ? true : undefined));
     // Only successes and "retry shortly" (503 with Retry-After while an account is rebuilt).
     for (const a of answers) {
       expect([200, 503]).toContain(a.status);
@@ -115,17 +95,17 @@ describe.each(REDIS_TOPOLOGIES)('Redis flushed in the middle of concurrent searc
 
     // Settled: every 200 has its settlement, the streams are drained.
     await waitFor('every answered search to be in the ledger', async () => {
-      const rows = await db.query<{ n: string }>('SELECT count(*) AS n FROM settlements WHERE request_id = ANY($1::text[])', [ok.map((a) => a.requestId)]);
+      const rows = await suite.db.query<{ n: string }>('SELECT count(*) AS n FROM settlements WHERE request_id = ANY($1::text[])', [ok.map((a) => a.requestId)]);
       return Number(rows.rows[0]?.n) === ok.length ? true : undefined;
     }, { timeoutMs: 60_000 });
     await waitFor('the settlement streams to be drained', async () => {
-      for (const account of accounts) if ((await redis.xlen(redisKeys.settlementStream(account.accountId))) > 0) return undefined;
+      for (const account of accounts) if ((await suite.redis.xlen(redisKeys.settlementStream(account.accountId))) > 0) return undefined;
       return true;
     }, { timeoutMs: 60_000 });
 
     const answeredIds = new Set(answers.map((a) => a.requestId));
     for (const account of accounts) {
-      const charges = await db.query<{ request_id: string; n: string; sum: string }>(
+      const charges = await suite.db.query<{ request_id: string; n: string; sum: string }>(
         `SELECT request_id, count(*) AS n, sum(-amount_micros) AS sum FROM ledger_entries
           WHERE account_id = $1 AND kind = 'search_charge' GROUP BY request_id`, [account.accountId]);
       const byRequest = new Map(charges.rows.map((r) => [r.request_id, { n: Number(r.n), sum: Number(r.sum) }]));
@@ -136,16 +116,16 @@ describe.each(REDIS_TOPOLOGIES)('Redis flushed in the middle of concurrent searc
       for (const a of mine) expect(byRequest.get(a.requestId)).toEqual({ n: 1, sum: PRICE_MICROS });
       // Nothing charged that no client was answered for.
       for (const requestId of byRequest.keys()) expect(answeredIds.has(requestId)).toBe(true);
-      const settlements = await db.query<{ n: string; d: string }>('SELECT count(*) AS n, count(DISTINCT request_id) AS d FROM settlements WHERE account_id = $1', [account.accountId]);
+      const settlements = await suite.db.query<{ n: string; d: string }>('SELECT count(*) AS n, count(DISTINCT request_id) AS d FROM settlements WHERE account_id = $1', [account.accountId]);
       expect(Number(settlements.rows[0]?.n)).toBe(Number(settlements.rows[0]?.d));
-      const balance = await db.query<{ balance_micros: string }>('SELECT balance_micros FROM account_balances WHERE account_id = $1', [account.accountId]);
+      const balance = await suite.db.query<{ balance_micros: string }>('SELECT balance_micros FROM account_balances WHERE account_id = $1', [account.accountId]);
       const charged = [...byRequest.values()].reduce((sum, r) => sum + r.sum, 0);
       expect(Number(balance.rows[0]?.balance_micros)).toBe(FUNDING_MICROS - charged);
       expect(charged).toBe(mine.length * PRICE_MICROS);
     }
 
     const report = await waitFor('reconciliation to read zero drift for every account', async () => {
-      const response = await call('GET', `${stack.billing.operatorUrl}/operator/reconciliation?limit=100`, { headers: bearer(stack.operatorToken) });
+      const response = await call('GET', `${suite.stack.billing.operatorUrl}/operator/reconciliation?limit=100`, { headers: bearer(suite.stack.operatorToken) });
       if (response.status !== 200) return undefined;
       const rows = response.body.data as { account_id: string; drift_usd: number; spendable_usd: number | null; pending_records: number }[];
       const ours = rows.filter((r) => accounts.some((a) => a.accountId === r.account_id));

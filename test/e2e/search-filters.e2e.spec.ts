@@ -1,9 +1,6 @@
-import type { Client } from 'pg';
-import type { RedisClient } from '@svc/redis-client';
 import { CATALOG, hostnameMatches, redisKeys } from '@svc/contracts';
 import type { FilterName, ModelSpec } from '@svc/contracts';
-import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stackClients, stopStack } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
 
 /**
  * Search filters end to end (docs/api.md, "Filters"): the gateway, account-admin, billing,
@@ -36,48 +33,30 @@ const UPSTREAM: Record<ModelSpec['provider'], Partial<Record<FilterName, [string
 };
 
 describe.each(REDIS_TOPOLOGIES)('search filters (%s Redis)', (topology) => {
-  let stack: Stack;
-  let redis: RedisClient;
-  let db: Client;
-  let gw: string;
-  let sim: string;
+  const suite = useStack({
+    ...SETTLING_STACK, name: `filters_${topology}`, cluster: topology === 'cluster', redisDb: 11,
+    gatewayEnv: { RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000' },
+  }, { db: true });
   let account: Awaited<ReturnType<typeof newAccount>>;
   let key: string;
 
   beforeAll(async () => {
-    stack = await startStack({
-      name: `filters_${topology}`,
-      cluster: topology === 'cluster',
-      redisDb: 11,
-      simulator: true,
-      worker: true,
-      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
-      logLevel: 'warn',
-      gatewayEnv: { RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000' },
-    });
-    ({ redis, db } = await stackClients(stack));
-    gw = stack.gateways[0]?.url ?? '';
-    sim = stack.simulator?.url ?? '';
-    account = await newAccount(gw, 'filters');
-    await grantCredits(stack, account.accountId, 10000000, { redis });
-    key = (await newApiKey(gw, account.managementKey)).secret;
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopStack(stack, { redis, db });
+    account = await newAccount(suite.gw, 'filters');
+    await grantCredits(suite.stack, account.accountId, 10000000, { redis: suite.redis });
+    key = (await newApiKey(suite.gw, account.managementKey)).secret;
   });
 
-  const search = (body: Record<string, unknown>) => call('POST', `${gw}/v1/search`, { body, headers: bearer(key) });
+  const search = (body: Record<string, unknown>) => call('POST', `${suite.gw}/v1/search`, { body, headers: bearer(key) });
 
   /** The simulator's record of the request whose query (q for Brave) was `query`. */
   async function upstreamRequest(query: string): Promise<{ provider: string; path: string; params: Record<string, unknown> } | undefined> {
-    const seen = await call('GET', `${sim}/_sim/requests`);
+    const seen = await call('GET', `${suite.sim}/_sim/requests`);
     const requests = seen.body.requests as { provider: string; path: string; params: Record<string, unknown> }[];
     return requests.find((r) => r.params.q === query || r.params.query === query);
   }
 
   it('GET /v1/models lists every model\'s supported_filters, as the catalog declares them', async () => {
-    const models = await call('GET', `${gw}/v1/models`);
+    const models = await call('GET', `${suite.gw}/v1/models`);
     expect(models.status).toBe(200);
     expect(models.body.data.map((m: { id: string; supported_filters: string[] }) => [m.id, m.supported_filters]))
       .toEqual(CATALOG.map((model) => [model.id, [...model.supportedFilters]]));
@@ -121,8 +100,8 @@ describe.each(REDIS_TOPOLOGIES)('search filters (%s Redis)', (topology) => {
   });
 
   it('every model skipped: 400 unsupported_filter naming the filters and the models; nothing reserved, charged or sent upstream', async () => {
-    const before = await redis.get(redisKeys.accountBalance(account.accountId));
-    const stats = (await call('GET', `${sim}/_sim/stats`)).body;
+    const before = await suite.redis.get(redisKeys.accountBalance(account.accountId));
+    const stats = (await call('GET', `${suite.sim}/_sim/stats`)).body;
     const answer = await search({ query: `nobody can ${topology}`, models: ['brave/web', 'exa/auto', 'tavily/basic'], include_domains: ['example.org'], safesearch: 'strict' });
     expect(answer.status).toBe(400);
     expect(answer.body.error).toEqual({
@@ -135,19 +114,19 @@ describe.each(REDIS_TOPOLOGIES)('search filters (%s Redis)', (topology) => {
         { model: 'tavily/basic', status: 'skipped', error: 'unsupported filter: safesearch' },
       ],
     });
-    expect(await redis.get(redisKeys.accountBalance(account.accountId))).toBe(before);
-    expect(Number(await redis.get(redisKeys.accountReserved(account.accountId)) ?? '0')).toBe(0);
-    const after = (await call('GET', `${sim}/_sim/stats`)).body;
+    expect(await suite.redis.get(redisKeys.accountBalance(account.accountId))).toBe(before);
+    expect(Number(await suite.redis.get(redisKeys.accountReserved(account.accountId)) ?? '0')).toBe(0);
+    const after = (await call('GET', `${suite.sim}/_sim/stats`)).body;
     expect([after.brave.total, after.exa.total, after.tavily.total]).toEqual([stats.brave.total, stats.exa.total, stats.tavily.total]);
     expect(await upstreamRequest(`nobody can ${topology}`)).toBeUndefined();
     // The ledger: a search made after it is written by the worker; the refused one never is.
     const later = await search({ query: `after the refusal ${topology}`, model: 'exa/fast' });
     expect(later.status).toBe(200);
     await waitFor('the ledger worker to write the later search', async () =>
-      ((await db.query('SELECT 1 FROM settlements WHERE request_id = $1', [later.body.request_id])).rowCount ?? 0) > 0 ? true : undefined, { timeoutMs: 30_000 });
+      ((await suite.db.query('SELECT 1 FROM settlements WHERE request_id = $1', [later.body.request_id])).rowCount ?? 0) > 0 ? true : undefined, { timeoutMs: 30_000 });
     const refusedId = String(answer.body.error.request_id);
-    expect((await db.query('SELECT 1 FROM settlements WHERE request_id = $1', [refusedId])).rowCount).toBe(0);
-    expect((await db.query('SELECT 1 FROM ledger_entries WHERE request_id = $1', [refusedId])).rowCount).toBe(0);
+    expect((await suite.db.query('SELECT 1 FROM settlements WHERE request_id = $1', [refusedId])).rowCount).toBe(0);
+    expect((await suite.db.query('SELECT 1 FROM ledger_entries WHERE request_id = $1', [refusedId])).rowCount).toBe(0);
   });
 
   it.each([

@@ -1,7 +1,6 @@
 import { Client } from 'pg';
 import { Redis } from 'ioredis';
-import { bearer, call, newAccount, newApiKey, startStack } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, useStack } from '@svc/test-kit';
 
 /** Every text a PostgreSQL database holds, one row a line (all tables of the public schema). */
 async function dumpDatabase(url: string): Promise<string> {
@@ -51,33 +50,23 @@ async function dumpRedis(url: string): Promise<string> {
 }
 
 describe('secrets, object-level authorization and bad input through the gateway', () => {
-  let stack: Stack;
-  let gw: string;
-
-  beforeAll(async () => {
-    stack = await startStack({ name: 'secrets', redisDb: 6 });
-    gw = stack.gateways[0]?.url ?? '';
-  }, 90_000);
-
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const suite = useStack({ name: 'secrets', redisDb: 6 }, { timeoutMs: 90_000 });
 
   it('a created secret appears exactly once: never in PostgreSQL, Redis, the logs or any listing', async () => {
-    const account = await newAccount(gw, 'secrets');
-    const created = await call('POST', `${gw}/v1/keys`, { body: { name: 'once' }, headers: bearer(account.managementKey) });
+    const account = await newAccount(suite.gw, 'secrets');
+    const created = await call('POST', `${suite.gw}/v1/keys`, { body: { name: 'once' }, headers: bearer(account.managementKey) });
     expect(created.status).toBe(201);
     const secret = String(created.body.secret);
     expect(secret).toMatch(/^svc-[A-Za-z0-9_-]{43}$/);
     // Use both secrets so every cache layer and log line on the path has seen them.
-    expect((await call('GET', `${gw}/v1/key`, { headers: bearer(secret) })).status).toBe(200);
-    expect((await call('GET', `${gw}/v1/credits`, { headers: bearer(secret) })).status).toBe(200);
+    expect((await call('GET', `${suite.gw}/v1/key`, { headers: bearer(secret) })).status).toBe(200);
+    expect((await call('GET', `${suite.gw}/v1/credits`, { headers: bearer(secret) })).status).toBe(200);
     const reads = [
-      await call('GET', `${gw}/v1/keys`, { headers: bearer(account.managementKey) }),
-      await call('GET', `${gw}/v1/keys/${created.body.id}`, { headers: bearer(account.managementKey) }),
-      await call('GET', `${gw}/v1/key`, { headers: bearer(secret) }),
-      await call('PATCH', `${gw}/v1/keys/${created.body.id}`, { body: { name: 'renamed' }, headers: bearer(account.managementKey) }),
-      await call('GET', `${gw}/dashboard/api/management-keys`, { headers: account.session }),
+      await call('GET', `${suite.gw}/v1/keys`, { headers: bearer(account.managementKey) }),
+      await call('GET', `${suite.gw}/v1/keys/${created.body.id}`, { headers: bearer(account.managementKey) }),
+      await call('GET', `${suite.gw}/v1/key`, { headers: bearer(secret) }),
+      await call('PATCH', `${suite.gw}/v1/keys/${created.body.id}`, { body: { name: 'renamed' }, headers: bearer(account.managementKey) }),
+      await call('GET', `${suite.gw}/dashboard/api/management-keys`, { headers: account.session }),
     ];
     for (const read of reads) expect(read.status).toBe(200);
     const listing = reads[0]?.body.data.find((k: { id: string }) => k.id === created.body.id);
@@ -86,10 +75,10 @@ describe('secrets, object-level authorization and bad input through the gateway'
 
     const places = {
       listings: reads.map((r) => r.text).join('\n'),
-      accountAdminDb: await dumpDatabase(stack.databases.accountAdmin),
-      billingDb: await dumpDatabase(stack.databases.billing),
-      redis: await dumpRedis(stack.redisUrl),
-      logs: stack.logs(),
+      accountAdminDb: await dumpDatabase(suite.stack.databases.accountAdmin),
+      billingDb: await dumpDatabase(suite.stack.databases.billing),
+      redis: await dumpRedis(suite.stack.redisUrl),
+      logs: suite.stack.logs(),
     };
     expect(places.accountAdminDb).toContain(String(created.body.id)); // the dump really holds the key's row
     expect(places.logs.length).toBeGreaterThan(0);
@@ -107,22 +96,22 @@ describe('secrets, object-level authorization and bad input through the gateway'
   });
 
   it("another account's key ids answer 404 not_found and stay untouched", async () => {
-    const owner = await newAccount(gw, 'owner');
-    const other = await newAccount(gw, 'other');
-    const key = await newApiKey(gw, owner.managementKey);
+    const owner = await newAccount(suite.gw, 'owner');
+    const other = await newAccount(suite.gw, 'other');
+    const key = await newApiKey(suite.gw, owner.managementKey);
     for (const [method, body] of [['GET', undefined], ['PATCH', { disabled: true }], ['DELETE', undefined]] as const) {
-      const response = await call(method, `${gw}/v1/keys/${key.id}`, { body, headers: bearer(other.managementKey) });
+      const response = await call(method, `${suite.gw}/v1/keys/${key.id}`, { body, headers: bearer(other.managementKey) });
       expect(response.status).toBe(404);
       expect(response.body.error.code).toBe('not_found');
     }
-    const list = await call('GET', `${gw}/v1/keys`, { headers: bearer(other.managementKey) });
+    const list = await call('GET', `${suite.gw}/v1/keys`, { headers: bearer(other.managementKey) });
     expect(list.body.data.map((k: { id: string }) => k.id)).not.toContain(key.id);
-    expect((await call('GET', `${gw}/v1/key`, { headers: bearer(key.secret) })).status).toBe(200);
+    expect((await call('GET', `${suite.gw}/v1/key`, { headers: bearer(key.secret) })).status).toBe(200);
   });
 
   it('bad input answers 400 invalid_request naming the problem, never a 500, and changes nothing', async () => {
-    const account = await newAccount(gw, 'input');
-    const key = await newApiKey(gw, account.managementKey);
+    const account = await newAccount(suite.gw, 'input');
+    const key = await newApiKey(suite.gw, account.managementKey);
     const mgmt = bearer(account.managementKey);
     const cases: [string, string, { body?: unknown; raw?: string }, RegExp][] = [
       ['POST', '/v1/keys', { body: { name: 'x', colour: 'red' } }, /colour/],
@@ -141,22 +130,22 @@ describe('secrets, object-level authorization and bad input through the gateway'
       ['GET', '/v1/keys?cursor=%%%', {}, /query string/],
     ];
     for (const [method, path, input, names] of cases) {
-      const response = await call(method, `${gw}${path}`, { ...input, headers: mgmt });
+      const response = await call(method, `${suite.gw}${path}`, { ...input, headers: mgmt });
       if (response.status !== 400) throw new Error(`${method} ${path} answered ${response.status}: ${response.text}`);
       expect(response.body.error.code).toBe('invalid_request');
       expect(response.body.error.message).toMatch(names);
     }
-    const after = await call('GET', `${gw}/v1/keys/${key.id}`, { headers: mgmt });
+    const after = await call('GET', `${suite.gw}/v1/keys/${key.id}`, { headers: mgmt });
     expect(after.body).toMatchObject({ disabled: false, expires_at: null, name: 'k' });
-    const keys = await call('GET', `${gw}/v1/keys`, { headers: mgmt });
+    const keys = await call('GET', `${suite.gw}/v1/keys`, { headers: mgmt });
     expect(keys.body.data).toHaveLength(1);
   });
 
   it('an unknown path is 404 and a wrong method is 405, both JSON with the request id', async () => {
-    const unknown = await call('GET', `${gw}/v1/nope`);
+    const unknown = await call('GET', `${suite.gw}/v1/nope`);
     expect(unknown.status).toBe(404);
     expect(unknown.body.error.request_id).toBe(unknown.headers.get('x-svc-request-id'));
-    const wrong = await call('DELETE', `${gw}/v1/models`);
+    const wrong = await call('DELETE', `${suite.gw}/v1/models`);
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toContain('GET');
     expect(wrong.headers.get('x-svc-request-id')).toMatch(/^req_[0-9A-Za-z]{24,}$/);

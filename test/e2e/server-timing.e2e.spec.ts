@@ -1,6 +1,5 @@
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
 
 /**
  * Server-Timing on search answers, against the real stack with the simulator holding every
@@ -27,32 +26,21 @@ function parseServerTiming(header: string | null): Timing {
 }
 
 describe('Server-Timing: the platform\'s own time and the providers\' on every search answer', () => {
-  let stack: Stack;
-  let gw: string;
   let apiKey: string;
+  const suite = useStack({ ...SETTLING_STACK, name: 'servertiming', redisDb: 9, simulatorEnv: { SIM_BASE_LATENCY_MS: String(INJECTED_MS) } });
 
   beforeAll(async () => {
-    stack = await startStack({
-      name: 'servertiming', redisDb: 9, simulator: true, logLevel: 'warn',
-      worker: true, workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
-      simulatorEnv: { SIM_BASE_LATENCY_MS: String(INJECTED_MS) },
-    });
-    gw = stack.gateways[0]?.url ?? '';
-    const owner = await newAccount(gw, 'timing');
-    await grantCredits(stack, owner.accountId, 10_000_000, { reason: 'server timing e2e' });
+    const owner = await newAccount(suite.gw, 'timing');
+    await grantCredits(suite.stack, owner.accountId, 10_000_000, { reason: 'server timing e2e' });
     await waitFor('the grant in the balance', async () => {
-      const credits = await call('GET', `${gw}/v1/credits`, { headers: bearer(owner.managementKey) });
+      const credits = await call('GET', `${suite.gw}/v1/credits`, { headers: bearer(owner.managementKey) });
       return credits.body?.balance_usd === 10 ? true : undefined;
     });
-    apiKey = (await newApiKey(gw, owner.managementKey, { name: 'timing' })).secret;
-  }, 120_000);
-
-  afterAll(async () => {
-    await stack?.stop();
+    apiKey = (await newApiKey(suite.gw, owner.managementKey, { name: 'timing' })).secret;
   });
 
   it('a search answered by one provider: upstream at least the injected latency; gateway + upstream is the answer\'s latency', async () => {
-    const answer = await call('POST', `${gw}/v1/search`, { body: { query: 'server timing', model: 'exa/fast' }, headers: bearer(apiKey) });
+    const answer = await call('POST', `${suite.gw}/v1/search`, { body: { query: 'server timing', model: 'exa/fast' }, headers: bearer(apiKey) });
     expect(answer.status).toBe(200);
     const timing = parseServerTiming(answer.headers.get('server-timing'));
     expect(timing.upstream).toBeGreaterThanOrEqual(INJECTED_MS);
@@ -65,7 +53,7 @@ describe('Server-Timing: the platform\'s own time and the providers\' on every s
 
   it('a fallback after a failed model: two provider calls one after the other, upstream at least twice the injected latency', async () => {
     // The simulator answers Exa with a 500 (a directive in the query); Brave then answers.
-    const answer = await call('POST', `${gw}/v1/search`, {
+    const answer = await call('POST', `${suite.gw}/v1/search`, {
       body: { query: 'fallback sim:exa=error500', models: ['exa/fast', 'brave/web'] },
       headers: bearer(apiKey),
     });
@@ -77,16 +65,16 @@ describe('Server-Timing: the platform\'s own time and the providers\' on every s
   });
 
   it('an idempotent repeat (no provider call of its own) says upstream 0', async () => {
-    const answer = await call('POST', `${gw}/v1/search`, { body: { query: 'q', model: 'exa/fast', max_results: 1 }, headers: { ...bearer(apiKey), 'idempotency-key': 'timing-1' } });
+    const answer = await call('POST', `${suite.gw}/v1/search`, { body: { query: 'q', model: 'exa/fast', max_results: 1 }, headers: { ...bearer(apiKey), 'idempotency-key': 'timing-1' } });
     expect(answer.status).toBe(200);
-    const repeat = await call('POST', `${gw}/v1/search`, { body: { query: 'q', model: 'exa/fast', max_results: 1 }, headers: { ...bearer(apiKey), 'idempotency-key': 'timing-1' } });
+    const repeat = await call('POST', `${suite.gw}/v1/search`, { body: { query: 'q', model: 'exa/fast', max_results: 1 }, headers: { ...bearer(apiKey), 'idempotency-key': 'timing-1' } });
     // An idempotent repeat is answered from the first reply: no provider call of its own.
     expect(repeat.status).toBe(200);
     expect(parseServerTiming(repeat.headers.get('server-timing')).upstream).toBe(0);
   });
 
   it('an MCP web_search call\'s HTTP answer carries Server-Timing too', async () => {
-    const response = await fetch(`${gw}/mcp`, {
+    const response = await fetch(`${suite.gw}/mcp`, {
       method: 'POST',
       headers: { ...bearer(apiKey), 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'mcp timing', model: 'exa/fast' } } }),
@@ -100,7 +88,7 @@ describe('Server-Timing: the platform\'s own time and the providers\' on every s
   });
 
   it('the metrics hold the platform\'s own time per search (gateway_search_overhead_seconds), below the total per search', async () => {
-    const text = await (await fetch(`${stack.gateways[0]?.metricsUrl}/metrics`)).text();
+    const text = await (await fetch(`${suite.stack.gateways[0]?.metricsUrl}/metrics`)).text();
     const samples = parsePrometheusText(text);
     const count = sumSamples(samples, 'gateway_search_overhead_seconds_count');
     const overhead = sumSamples(samples, 'gateway_search_overhead_seconds_sum');

@@ -1,8 +1,5 @@
-import type { Client } from 'pg';
-import type { RedisClient } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor, stopStack, stackClients } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, waitFor, useStack, SETTLING_STACK } from '@svc/test-kit';
 import { FakeStripe } from '../../tools/fake-stripe/src';
 
 /**
@@ -15,18 +12,10 @@ const STRIPE_KEY = 'sk_test_fake_e2e';
 const WEBHOOK_SECRET = 'whsec_fake_e2e';
 
 describe('checkout through the gateway on a deployment without Stripe', () => {
-  let stack: Stack;
-
-  beforeAll(async () => {
-    stack = await startStack({ name: 'stripe_off', redisDb: 14, logLevel: 'warn' });
-  }, 120_000);
-
-  afterAll(async () => {
-    await stack?.stop();
-  });
+  const suite = useStack({ name: 'stripe_off', redisDb: 14, logLevel: 'warn' });
 
   it('validates the body first (400), then answers 503 payment_disabled', async () => {
-    const gw = stack.gateways[0]?.url ?? '';
+    const gw = suite.gw;
     const { managementKey } = await newAccount(gw, 'stripe-off');
     const bad = await call('POST', `${gw}/v1/credits/checkout`, { body: { amount_usd: 10_001 }, headers: bearer(managementKey) });
     expect(bad.status).toBe(400);
@@ -39,32 +28,12 @@ describe('checkout through the gateway on a deployment without Stripe', () => {
 });
 
 describe('buying credits with Stripe through the gateway, then a mixed run that reconciles', () => {
-  let stack: Stack;
   let stripe: FakeStripe;
-  let redis: RedisClient;
-  let db: Client;
-  let gw: string;
-
   beforeAll(async () => {
     stripe = await FakeStripe.start({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET });
-    stack = await startStack({
-      name: 'stripe',
-      redisDb: 14,
-      simulator: true,
-      worker: true,
-      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
-      logLevel: 'warn',
-      gatewayEnv: { PROVIDER_TIMEOUT_MS: '1000' },
-      billingEnv: { STRIPE_SECRET_KEY: STRIPE_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: stripe.url, STRIPE_TIMEOUT_MS: '1000' },
-    });
-    gw = stack.gateways[0]?.url ?? '';
-    ({ redis, db } = await stackClients(stack));
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopStack(stack, { redis, db });
-    await stripe?.stop();
   });
+  const suite = useStack(() => ({ ...SETTLING_STACK, name: 'stripe', redisDb: 14, gatewayEnv: { PROVIDER_TIMEOUT_MS: '1000' }, billingEnv: stripe.billingEnv(1000) }), { db: true });
+  afterAll(() => stripe?.stop());
 
   const sessionOf = (accountId: string): string => {
     const found = [...stripe.sessions.values()].reverse().find((s) => (s.session.metadata as Record<string, string>).account_id === accountId);
@@ -73,28 +42,28 @@ describe('buying credits with Stripe through the gateway, then a mixed run that 
   };
 
   const spendable = async (accountId: string, micros: number): Promise<void> => {
-    await waitFor(`spendable balance ${micros}`, async () => ((await redis.get(redisKeys.accountBalance(accountId))) === String(micros) ? true : undefined));
+    await waitFor(`spendable balance ${micros}`, async () => ((await suite.redis.get(redisKeys.accountBalance(accountId))) === String(micros) ? true : undefined));
   };
 
   it('checkout: 400 for a bad amount, 403 for an API key, 502 payment_error when Stripe fails, 201 otherwise', async () => {
-    const { accountId, managementKey } = await newAccount(gw, 'stripe');
-    const apiKey = await newApiKey(gw, managementKey);
+    const { accountId, managementKey } = await newAccount(suite.gw, 'stripe');
+    const apiKey = await newApiKey(suite.gw, managementKey);
     for (const amount of [4.99, 10_000.01, '20']) {
-      const bad = await call('POST', `${gw}/v1/credits/checkout`, { body: { amount_usd: amount }, headers: bearer(managementKey) });
+      const bad = await call('POST', `${suite.gw}/v1/credits/checkout`, { body: { amount_usd: amount }, headers: bearer(managementKey) });
       expect(bad.status).toBe(400);
       expect(bad.body.error.code).toBe('invalid_request');
     }
-    const wrongKey = await call('POST', `${gw}/v1/credits/checkout`, { body: { amount_usd: 20 }, headers: bearer(apiKey.secret) });
+    const wrongKey = await call('POST', `${suite.gw}/v1/credits/checkout`, { body: { amount_usd: 20 }, headers: bearer(apiKey.secret) });
     expect(wrongKey.status).toBe(403);
     expect(wrongKey.body.error.code).toBe('wrong_key_type');
     for (const mode of ['error500', 'timeout'] as const) {
       stripe.failNext(mode, Number.POSITIVE_INFINITY);
-      const failed = await call('POST', `${gw}/v1/credits/checkout`, { body: { amount_usd: 20 }, headers: bearer(managementKey) });
+      const failed = await call('POST', `${suite.gw}/v1/credits/checkout`, { body: { amount_usd: 20 }, headers: bearer(managementKey) });
       stripe.clearFailures();
       expect(failed.status).toBe(502);
       expect(failed.body.error.code).toBe('payment_error');
     }
-    const created = await call('POST', `${gw}/v1/credits/checkout`, { body: { amount_usd: 20 }, headers: bearer(managementKey) });
+    const created = await call('POST', `${suite.gw}/v1/credits/checkout`, { body: { amount_usd: 20 }, headers: bearer(managementKey) });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ amount_usd: 20 });
     expect(created.body.id).toMatch(/^chk_/);
@@ -102,31 +71,31 @@ describe('buying credits with Stripe through the gateway, then a mixed run that 
   });
 
   it('a mixed run (purchase, searches, a timeout, a refund, a dispute) leaves zero drift and usage equal to the ledger', async () => {
-    const { accountId, managementKey } = await newAccount(gw, 'stripe-mixed');
-    const apiKey = await newApiKey(gw, managementKey);
-    const created = await call('POST', `${gw}/v1/credits/checkout`, { body: { amount_usd: 20 }, headers: bearer(managementKey) });
+    const { accountId, managementKey } = await newAccount(suite.gw, 'stripe-mixed');
+    const apiKey = await newApiKey(suite.gw, managementKey);
+    const created = await call('POST', `${suite.gw}/v1/credits/checkout`, { body: { amount_usd: 20 }, headers: bearer(managementKey) });
     expect(created.status).toBe(201);
     const sessionId = sessionOf(accountId);
     const completed = stripe.event('checkout.session.completed', stripe.completeSession(sessionId));
     // Through the gateway, with duplicates: one grant.
-    const deliveries = await Promise.all([0, 1, 2].map(() => stripe.deliver(completed, { url: `${gw}/v1/credits/webhook` })));
+    const deliveries = await Promise.all([0, 1, 2].map(() => stripe.deliver(completed, { url: `${suite.gw}/v1/credits/webhook` })));
     expect(deliveries.map((d) => d.status)).toEqual([200, 200, 200]);
-    const tampered = await stripe.deliver(completed, { url: `${gw}/v1/credits/webhook`, body: JSON.stringify(JSON.parse(completed.payload)) });
+    const tampered = await stripe.deliver(completed, { url: `${suite.gw}/v1/credits/webhook`, body: JSON.stringify(JSON.parse(completed.payload)) });
     expect(tampered.status).toBe(400);
     await spendable(accountId, 20_000_000);
 
-    const search = (query: string) => call('POST', `${gw}/v1/search`, { body: { query, model: 'exa/fast', max_results: 10 }, headers: bearer(apiKey.secret) });
+    const search = (query: string) => call('POST', `${suite.gw}/v1/search`, { body: { query, model: 'exa/fast', max_results: 10 }, headers: bearer(apiKey.secret) });
     for (const i of [1, 2, 3]) expect((await search(`credits ${i}`)).status).toBe(200);
     const timedOut = await search('slow one sim:exa=timeout');
     expect(timedOut.status).toBe(502);
 
-    await stripe.deliver(stripe.event('charge.refunded', stripe.refund(sessionId, 500)), { url: `${gw}/v1/credits/webhook` });
-    const dispute = await stripe.deliver(stripe.event('charge.dispute.created', stripe.dispute(sessionId, 1500)), { url: `${gw}/v1/credits/webhook` });
+    await stripe.deliver(stripe.event('charge.refunded', stripe.refund(sessionId, 500)), { url: `${suite.gw}/v1/credits/webhook` });
+    const dispute = await stripe.deliver(stripe.event('charge.dispute.created', stripe.dispute(sessionId, 1500)), { url: `${suite.gw}/v1/credits/webhook` });
     expect(dispute.status).toBe(200);
 
     // Wait for the ledger worker to write every settled search.
     const charged = await waitFor('every search settled in the ledger', async () => {
-      const rows = await db.query<{ n: string; s: string | null }>('SELECT count(*)::text AS n, sum(charged_micros)::text AS s FROM settlements WHERE account_id = $1', [accountId]);
+      const rows = await suite.db.query<{ n: string; s: string | null }>('SELECT count(*)::text AS n, sum(charged_micros)::text AS s FROM settlements WHERE account_id = $1', [accountId]);
       return Number(rows.rows[0]?.n) >= 4 ? Number(rows.rows[0]?.s ?? 0) : undefined;
     }, { timeoutMs: 30_000 });
     expect(charged).toBeGreaterThan(0);
@@ -137,21 +106,21 @@ describe('buying credits with Stripe through the gateway, then a mixed run that 
     expect(refused.status).toBe(402);
     expect(refused.body.error.code).toBe('insufficient_credits');
 
-    const finance = await call('GET', `${stack.billing.operatorUrl}/operator/finance/reconciliation`, { headers: bearer(stack.operatorToken) });
+    const finance = await call('GET', `${suite.stack.billing.operatorUrl}/operator/finance/reconciliation`, { headers: bearer(suite.stack.operatorToken) });
     expect(finance.status).toBe(200);
     expect(finance.body).toMatchObject({ balanced: true, spendable: { drifting: [] }, ledger: { accounts_off_sum: [] } });
-    const recon = await call('GET', `${stack.billing.operatorUrl}/operator/reconciliation?account_id=${accountId}&include=finance`, { headers: bearer(stack.operatorToken) });
+    const recon = await call('GET', `${suite.stack.billing.operatorUrl}/operator/reconciliation?account_id=${accountId}&include=finance`, { headers: bearer(suite.stack.operatorToken) });
     expect(recon.status).toBe(200);
     expect(recon.body.data[0]).toMatchObject({ drift_usd: 0, durable_usd: negative / 1_000_000 });
     // The operator report carries the Stripe side too: every paid session has its purchase.
     expect(recon.body.finance).toMatchObject({ balanced: true, stripe: { purchase_drift_usd: 0, unmatched_sessions: [], unmatched_entries: [] } });
 
-    const usage = await call('GET', `${gw}/v1/usage`, { headers: bearer(managementKey) });
+    const usage = await call('GET', `${suite.gw}/v1/usage`, { headers: bearer(managementKey) });
     expect(usage.status).toBe(200);
-    const ledger = await db.query<{ s: string }>(`SELECT (-sum(amount_micros))::text AS s FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge'`, [accountId]);
+    const ledger = await suite.db.query<{ s: string }>(`SELECT (-sum(amount_micros))::text AS s FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge'`, [accountId]);
     expect(Math.round(usage.body.total.cost_usd * 1_000_000)).toBe(Number(ledger.rows[0]?.s));
     expect(usage.body.total.searches).toBe(4);
-    const own = await call('GET', `${gw}/v1/usage?group_by=key`, { headers: bearer(apiKey.secret) });
+    const own = await call('GET', `${suite.gw}/v1/usage?group_by=key`, { headers: bearer(apiKey.secret) });
     expect(own.body.data).toEqual([expect.objectContaining({ key_id: apiKey.id, searches: 4 })]);
   });
 });

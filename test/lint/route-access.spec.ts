@@ -15,11 +15,13 @@ import { McpEndpoint } from '../../services/search-gateway/src/mcp/mcp.endpoint'
 /**
  * Every route of every service is declared public or guarded (docs/decisions/0020-actor-guard-and-one-source.md).
  * Part of `npm run lint` (check:routes). The Nest services' controllers are found by reading
- * their sources (every file with `@Controller(`), so a new controller cannot slip past; the
+ * their sources (every file with `@Controller(` or a house `@…Controller(`), so a new controller cannot slip past; the
  * gateway's Fastify routes are those GatewayHttp registers on a bare Fastify instance.
  */
 
 const NEST_SERVICES = ['services/account-admin/src', 'services/billing/src'];
+/** `@Controller(` or a house decorator that includes it (`@PublicController(`, `@AccessController(`, …). */
+const CONTROLLER_DECORATOR = /@\w*Controller\(/;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -34,7 +36,7 @@ async function nestControllers(): Promise<{ file: string; controller: Type }[]> 
   const found: { file: string; controller: Type }[] = [];
   for (const root of NEST_SERVICES) {
     for (const file of sourceFiles(join(repoRoot(), root))) {
-      if (!readFileSync(file, 'utf8').includes('@Controller(')) continue;
+      if (!CONTROLLER_DECORATOR.test(readFileSync(file, 'utf8'))) continue;
       const module = (await import(file)) as Record<string, unknown>;
       for (const value of Object.values(module)) {
         if (typeof value === 'function' && Reflect.getMetadata(PATH_METADATA, value) !== undefined) found.push({ file: relative(repoRoot(), file), controller: value as Type });

@@ -19,7 +19,7 @@ export { TextField, StringField, StringListField, UsdField, EnumField, BooleanFi
 export type { FieldOptions, Presence, StringFieldOptions } from './validation/fields';
 export { internalCaller } from './internal-caller';
 export type { InternalCaller } from './internal-caller';
-export { Public, PUBLIC_ROUTE, PUBLIC_ROUTE_CONFIG, guardHook, isUnguardedFastifyRoute, unguardedNestRoutes } from './route-access';
+export { Public, PublicController, PUBLIC_ROUTE, PUBLIC_ROUTE_CONFIG, guardHook, isUnguardedFastifyRoute, unguardedNestRoutes } from './route-access';
 export type { RouteOptionsSeen } from './route-access';
 export { DEFAULT_MAX_BODY_DEPTH, FORBIDDEN_KEYS, bodyDepthExceeds, checkBodyDepth, parseJsonBody, forbiddenKeyPath, tooDeepError, installJsonBodyParser } from './body/json-body';
 export type { JsonBodyParserOptions } from './body/json-body';

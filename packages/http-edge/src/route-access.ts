@@ -1,4 +1,4 @@
-import { RequestMethod, SetMetadata } from '@nestjs/common';
+import { applyDecorators, Controller, RequestMethod, SetMetadata } from '@nestjs/common';
 import type { Type } from '@nestjs/common';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 
@@ -13,6 +13,11 @@ export const PUBLIC_ROUTE = 'svc:public-route';
 
 /** Declares a Nest controller (or one handler) public: anyone may call it, no caller is resolved. */
 export const Public = (): ClassDecorator & MethodDecorator => SetMetadata(PUBLIC_ROUTE, true);
+
+/** `@Controller(prefix)` and `@Public()` in one: a controller whose every route anyone may call. */
+export function PublicController(prefix?: string): ClassDecorator {
+  return applyDecorators(prefix === undefined ? Controller() : Controller(prefix), Public());
+}
 
 /** A Fastify route's `config` that declares it public. */
 export const PUBLIC_ROUTE_CONFIG = Object.freeze({ access: 'public' as const });

@@ -17,17 +17,7 @@ export class TcpProxy {
 
   async open(): Promise<void> {
     const server = createServer((client) => {
-      const upstream = createConnection(this.target);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream);
-      upstream.pipe(client);
+      splice(client, createConnection(this.target), this.sockets);
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -45,4 +35,21 @@ export class TcpProxy {
     this.sockets.clear();
     await closed;
   }
+}
+
+/**
+ * Pipes `client` and `upstream` both ways, each tracked in `sockets` while open; an error on
+ * either destroys both (a proxy's or a load balancer's connection).
+ */
+export function splice(client: Socket, upstream: Socket, sockets: Set<Socket>): void {
+  for (const socket of [client, upstream]) {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {
+      client.destroy();
+      upstream.destroy();
+    });
+  }
+  client.pipe(upstream);
+  upstream.pipe(client);
 }

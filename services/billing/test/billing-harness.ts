@@ -2,12 +2,12 @@ import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import { newId } from '@svc/ids';
 import { AccountAdminService } from '@svc/grpc';
 import type { AccountAdminServer, ProtoAccount, ProtoKeyLimit } from '@svc/grpc';
-import { freePort, recreateDatabase, redisUrl } from '@svc/test-kit';
+import { freePort, redisUrl } from '@svc/test-kit';
 import { Client } from 'pg';
 import { startBilling, createLogger } from '../src/app';
 import { parseBillingConfig } from '../src/config';
-import { migrateBillingDatabase } from '../src/db/migrate';
 import type { RunningBilling } from '../src/app';
+import { migratedBillingDatabase } from './ledger-fixtures';
 
 export const INTERNAL_TOKEN = 'internal-token-for-billing-tests';
 export const OPERATOR_TOKEN = 'operator-token-for-billing-tests';
@@ -75,8 +75,7 @@ export interface Harness {
 
 /** Fresh database `svc_billing_test_<suite>`, migrated; billing in-process on free ports. */
 export async function startHarness(suite: string): Promise<Harness> {
-  const databaseUrl = await recreateDatabase(`svc_billing_test_${suite}`);
-  await migrateBillingDatabase(databaseUrl);
+  const databaseUrl = await migratedBillingDatabase(`svc_billing_test_${suite}`);
   const accountAdmin = await FakeAccountAdmin.start();
   const config = parseBillingConfig({
     PORT: String(await freePort()),

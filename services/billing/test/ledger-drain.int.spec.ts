@@ -10,7 +10,8 @@ import { HistoryRepository } from '../src/history/history.repository';
 import { LedgerRepository } from '../src/ledger/ledger.repository';
 import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
 import { SETTLEMENT_DEAD_LETTER_STREAM, SettlementStreamAdapter } from '../src/settlement/settlement-stream.adapter';
-import { enqueue, freshLedgerDatabase, ledgerTotals, newRedis, settlementRecord, streamLength } from './ledger-fixtures';
+import { enqueue, freshLedgerDatabase, ledgerTotals, newRedis, settlementRecord, streamLength, openLedgerStores } from './ledger-fixtures';
+import type { LedgerStores } from './ledger-fixtures';
 
 const logger = pino({ level: 'silent' });
 let redis: Redis;
@@ -19,28 +20,19 @@ let prisma: PrismaClient;
 let db: Client;
 let drain: LedgerDrainService;
 let repository: LedgerRepository;
+let stores: LedgerStores;
 
 function drainService(on: BillingDatabase, batchSize = 500): LedgerDrainService {
   return new LedgerDrainService(new SettlementStreamAdapter(redis), new LedgerRepository(on.prisma, on.pool), logger, { batchSize });
 }
 
 beforeAll(async () => {
-  const url = await freshLedgerDatabase('drain');
-  redis = newRedis();
-  await redis.flushdb();
-  database = createBillingDatabase(url, () => undefined);
-  prisma = database.prisma;
-  repository = new LedgerRepository(prisma, database.pool);
+  stores = await openLedgerStores(await freshLedgerDatabase('drain'), newRedis());
+  ({ redis, database, prisma, repository, db } = stores);
   drain = drainService(database, 3);
-  db = new Client({ connectionString: url });
-  await db.connect();
 }, 60_000);
 
-afterAll(async () => {
-  await database.close();
-  await db.end();
-  await redis.quit();
-});
+afterAll(() => stores.close());
 
 describe('ledger drain: settlement records from the streams into Postgres', () => {
   it('writes each record once: settlement, usage events, one search_charge entry, durable balance and total spent', async () => {

@@ -3,15 +3,23 @@ import { recreateDatabase, redisUrl } from '@svc/test-kit';
 import { redisKeys, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@svc/contracts';
 import type { SettledAttempt, SettlementRecord } from '@svc/contracts';
 import { Redis } from 'ioredis';
-import type { Client } from 'pg';
+import { Client } from 'pg';
 import { migrateBillingDatabase } from '../src/db/migrate';
+import { createBillingDatabase } from '../src/db/prisma.repository';
+import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
+import { LedgerRepository } from '../src/ledger/ledger.repository';
 
 /** Redis database of the ledger suites (they run serially; each flushes it first). */
 export const LEDGER_REDIS_DB = 8;
 export const LEDGER_REDIS_URL = redisUrl(LEDGER_REDIS_DB);
 
 export async function freshLedgerDatabase(suite: string): Promise<string> {
-  const url = await recreateDatabase(`svc_billing_test_ledger_${suite}`);
+  return migratedBillingDatabase(`svc_billing_test_ledger_${suite}`);
+}
+
+/** The database `name` dropped and created again, migrated to billing's schema; its URL. */
+export async function migratedBillingDatabase(name: string): Promise<string> {
+  const url = await recreateDatabase(name);
   await migrateBillingDatabase(url);
   return url;
 }
@@ -65,4 +73,29 @@ export async function ledgerTotals(db: Client, accountId: string): Promise<Ledge
 
 export function newRedis(): Redis {
   return new Redis(LEDGER_REDIS_URL, { maxRetriesPerRequest: 2 });
+}
+
+/** A suite's stores: its migrated billing database (Prisma, pool, the ledger repository, a plain pg client) and its Redis, flushed. */
+export interface LedgerStores {
+  redis: Redis;
+  database: BillingDatabase;
+  prisma: PrismaClient;
+  repository: LedgerRepository;
+  db: Client;
+  close(): Promise<void>;
+}
+
+export async function openLedgerStores(databaseUrl: string, redis: Redis): Promise<LedgerStores> {
+  await redis.flushdb();
+  const database = createBillingDatabase(databaseUrl, () => undefined);
+  const db = new Client({ connectionString: databaseUrl });
+  await db.connect();
+  return {
+    redis, database, db, prisma: database.prisma, repository: new LedgerRepository(database.prisma, database.pool),
+    async close() {
+      await database.close();
+      await db.end();
+      await redis.quit();
+    },
+  };
 }

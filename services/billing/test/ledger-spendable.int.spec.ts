@@ -1,26 +1,24 @@
 import { newId } from '@svc/ids';
 import { redisKeys } from '@svc/contracts';
 import type { Redis } from 'ioredis';
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import pino from 'pino';
 import type { AccountDirectory } from '../src/accounts/account-directory.adapter';
-import { createBillingDatabase } from '../src/db/prisma.repository';
-import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
+import type { LedgerRepository } from '../src/ledger/ledger.repository';
 import { LedgerService } from '../src/ledger/ledger.service';
 import { SpendableBalanceAdapter } from '../src/spendable/spendable-balance.adapter';
 import { SpendableOutboxService } from '../src/spendable/spendable-outbox.service';
-import { freshLedgerDatabase, newRedis } from './ledger-fixtures';
+import { freshLedgerDatabase, newRedis, openLedgerStores } from './ledger-fixtures';
+import type { LedgerStores } from './ledger-fixtures';
 
 const logger = pino({ level: 'silent' });
 let redis: Redis;
-let database: BillingDatabase;
-let prisma: PrismaClient;
 let db: Client;
 let repository: LedgerRepository;
 let spendable: SpendableBalanceAdapter;
 let outbox: SpendableOutboxService;
 let ledger: LedgerService;
+let stores: LedgerStores;
 
 /** The account directory is another service (gRPC); here every account exists. */
 const everyAccountExists: AccountDirectory = {
@@ -39,24 +37,14 @@ async function unapplied(accountId: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  const url = await freshLedgerDatabase('spendable');
-  redis = newRedis();
-  await redis.flushdb();
-  database = createBillingDatabase(url, () => undefined);
-  prisma = database.prisma;
-  repository = new LedgerRepository(prisma, database.pool);
+  stores = await openLedgerStores(await freshLedgerDatabase('spendable'), newRedis());
+  ({ redis, repository, db } = stores);
   spendable = new SpendableBalanceAdapter(redis);
   outbox = new SpendableOutboxService(repository, spendable, logger);
   ledger = new LedgerService(repository, everyAccountExists, outbox, spendable);
-  db = new Client({ connectionString: url });
-  await db.connect();
 }, 60_000);
 
-afterAll(async () => {
-  await database.close();
-  await db.end();
-  await redis.quit();
-});
+afterAll(() => stores.close());
 
 describe('spendable balance: ledger entries reach Redis exactly once', () => {
   it('a grant moves the spendable balance once, and a repeated grant or apply does not move it again', async () => {

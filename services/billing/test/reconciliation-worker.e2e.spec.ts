@@ -1,12 +1,11 @@
 import { join } from 'node:path';
 import { RESERVATION_TTL_GRACE_MS, redisKeys } from '@svc/contracts';
 import { newId, newRequestId } from '@svc/ids';
-import { freePort, recreateDatabase, redisUrl, repoRoot, startProcess, waitFor } from '@svc/test-kit';
+import { freePort, redisUrl, repoRoot, startProcess, waitFor } from '@svc/test-kit';
 import type { RunningProcess } from '@svc/test-kit';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
-import { migrateBillingDatabase } from '../src/db/migrate';
-import { enqueue, settlementRecord } from './ledger-fixtures';
+import { enqueue, settlementRecord, migratedBillingDatabase } from './ledger-fixtures';
 
 const REDIS_DB = 13;
 const WORKER = join(repoRoot(), 'services/billing/dist/worker.js');
@@ -23,8 +22,7 @@ describe('ledger worker: periodic reconciliation and the backlog on /readyz', ()
   let url: string;
 
   beforeAll(async () => {
-    const databaseUrl = await recreateDatabase('svc_billing_test_recon_worker');
-    await migrateBillingDatabase(databaseUrl);
+    const databaseUrl = await migratedBillingDatabase('svc_billing_test_recon_worker');
     redis = new Redis(redisUrl(REDIS_DB));
     await redis.flushdb();
     db = new Client({ connectionString: databaseUrl });

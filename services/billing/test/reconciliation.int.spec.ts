@@ -12,9 +12,6 @@ import type { RunningBilling } from '../src/app';
 import { BacklogService } from '../src/backlog/backlog.service';
 import { parseBillingConfig } from '../src/config';
 import { migrateBillingDatabase } from '../src/db/migrate';
-import { createBillingDatabase } from '../src/db/prisma.repository';
-import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
 import { ReconciliationRedisAdapter } from '../src/reconciliation/reconciliation-redis.adapter';
 import type { SpendableSnapshot } from '../src/reconciliation/reconciliation-redis.adapter';
 import { ReconciliationRepository } from '../src/reconciliation/reconciliation.repository';
@@ -25,7 +22,8 @@ import { SettlementStreamAdapter } from '../src/settlement/settlement-stream.ada
 import { SpendableBalanceAdapter } from '../src/spendable/spendable-balance.adapter';
 import { SpendableOutboxService } from '../src/spendable/spendable-outbox.service';
 import { FakeAccountAdmin } from './billing-harness';
-import { enqueue, settlementRecord } from './ledger-fixtures';
+import { enqueue, settlementRecord, openLedgerStores, migratedBillingDatabase } from './ledger-fixtures';
+import type { LedgerStores } from './ledger-fixtures';
 
 const REDIS_DB = 13;
 const OPERATOR_TOKEN = 'operator-token-for-recon-tests';
@@ -33,35 +31,24 @@ const STALE_AFTER_MS = 60_000;
 const logger = pino({ level: 'silent' });
 const REPAIR_ALL = { releaseStale: true, correctDrift: true };
 
-let redis: Redis;
-let database: BillingDatabase;
-let prisma: PrismaClient;
-let ledger: LedgerRepository;
 let outbox: SpendableOutboxService;
 let service: ReconciliationService;
+let stores: LedgerStores;
 
 beforeAll(async () => {
-  const url = await recreateDatabase('svc_billing_test_recon_int');
-  await migrateBillingDatabase(url);
-  redis = new Redis(redisUrl(REDIS_DB));
-  await redis.flushdb();
-  database = createBillingDatabase(url, () => undefined);
-  prisma = database.prisma;
-  ledger = new LedgerRepository(prisma, database.pool);
-  outbox = new SpendableOutboxService(ledger, new SpendableBalanceAdapter(redis), logger);
-  service = new ReconciliationService(new ReconciliationRepository(prisma), new ReconciliationRedisAdapter(redis), logger, STALE_AFTER_MS);
+  const url = await migratedBillingDatabase('svc_billing_test_recon_int');
+  stores = await openLedgerStores(url, new Redis(redisUrl(REDIS_DB)));
+  outbox = new SpendableOutboxService(stores.repository, new SpendableBalanceAdapter(stores.redis), logger);
+  service = new ReconciliationService(new ReconciliationRepository(stores.prisma), new ReconciliationRedisAdapter(stores.redis), logger, STALE_AFTER_MS);
 }, 60_000);
 
-afterAll(async () => {
-  await database.close();
-  await redis.quit();
-});
+afterAll(() => stores.close());
 
 /** An account with a durable grant already applied to its spendable balance. */
 async function fundedAccount(amountMicros: Micros): Promise<string> {
   const accountId = newId('account');
-  await ledger.ensureBalance(accountId);
-  const outcome = await ledger.appendEntry({ accountId, kind: 'grant', amountMicros, reason: 'test', idempotencyKey: null, requestId: null });
+  await stores.repository.ensureBalance(accountId);
+  const outcome = await stores.repository.appendEntry({ accountId, kind: 'grant', amountMicros, reason: 'test', idempotencyKey: null, requestId: null });
   if (outcome.kind !== 'created') throw new Error('grant not created');
   await outbox.applyEntry(outcome.entry);
   return accountId;
@@ -70,7 +57,7 @@ async function fundedAccount(amountMicros: Micros): Promise<string> {
 /** What the gateway's reserve script does: bal -> reserved, held in the rsv hash with its lifetime. */
 async function reserve(accountId: string, requestId: string, amount: Micros, ttlMs: number): Promise<string> {
   const key = `${redisKeys.accountTag(accountId)}:rsv:${requestId}`;
-  await redis.multi()
+  await stores.redis.multi()
     .decrby(redisKeys.accountBalance(accountId), amount)
     .incrby(redisKeys.accountReserved(accountId), amount)
     .hset(key, '0', String(amount))
@@ -83,12 +70,12 @@ async function reserve(accountId: string, requestId: string, amount: Micros, ttl
 async function settle(accountId: string, held: Micros, charged: Micros): Promise<void> {
   const requestId = newRequestId();
   await reserve(accountId, requestId, held, RESERVATION_TTL_GRACE_MS + 30_000);
-  await redis.multi()
+  await stores.redis.multi()
     .incrby(redisKeys.accountBalance(accountId), held - charged)
     .decrby(redisKeys.accountReserved(accountId), held)
     .del(`${redisKeys.accountTag(accountId)}:rsv:${requestId}`)
     .exec();
-  await enqueue(redis, [settlementRecord(accountId, charged, { requestId })]);
+  await enqueue(stores.redis, [settlementRecord(accountId, charged, { requestId })]);
 }
 
 describe('reconciliation: durable vs spendable, per account, under the account lock', () => {
@@ -108,40 +95,40 @@ describe('reconciliation: durable vs spendable, per account, under the account l
 
   it('reports an injected drift without repairing it by default, corrects it on repair after two equal reads, then reads zero', async () => {
     const accountId = await fundedAccount(1_000_000);
-    await redis.incrby(redisKeys.accountBalance(accountId), 1_234);
+    await stores.redis.incrby(redisKeys.accountBalance(accountId), 1_234);
 
     const reported = await service.reconcileAccount(accountId, REPORT_ONLY);
     expect(reported.driftMicros).toBe(-1_234);
     expect(reported.repairs).toEqual([]);
-    expect(await redis.get(redisKeys.accountBalance(accountId))).toBe(String(1_001_234));
+    expect(await stores.redis.get(redisKeys.accountBalance(accountId))).toBe(String(1_001_234));
 
     const repaired = await service.reconcileAccount(accountId, REPAIR_ALL);
     expect(repaired.repairs).toEqual([{ kind: 'drift_corrected', amountMicros: -1_234, balanceAfterMicros: 1_000_000 }]);
-    expect(await redis.get(redisKeys.accountBalance(accountId))).toBe('1000000');
+    expect(await stores.redis.get(redisKeys.accountBalance(accountId))).toBe('1000000');
     expect((await service.reconcileAccount(accountId, REPORT_ONLY)).driftMicros).toBe(0);
   });
 
   it('does not correct a drift that changes between the two reads', async () => {
     const accountId = await fundedAccount(1_000_000);
-    await redis.incrby(redisKeys.accountBalance(accountId), 500);
+    await stores.redis.incrby(redisKeys.accountBalance(accountId), 500);
     // Real Redis; the seam only adds 100 more to bal right after the first read.
     let reads = 0;
     class ShiftingAdapter extends ReconciliationRedisAdapter {
       override async readSpendable(id: string, entryIds: readonly string[]): Promise<SpendableSnapshot> {
         const snapshot = await super.readSpendable(id, entryIds);
         reads += 1;
-        if (reads === 1) await redis.incrby(redisKeys.accountBalance(id), 100);
+        if (reads === 1) await stores.redis.incrby(redisKeys.accountBalance(id), 100);
         return snapshot;
       }
     }
-    const shifting = new ReconciliationService(new ReconciliationRepository(prisma), new ShiftingAdapter(redis), logger, STALE_AFTER_MS);
+    const shifting = new ReconciliationService(new ReconciliationRepository(stores.prisma), new ShiftingAdapter(stores.redis), logger, STALE_AFTER_MS);
 
     const report = await shifting.reconcileAccount(accountId, REPAIR_ALL);
 
     expect(report.driftMicros).toBe(-600);
     expect(report.repairs).toEqual([]);
     expect(report.driftNote).toMatch(/changed between two reads/);
-    expect(await redis.get(redisKeys.accountBalance(accountId))).toBe('1000600');
+    expect(await stores.redis.get(redisKeys.accountBalance(accountId))).toBe('1000600');
   });
 
   it('lists a reservation past its bound as stale, releases it on repair (back to spendable), and leaves a live one alone', async () => {
@@ -153,23 +140,23 @@ describe('reconciliation: durable vs spendable, per account, under the account l
     const reported = await service.reconcileAccount(accountId, REPORT_ONLY);
     expect(reported.driftMicros).toBe(0);
     expect(reported.staleReservations).toEqual([expect.objectContaining({ requestId: staleRequest, heldMicros: 40_000 })]);
-    expect(await redis.exists(staleKey)).toBe(1);
+    expect(await stores.redis.exists(staleKey)).toBe(1);
 
     const repaired = await service.reconcileAccount(accountId, { releaseStale: true, correctDrift: false });
     expect(repaired.repairs).toEqual([{ kind: 'stale_reservation_released', requestId: staleRequest, amountMicros: 40_000 }]);
     expect(repaired).toMatchObject({ spendableMicros: 1_000_000 - 15_000, reservedMicros: 15_000, driftMicros: 0 });
-    expect(await redis.exists(staleKey)).toBe(0);
-    expect(await redis.exists(liveKey)).toBe(1);
+    expect(await stores.redis.exists(staleKey)).toBe(0);
+    expect(await stores.redis.exists(liveKey)).toBe(1);
   });
 
   it('counts a grant not yet applied to the spendable balance (and not once its applied marker is set)', async () => {
     const accountId = await fundedAccount(1_000_000);
-    const outcome = await ledger.appendEntry({ accountId, kind: 'grant', amountMicros: 250_000, reason: 'later', idempotencyKey: null, requestId: null });
+    const outcome = await stores.repository.appendEntry({ accountId, kind: 'grant', amountMicros: 250_000, reason: 'later', idempotencyKey: null, requestId: null });
     if (outcome.kind !== 'created') throw new Error('grant not created');
 
     expect(await service.reconcileAccount(accountId, REPORT_ONLY)).toMatchObject({ durableMicros: 1_250_000, unappliedMicros: 250_000, driftMicros: 0 });
     // Applied in Redis, column not marked yet (the outbox's crash window): still consistent.
-    await new SpendableBalanceAdapter(redis).applyOnce(accountId, outcome.entry.id, 250_000);
+    await new SpendableBalanceAdapter(stores.redis).applyOnce(accountId, outcome.entry.id, 250_000);
     expect(await service.reconcileAccount(accountId, REPORT_ONLY)).toMatchObject({ unappliedMicros: 0, spendableMicros: 1_250_000, driftMicros: 0 });
   });
 
@@ -181,7 +168,7 @@ describe('reconciliation: durable vs spendable, per account, under the account l
       charged += charge;
       await settle(accountId, charge + 500, charge);
     }
-    const drain = new LedgerDrainService(new SettlementStreamAdapter(redis), ledger, logger, { batchSize: 25, maxBatchesPerAccount: 1 });
+    const drain = new LedgerDrainService(new SettlementStreamAdapter(stores.redis), stores.repository, logger, { batchSize: 25, maxBatchesPerAccount: 1 });
     let draining = true;
     const reports: AccountReport[] = [];
     const loop = (async (): Promise<void> => {
@@ -189,7 +176,7 @@ describe('reconciliation: durable vs spendable, per account, under the account l
     })();
     for (;;) {
       const result = await drain.drain();
-      if (result.written === 0 && (await redis.xlen(redisKeys.settlementStream(accountId))) === 0) break;
+      if (result.written === 0 && (await stores.redis.xlen(redisKeys.settlementStream(accountId))) === 0) break;
     }
     draining = false;
     await loop;
@@ -204,21 +191,21 @@ describe('reconciliation: durable vs spendable, per account, under the account l
 
 describe('settlement backlog', () => {
   it('counts pending records and accounts, the oldest record age and the drain rate', async () => {
-    await redis.flushdb();
-    const backlog = new BacklogService(redis);
+    await stores.redis.flushdb();
+    const backlog = new BacklogService(stores.redis);
     expect(await backlog.measure()).toMatchObject({ pendingRecords: 0, pendingAccounts: 0, oldestPendingAgeMs: 0, estimatedDrainMs: 0 });
     const a = newId('account');
     const b = newId('account');
-    await enqueue(redis, [settlementRecord(a, 1), settlementRecord(a, 2), settlementRecord(b, 3)]);
+    await enqueue(stores.redis, [settlementRecord(a, 1), settlementRecord(a, 2), settlementRecord(b, 3)]);
     // b's dirty mark lost: SCAN still finds its stream.
-    await enqueue(redis, [settlementRecord(newId('account'), 4)], { markDirty: false });
+    await enqueue(stores.redis, [settlementRecord(newId('account'), 4)], { markDirty: false });
 
     const measured = await backlog.measure();
     expect(measured).toMatchObject({ pendingRecords: 4, pendingAccounts: 3, drainRatePerS: 0, estimatedDrainMs: null });
     expect(measured.oldestPendingAgeMs).toBeGreaterThanOrEqual(0);
 
     const key = `svc:settle:drained:${Math.floor(Date.now() / 1000) - 2}`;
-    await redis.set(key, '40');
+    await stores.redis.set(key, '40');
     const withRate = await backlog.measure();
     expect(withRate.drainRatePerS).toBe(4);
     expect(withRate.estimatedDrainMs).toBe(1_000);
@@ -257,7 +244,7 @@ describe('operator routes', () => {
       method: 'POST', headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': 'application/json' },
       body: JSON.stringify({ amount_usd: 2.5, reason: 'test' }),
     });
-    await redis.decrby(redisKeys.accountBalance(accountId), 10_000);
+    await stores.redis.decrby(redisKeys.accountBalance(accountId), 10_000);
 
     const report = await op(`/operator/reconciliation?account_id=${accountId}`);
     expect(report.status).toBe(200);
@@ -282,7 +269,7 @@ describe('operator routes', () => {
   });
 
   it('GET /operator/ledger/backlog reports the pending settlement records', async () => {
-    await enqueue(redis, [settlementRecord(newId('account'), 5), settlementRecord(newId('account'), 6)]);
+    await enqueue(stores.redis, [settlementRecord(newId('account'), 5), settlementRecord(newId('account'), 6)]);
     const response = await op('/operator/ledger/backlog');
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ pending_records: expect.any(Number), pending_accounts: expect.any(Number), drain_rate_per_s: expect.any(Number) });
@@ -299,7 +286,7 @@ describe('operator routes', () => {
     };
     const page = await run();
     const accountId = page.data[0]?.account_id ?? '';
-    await redis.incrby(redisKeys.accountBalance(accountId), 3);
+    await stores.redis.incrby(redisKeys.accountBalance(accountId), 3);
     expect((await run('--account', accountId)).data[0]).toMatchObject({ drift_usd: -0.000003, repairs: [] });
     expect((await run('--account', accountId, '--repair')).data[0]?.repairs).toEqual([{ kind: 'drift_corrected', amount_usd: -0.000003, spendable_after_usd: 2.5 }]);
     expect((await run('--account', accountId)).data[0]).toMatchObject({ drift_usd: 0 });

@@ -1,14 +1,14 @@
 import { redisKeys } from '@svc/contracts';
 import { newRequestId } from '@svc/ids';
-import { freePort, recreateDatabase, redisUrl, waitFor } from '@svc/test-kit';
+import { freePort, redisUrl, waitFor } from '@svc/test-kit';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { FakeStripe } from '../../../tools/fake-stripe/src';
 import { createLogger, startBilling } from '../src/app';
 import type { BillingHooks, RunningBilling } from '../src/app';
 import { parseBillingConfig } from '../src/config';
-import { migrateBillingDatabase } from '../src/db/migrate';
 import { call, FakeAccountAdmin, INTERNAL_TOKEN, OPERATOR_TOKEN, operatorHeaders } from './billing-harness';
+import { migratedBillingDatabase } from './ledger-fixtures';
 
 /** Redis database of billing's Stripe suites (they flush it first; run them serially). */
 export const STRIPE_REDIS_DB = 14;
@@ -37,8 +37,7 @@ export interface StripeHarnessOptions {
 
 /** Fresh database `svc_billing_test_stripe_<suite>`, a fake Stripe, billing in-process. */
 export async function startStripeHarness(suite: string, options: StripeHarnessOptions = {}): Promise<StripeHarness> {
-  const databaseUrl = await recreateDatabase(`svc_billing_test_stripe_${suite}`);
-  await migrateBillingDatabase(databaseUrl);
+  const databaseUrl = await migratedBillingDatabase(`svc_billing_test_stripe_${suite}`);
   const redis = new Redis(redisUrl(STRIPE_REDIS_DB));
   await redis.flushdb();
   const accountAdmin = await FakeAccountAdmin.start();

@@ -161,6 +161,18 @@ export class FakeStripe {
     return fake;
   }
 
+  /**
+   * The environment that points billing at this fake: STRIPE_API_BASE, the secret key and the
+   * webhook secret it was started with, and STRIPE_TIMEOUT_MS when given.
+   */
+  billingEnv(timeoutMs?: number): Record<string, string> {
+    const env: Record<string, string> = { STRIPE_API_BASE: this.url };
+    if (this.options.secretKey !== undefined) env.STRIPE_SECRET_KEY = this.options.secretKey;
+    if (this.options.webhookSecret !== undefined) env.STRIPE_WEBHOOK_SECRET = this.options.webhookSecret;
+    if (timeoutMs !== undefined) env.STRIPE_TIMEOUT_MS = String(timeoutMs);
+    return env;
+  }
+
   /** The next `count` API calls fail this way (Infinity: until clearFailures). */
   failNext(mode: FailureMode, count = 1): void {
     this.failure = { mode, remaining: count };

@@ -1,6 +1,6 @@
-import { Controller, Get, Inject, Query, Req } from '@nestjs/common';
+import { Get, Inject, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { Access, Actor, onBoth } from '../http/actor';
+import { Actor, onBoth, AccessController } from '../http/actor';
 import { withRequestId } from '../http/reply';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
@@ -12,8 +12,7 @@ import { AuditService } from './audit.service';
  * gateway) and GET /dashboard/api/audit-log (a session). Read-only: nothing in the platform
  * updates or deletes an entry (the database refuses it; docs/api.md, "Audit log").
  */
-@Controller()
-@Access({ key: 'management' })
+@AccessController({ key: 'management' })
 export class AuditController {
   constructor(
     @Inject(AuditService) private readonly audit: AuditService,

@@ -1,6 +1,6 @@
-import { Body, Controller, Get, Inject, Post, Req, Res } from '@nestjs/common';
+import { Body, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Access, Actor, onDashboard } from '../http/actor';
+import { Actor, onDashboard, AccessController } from '../http/actor';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 import { clientAddress } from '../http/client-address';
@@ -17,8 +17,7 @@ import type { BillingCall } from './billing.adapter';
  * its answer (status and JSON) is the answer. /v1/credits and /v1/usage are billing's own
  * routes (the gateway forwards them there), so these paths are on the dashboard only.
  */
-@Controller()
-@Access()
+@AccessController()
 export class BillingController {
   constructor(
     @Inject(BillingAdapter) private readonly billing: BillingAdapter,

@@ -1,6 +1,6 @@
-import { Body, Controller, Delete, Get, Inject, Param, Patch, Post, Req, Res } from '@nestjs/common';
+import { Body, Delete, Get, Inject, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Access, Actor, onDashboard } from '../http/actor';
+import { Actor, onDashboard, AccessController } from '../http/actor';
 import { BillingAdapter } from './billing.adapter';
 import { queryOf, relayToBilling } from './billing.controller';
 
@@ -13,8 +13,7 @@ const seg = (value: string): string => encodeURIComponent(value);
  * forwards a management key's calls (docs/decisions/0015 and 0028). Billing validates and
  * answers; a path parameter is passed percent-encoded, so it cannot name another path.
  */
-@Controller()
-@Access()
+@AccessController()
 export class WebhooksRelayController {
   constructor(@Inject(BillingAdapter) private readonly billing: BillingAdapter) {}
 

@@ -1,6 +1,6 @@
-import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
+import { Get, Inject, Req, Res } from '@nestjs/common';
 import { AppError, routeNotFoundBody } from '@svc/errors';
-import { Public } from '@svc/http-edge';
+import { PublicController } from '@svc/http-edge';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DashboardAssets } from './dashboard-assets.adapter';
 
@@ -27,8 +27,7 @@ export const DASHBOARD_PAGES = ['keys', 'management-keys', 'provider-keys', 'cre
  * /dashboard/assets/* the built files. Any other path under /dashboard (the JSON API's
  * included) is the edge's ordinary 404 or 405.
  */
-@Controller('dashboard')
-@Public()
+@PublicController('dashboard')
 export class DashboardWebController {
   constructor(@Inject(DASHBOARD_ASSETS) private readonly assets: DashboardAssets) {}
 

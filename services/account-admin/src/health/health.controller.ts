@@ -1,13 +1,12 @@
-import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
+import { Get, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DrainState, drainingReadiness, Public } from '@svc/http-edge';
+import { DrainState, drainingReadiness, PublicController } from '@svc/http-edge';
 import type { DrainingReadiness } from '@svc/http-edge';
 import { DatabaseRepository } from '../db/database.repository';
 import { KeyCacheRepository } from '../key-cache/key-cache.repository';
 
 /** Probes: public. */
-@Controller()
-@Public()
+@PublicController()
 export class HealthController {
   constructor(
     @Inject(DatabaseRepository) private readonly db: DatabaseRepository,

@@ -1,4 +1,4 @@
-import { applyDecorators, createParamDecorator, Inject, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
+import { applyDecorators, Controller, createParamDecorator, Inject, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
 import type { CanActivate, ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
@@ -75,6 +75,11 @@ const ACCESS_RULE = 'account-admin:access';
  */
 export function Access(rule: AccessRule = {}): ClassDecorator & MethodDecorator {
   return applyDecorators(SetMetadata(ACCESS_RULE, rule), UseGuards(ActorGuard));
+}
+
+/** `@Controller()` and `@Access(rule)` in one: a controller whose every route resolves its caller. */
+export function AccessController(rule: AccessRule = {}): ClassDecorator {
+  return applyDecorators(Controller(), Access(rule));
 }
 
 const actors = new WeakMap<FastifyRequest, Actor>();

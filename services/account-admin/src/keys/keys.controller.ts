@@ -1,7 +1,7 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { auditActorOf } from '../audit/audit-actor';
-import { Access, Actor, onBoth, onV1 } from '../http/actor';
+import { Access, Actor, onBoth, onV1, AccessController } from '../http/actor';
 import { markChangedKey, withRequestId } from '../http/reply';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
@@ -15,8 +15,7 @@ import { KeysService } from './keys.service';
  * /dashboard/api/keys (a session; x-csrf-token on every change) — the same bodies,
  * validation, answers and error codes. Plus GET /v1/key, the calling key itself (either kind).
  */
-@Controller()
-@Access({ key: 'management' })
+@AccessController({ key: 'management' })
 export class KeysController {
   constructor(
     @Inject(KeysService) private readonly keys: KeysService,

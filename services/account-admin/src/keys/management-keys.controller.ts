@@ -1,6 +1,6 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Req, Res } from '@nestjs/common';
+import { Body, Delete, Get, HttpCode, Inject, Param, Patch, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Access, Actor, onDashboard } from '../http/actor';
+import { Actor, onDashboard, AccessController } from '../http/actor';
 import { markChangedKey, withRequestId } from '../http/reply';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
@@ -11,8 +11,7 @@ import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 
 /** Management keys: the dashboard only (a session; x-csrf-token on every change). */
-@Controller()
-@Access()
+@AccessController()
 export class ManagementKeysController {
   constructor(
     @Inject(KeysService) private readonly keys: KeysService,

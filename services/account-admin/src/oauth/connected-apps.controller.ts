@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Delete, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { auditActorOf } from '../audit/audit-actor';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
-import { Access, Actor, onDashboard } from '../http/actor';
+import { AccessController, Actor, onDashboard } from '../http/actor';
 import { markChangedKey, withRequestId } from '../http/reply';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
@@ -16,8 +16,7 @@ import { OAuthService } from './oauth.service';
  * the account's connected apps and revokes them. No /v1 route: a key, management or not,
  * can never approve. An approval and a revocation are audited with the session as the actor.
  */
-@Controller()
-@Access()
+@AccessController()
 export class ConnectedAppsController {
   constructor(
     @Inject(OAuthService) private readonly oauth: OAuthService,

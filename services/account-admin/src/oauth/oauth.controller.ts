@@ -1,6 +1,6 @@
-import { Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
+import { Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import { OAUTH_PATHS } from '@svc/contracts';
-import { Public } from '@svc/http-edge';
+import { PublicController } from '@svc/http-edge';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
@@ -15,8 +15,7 @@ import { OAuthError, OAuthService } from './oauth.service';
  * section 5.2 errors, `Cache-Control: no-store` on tokens), not the platform's error body:
  * OAuth clients read `error` as a string. Token and revocation requests are form-encoded.
  */
-@Controller()
-@Public()
+@PublicController()
 export class OAuthController {
   constructor(
     @Inject(OAuthService) private readonly oauth: OAuthService,

@@ -365,10 +365,7 @@ export class OAuthService implements OnApplicationShutdown {
     const redirectUri = form.get('redirect_uri');
     const verifier = form.get('code_verifier');
     if (code === null || clientId === null) throw new OAuthError('invalid_request', 'code and client_id are required');
-    if (!isOAuthSecret('code', code)) throw new OAuthError('invalid_grant', 'the code is not valid');
-    const row = await this.repo.findToken(hashSecret(code));
-    if (row === null || row.kind !== 'code') throw new OAuthError('invalid_grant', 'the code is not valid');
-    if (row.client.id !== clientId) throw new OAuthError('invalid_grant', 'the code was issued to another client');
+    const row = await this.tokenFor(clientId, 'code', code, 'the code');
     const now = new Date();
     if (!(await this.repo.use(row.hash, now))) {
       // RFC 6749 section 4.1.2: a code used twice is refused and what it gave is revoked.
@@ -389,10 +386,7 @@ export class OAuthService implements OnApplicationShutdown {
     const token = form.get('refresh_token');
     const clientId = form.get('client_id');
     if (token === null || clientId === null) throw new OAuthError('invalid_request', 'refresh_token and client_id are required');
-    if (!isOAuthSecret('refresh', token)) throw new OAuthError('invalid_grant', 'the refresh token is not valid');
-    const row = await this.repo.findToken(hashSecret(token));
-    if (row === null || row.kind !== 'refresh') throw new OAuthError('invalid_grant', 'the refresh token is not valid');
-    if (row.client.id !== clientId) throw new OAuthError('invalid_grant', 'the refresh token was issued to another client');
+    const row = await this.tokenFor(clientId, 'refresh', token, 'the refresh token');
     const now = new Date();
     this.usableGrant(row);
     if (row.expiresAt.getTime() <= now.getTime()) throw new OAuthError('invalid_grant', 'the refresh token has expired');
@@ -402,6 +396,18 @@ export class OAuthService implements OnApplicationShutdown {
       throw new OAuthError('invalid_grant', 'the refresh token was already used; the grant is revoked');
     }
     return this.issue(row, now);
+  }
+
+  /**
+   * The stored token `secret` names, of `kind` and issued to `clientId`; else invalid_grant,
+   * `what` naming the token in the message.
+   */
+  private async tokenFor(clientId: string, kind: 'code' | 'refresh', secret: string, what: string): Promise<TokenWithGrant> {
+    if (!isOAuthSecret(kind, secret)) throw new OAuthError('invalid_grant', `${what} is not valid`);
+    const row = await this.repo.findToken(hashSecret(secret));
+    if (row === null || row.kind !== kind) throw new OAuthError('invalid_grant', `${what} is not valid`);
+    if (row.client.id !== clientId) throw new OAuthError('invalid_grant', `${what} was issued to another client`);
+    return row;
   }
 
   private usableGrant(row: TokenWithGrant): void {

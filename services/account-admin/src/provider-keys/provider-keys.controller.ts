@@ -1,9 +1,9 @@
 import { auditActorOf } from '../audit/audit-actor';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
-import { Body, Controller, Delete, Get, Inject, Param, Put, Req, Res } from '@nestjs/common';
+import { Body, Delete, Get, Inject, Param, Put, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Access, Actor, onBoth } from '../http/actor';
+import { Actor, onBoth, AccessController } from '../http/actor';
 import { withRequestId } from '../http/reply';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
@@ -15,8 +15,7 @@ import { ProviderKeysService } from './provider-keys.service';
  * Provider keys on both surfaces: /v1/provider-keys (a management key, forwarded by the
  * gateway) and /dashboard/api/provider-keys (a session; x-csrf-token on every change).
  */
-@Controller()
-@Access({ key: 'management' })
+@AccessController({ key: 'management' })
 export class ProviderKeysController {
   constructor(
     @Inject(ProviderKeysService) private readonly providerKeys: ProviderKeysService,

@@ -1,9 +1,9 @@
-import { Controller, Get, Inject, Query, Req, UseGuards } from '@nestjs/common';
+import { Get, Inject, Query, Req } from '@nestjs/common';
 import type { AuditEntryView } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { AuditLogQueryDto, decodeAuditCursor, toAuditLogQuery } from '@svc/http-edge';
 import type { FastifyRequest } from 'fastify';
-import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
+import { Caller, InternalAuthController } from '../http/internal-auth.guard';
 import type { CallerIdentity } from '../http/internal-auth.guard';
 import { AuditRepository } from './audit.repository';
 
@@ -12,8 +12,7 @@ import { AuditRepository } from './audit.repository';
  * query: its first `limit` entries after the cursor, and whether more follow. The gateway
  * does not forward this path.
  */
-@Controller('internal')
-@UseGuards(InternalAuthGuard)
+@InternalAuthController('internal')
 export class AuditController {
   constructor(@Inject(AuditRepository) private readonly audit: AuditRepository) {}
 

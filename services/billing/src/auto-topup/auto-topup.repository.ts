@@ -5,7 +5,8 @@ import type { Micros } from '@svc/money';
 import { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
 import { emitEvent } from '../events/event-emitter';
-import { ENTRY_COLUMNS, entryFromRow, toMicros } from '../ledger/ledger.repository';
+import { toMicros } from '../db/account-lock';
+import { ENTRY_COLUMNS, entryFromRow } from '../ledger/ledger.repository';
 import type { EntryRow, LedgerEntryRecord } from '../ledger/ledger.repository';
 import { appendStripeEntryLocked } from '../webhook/purchase.repository';
 

@@ -1,6 +1,6 @@
-import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
+import { Get, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Public } from '@svc/http-edge';
+import { PublicController } from '@svc/http-edge';
 import { READINESS } from '../health/health.controller';
 import type { Readiness } from '../health/health.controller';
 
@@ -15,8 +15,7 @@ export interface WorkerStatus {
  * The ledger worker's health listener: /healthz, and /readyz with its stores' reachability
  * plus the settlement backlog (so an operator sees it while PostgreSQL is down).
  */
-@Controller()
-@Public()
+@PublicController()
 export class WorkerHealthController {
   constructor(
     @Inject(READINESS) private readonly readiness: Readiness,

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Inject, Patch, Post, Req, UseGuards } from '@nestjs/common';
+import { Body, Get, HttpCode, Inject, Patch, Post, Req } from '@nestjs/common';
 import { AppError } from '@svc/errors';
 import { microsToUsd, usdToMicros } from '@svc/money';
 import type { Micros } from '@svc/money';
@@ -8,7 +8,7 @@ import type { AutoTopupChange, AutoTopupState } from '../auto-topup/auto-topup.r
 import { AutoTopupService } from '../auto-topup/auto-topup.service';
 import type { SetupUrls } from '../auto-topup/auto-topup.service';
 import { requireManagement } from '../events/events.controller';
-import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
+import { Caller, InternalAuthController } from '../http/internal-auth.guard';
 import type { CallerIdentity } from '../http/internal-auth.guard';
 import { AutoTopupSetupDto, BillingSettingsDto } from './settings.dto';
 import type { AutoTopupSettingsDto } from './settings.dto';
@@ -98,8 +98,7 @@ function autoTopupChange(body: AutoTopupSettingsDto, current: AutoTopupState): A
  * GET and PATCH /v1/billing/settings, POST /v1/billing/auto-topup/setup (management access;
  * the dashboard through account-admin).
  */
-@Controller('v1/billing')
-@UseGuards(InternalAuthGuard)
+@InternalAuthController('v1/billing')
 export class BillingSettingsController {
   constructor(
     @Inject(SettingsRepository) private readonly settings: SettingsRepository,

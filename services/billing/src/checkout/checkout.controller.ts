@@ -1,16 +1,15 @@
 import { auditActorOf } from '../audit/audit-actor';
-import { Body, Controller, HttpCode, Inject, Post, Req, UseGuards } from '@nestjs/common';
+import { Body, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import { AppError } from '@svc/errors';
 import type { FastifyRequest } from 'fastify';
-import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
+import { Caller, InternalAuthController } from '../http/internal-auth.guard';
 import type { CallerIdentity } from '../http/internal-auth.guard';
 import { CheckoutBodyDto, checkoutView, toCheckoutBody } from './checkout.dto';
 import type { CheckoutView } from './checkout.dto';
 import { CheckoutService } from './checkout.service';
 
 /** POST /v1/credits/checkout, forwarded by the gateway for management keys. */
-@Controller('v1/credits')
-@UseGuards(InternalAuthGuard)
+@InternalAuthController('v1/credits')
 export class CheckoutController {
   constructor(@Inject(CheckoutService) private readonly checkout: CheckoutService) {}
 

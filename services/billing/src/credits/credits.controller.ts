@@ -1,7 +1,7 @@
-import { Controller, Get, Inject, Req, UseGuards } from '@nestjs/common';
+import { Get, Inject, Req } from '@nestjs/common';
 import { microsToUsd } from '@svc/money';
 import type { FastifyRequest } from 'fastify';
-import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
+import { Caller, InternalAuthController } from '../http/internal-auth.guard';
 import type { CallerIdentity } from '../http/internal-auth.guard';
 import { LedgerService } from '../ledger/ledger.service';
 
@@ -14,8 +14,7 @@ export interface CreditsView {
 }
 
 /** GET /v1/credits, forwarded by the gateway for either kind of key. */
-@Controller('v1/credits')
-@UseGuards(InternalAuthGuard)
+@InternalAuthController('v1/credits')
 export class CreditsController {
   constructor(@Inject(LedgerService) private readonly ledger: LedgerService) {}
 

@@ -1,10 +1,10 @@
-import { Controller, Get, Inject, Param, Query, Req, UseGuards } from '@nestjs/common';
+import { Get, Inject, Param, Query, Req } from '@nestjs/common';
 import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
 import { EventsQueryDto } from './events.dto';
 import type { FastifyRequest } from 'fastify';
 import { encodeCursor, toHistoryPage } from '../history/history.dto';
-import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
+import { Caller, InternalAuthController } from '../http/internal-auth.guard';
 import type { CallerIdentity } from '../http/internal-auth.guard';
 import { EventsRepository } from './events.repository';
 import { eventView } from './events.view';
@@ -16,8 +16,7 @@ export function requireManagement(caller: CallerIdentity, what: string): void {
 }
 
 /** The account's events (docs/api.md, "Events and webhooks"), newest first. */
-@Controller('v1/events')
-@UseGuards(InternalAuthGuard)
+@InternalAuthController('v1/events')
 export class EventsController {
   constructor(@Inject(EventsRepository) private readonly events: EventsRepository) {}
 

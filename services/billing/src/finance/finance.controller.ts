@@ -1,12 +1,11 @@
-import { Controller, Get, Inject, Query, Req, Res, UseGuards } from '@nestjs/common';
+import { Get, Inject, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { OperatorAuthGuard } from '../http/operator-auth.guard';
+import { OperatorAuthController } from '../http/operator-auth.guard';
 import { CSV_HEADER, csvLine, exportFileName, ExportQueryDto, financeReportView, toExportQuery } from './finance.dto';
 import { FinanceService } from './finance.service';
 
 /** Finance's operator routes (OPERATOR_PORT only). Both only read. */
-@Controller('operator')
-@UseGuards(OperatorAuthGuard)
+@OperatorAuthController('operator')
 export class FinanceController {
   constructor(@Inject(FinanceService) private readonly finance: FinanceService) {}
 

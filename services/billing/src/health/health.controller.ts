@@ -1,6 +1,6 @@
-import { Controller, Get, Inject, Req, Res } from '@nestjs/common';
+import { Get, Inject, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DrainState, drainingReadiness, Public } from '@svc/http-edge';
+import { DrainState, drainingReadiness, PublicController } from '@svc/http-edge';
 
 export const READINESS = Symbol('READINESS');
 
@@ -13,8 +13,7 @@ export interface Readiness {
  * Public on both listeners: liveness and readiness, no secrets, no identities. While the
  * process drains (SIGTERM), /readyz is 503 `draining` at once on both.
  */
-@Controller()
-@Public()
+@PublicController()
 export class HealthController {
   constructor(
     @Inject(READINESS) private readonly readiness: Readiness,

@@ -1,7 +1,7 @@
-import { Controller, Get, Inject, Query, Req, UseGuards } from '@nestjs/common';
+import { Get, Inject, Query, Req } from '@nestjs/common';
 import { AppError } from '@svc/errors';
 import type { FastifyRequest } from 'fastify';
-import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
+import { Caller, InternalAuthController } from '../http/internal-auth.guard';
 import type { CallerIdentity } from '../http/internal-auth.guard';
 import { DayRangeQueryDto, toRange } from '../usage/usage.dto';
 import { PageQueryDto } from '@svc/http-edge';
@@ -13,8 +13,7 @@ import type { ActivityView, DailySpendView, Page, PurchaseView } from './history
  * The account's history for the dashboard. Called by account-admin for a signed-in user
  * (docs/decisions/0015-dashboard-reaches-billing.md); the gateway does not forward these paths.
  */
-@Controller('internal')
-@UseGuards(InternalAuthGuard)
+@InternalAuthController('internal')
 export class HistoryController {
   constructor(@Inject(HistoryService) private readonly history: HistoryService) {}
 

@@ -1,4 +1,4 @@
-import { createParamDecorator, Inject, Injectable } from '@nestjs/common';
+import { applyDecorators, Controller, createParamDecorator, Inject, Injectable, UseGuards } from '@nestjs/common';
 import type { CanActivate, ExecutionContext } from '@nestjs/common';
 import { internalCaller } from '@svc/http-edge';
 import type { FastifyRequest } from 'fastify';
@@ -36,3 +36,8 @@ export const Caller = createParamDecorator((_data: unknown, context: ExecutionCo
   if (identity === undefined) throw new Error('Caller used on a route without InternalAuthGuard');
   return identity;
 });
+
+/** `@Controller(prefix)` behind InternalAuthGuard: routes the gateway forwards, or internal ones. */
+export function InternalAuthController(prefix?: string): ClassDecorator {
+  return applyDecorators(prefix === undefined ? Controller() : Controller(prefix), UseGuards(InternalAuthGuard));
+}

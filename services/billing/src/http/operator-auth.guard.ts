@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { applyDecorators, Controller, Inject, Injectable, UseGuards } from '@nestjs/common';
 import type { CanActivate, ExecutionContext } from '@nestjs/common';
 import { AppError } from '@svc/errors';
 import type { FastifyRequest } from 'fastify';
@@ -19,4 +19,9 @@ export class OperatorAuthGuard implements CanActivate {
     }
     return true;
   }
+}
+
+/** `@Controller(prefix)` behind OperatorAuthGuard: a controller of operator routes only. */
+export function OperatorAuthController(prefix: string): ClassDecorator {
+  return applyDecorators(Controller(prefix), UseGuards(OperatorAuthGuard));
 }

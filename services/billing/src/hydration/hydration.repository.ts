@@ -1,5 +1,6 @@
 import type { Micros } from '@svc/money';
 import type { PrismaClient } from '../generated/prisma/client';
+import { toMicros, underBalanceLock } from '../db/account-lock';
 
 /** A key's settled charges since each period start (UTC ms) and in all time. */
 export interface KeyUsage {
@@ -21,12 +22,6 @@ export interface HydrationView {
   markApplied(entryIds: readonly string[]): Promise<void>;
 }
 
-function toMicros(value: bigint | number | string | null): Micros {
-  const micros = Number(value ?? 0);
-  if (!Number.isSafeInteger(micros)) throw new RangeError('a money value is outside the safe integer range');
-  return micros;
-}
-
 /**
  * Hydration's reads of the durable side, under the account's lock: the balance row
  * (SELECT ... FOR UPDATE), the same lock the ledger drain, every ledger append and
@@ -38,56 +33,43 @@ export class HydrationRepository {
 
   /** Runs `inside` under the lock; null when the account has no balance row (no history at all). */
   async underAccountLock<T>(accountId: string, inside: (view: HydrationView) => Promise<T>): Promise<T | null> {
-    return this.prisma.$transaction(
-      async (tx) => {
-        const locked = await tx.$queryRaw<{ balance_micros: bigint }[]>`
-          SELECT balance_micros FROM account_balances WHERE account_id = ${accountId} FOR UPDATE`;
-        const row = locked[0];
-        if (row === undefined) return null;
-        const entries = await tx.$queryRaw<{ id: string; applied: boolean }[]>`
-          SELECT id, applied_to_spendable_at IS NOT NULL AS applied FROM ledger_entries WHERE account_id = ${accountId}`;
-        const settledAny = await tx.$queryRaw<{ one: number }[]>`
-          SELECT 1 AS one FROM settlements WHERE account_id = ${accountId} LIMIT 1`;
-        const view: HydrationView = {
-          durableMicros: toMicros(row.balance_micros),
-          unappliedEntryIds: entries.filter((e) => !e.applied).map((e) => e.id),
-          hasHistory: settledAny.length > 0 || entries.some((e) => e.applied),
-          async settledAmong(requestIds) {
-            const ids = [...new Set(requestIds.filter((id) => id !== ''))];
-            if (ids.length === 0) return new Set<string>();
-            const rows = await tx.$queryRaw<{ request_id: string }[]>`
-              SELECT request_id FROM settlements WHERE account_id = ${accountId} AND request_id = ANY(${ids}::text[])`;
-            return new Set(rows.map((r) => r.request_id));
-          },
-          async usageSince(periodStartsMs) {
-            const rows = await tx.$queryRaw<{ key_id: string; settled_at: Date; charged_micros: bigint }[]>`
-              SELECT key_id, settled_at, charged_micros FROM settlements
-              WHERE account_id = ${accountId} AND charged_micros > 0`;
-            const byKey = new Map<string, KeyUsage>();
-            for (const r of rows) {
-              let usage = byKey.get(r.key_id);
-              if (usage === undefined) {
-                usage = { keyId: r.key_id, sinceMicros: new Map(periodStartsMs.map((s) => [s, 0])), allTimeMicros: 0 };
-                byKey.set(r.key_id, usage);
-              }
-              const charged = toMicros(r.charged_micros);
-              usage.allTimeMicros += charged;
-              for (const start of periodStartsMs) {
-                if (r.settled_at.getTime() >= start) usage.sinceMicros.set(start, (usage.sinceMicros.get(start) ?? 0) + charged);
-              }
+    return underBalanceLock(this.prisma, accountId, async ({ tx, durableMicros, settledAmong }) => {
+      const entries = await tx.$queryRaw<{ id: string; applied: boolean }[]>`
+        SELECT id, applied_to_spendable_at IS NOT NULL AS applied FROM ledger_entries WHERE account_id = ${accountId}`;
+      const settledAny = await tx.$queryRaw<{ one: number }[]>`
+        SELECT 1 AS one FROM settlements WHERE account_id = ${accountId} LIMIT 1`;
+      const view: HydrationView = {
+        durableMicros,
+        unappliedEntryIds: entries.filter((e) => !e.applied).map((e) => e.id),
+        hasHistory: settledAny.length > 0 || entries.some((e) => e.applied),
+        settledAmong,
+        async usageSince(periodStartsMs) {
+          const rows = await tx.$queryRaw<{ key_id: string; settled_at: Date; charged_micros: bigint }[]>`
+            SELECT key_id, settled_at, charged_micros FROM settlements
+            WHERE account_id = ${accountId} AND charged_micros > 0`;
+          const byKey = new Map<string, KeyUsage>();
+          for (const r of rows) {
+            let usage = byKey.get(r.key_id);
+            if (usage === undefined) {
+              usage = { keyId: r.key_id, sinceMicros: new Map(periodStartsMs.map((s) => [s, 0])), allTimeMicros: 0 };
+              byKey.set(r.key_id, usage);
             }
-            return [...byKey.values()];
-          },
-          async markApplied(entryIds) {
-            if (entryIds.length === 0) return;
-            await tx.$executeRaw`
-              UPDATE ledger_entries SET applied_to_spendable_at = clock_timestamp()
-              WHERE account_id = ${accountId} AND id = ANY(${[...entryIds]}::text[]) AND applied_to_spendable_at IS NULL`;
-          },
-        };
-        return inside(view);
-      },
-      { maxWait: 10_000, timeout: 30_000 },
-    );
+            const charged = toMicros(r.charged_micros);
+            usage.allTimeMicros += charged;
+            for (const start of periodStartsMs) {
+              if (r.settled_at.getTime() >= start) usage.sinceMicros.set(start, (usage.sinceMicros.get(start) ?? 0) + charged);
+            }
+          }
+          return [...byKey.values()];
+        },
+        async markApplied(entryIds) {
+          if (entryIds.length === 0) return;
+          await tx.$executeRaw`
+            UPDATE ledger_entries SET applied_to_spendable_at = clock_timestamp()
+            WHERE account_id = ${accountId} AND id = ANY(${[...entryIds]}::text[]) AND applied_to_spendable_at IS NULL`;
+        },
+      };
+      return inside(view);
+    });
   }
 }

@@ -4,6 +4,7 @@ import type { AuditActor } from '../audit/audit.repository';
 import type { SettledAttempt, SettlementRecord } from '@svc/contracts';
 import type { Pool } from 'pg';
 import { pgArray } from '../db/pg-array';
+import { toMicros } from '../db/account-lock';
 import { inTransaction } from '../db/prisma.repository';
 import { newId } from '@svc/ids';
 import type { Micros } from '@svc/money';
@@ -83,11 +84,6 @@ export interface SettlementBatchResult {
   chargedMicros: Micros;
 }
 
-export function toMicros(value: bigint): Micros {
-  const micros = Number(value);
-  if (!Number.isSafeInteger(micros)) throw new RangeError('a BIGINT money value is outside the safe integer range');
-  return micros;
-}
 
 export function entryFromRow(row: EntryRow): LedgerEntryRecord {
   return {

@@ -1,7 +1,7 @@
 import { operatorActorOf } from '../audit/audit-actor';
-import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
+import { Body, Get, Headers, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { OperatorAuthGuard } from '../http/operator-auth.guard';
+import { OperatorAuthController } from '../http/operator-auth.guard';
 import { LedgerService } from '../ledger/ledger.service';
 import { CreateAccountDto, encodeCursor, GrantDto, LedgerListQueryDto, ledgerEntryView, parseIdempotencyKey, toCreateAccountBody, toGrantBody, toListQuery } from './operator.dto';
 import type { LedgerEntryView } from './operator.dto';
@@ -10,8 +10,7 @@ import type { LedgerEntryView } from './operator.dto';
  * The operator API (docs/api.md section 12), served only on OPERATOR_PORT. Reconciliation
  * and the settlement backlog are in reconciliation/reconciliation.controller.ts.
  */
-@Controller('operator')
-@UseGuards(OperatorAuthGuard)
+@OperatorAuthController('operator')
 export class OperatorController {
   constructor(@Inject(LedgerService) private readonly ledger: LedgerService) {}
 

@@ -1,11 +1,11 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Put, Req, UseGuards } from '@nestjs/common';
+import { Body, Get, HttpCode, Inject, Param, Put, Req } from '@nestjs/common';
 import { BREAKER_MODES, PROVIDERS, isProvider, providerHealthKeys } from '@svc/contracts';
 import type { BreakerMode, Provider } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import type { RedisClient } from '@svc/redis-client';
 import { IsDefined, IsIn } from 'class-validator';
 import type { FastifyRequest } from 'fastify';
-import { OperatorAuthGuard } from '../http/operator-auth.guard';
+import { OperatorAuthController } from '../http/operator-auth.guard';
 
 /** PUT /operator/providers/{provider}/breaker: `{"mode": "open" | "closed" | "auto"}`. */
 export class BreakerModeDto {
@@ -80,8 +80,7 @@ function providerOf(raw: string): Provider {
 }
 
 /** Operator routes (OPERATOR_PORT only) of the providers' breakers. */
-@Controller('operator/providers')
-@UseGuards(OperatorAuthGuard)
+@OperatorAuthController('operator/providers')
 export class ProviderBreakersController {
   constructor(@Inject(ProviderBreakers) private readonly breakers: ProviderBreakers) {}
 

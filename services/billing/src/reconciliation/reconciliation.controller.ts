@@ -1,9 +1,9 @@
-import { Controller, Get, HttpCode, Inject, Post, Query, Req, UseGuards } from '@nestjs/common';
+import { Get, HttpCode, Inject, Post, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { BacklogService, backlogView } from '../backlog/backlog.service';
 import { financeReportView } from '../finance/finance.dto';
 import { FinanceService } from '../finance/finance.service';
-import { OperatorAuthGuard } from '../http/operator-auth.guard';
+import { OperatorAuthController } from '../http/operator-auth.guard';
 import { accountReportView, encodeAccountCursor, ReconciliationQueryDto, toReconciliationQuery } from './reconciliation.dto';
 import { REPORT_ONLY, ReconciliationService } from './reconciliation.service';
 import type { RepairOptions } from './reconciliation.service';
@@ -21,8 +21,7 @@ interface ReportBody {
  * GET reports and never writes; POST .../repair releases stale reservations and corrects
  * a drift confirmed by two consecutive locked reads.
  */
-@Controller('operator')
-@UseGuards(OperatorAuthGuard)
+@OperatorAuthController('operator')
 export class ReconciliationController {
   constructor(
     @Inject(ReconciliationService) private readonly reconciliation: ReconciliationService,

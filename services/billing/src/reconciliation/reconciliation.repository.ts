@@ -1,5 +1,6 @@
 import type { Micros } from '@svc/money';
 import type { PrismaClient } from '../generated/prisma/client';
+import { toMicros, underBalanceLock } from '../db/account-lock';
 
 export interface UnappliedEntry {
   id: string;
@@ -12,12 +13,6 @@ export interface LockedView {
   unapplied: readonly UnappliedEntry[];
   /** Which of `requestIds` are already in settlements (read inside the same locked transaction). */
   settledAmong(requestIds: readonly string[]): Promise<Set<string>>;
-}
-
-function toMicros(value: bigint): Micros {
-  const micros = Number(value);
-  if (!Number.isSafeInteger(micros)) throw new RangeError('a BIGINT money value is outside the safe integer range');
-  return micros;
 }
 
 /**
@@ -35,30 +30,16 @@ export class ReconciliationRepository {
    * and commits. Null when the account has no balance row.
    */
   async underAccountLock<T>(accountId: string, inside: (view: LockedView) => Promise<T>): Promise<T | null> {
-    return this.prisma.$transaction(
-      async (tx) => {
-        const locked = await tx.$queryRaw<{ balance_micros: bigint }[]>`
-          SELECT balance_micros FROM account_balances WHERE account_id = ${accountId} FOR UPDATE`;
-        const row = locked[0];
-        if (row === undefined) return null;
-        const entries = await tx.$queryRaw<{ id: string; amount_micros: bigint }[]>`
-          SELECT id, amount_micros FROM ledger_entries
-          WHERE account_id = ${accountId} AND applied_to_spendable_at IS NULL`;
-        const settledAmong = async (requestIds: readonly string[]): Promise<Set<string>> => {
-          const ids = [...new Set(requestIds.filter((id) => id !== ''))];
-          if (ids.length === 0) return new Set();
-          const rows = await tx.$queryRaw<{ request_id: string }[]>`
-            SELECT request_id FROM settlements WHERE account_id = ${accountId} AND request_id = ANY(${ids}::text[])`;
-          return new Set(rows.map((r) => r.request_id));
-        };
-        return inside({
-          durableMicros: toMicros(row.balance_micros),
-          unapplied: entries.map((e) => ({ id: e.id, amountMicros: toMicros(e.amount_micros) })),
-          settledAmong,
-        });
-      },
-      { maxWait: 10_000, timeout: 30_000 },
-    );
+    return underBalanceLock(this.prisma, accountId, async ({ tx, durableMicros, settledAmong }) => {
+      const entries = await tx.$queryRaw<{ id: string; amount_micros: bigint }[]>`
+        SELECT id, amount_micros FROM ledger_entries
+        WHERE account_id = ${accountId} AND applied_to_spendable_at IS NULL`;
+      return inside({
+        durableMicros,
+        unapplied: entries.map((e) => ({ id: e.id, amountMicros: toMicros(e.amount_micros) })),
+        settledAmong,
+      });
+    });
   }
 
   /** One page of accounts in id order, after `afterId`. */

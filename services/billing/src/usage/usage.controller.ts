@@ -1,14 +1,13 @@
-import { Controller, Get, Inject, Query, Req, UseGuards } from '@nestjs/common';
+import { Get, Inject, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
+import { Caller, InternalAuthController } from '../http/internal-auth.guard';
 import type { CallerIdentity } from '../http/internal-auth.guard';
 import { toUsageQuery, UsageQueryDto, usageView } from './usage.dto';
 import type { UsageView } from './usage.dto';
 import { UsageService } from './usage.service';
 
 /** GET /v1/usage, forwarded by the gateway for either kind of key. */
-@Controller('v1/usage')
-@UseGuards(InternalAuthGuard)
+@InternalAuthController('v1/usage')
 export class UsageController {
   constructor(@Inject(UsageService) private readonly usage: UsageService) {}
 

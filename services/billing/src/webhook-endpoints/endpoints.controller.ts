@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req, UseGuards } from '@nestjs/common';
+import { Body, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req } from '@nestjs/common';
 import { LIMITS } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { PageQueryDto } from '@svc/http-edge';
@@ -6,7 +6,7 @@ import { isId } from '@svc/ids';
 import type { FastifyRequest } from 'fastify';
 import { requireManagement } from '../events/events.controller';
 import { encodeCursor, toHistoryPage } from '../history/history.dto';
-import { Caller, InternalAuthGuard } from '../http/internal-auth.guard';
+import { Caller, InternalAuthController } from '../http/internal-auth.guard';
 import type { CallerIdentity } from '../http/internal-auth.guard';
 import { CreateEndpointDto, UpdateEndpointDto } from './endpoints.dto';
 import { EndpointsRepository } from './endpoints.repository';
@@ -56,8 +56,7 @@ function deliveryView(row: DeliveryRow): object {
  * a management key through the gateway, or a dashboard session through account-admin
  * (decision 0015). The signing secret is answered once, at creation and at each rotation.
  */
-@Controller('v1/webhook-endpoints')
-@UseGuards(InternalAuthGuard)
+@InternalAuthController('v1/webhook-endpoints')
 export class WebhookEndpointsController {
   constructor(
     @Inject(EndpointsRepository) private readonly endpoints: EndpointsRepository,

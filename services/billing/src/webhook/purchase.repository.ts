@@ -4,7 +4,8 @@ import type { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
 import { microsToUsd } from '@svc/money';
 import { emitEvent } from '../events/event-emitter';
-import { ENTRY_COLUMNS, entryFromRow, toMicros } from '../ledger/ledger.repository';
+import { ENTRY_COLUMNS, entryFromRow } from '../ledger/ledger.repository';
+import { toMicros } from '../db/account-lock';
 import type { EntryRow, LedgerEntryRecord } from '../ledger/ledger.repository';
 
 export interface PaidSession {

@@ -1,12 +1,11 @@
-import { Controller, Headers, HttpCode, Inject, Post, Req } from '@nestjs/common';
+import { Headers, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { Public } from '@svc/http-edge';
+import { PublicController } from '@svc/http-edge';
 import { rawBodyOf } from './raw-body';
 import { WebhookService } from './webhook.service';
 
 /** POST /v1/credits/webhook: no key (public); Stripe's signature on the raw body is the authentication. */
-@Controller('v1/credits')
-@Public()
+@PublicController('v1/credits')
 export class WebhookController {
   constructor(@Inject(WebhookService) private readonly webhooks: WebhookService) {}
 

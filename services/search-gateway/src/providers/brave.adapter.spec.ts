@@ -1,25 +1,6 @@
-import { createServer } from 'node:http';
-import type { IncomingMessage, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { findModel } from '@svc/contracts';
-import type { ModelSpec } from '@svc/contracts';
 import { BraveAdapter } from './brave.adapter';
-
-interface Canned {
-  status: number;
-  body: string;
-}
-interface Seen {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-}
-
-function model(id: string): ModelSpec {
-  const found = findModel(id);
-  if (found === undefined) throw new Error(`no model ${id}`);
-  return found;
-}
+import { useUpstream } from '../../test/fake-upstream';
+import { model } from '../../test/search-steps.fakes';
 
 const WEB_OK = {
   type: 'search',
@@ -51,42 +32,22 @@ function braveError(status: number, code: string): string {
 }
 
 describe('BraveAdapter', () => {
-  let server: Server;
-  let canned: Canned = { status: 200, body: '{}' };
-  const seen: Seen[] = [];
-  let adapter: BraveAdapter;
-
-  beforeAll(async () => {
-    server = createServer((request, response) => {
-      seen.push({ method: request.method ?? '', url: request.url ?? '', headers: request.headers });
-      response.writeHead(canned.status, { 'content-type': 'application/json' });
-      response.end(canned.body);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    adapter = new BraveAdapter({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/res/v1/` });
-  });
-  afterAll(async () => {
-    await adapter.close();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  beforeEach(() => {
-    seen.length = 0;
-  });
+  const fake = useUpstream((url) => new BraveAdapter({ baseUrl: `${url}/res/v1/` }));
 
   const search = (id: string, maxResults = 10) =>
-    adapter.search({ query: 'rust book', model: model(id), maxResults, apiKey: 'brave-key', timeoutMs: 5_000 });
+    fake.adapter.search({ query: 'rust book', model: model(id), maxResults, apiKey: 'brave-key', timeoutMs: 5_000 });
 
   it('calls GET /web/search with q, count capped at 20 and the subscription token, and normalizes web.results', async () => {
-    canned = { status: 200, body: JSON.stringify(WEB_OK) };
+    fake.upstream.reply = { status: 200, body: JSON.stringify(WEB_OK) };
     const outcome = await search('brave/web', 50);
-    expect(seen).toHaveLength(1);
-    const url = new URL(seen[0]?.url ?? '', 'http://x');
-    expect(seen[0]?.method).toBe('GET');
+    expect(fake.upstream.seen).toHaveLength(1);
+    const url = new URL(fake.upstream.seen[0]?.url ?? '', 'http://x');
+    expect(fake.upstream.seen[0]?.method).toBe('GET');
     expect(url.pathname).toBe('/res/v1/web/search');
     expect(url.searchParams.get('q')).toBe('rust book');
     expect(url.searchParams.get('count')).toBe('20');
-    expect(seen[0]?.headers['x-subscription-token']).toBe('brave-key');
-    expect(seen[0]?.headers.accept).toBe('application/json');
+    expect(fake.upstream.seen[0]?.headers['x-subscription-token']).toBe('brave-key');
+    expect(fake.upstream.seen[0]?.headers.accept).toBe('application/json');
     expect(outcome).toEqual({
       ok: true,
       results: [
@@ -97,34 +58,34 @@ describe('BraveAdapter', () => {
   });
 
   it('maps country, language, safesearch and the dates (a freshness range of whole days) onto Brave\'s parameters', async () => {
-    canned = { status: 200, body: JSON.stringify(WEB_OK) };
-    await adapter.search({
+    fake.upstream.reply = { status: 200, body: JSON.stringify(WEB_OK) };
+    await fake.adapter.search({
       query: 'rust book', model: model('brave/web'), maxResults: 5, apiKey: 'brave-key', timeoutMs: 5_000,
       filters: { country: 'JP', language: 'ja', published_after: '2025-01-01', published_before: '2025-02-01', safesearch: 'strict' },
     });
-    const params = new URL(seen[0]?.url ?? '', 'http://x').searchParams;
+    const params = new URL(fake.upstream.seen[0]?.url ?? '', 'http://x').searchParams;
     expect(Object.fromEntries(params)).toEqual({ q: 'rust book', count: '5', country: 'JP', search_lang: 'jp', safesearch: 'strict', freshness: '2025-01-01to2025-02-01' });
-    await expect(adapter.search({ query: 'x', model: model('brave/web'), maxResults: 5, apiKey: 'brave-key', timeoutMs: 5_000, filters: { include_domains: ['a.example'] } }))
+    await expect(fake.adapter.search({ query: 'x', model: model('brave/web'), maxResults: 5, apiKey: 'brave-key', timeoutMs: 5_000, filters: { include_domains: ['a.example'] } }))
       .rejects.toThrow(/cannot honour the filters include_domains/);
   });
 
   it('calls /news/search for brave/news (count up to 50) and reads top-level results', async () => {
-    canned = { status: 200, body: JSON.stringify(NEWS_OK) };
+    fake.upstream.reply = { status: 200, body: JSON.stringify(NEWS_OK) };
     const outcome = await search('brave/news', 100);
-    const url = new URL(seen[0]?.url ?? '', 'http://x');
+    const url = new URL(fake.upstream.seen[0]?.url ?? '', 'http://x');
     expect(url.pathname).toBe('/res/v1/news/search');
     expect(url.searchParams.get('count')).toBe('50');
     expect(outcome).toEqual({ ok: true, results: [{ position: 1, title: 'Vote', url: 'https://news.example.com/vote', snippet: 'Polls open', published_at: '2025-02-01T06:30:00Z', score: null }] });
   });
 
   it('returns no more results than were asked for', async () => {
-    canned = { status: 200, body: JSON.stringify(WEB_OK) };
+    fake.upstream.reply = { status: 200, body: JSON.stringify(WEB_OK) };
     const outcome = await search('brave/web', 1);
     expect(outcome.ok && outcome.results.length).toBe(1);
   });
 
   it('a web answer without a web section is zero results', async () => {
-    canned = { status: 200, body: JSON.stringify({ type: 'search', query: { original: 'zzz' } }) };
+    fake.upstream.reply = { status: 200, body: JSON.stringify({ type: 'search', query: { original: 'zzz' } }) };
     expect(await search('brave/web')).toEqual({ ok: true, results: [] });
   });
 
@@ -140,7 +101,7 @@ describe('BraveAdapter', () => {
     [500, braveError(500, 'INTERNAL_ERROR'), 'server_error'],
     [503, '<html>down</html>', 'server_error'],
   ])('classifies %i %s as %s, never echoing the upstream text', async (status, body, kind) => {
-    canned = { status, body };
+    fake.upstream.reply = { status, body };
     const outcome = await search('brave/web');
     expect(outcome).toMatchObject({ ok: false, kind, status });
     expect(outcome.ok || outcome.error).not.toContain('upstream detail text');
@@ -148,17 +109,17 @@ describe('BraveAdapter', () => {
   });
 
   it.each([['{"type":"search","web":{"results":[{"tit'], ['{"type":"ErrorResponse"}'], ['[]']])('a 200 body %s is malformed', async (body) => {
-    canned = { status: 200, body };
+    fake.upstream.reply = { status: 200, body };
     expect(await search('brave/web')).toMatchObject({ ok: false, kind: 'malformed', error: 'provider returned an unparsable body' });
   });
 
   it('a key that cannot go in a header is bad_key without calling upstream', async () => {
-    const outcome = await adapter.search({ query: 'x', model: model('brave/web'), maxResults: 5, apiKey: 'bad\nkey', timeoutMs: 1_000 });
+    const outcome = await fake.adapter.search({ query: 'x', model: model('brave/web'), maxResults: 5, apiKey: 'bad\nkey', timeoutMs: 1_000 });
     expect(outcome).toMatchObject({ ok: false, kind: 'bad_key' });
-    expect(seen).toHaveLength(0);
+    expect(fake.upstream.seen).toHaveLength(0);
   });
 
   it('refuses a model of another provider (a programming error)', async () => {
-    await expect(adapter.search({ query: 'x', model: model('exa/auto'), maxResults: 5, apiKey: 'k', timeoutMs: 1_000 })).rejects.toThrow('exa/auto');
+    await expect(fake.adapter.search({ query: 'x', model: model('exa/auto'), maxResults: 5, apiKey: 'k', timeoutMs: 1_000 })).rejects.toThrow('exa/auto');
   });
 });

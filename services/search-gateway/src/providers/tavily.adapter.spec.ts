@@ -1,22 +1,7 @@
-import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { findModel } from '@svc/contracts';
-import type { ModelSpec } from '@svc/contracts';
 import { freePort, waitFor } from '@svc/test-kit';
 import { TavilyAdapter } from './tavily.adapter';
-
-interface Seen {
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-}
-
-function model(id: string): ModelSpec {
-  const found = findModel(id);
-  if (found === undefined) throw new Error(`no model ${id}`);
-  return found;
-}
+import { useUpstream } from '../../test/fake-upstream';
+import { model } from '../../test/search-steps.fakes';
 
 const OK = {
   query: 'Who is Leo Messi?',
@@ -32,65 +17,32 @@ const OK = {
 };
 
 describe('TavilyAdapter', () => {
-  let server: Server;
-  let canned: { status: number; body: string } | 'hang' = { status: 200, body: '{}' };
-  const seen: Seen[] = [];
-  const hanging: ServerResponse[] = [];
-  let adapter: TavilyAdapter;
-
-  beforeAll(async () => {
-    server = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk: Buffer) => {
-        body += chunk.toString('utf8');
-      });
-      request.on('end', () => {
-        seen.push({ url: request.url ?? '', headers: request.headers, body });
-        if (canned === 'hang') {
-          hanging.push(response);
-          return;
-        }
-        response.writeHead(canned.status, { 'content-type': 'application/json' });
-        response.end(canned.body);
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    adapter = new TavilyAdapter({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` });
-  });
-  afterAll(async () => {
-    await adapter.close();
-    for (const response of hanging) response.destroy();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  beforeEach(() => {
-    seen.length = 0;
-  });
+  const fake = useUpstream((url) => new TavilyAdapter({ baseUrl: `${url}/` }));
 
   const search = (id: string, maxResults = 10, timeoutMs = 5_000, signal?: AbortSignal) =>
-    adapter.search({ query: 'Who is Leo Messi?', model: model(id), maxResults, apiKey: 'tvly-key', timeoutMs, signal });
+    fake.adapter.search({ query: 'Who is Leo Messi?', model: model(id), maxResults, apiKey: 'tvly-key', timeoutMs, signal });
 
   it('posts query, search_depth and max_results (capped at 20) with a Bearer key', async () => {
-    canned = { status: 200, body: JSON.stringify(OK) };
+    fake.upstream.reply = { status: 200, body: JSON.stringify(OK) };
     await search('tavily/advanced', 100);
-    expect(seen[0]?.url).toBe('/search');
-    expect(seen[0]?.headers.authorization).toBe('Bearer tvly-key');
-    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({ query: 'Who is Leo Messi?', search_depth: 'advanced', max_results: 20 });
+    expect(fake.upstream.seen[0]?.url).toBe('/search');
+    expect(fake.upstream.seen[0]?.headers.authorization).toBe('Bearer tvly-key');
+    expect(JSON.parse(fake.upstream.seen[0]?.body ?? '')).toEqual({ query: 'Who is Leo Messi?', search_depth: 'advanced', max_results: 20 });
   });
 
   it('maps the filters onto Tavily\'s fields, its whole-day dates rounded inward', async () => {
-    canned = { status: 200, body: JSON.stringify(OK) };
-    await adapter.search({
+    fake.upstream.reply = { status: 200, body: JSON.stringify(OK) };
+    await fake.adapter.search({
       query: 'q', model: model('tavily/ultra-fast'), maxResults: 5, apiKey: 'tvly-key', timeoutMs: 5_000,
       filters: { include_domains: ['a.example'], exclude_domains: ['b.example'], published_after: '2025-01-01T12:00:00.000Z', published_before: '2025-01-31T12:00:00.000Z' },
     });
-    expect(JSON.parse(seen[0]?.body ?? '')).toEqual({
+    expect(JSON.parse(fake.upstream.seen[0]?.body ?? '')).toEqual({
       query: 'q', search_depth: 'ultra-fast', max_results: 5, include_domains: ['a.example'], exclude_domains: ['b.example'], start_date: '2025-01-02', end_date: '2025-01-30',
     });
   });
 
   it('normalizes content as snippet, score and published_date', async () => {
-    canned = { status: 200, body: JSON.stringify(OK) };
+    fake.upstream.reply = { status: 200, body: JSON.stringify(OK) };
     expect(await search('tavily/basic')).toEqual({
       ok: true,
       results: [
@@ -110,28 +62,28 @@ describe('TavilyAdapter', () => {
     [500, 'server_error'],
     [502, 'server_error'],
   ])('classifies %i as %s without the upstream text', async (status, kind) => {
-    canned = { status, body: JSON.stringify({ detail: { error: 'upstream detail text' } }) };
+    fake.upstream.reply = { status, body: JSON.stringify({ detail: { error: 'upstream detail text' } }) };
     const outcome = await search('tavily/basic');
     expect(outcome).toMatchObject({ ok: false, kind, status });
     expect(outcome.ok || outcome.error).not.toContain('upstream detail text');
   });
 
   it('a 200 body that is not JSON is malformed', async () => {
-    canned = { status: 200, body: '{"query": "x", "results": [' };
+    fake.upstream.reply = { status: 200, body: '{"query": "x", "results": [' };
     expect(await search('tavily/basic')).toMatchObject({ ok: false, kind: 'malformed' });
   });
 
   it('no answer within timeoutMs aborts the call and is a timeout', async () => {
-    canned = 'hang';
+    fake.upstream.reply = 'hang';
     const outcome = await search('tavily/basic', 5, 200);
     expect(outcome).toEqual({ ok: false, kind: 'timeout', error: 'provider did not answer within 200 ms', status: null });
   });
 
   it('a caller abort ends the call as a connection failure, not a timeout', async () => {
-    canned = 'hang';
+    fake.upstream.reply = 'hang';
     const controller = new AbortController();
     const pending = search('tavily/basic', 5, 60_000, controller.signal);
-    await waitFor('the request to reach the upstream', () => (seen.length > 0 ? true : undefined));
+    await waitFor('the request to reach the upstream', () => (fake.upstream.seen.length > 0 ? true : undefined));
     controller.abort();
     expect(await pending).toMatchObject({ ok: false, kind: 'connection' });
   });
