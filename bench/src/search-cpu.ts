@@ -30,7 +30,7 @@ import type { RunningProcess } from '@svc/test-kit';
 import { runLoad } from './lib-autocannon';
 import type { LoadResult } from './lib-autocannon';
 import { measureCpu, pidsNamed } from './lib-cpu';
-import type { CpuGroup, CpuReport } from './lib-cpu';
+import type { CpuGroup } from './lib-cpu';
 import { median, writeResult } from './lib-results';
 import { NO_LIMITS_ENV, storeBenchProviderKey, ZERO_LATENCY_SIMULATOR } from './lib-stack';
 
@@ -50,7 +50,6 @@ const PROCESSES = ['search-gateway', 'redis-server', 'postgres', 'ledger worker'
 
 interface Round {
   load: LoadResult;
-  cpu: CpuReport;
   /** µs of CPU per answered search, by process, and their sum. */
   perSearchUs: Record<string, number>;
   /** Bytes Redis read per answered search (every client's, the gateway's most). */
@@ -128,14 +127,13 @@ async function main(): Promise<void> {
       }
       perSearchUs.sum = Math.round(sum * 10) / 10;
       const redisBytesPerSearch = Math.round((await redisBytesIn() - bytesBefore) / (load.requestsPerSecond * seconds));
-      return { load, cpu, perSearchUs, redisBytesPerSearch };
+      return { load, perSearchUs, redisBytesPerSearch };
     };
     console.log(`warm-up: ${WARMUP_S} s each at ${RATE > 0 ? `${RATE} req/s` : 'full speed'}`);
     for (const gateway of places) await run(gateway, WARMUP_S);
     /** A build's round: the mean of its two places (CPU per search by process, requests/s). */
     const mean = (x: Round, y: Round): Round => ({
       load: { ...x.load, requestsPerSecond: (x.load.requestsPerSecond + y.load.requestsPerSecond) / 2 },
-      cpu: x.cpu,
       perSearchUs: Object.fromEntries(Object.keys(x.perSearchUs).map((name) => [name, Math.round((((x.perSearchUs[name] ?? 0) + (y.perSearchUs[name] ?? 0)) / 2) * 10) / 10])),
       redisBytesPerSearch: (x.redisBytesPerSearch + y.redisBytesPerSearch) / 2,
     });

@@ -1,8 +1,8 @@
 import { AUDIT_ACTIONS, AUDIT_ACTOR_KINDS } from '@svc/contracts';
 import type { AuditAction, AuditActorKind, AuditEntryView } from '@svc/contracts';
-import { AppError } from '@svc/errors';
 import { EnumField, StringField, TimestampField } from './validation/fields';
-import { isRepresentableTime, PageQueryDto, pageLimit, parseRfc3339 } from './validation/validators';
+import { decodeTimeIdCursor, encodeTimeIdCursor, PageQueryDto, pageLimit, parseRfc3339 } from './validation/validators';
+import type { TimeIdPosition } from './validation/validators';
 
 const ID_TEXT = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -60,28 +60,47 @@ export function toAuditLogQuery(query: AuditLogQueryDto): AuditLogQuery {
 }
 
 /** Where a page starts: after the entry at (`atMs`, `id`) in the log's order (newest first). */
-export interface AuditPosition {
-  atMs: number;
-  id: string;
-}
+export type AuditPosition = TimeIdPosition;
 
 export function encodeAuditCursor(position: AuditPosition): string {
-  return Buffer.from(JSON.stringify({ t: position.atMs, i: position.id }), 'utf8').toString('base64url');
+  return encodeTimeIdCursor(position);
 }
 
+const isAuditEntryId = (id: unknown): id is string => typeof id === 'string' && /^[A-Za-z0-9_]{1,64}$/.test(id);
+
 export function decodeAuditCursor(cursor: string): AuditPosition {
-  const invalid = new AppError('invalid_request', 'cursor is not valid');
-  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw invalid;
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid;
+  return decodeTimeIdCursor(cursor, isAuditEntryId);
+}
+
+/**
+ * The page query both services run on their own audit_entries (account-admin's part of the
+ * log and billing's, merged by account-admin in newestFirst's order): the filters, the
+ * position after the cursor, the log's order (`at`, then ids byte by byte, newest first) and
+ * the limit, as SQL text with numbered parameters (`$queryRawUnsafe(text, ...values)`).
+ */
+export function auditPageSql(accountId: string, filters: AuditFilters, after: AuditPosition | null, limit: number): { text: string; values: unknown[] } {
+  const values: unknown[] = [accountId];
+  const conditions = ['account_id = $1'];
+  /** The next parameter's placeholder, holding `value`. */
+  const param = (value: unknown): string => `$${values.push(value)}`;
+  if (filters.action !== undefined) conditions.push(`action = ${param(filters.action)}`);
+  if (filters.actorKind !== undefined) conditions.push(`actor_kind = CAST(${param(filters.actorKind)} AS "audit_actor_kind")`);
+  if (filters.actorId !== undefined) conditions.push(`actor_id = ${param(filters.actorId)}`);
+  if (filters.targetId !== undefined) conditions.push(`target_id = ${param(filters.targetId)}`);
+  if (filters.fromMs !== undefined) conditions.push(`at >= ${param(new Date(filters.fromMs))}`);
+  if (filters.toMs !== undefined) conditions.push(`at < ${param(new Date(filters.toMs))}`);
+  if (after !== null) {
+    const at = param(new Date(after.atMs));
+    const id = param(after.id);
+    conditions.push(`(at < ${at} OR (at = ${at} AND id COLLATE "C" < ${id} COLLATE "C"))`);
   }
-  if (typeof value !== 'object' || value === null) throw invalid;
-  const { t, i } = value as { t?: unknown; i?: unknown };
-  if (!isRepresentableTime(t) || t < 0 || typeof i !== 'string' || !/^[A-Za-z0-9_]{1,64}$/.test(i)) throw invalid;
-  return { atMs: t, id: i };
+  const limitParam = param(limit);
+  const text = `SELECT id, at, actor_kind::text AS actor_kind, actor_id, client_address, action, target_id, changes
+    FROM audit_entries
+    WHERE ${conditions.join(' AND ')}
+    ORDER BY at DESC, id COLLATE "C" DESC
+    LIMIT ${limitParam}`;
+  return { text, values };
 }
 
 /** The log's order: newest first, then ids byte by byte, descending (as both services' SQL sorts). */

@@ -12,9 +12,9 @@ export { secretsEqual, headerValue } from './secrets-equal';
 export { DtoValidationPipe, describeValidationErrors, validateDto } from './validation/validation.pipe';
 export {
   IsUsdAmount, IsFutureTimestamp, IsCalendarDate, IsIntegerText, IsCursor, IsText, IsStringList, IsTimestamp, NoNullCharacter,
-  parseRfc3339, isCalendarDate, hasNullCharacter, isRepresentableTime, MAX_DATE_MS, PageQueryDto, pageLimit, DEFAULT_PAGE_LIMIT,
+  parseRfc3339, isCalendarDate, hasNullCharacter, isRepresentableTime, encodeTimeIdCursor, decodeTimeIdCursor, MAX_DATE_MS, PageQueryDto, pageLimit, DEFAULT_PAGE_LIMIT,
 } from './validation/validators';
-export type { UsdAmountOptions } from './validation/validators';
+export type { TimeIdPosition, UsdAmountOptions } from './validation/validators';
 export { TextField, StringField, StringListField, UsdField, EnumField, BooleanField, FutureTimestampField, TimestampField, CalendarDateField, IdField, UrlField, idPattern, EnumListField } from './validation/fields';
 export type { FieldOptions, Presence, StringFieldOptions } from './validation/fields';
 export { internalCaller } from './internal-caller';
@@ -25,5 +25,5 @@ export { DEFAULT_MAX_BODY_DEPTH, FORBIDDEN_KEYS, bodyDepthExceeds, checkBodyDept
 export type { JsonBodyParserOptions } from './body/json-body';
 export { AddressList, clientAddress, normalizeAddress, parseCidr, parseTrustedProxies, requestClientAddress } from './client-address';
 export type { AddressFamily, Cidr } from './client-address';
-export { AuditLogQueryDto, toAuditLogQuery, encodeAuditCursor, decodeAuditCursor, newestFirst } from './audit-query';
+export { AuditLogQueryDto, toAuditLogQuery, encodeAuditCursor, decodeAuditCursor, auditPageSql, newestFirst } from './audit-query';
 export type { AuditFilters, AuditLogQuery, AuditPosition } from './audit-query';

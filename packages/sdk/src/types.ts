@@ -688,7 +688,7 @@ export interface AutoTopupSettings {
   threshold_usd: number | null;
   amount_usd: number | null;
   monthly_cap_usd: number | null;
-  /** The saved card (never its number); null until one is saved through the dashboard. */
+  /** The saved card (never its number); null until one is saved (POST /v1/billing/auto-topup/setup or the dashboard). */
   payment_method: { brand: string | null; last4: string | null; saved_at: string } | null;
   /** Pending and succeeded top-ups of the current UTC month: what the cap counts. */
   month_to_date_usd: number;
@@ -709,7 +709,7 @@ export interface BillingSettingsUpdate {
   auto_topup?: { enabled?: boolean; threshold_usd?: number; amount_usd?: number; monthly_cap_usd?: number };
 }
 
-/** `POST /dashboard/api/billing/auto-topup/setup`: Stripe's page where the owner saves a card. */
+/** `POST /v1/billing/auto-topup/setup` (or the dashboard's): Stripe's page where the owner saves a card. */
 export interface AutoTopupSetup {
   object: 'auto_topup_setup';
   url: string;

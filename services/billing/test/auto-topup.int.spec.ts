@@ -182,6 +182,19 @@ describe('auto top-up settings', () => {
   });
 });
 
+describe('auto_topups in the database', () => {
+  it('refuses a row with an unknown status or an amount that is not positive (the table\'s trigger), and takes a valid one', async () => {
+    const accountId = await newAccount(h);
+    const insert = (id: string, status: string, micros: number) => h.db.query(
+      'INSERT INTO auto_topups (id, account_id, status, amount_micros, month) VALUES ($1, $2, $3, $4, $5)', [id, accountId, status, micros, '2031-01'],
+    );
+    await expect(insert('atu_check1', 'weird', 1_000_000)).rejects.toMatchObject({ code: '23514' });
+    await expect(insert('atu_check2', 'skipped', 0)).rejects.toMatchObject({ code: '23514' });
+    await insert('atu_check3', 'skipped', 1_000_000);
+    await expect(h.db.query("UPDATE auto_topups SET status = 'gone' WHERE id = 'atu_check3'")).rejects.toMatchObject({ code: '23514' });
+  });
+});
+
 describe('auto top-up', () => {
   it('searches that drain the balance below the threshold make exactly one top-up per crossing, credited once, with auto_topup.succeeded delivered signed', async () => {
     const accountId = await newAccount(h);

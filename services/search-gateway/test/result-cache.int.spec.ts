@@ -40,7 +40,7 @@ describe('ResultCache (real Redis)', () => {
     const keys = keysOf(3);
     expect(await cache.lookup(keys, [keys.shared], 3, null, 'lead-1', true)).toEqual({ kind: 'lead' });
     expect(await cache.lookup(keys, [keys.shared], 3, null, 'other', true)).toEqual({ kind: 'follow' });
-    cache.store(keys.shared, keys.lock, 'exa/fast', 3, RESULTS, JSON.stringify(RESULTS), 'lead-1');
+    cache.store(keys.shared, keys.lock, 'exa/fast', 3, RESULTS.length, JSON.stringify(RESULTS), 'lead-1');
     await stored(keys.shared);
     expect(await redis.exists(keys.lock)).toBe(0);
     now += 5_000;
@@ -55,7 +55,7 @@ describe('ResultCache (real Redis)', () => {
     const keys = keysOf(3);
     expect((await cache.lookup(keys, [keys.shared], 3, null, 'lead-2', true)).kind).toBe('lead');
     const waiting = [cache.join(keys, keys.shared, 3, null, 5_000), cache.join(keys, keys.shared, 3, null, 5_000)];
-    cache.store(keys.shared, keys.lock, 'exa/fast', 3, RESULTS, JSON.stringify(RESULTS), 'lead-2');
+    cache.store(keys.shared, keys.lock, 'exa/fast', 3, RESULTS.length, JSON.stringify(RESULTS), 'lead-2');
     const joined = await Promise.all(waiting);
     expect(joined.map((j) => j.kind)).toEqual(['joined', 'joined']);
   });
@@ -88,7 +88,7 @@ describe('ResultCache (real Redis)', () => {
     now = realNow + 100;
     expect(await timed).toEqual({ kind: 'alone' });
     const big = [{ ...RESULTS[0], snippet: 'x'.repeat(3_000) } as NormalizedResult];
-    cache.store(keys.shared, keys.lock, 'exa/fast', 3, big, JSON.stringify(big), 'lead-4');
+    cache.store(keys.shared, keys.lock, 'exa/fast', 3, big.length, JSON.stringify(big), 'lead-4');
     for (let i = 0; i < 100 && (await redis.exists(keys.lock)) === 1; i++) await new Promise((resolve) => setTimeout(resolve, 5));
     expect([await redis.exists(keys.lock), await redis.exists(keys.shared)]).toEqual([0, 0]);
   });

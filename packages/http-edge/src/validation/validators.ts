@@ -1,4 +1,5 @@
 import { LIMITS } from '@svc/contracts';
+import { AppError } from '@svc/errors';
 import { isUsdAmount } from '@svc/money';
 import { registerDecorator, ValidateIf } from 'class-validator';
 import type { ValidationArguments, ValidationOptions } from 'class-validator';
@@ -161,6 +162,36 @@ export const MAX_DATE_MS = 8_640_000_000_000_000;
 /** True when `ms` is a whole number of milliseconds a Date can represent. */
 export function isRepresentableTime(ms: unknown): ms is number {
   return typeof ms === 'number' && Number.isSafeInteger(ms) && Math.abs(ms) <= MAX_DATE_MS;
+}
+
+/** A list's position after its last item: a time (Unix ms) and the item's id. */
+export interface TimeIdPosition {
+  readonly atMs: number;
+  readonly id: string;
+}
+
+/** The opaque cursor of a list ordered by time then id (base64url JSON `{"t", "i"}`). */
+export function encodeTimeIdCursor(position: TimeIdPosition): string {
+  return Buffer.from(JSON.stringify({ t: position.atMs, i: position.id }), 'utf8').toString('base64url');
+}
+
+/**
+ * The position in a cursor made by encodeTimeIdCursor; 400 invalid_request when it is not one,
+ * or when its id is not what `isValidId` accepts (the list's id kind).
+ */
+export function decodeTimeIdCursor(cursor: string, isValidId: (id: unknown) => id is string): TimeIdPosition {
+  const invalid = new AppError('invalid_request', 'cursor is not valid');
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw invalid;
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid;
+  }
+  if (typeof value !== 'object' || value === null) throw invalid;
+  const { t, i } = value as { t?: unknown; i?: unknown };
+  if (!isRepresentableTime(t) || t < 0 || !isValidId(i)) throw invalid;
+  return { atMs: t, id: i };
 }
 
 /** Validate the field only when the body has it (so `null` still fails a non-nullable field). */

@@ -3,7 +3,7 @@ import { periodOf } from '@svc/contracts';
 import type { ManagementKeyView } from '@svc/contracts';
 import type { ApiKey } from '@svc/sdk';
 import { AppError } from '@svc/errors';
-import { isRepresentableTime } from '@svc/http-edge';
+import { decodeTimeIdCursor, encodeTimeIdCursor } from '@svc/http-edge';
 import { isId, newId } from '@svc/ids';
 import { generateSecret, hashSecret, labelOf } from '@svc/keys';
 import type { KeyKind } from '@svc/keys';
@@ -86,22 +86,12 @@ function iso(date: Date | null): string | null {
 }
 
 export function encodeCursor(position: KeyPosition): string {
-  return Buffer.from(JSON.stringify({ t: position.createdAt.getTime(), i: position.id }), 'utf8').toString('base64url');
+  return encodeTimeIdCursor({ atMs: position.createdAt.getTime(), id: position.id });
 }
 
 export function decodeCursor(cursor: string, idKind: 'apiKey' | 'managementKey'): KeyPosition {
-  const invalid = new AppError('invalid_request', 'cursor is not valid');
-  if (!/^[A-Za-z0-9_-]{1,200}$/.test(cursor)) throw invalid;
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid;
-  }
-  if (typeof value !== 'object' || value === null) throw invalid;
-  const { t, i } = value as { t?: unknown; i?: unknown };
-  if (!isRepresentableTime(t) || t < 0 || !isId(idKind, i)) throw invalid;
-  return { createdAt: new Date(t), id: i };
+  const { atMs, id } = decodeTimeIdCursor(cursor, (value): value is string => isId(idKind, value));
+  return { createdAt: new Date(atMs), id };
 }
 
 @Injectable()

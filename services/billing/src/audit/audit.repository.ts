@@ -1,5 +1,6 @@
 import { auditView } from '@svc/contracts';
 import type { AuditActor, AuditDraft, AuditEntryView, AuditRow } from '@svc/contracts';
+import { auditPageSql } from '@svc/http-edge';
 import type { AuditFilters, AuditPosition } from '@svc/http-edge';
 import { newId } from '@svc/ids';
 import { Prisma } from '../generated/prisma/client';
@@ -28,23 +29,8 @@ export class AuditRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
   async list(accountId: string, filters: AuditFilters, after: AuditPosition | null, limit: number): Promise<AuditEntryView[]> {
-    const conditions: Prisma.Sql[] = [Prisma.sql`account_id = ${accountId}`];
-    if (filters.action !== undefined) conditions.push(Prisma.sql`action = ${filters.action}`);
-    if (filters.actorKind !== undefined) conditions.push(Prisma.sql`actor_kind = CAST(${filters.actorKind} AS "audit_actor_kind")`);
-    if (filters.actorId !== undefined) conditions.push(Prisma.sql`actor_id = ${filters.actorId}`);
-    if (filters.targetId !== undefined) conditions.push(Prisma.sql`target_id = ${filters.targetId}`);
-    if (filters.fromMs !== undefined) conditions.push(Prisma.sql`at >= ${new Date(filters.fromMs)}`);
-    if (filters.toMs !== undefined) conditions.push(Prisma.sql`at < ${new Date(filters.toMs)}`);
-    if (after !== null) {
-      const at = new Date(after.atMs);
-      conditions.push(Prisma.sql`(at < ${at} OR (at = ${at} AND id COLLATE "C" < ${after.id} COLLATE "C"))`);
-    }
-    const rows = await this.prisma.$queryRaw<AuditRow[]>`
-      SELECT id, at, actor_kind::text AS actor_kind, actor_id, client_address, action, target_id, changes
-      FROM audit_entries
-      WHERE ${Prisma.join(conditions, ' AND ')}
-      ORDER BY at DESC, id COLLATE "C" DESC
-      LIMIT ${limit}`;
+    const page = auditPageSql(accountId, filters, after, limit);
+    const rows = await this.prisma.$queryRawUnsafe<AuditRow[]>(page.text, ...page.values);
     return rows.map(auditView);
   }
 }

@@ -2,6 +2,7 @@ import { Body, Get, HttpCode, Inject, Patch, Post, Req } from '@nestjs/common';
 import { AppError } from '@svc/errors';
 import { microsToUsd, usdToMicros } from '@svc/money';
 import type { Micros } from '@svc/money';
+import type { AutoTopupSettings, AutoTopupSetup, BillingSettings } from '@svc/sdk';
 import type { FastifyRequest } from 'fastify';
 import { AutoTopupRepository } from '../auto-topup/auto-topup.repository';
 import type { AutoTopupChange, AutoTopupState } from '../auto-topup/auto-topup.repository';
@@ -15,40 +16,19 @@ import type { AutoTopupSettingsDto } from './settings.dto';
 import { SettingsRepository } from './settings.repository';
 import type { SettingsRow } from './settings.repository';
 
-export interface AutoTopupView {
-  enabled: boolean;
-  threshold_usd: number | null;
-  amount_usd: number | null;
-  monthly_cap_usd: number | null;
-  /** The card saved through POST /v1/billing/auto-topup/setup (never its number). */
-  payment_method: { brand: string | null; last4: string | null; saved_at: string } | null;
-  /** Pending and succeeded top-ups of the current UTC month: what the cap counts. */
-  month_to_date_usd: number;
-  consecutive_failures: number;
-  /** `payment_failed`: billing turned it off after consecutive failed top-ups; saving the settings again clears it. */
-  disabled_reason: 'payment_failed' | null;
-  last_topup: { id: string; status: string; amount_usd: number; failure_code: string | null; created_at: string } | null;
-}
-
-export interface BillingSettingsView {
-  low_balance_threshold_usd: number | null;
-  auto_topup: AutoTopupView;
-  request_id: string;
-}
-
-export interface AutoTopupSetupView {
-  object: 'auto_topup_setup';
-  url: string;
-  expires_at: string;
-  request_id: string;
-}
+/** The answers are the SDK's types (one declaration; the SDK contract test checks them against the OpenAPI document). */
+export type BillingSettingsView = BillingSettings & { request_id: string };
+export type AutoTopupSetupView = AutoTopupSetup & { request_id: string };
 
 /** Where a setup session returns the owner when the body names nowhere. */
 export const SETUP_URLS = Symbol('SETUP_URLS');
 
+/** A top-up row's status (the table's trigger allows these four only). */
+type TopUpStatus = NonNullable<AutoTopupSettings['last_topup']>['status'];
+
 const usdOrNull = (micros: Micros | null): number | null => (micros === null ? null : microsToUsd(micros));
 
-function autoTopupView(state: AutoTopupState): AutoTopupView {
+function autoTopupView(state: AutoTopupState): AutoTopupSettings {
   return {
     enabled: state.enabled,
     threshold_usd: usdOrNull(state.thresholdMicros),
@@ -59,7 +39,7 @@ function autoTopupView(state: AutoTopupState): AutoTopupView {
     consecutive_failures: state.consecutiveFailures,
     disabled_reason: state.disabledReason === 'payment_failed' ? 'payment_failed' : null,
     last_topup: state.last === null ? null : {
-      id: state.last.id, status: state.last.status, amount_usd: microsToUsd(state.last.amountMicros), failure_code: state.last.failureCode, created_at: state.last.createdAt.toISOString(),
+      id: state.last.id, status: state.last.status as TopUpStatus, amount_usd: microsToUsd(state.last.amountMicros), failure_code: state.last.failureCode, created_at: state.last.createdAt.toISOString(),
     },
   };
 }

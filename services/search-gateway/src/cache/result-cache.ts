@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { NormalizedResult } from '../providers';
 import type { CacheKeys } from './cache.key';
 import type { CacheMetrics } from './cache.metrics';
 import type { CacheRedis } from './cache.redis';
@@ -110,10 +109,10 @@ export class ResultCache {
   /**
    * Stores a complete, successful answer of `asked` results under `entry` for the model's
    * TTL, and gives back the lead lock when `token` holds it. Not awaited by the search.
-   * `json`: the results as JSON (made once, for the store and the reply).
+   * `json`: the results as a JSON array of `count` results (made once, for the store and the reply).
    */
-  store(entry: string, lock: string, modelId: string, asked: number, results: readonly NormalizedResult[], json: string, token: string): void {
-    const value = `${asked}|${this.clock()}|${results.length}|${json}`;
+  store(entry: string, lock: string, modelId: string, asked: number, count: number, json: string, token: string): void {
+    const value = `${asked}|${this.clock()}|${count}|${json}`;
     const bytes = Buffer.byteLength(value);
     if (bytes > this.settings.maxEntryBytes) {
       this.metrics?.oversized();

@@ -116,7 +116,7 @@ export function afterSuccess(steps: SearchSteps, request: AttemptRequest, result
   }
   cache.metrics?.counted(request.planned.model.id, 'miss');
   const json = JSON.stringify(results);
-  cache.store(ticket.entry, ticket.keys.lock, request.planned.model.id, ticket.asked, results, json, ticket.kind === 'lead' ? ticket.token : '');
+  cache.store(ticket.entry, ticket.keys.lock, request.planned.model.id, ticket.asked, results.length, json, ticket.kind === 'lead' ? ticket.token : '');
   return { cache: CACHE_MISS, results: new ResultsJson(results.length, json) };
 }
 
