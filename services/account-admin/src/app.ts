@@ -52,7 +52,7 @@ export async function createApp(config: AppConfig, logger: Logger, metrics: Acco
       done(error as Error, undefined);
     }
   });
-  installRequestContext(fastify, config.INTERNAL_TOKEN, logger);
+  installRequestContext(fastify, config.INTERNAL_TOKEN);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, logger, metrics, drain), adapter, { logger: false, bodyParser: false });
   app.useGlobalFilters(new EdgeExceptionFilter(logger));
   app.useGlobalPipes(new DtoValidationPipe({ maxBodyDepth: config.HTTP_MAX_BODY_DEPTH }));

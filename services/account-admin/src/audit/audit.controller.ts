@@ -2,8 +2,6 @@ import { Get, Inject, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { Actor, onBoth, AccessController } from '../http/actor';
 import { withRequestId } from '../http/reply';
-import { LOGGER } from '../logging/logger';
-import type { Logger } from '../logging/logger';
 import { AuditLogQueryDto, toAuditLogQuery } from '@svc/http-edge';
 import { AuditService } from './audit.service';
 
@@ -14,13 +12,10 @@ import { AuditService } from './audit.service';
  */
 @AccessController({ key: 'management' })
 export class AuditController {
-  constructor(
-    @Inject(AuditService) private readonly audit: AuditService,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  constructor(@Inject(AuditService) private readonly audit: AuditService) {}
 
   @Get(onBoth('audit-log'))
   async list(@Actor() actor: Actor, @Req() req: FastifyRequest, @Query() query: AuditLogQueryDto): Promise<object> {
-    return withRequestId(req, this.logger, await this.audit.page(actor.accountId, toAuditLogQuery(query), req.id));
+    return withRequestId(req, await this.audit.page(actor.accountId, toAuditLogQuery(query), req.id));
   }
 }

@@ -1,11 +1,6 @@
 import { Body, Get, Inject, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Actor, onDashboard, AccessController } from '../http/actor';
-import { APP_CONFIG } from '../config';
-import type { AppConfig } from '../config';
-import { clientAddress } from '../http/client-address';
-import { LOGGER } from '../logging/logger';
-import type { Logger } from '../logging/logger';
 import { BillingAdapter } from './billing.adapter';
 import type { BillingCall } from './billing.adapter';
 
@@ -19,11 +14,7 @@ import type { BillingCall } from './billing.adapter';
  */
 @AccessController()
 export class BillingController {
-  constructor(
-    @Inject(BillingAdapter) private readonly billing: BillingAdapter,
-    @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  constructor(@Inject(BillingAdapter) private readonly billing: BillingAdapter) {}
 
   @Get(onDashboard('credits'))
   async credits(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
@@ -56,7 +47,7 @@ export class BillingController {
   }
 
   private relay(req: FastifyRequest, reply: FastifyReply, call: Omit<BillingCall, 'requestId' | 'actor'> & { actor: Actor }): Promise<void> {
-    return relayToBilling(this.billing, req, reply, { ...call, clientAddress: clientAddress(req, this.logger, this.config.TRUSTED_PROXIES) });
+    return relayToBilling(this.billing, req, reply, { ...call, clientAddress: call.actor.clientAddress });
   }
 }
 

@@ -7,6 +7,7 @@ import type { KeyKind } from '@svc/keys';
 import { internalCaller } from '@svc/http-edge';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
+import { clientAddress } from './client-address';
 import { headerOf } from './request-context';
 
 /**
@@ -23,6 +24,8 @@ export interface KeyActor {
   accountId: string;
   keyId: string;
   kind: KeyKind;
+  /** The client's address (http/client-address.ts), for the audit log and billing's relay. */
+  clientAddress: string;
 }
 
 export interface SessionActor {
@@ -32,6 +35,8 @@ export interface SessionActor {
   email: string;
   /** The session row's id (sign-out deletes it). */
   sessionId: string;
+  /** The client's address (http/client-address.ts), for the audit log and billing's relay. */
+  clientAddress: string;
 }
 
 /** The session half of the guard, implemented by the sessions module (src/sessions). */
@@ -107,13 +112,18 @@ export class ActorGuard implements CanActivate {
     if (route.startsWith(`/${DASHBOARD_API}/`)) {
       const session = await this.sessions.resolve(headerOf(request, 'cookie'));
       if (!READS.has(request.method)) this.sessions.requireCsrf(session, headerOf(request, 'x-csrf-token'));
-      return { via: 'session', accountId: session.accountId, userId: session.userId, email: session.email, sessionId: session.sessionId };
+      const { accountId, userId, email, sessionId } = session;
+      return { via: 'session', accountId, userId, email, sessionId, clientAddress: this.addressOf(request) };
     }
     if (route.startsWith(`/${V1}/`) && rule.key !== undefined) {
       const caller = internalCaller(request.headers, this.config.INTERNAL_TOKEN, rule.key);
-      return { via: 'key', accountId: caller.accountId, keyId: caller.keyId, kind: caller.kind };
+      return { via: 'key', accountId: caller.accountId, keyId: caller.keyId, kind: caller.kind, clientAddress: this.addressOf(request) };
     }
     throw new Error(`ActorGuard on ${route}, which is neither under /${DASHBOARD_API}/ nor under /${V1}/ with @Access({ key })`);
+  }
+
+  private addressOf(request: FastifyRequest): string {
+    return clientAddress(request, this.config.TRUSTED_PROXIES);
   }
 }
 

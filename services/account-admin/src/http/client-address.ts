@@ -2,8 +2,7 @@ import { INTERNAL_HEADERS } from '@svc/contracts';
 import { requestClientAddress } from '@svc/http-edge';
 import type { AddressList } from '@svc/http-edge';
 import type { FastifyRequest } from 'fastify';
-import type { Logger } from '../logging/logger';
-import { contextOf, headerOf } from './request-context';
+import { headerOf, isInternalRequest } from './request-context';
 
 /**
  * The address of the client behind a request (the sign-in limits' and the audit log's). Through
@@ -13,8 +12,8 @@ import { contextOf, headerOf } from './request-context';
  * build sends none: then the last x-forwarded-for entry, the one it appended); a direct caller's
  * address is resolved here the same way, with account-admin's own TRUSTED_PROXIES.
  */
-export function clientAddress(request: FastifyRequest, logger: Logger, trustedProxies: AddressList): string {
-  if (contextOf(request, logger).internal) {
+export function clientAddress(request: FastifyRequest, trustedProxies: AddressList): string {
+  if (isInternalRequest(request)) {
     const resolved = headerOf(request, INTERNAL_HEADERS.clientAddress)?.trim();
     if (resolved !== undefined && resolved !== '') return resolved;
     // A gateway of an earlier build (during a rollout) sends no x-svc-client-address: the last

@@ -5,8 +5,6 @@ import { Access, Actor, onBoth, onV1, AccessController } from '../http/actor';
 import { markChangedKey, withRequestId } from '../http/reply';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
-import { LOGGER } from '../logging/logger';
-import type { Logger } from '../logging/logger';
 import { KeyBodyDto, ListQueryDto, toKeyInput, toListQuery } from './keys.dto';
 import { KeysService } from './keys.service';
 
@@ -20,39 +18,38 @@ export class KeysController {
   constructor(
     @Inject(KeysService) private readonly keys: KeysService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   @Post(onBoth('keys'))
   @HttpCode(201)
   async create(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: KeyBodyDto): Promise<object> {
-    const result = await this.keys.createApiKey(actor.accountId, toKeyInput(body), auditActorOf(actor, req, this.logger, this.config));
+    const result = await this.keys.createApiKey(actor.accountId, toKeyInput(body), auditActorOf(actor));
     markChangedKey(reply, result.changedKeyHash);
-    return withRequestId(req, this.logger, result.value);
+    return withRequestId(req, result.value);
   }
 
   @Get(onBoth('keys'))
   async list(@Actor() actor: Actor, @Req() req: FastifyRequest, @Query() query: ListQueryDto): Promise<object> {
-    return withRequestId(req, this.logger, await this.keys.listApiKeys(actor.accountId, toListQuery(query)));
+    return withRequestId(req, await this.keys.listApiKeys(actor.accountId, toListQuery(query)));
   }
 
   @Get(onBoth('keys/:id'))
   async get(@Actor() actor: Actor, @Req() req: FastifyRequest, @Param('id') id: string): Promise<object> {
-    return withRequestId(req, this.logger, await this.keys.getApiKey(actor.accountId, id));
+    return withRequestId(req, await this.keys.getApiKey(actor.accountId, id));
   }
 
   @Patch(onBoth('keys/:id'))
   async update(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Body() body: KeyBodyDto): Promise<object> {
-    const result = await this.keys.updateApiKey(actor.accountId, id, toKeyInput(body), auditActorOf(actor, req, this.logger, this.config));
+    const result = await this.keys.updateApiKey(actor.accountId, id, toKeyInput(body), auditActorOf(actor));
     markChangedKey(reply, result.changedKeyHash);
-    return withRequestId(req, this.logger, result.value);
+    return withRequestId(req, result.value);
   }
 
   @Delete(onBoth('keys/:id'))
   async remove(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string): Promise<object> {
-    const result = await this.keys.deleteApiKey(actor.accountId, id, auditActorOf(actor, req, this.logger, this.config));
+    const result = await this.keys.deleteApiKey(actor.accountId, id, auditActorOf(actor));
     markChangedKey(reply, result.changedKeyHash);
-    return withRequestId(req, this.logger, result.value);
+    return withRequestId(req, result.value);
   }
 
   @Get(onV1('key'))
@@ -60,7 +57,7 @@ export class KeysController {
   async self(@Actor() actor: Actor, @Req() req: FastifyRequest): Promise<object> {
     if (actor.via !== 'key') throw new Error('GET /v1/key is served to keys only');
     const view = await this.keys.self(actor);
-    return withRequestId(req, this.logger, {
+    return withRequestId(req, {
       ...view,
       rate_limit: { requests_per_second: this.config.RATE_LIMIT_PER_SECOND, burst: this.config.RATE_LIMIT_BURST },
     });

@@ -2,34 +2,26 @@ import { Body, Delete, Get, HttpCode, Inject, Param, Patch, Post, Req, Res } fro
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Actor, onDashboard, AccessController } from '../http/actor';
 import { markChangedKey, withRequestId } from '../http/reply';
-import { LOGGER } from '../logging/logger';
-import type { Logger } from '../logging/logger';
 import { ManagementKeyCreateDto, ManagementKeyUpdateDto } from './management-keys.dto';
 import { KeysService } from './keys.service';
 import { auditActorOf } from '../audit/audit-actor';
-import { APP_CONFIG } from '../config';
-import type { AppConfig } from '../config';
 
 /** Management keys: the dashboard only (a session; x-csrf-token on every change). */
 @AccessController()
 export class ManagementKeysController {
-  constructor(
-    @Inject(KeysService) private readonly keys: KeysService,
-    @Inject(LOGGER) private readonly logger: Logger,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  constructor(@Inject(KeysService) private readonly keys: KeysService) {}
 
   @Post(onDashboard('management-keys'))
   @HttpCode(201)
   async create(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: ManagementKeyCreateDto): Promise<object> {
-    const result = await this.keys.createManagementKey(actor.accountId, body.name ?? '', auditActorOf(actor, req, this.logger, this.config));
+    const result = await this.keys.createManagementKey(actor.accountId, body.name ?? '', auditActorOf(actor));
     markChangedKey(reply, result.changedKeyHash);
-    return withRequestId(req, this.logger, result.value);
+    return withRequestId(req, result.value);
   }
 
   @Get(onDashboard('management-keys'))
   async list(@Actor() actor: Actor, @Req() req: FastifyRequest): Promise<object> {
-    return withRequestId(req, this.logger, await this.keys.listManagementKeys(actor.accountId));
+    return withRequestId(req, await this.keys.listManagementKeys(actor.accountId));
   }
 
   @Patch(onDashboard('management-keys/:id'))
@@ -37,15 +29,15 @@ export class ManagementKeysController {
     const changes: { name?: string; disabled?: boolean } = {};
     if (body.name !== undefined) changes.name = body.name;
     if (body.disabled !== undefined) changes.disabled = body.disabled;
-    const result = await this.keys.updateManagementKey(actor.accountId, id, changes, auditActorOf(actor, req, this.logger, this.config));
+    const result = await this.keys.updateManagementKey(actor.accountId, id, changes, auditActorOf(actor));
     markChangedKey(reply, result.changedKeyHash);
-    return withRequestId(req, this.logger, result.value);
+    return withRequestId(req, result.value);
   }
 
   @Delete(onDashboard('management-keys/:id'))
   async remove(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string): Promise<object> {
-    const result = await this.keys.deleteManagementKey(actor.accountId, id, auditActorOf(actor, req, this.logger, this.config));
+    const result = await this.keys.deleteManagementKey(actor.accountId, id, auditActorOf(actor));
     markChangedKey(reply, result.changedKeyHash);
-    return withRequestId(req, this.logger, result.value);
+    return withRequestId(req, result.value);
   }
 }

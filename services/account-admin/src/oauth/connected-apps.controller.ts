@@ -1,12 +1,8 @@
 import { Body, Delete, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { auditActorOf } from '../audit/audit-actor';
-import { APP_CONFIG } from '../config';
-import type { AppConfig } from '../config';
 import { AccessController, Actor, onDashboard } from '../http/actor';
 import { markChangedKey, withRequestId } from '../http/reply';
-import { LOGGER } from '../logging/logger';
-import type { Logger } from '../logging/logger';
 import { ConsentDto, toApproveInput } from './oauth.dto';
 import { OAuthService } from './oauth.service';
 
@@ -18,40 +14,36 @@ import { OAuthService } from './oauth.service';
  */
 @AccessController()
 export class ConnectedAppsController {
-  constructor(
-    @Inject(OAuthService) private readonly oauth: OAuthService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  constructor(@Inject(OAuthService) private readonly oauth: OAuthService) {}
 
   @Get(onDashboard('oauth/requests/:id'))
   async request(@Req() req: FastifyRequest, @Param('id') id: string): Promise<object> {
-    return withRequestId(req, this.logger, await this.oauth.consentView(id));
+    return withRequestId(req, await this.oauth.consentView(id));
   }
 
   @Post(onDashboard('oauth/requests/:id/approve'))
   @HttpCode(200)
   async approve(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string, @Body() body: ConsentDto): Promise<object> {
-    const { keyHash, ...approved } = await this.oauth.approve(actor.accountId, id, toApproveInput(body), auditActorOf(actor, req, this.logger, this.config));
+    const { keyHash, ...approved } = await this.oauth.approve(actor.accountId, id, toApproveInput(body), auditActorOf(actor));
     markChangedKey(reply, keyHash);
-    return withRequestId(req, this.logger, approved);
+    return withRequestId(req, approved);
   }
 
   @Post(onDashboard('oauth/requests/:id/deny'))
   @HttpCode(200)
   async deny(@Req() req: FastifyRequest, @Param('id') id: string): Promise<object> {
-    return withRequestId(req, this.logger, await this.oauth.deny(id));
+    return withRequestId(req, await this.oauth.deny(id));
   }
 
   @Get(onDashboard('connected-apps'))
   async list(@Actor() actor: Actor, @Req() req: FastifyRequest): Promise<object> {
-    return withRequestId(req, this.logger, await this.oauth.listConnectedApps(actor.accountId));
+    return withRequestId(req, await this.oauth.listConnectedApps(actor.accountId));
   }
 
   @Delete(onDashboard('connected-apps/:id'))
   async revoke(@Actor() actor: Actor, @Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Param('id') id: string): Promise<object> {
-    const { keyHash, ...revoked } = await this.oauth.revokeConnectedApp(actor.accountId, id, auditActorOf(actor, req, this.logger, this.config));
+    const { keyHash, ...revoked } = await this.oauth.revokeConnectedApp(actor.accountId, id, auditActorOf(actor));
     markChangedKey(reply, keyHash);
-    return withRequestId(req, this.logger, revoked);
+    return withRequestId(req, revoked);
   }
 }

@@ -5,8 +5,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 import { clientAddress } from '../http/client-address';
-import { LOGGER } from '../logging/logger';
-import type { Logger } from '../logging/logger';
 import { OAuthError, OAuthService } from './oauth.service';
 
 /**
@@ -20,7 +18,6 @@ export class OAuthController {
   constructor(
     @Inject(OAuthService) private readonly oauth: OAuthService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   @Get(OAUTH_PATHS.serverMetadata.slice(1))
@@ -56,7 +53,7 @@ export class OAuthController {
   async token(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
     return this.answer(reply, async () => {
       const form = formOf(req);
-      const tokens = await this.oauth.token(form, clientAddress(req, this.logger, this.config.TRUSTED_PROXIES));
+      const tokens = await this.oauth.token(form, clientAddress(req, this.config.TRUSTED_PROXIES));
       return reply.code(200).header('cache-control', 'no-store').header('pragma', 'no-cache').type('application/json').send(tokens);
     });
   }
@@ -65,7 +62,7 @@ export class OAuthController {
   @HttpCode(200)
   async revoke(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<FastifyReply> {
     return this.answer(reply, async () => {
-      await this.oauth.revoke(formOf(req), clientAddress(req, this.logger, this.config.TRUSTED_PROXIES));
+      await this.oauth.revoke(formOf(req), clientAddress(req, this.config.TRUSTED_PROXIES));
       return reply.code(200).header('cache-control', 'no-store').send();
     });
   }

@@ -6,8 +6,6 @@ import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 import { Access, Actor, onDashboard } from '../http/actor';
 import { withRequestId } from '../http/reply';
-import { LOGGER } from '../logging/logger';
-import type { Logger } from '../logging/logger';
 import { credentials, LoginDto, SignupDto } from './sessions.dto';
 import { SessionsService } from './sessions.service';
 import type { SignedIn } from './sessions.service';
@@ -18,7 +16,6 @@ import { SignInLimitService } from './sign-in-limit.service';
 export class SessionsController {
   constructor(
     @Inject(SessionsService) private readonly sessions: SessionsService,
-    @Inject(LOGGER) private readonly logger: Logger,
     @Inject(SignInLimitService) private readonly limits: SignInLimitService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -28,7 +25,7 @@ export class SessionsController {
   @HttpCode(201)
   async signUp(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: SignupDto): Promise<object> {
     const input = credentials(body);
-    await this.limits.admit(input.email, clientAddress(req, this.logger, this.config.TRUSTED_PROXIES));
+    await this.limits.admit(input.email, clientAddress(req, this.config.TRUSTED_PROXIES));
     const signedIn = await this.sessions.signUp(input);
     return this.signedIn(req, reply, signedIn);
   }
@@ -38,7 +35,7 @@ export class SessionsController {
   @HttpCode(200)
   async logIn(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: LoginDto): Promise<object> {
     const input = credentials(body);
-    await this.limits.admit(input.email, clientAddress(req, this.logger, this.config.TRUSTED_PROXIES));
+    await this.limits.admit(input.email, clientAddress(req, this.config.TRUSTED_PROXIES));
     const signedIn = await this.sessions.logIn(input);
     await this.limits.succeeded(input.email);
     return this.signedIn(req, reply, signedIn);
@@ -57,11 +54,11 @@ export class SessionsController {
   @Access()
   me(@Actor() actor: Actor, @Req() req: FastifyRequest): object {
     if (actor.via !== 'session') throw new Error('/dashboard/api/me is served to sessions only');
-    return withRequestId(req, this.logger, { account_id: actor.accountId, email: actor.email });
+    return withRequestId(req, { account_id: actor.accountId, email: actor.email });
   }
 
   private signedIn(req: FastifyRequest, reply: FastifyReply, signedIn: SignedIn): object {
     void reply.header('set-cookie', this.sessions.sessionCookie(signedIn.sessionToken)).header('cache-control', 'no-store');
-    return withRequestId(req, this.logger, { account_id: signedIn.accountId, email: signedIn.email, csrf_token: signedIn.csrfToken });
+    return withRequestId(req, { account_id: signedIn.accountId, email: signedIn.email, csrf_token: signedIn.csrfToken });
   }
 }
