@@ -20,6 +20,29 @@ export class ConfigError extends Error {
   }
 }
 
+/** An error of a settings reader outside the schema that names the variable at fault. */
+interface VariableProblem {
+  variable: string;
+  problem: string;
+}
+
+function namesVariable(error: unknown): error is Error & VariableProblem {
+  return error instanceof Error && typeof (error as Partial<VariableProblem>).variable === 'string' && typeof (error as Partial<VariableProblem>).problem === 'string';
+}
+
+/**
+ * Runs a reader of settings the schema does not hold (another package's parser, such as the
+ * provider-key KEKs); an error naming its variable (`variable`, `problem`) becomes a ConfigError.
+ */
+export function readSetting<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (namesVariable(error)) throw new ConfigError(error.variable, error.problem);
+    throw error;
+  }
+}
+
 interface Opts<T> {
   default?: T;
   optional?: boolean;

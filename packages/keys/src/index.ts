@@ -1,7 +1,7 @@
 export { generateSecret, hashSecret, parseBearer, labelOf, kindOfSecret } from './key-format';
 export type { KeyKind, ParsedBearer } from './key-format';
 export {
-  encryptProviderKey, decryptProviderKey, rewrapProviderKey, providerKeyLabel, kekRingFromEnv,
+  encryptProviderKey, decryptProviderKey, rewrapProviderKey, providerKeyLabel, kekRingFromEnv, serviceKekRing,
   ProviderKeyCryptoError, KekConfigError,
 } from './provider-key-envelope';
 export type { ProviderKeyEnvelope, Kek, KekRing } from './provider-key-envelope';

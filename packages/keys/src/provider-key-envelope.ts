@@ -126,9 +126,16 @@ export function providerKeyLabel(plaintext: string): string {
 
 /** Problem with a KEK setting (the message names the variable, never the value). */
 export class KekConfigError extends Error {
+  /** The variable at fault (the message's first word). */
+  readonly variable: string;
+  /** What is wrong with it (the rest of the message). */
+  readonly problem: string;
+
   constructor(message: string) {
     super(message);
     this.name = 'KekConfigError';
+    this.variable = /^PROVIDER_KEY_KEK\w*/.exec(message)?.[0] ?? 'PROVIDER_KEY_KEK';
+    this.problem = message.slice(this.variable.length).trim();
   }
 }
 
@@ -169,4 +176,14 @@ export function kekRingFromEnv(env: Readonly<Record<string, string | undefined>>
     previous = parseKek('PROVIDER_KEY_KEK_PREVIOUS', previousRaw.slice(colon + 1), previousId);
   }
   return { current, previous };
+}
+
+/**
+ * The KEK ring a service starts with: kekRingFromEnv, and PROVIDER_KEY_KEK required when BYOK
+ * is enabled. Throws KekConfigError naming the variable.
+ */
+export function serviceKekRing(env: Readonly<Record<string, string | undefined>>, byokEnabled: boolean): KekRing | null {
+  const ring = kekRingFromEnv(env);
+  if (ring === null && byokEnabled) throw new KekConfigError('PROVIDER_KEY_KEK is required when BYOK_ENABLED is true (base64 of 32 bytes, with PROVIDER_KEY_KEK_ID)');
+  return ring;
 }

@@ -1,7 +1,7 @@
-import { bool, ConfigError, int, oneOf, parseEnv, redisUrls, secret, str, url } from '@svc/config';
+import { bool, ConfigError, int, oneOf, parseEnv, readSetting, redisUrls, secret, str, url } from '@svc/config';
 import { parseTrustedProxies } from '@svc/http-edge';
 import type { AddressList } from '@svc/http-edge';
-import { KekConfigError, kekRingFromEnv } from '@svc/keys';
+import { serviceKekRing } from '@svc/keys';
 import type { KekRing } from '@svc/keys';
 import type { EnvOf } from '@svc/config';
 
@@ -76,18 +76,7 @@ export type AppConfig = Omit<EnvOf<typeof configSchema>, 'TRUSTED_PROXIES'> & {
  * a ConfigError naming the variable (the local stack makes one in .local/secrets.json).
  */
 export function kekRingOf(source: NodeJS.ProcessEnv, byokEnabled: boolean): KekRing | null {
-  let ring: KekRing | null;
-  try {
-    ring = kekRingFromEnv(source);
-  } catch (error) {
-    if (error instanceof KekConfigError) {
-      const variable = /^PROVIDER_KEY_KEK\w*/.exec(error.message)?.[0] ?? 'PROVIDER_KEY_KEK';
-      throw new ConfigError(variable, error.message.slice(variable.length).trim());
-    }
-    throw error;
-  }
-  if (ring === null && byokEnabled) throw new ConfigError('PROVIDER_KEY_KEK', 'is required when BYOK_ENABLED is true (base64 of 32 bytes, with PROVIDER_KEY_KEK_ID)');
-  return ring;
+  return readSetting(() => serviceKekRing(source, byokEnabled));
 }
 
 /** Parses the environment; throws a ConfigError naming the first bad variable. */

@@ -1,9 +1,9 @@
-import { bool, ConfigError, int, oneOf, parseEnv, secret, str, url, redisUrls } from '@svc/config';
+import { bool, ConfigError, int, oneOf, parseEnv, readSetting, secret, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
 import { DEFAULT_CACHE_PRICE_PERCENT, findModel } from '@svc/contracts';
 import { parseTrustedProxies } from '@svc/http-edge';
 import type { AddressList } from '@svc/http-edge';
-import { KekConfigError, kekRingFromEnv } from '@svc/keys';
+import { serviceKekRing } from '@svc/keys';
 import type { KekRing } from '@svc/keys';
 
 /** The gateway's environment, read once at start. */
@@ -126,17 +126,7 @@ export type GatewayConfig = Omit<EnvOf<typeof gatewayEnvSchema>, 'INTERNAL_TOKEN
 
 /** The KEK ring: required with BYOK enabled; a problem names the variable, never the value. */
 function kekRingOf(source: NodeJS.ProcessEnv, byokEnabled: boolean): KekRing | null {
-  let ring: KekRing | null;
-  try {
-    ring = kekRingFromEnv(source);
-  } catch (error) {
-    if (error instanceof KekConfigError) {
-      const variable = /^PROVIDER_KEY_KEK\w*/.exec(error.message)?.[0] ?? 'PROVIDER_KEY_KEK';
-      throw new ConfigError(variable, error.message.slice(variable.length).trim());
-    }
-    throw error;
-  }
-  if (ring === null && byokEnabled) throw new ConfigError('PROVIDER_KEY_KEK', 'is required when BYOK_ENABLED is true (base64 of 32 bytes, with PROVIDER_KEY_KEK_ID)');
+  const ring = readSetting(() => serviceKekRing(source, byokEnabled));
   return byokEnabled ? ring : null;
 }
 

@@ -1,12 +1,10 @@
 import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Public } from '@svc/http-edge';
-import { clientAddress } from '../http/client-address';
-import { APP_CONFIG } from '../config';
-import type { AppConfig } from '../config';
 import { Access, Actor, onDashboard } from '../http/actor';
 import { withRequestId } from '../http/reply';
 import { credentials, LoginDto, SignupDto } from './sessions.dto';
+import type { Credentials } from './sessions.dto';
 import { SessionsService } from './sessions.service';
 import type { SignedIn } from './sessions.service';
 import { SignInLimitService } from './sign-in-limit.service';
@@ -17,25 +15,21 @@ export class SessionsController {
   constructor(
     @Inject(SessionsService) private readonly sessions: SessionsService,
     @Inject(SignInLimitService) private readonly limits: SignInLimitService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Post(onDashboard('signup'))
   @Public()
   @HttpCode(201)
   async signUp(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: SignupDto): Promise<object> {
-    const input = credentials(body);
-    await this.limits.admit(input.email, clientAddress(req, this.config.TRUSTED_PROXIES));
-    const signedIn = await this.sessions.signUp(input);
-    return this.signedIn(req, reply, signedIn);
+    const input = await this.admitted(req, body);
+    return this.signedIn(req, reply, await this.sessions.signUp(input));
   }
 
   @Post(onDashboard('login'))
   @Public()
   @HttpCode(200)
   async logIn(@Req() req: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @Body() body: LoginDto): Promise<object> {
-    const input = credentials(body);
-    await this.limits.admit(input.email, clientAddress(req, this.config.TRUSTED_PROXIES));
+    const input = await this.admitted(req, body);
     const signedIn = await this.sessions.logIn(input);
     await this.limits.succeeded(input.email);
     return this.signedIn(req, reply, signedIn);
@@ -55,6 +49,13 @@ export class SessionsController {
   me(@Actor() actor: Actor, @Req() req: FastifyRequest): object {
     if (actor.via !== 'session') throw new Error('/dashboard/api/me is served to sessions only');
     return withRequestId(req, { account_id: actor.accountId, email: actor.email });
+  }
+
+  /** The body's credentials, once the attempt is within the sign-in limits (429 otherwise). */
+  private async admitted(req: FastifyRequest, body: SignupDto | LoginDto): Promise<Credentials> {
+    const input = credentials(body);
+    await this.limits.admit(input.email, req);
+    return input;
   }
 
   private signedIn(req: FastifyRequest, reply: FastifyReply, signedIn: SignedIn): object {

@@ -1,9 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
 import { AppError } from '@svc/errors';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
+import { clientAddress } from '../http/client-address';
 import { SignInLimitRepository } from './sign-in-limit.repository';
 
 /**
@@ -20,7 +22,9 @@ export class SignInLimitService {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  async admit(email: string, address: string): Promise<void> {
+  /** Counts an attempt for `email` from the request's client address; 429 rate_limited over either limit. */
+  async admit(email: string, request: FastifyRequest): Promise<void> {
+    const address = clientAddress(request, this.config.TRUSTED_PROXIES);
     const windowMs = this.config.SIGN_IN_WINDOW_SECONDS * 1000;
     let counts;
     try {
