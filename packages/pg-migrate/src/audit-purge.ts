@@ -1,3 +1,5 @@
+import { LIMITS } from '@svc/contracts';
+import { int, parseEnv, url } from '@svc/config';
 import { Client } from 'pg';
 
 /**
@@ -25,4 +27,24 @@ export async function purgeAuditEntries(databaseUrl: string, retentionDays: numb
   } finally {
     await client.end();
   }
+}
+
+/**
+ * A service's `audit:purge` command: reads DATABASE_URL (default `defaultDatabaseUrl`) and
+ * AUDIT_RETENTION_DAYS, purges, and prints the result as one JSON line; a failure is one line
+ * on stderr, named by `service`, and exit code 1.
+ */
+export function runAuditPurgeCli(service: string, defaultDatabaseUrl: string): void {
+  const purge = async (): Promise<void> => {
+    const env = parseEnv({
+      DATABASE_URL: url({ default: defaultDatabaseUrl, protocols: ['postgresql', 'postgres'] }),
+      AUDIT_RETENTION_DAYS: int({ default: LIMITS.auditRetentionDays.default, min: LIMITS.auditRetentionDays.min, max: LIMITS.auditRetentionDays.max }),
+    });
+    const result = await purgeAuditEntries(env.DATABASE_URL, env.AUDIT_RETENTION_DAYS);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  };
+  purge().catch((error: unknown) => {
+    process.stderr.write(`${service} audit purge: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
 }

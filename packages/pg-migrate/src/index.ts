@@ -1,3 +1,3 @@
 export { applyMigrations, listMigrations } from './migrate';
 export type { MigrationFile, MigrateResult } from './migrate';
-export { purgeAuditEntries } from './audit-purge';
+export { purgeAuditEntries, runAuditPurgeCli } from './audit-purge';
