@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { CacheKeys } from './cache.key';
 import type { CacheMetrics } from './cache.metrics';
 import type { CacheRedis } from './cache.redis';
+import type { CacheScriptName } from './cache.scripts';
 
 /** The deployment's cache settings (docs/operations.md, the result cache). */
 export interface CacheSettings {
@@ -77,14 +78,9 @@ export class ResultCache {
    * (`lead`, with `token`) or finds another leading (`follow`). `lead: false` only looks.
    */
   async lookup(keys: CacheKeys, entries: readonly string[], asked: number, maxAgeMs: number | null, token: string, lead: boolean): Promise<LookupOutcome> {
-    let reply: unknown;
-    try {
-      reply = await this.redis.run('svcCacheLookup', [keys.lock, ...entries], [asked, this.clock(), maxAgeMs ?? -1, this.lockTtlMs, token, lead ? '1' : '0']);
-    } catch (error) {
-      this.failed('lookup', error);
-      return MISS;
-    }
-    const [kind, value] = reply as [string, string | undefined];
+    const reply = await this.ask('lookup', 'svcCacheLookup', [keys.lock, ...entries], [asked, this.clock(), maxAgeMs ?? -1, this.lockTtlMs, token, lead ? '1' : '0']);
+    if (reply === null) return MISS;
+    const [kind, value] = reply;
     if (kind === 'hit' && value !== undefined) {
       const answer = this.decode(value);
       return answer === null ? MISS : { kind: 'hit', answer };
@@ -160,14 +156,9 @@ export class ResultCache {
   private async poll(lock: string, entry: string, asked: number, maxAgeMs: number | null, deadlineMs: number): Promise<JoinOutcome> {
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, this.settings.pollMs));
-      let reply: unknown;
-      try {
-        reply = await this.redis.run('svcCachePeek', [lock, entry], [asked, this.clock(), maxAgeMs ?? -1]);
-      } catch (error) {
-        this.failed('join', error);
-        return ALONE;
-      }
-      const [kind, value] = reply as [string, string | undefined];
+      const reply = await this.ask('join', 'svcCachePeek', [lock, entry], [asked, this.clock(), maxAgeMs ?? -1]);
+      if (reply === null) return ALONE;
+      const [kind, value] = reply;
       if (kind === 'entry' && value !== undefined) {
         const answer = this.decode(value);
         return answer === null ? ALONE : { kind: 'joined', answer };
@@ -200,6 +191,16 @@ export class ResultCache {
     const count = Number(value.slice(second + 1, third));
     if (third < 0 || !Number.isSafeInteger(count) || count < 0 || value.charCodeAt(third + 1) !== 0x5b) return null;
     return { count, json: value.slice(third + 1), ageS };
+  }
+
+  /** Runs a script that answers `{kind, value?}`; null when Redis failed (counted and logged as `what`). */
+  private async ask(what: string, script: CacheScriptName, keys: string[], args: (string | number)[]): Promise<[string, string | undefined] | null> {
+    try {
+      return (await this.redis.run(script, keys, args)) as [string, string | undefined];
+    } catch (error) {
+      this.failed(what, error);
+      return null;
+    }
   }
 
   private failed(what: string, error: unknown): void {
