@@ -1,22 +1,12 @@
 import { useState } from 'react';
 import type { ReactNode } from 'react';
 import { api } from '../api';
-import type { ApiKey } from '../api';
+import type { ApiKey, ConnectedAppView } from '../api';
 import { ConfirmDialog, Empty, ErrorNote, Loading, UsageBar, useLoad } from '../components';
 import { dateTime, resetLabel, usd } from '../format';
 
 /** GET /dashboard/api/connected-apps (tools/openapi ConnectedAppList). */
-interface ConnectedApp {
-  id: string;
-  client_id: string;
-  client_name: string;
-  redirect_host: string;
-  created_at: string;
-  revoked_at: string | null;
-  revoked_reason: string | null;
-  key: ApiKey | null;
-  key_id: string;
-}
+type ConnectedApp = ConnectedAppView<ApiKey>;
 
 /**
  * Apps connected by OAuth (chat-app connectors): each has its own API key (listed under API
