@@ -126,6 +126,22 @@ export function Field({ label, hint, children, id }: { label: string; hint?: str
   );
 }
 
+/** A form's Cancel and submit buttons: the submit button says `busyLabel` and is disabled while `busy` (and whenever `disabled`). */
+export function FormActions({ onCancel, busy, label, busyLabel = 'Saving…', disabled = false }: {
+  onCancel: () => void;
+  busy: boolean;
+  label: string;
+  busyLabel?: string;
+  disabled?: boolean;
+}): ReactNode {
+  return (
+    <div className="actions">
+      <button type="button" className="secondary" onClick={onCancel}>Cancel</button>
+      <button type="submit" className="primary" disabled={busy || disabled}>{busy ? busyLabel : label}</button>
+    </div>
+  );
+}
+
 export interface Submit {
   busy: boolean;
   error: ApiError | null;

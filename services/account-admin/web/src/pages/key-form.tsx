@@ -2,7 +2,7 @@ import { LIMITS } from '@svc/contracts/limits';
 import { useId, useState } from 'react';
 import type { FormEvent, ReactNode } from 'react';
 import type { ApiKey, CreateKeyRequest, LimitReset } from '../api';
-import { ErrorNote, Field, useSubmit } from '../components';
+import { ErrorNote, Field, FormActions, useSubmit } from '../components';
 import { isoToLocalInput, localInputToIso } from '../format';
 
 /** What the form sends: POST /v1/keys's body (PATCH takes the same fields). */
@@ -98,10 +98,7 @@ export function KeyForm({ initial, submitLabel, onSubmit, onCancel }: {
         <input id={`${id}-disabled`} type="checkbox" checked={disabled} onChange={(e) => setDisabled(e.target.checked)} />
         <label htmlFor={`${id}-disabled`}>Disabled (searches with this key are refused)</label>
       </div>
-      <div className="actions">
-        <button type="button" className="secondary" onClick={onCancel}>Cancel</button>
-        <button type="submit" className="primary" disabled={form.busy}>{form.busy ? 'Saving…' : submitLabel}</button>
-      </div>
+      <FormActions onCancel={onCancel} busy={form.busy} label={submitLabel} />
     </form>
   );
 }

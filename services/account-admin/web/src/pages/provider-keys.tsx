@@ -2,7 +2,7 @@ import { useId, useState } from 'react';
 import type { ReactNode } from 'react';
 import { api, PROVIDERS } from '../api';
 import type { Provider, ProviderKey } from '../api';
-import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useLoad, useSubmit } from '../components';
+import { ConfirmDialog, Dialog, ErrorNote, Field, FormActions, Loading, useLoad, useSubmit } from '../components';
 import { dateTime } from '../format';
 
 const NAMES: Record<Provider, string> = { brave: 'Brave Search', exa: 'Exa', tavily: 'Tavily' };
@@ -17,10 +17,7 @@ function KeyInputForm({ provider, onSubmit, onCancel }: { provider: Provider; on
       <Field label={`${NAMES[provider]} API key`} id={`${id}-key`} hint="Stored encrypted; only its last 4 characters are shown again.">
         <input id={`${id}-key`} type="password" autoComplete="off" spellCheck={false} required value={key} onChange={(e) => setKey(e.target.value)} aria-describedby={`${id}-key-hint`} data-autofocus="true" />
       </Field>
-      <div className="actions">
-        <button type="button" className="secondary" onClick={onCancel}>Cancel</button>
-        <button type="submit" className="primary" disabled={form.busy || key === ''}>{form.busy ? 'Saving…' : 'Save key'}</button>
-      </div>
+      <FormActions onCancel={onCancel} busy={form.busy} disabled={key === ''} label="Save key" />
     </form>
   );
 }

@@ -3,7 +3,7 @@ import { useId, useState } from 'react';
 import type { ReactNode } from 'react';
 import { api, qs, WEBHOOK_EVENT_TYPES } from '../api';
 import type { List, WebhookDelivery, WebhookEndpoint, WebhookEventType } from '../api';
-import { ConfirmDialog, Dialog, Empty, ErrorNote, Field, Loading, SecretOnce, Switch, useLoad, useSubmit } from '../components';
+import { ConfirmDialog, Dialog, Empty, ErrorNote, Field, FormActions, Loading, SecretOnce, Switch, useLoad, useSubmit } from '../components';
 import { dateTime } from '../format';
 
 const EVENT_TEXT: Record<WebhookEventType, string> = {
@@ -34,10 +34,7 @@ function EndpointForm({ onCreated, onCancel }: { onCreated: (created: WebhookEnd
           </label>
         ))}
       </fieldset>
-      <div className="actions">
-        <button type="button" className="secondary" onClick={onCancel}>Cancel</button>
-        <button type="submit" className="primary" disabled={form.busy || events.length === 0}>{form.busy ? 'Adding…' : 'Add endpoint'}</button>
-      </div>
+      <FormActions onCancel={onCancel} busy={form.busy} disabled={events.length === 0} busyLabel="Adding…" label="Add endpoint" />
     </form>
   );
 }
