@@ -126,6 +126,29 @@ export function Field({ label, hint, children, id }: { label: string; hint?: str
   );
 }
 
+/**
+ * A table in a region the keyboard can focus and scroll sideways (on a narrow screen):
+ * `label` names the region, `head` is the header row, `foot` an optional footer row, and the
+ * children are the body's rows.
+ */
+export function RegionTable({ label, className = 'stack', head, foot, children }: {
+  label: string;
+  className?: string;
+  head: ReactNode;
+  foot?: ReactNode;
+  children: ReactNode;
+}): ReactNode {
+  return (
+    <div className="table-wrap" role="region" aria-label={label} tabIndex={0}>
+      <table className={className}>
+        <thead>{head}</thead>
+        <tbody>{children}</tbody>
+        {foot !== undefined && <tfoot>{foot}</tfoot>}
+      </table>
+    </div>
+  );
+}
+
 /** A form's Cancel and submit buttons: the submit button says `busyLabel` and is disabled while `busy` (and whenever `disabled`). */
 export function FormActions({ onCancel, busy, label, busyLabel = 'Saving…', disabled = false }: {
   onCancel: () => void;
