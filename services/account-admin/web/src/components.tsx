@@ -19,6 +19,20 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { 
   return { ...state, reload };
 }
 
+/**
+ * While `waiting` (back from Stripe, whose webhook lands a moment later), calls `reload` once a
+ * second, at most 30 times. Returns how many times it has (30: still waiting, taking long).
+ */
+export function usePollWhile(waiting: boolean, reload: () => void): number {
+  const [polls, setPolls] = useState(0);
+  useEffect(() => {
+    if (!waiting || polls >= 30) return;
+    const timer = window.setTimeout(() => { setPolls((n) => n + 1); reload(); }, 1000);
+    return () => window.clearTimeout(timer);
+  }, [waiting, polls, reload]);
+  return polls;
+}
+
 export function asApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   return new ApiError(0, 'client', error instanceof Error ? error.message : String(error), null);

@@ -1,9 +1,9 @@
 import { LIMITS } from '@svc/contracts/limits';
-import { useEffect, useId, useState } from 'react';
+import { useCallback, useId, useState } from 'react';
 import type { ReactNode } from 'react';
 import { api, qs } from '../api';
 import type { Checkout, Credits, List, Purchase } from '../api';
-import { Empty, ErrorNote, Loading, RegionTable, useLoad, useSubmit } from '../components';
+import { Empty, ErrorNote, Loading, RegionTable, useLoad, usePollWhile, useSubmit } from '../components';
 import { dateTime, usd } from '../format';
 import { useRouter } from '../router';
 
@@ -53,12 +53,8 @@ export function CreditsPage(): ReactNode {
   // Back from Stripe: the webhook credits the purchase a moment later; look again until it has.
   const { reload: reloadPurchases } = purchases;
   const { reload: reloadCredits } = credits;
-  const [polls, setPolls] = useState(0);
-  useEffect(() => {
-    if (!waiting || polls >= 30) return;
-    const timer = window.setTimeout(() => { setPolls((n) => n + 1); reloadPurchases(); reloadCredits(); }, 1000);
-    return () => window.clearTimeout(timer);
-  }, [waiting, polls, reloadPurchases, reloadCredits]);
+  const reloadBoth = useCallback(() => { reloadPurchases(); reloadCredits(); }, [reloadPurchases, reloadCredits]);
+  const polls = usePollWhile(waiting, reloadBoth);
 
   return (
     <>
