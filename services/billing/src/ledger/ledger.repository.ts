@@ -37,7 +37,9 @@ export interface BalanceRecord {
   totalSpentMicros: Micros;
 }
 
-export interface NewLedgerEntry {
+/** One entry to write: its id, the account, its kind, the signed amount and its labels. */
+export interface EntryToWrite {
+  id: string;
   accountId: string;
   kind: LedgerEntryKind;
   /** Signed: credits positive, charges negative. */
@@ -45,6 +47,10 @@ export interface NewLedgerEntry {
   reason: string | null;
   idempotencyKey: string | null;
   requestId: string | null;
+}
+
+/** An entry to append: LedgerRepository.appendEntry gives it its id. */
+export interface NewLedgerEntry extends Omit<EntryToWrite, 'id'> {
   /** Appended to the audit log in the entry's transaction when the entry is created (operator grants). */
   audit?: AuditActor;
 }
@@ -123,18 +129,6 @@ function totalsDelta(kind: LedgerEntryKind, amount: Micros): { purchased: Micros
 }
 
 export const ENTRY_COLUMNS = Prisma.sql`id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id, created_at, applied_to_spendable_at`;
-
-/** One entry to write: its id, the account, its kind, the signed amount and its labels. */
-export interface EntryToWrite {
-  id: string;
-  accountId: string;
-  kind: LedgerEntryKind;
-  /** Signed: credits positive, charges negative. */
-  amountMicros: Micros;
-  reason: string | null;
-  idempotencyKey: string | null;
-  requestId: string | null;
-}
 
 /**
  * With the account's balance row already locked (SELECT ... FOR UPDATE) in `tx`: moves the
