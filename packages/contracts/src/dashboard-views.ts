@@ -1,6 +1,6 @@
 /**
  * The JSON of what only the dashboard shows (no /v1 endpoint, so no SDK type): management
- * keys (account-admin), and the account's recent searches, purchases and daily spend
+ * keys and the OAuth consent and connected apps (account-admin), and the account's recent searches, purchases and daily spend
  * (billing's internal API, relayed by account-admin; decision 15). The services type their
  * answers with these, and the dashboard's web app imports this file (it imports only types,
  * which the bundler erases, so it takes the file as it is).
@@ -70,4 +70,32 @@ export interface DailySpendView {
   from: string;
   to: string;
   data: { date: string; model: string; attempts: number; cost_usd: number }[];
+}
+
+/** GET /dashboard/api/oauth/requests/{id}: the authorization request the consent page shows (tools/openapi OAuthConsentView). */
+export interface ConsentView {
+  id: string;
+  client_id: string;
+  client_name: string;
+  redirect_host: string;
+  /** Whether the client's identity is vouched for by its own https URL (a metadata document) or only self-declared (dynamic registration). */
+  client_kind: 'metadata_document' | 'dynamic';
+  expires_at: string;
+}
+
+/**
+ * An app connected by OAuth, as GET /dashboard/api/connected-apps lists it (tools/openapi
+ * ConnectedAppList). `Key`: the API key's shape as its reader types it.
+ */
+export interface ConnectedAppView<Key> {
+  id: string;
+  client_id: string;
+  client_name: string;
+  redirect_host: string;
+  created_at: string;
+  revoked_at: string | null;
+  revoked_reason: string | null;
+  /** The grant's API key (also in GET /v1/keys while live), with its limit and spend; null once the key is deleted. */
+  key: Key | null;
+  key_id: string;
 }

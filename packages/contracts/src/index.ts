@@ -10,7 +10,7 @@ export { RESERVATION_TTL_GRACE_MS, SETTLEMENT_FIELD, SETTLEMENT_DIRTY_SET, LEDGE
 export type { SettledAttempt, SettlementRecord, LedgerJobName, LedgerJobPayload, CacheStatus } from './settlement';
 export { recoveryKeys, SETTLE_CONFIRM_TTL_SECONDS, SETTLE_CONFIRM_BUCKET_MS, ENSURE_EPOCH_LUA, epochCreatedMs, lostShards } from './recovery';
 export { LIMITS } from './limits';
-export type { ManagementKeyView, ActivityAttemptView, ActivityView, PurchaseView, DailySpendView } from './dashboard-views';
+export type { ManagementKeyView, ActivityAttemptView, ActivityView, PurchaseView, DailySpendView, ConsentView, ConnectedAppView } from './dashboard-views';
 export { PROVIDER_KEY_CHANGES_CHANNEL, isProviderKeyChangeMessage } from './provider-keys';
 export type { ProviderKeyChangeMessage } from './provider-keys';
 export {

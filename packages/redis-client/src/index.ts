@@ -5,3 +5,4 @@ export {
 export type { RedisClient, RedisEndpoint, RedisTarget, RedisClientOptions, ClusterOnlyOptions, PipelineReplies } from './redis-client';
 export { keySlot, CLUSTER_SLOTS } from './slots';
 export { shardKeys, slotTag } from './shards';
+export { integerReply } from './replies';

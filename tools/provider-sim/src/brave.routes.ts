@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { resultsFor } from './results';
 import type { ResultConstraints } from './results';
-import { clientError, sendReply, simulatedHandler } from './simulate';
+import { registerProviderApi } from './simulate';
 import type { FailureKind, ProviderSpec, SimContext, SimReply, Validation } from './simulate';
 
 /** Brave Search API: GET /res/v1/web/search and /res/v1/news/search. */
@@ -190,8 +190,6 @@ export const BRAVE_DEFAULT_KEY = 'sim-brave-key';
 
 export function braveRoutes(context: SimContext, apiKey: string) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.addHook('onRequest', async (request) => context.begin(request, 'brave'));
-    app.addHook('onResponse', async (request) => context.end(request, 'brave'));
     const spec = (endpoint: Endpoint): ProviderSpec<BraveParams> => ({
       provider: 'brave',
       authorize: (request) => accepts(apiKey, request.headers['x-subscription-token']),
@@ -199,11 +197,15 @@ export function braveRoutes(context: SimContext, apiKey: string) {
       failure,
       success: (params, q, empty) => success(params, q, empty),
     });
-    app.get('/res/v1/web/search', simulatedHandler(spec('web'), context));
-    app.get('/res/v1/news/search', simulatedHandler(spec('news'), context));
-    app.setNotFoundHandler((_request, reply) => sendReply(reply, errorBody(404, 'RESOURCE_NOT_FOUND', 'Resource not found.')));
-    app.setErrorHandler((error: { statusCode?: number }, _request, reply) =>
-      sendReply(reply, clientError(error) ? errorBody(400, 'BAD_REQUEST', 'The request could not be processed.') : failure('error500', '')),
-    );
+    registerProviderApi(app, context, {
+      provider: 'brave',
+      endpoints: [
+        { method: 'GET', path: '/res/v1/web/search', spec: spec('web') },
+        { method: 'GET', path: '/res/v1/news/search', spec: spec('news') },
+      ],
+      notFound: () => errorBody(404, 'RESOURCE_NOT_FOUND', 'Resource not found.'),
+      badRequest: () => errorBody(400, 'BAD_REQUEST', 'The request could not be processed.'),
+      serverError: () => failure('error500', ''),
+    });
   };
 }

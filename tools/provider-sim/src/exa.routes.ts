@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { checkEnum, checkInt, checkStringArray, checkType, dollars, firstProblem, isObject, unknownField } from './body-checks';
 import { resultsFor } from './results';
 import type { ResultConstraints } from './results';
-import { clientError, sendReply, simulatedHandler } from './simulate';
+import { registerProviderApi } from './simulate';
 import type { FailureKind, ProviderSpec, SimContext, SimReply, Validation } from './simulate';
 
 /** Exa: POST /search. */
@@ -134,8 +134,6 @@ export const EXA_DEFAULT_KEY = 'sim-exa-key';
 
 export function exaRoutes(context: SimContext, apiKey: string) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.addHook('onRequest', async (request) => context.begin(request, 'exa'));
-    app.addHook('onResponse', async (request) => context.end(request, 'exa'));
     const spec: ProviderSpec<ExaParams> = {
       provider: 'exa',
       authorize: (request) =>
@@ -144,10 +142,12 @@ export function exaRoutes(context: SimContext, apiKey: string) {
       failure,
       success,
     };
-    app.post('/search', simulatedHandler(spec, context));
-    app.setNotFoundHandler((_request, reply) => sendReply(reply, errorReply(404, 'NOT_FOUND', 'Not found')));
-    app.setErrorHandler((error: { statusCode?: number }, _request, reply) =>
-      sendReply(reply, clientError(error) ? errorReply(400, 'INVALID_REQUEST_BODY', 'Request body must be valid JSON') : failure('error500', '')),
-    );
+    registerProviderApi(app, context, {
+      provider: 'exa',
+      endpoints: [{ method: 'POST', path: '/search', spec }],
+      notFound: () => errorReply(404, 'NOT_FOUND', 'Not found'),
+      badRequest: () => errorReply(400, 'INVALID_REQUEST_BODY', 'Request body must be valid JSON'),
+      serverError: () => failure('error500', ''),
+    });
   };
 }

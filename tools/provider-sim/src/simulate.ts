@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseQuery } from './directives';
 import type { SimProvider } from './directives';
 import type { StatsCounter } from './stats';
@@ -190,4 +190,37 @@ export function simulatedHandler<P>(spec: ProviderSpec<P>, context: SimContext) 
 /** True for Fastify's own 4xx errors (bad JSON, wrong media type, body too large). */
 export function clientError(error: { statusCode?: number }): boolean {
   return error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500;
+}
+
+/** One endpoint of a provider's API: its method and path, and the spec its handler follows. */
+export interface SimEndpoint<P> {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly spec: ProviderSpec<P>;
+}
+
+/** A provider's whole API under its prefix: its endpoints and its own replies when no endpoint answers. */
+export interface ProviderApi<P> {
+  readonly provider: SimProvider;
+  readonly endpoints: readonly SimEndpoint<P>[];
+  /** The provider's reply to an unknown path. */
+  notFound(): SimReply;
+  /** The provider's reply to a body Fastify rejects (bad JSON, wrong media type, too large). */
+  badRequest(): SimReply;
+  /** The provider's reply to any other error (its 500). */
+  serverError(): SimReply;
+}
+
+/** Registers a provider's API on its prefixed instance: the counters around every request, the endpoints, the error replies. */
+export function registerProviderApi<P>(app: FastifyInstance, context: SimContext, api: ProviderApi<P>): void {
+  app.addHook('onRequest', async (request) => context.begin(request, api.provider));
+  app.addHook('onResponse', async (request) => context.end(request, api.provider));
+  for (const { method, path, spec } of api.endpoints) {
+    if (method === 'GET') app.get(path, simulatedHandler(spec, context));
+    else app.post(path, simulatedHandler(spec, context));
+  }
+  app.setNotFoundHandler((_request, reply) => sendReply(reply, api.notFound()));
+  app.setErrorHandler((error: { statusCode?: number }, _request, reply) =>
+    sendReply(reply, clientError(error) ? api.badRequest() : api.serverError()),
+  );
 }

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { checkEnum, checkInt, checkStringArray, checkType, firstProblem, isObject, unknownField } from './body-checks';
 import { resultsFor } from './results';
 import type { ResultConstraints } from './results';
-import { clientError, sendReply, simulatedHandler } from './simulate';
+import { registerProviderApi } from './simulate';
 import type { FailureKind, ProviderSpec, SimContext, SimReply, Validation } from './simulate';
 
 /** Tavily: POST /search. */
@@ -129,8 +129,6 @@ export const TAVILY_DEFAULT_KEY = 'tvly-sim-key';
 
 export function tavilyRoutes(context: SimContext, apiKey: string) {
   return async (app: FastifyInstance): Promise<void> => {
-    app.addHook('onRequest', async (request) => context.begin(request, 'tavily'));
-    app.addHook('onResponse', async (request) => context.end(request, 'tavily'));
     const spec: ProviderSpec<TavilyParams> = {
       provider: 'tavily',
       authorize: (request) => accepts(apiKey, bearerOf(request.headers.authorization)),
@@ -138,10 +136,12 @@ export function tavilyRoutes(context: SimContext, apiKey: string) {
       failure,
       success,
     };
-    app.post('/search', simulatedHandler(spec, context));
-    app.setNotFoundHandler((_request, reply) => sendReply(reply, errorReply(404, 'Not Found')));
-    app.setErrorHandler((error: { statusCode?: number }, _request, reply) =>
-      sendReply(reply, clientError(error) ? errorReply(400, 'Invalid request body.') : failure('error500', '')),
-    );
+    registerProviderApi(app, context, {
+      provider: 'tavily',
+      endpoints: [{ method: 'POST', path: '/search', spec }],
+      notFound: () => errorReply(404, 'Not Found'),
+      badRequest: () => errorReply(400, 'Invalid request body.'),
+      serverError: () => failure('error500', ''),
+    });
   };
 }

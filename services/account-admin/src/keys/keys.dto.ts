@@ -2,6 +2,7 @@ import { isModelFenceEntry, LIMITS, LIMIT_RESETS } from '@svc/contracts';
 import type { LimitReset } from '@svc/contracts';
 import { BooleanField, EnumField, FutureTimestampField, PageQueryDto, pageLimit, parseCidr, parseRfc3339, StringListField, TextField, UsdField } from '@svc/http-edge';
 import { usdToMicros } from '@svc/money';
+import type { KeyChanges } from './keys.repository';
 
 /** Body of POST /v1/keys and PATCH /v1/keys/{id}; every field optional (docs/api.md section 9). */
 export class KeyBodyDto {
@@ -33,17 +34,8 @@ export class KeyBodyDto {
   allowed_ips?: string[] | null;
 }
 
-/** A parsed body: a property is present only when the body had that field. */
-export interface KeyInput {
-  name?: string;
-  limitMicros?: number | null;
-  limitReset?: LimitReset | null;
-  expiresAt?: Date | null;
-  disabled?: boolean;
-  /** Empty: the fence is removed. */
-  allowedModels?: string[];
-  allowedIps?: string[];
-}
+/** A parsed body, the changes the repository writes: a property is present only when the body had that field. */
+export type KeyInput = KeyChanges;
 
 /** The validated body in the service's terms (micro-USD, dates); cross-field rules are the service's. */
 export function toKeyInput(body: KeyBodyDto): KeyInput {

@@ -23,12 +23,14 @@ export interface KeyAudit {
   fields: (row: KeyRow) => AuditFields;
 }
 
+/** The fields an update sets; an absent property is left as it is. */
 export interface KeyChanges {
   name?: string;
   limitMicros?: number | null;
   limitReset?: LimitReset | null;
   expiresAt?: Date | null;
   disabled?: boolean;
+  /** Empty: the fence is removed. */
   allowedModels?: string[];
   allowedIps?: string[];
 }

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { OnApplicationShutdown } from '@nestjs/common';
 import { LIMITS, OAUTH_LIFETIMES, OAUTH_LIMITS, OAUTH_PATHS } from '@svc/contracts';
-import type { KeyLookup, KeyRecord, LimitReset } from '@svc/contracts';
+import type { ConnectedAppView as ConnectedApp, ConsentView, KeyLookup, KeyRecord, LimitReset } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { isId, newId } from '@svc/ids';
 import { generateOAuthSecret, generateSecret, hashSecret, isOAuthSecret, labelOf } from '@svc/keys';
@@ -42,34 +42,14 @@ export type AuthorizeOutcome =
   | { kind: 'redirect'; location: string }
   | { kind: 'refused'; error: OAuthError };
 
-export interface ConsentView {
-  id: string;
-  client_id: string;
-  client_name: string;
-  redirect_host: string;
-  /** Whether the client's identity is vouched for by its own https URL (a metadata document) or only self-declared (dynamic registration). */
-  client_kind: 'metadata_document' | 'dynamic';
-  expires_at: string;
-}
-
 export interface ApproveInput {
   limitMicros: number;
   limitReset: LimitReset | null;
   expiresAt: Date | null;
 }
 
-export interface ConnectedAppView {
-  id: string;
-  client_id: string;
-  client_name: string;
-  redirect_host: string;
-  created_at: string;
-  revoked_at: string | null;
-  revoked_reason: string | null;
-  /** The grant's API key (also in GET /v1/keys while live), with its limit and spend; null once the key is deleted. */
-  key: KeyView | null;
-  key_id: string;
-}
+/** An app connected by OAuth, with its key as GET /v1/keys shows it. */
+export type ConnectedAppView = ConnectedApp<KeyView>;
 
 export interface TokenResponse {
   access_token: string;

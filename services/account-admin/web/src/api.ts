@@ -93,7 +93,7 @@ export interface SignedIn extends Me {
 // The public API's shapes are the SDK's (packages/sdk/src/types.ts), and what only the
 // dashboard shows is the services' (packages/contracts/src/dashboard-views.ts): none is
 // restated here.
-export type { ApiKey, Credits, LimitReset, Provider, ProviderKey, Usage, UsageRow } from '@svc/sdk/types';
+export type { ApiKey, CreateKeyRequest, Credits, LimitReset, Provider, ProviderKey, Usage, UsageRow } from '@svc/sdk/types';
 export type { HealthWindow, ModelStatus, ServiceStatus } from '@svc/sdk/types';
 export type { AuditEntry, AuditAction, AuditActorKind } from '@svc/sdk/types';
 export type { CheckoutSession as Checkout, Page as List, UsageGroupBy as Grouping } from '@svc/sdk/types';
@@ -103,5 +103,6 @@ export type { AutoTopupSetup, BillingSettings, WebhookDelivery, WebhookEndpoint,
 // What only the dashboard shows (no /v1 endpoint): the services' own view types.
 export type {
   ManagementKeyView as ManagementKey, PurchaseView as Purchase, DailySpendView as DailySpend, ActivityAttemptView as Attempt, ActivityView as ActivityItem,
+  ConsentView, ConnectedAppView,
 } from '@svc/contracts/dashboard-views';
 export type { SearchFilters } from '@svc/contracts/filters';

@@ -19,6 +19,20 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): { 
   return { ...state, reload };
 }
 
+/**
+ * While `waiting` (back from Stripe, whose webhook lands a moment later), calls `reload` once a
+ * second, at most 30 times. Returns how many times it has (30: still waiting, taking long).
+ */
+export function usePollWhile(waiting: boolean, reload: () => void): number {
+  const [polls, setPolls] = useState(0);
+  useEffect(() => {
+    if (!waiting || polls >= 30) return;
+    const timer = window.setTimeout(() => { setPolls((n) => n + 1); reload(); }, 1000);
+    return () => window.clearTimeout(timer);
+  }, [waiting, polls, reload]);
+  return polls;
+}
+
 export function asApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   return new ApiError(0, 'client', error instanceof Error ? error.message : String(error), null);
@@ -122,6 +136,45 @@ export function Field({ label, hint, children, id }: { label: string; hint?: str
       <label htmlFor={id}>{label}</label>
       {children}
       {hint !== undefined && <p className="hint" id={`${id}-hint`}>{hint}</p>}
+    </div>
+  );
+}
+
+/**
+ * A table in a region the keyboard can focus and scroll sideways (on a narrow screen):
+ * `label` names the region, `head` is the header row, `foot` an optional footer row, and the
+ * children are the body's rows.
+ */
+export function RegionTable({ label, className = 'stack', head, foot, children }: {
+  label: string;
+  className?: string;
+  head: ReactNode;
+  foot?: ReactNode;
+  children: ReactNode;
+}): ReactNode {
+  return (
+    <div className="table-wrap" role="region" aria-label={label} tabIndex={0}>
+      <table className={className}>
+        <thead>{head}</thead>
+        <tbody>{children}</tbody>
+        {foot !== undefined && <tfoot>{foot}</tfoot>}
+      </table>
+    </div>
+  );
+}
+
+/** A form's Cancel and submit buttons: the submit button says `busyLabel` and is disabled while `busy` (and whenever `disabled`). */
+export function FormActions({ onCancel, busy, label, busyLabel = 'Saving…', disabled = false }: {
+  onCancel: () => void;
+  busy: boolean;
+  label: string;
+  busyLabel?: string;
+  disabled?: boolean;
+}): ReactNode {
+  return (
+    <div className="actions">
+      <button type="button" className="secondary" onClick={onCancel}>Cancel</button>
+      <button type="submit" className="primary" disabled={busy || disabled}>{busy ? busyLabel : label}</button>
     </div>
   );
 }

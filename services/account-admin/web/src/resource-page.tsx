@@ -2,7 +2,7 @@ import { Fragment, useState } from 'react';
 import type { ReactNode } from 'react';
 import { api } from './api';
 import type { ApiError } from './api';
-import { ConfirmDialog, Dialog, Empty, ErrorNote, Loading, SecretOnce, Switch, asApiError, useLoad } from './components';
+import { ConfirmDialog, Dialog, Empty, ErrorNote, Loading, RegionTable, SecretOnce, Switch, asApiError, useLoad } from './components';
 
 /** What the table of a kind of key needs of each row. */
 export interface KeyRow {
@@ -82,33 +82,31 @@ export function ResourcePage<T extends KeyRow, C, U>({ path, load, columns, text
       {keys.loading && keys.data === null ? <Loading what={text.loading} /> : keys.error !== null ? <ErrorNote error={keys.error} onRetry={keys.reload} /> : keys.data?.length === 0 ? (
         <Empty><p>{text.empty}</p></Empty>
       ) : (
-        <div className="table-wrap" role="region" aria-label={text.region} tabIndex={0}>
-          <table className="stack">
-            <thead>
-              <tr>
-                <th scope="col">Name</th><th scope="col">Key</th>{columns.map((c) => <th key={c.header} scope="col">{c.header}</th>)}
-                <th scope="col">Enabled</th><th scope="col"><span className="sr-only">Actions</span></th>
+        <RegionTable
+          label={text.region}
+          head={(
+            <tr>
+              <th scope="col">Name</th><th scope="col">Key</th>{columns.map((c) => <th key={c.header} scope="col">{c.header}</th>)}
+              <th scope="col">Enabled</th><th scope="col"><span className="sr-only">Actions</span></th>
+            </tr>
+          )}
+        >
+          {keys.data?.map((key) => {
+            const name = key.name === '' ? '(no name)' : key.name;
+            return (
+              <tr key={key.id} data-key-id={key.id}>
+                <th scope="row">{name}</th>
+                <td data-label="Key"><code>{key.label}</code></td>
+                {columns.map((c) => <Fragment key={c.header}>{c.cell(key, name)}</Fragment>)}
+                <td data-label="Enabled"><Switch checked={!key.disabled} label={`${name} enabled`} onChange={(next) => toggle(key, next)} /></td>
+                <td className="row-actions">
+                  <button type="button" className="secondary" onClick={() => setEditing(key)} aria-label={`${text.edit} ${name}`}>{text.edit}</button>
+                  <button type="button" className="danger-text" onClick={() => setDeleting(key)} aria-label={`Delete ${name}`}>Delete</button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {keys.data?.map((key) => {
-                const name = key.name === '' ? '(no name)' : key.name;
-                return (
-                  <tr key={key.id} data-key-id={key.id}>
-                    <th scope="row">{name}</th>
-                    <td data-label="Key"><code>{key.label}</code></td>
-                    {columns.map((c) => <Fragment key={c.header}>{c.cell(key, name)}</Fragment>)}
-                    <td data-label="Enabled"><Switch checked={!key.disabled} label={`${name} enabled`} onChange={(next) => toggle(key, next)} /></td>
-                    <td className="row-actions">
-                      <button type="button" className="secondary" onClick={() => setEditing(key)} aria-label={`${text.edit} ${name}`}>{text.edit}</button>
-                      <button type="button" className="danger-text" onClick={() => setDeleting(key)} aria-label={`Delete ${name}`}>Delete</button>
-                    </td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </RegionTable>
       )}
       <Dialog title={secret === null ? text.createTitle : text.createdTitle} open={creating} onClose={close}>
         {secret === null ? createForm({ onSubmit: create, onCancel: () => setCreating(false) }) : <SecretOnce secret={secret} onDone={close} />}

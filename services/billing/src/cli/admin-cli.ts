@@ -62,6 +62,17 @@ function parseArgs(args: string[], known: readonly string[]): Parsed {
   return { positional, flags };
 }
 
+/** The flags that were given, as a query string (`?` first; '' when none was): each flag under its parameter's name. */
+function queryOf(flags: Map<string, string>, params: readonly (readonly [flag: string, param: string])[]): string {
+  const query = new URLSearchParams();
+  for (const [flag, param] of params) {
+    const value = flags.get(flag);
+    if (value !== undefined) query.set(param, value);
+  }
+  const qs = query.toString();
+  return qs === '' ? '' : `?${qs}`;
+}
+
 interface Call {
   method: 'GET' | 'POST' | 'PUT';
   path: string;
@@ -106,26 +117,16 @@ function buildCall(argv: string[]): Call {
       const { positional, flags } = parseArgs(rest, ['limit', 'cursor']);
       const [accountId] = positional;
       if (accountId === undefined || positional.length !== 1) throw new UsageError('ledger needs <account_id>');
-      const query = new URLSearchParams();
-      const limit = flags.get('limit');
-      const cursor = flags.get('cursor');
-      if (limit !== undefined) query.set('limit', limit);
-      if (cursor !== undefined) query.set('cursor', cursor);
-      const qs = query.toString();
-      return { method: 'GET', path: `/operator/accounts/${encodeURIComponent(accountId)}/ledger${qs === '' ? '' : `?${qs}`}` };
+      const query = queryOf(flags, [['limit', 'limit'], ['cursor', 'cursor']]);
+      return { method: 'GET', path: `/operator/accounts/${encodeURIComponent(accountId)}/ledger${query}` };
     }
     case 'reconcile': {
       // --repair is a switch (no value): the repairing form is POST .../repair.
       const repair = rest.includes('--repair');
       const { positional, flags } = parseArgs(rest.filter((arg) => arg !== '--repair'), ['account', 'limit', 'cursor']);
       if (positional.length > 0) throw new UsageError('reconcile takes no positional arguments');
-      const query = new URLSearchParams();
-      for (const [flag, param] of [['account', 'account_id'], ['limit', 'limit'], ['cursor', 'cursor']] as const) {
-        const value = flags.get(flag);
-        if (value !== undefined) query.set(param, value);
-      }
-      const qs = query.toString();
-      return { method: repair ? 'POST' : 'GET', path: `/operator/reconciliation${repair ? '/repair' : ''}${qs === '' ? '' : `?${qs}`}` };
+      const query = queryOf(flags, [['account', 'account_id'], ['limit', 'limit'], ['cursor', 'cursor']]);
+      return { method: repair ? 'POST' : 'GET', path: `/operator/reconciliation${repair ? '/repair' : ''}${query}` };
     }
     case 'backlog': {
       if (rest.length > 0) throw new UsageError('backlog takes no arguments');
@@ -138,13 +139,8 @@ function buildCall(argv: string[]): Call {
     case 'ledger-export': {
       const { positional, flags } = parseArgs(rest, ['from', 'to', 'account', 'out']);
       if (positional.length > 0) throw new UsageError('ledger-export takes no positional arguments');
-      const query = new URLSearchParams();
-      for (const [flag, param] of [['from', 'from'], ['to', 'to'], ['account', 'account_id']] as const) {
-        const value = flags.get(flag);
-        if (value !== undefined) query.set(param, value);
-      }
-      const qs = query.toString();
-      return { method: 'GET', path: `/operator/ledger/export${qs === '' ? '' : `?${qs}`}`, csv: { out: flags.get('out') ?? null } };
+      const query = queryOf(flags, [['from', 'from'], ['to', 'to'], ['account', 'account_id']]);
+      return { method: 'GET', path: `/operator/ledger/export${query}`, csv: { out: flags.get('out') ?? null } };
     }
     case 'breakers': {
       if (rest.length > 0) throw new UsageError('breakers takes no arguments');

@@ -1,7 +1,7 @@
 import type { Micros } from '@svc/money';
 import { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
-import type { LedgerEntryKind } from '../ledger/ledger.repository';
+import type { EntryRow, LedgerEntryRecord } from '../ledger/ledger.repository';
 
 /** At most this many ids are listed per kind of mismatch (the counts are always complete). */
 export const MAX_LISTED = 100;
@@ -44,18 +44,10 @@ export interface LedgerFigures {
   accountsOffSum: { accountId: string; balanceMicros: Micros; entriesMicros: Micros }[];
 }
 
-export interface LedgerExportRow {
-  id: string;
-  createdAt: Date;
+/** A ledger entry as the export writes it (without its spendable mark). */
+export interface LedgerExportRow extends Omit<LedgerEntryRecord, 'appliedToSpendableAt'> {
   /** created_at exactly (microseconds), as the next page's cursor. */
   createdAtText: string;
-  accountId: string;
-  kind: LedgerEntryKind;
-  amountMicros: Micros;
-  balanceAfterMicros: Micros;
-  reason: string | null;
-  idempotencyKey: string | null;
-  requestId: string | null;
 }
 
 const n = (value: bigint | null | undefined): number => Number(value ?? 0n);
@@ -156,10 +148,7 @@ export class FinanceRepository {
   async exportPage(filter: { start: Date; end: Date; accountId: string | null }, after: { createdAtText: string; id: string } | null, limit: number): Promise<LedgerExportRow[]> {
     const byAccount = filter.accountId === null ? Prisma.empty : Prisma.sql`AND account_id = ${filter.accountId}`;
     const afterCursor = after === null ? Prisma.empty : Prisma.sql`AND (created_at, id) > (CAST(${after.createdAtText} AS timestamptz), ${after.id})`;
-    const rows = await this.prisma.$queryRaw<{
-      id: string; created_at: Date; created_at_text: string; account_id: string; kind: LedgerEntryKind; amount_micros: bigint; balance_after_micros: bigint;
-      reason: string | null; idempotency_key: string | null; request_id: string | null;
-    }[]>`
+    const rows = await this.prisma.$queryRaw<(Omit<EntryRow, 'applied_to_spendable_at'> & { created_at_text: string })[]>`
       SELECT id, created_at, created_at::text AS created_at_text, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id
       FROM ledger_entries
       WHERE created_at >= ${filter.start} AND created_at < ${filter.end} ${byAccount} ${afterCursor}

@@ -1,6 +1,7 @@
-import { Get, Inject, Req, Res } from '@nestjs/common';
+import { Get, Inject, Optional, Req, Res } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DrainState, drainingReadiness, PublicController } from '@svc/http-edge';
+import type { DrainingReadiness } from '@svc/http-edge';
 
 export const READINESS = Symbol('READINESS');
 
@@ -9,15 +10,33 @@ export interface Readiness {
   check(): Promise<Record<string, boolean>>;
 }
 
+export const WORKER_STATUS = Symbol('WORKER_STATUS');
+
+/** Extra figures the ledger worker shows on /readyz (the backlog, reconciliation counters). */
+export interface WorkerStatus {
+  snapshot(): Promise<Record<string, unknown>>;
+}
+
+/** /readyz's answer: the stores' reachability, and the worker's figures on the worker's listener. */
+export interface ReadinessAnswer {
+  status: string;
+  checks: Record<string, boolean>;
+  request_id: string;
+  [figure: string]: unknown;
+}
+
 /**
- * Public on both listeners: liveness and readiness, no secrets, no identities. While the
- * process drains (SIGTERM), /readyz is 503 `draining` at once on both.
+ * Public on every listener: liveness and readiness, no secrets, no identities. While the
+ * process drains (SIGTERM), /readyz is 503 `draining` at once on the service's listeners. The
+ * ledger worker's health listener (no DrainState, a WorkerStatus) adds the settlement backlog
+ * to /readyz, so an operator sees it while PostgreSQL is down.
  */
 @PublicController()
 export class HealthController {
   constructor(
     @Inject(READINESS) private readonly readiness: Readiness,
-    @Inject(DrainState) private readonly drain: DrainState,
+    @Optional() @Inject(DrainState) private readonly drain?: DrainState,
+    @Optional() @Inject(WORKER_STATUS) private readonly status?: WorkerStatus,
   ) {}
 
   @Get('healthz')
@@ -26,14 +45,14 @@ export class HealthController {
   }
 
   @Get('readyz')
-  async ready(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<{ status: string; checks: Record<string, boolean>; request_id: string }> {
-    if (this.drain.draining) {
+  async ready(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<ReadinessAnswer | DrainingReadiness> {
+    if (this.drain?.draining === true) {
       void reply.status(503);
       return drainingReadiness(request.id);
     }
-    const checks = await this.readiness.check();
+    const [checks, extra] = await Promise.all([this.readiness.check(), this.status?.snapshot().catch(() => ({}))]);
     const ok = Object.values(checks).every(Boolean);
     void reply.status(ok ? 200 : 503);
-    return { status: ok ? 'ready' : 'unavailable', checks, request_id: request.id };
+    return { status: ok ? 'ready' : 'unavailable', checks, ...extra, request_id: request.id };
   }
 }

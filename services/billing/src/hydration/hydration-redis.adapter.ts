@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ENSURE_EPOCH_LUA, epochCreatedMs, recoveryKeys, redisKeys, SETTLE_CONFIRM_BUCKET_MS, SETTLE_CONFIRM_TTL_SECONDS, SETTLEMENT_FIELD } from '@svc/contracts';
 import type { Micros } from '@svc/money';
-import { shardKeys } from '@svc/redis-client';
+import { integerReply, shardKeys } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
 
 /**
@@ -102,12 +102,6 @@ export interface EpochView {
   nowMs: number;
 }
 
-function integer(value: unknown, what: string): number {
-  const n = typeof value === 'number' ? value : Number(value);
-  if (!Number.isSafeInteger(n)) throw new Error(`${what} is not a safe integer`);
-  return n;
-}
-
 /** Redis side of hydration, the wanted set, the epoch and the drain confirmations. */
 export class HydrationRedisAdapter {
   constructor(private readonly redis: RedisClient) {}
@@ -119,9 +113,9 @@ export class HydrationRedisAdapter {
     for (let i = 0; i + 3 < flat.length; i += 4) {
       records.push({
         requestId: flat[i] ?? '',
-        chargedMicros: integer(flat[i + 1], 'a pending charge'),
+        chargedMicros: integerReply(flat[i + 1], 'a pending charge'),
         keyId: flat[i + 2] ?? '',
-        settledAtMs: integer(flat[i + 3], 'a settlement time'),
+        settledAtMs: integerReply(flat[i + 3], 'a settlement time'),
       });
     }
     return { warm: exists === 1, lastId, records };
@@ -150,7 +144,7 @@ export class HydrationRedisAdapter {
       values.set(key, value);
       const created = epochCreatedMs(value);
       if (created !== null && (createdMs === null || created > createdMs)) createdMs = created;
-      nowMs = Math.max(nowMs, integer(now, 'the redis time'));
+      nowMs = Math.max(nowMs, integerReply(now, 'the redis time'));
     }
     return { values, createdMs, nowMs };
   }

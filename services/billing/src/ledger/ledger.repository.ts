@@ -37,7 +37,9 @@ export interface BalanceRecord {
   totalSpentMicros: Micros;
 }
 
-export interface NewLedgerEntry {
+/** One entry to write: its id, the account, its kind, the signed amount and its labels. */
+export interface EntryToWrite {
+  id: string;
   accountId: string;
   kind: LedgerEntryKind;
   /** Signed: credits positive, charges negative. */
@@ -45,6 +47,10 @@ export interface NewLedgerEntry {
   reason: string | null;
   idempotencyKey: string | null;
   requestId: string | null;
+}
+
+/** An entry to append: LedgerRepository.appendEntry gives it its id. */
+export interface NewLedgerEntry extends Omit<EntryToWrite, 'id'> {
   /** Appended to the audit log in the entry's transaction when the entry is created (operator grants). */
   audit?: AuditActor;
 }
@@ -123,6 +129,38 @@ function totalsDelta(kind: LedgerEntryKind, amount: Micros): { purchased: Micros
 }
 
 export const ENTRY_COLUMNS = Prisma.sql`id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id, created_at, applied_to_spendable_at`;
+
+/**
+ * With the account's balance row already locked (SELECT ... FOR UPDATE) in `tx`: moves the
+ * balance by the entry's amount and the totals as its kind says (totalsDelta), then writes the
+ * entry with the balance after it. created_at is clock_timestamp(), read after the lock, so it
+ * grows with each entry of an account and "newest first" is the order the balance moved in.
+ */
+export async function writeEntryLocked(tx: Prisma.TransactionClient, entry: EntryToWrite): Promise<EntryRow> {
+  const delta = totalsDelta(entry.kind, entry.amountMicros);
+  const updated = await tx.$queryRaw<{ balance_micros: bigint }[]>`
+    UPDATE account_balances SET
+      balance_micros = balance_micros + ${BigInt(entry.amountMicros)},
+      total_purchased_micros = total_purchased_micros + ${BigInt(delta.purchased)},
+      total_granted_micros = total_granted_micros + ${BigInt(delta.granted)},
+      total_spent_micros = total_spent_micros + ${BigInt(delta.spent)},
+      updated_at = clock_timestamp()
+    WHERE account_id = ${entry.accountId}
+    RETURNING balance_micros`;
+  const balanceAfter = updated[0];
+  if (balanceAfter === undefined) throw new Error('locked balance row vanished');
+  const inserted = await tx.$queryRaw<EntryRow[]>`
+    INSERT INTO ledger_entries
+      (id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id, created_at)
+    VALUES (
+      ${entry.id}, ${entry.accountId}, CAST(${entry.kind} AS "ledger_entry_kind"),
+      ${BigInt(entry.amountMicros)}, ${balanceAfter.balance_micros}, ${entry.reason},
+      ${entry.idempotencyKey}, ${entry.requestId}, clock_timestamp())
+    RETURNING ${ENTRY_COLUMNS}`;
+  const row = inserted[0];
+  if (row === undefined) throw new Error('ledger insert returned no row');
+  return row;
+}
 
 /** The usage_events columns of one batch, as arrays for unnest (one row per attempt). */
 class UsageColumns {
@@ -216,30 +254,7 @@ export class LedgerRepository {
           const first = existing[0];
           if (first !== undefined) return { kind: 'repeated', entry: entryFromRow(first) } as const;
         }
-        const delta = totalsDelta(input.kind, input.amountMicros);
-        const updated = await tx.$queryRaw<{ balance_micros: bigint }[]>`
-          UPDATE account_balances SET
-            balance_micros = balance_micros + ${BigInt(input.amountMicros)},
-            total_purchased_micros = total_purchased_micros + ${BigInt(delta.purchased)},
-            total_granted_micros = total_granted_micros + ${BigInt(delta.granted)},
-            total_spent_micros = total_spent_micros + ${BigInt(delta.spent)},
-            updated_at = clock_timestamp()
-          WHERE account_id = ${input.accountId}
-          RETURNING balance_micros`;
-        const balanceAfter = updated[0];
-        if (balanceAfter === undefined) throw new Error('locked balance row vanished');
-        // clock_timestamp() is read after the lock, so created_at grows with each entry
-        // of an account and "newest first" is the order the balance moved in.
-        const inserted = await tx.$queryRaw<EntryRow[]>`
-          INSERT INTO ledger_entries
-            (id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id, created_at)
-          VALUES (
-            ${newId('ledgerEntry')}, ${input.accountId}, CAST(${input.kind} AS "ledger_entry_kind"),
-            ${BigInt(input.amountMicros)}, ${balanceAfter.balance_micros}, ${input.reason},
-            ${input.idempotencyKey}, ${input.requestId}, clock_timestamp())
-          RETURNING ${ENTRY_COLUMNS}`;
-        const entry = inserted[0];
-        if (entry === undefined) throw new Error('ledger insert returned no row');
+        const entry = await writeEntryLocked(tx, { ...input, id: newId('ledgerEntry') });
         if (input.audit !== undefined) {
           const changes = {
             amount_usd: { before: null, after: microsToUsd(input.amountMicros) },

@@ -1,6 +1,6 @@
 import { RESERVATION_TTL_GRACE_MS, redisKeys, SETTLEMENT_FIELD } from '@svc/contracts';
 import type { Micros } from '@svc/money';
-import { pipelineEach, scanKeys } from '@svc/redis-client';
+import { integerReply, pipelineEach, scanKeys } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
 
 
@@ -94,12 +94,6 @@ export interface OpenReservation {
   overdueMs: number | null;
 }
 
-function integer(value: unknown, what: string): number {
-  const n = typeof value === 'number' ? value : Number(value);
-  if (!Number.isSafeInteger(n)) throw new Error(`${what} is not a safe integer`);
-  return n;
-}
-
 const RSV_MARKER = ':rsv:';
 
 /** The reconciliation's view of, and repairs to, the spendable side in Redis. */
@@ -115,15 +109,15 @@ export class ReconciliationRedisAdapter {
     const [bal, reserved, flat, markers] = reply;
     const pending: PendingRecord[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) {
-      pending.push({ requestId: flat[i] ?? '', chargedMicros: integer(flat[i + 1], 'a pending charge') });
+      pending.push({ requestId: flat[i] ?? '', chargedMicros: integerReply(flat[i + 1], 'a pending charge') });
     }
     const appliedEntryIds = new Set<string>();
     entryIds.forEach((id, i) => {
       if (markers[i] === 1) appliedEntryIds.add(id);
     });
     return {
-      balanceMicros: bal === null ? null : integer(bal, 'the spendable balance'),
-      reservedMicros: reserved === null ? 0 : integer(reserved, 'the reserved total'),
+      balanceMicros: bal === null ? null : integerReply(bal, 'the spendable balance'),
+      reservedMicros: reserved === null ? 0 : integerReply(reserved, 'the reserved total'),
       pending,
       appliedEntryIds,
     };
@@ -160,7 +154,7 @@ export class ReconciliationRedisAdapter {
       if (valsError !== null || ttlError !== null) throw valsError ?? ttlError;
       const pttl = Number(ttl);
       if (pttl === -2) return; // gone between SCAN and read
-      const held = (vals as string[]).reduce((sum, v) => sum + integer(v, 'a held amount'), 0);
+      const held = (vals as string[]).reduce((sum, v) => sum + integerReply(v, 'a held amount'), 0);
       out.push({ ...k, heldMicros: held, overdueMs: pttl < 0 ? null : RESERVATION_TTL_GRACE_MS - pttl });
     });
     return out;
@@ -169,12 +163,12 @@ export class ReconciliationRedisAdapter {
   /** Micro-USD released (0 when the hash was gone). */
   async releaseReservation(accountId: string, key: string): Promise<Micros> {
     const released = await this.redis.eval(RELEASE_STALE_LUA, 3, redisKeys.accountBalance(accountId), redisKeys.accountReserved(accountId), key);
-    return integer(released, 'the released amount');
+    return integerReply(released, 'the released amount');
   }
 
   /** INCRBY on the balance, only if it exists; returns the new balance or null when it did not. */
   async adjustBalance(accountId: string, amountMicros: Micros): Promise<Micros | null> {
     const reply = (await this.redis.eval(ADJUST_BALANCE_LUA, 1, redisKeys.accountBalance(accountId), String(amountMicros))) as [number, number?];
-    return reply[0] === 1 ? integer(reply[1], 'the adjusted balance') : null;
+    return reply[0] === 1 ? integerReply(reply[1], 'the adjusted balance') : null;
   }
 }

@@ -4,7 +4,7 @@ import type { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
 import { microsToUsd } from '@svc/money';
 import { emitEvent } from '../events/event-emitter';
-import { ENTRY_COLUMNS, entryFromRow } from '../ledger/ledger.repository';
+import { ENTRY_COLUMNS, entryFromRow, writeEntryLocked } from '../ledger/ledger.repository';
 import { toMicros } from '../db/account-lock';
 import type { EntryRow, LedgerEntryRecord } from '../ledger/ledger.repository';
 
@@ -196,22 +196,7 @@ export async function appendStripeEntryLocked(
   const locked = await tx.$queryRaw<{ balance_micros: bigint }[]>`
     SELECT balance_micros FROM account_balances WHERE account_id = ${input.accountId} FOR UPDATE`;
   if (locked.length === 0) throw new Error('balance row missing for a Stripe ledger entry');
-  // purchase, stripe_refund and dispute all move total_purchased (see LedgerRepository's totalsDelta).
-  const updated = await tx.$queryRaw<{ balance_micros: bigint }[]>`
-    UPDATE account_balances SET
-      balance_micros = balance_micros + ${BigInt(input.amountMicros)},
-      total_purchased_micros = total_purchased_micros + ${BigInt(input.amountMicros)},
-      updated_at = clock_timestamp()
-    WHERE account_id = ${input.accountId}
-    RETURNING balance_micros`;
-  const after = updated[0];
-  if (after === undefined) throw new Error('locked balance row vanished');
-  const inserted = await tx.$queryRaw<EntryRow[]>`
-    INSERT INTO ledger_entries (id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key, request_id, created_at)
-    VALUES (${input.id}, ${input.accountId}, CAST(${input.kind} AS "ledger_entry_kind"), ${BigInt(input.amountMicros)},
-      ${after.balance_micros}, ${input.reason}, ${input.idempotencyKey}, ${input.requestId}, clock_timestamp())
-    RETURNING ${ENTRY_COLUMNS}`;
-  const entry = inserted[0];
-  if (entry === undefined) throw new Error('ledger insert returned no row');
+  // purchase, stripe_refund and dispute all move total_purchased (totalsDelta).
+  const entry = await writeEntryLocked(tx, input);
   return entryFromRow(entry);
 }

@@ -4,10 +4,8 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { freshRequestIds } from '@svc/http-edge';
 import type { HttpMetrics } from '@svc/metrics';
 import type { Logger } from 'pino';
-import { WORKER_STATUS, WorkerHealthController } from '../backlog/worker-health.controller';
-import type { WorkerStatus } from '../backlog/worker-health.controller';
-import { READINESS } from '../health/health.controller';
-import type { Readiness } from '../health/health.controller';
+import { HealthController, READINESS, WORKER_STATUS } from '../health/health.controller';
+import type { Readiness, WorkerStatus } from '../health/health.controller';
 import { createListener } from '../http/listener';
 
 /** The worker's only HTTP surface: /healthz and /readyz (with the backlog). */
@@ -16,7 +14,7 @@ class WorkerHealthModule {
   static register(readiness: Readiness, status: WorkerStatus): DynamicModule {
     return {
       module: WorkerHealthModule,
-      controllers: [WorkerHealthController],
+      controllers: [HealthController],
       providers: [{ provide: READINESS, useValue: readiness }, { provide: WORKER_STATUS, useValue: status }],
     };
   }

@@ -77,6 +77,18 @@ export const GET_CREDITS_OUTPUT_SCHEMA = inlineAnswerSchema(ANSWER_SCHEMAS.Credi
 
 const NO_ARGUMENTS = { type: 'object', properties: {}, additionalProperties: false } as const;
 
+/** A tool that takes no arguments and only reads this deployment's own data (its annotations' title is its title). */
+function readOnlyTool(name: string, title: string, description: string, outputSchema: object): Tool {
+  return {
+    name,
+    title,
+    description,
+    inputSchema: NO_ARGUMENTS as unknown as Tool['inputSchema'],
+    outputSchema: outputSchema as unknown as Tool['outputSchema'],
+    annotations: { title, readOnlyHint: true, openWorldHint: false },
+  };
+}
+
 /** tools/list. The objects are built once; every request's server hands out the same array. */
 export const TOOLS: readonly Tool[] = [
   {
@@ -90,22 +102,18 @@ export const TOOLS: readonly Tool[] = [
     outputSchema: WEB_SEARCH_OUTPUT_SCHEMA as unknown as Tool['outputSchema'],
     annotations: { title: 'Web search', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   },
-  {
-    name: 'list_models',
-    title: 'List search models',
-    description: 'The search models web_search accepts: id, provider, description, result cap, price and whether the deployment serves it.',
-    inputSchema: NO_ARGUMENTS as unknown as Tool['inputSchema'],
-    outputSchema: LIST_MODELS_OUTPUT_SCHEMA as unknown as Tool['outputSchema'],
-    annotations: { title: 'List search models', readOnlyHint: true, openWorldHint: false },
-  },
-  {
-    name: 'get_credits',
-    title: 'Credit balance',
-    description: 'The account\'s prepaid credit balance in USD: spendable now, held by searches in flight, bought and spent in all.',
-    inputSchema: NO_ARGUMENTS as unknown as Tool['inputSchema'],
-    outputSchema: GET_CREDITS_OUTPUT_SCHEMA as unknown as Tool['outputSchema'],
-    annotations: { title: 'Credit balance', readOnlyHint: true, openWorldHint: false },
-  },
+  readOnlyTool(
+    'list_models',
+    'List search models',
+    'The search models web_search accepts: id, provider, description, result cap, price and whether the deployment serves it.',
+    LIST_MODELS_OUTPUT_SCHEMA,
+  ),
+  readOnlyTool(
+    'get_credits',
+    'Credit balance',
+    'The account\'s prepaid credit balance in USD: spendable now, held by searches in flight, bought and spent in all.',
+    GET_CREDITS_OUTPUT_SCHEMA,
+  ),
 ];
 
 // ---------------------------------------------------------------------------------------

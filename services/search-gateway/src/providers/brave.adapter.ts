@@ -1,11 +1,11 @@
-import { resultCap } from '@svc/contracts';
 import type { SearchFilters } from '@svc/contracts';
-import { assertHonoured, filterDay } from './filter-params';
-import { genericFailure, isRecord, isUsableKey, parseJson, ProviderHttp } from './provider-http';
-import type { ProviderHttpOptions } from './provider-http';
-import { isHttpUrl, plainText, toPublishedAt } from './result-fields';
+import { filterDay } from './filter-params';
+import { HttpSearchAdapter } from './http-search-adapter';
+import type { AdapterSettings, ProviderApi } from './http-search-adapter';
+import { genericFailure, isRecord } from './provider-http';
+import { plainText } from './result-fields';
 import { failure } from './search-provider';
-import type { NormalizedResult, ProviderFailure, ProviderOutcome, ProviderSearchRequest, SearchProvider } from './search-provider';
+import type { ProviderFailure } from './search-provider';
 
 export const BRAVE_PRODUCTION_BASE_URL = 'https://api.search.brave.com/res/v1';
 
@@ -31,8 +31,8 @@ export function classifyBraveError(status: number, body: unknown): ProviderFailu
 }
 
 /** Web results sit at `web.results` (no `web` at all when nothing matched); news at `results`. */
-function resultsOf(endpoint: 'web' | 'news', body: Record<string, unknown>): unknown {
-  if (endpoint === 'news') return body.results;
+function resultsOf(variant: string, body: Record<string, unknown>): unknown {
+  if (variant === 'news') return body.results;
   if (isRecord(body.web)) return body.web.results;
   return body.type === 'search' ? [] : undefined;
 }
@@ -55,58 +55,27 @@ export function braveFilterParams(filters: SearchFilters, params: URLSearchParam
   }
 }
 
-function normalize(items: unknown[], cap: number): NormalizedResult[] {
-  const results: NormalizedResult[] = [];
-  for (const item of items) {
-    if (results.length >= cap) break;
-    if (!isRecord(item) || !isHttpUrl(item.url)) continue;
-    results.push({
-      position: results.length + 1,
-      title: plainText(item.title),
-      url: item.url,
-      snippet: plainText(item.description),
-      published_at: toPublishedAt(item.page_age),
-      score: null,
-    });
-  }
-  return results;
-}
+const BRAVE_API: ProviderApi = {
+  provider: 'brave',
+  productionBaseUrl: BRAVE_PRODUCTION_BASE_URL,
+  upstreamVariants: ['web', 'news'],
+  request(search, cap) {
+    const params = new URLSearchParams({ q: search.query, count: String(cap) });
+    if (search.filters !== undefined) braveFilterParams(search.filters, params);
+    return {
+      path: `/${search.model.upstreamVariant}/search?${params.toString()}`,
+      method: 'GET',
+      headers: { accept: 'application/json', 'x-subscription-token': search.apiKey },
+    };
+  },
+  classify: classifyBraveError,
+  itemsOf: (body, model) => (isRecord(body) ? resultsOf(model.upstreamVariant, body) : undefined),
+  fields: { snippet: (item) => plainText(item.description), publishedAt: 'page_age', score: null },
+};
 
 /** Brave Search API: `GET /web/search` or `/news/search` by the model's upstream variant. */
-export class BraveAdapter implements SearchProvider {
-  readonly provider = 'brave' as const;
-  private readonly http: ProviderHttp;
-
-  constructor(settings: { baseUrl?: string; http?: ProviderHttpOptions } = {}) {
-    this.http = new ProviderHttp(settings.baseUrl ?? BRAVE_PRODUCTION_BASE_URL, settings.http);
-  }
-
-  async search(request: ProviderSearchRequest): Promise<ProviderOutcome> {
-    const { model } = request;
-    if (model.provider !== 'brave' || (model.upstreamVariant !== 'web' && model.upstreamVariant !== 'news')) {
-      throw new Error(`brave adapter cannot serve model ${model.id}`);
-    }
-    if (request.filters !== undefined) assertHonoured(model, request.filters);
-    if (!isUsableKey(request.apiKey)) return failure('bad_key', 'provider key is not usable');
-    const cap = resultCap(model, request.maxResults);
-    const params = new URLSearchParams({ q: request.query, count: String(cap) });
-    if (request.filters !== undefined) braveFilterParams(request.filters, params);
-    const answer = await this.http.call({
-      path: `/${model.upstreamVariant}/search?${params.toString()}`,
-      method: 'GET',
-      headers: { accept: 'application/json', 'x-subscription-token': request.apiKey },
-      timeoutMs: request.timeoutMs,
-      signal: request.signal,
-    });
-    if (!answer.ok) return answer;
-    const body = parseJson(answer.body);
-    if (answer.status !== 200) return classifyBraveError(answer.status, body);
-    const items = isRecord(body) ? resultsOf(model.upstreamVariant, body) : undefined;
-    if (!Array.isArray(items)) return failure('malformed', 'provider returned an unparsable body', answer.status);
-    return { ok: true, results: normalize(items, cap) };
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
+export class BraveAdapter extends HttpSearchAdapter {
+  constructor(settings: AdapterSettings = {}) {
+    super(BRAVE_API, settings);
   }
 }

@@ -1,11 +1,11 @@
-import { resultCap } from '@svc/contracts';
 import type { SearchFilters } from '@svc/contracts';
-import { assertHonoured, filterInstantIso } from './filter-params';
-import { genericFailure, isRecord, isUsableKey, parseJson, ProviderHttp } from './provider-http';
-import type { ProviderHttpOptions } from './provider-http';
-import { isHttpUrl, plainText, toPublishedAt, toScore } from './result-fields';
+import { filterInstantIso } from './filter-params';
+import { HttpSearchAdapter, postJson, resultsField } from './http-search-adapter';
+import type { AdapterSettings, ProviderApi } from './http-search-adapter';
+import { genericFailure } from './provider-http';
+import { plainText } from './result-fields';
 import { failure } from './search-provider';
-import type { NormalizedResult, ProviderFailure, ProviderOutcome, ProviderSearchRequest, SearchProvider } from './search-provider';
+import type { ProviderFailure } from './search-provider';
 
 export const EXA_PRODUCTION_BASE_URL = 'https://api.exa.ai';
 
@@ -39,60 +39,25 @@ function snippetOf(item: Record<string, unknown>): string {
   return plainText(item.text).slice(0, MAX_TEXT_SNIPPET);
 }
 
-function normalize(items: unknown[], cap: number): NormalizedResult[] {
-  const results: NormalizedResult[] = [];
-  for (const item of items) {
-    if (results.length >= cap) break;
-    if (!isRecord(item) || !isHttpUrl(item.url)) continue;
-    results.push({
-      position: results.length + 1,
-      title: plainText(item.title),
-      url: item.url,
-      snippet: snippetOf(item),
-      published_at: toPublishedAt(item.publishedDate),
-      score: toScore(item.score),
-    });
-  }
-  return results;
-}
+const EXA_API: ProviderApi = {
+  provider: 'exa',
+  productionBaseUrl: EXA_PRODUCTION_BASE_URL,
+  upstreamVariants: EXA_TYPES,
+  request: (search, cap) => postJson('/search', { 'x-api-key': search.apiKey }, {
+    query: search.query,
+    type: search.model.upstreamVariant,
+    numResults: cap,
+    contents: { highlights: true },
+    ...(search.filters === undefined ? {} : exaFilterFields(search.filters)),
+  }),
+  classify: classifyExaError,
+  itemsOf: resultsField,
+  fields: { snippet: snippetOf, publishedAt: 'publishedDate', score: 'score' },
+};
 
 /** Exa: `POST /search` with `type` = the model's upstream variant and highlights as snippets. */
-export class ExaAdapter implements SearchProvider {
-  readonly provider = 'exa' as const;
-  private readonly http: ProviderHttp;
-
-  constructor(settings: { baseUrl?: string; http?: ProviderHttpOptions } = {}) {
-    this.http = new ProviderHttp(settings.baseUrl ?? EXA_PRODUCTION_BASE_URL, settings.http);
-  }
-
-  async search(request: ProviderSearchRequest): Promise<ProviderOutcome> {
-    const { model } = request;
-    if (model.provider !== 'exa' || !EXA_TYPES.includes(model.upstreamVariant)) {
-      throw new Error(`exa adapter cannot serve model ${model.id}`);
-    }
-    if (request.filters !== undefined) assertHonoured(model, request.filters);
-    if (!isUsableKey(request.apiKey)) return failure('bad_key', 'provider key is not usable');
-    const cap = resultCap(model, request.maxResults);
-    const answer = await this.http.call({
-      path: '/search',
-      method: 'POST',
-      headers: { accept: 'application/json', 'content-type': 'application/json', 'x-api-key': request.apiKey },
-      body: request.filters === undefined
-        ? JSON.stringify({ query: request.query, type: model.upstreamVariant, numResults: cap, contents: { highlights: true } })
-        : JSON.stringify({ query: request.query, type: model.upstreamVariant, numResults: cap, contents: { highlights: true }, ...exaFilterFields(request.filters) }),
-      timeoutMs: request.timeoutMs,
-      signal: request.signal,
-    });
-    if (!answer.ok) return answer;
-    if (answer.status !== 200) return classifyExaError(answer.status);
-    const body = parseJson(answer.body);
-    if (!isRecord(body) || !Array.isArray(body.results)) {
-      return failure('malformed', 'provider returned an unparsable body', answer.status);
-    }
-    return { ok: true, results: normalize(body.results, cap) };
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
+export class ExaAdapter extends HttpSearchAdapter {
+  constructor(settings: AdapterSettings = {}) {
+    super(EXA_API, settings);
   }
 }

@@ -1,11 +1,11 @@
-import { resultCap } from '@svc/contracts';
 import type { SearchFilters } from '@svc/contracts';
-import { assertHonoured, filterDay } from './filter-params';
-import { genericFailure, isRecord, isUsableKey, parseJson, ProviderHttp } from './provider-http';
-import type { ProviderHttpOptions } from './provider-http';
-import { isHttpUrl, plainText, toPublishedAt, toScore } from './result-fields';
+import { filterDay } from './filter-params';
+import { HttpSearchAdapter, postJson, resultsField } from './http-search-adapter';
+import type { AdapterSettings, ProviderApi } from './http-search-adapter';
+import { genericFailure } from './provider-http';
+import { plainText } from './result-fields';
 import { failure } from './search-provider';
-import type { NormalizedResult, ProviderFailure, ProviderOutcome, ProviderSearchRequest, SearchProvider } from './search-provider';
+import type { ProviderFailure } from './search-provider';
 
 export const TAVILY_PRODUCTION_BASE_URL = 'https://api.tavily.com';
 
@@ -28,60 +28,24 @@ export function tavilyFilterFields(filters: SearchFilters): Record<string, unkno
   return fields;
 }
 
-function normalize(items: unknown[], cap: number): NormalizedResult[] {
-  const results: NormalizedResult[] = [];
-  for (const item of items) {
-    if (results.length >= cap) break;
-    if (!isRecord(item) || !isHttpUrl(item.url)) continue;
-    results.push({
-      position: results.length + 1,
-      title: plainText(item.title),
-      url: item.url,
-      snippet: plainText(item.content),
-      published_at: toPublishedAt(item.published_date),
-      score: toScore(item.score),
-    });
-  }
-  return results;
-}
+const TAVILY_API: ProviderApi = {
+  provider: 'tavily',
+  productionBaseUrl: TAVILY_PRODUCTION_BASE_URL,
+  upstreamVariants: TAVILY_DEPTHS,
+  request: (search, cap) => postJson('/search', { authorization: `Bearer ${search.apiKey}` }, {
+    query: search.query,
+    search_depth: search.model.upstreamVariant,
+    max_results: cap,
+    ...(search.filters === undefined ? {} : tavilyFilterFields(search.filters)),
+  }),
+  classify: classifyTavilyError,
+  itemsOf: resultsField,
+  fields: { snippet: (item) => plainText(item.content), publishedAt: 'published_date', score: 'score' },
+};
 
 /** Tavily: `POST /search` with `search_depth` = the model's upstream variant. */
-export class TavilyAdapter implements SearchProvider {
-  readonly provider = 'tavily' as const;
-  private readonly http: ProviderHttp;
-
-  constructor(settings: { baseUrl?: string; http?: ProviderHttpOptions } = {}) {
-    this.http = new ProviderHttp(settings.baseUrl ?? TAVILY_PRODUCTION_BASE_URL, settings.http);
-  }
-
-  async search(request: ProviderSearchRequest): Promise<ProviderOutcome> {
-    const { model } = request;
-    if (model.provider !== 'tavily' || !TAVILY_DEPTHS.includes(model.upstreamVariant)) {
-      throw new Error(`tavily adapter cannot serve model ${model.id}`);
-    }
-    if (request.filters !== undefined) assertHonoured(model, request.filters);
-    if (!isUsableKey(request.apiKey)) return failure('bad_key', 'provider key is not usable');
-    const cap = resultCap(model, request.maxResults);
-    const answer = await this.http.call({
-      path: '/search',
-      method: 'POST',
-      headers: { accept: 'application/json', 'content-type': 'application/json', authorization: `Bearer ${request.apiKey}` },
-      body: request.filters === undefined
-        ? JSON.stringify({ query: request.query, search_depth: model.upstreamVariant, max_results: cap })
-        : JSON.stringify({ query: request.query, search_depth: model.upstreamVariant, max_results: cap, ...tavilyFilterFields(request.filters) }),
-      timeoutMs: request.timeoutMs,
-      signal: request.signal,
-    });
-    if (!answer.ok) return answer;
-    if (answer.status !== 200) return classifyTavilyError(answer.status);
-    const body = parseJson(answer.body);
-    if (!isRecord(body) || !Array.isArray(body.results)) {
-      return failure('malformed', 'provider returned an unparsable body', answer.status);
-    }
-    return { ok: true, results: normalize(body.results, cap) };
-  }
-
-  close(): Promise<void> {
-    return this.http.close();
+export class TavilyAdapter extends HttpSearchAdapter {
+  constructor(settings: AdapterSettings = {}) {
+    super(TAVILY_API, settings);
   }
 }

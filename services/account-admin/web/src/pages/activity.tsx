@@ -4,7 +4,7 @@ import type { ReactNode } from 'react';
 import { api, qs } from '../api';
 import type { FilterName } from '@svc/contracts/filters';
 import type { ActivityItem, ApiError, ApiKey, List, SearchFilters } from '../api';
-import { Empty, ErrorNote, Loading, asApiError, useLoad } from '../components';
+import { Empty, ErrorNote, Loading, RegionTable, asApiError, useLoad } from '../components';
 import { dateTime, usd } from '../format';
 
 /** The account's recent searches, newest first, each with its attempts (the fallback chain). */
@@ -40,52 +40,45 @@ export function ActivityPage(): ReactNode {
     <>
       <p className="lead">Searches appear here a few seconds after they finish. <button type="button" className="link" onClick={() => { setMore(null); first.reload(); }}>Refresh</button></p>
       {items.length === 0 ? <Empty><p>No searches yet.</p></Empty> : (
-        <div className="table-wrap" role="region" aria-label="Recent searches" tabIndex={0}>
-          <table className="activity stack">
-            <thead>
-              <tr><th scope="col">Time</th><th scope="col">Key</th><th scope="col">Model</th><th scope="col">Outcome</th><th scope="col" className="num">Cost</th><th scope="col">Filters</th><th scope="col">Cache</th><th scope="col">Attempts</th><th scope="col">Request id</th></tr>
-            </thead>
-            <tbody>
-              {items.map((item) => {
-                const expanded = open.has(item.request_id);
-                const detailsId = `attempts-${item.request_id}`;
-                return (
-                  <Fragment key={item.request_id}>
-                    <tr data-request-id={item.request_id}>
-                      <td data-label="Time">{dateTime(item.created_at)}</td>
-                      <td data-label="Key">{keyNames.get(item.key_id) ?? <code className="small">{item.key_id}</code>}</td>
-                      <td data-label="Model"><code>{item.model ?? '—'}</code></td>
-                      <td data-label="Outcome"><span className={`badge ${item.status === 'success' ? 'on' : 'off'}`}>{item.status === 'success' ? 'Answered' : 'Failed'}</span></td>
-                      <td className="num" data-label="Cost">{usd(item.cost_usd, { precise: true })}</td>
-                      <td data-label="Filters" data-testid="activity-filters">{item.filters === null ? 'None' : <FilterList filters={item.filters} />}</td>
-                      <td data-label="Cache" data-testid="activity-cache">{cacheLabel(item.attempts.find((a) => a.status === 'success')?.cache ?? null)}</td>
-                      <td data-label="Attempts">
-                        <button type="button" className="link" aria-expanded={expanded} aria-controls={detailsId} onClick={() => toggle(item.request_id)}>
-                          {item.attempts.length} {item.attempts.length === 1 ? 'attempt' : 'attempts'}
-                        </button>
-                      </td>
-                      <td data-label="Request id"><code className="small">{item.request_id}</code></td>
-                    </tr>
-                    <tr id={detailsId} className="details" hidden={!expanded}>
-                      <td colSpan={9}>
-                        <ol className="attempts">
-                          {item.attempts.map((a, i) => (
-                            <li key={i}>
-                              <code>{a.model}</code> via {a.provider}{a.source === 'byok' ? ' (your key)' : ''}: <strong>{a.status}</strong>
-                              {a.error !== null && <> ({a.error}{a.timed_out ? ', timed out' : ''})</>}
-                              {a.status === 'success' && <>, {a.results} results</>}, {usd(a.cost_usd, { precise: true })}
-                              {(a.cache === 'hit' || a.cache === 'joined') && <> ({cacheLabel(a.cache).toLowerCase()}, saved {usd(a.saved_usd, { precise: true })})</>}
-                            </li>
-                          ))}
-                        </ol>
-                      </td>
-                    </tr>
-                  </Fragment>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+        <RegionTable label="Recent searches" className="activity stack" head={<tr><th scope="col">Time</th><th scope="col">Key</th><th scope="col">Model</th><th scope="col">Outcome</th><th scope="col" className="num">Cost</th><th scope="col">Filters</th><th scope="col">Cache</th><th scope="col">Attempts</th><th scope="col">Request id</th></tr>}>
+          {items.map((item) => {
+            const expanded = open.has(item.request_id);
+            const detailsId = `attempts-${item.request_id}`;
+            return (
+              <Fragment key={item.request_id}>
+                <tr data-request-id={item.request_id}>
+                  <td data-label="Time">{dateTime(item.created_at)}</td>
+                  <td data-label="Key">{keyNames.get(item.key_id) ?? <code className="small">{item.key_id}</code>}</td>
+                  <td data-label="Model"><code>{item.model ?? '—'}</code></td>
+                  <td data-label="Outcome"><span className={`badge ${item.status === 'success' ? 'on' : 'off'}`}>{item.status === 'success' ? 'Answered' : 'Failed'}</span></td>
+                  <td className="num" data-label="Cost">{usd(item.cost_usd, { precise: true })}</td>
+                  <td data-label="Filters" data-testid="activity-filters">{item.filters === null ? 'None' : <FilterList filters={item.filters} />}</td>
+                  <td data-label="Cache" data-testid="activity-cache">{cacheLabel(item.attempts.find((a) => a.status === 'success')?.cache ?? null)}</td>
+                  <td data-label="Attempts">
+                    <button type="button" className="link" aria-expanded={expanded} aria-controls={detailsId} onClick={() => toggle(item.request_id)}>
+                      {item.attempts.length} {item.attempts.length === 1 ? 'attempt' : 'attempts'}
+                    </button>
+                  </td>
+                  <td data-label="Request id"><code className="small">{item.request_id}</code></td>
+                </tr>
+                <tr id={detailsId} className="details" hidden={!expanded}>
+                  <td colSpan={9}>
+                    <ol className="attempts">
+                      {item.attempts.map((a, i) => (
+                        <li key={i}>
+                          <code>{a.model}</code> via {a.provider}{a.source === 'byok' ? ' (your key)' : ''}: <strong>{a.status}</strong>
+                          {a.error !== null && <> ({a.error}{a.timed_out ? ', timed out' : ''})</>}
+                          {a.status === 'success' && <>, {a.results} results</>}, {usd(a.cost_usd, { precise: true })}
+                          {(a.cache === 'hit' || a.cache === 'joined') && <> ({cacheLabel(a.cache).toLowerCase()}, saved {usd(a.saved_usd, { precise: true })})</>}
+                        </li>
+                      ))}
+                    </ol>
+                  </td>
+                </tr>
+              </Fragment>
+            );
+          })}
+        </RegionTable>
       )}
       {moreError !== null && <ErrorNote error={moreError} />}
       {cursor !== null && <button type="button" className="secondary" onClick={loadMore} disabled={loadingMore}>{loadingMore ? 'Loading…' : 'Show older searches'}</button>}

@@ -4,7 +4,7 @@ import { useId, useState } from 'react';
 import type { FormEvent, ReactNode } from 'react';
 import { api, qs } from '../api';
 import type { ApiError, AuditEntry, List } from '../api';
-import { Empty, ErrorNote, Field, Loading, asApiError, useLoad } from '../components';
+import { Empty, ErrorNote, Field, Loading, RegionTable, asApiError, useLoad } from '../components';
 import { dateTime } from '../format';
 
 const PAGE = 50;
@@ -133,31 +133,24 @@ export function AuditLogPage(): ReactNode {
       {first.loading && first.data === null ? <Loading what="the audit log" /> : first.error !== null ? <ErrorNote error={first.error} onRetry={first.reload} /> : items.length === 0 ? (
         <Empty><p>No changes recorded{filters === NO_FILTERS ? ' yet' : ' match these filters'}.</p></Empty>
       ) : (
-        <div className="table-wrap" role="region" aria-label="Audit log" tabIndex={0}>
-          <table className="audit stack">
-            <thead>
-              <tr><th scope="col">Time</th><th scope="col">Actor</th><th scope="col">Address</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Changes</th></tr>
-            </thead>
-            <tbody>
-              {items.map((entry) => (
-                <tr key={entry.id} data-entry-id={entry.id}>
-                  <td data-label="Time">{dateTime(entry.at)}</td>
-                  <td data-label="Actor">{ACTOR_LABELS[entry.actor.kind] ?? entry.actor.kind} <code className="small">{entry.actor.id}</code></td>
-                  <td data-label="Address"><code className="small">{entry.client_address ?? '—'}</code></td>
-                  <td data-label="Action"><code>{entry.action}</code></td>
-                  <td data-label="Target"><code className="small">{entry.target_id}</code></td>
-                  <td data-label="Changes">
-                    <ul className="changes">
-                      {Object.entries(entry.changes).map(([field, change]) => (
-                        <li key={field}><code>{field}</code>: {show(change.before)} → {show(change.after)}</li>
-                      ))}
-                    </ul>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <RegionTable label="Audit log" className="audit stack" head={<tr><th scope="col">Time</th><th scope="col">Actor</th><th scope="col">Address</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Changes</th></tr>}>
+          {items.map((entry) => (
+            <tr key={entry.id} data-entry-id={entry.id}>
+              <td data-label="Time">{dateTime(entry.at)}</td>
+              <td data-label="Actor">{ACTOR_LABELS[entry.actor.kind] ?? entry.actor.kind} <code className="small">{entry.actor.id}</code></td>
+              <td data-label="Address"><code className="small">{entry.client_address ?? '—'}</code></td>
+              <td data-label="Action"><code>{entry.action}</code></td>
+              <td data-label="Target"><code className="small">{entry.target_id}</code></td>
+              <td data-label="Changes">
+                <ul className="changes">
+                  {Object.entries(entry.changes).map(([field, change]) => (
+                    <li key={field}><code>{field}</code>: {show(change.before)} → {show(change.after)}</li>
+                  ))}
+                </ul>
+              </td>
+            </tr>
+          ))}
+        </RegionTable>
       )}
       {cursor !== null && (
         <p><button type="button" className="secondary" disabled={busy !== null} onClick={loadMore}>{busy === 'more' ? 'Loading…' : 'Show older changes'}</button></p>

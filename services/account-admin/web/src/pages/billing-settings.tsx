@@ -3,7 +3,7 @@ import { useEffect, useId, useState } from 'react';
 import type { ReactNode } from 'react';
 import { api } from '../api';
 import type { AutoTopupSetup, BillingSettings } from '../api';
-import { ErrorNote, Field, Loading, useLoad, useSubmit } from '../components';
+import { ErrorNote, Field, Loading, useLoad, usePollWhile, useSubmit } from '../components';
 import { dateTime, usd } from '../format';
 import { useRouter } from '../router';
 
@@ -132,14 +132,8 @@ export function BillingSettingsPage(): ReactNode {
   const returned = location.search.get('card');
   const settings = useLoad(() => api<BillingSettings>('GET', '/billing/settings'), []);
   // Back from Stripe: the webhook stores the card a moment later; look again until it has.
-  const { reload } = settings;
   const waiting = returned === 'saved' && settings.data !== null && settings.data.auto_topup.payment_method === null;
-  const [polls, setPolls] = useState(0);
-  useEffect(() => {
-    if (!waiting || polls >= 30) return;
-    const timer = window.setTimeout(() => { setPolls((n) => n + 1); reload(); }, 1000);
-    return () => window.clearTimeout(timer);
-  }, [waiting, polls, reload]);
+  usePollWhile(waiting, settings.reload);
   if (settings.loading && settings.data === null) return <Loading what="billing settings" />;
   if (settings.error !== null || settings.data === null) return settings.error === null ? <Loading what="billing settings" /> : <ErrorNote error={settings.error} onRetry={settings.reload} />;
   return (

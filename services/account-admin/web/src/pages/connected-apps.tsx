@@ -1,22 +1,12 @@
 import { useState } from 'react';
 import type { ReactNode } from 'react';
 import { api } from '../api';
-import type { ApiKey } from '../api';
-import { ConfirmDialog, Empty, ErrorNote, Loading, UsageBar, useLoad } from '../components';
+import type { ApiKey, ConnectedAppView } from '../api';
+import { ConfirmDialog, Empty, ErrorNote, Loading, RegionTable, UsageBar, useLoad } from '../components';
 import { dateTime, resetLabel, usd } from '../format';
 
 /** GET /dashboard/api/connected-apps (tools/openapi ConnectedAppList). */
-interface ConnectedApp {
-  id: string;
-  client_id: string;
-  client_name: string;
-  redirect_host: string;
-  created_at: string;
-  revoked_at: string | null;
-  revoked_reason: string | null;
-  key: ApiKey | null;
-  key_id: string;
-}
+type ConnectedApp = ConnectedAppView<ApiKey>;
 
 /**
  * Apps connected by OAuth (chat-app connectors): each has its own API key (listed under API
@@ -36,32 +26,25 @@ export function ConnectedAppsPage(): ReactNode {
       {list.length === 0 ? (
         <Empty>No app is connected. Add the connector URL <code>/mcp/oauth</code> in an app to connect one.</Empty>
       ) : (
-        <div className="table-wrap" role="region" aria-label="Connected apps" tabIndex={0}>
-          <table className="connected-apps stack">
-            <thead>
-              <tr><th scope="col">App</th><th scope="col">Returns to</th><th scope="col">Spend</th><th scope="col">Connected</th><th scope="col">Status</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
-            </thead>
-            <tbody>
-              {list.map((app) => (
-                <tr key={app.id} data-grant={app.id}>
-                  <th scope="row" className="app-name">{app.client_name}</th>
-                  <td data-label="Returns to">{app.redirect_host}</td>
-                  <td data-label="Spend" className="spend limit">
-                    {app.key === null ? '—' : (
-                      <>
-                        <span className="spend-text">{usd(app.key.usage_usd, { precise: true })}{app.key.limit_usd === null ? '' : ` of ${usd(app.key.limit_usd)} ${resetLabel(app.key.limit_reset)}`}</span>
-                        {app.key.limit_usd !== null && <UsageBar used={app.key.usage_usd ?? 0} limit={app.key.limit_usd} label={`Spend of ${app.client_name} against its limit`} />}
-                      </>
-                    )}
-                  </td>
-                  <td data-label="Connected">{dateTime(app.created_at)}</td>
-                  <td data-label="Status" className="status">{app.revoked_at === null ? 'Active' : `Revoked ${dateTime(app.revoked_at)}${app.revoked_reason === null ? '' : ` (${app.revoked_reason})`}`}</td>
-                  <td className="row-actions">{app.revoked_at === null && <button type="button" className="danger-text" onClick={() => setRevoking(app)} aria-label={`Revoke ${app.client_name}`}>Revoke</button>}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <RegionTable label="Connected apps" className="connected-apps stack" head={<tr><th scope="col">App</th><th scope="col">Returns to</th><th scope="col">Spend</th><th scope="col">Connected</th><th scope="col">Status</th><th scope="col"><span className="sr-only">Actions</span></th></tr>}>
+          {list.map((app) => (
+            <tr key={app.id} data-grant={app.id}>
+              <th scope="row" className="app-name">{app.client_name}</th>
+              <td data-label="Returns to">{app.redirect_host}</td>
+              <td data-label="Spend" className="spend limit">
+                {app.key === null ? '—' : (
+                  <>
+                    <span className="spend-text">{usd(app.key.usage_usd, { precise: true })}{app.key.limit_usd === null ? '' : ` of ${usd(app.key.limit_usd)} ${resetLabel(app.key.limit_reset)}`}</span>
+                    {app.key.limit_usd !== null && <UsageBar used={app.key.usage_usd ?? 0} limit={app.key.limit_usd} label={`Spend of ${app.client_name} against its limit`} />}
+                  </>
+                )}
+              </td>
+              <td data-label="Connected">{dateTime(app.created_at)}</td>
+              <td data-label="Status" className="status">{app.revoked_at === null ? 'Active' : `Revoked ${dateTime(app.revoked_at)}${app.revoked_reason === null ? '' : ` (${app.revoked_reason})`}`}</td>
+              <td className="row-actions">{app.revoked_at === null && <button type="button" className="danger-text" onClick={() => setRevoking(app)} aria-label={`Revoke ${app.client_name}`}>Revoke</button>}</td>
+            </tr>
+          ))}
+        </RegionTable>
       )}
       <ConfirmDialog
         title="Revoke this app?"

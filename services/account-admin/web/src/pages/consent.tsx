@@ -2,20 +2,10 @@ import { LIMITS } from '@svc/contracts/limits';
 import { useId, useState } from 'react';
 import type { FormEvent, ReactNode } from 'react';
 import { api } from '../api';
-import type { LimitReset } from '../api';
+import type { ConsentView, LimitReset } from '../api';
 import { ErrorNote, Field, Loading, useLoad, useSubmit } from '../components';
 import { dateTime, localInputToIso } from '../format';
 import { useRouter } from '../router';
-
-/** GET /dashboard/api/oauth/requests/{id} (tools/openapi OAuthConsentView). */
-interface ConsentView {
-  id: string;
-  client_id: string;
-  client_name: string;
-  redirect_host: string;
-  client_kind: 'metadata_document' | 'dynamic';
-  expires_at: string;
-}
 
 /**
  * The consent page an app's authorization request lands on (/dashboard/oauth/consent?request=…):

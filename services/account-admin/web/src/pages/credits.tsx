@@ -1,9 +1,9 @@
 import { LIMITS } from '@svc/contracts/limits';
-import { useEffect, useId, useState } from 'react';
+import { useCallback, useId, useState } from 'react';
 import type { ReactNode } from 'react';
 import { api, qs } from '../api';
 import type { Checkout, Credits, List, Purchase } from '../api';
-import { Empty, ErrorNote, Loading, useLoad, useSubmit } from '../components';
+import { Empty, ErrorNote, Loading, RegionTable, useLoad, usePollWhile, useSubmit } from '../components';
 import { dateTime, usd } from '../format';
 import { useRouter } from '../router';
 
@@ -53,12 +53,8 @@ export function CreditsPage(): ReactNode {
   // Back from Stripe: the webhook credits the purchase a moment later; look again until it has.
   const { reload: reloadPurchases } = purchases;
   const { reload: reloadCredits } = credits;
-  const [polls, setPolls] = useState(0);
-  useEffect(() => {
-    if (!waiting || polls >= 30) return;
-    const timer = window.setTimeout(() => { setPolls((n) => n + 1); reloadPurchases(); reloadCredits(); }, 1000);
-    return () => window.clearTimeout(timer);
-  }, [waiting, polls, reloadPurchases, reloadCredits]);
+  const reloadBoth = useCallback(() => { reloadPurchases(); reloadCredits(); }, [reloadPurchases, reloadCredits]);
+  const polls = usePollWhile(waiting, reloadBoth);
 
   return (
     <>
@@ -91,25 +87,18 @@ export function CreditsPage(): ReactNode {
         {purchases.loading && purchases.data === null ? <Loading what="purchases" /> : purchases.error !== null ? <ErrorNote error={purchases.error} onRetry={purchases.reload} /> : purchases.data?.data.length === 0 ? (
           <Empty><p>No purchases yet.</p></Empty>
         ) : (
-          <div className="table-wrap" role="region" aria-label="Purchase history" tabIndex={0}>
-            <table className="stack">
-              <thead>
-                <tr><th scope="col">Date</th><th scope="col">Amount</th><th scope="col">Status</th><th scope="col">Paid</th><th scope="col">Refunded</th><th scope="col">Reference</th></tr>
-              </thead>
-              <tbody>
-                {purchases.data?.data.map((p) => (
-                  <tr key={p.id}>
-                    <td data-label="Date">{dateTime(p.created_at)}</td>
-                    <td className="num" data-label="Amount">{usd(p.amount_usd)}</td>
-                    <td data-label="Status"><span className={`badge ${p.status === 'paid' ? 'on' : p.status === 'pending' ? 'warn' : 'off'}`}>{STATUS_TEXT[p.status] ?? p.status}</span></td>
-                    <td data-label="Paid">{dateTime(p.paid_at)}</td>
-                    <td className="num" data-label="Refunded">{p.refunded_usd + p.disputed_usd === 0 ? '—' : usd(p.refunded_usd + p.disputed_usd)}</td>
-                    <td data-label="Reference"><code className="small">{p.id}</code></td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <RegionTable label="Purchase history" head={<tr><th scope="col">Date</th><th scope="col">Amount</th><th scope="col">Status</th><th scope="col">Paid</th><th scope="col">Refunded</th><th scope="col">Reference</th></tr>}>
+            {purchases.data?.data.map((p) => (
+              <tr key={p.id}>
+                <td data-label="Date">{dateTime(p.created_at)}</td>
+                <td className="num" data-label="Amount">{usd(p.amount_usd)}</td>
+                <td data-label="Status"><span className={`badge ${p.status === 'paid' ? 'on' : p.status === 'pending' ? 'warn' : 'off'}`}>{STATUS_TEXT[p.status] ?? p.status}</span></td>
+                <td data-label="Paid">{dateTime(p.paid_at)}</td>
+                <td className="num" data-label="Refunded">{p.refunded_usd + p.disputed_usd === 0 ? '—' : usd(p.refunded_usd + p.disputed_usd)}</td>
+                <td data-label="Reference"><code className="small">{p.id}</code></td>
+              </tr>
+            ))}
+          </RegionTable>
         )}
       </section>
     </>

@@ -1,19 +1,12 @@
 import { LIMITS } from '@svc/contracts/limits';
 import { useId, useState } from 'react';
 import type { FormEvent, ReactNode } from 'react';
-import type { ApiKey, LimitReset } from '../api';
-import { ErrorNote, Field, useSubmit } from '../components';
+import type { ApiKey, CreateKeyRequest, LimitReset } from '../api';
+import { ErrorNote, Field, FormActions, useSubmit } from '../components';
 import { isoToLocalInput, localInputToIso } from '../format';
 
-export interface KeyFields {
-  name?: string;
-  limit_usd?: number | null;
-  limit_reset?: LimitReset | null;
-  expires_at?: string | null;
-  disabled?: boolean;
-  allowed_models?: string[] | null;
-  allowed_ips?: string[] | null;
-}
+/** What the form sends: POST /v1/keys's body (PATCH takes the same fields). */
+export type KeyFields = CreateKeyRequest;
 
 /** A fence typed as one entry per line (or comma-separated): the list, or null when empty (no fence). */
 export function fenceOf(text: string): string[] | null {
@@ -105,10 +98,7 @@ export function KeyForm({ initial, submitLabel, onSubmit, onCancel }: {
         <input id={`${id}-disabled`} type="checkbox" checked={disabled} onChange={(e) => setDisabled(e.target.checked)} />
         <label htmlFor={`${id}-disabled`}>Disabled (searches with this key are refused)</label>
       </div>
-      <div className="actions">
-        <button type="button" className="secondary" onClick={onCancel}>Cancel</button>
-        <button type="submit" className="primary" disabled={form.busy}>{form.busy ? 'Saving…' : submitLabel}</button>
-      </div>
+      <FormActions onCancel={onCancel} busy={form.busy} label={submitLabel} />
     </form>
   );
 }

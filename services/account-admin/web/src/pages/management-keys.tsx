@@ -3,7 +3,7 @@ import { useId, useState } from 'react';
 import type { ReactNode } from 'react';
 import { api } from '../api';
 import type { List, ManagementKey } from '../api';
-import { ErrorNote, Field, useSubmit } from '../components';
+import { ErrorNote, Field, FormActions, useSubmit } from '../components';
 import { dateTime } from '../format';
 import { ResourcePage } from '../resource-page';
 
@@ -17,10 +17,7 @@ function NameForm({ initial, submitLabel, onSubmit, onCancel }: { initial: strin
       <Field label="Name" id={`${id}-name`} hint={`${LIMITS.keyName.min} to ${LIMITS.keyName.max} characters.`}>
         <input id={`${id}-name`} value={name} maxLength={LIMITS.keyName.max} onChange={(e) => setName(e.target.value)} aria-describedby={`${id}-name-hint`} data-autofocus="true" />
       </Field>
-      <div className="actions">
-        <button type="button" className="secondary" onClick={onCancel}>Cancel</button>
-        <button type="submit" className="primary" disabled={form.busy}>{form.busy ? 'Saving…' : submitLabel}</button>
-      </div>
+      <FormActions onCancel={onCancel} busy={form.busy} label={submitLabel} />
     </form>
   );
 }

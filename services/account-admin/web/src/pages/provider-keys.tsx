@@ -2,7 +2,7 @@ import { useId, useState } from 'react';
 import type { ReactNode } from 'react';
 import { api, PROVIDERS } from '../api';
 import type { Provider, ProviderKey } from '../api';
-import { ConfirmDialog, Dialog, ErrorNote, Field, Loading, useLoad, useSubmit } from '../components';
+import { ConfirmDialog, Dialog, ErrorNote, Field, FormActions, Loading, RegionTable, useLoad, useSubmit } from '../components';
 import { dateTime } from '../format';
 
 const NAMES: Record<Provider, string> = { brave: 'Brave Search', exa: 'Exa', tavily: 'Tavily' };
@@ -17,10 +17,7 @@ function KeyInputForm({ provider, onSubmit, onCancel }: { provider: Provider; on
       <Field label={`${NAMES[provider]} API key`} id={`${id}-key`} hint="Stored encrypted; only its last 4 characters are shown again.">
         <input id={`${id}-key`} type="password" autoComplete="off" spellCheck={false} required value={key} onChange={(e) => setKey(e.target.value)} aria-describedby={`${id}-key-hint`} data-autofocus="true" />
       </Field>
-      <div className="actions">
-        <button type="button" className="secondary" onClick={onCancel}>Cancel</button>
-        <button type="submit" className="primary" disabled={form.busy || key === ''}>{form.busy ? 'Saving…' : 'Save key'}</button>
-      </div>
+      <FormActions onCancel={onCancel} busy={form.busy} disabled={key === ''} label="Save key" />
     </form>
   );
 }
@@ -48,30 +45,23 @@ export function ProviderKeysPage(): ReactNode {
   return (
     <>
       <p className="lead">Add your own key for a provider and searches on that provider run on your account with it. Without one, the platform&apos;s key is used.</p>
-      <div className="table-wrap" role="region" aria-label="Provider keys" tabIndex={0}>
-        <table className="stack">
-          <thead>
-            <tr><th scope="col">Provider</th><th scope="col">Key</th><th scope="col">Added</th><th scope="col">Updated</th><th scope="col"><span className="sr-only">Actions</span></th></tr>
-          </thead>
-          <tbody>
-            {PROVIDERS.map((provider) => {
-              const key = byProvider.get(provider);
-              return (
-                <tr key={provider} data-provider={provider}>
-                  <th scope="row">{NAMES[provider]}</th>
-                  <td data-label="Key">{key === undefined ? <span className="muted">Not set (platform key)</span> : <code>{key.label}</code>}</td>
-                  <td data-label="Added">{dateTime(key?.created_at)}</td>
-                  <td data-label="Updated">{dateTime(key?.updated_at)}</td>
-                  <td className="row-actions">
-                    <button type="button" className="secondary" onClick={() => setEditing(provider)} aria-label={`${key === undefined ? 'Add' : 'Replace'} ${NAMES[provider]} key`}>{key === undefined ? 'Add' : 'Replace'}</button>
-                    {key !== undefined && <button type="button" className="danger-text" onClick={() => setDeleting(provider)} aria-label={`Delete ${NAMES[provider]} key`}>Delete</button>}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+      <RegionTable label="Provider keys" head={<tr><th scope="col">Provider</th><th scope="col">Key</th><th scope="col">Added</th><th scope="col">Updated</th><th scope="col"><span className="sr-only">Actions</span></th></tr>}>
+        {PROVIDERS.map((provider) => {
+          const key = byProvider.get(provider);
+          return (
+            <tr key={provider} data-provider={provider}>
+              <th scope="row">{NAMES[provider]}</th>
+              <td data-label="Key">{key === undefined ? <span className="muted">Not set (platform key)</span> : <code>{key.label}</code>}</td>
+              <td data-label="Added">{dateTime(key?.created_at)}</td>
+              <td data-label="Updated">{dateTime(key?.updated_at)}</td>
+              <td className="row-actions">
+                <button type="button" className="secondary" onClick={() => setEditing(provider)} aria-label={`${key === undefined ? 'Add' : 'Replace'} ${NAMES[provider]} key`}>{key === undefined ? 'Add' : 'Replace'}</button>
+                {key !== undefined && <button type="button" className="danger-text" onClick={() => setDeleting(provider)} aria-label={`Delete ${NAMES[provider]} key`}>Delete</button>}
+              </td>
+            </tr>
+          );
+        })}
+      </RegionTable>
       <Dialog title={editing === null ? '' : `${current === undefined ? 'Add' : 'Replace'} the ${NAMES[editing]} key`} open={editing !== null} onClose={() => setEditing(null)}>
         {editing !== null && (
           <KeyInputForm provider={editing} onCancel={() => setEditing(null)} onSubmit={async (key) => {

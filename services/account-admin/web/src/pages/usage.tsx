@@ -4,7 +4,7 @@ import type { FormEvent, ReactNode } from 'react';
 import { api, qs } from '../api';
 import type { ApiKey, Grouping, List, Usage, UsageRow } from '../api';
 import { BarChart } from '../chart';
-import { Empty, ErrorNote, Loading, useLoad } from '../components';
+import { Empty, ErrorNote, Loading, RegionTable, useLoad } from '../components';
 import { daysBefore, usd, utcDay } from '../format';
 
 const GROUP_NAMES: Record<Grouping, string> = { day: 'Day (UTC)', model: 'Model', key: 'API key' };
@@ -83,29 +83,23 @@ export function UsagePage(): ReactNode {
           {rows.length === 0 ? <Empty><p>No searches in this period.</p></Empty> : (
             <>
               <BarChart labels={chartLabels} series={chartSeries} stacked={false} summary={`Cost per ${query.group_by} from ${query.from} to ${query.to}; the table below lists every value.`} />
-              <div className="table-wrap" role="region" aria-label="Usage table" tabIndex={0}>
-                <table className="stack">
-                  <thead>
-                    <tr><th scope="col">{GROUP_NAMES[query.group_by]}</th><th scope="col" className="num">Searches</th><th scope="col" className="num">Failed attempts</th><th scope="col" className="num">Cost</th><th scope="col" className="num">of which provider-key fee</th><th scope="col" className="num">From cache</th><th scope="col" className="num">Cache saved</th></tr>
-                  </thead>
-                  <tbody>
-                    {rows.map((r) => (
-                      <tr key={groupOf(r, query.group_by)}>
-                        <th scope="row">{label(r)}</th>
-                        <td className="num" data-label="Searches">{r.searches}</td>
-                        <td className="num" data-label="Failed attempts">{r.failed_attempts}</td>
-                        <td className="num" data-label="Cost">{usd(r.cost_usd, { precise: true })}</td>
-                        <td className="num" data-label="of which provider-key fee">{usd(r.byok_fee_usd, { precise: true })}</td>
-                        <td className="num" data-label="From cache">{r.cache_hits}</td>
-                        <td className="num" data-label="Cache saved">{usd(r.cache_saved_usd, { precise: true })}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                  <tfoot>
-                    <tr><th scope="row">Total</th><td className="num" data-label="Searches">{usage.data?.total.searches}</td><td className="empty-cell" /><td className="num" data-label="Cost">{usd(usage.data?.total.cost_usd, { precise: true })}</td><td className="num" data-label="of which provider-key fee">{usd(usage.data?.total.byok_fee_usd, { precise: true })}</td><td className="num" data-label="From cache">{usage.data?.total.cache_hits}</td><td className="num" data-label="Cache saved">{usd(usage.data?.total.cache_saved_usd, { precise: true })}</td></tr>
-                  </tfoot>
-                </table>
-              </div>
+              <RegionTable
+                label="Usage table"
+                head={<tr><th scope="col">{GROUP_NAMES[query.group_by]}</th><th scope="col" className="num">Searches</th><th scope="col" className="num">Failed attempts</th><th scope="col" className="num">Cost</th><th scope="col" className="num">of which provider-key fee</th><th scope="col" className="num">From cache</th><th scope="col" className="num">Cache saved</th></tr>}
+                foot={<tr><th scope="row">Total</th><td className="num" data-label="Searches">{usage.data?.total.searches}</td><td className="empty-cell" /><td className="num" data-label="Cost">{usd(usage.data?.total.cost_usd, { precise: true })}</td><td className="num" data-label="of which provider-key fee">{usd(usage.data?.total.byok_fee_usd, { precise: true })}</td><td className="num" data-label="From cache">{usage.data?.total.cache_hits}</td><td className="num" data-label="Cache saved">{usd(usage.data?.total.cache_saved_usd, { precise: true })}</td></tr>}
+              >
+                {rows.map((r) => (
+                  <tr key={groupOf(r, query.group_by)}>
+                    <th scope="row">{label(r)}</th>
+                    <td className="num" data-label="Searches">{r.searches}</td>
+                    <td className="num" data-label="Failed attempts">{r.failed_attempts}</td>
+                    <td className="num" data-label="Cost">{usd(r.cost_usd, { precise: true })}</td>
+                    <td className="num" data-label="of which provider-key fee">{usd(r.byok_fee_usd, { precise: true })}</td>
+                    <td className="num" data-label="From cache">{r.cache_hits}</td>
+                    <td className="num" data-label="Cache saved">{usd(r.cache_saved_usd, { precise: true })}</td>
+                  </tr>
+                ))}
+              </RegionTable>
             </>
           )}
         </>

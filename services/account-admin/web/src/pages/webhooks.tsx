@@ -3,7 +3,7 @@ import { useId, useState } from 'react';
 import type { ReactNode } from 'react';
 import { api, qs, WEBHOOK_EVENT_TYPES } from '../api';
 import type { List, WebhookDelivery, WebhookEndpoint, WebhookEventType } from '../api';
-import { ConfirmDialog, Dialog, Empty, ErrorNote, Field, Loading, SecretOnce, Switch, useLoad, useSubmit } from '../components';
+import { ConfirmDialog, Dialog, Empty, ErrorNote, Field, FormActions, Loading, RegionTable, SecretOnce, Switch, useLoad, useSubmit } from '../components';
 import { dateTime } from '../format';
 
 const EVENT_TEXT: Record<WebhookEventType, string> = {
@@ -34,10 +34,7 @@ function EndpointForm({ onCreated, onCancel }: { onCreated: (created: WebhookEnd
           </label>
         ))}
       </fieldset>
-      <div className="actions">
-        <button type="button" className="secondary" onClick={onCancel}>Cancel</button>
-        <button type="submit" className="primary" disabled={form.busy || events.length === 0}>{form.busy ? 'Adding…' : 'Add endpoint'}</button>
-      </div>
+      <FormActions onCancel={onCancel} busy={form.busy} disabled={events.length === 0} busyLabel="Adding…" label="Add endpoint" />
     </form>
   );
 }
@@ -52,31 +49,26 @@ function Deliveries({ endpoint }: { endpoint: WebhookEndpoint }): ReactNode {
   return (
     <>
       {again.error !== null && <ErrorNote error={again.error} />}
-      <div className="table-wrap" role="region" aria-label="Deliveries" tabIndex={0}>
-        <table className="stack">
-          <thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Last attempt</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
-          <tbody>
-            {rows.map((d) => {
-              const last = d.attempts.at(-1);
-              return (
-                <tr key={d.id} data-delivery={d.id}>
-                  <th scope="row"><code>{d.event_type}</code></th>
-                  <td data-label="Status">{d.status}</td>
-                  <td data-label="Attempts">{d.attempt_count}</td>
-                  <td data-label="Last answer">{last === undefined ? '—' : `${last.status_code ?? last.error ?? ''} (${last.duration_ms} ms)`}</td>
-                  <td data-label="Last attempt">{dateTime(d.last_attempt_at)}</td>
-                  <td className="row-actions">
-                    <button type="button" className="secondary" disabled={again.busy} onClick={() => again.submit(null, async () => {
-                      await api('POST', `/webhook-endpoints/${endpoint.id}/deliveries/${d.id}/redeliver`);
-                      deliveries.reload();
-                    })}>Send again</button>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+      <RegionTable label="Deliveries" head={<tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Last attempt</th><th scope="col"><span className="sr-only">Actions</span></th></tr>}>
+        {rows.map((d) => {
+          const last = d.attempts.at(-1);
+          return (
+            <tr key={d.id} data-delivery={d.id}>
+              <th scope="row"><code>{d.event_type}</code></th>
+              <td data-label="Status">{d.status}</td>
+              <td data-label="Attempts">{d.attempt_count}</td>
+              <td data-label="Last answer">{last === undefined ? '—' : `${last.status_code ?? last.error ?? ''} (${last.duration_ms} ms)`}</td>
+              <td data-label="Last attempt">{dateTime(d.last_attempt_at)}</td>
+              <td className="row-actions">
+                <button type="button" className="secondary" disabled={again.busy} onClick={() => again.submit(null, async () => {
+                  await api('POST', `/webhook-endpoints/${endpoint.id}/deliveries/${d.id}/redeliver`);
+                  deliveries.reload();
+                })}>Send again</button>
+              </td>
+            </tr>
+          );
+        })}
+      </RegionTable>
     </>
   );
 }
@@ -106,35 +98,30 @@ export function WebhooksPage(): ReactNode {
         <button type="button" className="primary" onClick={() => setAdding(true)} disabled={rows.length >= LIMITS.webhookEndpoints.max}>Add endpoint</button>
       </div>
       {rows.length === 0 ? <Empty>No webhook endpoints yet.</Empty> : (
-        <div className="table-wrap" role="region" aria-label="Webhook endpoints" tabIndex={0}>
-          <table className="stack">
-            <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">On</th><th scope="col">Added</th><th scope="col"><span className="sr-only">Actions</span></th></tr></thead>
-            <tbody>
-              {rows.map((e) => (
-                <tr key={e.id} data-endpoint={e.id}>
-                  <th scope="row"><code>{e.url}</code></th>
-                  <td data-label="Events">{e.events.join(', ')}</td>
-                  <td data-label="On">
-                    <Switch checked={e.enabled} label={`Deliver to ${e.url}`} disabled={change.busy} onChange={(next) => change.submit(null, async () => {
-                      await api('PATCH', `/webhook-endpoints/${e.id}`, { enabled: next });
-                      endpoints.reload();
-                    })} />
-                  </td>
-                  <td data-label="Added">{dateTime(e.created_at)}</td>
-                  <td className="row-actions">
-                    <button type="button" className="secondary" onClick={() => setOpen(open === e.id ? null : e.id)} aria-expanded={open === e.id}>Deliveries</button>
-                    <button type="button" className="secondary" disabled={change.busy} onClick={() => change.submit(null, async () => {
-                      const rotated = await api<WebhookEndpoint>('POST', `/webhook-endpoints/${e.id}/rotate-secret`);
-                      setSecret(rotated.secret ?? null);
-                      endpoints.reload();
-                    })}>Rotate secret</button>
-                    <button type="button" className="danger-text" onClick={() => setDeleting(e)}>Delete</button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <RegionTable label="Webhook endpoints" head={<tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">On</th><th scope="col">Added</th><th scope="col"><span className="sr-only">Actions</span></th></tr>}>
+          {rows.map((e) => (
+            <tr key={e.id} data-endpoint={e.id}>
+              <th scope="row"><code>{e.url}</code></th>
+              <td data-label="Events">{e.events.join(', ')}</td>
+              <td data-label="On">
+                <Switch checked={e.enabled} label={`Deliver to ${e.url}`} disabled={change.busy} onChange={(next) => change.submit(null, async () => {
+                  await api('PATCH', `/webhook-endpoints/${e.id}`, { enabled: next });
+                  endpoints.reload();
+                })} />
+              </td>
+              <td data-label="Added">{dateTime(e.created_at)}</td>
+              <td className="row-actions">
+                <button type="button" className="secondary" onClick={() => setOpen(open === e.id ? null : e.id)} aria-expanded={open === e.id}>Deliveries</button>
+                <button type="button" className="secondary" disabled={change.busy} onClick={() => change.submit(null, async () => {
+                  const rotated = await api<WebhookEndpoint>('POST', `/webhook-endpoints/${e.id}/rotate-secret`);
+                  setSecret(rotated.secret ?? null);
+                  endpoints.reload();
+                })}>Rotate secret</button>
+                <button type="button" className="danger-text" onClick={() => setDeleting(e)}>Delete</button>
+              </td>
+            </tr>
+          ))}
+        </RegionTable>
       )}
       {open !== null && rows.some((e) => e.id === open) && <Deliveries endpoint={rows.find((e) => e.id === open) as WebhookEndpoint} />}
       <Dialog title="Add a webhook endpoint" open={adding} onClose={() => setAdding(false)}>
