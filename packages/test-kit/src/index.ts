@@ -14,4 +14,5 @@ export type { RedisCluster, ClusterNode, RedisClusterOptions, RedisTopology } fr
 export { WebhookReceiver } from './webhook-receiver';
 export type { ReceivedWebhook } from './webhook-receiver';
 export { useStack, SETTLING_STACK } from './suite';
+export { dumpDatabase, dumpRedis } from './dump';
 export type { StackSuite, StackSuiteOptions } from './suite';

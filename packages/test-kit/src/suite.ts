@@ -28,11 +28,15 @@ export interface StackSuite {
   readonly redis: RedisClient;
   /** A connected client of billing's database (`{ db: true }`), closed after the suite. */
   readonly db: Client;
+  /** A connected client of account-admin's database (`{ accountsDb: true }`), closed after the suite. */
+  readonly accountsDb: Client;
 }
 
 export interface StackSuiteOptions {
   /** Connect a client to billing's database with the stack. */
   db?: boolean;
+  /** Connect a client to account-admin's database with the stack. */
+  accountsDb?: boolean;
   /** How long starting the stack may take (default 120 s). */
   timeoutMs?: number;
 }
@@ -45,19 +49,26 @@ type Hook = (fn: () => Promise<void>, timeoutMs?: number) => void;
  * declared before this call runs before the stack starts (`options` may be a function, read
  * then), an `afterAll` declared before it runs before the stack stops.
  */
-export function useStack(options: StackOptions | (() => StackOptions), { db = false, timeoutMs = 120_000 }: StackSuiteOptions = {}): StackSuite {
+export function useStack(options: StackOptions | (() => StackOptions), { db = false, accountsDb = false, timeoutMs = 120_000 }: StackSuiteOptions = {}): StackSuite {
   const { beforeAll, afterAll } = globalThis as unknown as { beforeAll: Hook; afterAll: Hook };
   let stack: Stack | undefined;
   let redis: RedisClient | undefined;
   let billingDb: Client | undefined;
+  let accountAdminDb: Client | undefined;
+  const connect = async (url: string): Promise<Client> => {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    return client;
+  };
   beforeAll(async () => {
     stack = await startStack(typeof options === 'function' ? options() : options);
-    if (db) {
-      billingDb = new Client({ connectionString: stack.databases.billing });
-      await billingDb.connect();
-    }
+    if (db) billingDb = await connect(stack.databases.billing);
+    if (accountsDb) accountAdminDb = await connect(stack.databases.accountAdmin);
   }, timeoutMs);
-  afterAll(() => stopStack(stack, { redis, db: billingDb }));
+  afterAll(async () => {
+    await accountAdminDb?.end();
+    await stopStack(stack, { redis, db: billingDb });
+  });
   const started = (): Stack => {
     if (stack === undefined) throw new Error('the stack has not started: read it inside a hook or a test');
     return stack;
@@ -82,6 +93,10 @@ export function useStack(options: StackOptions | (() => StackOptions), { db = fa
     get db() {
       if (billingDb === undefined) throw new Error('billing\'s database is connected only with useStack(…, { db: true })');
       return billingDb;
+    },
+    get accountsDb() {
+      if (accountAdminDb === undefined) throw new Error('account-admin\'s database is connected only with useStack(…, { accountsDb: true })');
+      return accountAdminDb;
     },
   };
 }
