@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { bearer, call, repoRoot, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
-import { FakeStripe } from '../../tools/fake-stripe/src';
+import { useStripeStack } from './stripe-stack';
 import { useChromium } from './chromium';
 
 /**
@@ -35,17 +35,16 @@ describe('the dashboard in Chromium', () => {
   /** Errors the pages wrote to the console (a CSP violation shows up here) or threw. */
   const pageErrors: string[] = [];
   const browser = useChromium('svc-dashboard-chromium-', { viewport: DESKTOP });
-  let stripe: FakeStripe;
-  beforeAll(async () => {
-    stripe = await FakeStripe.start({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET });
-  });
   // The result cache on: the activity and usage pages show a search answered from it.
-  const suite = useStack(() => ({ ...SETTLING_STACK, name: 'dashboard', redisDb: 12, gatewayEnv: { CACHE_ENABLED: 'true' }, billingEnv: stripe.billingEnv(2000) }), { timeoutMs: 180_000 });
-  afterAll(() => stripe?.stop());
+  const suite = useStripeStack(
+    { secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET },
+    (stripe) => ({ ...SETTLING_STACK, name: 'dashboard', redisDb: 12, gatewayEnv: { CACHE_ENABLED: 'true' }, billingEnv: stripe.billingEnv(2000) }),
+    { timeoutMs: 180_000 },
+  );
 
   beforeAll(async () => {
     // The fake's hosted page delivers checkout.session.completed here, as Stripe would.
-    stripe.setWebhookUrl(`${suite.gw}/v1/credits/webhook`);
+    suite.stripe.setWebhookUrl(`${suite.gw}/v1/credits/webhook`);
     mkdirSync(SHOTS, { recursive: true });
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.gw });
     browser.context.on('page', (page) => watch(page));
@@ -103,6 +102,30 @@ describe('the dashboard in Chromium', () => {
     return (await page.getByTestId(testId).textContent()) ?? '';
   }
 
+  /**
+   * Opens the create-key dialog of the API keys page and fills it: each field by its label, a
+   * text (a choice for 'Limit resets', a select) or `true` to tick a checkbox. Returns the dialog.
+   */
+  async function openKeyForm(page: Page, fields: Record<string, string | true>): Promise<Locator> {
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create an API key' });
+    for (const [label, value] of Object.entries(fields)) {
+      const field = dialog.getByLabel(label);
+      if (value === true) await field.check();
+      else if (label === 'Limit resets') await field.selectOption(value);
+      else await field.fill(value);
+    }
+    return dialog;
+  }
+
+  /** Creates the key of a filled create-key dialog; returns the box that shows its secret once. */
+  async function createKey(dialog: Locator): Promise<Locator> {
+    await dialog.getByRole('button', { name: 'Create key' }).click();
+    const secretBox = dialog.page().getByRole('dialog', { name: 'Your new API key' }).getByLabel('Secret');
+    await secretBox.waitFor();
+    return secretBox;
+  }
+
   async function keyRecords(page: Page): Promise<Record<string, unknown>[]> {
     const response = await page.request.get(`${suite.gw}/dashboard/api/keys`);
     expect(response.status()).toBe(200);
@@ -136,14 +159,7 @@ describe('the dashboard in Chromium', () => {
 
     // Create an API key with a monthly limit; the secret is shown once, with a copy button.
     await go(page, 'API keys');
-    await page.getByRole('button', { name: 'Create API key' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Create an API key' });
-    await dialog.getByLabel('Name').fill('journey');
-    await dialog.getByLabel('Spending limit (USD)').fill('5');
-    await dialog.getByLabel('Limit resets').selectOption('monthly');
-    await dialog.getByRole('button', { name: 'Create key' }).click();
-    const secretBox = page.getByRole('dialog', { name: 'Your new API key' }).getByLabel('Secret');
-    await secretBox.waitFor();
+    const secretBox = await createKey(await openKeyForm(page, { 'Name': 'journey', 'Spending limit (USD)': '5', 'Limit resets': 'monthly' }));
     const secret = await secretBox.inputValue();
     expect(secret).toMatch(/^svc-[A-Za-z0-9_-]{43}$/);
     await page.getByRole('button', { name: 'Copy secret' }).click();
@@ -227,14 +243,9 @@ describe('the dashboard in Chromium', () => {
     const expiry = new Date(Date.now() + 3 * 86_400_000);
     expiry.setUTCSeconds(0, 0);
     const local = expiry.toISOString().slice(0, 16); // the browser runs in UTC
-    await createButton.click();
-    await dialog.getByLabel('Name').fill('edit-me');
-    await dialog.getByLabel('Spending limit (USD)').fill('12.5');
-    await dialog.getByLabel('Limit resets').selectOption('weekly');
-    await dialog.getByLabel('Expires').fill(local);
-    await dialog.getByLabel('Disabled (searches with this key are refused)').check();
-    await dialog.getByRole('button', { name: 'Create key' }).click();
-    await page.getByRole('dialog', { name: 'Your new API key' }).getByLabel('Secret').waitFor();
+    await createKey(await openKeyForm(page, {
+      'Name': 'edit-me', 'Spending limit (USD)': '12.5', 'Limit resets': 'weekly', 'Expires': local, 'Disabled (searches with this key are refused)': true,
+    }));
     await page.getByRole('button', { name: 'Done' }).click();
     const [created] = await keyRecords(page);
     expect(created).toMatchObject({ name: 'edit-me', limit_usd: 12.5, limit_reset: 'weekly', expires_at: expiry.toISOString(), disabled: true });
@@ -317,13 +328,8 @@ describe('the dashboard in Chromium', () => {
     const page = await newPage();
     await signUp(page, 'audit');
     await go(page, 'API keys');
-    await page.getByRole('button', { name: 'Create API key' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Create an API key' });
-    await dialog.getByLabel('Name').fill('fenced');
-    await dialog.getByLabel('Allowed models').fill('exa/*\nbrave/web');
-    await dialog.getByLabel('Allowed client addresses').fill('203.0.113.0/24, 2001:db8::/32');
-    await dialog.getByRole('button', { name: 'Create key' }).click();
-    const secret = await page.getByRole('dialog', { name: 'Your new API key' }).getByLabel('Secret').inputValue();
+    const dialog = await openKeyForm(page, { 'Name': 'fenced', 'Allowed models': 'exa/*\nbrave/web', 'Allowed client addresses': '203.0.113.0/24, 2001:db8::/32' });
+    const secret = await (await createKey(dialog)).inputValue();
     await page.getByRole('button', { name: 'Done' }).click();
     const [created] = await keyRecords(page);
     expect(created).toMatchObject({ name: 'fenced', allowed_models: ['exa/*', 'brave/web'], allowed_ips: ['203.0.113.0/24', '2001:db8::/32'] });
@@ -475,14 +481,9 @@ describe('the dashboard in Chromium', () => {
       await check(p.name);
       if (p.name === 'api-keys') {
         // The dialogs too: creating a key (every field), its secret shown once, and a confirmation.
-        await page.getByRole('button', { name: 'Create API key' }).click();
-        const dialog = page.getByRole('dialog', { name: 'Create an API key' });
-        await dialog.getByLabel('Name').fill('nightly jobs');
-        await dialog.getByLabel('Spending limit (USD)').fill('20');
-        await dialog.getByLabel('Limit resets').selectOption('weekly');
+        const dialog = await openKeyForm(page, { 'Name': 'nightly jobs', 'Spending limit (USD)': '20', 'Limit resets': 'weekly' });
         await check('api-keys-create', { fullPage: false });
-        await dialog.getByRole('button', { name: 'Create key' }).click();
-        await page.getByRole('dialog', { name: 'Your new API key' }).getByLabel('Secret').waitFor();
+        await createKey(dialog);
         await check('api-keys-secret', { fullPage: false });
         await page.getByRole('button', { name: 'Done' }).click();
         await page.getByRole('button', { name: 'Delete staging' }).click();
