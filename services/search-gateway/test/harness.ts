@@ -2,10 +2,12 @@ import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server as HttpServer, ServerResponse } from 'node:http';
 import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { redisKeys } from '@svc/contracts';
 import type { KeyRecord } from '@svc/contracts';
 import { AccountAdminService, keyRecordToProto } from '@svc/grpc';
 import type { AccountAdminServer } from '@svc/grpc';
 import { freePort, redisUrl } from '@svc/test-kit';
+import Redis from 'ioredis';
 import pino from 'pino';
 import { createGateway } from '../src/app';
 import { parseGatewayConfig } from '../src/config';
@@ -111,4 +113,82 @@ export async function startGateway(env: Record<string, string>): Promise<Running
   const port = await freePort();
   await app.listen(port, '127.0.0.1');
   return { url: `http://127.0.0.1:${port}`, app, close: () => app.close() };
+}
+
+/** What a suite reads once `useFakeBackedGateway` has started (inside a hook or a test). */
+export interface FakeBackedGateway {
+  /** A client of the gateway's Redis (database 2). */
+  readonly redis: Redis;
+  readonly grpc: FakeAccountAdminGrpc;
+  readonly accountAdmin: FakeHttpService;
+  /** Billing's stand-in: its own with `{ billing: true }`, else account-admin's. */
+  readonly billing: FakeHttpService;
+  readonly gateway: RunningGateway;
+  /** Writes a key record (`value` as JSON) to Redis; the suite's records are deleted after it. */
+  putKeyRecord(hash: string, value: unknown): Promise<void>;
+}
+
+/**
+ * For the calling `describe`: account-admin's stand-ins (gRPC and HTTP), billing's with
+ * `{ billing: true }`, and the gateway in this process pointed at them with `env` on top,
+ * started in a beforeAll and stopped, with the key records the suite wrote, in an afterAll.
+ */
+export function useFakeBackedGateway(env: Record<string, string>, options: { billing?: boolean } = {}): FakeBackedGateway {
+  let redis: Redis | undefined;
+  let grpc: FakeAccountAdminGrpc | undefined;
+  let accountAdmin: FakeHttpService | undefined;
+  let billing: FakeHttpService | undefined;
+  let gateway: RunningGateway | undefined;
+  const written: string[] = [];
+  beforeAll(async () => {
+    redis = new Redis(redisUrl(TEST_REDIS_DB));
+    grpc = new FakeAccountAdminGrpc();
+    await grpc.start();
+    accountAdmin = new FakeHttpService();
+    await accountAdmin.start();
+    billing = accountAdmin;
+    if (options.billing === true) {
+      billing = new FakeHttpService();
+      await billing.start();
+    }
+    gateway = await startGateway({
+      ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${grpc.port}`,
+      ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${accountAdmin.port}`,
+      BILLING_HTTP_URL: `http://127.0.0.1:${billing.port}`,
+      ...env,
+    });
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    if (written.length > 0) await redis?.del(...written);
+    await redis?.quit();
+    await accountAdmin?.stop();
+    if (billing !== accountAdmin) await billing?.stop();
+    await grpc?.stop();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the gateway has not started: read it inside a hook or a test');
+    return value;
+  };
+  return {
+    get redis() {
+      return started(redis);
+    },
+    get grpc() {
+      return started(grpc);
+    },
+    get accountAdmin() {
+      return started(accountAdmin);
+    },
+    get billing() {
+      return started(billing);
+    },
+    get gateway() {
+      return started(gateway);
+    },
+    async putKeyRecord(hash: string, value: unknown): Promise<void> {
+      written.push(redisKeys.keyRecord(hash));
+      await started(redis).set(redisKeys.keyRecord(hash), JSON.stringify(value));
+    },
+  };
 }
