@@ -7,7 +7,12 @@ import { FakeStripe } from '../../../tools/fake-stripe/src';
 import { createLogger, startBilling } from '../src/app';
 import type { BillingHooks, RunningBilling } from '../src/app';
 import { parseBillingConfig } from '../src/config';
+import type { createBillingDatabase } from '../src/db/prisma.repository';
+import { parseWebhookConfig } from '../src/webhook-delivery/webhook-config';
+import { startWebhookProcessor } from '../src/webhook-delivery/webhook-processor';
+import type { WebhookProcessor, WebhookProcessorDeps } from '../src/webhook-delivery/webhook-processor';
 import { call, FakeAccountAdmin, INTERNAL_TOKEN, OPERATOR_TOKEN, operatorHeaders } from './billing-harness';
+import type { JsonResponse } from './billing-harness';
 import { migratedBillingDatabase } from './ledger-fixtures';
 
 /** Redis database of billing's Stripe suites (they flush it first; run them serially). */
@@ -80,6 +85,35 @@ export function asKey(accountId: string, kind: 'api' | 'management' = 'managemen
     'x-svc-internal-token': INTERNAL_TOKEN, 'x-svc-account-id': accountId, 'x-svc-key-id': keyId, 'x-svc-key-kind': kind,
     'x-svc-request-id': newRequestId(), 'content-type': 'application/json',
   };
+}
+
+/** A call of billing's public API as the gateway forwards it for this account's key (`body` as JSON). */
+export function api(h: StripeHarness, method: string, accountId: string, path: string, body?: unknown, kind: 'api' | 'management' = 'management'): Promise<JsonResponse> {
+  const headers = asKey(accountId, kind);
+  if (body === undefined) delete headers['content-type'];
+  return call(`${h.billing.publicUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
+/**
+ * The ledger worker's webhook processor (the code dist/worker.js runs) in this process, on the
+ * harness's Redis and account-admin, with short retry delays that give up after `retryWindowMs`.
+ */
+export function startTestWebhookProcessor(
+  h: StripeHarness,
+  db: ReturnType<typeof createBillingDatabase>,
+  { retryWindowMs, autoTopups }: { retryWindowMs: number; autoTopups?: WebhookProcessorDeps['autoTopups'] },
+): Promise<WebhookProcessor> {
+  return startWebhookProcessor({
+    prisma: db.prisma,
+    redis: { url: redisUrl(STRIPE_REDIS_DB), cluster: false },
+    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'ledger-worker'),
+    accountAdminGrpcUrl: h.accountAdmin.address,
+    config: parseWebhookConfig({
+      WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true', WEBHOOK_DISPATCH_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_DELAY_MS: '100',
+      WEBHOOK_RETRY_MAX_DELAY_MS: '400', WEBHOOK_RETRY_WINDOW_MS: String(retryWindowMs), WEBHOOK_TIMEOUT_MS: '1000',
+    }),
+    ...(autoTopups === undefined ? {} : { autoTopups }),
+  });
 }
 
 export async function newAccount(h: StripeHarness): Promise<string> {
