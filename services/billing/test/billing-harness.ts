@@ -121,6 +121,13 @@ export function operatorHeaders(extra: Record<string, string> = {}): Record<stri
 }
 
 /** The error object of an error body (fails the test if there is none). */
+/** The answer is 400 invalid_request, its message containing `message` when given. */
+export function expectInvalidRequest(response: JsonResponse, message?: string): void {
+  expect(response.status).toBe(400);
+  expect(errorOf(response).code).toBe('invalid_request');
+  if (message !== undefined) expect(errorOf(response).message).toContain(message);
+}
+
 export function errorOf(response: JsonResponse): { code: string; message: string; request_id: string } {
   const error = response.body.error as { code: string; message: string; request_id: string } | undefined;
   if (error === undefined) throw new Error(`expected an error body, got ${response.status} ${JSON.stringify(response.body)}`);

@@ -9,7 +9,7 @@ import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
 import { SettlementStreamAdapter } from '../src/settlement/settlement-stream.adapter';
 import { enqueue, settlementRecord } from './ledger-fixtures';
 import type { WebhookProcessor } from '../src/webhook-delivery/webhook-processor';
-import { errorOf } from './billing-harness';
+import { errorOf, expectInvalidRequest } from './billing-harness';
 import type { JsonResponse } from './billing-harness';
 import { api as harnessApi, checkout, newAccount, startStripeHarness, startTestWebhookProcessor } from './stripe-harness';
 import type { StripeHarness } from './stripe-harness';
@@ -101,9 +101,7 @@ describe('webhook endpoints', () => {
     ['no url', { events: ['balance.low'] }, 'url is required'],
   ])('refuses %s as 400 invalid_request', async (_what, body, message) => {
     const response = await api('POST', await newAccount(h), '/v1/webhook-endpoints', body);
-    expect(response.status).toBe(400);
-    expect(errorOf(response).code).toBe('invalid_request');
-    expect(errorOf(response).message).toContain(message);
+    expectInvalidRequest(response, message);
   });
 });
 
