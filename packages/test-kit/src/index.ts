@@ -1,4 +1,5 @@
 export { freePort } from './ports';
+export { inProcessServiceEnv } from './in-process';
 export { startProcess } from './processes';
 export type { RunningProcess, StartProcessOptions } from './processes';
 export { recreateDatabase, databaseUrl, POSTGRES_BASE_URL } from './databases';

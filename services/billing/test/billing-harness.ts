@@ -2,7 +2,7 @@ import { Server, ServerCredentials, status } from '@grpc/grpc-js';
 import { newId } from '@svc/ids';
 import { AccountAdminService } from '@svc/grpc';
 import type { AccountAdminServer, ProtoAccount, ProtoKeyLimit } from '@svc/grpc';
-import { freePort, redisUrl } from '@svc/test-kit';
+import { inProcessServiceEnv } from '@svc/test-kit';
 import { Client } from 'pg';
 import { startBilling, createLogger } from '../src/app';
 import { parseBillingConfig } from '../src/config';
@@ -78,15 +78,9 @@ export async function startHarness(suite: string): Promise<Harness> {
   const databaseUrl = await migratedBillingDatabase(`svc_billing_test_${suite}`);
   const accountAdmin = await FakeAccountAdmin.start();
   const config = parseBillingConfig({
-    PORT: String(await freePort()),
-    OPERATOR_PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl(3),
-    INTERNAL_TOKEN,
+    ...await inProcessServiceEnv(['PORT', 'OPERATOR_PORT'], { databaseUrl, redisDb: 3, internalToken: INTERNAL_TOKEN }),
     OPERATOR_TOKEN,
     ACCOUNT_ADMIN_GRPC_URL: accountAdmin.address,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
   });
   const billing = await startBilling(config, createLogger(config.LOG_LEVEL));
   const db = new Client({ connectionString: databaseUrl });

@@ -1,6 +1,6 @@
 import { redisKeys } from '@svc/contracts';
 import { newRequestId } from '@svc/ids';
-import { freePort, redisUrl, waitFor } from '@svc/test-kit';
+import { inProcessServiceEnv, redisUrl, waitFor } from '@svc/test-kit';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { FakeStripe } from '../../../tools/fake-stripe/src';
@@ -48,15 +48,9 @@ export async function startStripeHarness(suite: string, options: StripeHarnessOp
   const accountAdmin = await FakeAccountAdmin.start();
   const stripe = await FakeStripe.start({ secretKey: STRIPE_SECRET, webhookSecret: WEBHOOK_SECRET });
   const env: Record<string, string> = {
-    PORT: String(await freePort()),
-    OPERATOR_PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl(STRIPE_REDIS_DB),
-    INTERNAL_TOKEN,
+    ...await inProcessServiceEnv(['PORT', 'OPERATOR_PORT'], { databaseUrl, redisDb: STRIPE_REDIS_DB, internalToken: INTERNAL_TOKEN }),
     OPERATOR_TOKEN,
     ACCOUNT_ADMIN_GRPC_URL: accountAdmin.address,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
     STRIPE_API_BASE: stripe.url,
     STRIPE_TIMEOUT_MS: String(options.timeoutMs ?? 2_000),
