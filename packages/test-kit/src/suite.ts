@@ -43,6 +43,12 @@ export interface StackSuiteOptions {
 
 type Hook = (fn: () => Promise<void>, timeoutMs?: number) => void;
 
+/** A database client the suite asked for with `{ [option]: true }` (connected by then). */
+function askedFor(client: Client | undefined, what: string, option: keyof StackSuiteOptions): Client {
+  if (client === undefined) throw new Error(`${what} is connected only with useStack(…, { ${option}: true })`);
+  return client;
+}
+
 /**
  * Starts a stack in the calling `describe`'s beforeAll and stops it, with the clients the
  * suite opened, in its afterAll. Hooks run in the order they are declared: a `beforeAll`
@@ -91,12 +97,10 @@ export function useStack(options: StackOptions | (() => StackOptions), { db = fa
       return redis;
     },
     get db() {
-      if (billingDb === undefined) throw new Error('billing\'s database is connected only with useStack(…, { db: true })');
-      return billingDb;
+      return askedFor(billingDb, 'billing\'s database', 'db');
     },
     get accountsDb() {
-      if (accountAdminDb === undefined) throw new Error('account-admin\'s database is connected only with useStack(…, { accountsDb: true })');
-      return accountAdminDb;
+      return askedFor(accountAdminDb, 'account-admin\'s database', 'accountsDb');
     },
   };
 }

@@ -118,12 +118,12 @@ export async function startGateway(env: Record<string, string>): Promise<Running
 /** What a suite reads once `useFakeBackedGateway` has started (inside a hook or a test). */
 export interface FakeBackedGateway {
   /** A client of the gateway's Redis (database 2). */
-  readonly redis: Redis;
-  readonly grpc: FakeAccountAdminGrpc;
-  readonly accountAdmin: FakeHttpService;
+  redis: Redis;
+  grpc: FakeAccountAdminGrpc;
+  accountAdmin: FakeHttpService;
   /** Billing's stand-in: its own with `{ billing: true }`, else account-admin's. */
-  readonly billing: FakeHttpService;
-  readonly gateway: RunningGateway;
+  billing: FakeHttpService;
+  gateway: RunningGateway;
   /** Writes a key record (`value` as JSON) to Redis; the suite's records are deleted after it. */
   putKeyRecord(hash: string, value: unknown): Promise<void>;
 }
@@ -134,31 +134,34 @@ export interface FakeBackedGateway {
  * started in a beforeAll and stopped, with the key records the suite wrote, in an afterAll.
  */
 export function useFakeBackedGateway(env: Record<string, string>, options: { billing?: boolean } = {}): FakeBackedGateway {
-  let redis: Redis | undefined;
-  let grpc: FakeAccountAdminGrpc | undefined;
-  let accountAdmin: FakeHttpService | undefined;
-  let billing: FakeHttpService | undefined;
-  let gateway: RunningGateway | undefined;
   const written: string[] = [];
+  // Filled in by the beforeAll, as each part starts.
+  const suite = {
+    async putKeyRecord(hash: string, value: unknown): Promise<void> {
+      written.push(redisKeys.keyRecord(hash));
+      await suite.redis.set(redisKeys.keyRecord(hash), JSON.stringify(value));
+    },
+  } as FakeBackedGateway;
   beforeAll(async () => {
-    redis = new Redis(redisUrl(TEST_REDIS_DB));
-    grpc = new FakeAccountAdminGrpc();
-    await grpc.start();
-    accountAdmin = new FakeHttpService();
-    await accountAdmin.start();
-    billing = accountAdmin;
+    suite.redis = new Redis(redisUrl(TEST_REDIS_DB));
+    suite.grpc = new FakeAccountAdminGrpc();
+    await suite.grpc.start();
+    suite.accountAdmin = new FakeHttpService();
+    await suite.accountAdmin.start();
+    suite.billing = suite.accountAdmin;
     if (options.billing === true) {
-      billing = new FakeHttpService();
-      await billing.start();
+      suite.billing = new FakeHttpService();
+      await suite.billing.start();
     }
-    gateway = await startGateway({
-      ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${grpc.port}`,
-      ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${accountAdmin.port}`,
-      BILLING_HTTP_URL: `http://127.0.0.1:${billing.port}`,
+    suite.gateway = await startGateway({
+      ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${suite.grpc.port}`,
+      ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${suite.accountAdmin.port}`,
+      BILLING_HTTP_URL: `http://127.0.0.1:${suite.billing.port}`,
       ...env,
     });
   });
   afterAll(async () => {
+    const { redis, grpc, accountAdmin, billing, gateway } = suite as Partial<FakeBackedGateway>;
     await gateway?.close();
     if (written.length > 0) await redis?.del(...written);
     await redis?.quit();
@@ -166,29 +169,5 @@ export function useFakeBackedGateway(env: Record<string, string>, options: { bil
     if (billing !== accountAdmin) await billing?.stop();
     await grpc?.stop();
   });
-  const started = <T>(value: T | undefined): T => {
-    if (value === undefined) throw new Error('the gateway has not started: read it inside a hook or a test');
-    return value;
-  };
-  return {
-    get redis() {
-      return started(redis);
-    },
-    get grpc() {
-      return started(grpc);
-    },
-    get accountAdmin() {
-      return started(accountAdmin);
-    },
-    get billing() {
-      return started(billing);
-    },
-    get gateway() {
-      return started(gateway);
-    },
-    async putKeyRecord(hash: string, value: unknown): Promise<void> {
-      written.push(redisKeys.keyRecord(hash));
-      await started(redis).set(redisKeys.keyRecord(hash), JSON.stringify(value));
-    },
-  };
+  return suite;
 }
