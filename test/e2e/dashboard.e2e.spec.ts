@@ -88,6 +88,14 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('heading', { level: 1, name }).waitFor();
   }
 
+  /** A new page, signed up as a new account (`label` in its email), on the dashboard page `name`. */
+  async function newAccountOn(name: string, label: string): Promise<Page> {
+    const page = await newPage();
+    await signUp(page, label);
+    await go(page, name);
+    return page;
+  }
+
   /** Sign-up's account id, read through the session (the page never shows it). */
   async function accountIdOf(page: Page): Promise<string> {
     const me = await page.request.get(`${suite.gw}/dashboard/api/me`);
@@ -224,9 +232,7 @@ describe('the dashboard in Chromium', () => {
   }, 120_000);
 
   it('key editing: create with every field, edit, see the API refuse a past expiry in the dialog, switch off and on, delete only after confirming; management keys the same', async () => {
-    const page = await newPage();
-    await signUp(page, 'editing');
-    await go(page, 'API keys');
+    const page = await newAccountOn('API keys', 'editing');
     await page.getByText('No API keys yet').waitFor();
 
     // Open the dialog from the keyboard; Escape closes it and focus returns to the button.
@@ -325,9 +331,7 @@ describe('the dashboard in Chromium', () => {
   }, 120_000);
 
   it('key fences in the key form, then the audit log page: the changes, a filter, and a CSV export of them', async () => {
-    const page = await newPage();
-    await signUp(page, 'audit');
-    await go(page, 'API keys');
+    const page = await newAccountOn('API keys', 'audit');
     const dialog = await openKeyForm(page, { 'Name': 'fenced', 'Allowed models': 'exa/*\nbrave/web', 'Allowed client addresses': '203.0.113.0/24, 2001:db8::/32' });
     const secret = await (await createKey(dialog)).inputValue();
     await page.getByRole('button', { name: 'Done' }).click();
@@ -369,9 +373,7 @@ describe('the dashboard in Chromium', () => {
   }, 60_000);
 
   it('provider keys: add, replace and delete a key per provider, showing only its masked label', async () => {
-    const page = await newPage();
-    await signUp(page, 'byok');
-    await go(page, 'Provider keys');
+    const page = await newAccountOn('Provider keys', 'byok');
     const probe = await page.request.get(`${suite.gw}/dashboard/api/provider-keys`);
     expect(probe.status()).toBe(200);
     const braveRow = page.getByRole('row').filter({ hasText: 'Brave Search' });
