@@ -1,4 +1,6 @@
 export { freePort } from './ports';
+export { startGrpcServer } from './grpc-server';
+export type { LoopbackGrpcServer } from './grpc-server';
 export { inProcessServiceEnv } from './in-process';
 export { startProcess } from './processes';
 export type { RunningProcess, StartProcessOptions } from './processes';

@@ -1,8 +1,9 @@
-import { Server, ServerCredentials, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import { newId } from '@svc/ids';
 import { AccountAdminService } from '@svc/grpc';
 import type { AccountAdminServer, ProtoAccount, ProtoKeyLimit } from '@svc/grpc';
-import { inProcessServiceEnv } from '@svc/test-kit';
+import { inProcessServiceEnv, startGrpcServer } from '@svc/test-kit';
+import type { LoopbackGrpcServer } from '@svc/test-kit';
 import { Client } from 'pg';
 import { startBilling, createLogger } from '../src/app';
 import { parseBillingConfig } from '../src/config';
@@ -19,17 +20,14 @@ export class FakeAccountAdmin {
   readonly used: { keyId: string; usedAtMs: number }[] = [];
   /** Key limits GetKeyLimits answers (key.limit.threshold), by key id. */
   readonly limits = new Map<string, ProtoKeyLimit>();
-  private constructor(
-    private readonly server: Server,
-    readonly address: string,
-  ) {}
+  readonly address: string;
+  private constructor(private readonly grpc: LoopbackGrpcServer) {
+    this.address = grpc.address;
+  }
 
   static async start(): Promise<FakeAccountAdmin> {
-    const server = new Server();
-    const port = await new Promise<number>((resolve, reject) => {
-      server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) => (error === null ? resolve(bound) : reject(error)));
-    });
-    const fake = new FakeAccountAdmin(server, `127.0.0.1:${port}`);
+    const grpc = await startGrpcServer();
+    const fake = new FakeAccountAdmin(grpc);
     const implementation: AccountAdminServer = {
       lookupKey: (_call, callback) => callback(null, { found: false }),
       createAccount: (call, callback) => {
@@ -49,7 +47,7 @@ export class FakeAccountAdmin {
       },
       getKeyLimits: (call, callback) => callback(null, { limits: call.request.keyIds.flatMap((id) => fake.limits.get(id) ?? []) }),
     };
-    server.addService(AccountAdminService, implementation);
+    grpc.server.addService(AccountAdminService, implementation);
     return fake;
   }
 
@@ -61,7 +59,7 @@ export class FakeAccountAdmin {
   }
 
   stop(): Promise<void> {
-    return new Promise((resolve) => this.server.tryShutdown(() => resolve()));
+    return this.grpc.stop();
   }
 }
 

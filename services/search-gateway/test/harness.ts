@@ -1,12 +1,13 @@
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server as HttpServer, ServerResponse } from 'node:http';
-import { Server, ServerCredentials, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { redisKeys } from '@svc/contracts';
 import type { KeyRecord } from '@svc/contracts';
 import { AccountAdminService, keyRecordToProto } from '@svc/grpc';
 import type { AccountAdminServer } from '@svc/grpc';
-import { freePort, redisUrl } from '@svc/test-kit';
+import { freePort, redisUrl, startGrpcServer } from '@svc/test-kit';
+import type { LoopbackGrpcServer } from '@svc/test-kit';
 import Redis from 'ioredis';
 import pino from 'pino';
 import { createGateway } from '../src/app';
@@ -19,7 +20,7 @@ export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
 export class FakeAccountAdminGrpc {
   readonly records = new Map<string, KeyRecord>();
   lookups = 0;
-  private readonly server = new Server();
+  private grpc: LoopbackGrpcServer | undefined;
   port = 0;
 
   async start(): Promise<void> {
@@ -35,14 +36,12 @@ export class FakeAccountAdminGrpc {
       markKeysUsed: (_call, callback) => callback({ code: status.UNIMPLEMENTED, details: 'not in this fake' }),
       getKeyLimits: (_call, callback) => callback({ code: status.UNIMPLEMENTED, details: 'not in this fake' }),
     };
-    this.server.addService(AccountAdminService, impl);
-    this.port = await new Promise<number>((resolve, reject) => {
-      this.server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, port) => (error === null ? resolve(port) : reject(error)));
-    });
+    this.grpc = await startGrpcServer((server) => server.addService(AccountAdminService, impl));
+    this.port = this.grpc.port;
   }
 
   stop(): Promise<void> {
-    return new Promise((resolve) => this.server.tryShutdown(() => resolve()));
+    return this.grpc?.stop() ?? Promise.resolve();
   }
 }
 
