@@ -38,7 +38,9 @@ import { measureCpu, pidsNamed } from './lib-cpu';
 import type { CpuGroup, CpuReport } from './lib-cpu';
 import { alternatingRounds, median, writeResult } from './lib-results';
 import { firstSearches, fundedApiKey, searchBody, startBareProxy } from './lib-search-setup';
-import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR, knobsFromEnv, BENCH_REDIS_DB } from './lib-stack';
+import { NO_LIMITS_ENV, BENCH_STACK, knobsFromEnv } from './lib-stack';
+import { runBench } from './lib-run';
+import type { Stoppable } from './lib-run';
 
 const { ROUNDS, DURATION_S, WARMUP_S, CONNECTIONS } = knobsFromEnv({ ROUNDS: 8, DURATION_S: 4, WARMUP_S: 3, CONNECTIONS: 32 });
 const MODEL = process.env.MODEL ?? 'exa/fast';
@@ -129,98 +131,87 @@ function table(title: string, a: string, b: string, s: Record<string, number>): 
   console.log(`ratio ${a}/${b}: ${s.median_of_round_ratios?.toFixed(3)} (median of per-round ratios)`);
 }
 
-async function main(): Promise<void> {
+async function main(started: Stoppable[]): Promise<void> {
   const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
-  const started: { stop(): Promise<void> }[] = [];
-  try {
-    // The hit rounds' gateway keeps its entries a day (its one entry must outlive every hit
-    // round); the miss rounds' 30 s (one entry per request: Redis holds the last half minute's).
-    const cacheEnv = { ...NO_LIMITS_ENV, CACHE_ENABLED: 'true', CACHE_TTL_BY_MODEL: '' };
-    const stack: Stack = await startStack({
-      name: 'benchcache',
-      redisDb: BENCH_REDIS_DB,
-      logLevel: 'warn',
-      worker: true,
-      ...ZERO_LATENCY_SIMULATOR,
-      gateways: [
-        { env: { ...cacheEnv, CACHE_TTL_S: '86400' } },
-        { env: { ...cacheEnv, CACHE_TTL_S: '30' } },
-        BASELINE_SCRIPT === undefined ? { env: { ...NO_LIMITS_ENV, CACHE_ENABLED: 'false' } } : { script: BASELINE_SCRIPT, env: { ...NO_LIMITS_ENV } },
-      ],
-    });
-    started.push(stack);
-    const [hitGateway, missGateway, baseline] = stack.gateways;
-    const sim = stack.simulator;
-    if (hitGateway === undefined || missGateway === undefined || baseline === undefined || sim === undefined) throw new Error('three gateways and the simulator expected');
-    const { process: proxy, url: proxyUrl } = await startBareProxy(sim.url);
-    started.push(proxy);
-    const secret = await fundedApiKey(stack, hitGateway.url, 'bench', 'cache benchmark');
-    const headers = bearer(secret);
-    await firstSearches(hitGateway.url, headers, proxyUrl, HIT_BODY, MODEL);
-    // The first answer is stored after its reply (not awaited): wait until the body is a hit.
-    await waitFor('the repeated body answered from the cache', async () => {
-      const primed = await call('POST', `${hitGateway.url}/v1/search`, { raw: HIT_BODY, headers });
-      if (primed.status !== 200) throw new Error(`the hit gateway answered ${primed.status}: ${primed.text.slice(0, 300)}`);
-      return primed.body?.cache?.status === 'hit' ? true : undefined;
-    }, { timeoutMs: 10_000, intervalMs: 100 });
-    for (const [name, gateway] of [['miss', missGateway], ['baseline', baseline]] as const) {
-      const probe = await call('POST', `${gateway.url}/v1/search`, { raw: MISS_BODY.replace('[<id>]', `probe ${name}`), headers });
-      if (probe.status !== 200 || probe.body?.model !== MODEL) throw new Error(`the ${name} gateway answered ${probe.status}: ${probe.text.slice(0, 300)}`);
-    }
-
-    const info = new Redis(stack.redisUrl);
-    const redisPid = Number(/process_id:(\d+)/.exec(await info.info('server'))?.[1]);
-    await info.quit();
-    const groups: CpuGroup[] = [
-      { name: 'gateway (cache hits)', pids: () => [hitGateway.process.pid] },
-      { name: 'gateway (cache misses)', pids: () => [missGateway.process.pid] },
-      { name: 'bare proxy', pids: () => [proxy.pid] },
-      { name: 'baseline gateway', pids: () => [baseline.process.pid] },
-      { name: 'provider simulator', pids: () => [sim.process.pid] },
-      { name: 'redis-server', pids: () => (Number.isFinite(redisPid) ? [redisPid] : []) },
-      { name: 'ledger worker', pids: () => (stack.worker === undefined ? [] : [stack.worker.process.pid]) },
-      { name: 'postgres (all backends)', pids: () => pidsNamed('postgres') },
-    ];
-    const hitTarget: Target = { name: 'gateway (cache hits)', url: hitGateway.url, headers, body: HIT_BODY, unique: false };
-    const proxyTarget: Target = { name: 'bare proxy', url: proxyUrl, headers: {}, body: HIT_BODY, unique: false };
-    const missTarget: Target = { name: 'gateway (cache misses)', url: missGateway.url, headers, body: MISS_BODY, unique: true };
-    const baseTarget: Target = { name: 'baseline gateway', url: baseline.url, headers, body: MISS_BODY, unique: true };
-
-    const beforeHits = await lookups(hitGateway.metricsUrl);
-    const hitRounds = await pairedRounds('hits vs proxy', hitTarget, proxyTarget, groups);
-    const afterHits = await lookups(hitGateway.metricsUrl);
-    const beforeMisses = await lookups(missGateway.metricsUrl);
-    const missRounds = await pairedRounds('misses vs baseline', missTarget, baseTarget, groups);
-    const afterMisses = await lookups(missGateway.metricsUrl);
-    const bytesHeld = await gauge(missGateway.metricsUrl, 'gateway_cache_bytes_held');
-    const hitStatuses = delta(afterHits, beforeHits);
-    const missStatuses = delta(afterMisses, beforeMisses);
-    // Every measured answer must have been what the round claims (warm-ups included in the counts).
-    if ((hitStatuses.miss ?? 0) + (hitStatuses.joined ?? 0) + (hitStatuses.off ?? 0) > 0) throw new Error(`the hit rounds were not all hits: ${JSON.stringify(hitStatuses)}`);
-    if ((missStatuses.hit ?? 0) + (missStatuses.joined ?? 0) > 0) throw new Error(`the miss rounds were not all misses: ${JSON.stringify(missStatuses)}`);
-
-    const hits = summary(hitRounds);
-    const misses = summary(missRounds);
-    const result = {
-      measured_at: new Date().toISOString(),
-      command: 'npm run bench -- cache',
-      machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_at_start: loadAtStart, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
-      settings: { rounds: ROUNDS, duration_s: DURATION_S, warmup_s: WARMUP_S, connections: CONNECTIONS, model: MODEL, sim_base_latency_ms: 0, baseline: BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false' },
-      hits_vs_proxy: { ...hits, cache_statuses: hitStatuses, goal_ratio: 1.5 },
-      misses_vs_baseline: { ...misses, cache_statuses: missStatuses, cache_bytes_held_after: bytesHeld },
-      rounds: { hits: hitRounds, misses: missRounds },
-    };
-    const file = writeResult('cache', result);
-    table(`Cache hits against the bare proxy (${MODEL}, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION_S} s, simulator at 0 ms; statuses ${JSON.stringify(hitStatuses)})`, 'gateway (hits)', 'bare proxy', hits);
-    table(`The miss path against ${BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false'} (a new query per request; statuses ${JSON.stringify(missStatuses)})`, 'gateway (misses)', 'baseline', misses);
-    console.log(`entries the miss gateway held at the end (gateway_cache_bytes_held): ${bytesHeld} bytes`);
-    console.log(`\nwrote ${file}`);
-  } finally {
-    for (const p of started.reverse()) await p.stop();
+  // The hit rounds' gateway keeps its entries a day (its one entry must outlive every hit
+  // round); the miss rounds' 30 s (one entry per request: Redis holds the last half minute's).
+  const cacheEnv = { ...NO_LIMITS_ENV, CACHE_ENABLED: 'true', CACHE_TTL_BY_MODEL: '' };
+  const stack: Stack = await startStack({
+    ...BENCH_STACK,
+    name: 'benchcache',
+    gateways: [
+      { env: { ...cacheEnv, CACHE_TTL_S: '86400' } },
+      { env: { ...cacheEnv, CACHE_TTL_S: '30' } },
+      BASELINE_SCRIPT === undefined ? { env: { ...NO_LIMITS_ENV, CACHE_ENABLED: 'false' } } : { script: BASELINE_SCRIPT, env: { ...NO_LIMITS_ENV } },
+    ],
+  });
+  started.push(stack);
+  const [hitGateway, missGateway, baseline] = stack.gateways;
+  const sim = stack.simulator;
+  if (hitGateway === undefined || missGateway === undefined || baseline === undefined || sim === undefined) throw new Error('three gateways and the simulator expected');
+  const { process: proxy, url: proxyUrl } = await startBareProxy(sim.url);
+  started.push(proxy);
+  const secret = await fundedApiKey(stack, hitGateway.url, 'bench', 'cache benchmark');
+  const headers = bearer(secret);
+  await firstSearches(hitGateway.url, headers, proxyUrl, HIT_BODY, MODEL);
+  // The first answer is stored after its reply (not awaited): wait until the body is a hit.
+  await waitFor('the repeated body answered from the cache', async () => {
+    const primed = await call('POST', `${hitGateway.url}/v1/search`, { raw: HIT_BODY, headers });
+    if (primed.status !== 200) throw new Error(`the hit gateway answered ${primed.status}: ${primed.text.slice(0, 300)}`);
+    return primed.body?.cache?.status === 'hit' ? true : undefined;
+  }, { timeoutMs: 10_000, intervalMs: 100 });
+  for (const [name, gateway] of [['miss', missGateway], ['baseline', baseline]] as const) {
+    const probe = await call('POST', `${gateway.url}/v1/search`, { raw: MISS_BODY.replace('[<id>]', `probe ${name}`), headers });
+    if (probe.status !== 200 || probe.body?.model !== MODEL) throw new Error(`the ${name} gateway answered ${probe.status}: ${probe.text.slice(0, 300)}`);
   }
+
+  const info = new Redis(stack.redisUrl);
+  const redisPid = Number(/process_id:(\d+)/.exec(await info.info('server'))?.[1]);
+  await info.quit();
+  const groups: CpuGroup[] = [
+    { name: 'gateway (cache hits)', pids: () => [hitGateway.process.pid] },
+    { name: 'gateway (cache misses)', pids: () => [missGateway.process.pid] },
+    { name: 'bare proxy', pids: () => [proxy.pid] },
+    { name: 'baseline gateway', pids: () => [baseline.process.pid] },
+    { name: 'provider simulator', pids: () => [sim.process.pid] },
+    { name: 'redis-server', pids: () => (Number.isFinite(redisPid) ? [redisPid] : []) },
+    { name: 'ledger worker', pids: () => (stack.worker === undefined ? [] : [stack.worker.process.pid]) },
+    { name: 'postgres (all backends)', pids: () => pidsNamed('postgres') },
+  ];
+  const hitTarget: Target = { name: 'gateway (cache hits)', url: hitGateway.url, headers, body: HIT_BODY, unique: false };
+  const proxyTarget: Target = { name: 'bare proxy', url: proxyUrl, headers: {}, body: HIT_BODY, unique: false };
+  const missTarget: Target = { name: 'gateway (cache misses)', url: missGateway.url, headers, body: MISS_BODY, unique: true };
+  const baseTarget: Target = { name: 'baseline gateway', url: baseline.url, headers, body: MISS_BODY, unique: true };
+
+  const beforeHits = await lookups(hitGateway.metricsUrl);
+  const hitRounds = await pairedRounds('hits vs proxy', hitTarget, proxyTarget, groups);
+  const afterHits = await lookups(hitGateway.metricsUrl);
+  const beforeMisses = await lookups(missGateway.metricsUrl);
+  const missRounds = await pairedRounds('misses vs baseline', missTarget, baseTarget, groups);
+  const afterMisses = await lookups(missGateway.metricsUrl);
+  const bytesHeld = await gauge(missGateway.metricsUrl, 'gateway_cache_bytes_held');
+  const hitStatuses = delta(afterHits, beforeHits);
+  const missStatuses = delta(afterMisses, beforeMisses);
+  // Every measured answer must have been what the round claims (warm-ups included in the counts).
+  if ((hitStatuses.miss ?? 0) + (hitStatuses.joined ?? 0) + (hitStatuses.off ?? 0) > 0) throw new Error(`the hit rounds were not all hits: ${JSON.stringify(hitStatuses)}`);
+  if ((missStatuses.hit ?? 0) + (missStatuses.joined ?? 0) > 0) throw new Error(`the miss rounds were not all misses: ${JSON.stringify(missStatuses)}`);
+
+  const hits = summary(hitRounds);
+  const misses = summary(missRounds);
+  const result = {
+    measured_at: new Date().toISOString(),
+    command: 'npm run bench -- cache',
+    machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_at_start: loadAtStart, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
+    settings: { rounds: ROUNDS, duration_s: DURATION_S, warmup_s: WARMUP_S, connections: CONNECTIONS, model: MODEL, sim_base_latency_ms: 0, baseline: BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false' },
+    hits_vs_proxy: { ...hits, cache_statuses: hitStatuses, goal_ratio: 1.5 },
+    misses_vs_baseline: { ...misses, cache_statuses: missStatuses, cache_bytes_held_after: bytesHeld },
+    rounds: { hits: hitRounds, misses: missRounds },
+  };
+  const file = writeResult('cache', result);
+  table(`Cache hits against the bare proxy (${MODEL}, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION_S} s, simulator at 0 ms; statuses ${JSON.stringify(hitStatuses)})`, 'gateway (hits)', 'bare proxy', hits);
+  table(`The miss path against ${BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false'} (a new query per request; statuses ${JSON.stringify(missStatuses)})`, 'gateway (misses)', 'baseline', misses);
+  console.log(`entries the miss gateway held at the end (gateway_cache_bytes_held): ${bytesHeld} bytes`);
+  console.log(`\nwrote ${file}`);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runBench(main);

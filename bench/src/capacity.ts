@@ -29,7 +29,7 @@ import type { LoadResult } from './lib-autocannon';
 import { measureCpu, pidsNamed } from './lib-cpu';
 import type { CpuGroup } from './lib-cpu';
 import { median, writeResult } from './lib-results';
-import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR, knobsFromEnv, BENCH_REDIS_DB } from './lib-stack';
+import { NO_LIMITS_ENV, BENCH_STACK, knobsFromEnv } from './lib-stack';
 
 const GATEWAYS = (process.env.GATEWAYS ?? '1,2,4').split(',').map(Number);
 const TOPOLOGIES = (process.env.TOPOLOGIES ?? 'single,cluster').split(',');
@@ -52,12 +52,9 @@ interface Row {
 
 async function measureConfig(topology: string, gateways: number): Promise<Row> {
   const stack: Stack = await startStack({
+    ...BENCH_STACK,
     name: `benchcapacity_${topology}_${gateways}`,
-    redisDb: BENCH_REDIS_DB,
     cluster: topology === 'cluster',
-    logLevel: 'warn',
-    worker: true,
-    ...ZERO_LATENCY_SIMULATOR,
     gateways: Array.from({ length: gateways }, () => ({})),
     gatewayEnv: NO_LIMITS_ENV,
   });

@@ -32,7 +32,7 @@ import { bearer, startStack } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 import { median, writeResult } from './lib-results';
 import { firstSearches, fundedApiKey, searchBody, startBareProxy } from './lib-search-setup';
-import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR, BENCH_REDIS_DB } from './lib-stack';
+import { NO_LIMITS_ENV, BENCH_STACK } from './lib-stack';
 import { percentile } from './stats';
 
 const ROUNDS = positiveInteger('ROUNDS', 10);
@@ -140,12 +140,8 @@ async function main(): Promise<void> {
   const started: { stop(): Promise<void> }[] = [];
   try {
     const stack: Stack = await startStack({
+      ...BENCH_STACK,
       name: 'benchlatency',
-      redisDb: BENCH_REDIS_DB,
-      logLevel: 'warn',
-      // The ledger worker drains the settlements, as in production.
-      worker: true,
-      ...ZERO_LATENCY_SIMULATOR,
       ...(process.env.BENCH_GATEWAY_SCRIPT === undefined ? {} : { gatewayScript: process.env.BENCH_GATEWAY_SCRIPT }),
       gatewayEnv: { ...NO_LIMITS_ENV },
     });

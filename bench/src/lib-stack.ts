@@ -27,6 +27,17 @@ export const ZERO_LATENCY_SIMULATOR = {
   simulatorEnv: { SIM_BASE_LATENCY_MS: '0', SIM_EXA_KEY: `sim-exa-key,${BENCH_OWN_EXA_KEY}` },
 } as const;
 
+/** The Redis database of a benchmark's stack (BENCH_REDIS_DB, default 15). */
+export const BENCH_REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
+
+/**
+ * The stack of a search benchmark, before its name and gateways: its Redis database, warnings
+ * and worse logged, the ledger worker draining (and confirming) the settlements as in
+ * production (without it the gateway's retained records would only grow), and the simulator
+ * answering at once.
+ */
+export const BENCH_STACK = { redisDb: BENCH_REDIS_DB, logLevel: 'warn', worker: true, ...ZERO_LATENCY_SIMULATOR } as const;
+
 /** With BENCH_BYOK=1, stores the account's own Exa key through `gateway`; else does nothing. */
 export async function storeBenchProviderKey(gateway: string, managementKey: string): Promise<void> {
   if (!BENCH_BYOK) return;
@@ -48,8 +59,6 @@ export function envPairs(text: string | undefined): Record<string, string> {
   return env;
 }
 
-/** The Redis database of a benchmark's stack (BENCH_REDIS_DB, default 15). */
-export const BENCH_REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
 
 /** A benchmark's numeric knobs: each from the environment variable of its name, else the default given here. */
 export function knobsFromEnv<T extends Record<string, number>>(defaults: T): T {

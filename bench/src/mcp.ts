@@ -24,7 +24,7 @@ import type { LoadResult } from './lib-autocannon';
 import { measureCpu } from './lib-cpu';
 import type { CpuReport } from './lib-cpu';
 import { median, writeResult } from './lib-results';
-import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR, knobsFromEnv, BENCH_REDIS_DB } from './lib-stack';
+import { NO_LIMITS_ENV, BENCH_STACK, knobsFromEnv } from './lib-stack';
 
 const { ROUNDS, DURATION_S, WARMUP_S, CONNECTIONS } = knobsFromEnv({ ROUNDS: 10, DURATION_S: 4, WARMUP_S: 3, CONNECTIONS: 16 });
 const MODEL = process.env.MODEL ?? 'exa/fast';
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   if (price === undefined) throw new Error(`MODEL must be one of ${Object.keys(PRICE_MICROS).join(', ')}`);
   const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
   const stack: Stack = await startStack({
-    name: 'benchmcp', redisDb: BENCH_REDIS_DB, logLevel: 'warn', worker: true, ...ZERO_LATENCY_SIMULATOR, gatewayEnv: { ...NO_LIMITS_ENV },
+    ...BENCH_STACK, name: 'benchmcp', gatewayEnv: { ...NO_LIMITS_ENV },
   });
   try {
     const gatewayInfo = stack.gateways[0];

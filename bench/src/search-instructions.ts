@@ -31,7 +31,7 @@ import type { RunningProcess } from '@svc/test-kit';
 import { runLoad } from './lib-autocannon';
 import { median, writeResult } from './lib-results';
 import { fundedApiKey } from './lib-search-setup';
-import { envPairs, NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR, knobsFromEnv, BENCH_REDIS_DB } from './lib-stack';
+import { envPairs, NO_LIMITS_ENV, BENCH_STACK, knobsFromEnv } from './lib-stack';
 
 const root = repoRoot();
 const CURRENT = join(root, 'services/search-gateway/dist/main.js');
@@ -121,11 +121,8 @@ async function main(): Promise<void> {
   const valgrinds: Valgrind[] = [];
   try {
     const stack = await startStack({
+      ...BENCH_STACK,
       name: 'benchinstr',
-      redisDb: BENCH_REDIS_DB,
-      logLevel: 'warn',
-      worker: true,
-      ...ZERO_LATENCY_SIMULATOR,
       gateways: specs.map((spec) => ({
         script: launcher,
         // Node under valgrind starts a Nest app in minutes on a busy machine.

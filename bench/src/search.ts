@@ -36,7 +36,7 @@ import { countRedisCommands } from './lib-redis-count';
 import type { CommandCounts } from './lib-redis-count';
 import { median, writeResult } from './lib-results';
 import { firstSearches, fundedApiKey, searchBody, startBareProxy } from './lib-search-setup';
-import { NO_LIMITS_ENV, ZERO_LATENCY_SIMULATOR } from './lib-stack';
+import { NO_LIMITS_ENV, BENCH_STACK } from './lib-stack';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 16);
 const DURATION_S = Number(process.env.DURATION_S ?? 4);
@@ -44,7 +44,6 @@ const WARMUP_S = Number(process.env.WARMUP_S ?? 5);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
 const MODEL = process.env.MODEL ?? 'exa/fast';
 const COUNT_SEARCHES = Number(process.env.COUNT_SEARCHES ?? 400);
-const REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
 /** BENCH_UNIQUE=1: a new query on every request (autocannon -I), e.g. with CACHE_ENABLED=true every search a miss. */
 const UNIQUE = process.env.BENCH_UNIQUE === '1';
 const BODY = UNIQUE ? JSON.stringify({ query: 'open source search engines [<id>]', model: MODEL, max_results: 10 }) : searchBody(MODEL);
@@ -118,13 +117,8 @@ async function main(): Promise<void> {
   const profileDir = mkdtempSync(join(tmpdir(), 'bench-search-'));
   try {
     const stack: Stack = await startStack({
+      ...BENCH_STACK,
       name: 'benchsearch',
-      redisDb: REDIS_DB,
-      logLevel: 'warn',
-      // The ledger worker drains settlements and confirms them, as in production; without it
-      // the gateway's retained (unconfirmed) records would only grow.
-      worker: true,
-      ...ZERO_LATENCY_SIMULATOR,
       // WORKER_NODE_OPTIONS: Node flags for the ledger worker only. With --require of
       // bench/dist/lib-profile-hook.js, SIGUSR2 to the worker starts and stops its profiler
       // (the file lands in the profile directory; BENCH_KEEP_PROFILE=1 keeps it).

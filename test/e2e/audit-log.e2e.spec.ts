@@ -2,15 +2,14 @@ import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { bearer, call, repoRoot, startStack } from '@svc/test-kit';
-import type { JsonResponse, Stack } from '@svc/test-kit';
+import { bearer, call, repoRoot } from '@svc/test-kit';
+import type { JsonResponse } from '@svc/test-kit';
 
 /** A parsed JSON answer, as test-kit's call gives it. */
 type Body = JsonResponse['body'];
-import { Client } from 'pg';
 import { OAUTH_PATHS } from '@svc/contracts';
-import { FakeStripe } from '../../tools/fake-stripe/src';
 import { approve, codeOf, exchange, refresh, register, startAuthorization } from './oauth-flow';
+import { useStripeStack } from './stripe-stack';
 
 /**
  * The audit log end to end (docs/api.md, "Audit log"; issue 27): a scripted series of changes
@@ -42,56 +41,36 @@ interface Expected {
 }
 
 describe('the audit log: a scripted series through every surface', () => {
-  let stack: Stack;
-  let stripe: FakeStripe;
-  let adminDb: Client;
-  let billingDb: Client;
-  let gw: string;
-
-  beforeAll(async () => {
-    stripe = await FakeStripe.start({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET });
-    stack = await startStack({
-      name: 'audit_log',
-      redisDb: 10,
-      logLevel: 'warn',
-      gatewayEnv: { TRUSTED_PROXIES: '127.0.0.1/32, ::1/128' },
-      billingEnv: { STRIPE_SECRET_KEY: STRIPE_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: stripe.url, STRIPE_TIMEOUT_MS: '2000' },
-    });
-    gw = stack.gateways[0]?.url ?? '';
-    adminDb = new Client({ connectionString: stack.databases.accountAdmin });
-    billingDb = new Client({ connectionString: stack.databases.billing });
-    await Promise.all([adminDb.connect(), billingDb.connect()]);
-  }, 180_000);
-
-  afterAll(async () => {
-    await adminDb?.end();
-    await billingDb?.end();
-    await stack?.stop();
-    await stripe?.stop();
-  });
+  const suite = useStripeStack({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET }, (stripe) => ({
+    name: 'audit_log',
+    redisDb: 10,
+    logLevel: 'warn',
+    gatewayEnv: { TRUSTED_PROXIES: '127.0.0.1/32, ::1/128' },
+    billingEnv: stripe.billingEnv(2000),
+  }), { db: true, accountsDb: true, timeoutMs: 180_000 });
 
   it('answers exactly the series, pages it, filters it, holds no secret, and refuses UPDATE and DELETE', async () => {
     const SESSION_IP = '198.51.100.20';
     const KEY_IP = '2001:db8::42';
-    const secrets: string[] = [PASSWORD, stack.operatorToken, STRIPE_KEY];
+    const secrets: string[] = [PASSWORD, suite.stack.operatorToken, STRIPE_KEY];
     const expected: Expected[] = [];
     const at: number[] = [];
     const expect201or200 = (status: number) => expect([200, 201]).toContain(status);
 
     // The dashboard user (sign-up is no change of a resource: not audited).
     const email = `audit-${randomBytes(6).toString('hex')}@example.com`;
-    const signup = await call('POST', `${gw}/dashboard/api/signup`, { body: { email, password: PASSWORD }, headers: { 'x-forwarded-for': SESSION_IP } });
+    const signup = await call('POST', `${suite.gw}/dashboard/api/signup`, { body: { email, password: PASSWORD }, headers: { 'x-forwarded-for': SESSION_IP } });
     expect(signup.status).toBe(201);
     const accountId = String(signup.body.account_id);
     const cookie = (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
     const csrf = String(signup.body.csrf_token);
     secrets.push(cookie.split('=')[1] ?? '', csrf);
-    const userId = String((await adminDb.query('SELECT id FROM users WHERE email = $1', [email])).rows[0]?.id);
+    const userId = String((await suite.accountsDb.query('SELECT id FROM users WHERE email = $1', [email])).rows[0]?.id);
     const session = { cookie, 'x-csrf-token': csrf, 'x-forwarded-for': SESSION_IP };
     const asSession = { kind: 'session', id: userId };
 
     const step = async (method: string, path: string, headers: Record<string, string>, body: unknown, entry: ((reply: Body) => Expected) | null) => {
-      const reply = await call(method, `${gw}${path}`, { body, headers });
+      const reply = await call(method, `${suite.gw}${path}`, { body, headers });
       expect201or200(reply.status);
       if (entry !== null) {
         expected.push(entry(reply.body));
@@ -126,7 +105,7 @@ describe('the audit log: a scripted series through every surface', () => {
     }));
     // A change that changes nothing, and a refused one, are not entries.
     await step('PATCH', `/v1/keys/${keyId}`, mgmt, {}, null);
-    expect((await call('PATCH', `${gw}/v1/keys/${keyId}`, { body: { limit_usd: -1 }, headers: mgmt })).status).toBe(400);
+    expect((await call('PATCH', `${suite.gw}/v1/keys/${keyId}`, { body: { limit_usd: -1 }, headers: mgmt })).status).toBe(400);
     await step('PATCH', `/dashboard/api/keys/${keyId}`, session, { disabled: true }, () => ({
       action: 'api_key.update', actor: asSession, client_address: SESSION_IP, target_id: keyId,
       changes: { disabled: { before: false, after: true } },
@@ -157,8 +136,8 @@ describe('the audit log: a scripted series through every surface', () => {
     }));
 
     // 10. An operator's grant (the operator API, not through the gateway).
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${accountId}/grants`, {
-      body: { amount_usd: 3, reason: 'goodwill' }, headers: bearer(stack.operatorToken),
+    const grant = await call('POST', `${suite.stack.billing.operatorUrl}/operator/accounts/${accountId}/grants`, {
+      body: { amount_usd: 3, reason: 'goodwill' }, headers: bearer(suite.stack.operatorToken),
     });
     expect(grant.status).toBe(201);
     expected.push({
@@ -187,14 +166,14 @@ describe('the audit log: a scripted series through every surface', () => {
     // consent makes the grant's key and the grant (the session is the actor).
     const CLIENT_IP = '192.0.2.77';
     const REDIRECT = 'http://127.0.0.1:9/callback';
-    const registered = await register(gw, 'Audit Connector', [REDIRECT]);
+    const registered = await register(suite.gw, 'Audit Connector', [REDIRECT]);
     expect(registered.status).toBe(201);
     const clientId = String(registered.body.client_id);
     const asClient = { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': CLIENT_IP };
-    const oauthForm = (path: string, fields: Record<string, string>) => call('POST', gw + path, { raw: new URLSearchParams(fields).toString(), headers: asClient });
+    const oauthForm = (path: string, fields: Record<string, string>) => call('POST', suite.gw + path, { raw: new URLSearchParams(fields).toString(), headers: asClient });
     const consent = async (): Promise<{ grantId: string; keyId: string; code: string; verifier: string }> => {
-      const started = await startAuthorization(gw, clientId, REDIRECT);
-      const approved = await approve(gw, session, started.requestId, { limit_usd: 1, limit_reset: 'daily', expires_at: null });
+      const started = await startAuthorization(suite.gw, clientId, REDIRECT);
+      const approved = await approve(suite.gw, session, started.requestId, { limit_usd: 1, limit_reset: 'daily', expires_at: null });
       expect(approved.status).toBe(200);
       const grantId = String(approved.body.grant_id);
       const keyId = String(approved.body.key_id);
@@ -229,16 +208,16 @@ describe('the audit log: a scripted series through every surface', () => {
 
     // A grant used by its client (code, refresh), then revoked by the client with its refresh token.
     const byClient = await consent();
-    const tokens = await exchange(gw, clientId, byClient.code, REDIRECT, byClient.verifier);
+    const tokens = await exchange(suite.gw, clientId, byClient.code, REDIRECT, byClient.verifier);
     expect(tokens.status).toBe(200);
-    const refreshed = await refresh(gw, clientId, String(tokens.body.refresh_token));
+    const refreshed = await refresh(suite.gw, clientId, String(tokens.body.refresh_token));
     expect(refreshed.status).toBe(200);
     const access = String(refreshed.body.access_token);
     secrets.push(String(tokens.body.access_token), String(tokens.body.refresh_token), access, String(refreshed.body.refresh_token));
     // An access token's one audience is /mcp/oauth, whose tools change nothing; anywhere else
     // it is no key at all (401), so it can make no change (and no entry).
-    expect((await call('PATCH', `${gw}/v1/keys/${byClient.keyId}`, { body: { limit_usd: 100 }, headers: { ...bearer(access), 'x-forwarded-for': CLIENT_IP } })).status).toBe(401);
-    expect((await call('POST', `${gw}/v1/keys`, { body: { name: 'escalate' }, headers: { ...bearer(access), 'x-forwarded-for': CLIENT_IP } })).status).toBe(401);
+    expect((await call('PATCH', `${suite.gw}/v1/keys/${byClient.keyId}`, { body: { limit_usd: 100 }, headers: { ...bearer(access), 'x-forwarded-for': CLIENT_IP } })).status).toBe(401);
+    expect((await call('POST', `${suite.gw}/v1/keys`, { body: { name: 'escalate' }, headers: { ...bearer(access), 'x-forwarded-for': CLIENT_IP } })).status).toBe(401);
     // Revoking the access token alone ends a credential, not the grant: no entry.
     expect((await oauthForm(OAUTH_PATHS.revoke, { token: String(tokens.body.access_token), client_id: clientId })).status).toBe(200);
     expect((await oauthForm(OAUTH_PATHS.revoke, { token: String(refreshed.body.refresh_token), client_id: clientId })).status).toBe(200);
@@ -279,7 +258,7 @@ describe('the audit log: a scripted series through every surface', () => {
       action: entry.action, actor: entry.actor, client_address: entry.client_address, target_id: entry.target_id, changes: entry.changes,
     });
     const newestFirst = [...expected].reverse();
-    const full = await call('GET', `${gw}/v1/audit-log?limit=100`, { headers: mgmt });
+    const full = await call('GET', `${suite.gw}/v1/audit-log?limit=100`, { headers: mgmt });
     expect(full.status).toBe(200);
     expect(full.body.next_cursor).toBeNull();
     // Entries of the same millisecond (a grant and its key, made in one transaction) are in
@@ -303,14 +282,14 @@ describe('the audit log: a scripted series through every surface', () => {
     }
     const times = full.body.data.map((entry: { at: string }) => Date.parse(entry.at));
     expect([...times].sort((a, b) => b - a)).toEqual(times);
-    const dashboard = await call('GET', `${gw}/dashboard/api/audit-log?limit=100`, { headers: session });
+    const dashboard = await call('GET', `${suite.gw}/dashboard/api/audit-log?limit=100`, { headers: session });
     expect(dashboard.body.data).toEqual(full.body.data);
 
     // Cursor pages of 4 walk the same list.
     const walked: unknown[] = [];
     let cursor: string | null = null;
     do {
-      const page: Awaited<ReturnType<typeof call>> = await call('GET', `${gw}/v1/audit-log?limit=4${cursor === null ? '' : `&cursor=${cursor}`}`, { headers: mgmt });
+      const page: Awaited<ReturnType<typeof call>> = await call('GET', `${suite.gw}/v1/audit-log?limit=4${cursor === null ? '' : `&cursor=${cursor}`}`, { headers: mgmt });
       expect(page.status).toBe(200);
       expect(page.body.data.length).toBeLessThanOrEqual(4);
       walked.push(...page.body.data);
@@ -322,7 +301,7 @@ describe('the audit log: a scripted series through every surface', () => {
     // Each filtered page, and the series filtered alike, in the log's order up to same-instant ties.
     let lastAts: string[] = [];
     const filtered = async (query: string) => {
-      const data = (await call('GET', `${gw}/v1/audit-log?limit=100&${query}`, { headers: mgmt })).body.data;
+      const data = (await call('GET', `${suite.gw}/v1/audit-log?limit=100&${query}`, { headers: mgmt })).body.data;
       lastAts = data.map((entry: { at: string }) => entry.at);
       return sameInstant(data.map(shape), lastAts);
     };
@@ -344,7 +323,7 @@ describe('the audit log: a scripted series through every surface', () => {
 
     // Bad queries are 400s; an API key is 403.
     for (const query of ['action=key.explode', 'actor_kind=robot', 'from=yesterday', 'cursor=!!!', 'limit=0', 'target_id=a%20b']) {
-      const bad = await call('GET', `${gw}/v1/audit-log?${query}`, { headers: mgmt });
+      const bad = await call('GET', `${suite.gw}/v1/audit-log?${query}`, { headers: mgmt });
       expect(bad.status).toBe(400);
       expect(bad.body.error.code).toBe('invalid_request');
     }
@@ -353,7 +332,7 @@ describe('the audit log: a scripted series through every surface', () => {
     for (const secret of [...secrets]) if (secret.startsWith('svc-')) secrets.push(createHash('sha256').update(secret).digest('hex'));
     expect(secrets.filter((s) => s.startsWith('svc-oat-') || s.startsWith('svc-ort-')).length).toBeGreaterThanOrEqual(4);
     expect(secrets.filter((s) => s.length < 8)).toEqual([]);
-    for (const db of [adminDb, billingDb]) {
+    for (const db of [suite.accountsDb, suite.db]) {
       const rows = (await db.query('SELECT row_to_json(a)::text AS line FROM audit_entries a')).rows as { line: string }[];
       expect(rows.length).toBeGreaterThan(0);
       for (const secret of secrets) {
@@ -363,10 +342,10 @@ describe('the audit log: a scripted series through every surface', () => {
     }
     // The search would find one: the test's own check can fail.
     const probe = String(full.body.data[0].target_id);
-    expect((await adminDb.query("SELECT count(*)::int AS n FROM audit_entries a WHERE strpos(row_to_json(a)::text, $1) > 0", [probe])).rows[0].n).toBeGreaterThan(0);
+    expect((await suite.accountsDb.query("SELECT count(*)::int AS n FROM audit_entries a WHERE strpos(row_to_json(a)::text, $1) > 0", [probe])).rows[0].n).toBeGreaterThan(0);
 
     // Append-only in both databases: UPDATE, DELETE and TRUNCATE fail; nothing changed.
-    for (const db of [adminDb, billingDb]) {
+    for (const db of [suite.accountsDb, suite.db]) {
       const before = (await db.query('SELECT count(*)::int AS n FROM audit_entries')).rows[0].n;
       await expect(db.query("UPDATE audit_entries SET action = 'api_key.create'")).rejects.toThrow(/append-only/);
       await expect(db.query('DELETE FROM audit_entries')).rejects.toThrow(/append-only/);
@@ -382,7 +361,7 @@ describe('the audit log: a scripted series through every surface', () => {
       });
       return JSON.parse(stdout) as { deleted: number; retentionDays: number };
     };
-    for (const [service, db, url] of [['account-admin', adminDb, stack.databases.accountAdmin], ['billing', billingDb, stack.databases.billing]] as const) {
+    for (const [service, db, url] of [['account-admin', suite.accountsDb, suite.stack.databases.accountAdmin], ['billing', suite.db, suite.stack.databases.billing]] as const) {
       const old = `aud_${'0'.repeat(24)}`;
       // A backdated row (an INSERT is the one statement the log allows).
       await db.query(

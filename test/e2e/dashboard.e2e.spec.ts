@@ -1,8 +1,8 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { bearer, call, repoRoot, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
-import { FakeStripe } from '../../tools/fake-stripe/src';
+import { useStripeStack } from './stripe-stack';
 import { useChromium } from './chromium';
 
 /**
@@ -35,17 +35,16 @@ describe('the dashboard in Chromium', () => {
   /** Errors the pages wrote to the console (a CSP violation shows up here) or threw. */
   const pageErrors: string[] = [];
   const browser = useChromium('svc-dashboard-chromium-', { viewport: DESKTOP });
-  let stripe: FakeStripe;
-  beforeAll(async () => {
-    stripe = await FakeStripe.start({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET });
-  });
   // The result cache on: the activity and usage pages show a search answered from it.
-  const suite = useStack(() => ({ ...SETTLING_STACK, name: 'dashboard', redisDb: 12, gatewayEnv: { CACHE_ENABLED: 'true' }, billingEnv: stripe.billingEnv(2000) }), { timeoutMs: 180_000 });
-  afterAll(() => stripe?.stop());
+  const suite = useStripeStack(
+    { secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET },
+    (stripe) => ({ ...SETTLING_STACK, name: 'dashboard', redisDb: 12, gatewayEnv: { CACHE_ENABLED: 'true' }, billingEnv: stripe.billingEnv(2000) }),
+    { timeoutMs: 180_000 },
+  );
 
   beforeAll(async () => {
     // The fake's hosted page delivers checkout.session.completed here, as Stripe would.
-    stripe.setWebhookUrl(`${suite.gw}/v1/credits/webhook`);
+    suite.stripe.setWebhookUrl(`${suite.gw}/v1/credits/webhook`);
     mkdirSync(SHOTS, { recursive: true });
     await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.gw });
     browser.context.on('page', (page) => watch(page));
@@ -89,6 +88,14 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('heading', { level: 1, name }).waitFor();
   }
 
+  /** A new page, signed up as a new account (`label` in its email), on the dashboard page `name`. */
+  async function newAccountOn(name: string, label: string): Promise<Page> {
+    const page = await newPage();
+    await signUp(page, label);
+    await go(page, name);
+    return page;
+  }
+
   /** Sign-up's account id, read through the session (the page never shows it). */
   async function accountIdOf(page: Page): Promise<string> {
     const me = await page.request.get(`${suite.gw}/dashboard/api/me`);
@@ -101,6 +108,30 @@ describe('the dashboard in Chromium', () => {
 
   async function text(page: Page, testId: string): Promise<string> {
     return (await page.getByTestId(testId).textContent()) ?? '';
+  }
+
+  /**
+   * Opens the create-key dialog of the API keys page and fills it: each field by its label, a
+   * text (a choice for 'Limit resets', a select) or `true` to tick a checkbox. Returns the dialog.
+   */
+  async function openKeyForm(page: Page, fields: Record<string, string | true>): Promise<Locator> {
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create an API key' });
+    for (const [label, value] of Object.entries(fields)) {
+      const field = dialog.getByLabel(label);
+      if (value === true) await field.check();
+      else if (label === 'Limit resets') await field.selectOption(value);
+      else await field.fill(value);
+    }
+    return dialog;
+  }
+
+  /** Creates the key of a filled create-key dialog; returns the box that shows its secret once. */
+  async function createKey(dialog: Locator): Promise<Locator> {
+    await dialog.getByRole('button', { name: 'Create key' }).click();
+    const secretBox = dialog.page().getByRole('dialog', { name: 'Your new API key' }).getByLabel('Secret');
+    await secretBox.waitFor();
+    return secretBox;
   }
 
   async function keyRecords(page: Page): Promise<Record<string, unknown>[]> {
@@ -136,14 +167,7 @@ describe('the dashboard in Chromium', () => {
 
     // Create an API key with a monthly limit; the secret is shown once, with a copy button.
     await go(page, 'API keys');
-    await page.getByRole('button', { name: 'Create API key' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Create an API key' });
-    await dialog.getByLabel('Name').fill('journey');
-    await dialog.getByLabel('Spending limit (USD)').fill('5');
-    await dialog.getByLabel('Limit resets').selectOption('monthly');
-    await dialog.getByRole('button', { name: 'Create key' }).click();
-    const secretBox = page.getByRole('dialog', { name: 'Your new API key' }).getByLabel('Secret');
-    await secretBox.waitFor();
+    const secretBox = await createKey(await openKeyForm(page, { 'Name': 'journey', 'Spending limit (USD)': '5', 'Limit resets': 'monthly' }));
     const secret = await secretBox.inputValue();
     expect(secret).toMatch(/^svc-[A-Za-z0-9_-]{43}$/);
     await page.getByRole('button', { name: 'Copy secret' }).click();
@@ -208,9 +232,7 @@ describe('the dashboard in Chromium', () => {
   }, 120_000);
 
   it('key editing: create with every field, edit, see the API refuse a past expiry in the dialog, switch off and on, delete only after confirming; management keys the same', async () => {
-    const page = await newPage();
-    await signUp(page, 'editing');
-    await go(page, 'API keys');
+    const page = await newAccountOn('API keys', 'editing');
     await page.getByText('No API keys yet').waitFor();
 
     // Open the dialog from the keyboard; Escape closes it and focus returns to the button.
@@ -227,14 +249,9 @@ describe('the dashboard in Chromium', () => {
     const expiry = new Date(Date.now() + 3 * 86_400_000);
     expiry.setUTCSeconds(0, 0);
     const local = expiry.toISOString().slice(0, 16); // the browser runs in UTC
-    await createButton.click();
-    await dialog.getByLabel('Name').fill('edit-me');
-    await dialog.getByLabel('Spending limit (USD)').fill('12.5');
-    await dialog.getByLabel('Limit resets').selectOption('weekly');
-    await dialog.getByLabel('Expires').fill(local);
-    await dialog.getByLabel('Disabled (searches with this key are refused)').check();
-    await dialog.getByRole('button', { name: 'Create key' }).click();
-    await page.getByRole('dialog', { name: 'Your new API key' }).getByLabel('Secret').waitFor();
+    await createKey(await openKeyForm(page, {
+      'Name': 'edit-me', 'Spending limit (USD)': '12.5', 'Limit resets': 'weekly', 'Expires': local, 'Disabled (searches with this key are refused)': true,
+    }));
     await page.getByRole('button', { name: 'Done' }).click();
     const [created] = await keyRecords(page);
     expect(created).toMatchObject({ name: 'edit-me', limit_usd: 12.5, limit_reset: 'weekly', expires_at: expiry.toISOString(), disabled: true });
@@ -314,16 +331,9 @@ describe('the dashboard in Chromium', () => {
   }, 120_000);
 
   it('key fences in the key form, then the audit log page: the changes, a filter, and a CSV export of them', async () => {
-    const page = await newPage();
-    await signUp(page, 'audit');
-    await go(page, 'API keys');
-    await page.getByRole('button', { name: 'Create API key' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Create an API key' });
-    await dialog.getByLabel('Name').fill('fenced');
-    await dialog.getByLabel('Allowed models').fill('exa/*\nbrave/web');
-    await dialog.getByLabel('Allowed client addresses').fill('203.0.113.0/24, 2001:db8::/32');
-    await dialog.getByRole('button', { name: 'Create key' }).click();
-    const secret = await page.getByRole('dialog', { name: 'Your new API key' }).getByLabel('Secret').inputValue();
+    const page = await newAccountOn('API keys', 'audit');
+    const dialog = await openKeyForm(page, { 'Name': 'fenced', 'Allowed models': 'exa/*\nbrave/web', 'Allowed client addresses': '203.0.113.0/24, 2001:db8::/32' });
+    const secret = await (await createKey(dialog)).inputValue();
     await page.getByRole('button', { name: 'Done' }).click();
     const [created] = await keyRecords(page);
     expect(created).toMatchObject({ name: 'fenced', allowed_models: ['exa/*', 'brave/web'], allowed_ips: ['203.0.113.0/24', '2001:db8::/32'] });
@@ -363,9 +373,7 @@ describe('the dashboard in Chromium', () => {
   }, 60_000);
 
   it('provider keys: add, replace and delete a key per provider, showing only its masked label', async () => {
-    const page = await newPage();
-    await signUp(page, 'byok');
-    await go(page, 'Provider keys');
+    const page = await newAccountOn('Provider keys', 'byok');
     const probe = await page.request.get(`${suite.gw}/dashboard/api/provider-keys`);
     expect(probe.status()).toBe(200);
     const braveRow = page.getByRole('row').filter({ hasText: 'Brave Search' });
@@ -475,14 +483,9 @@ describe('the dashboard in Chromium', () => {
       await check(p.name);
       if (p.name === 'api-keys') {
         // The dialogs too: creating a key (every field), its secret shown once, and a confirmation.
-        await page.getByRole('button', { name: 'Create API key' }).click();
-        const dialog = page.getByRole('dialog', { name: 'Create an API key' });
-        await dialog.getByLabel('Name').fill('nightly jobs');
-        await dialog.getByLabel('Spending limit (USD)').fill('20');
-        await dialog.getByLabel('Limit resets').selectOption('weekly');
+        const dialog = await openKeyForm(page, { 'Name': 'nightly jobs', 'Spending limit (USD)': '20', 'Limit resets': 'weekly' });
         await check('api-keys-create', { fullPage: false });
-        await dialog.getByRole('button', { name: 'Create key' }).click();
-        await page.getByRole('dialog', { name: 'Your new API key' }).getByLabel('Secret').waitFor();
+        await createKey(dialog);
         await check('api-keys-secret', { fullPage: false });
         await page.getByRole('button', { name: 'Done' }).click();
         await page.getByRole('button', { name: 'Delete staging' }).click();

@@ -2,8 +2,7 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { LIMITS, redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import { bearer, call, grantCredits, newAccount, newApiKey, useStack, waitFor } from '@svc/test-kit';
 
 /**
  * Key fences end to end (docs/api.md, "Key fences"; issue 27), through the real gateway,
@@ -23,8 +22,18 @@ const BOUND_MS = 15_000;
 const CACHE_TTL_MS = 3_000;
 
 describe('key fences: allowed_models and allowed_ips, TRUSTED_PROXIES', () => {
-  let stack: Stack;
-  let redis: ReturnType<Stack['redisClient']>;
+  const suite = useStack({
+    name: 'key_fences',
+    redisDb: 9,
+    simulator: true,
+    logLevel: 'warn',
+    gatewayEnv: { KEY_CACHE_TTL_MS: String(CACHE_TTL_MS), RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000' },
+    gateways: [
+      { env: { HOST: '::', TRUSTED_PROXIES: '127.0.0.1/32' } },
+      { env: { TRUSTED_PROXIES: '' } },
+      { env: { KEY_CHANGES_SUBSCRIBE: 'false', TRUSTED_PROXIES: '127.0.0.1/32' } },
+    ],
+  }, { timeoutMs: 180_000 });
   let handler: string;
   let handlerV6: string;
   let untrusting: string;
@@ -32,41 +41,17 @@ describe('key fences: allowed_models and allowed_ips, TRUSTED_PROXIES', () => {
   let account: Awaited<ReturnType<typeof newAccount>>;
 
   beforeAll(async () => {
-    stack = await startStack({
-      name: 'key_fences',
-      redisDb: 9,
-      simulator: true,
-      logLevel: 'warn',
-      gatewayEnv: { KEY_CACHE_TTL_MS: String(CACHE_TTL_MS), RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000' },
-      gateways: [
-        { env: { HOST: '::', TRUSTED_PROXIES: '127.0.0.1/32' } },
-        { env: { TRUSTED_PROXIES: '' } },
-        { env: { KEY_CHANGES_SUBSCRIBE: 'false', TRUSTED_PROXIES: '127.0.0.1/32' } },
-      ],
-    });
-    const [g0, g1, g2] = stack.gateways;
+    const [g0, g1, g2] = suite.stack.gateways;
     if (g0 === undefined || g1 === undefined || g2 === undefined) throw new Error('three gateways expected');
     handler = g0.url;
     handlerV6 = g0.url.replace('127.0.0.1', '[::1]');
     untrusting = g1.url;
     lost = g2.url;
-    redis = stack.redisClient();
     account = await newAccount(handler, 'fences');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: 10, reason: 'e2e funding' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant to reach the spendable balance', async () =>
-      (await redis.get(redisKeys.accountBalance(account.accountId))) === '10000000' ? true : undefined);
-  }, 180_000);
+    await grantCredits(suite.stack, account.accountId, 10_000_000, { redis: suite.redis });
+  }, 60_000);
 
-  afterAll(async () => {
-    redis?.disconnect();
-    await stack?.stop();
-  });
-
-  const balance = async (): Promise<number> => Number(await redis.get(redisKeys.accountBalance(account.accountId)));
+  const balance = async (): Promise<number> => Number(await suite.redis.get(redisKeys.accountBalance(account.accountId)));
   const search = (url: string, secret: string, models: string[], headers: Record<string, string> = {}) =>
     call('POST', `${url}/v1/search`, { body: { query: 'fences', models, max_results: 3 }, headers: { ...bearer(secret), ...headers } });
   const patch = async (id: string, body: Record<string, unknown>): Promise<void> => {

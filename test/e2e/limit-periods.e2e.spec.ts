@@ -1,6 +1,5 @@
-import { Redis } from 'ioredis';
-import { bearer, call, newAccount, newApiKey, startStack, grantCredits, stopStack } from '@svc/test-kit';
-import type { JsonResponse, Stack } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, grantCredits, useStack } from '@svc/test-kit';
+import type { JsonResponse } from '@svc/test-kit';
 
 /**
  * A key's spend inside its current period survives any change of its limit or reset period,
@@ -10,52 +9,40 @@ import type { JsonResponse, Stack } from '@svc/test-kit';
 const RESETS = [null, 'daily', 'weekly', 'monthly'] as const;
 
 describe('key limits across changes of the reset period', () => {
-  let stack: Stack;
-  let gw: string;
-  let redis: Redis;
-
-  beforeAll(async () => {
-    stack = await startStack({
-      name: 'limitperiods',
-      redisDb: 13,
-      simulator: true,
-      logLevel: 'warn',
-      gatewayEnv: { RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', ACCOUNT_MAX_IN_FLIGHT: '1000', PROVIDER_MAX_IN_FLIGHT_EXA: '1000' },
-    });
-    gw = stack.gateways[0]?.url ?? '';
-    redis = new Redis(stack.redisUrl);
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopStack(stack, { redis });
+  const suite = useStack({
+    name: 'limitperiods',
+    redisDb: 13,
+    simulator: true,
+    logLevel: 'warn',
+    gatewayEnv: { RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000', ACCOUNT_MAX_IN_FLIGHT: '1000', PROVIDER_MAX_IN_FLIGHT_EXA: '1000' },
   });
 
   async function fundedAccount(usd: number): Promise<Awaited<ReturnType<typeof newAccount>>> {
-    const account = await newAccount(gw, 'limits');
-    await grantCredits(stack, account.accountId, usd * 1_000_000, { redis });
+    const account = await newAccount(suite.gw, 'limits');
+    await grantCredits(suite.stack, account.accountId, usd * 1_000_000, { redis: suite.redis });
     return account;
   }
 
   const search = (secret: string, query: string): Promise<JsonResponse> =>
-    call('POST', `${gw}/v1/search`, { body: { query, model: 'exa/fast', max_results: 10 }, headers: bearer(secret) });
+    call('POST', `${suite.gw}/v1/search`, { body: { query, model: 'exa/fast', max_results: 10 }, headers: bearer(secret) });
 
   it('every switch between null, daily, weekly and monthly keeps the period\'s spend', async () => {
     const account = await fundedAccount(5);
     for (const from of RESETS) {
       for (const to of RESETS) {
         if (from === to) continue;
-        const key = await newApiKey(gw, account.managementKey, { limit_usd: 0.018, limit_reset: from });
+        const key = await newApiKey(suite.gw, account.managementKey, { limit_usd: 0.018, limit_reset: from });
         expect((await search(key.secret, `spend ${from} ${to} 1`)).status).toBe(200);
         expect((await search(key.secret, `spend ${from} ${to} 2`)).status).toBe(200);
         const refused = await search(key.secret, `spend ${from} ${to} 3`);
         expect([refused.status, refused.body.error.code]).toEqual([402, 'key_limit_exceeded']);
-        const patched = await call('PATCH', `${gw}/v1/keys/${key.id}`, { body: { limit_reset: to }, headers: bearer(account.managementKey) });
+        const patched = await call('PATCH', `${suite.gw}/v1/keys/${key.id}`, { body: { limit_reset: to }, headers: bearer(account.managementKey) });
         expect(patched.status).toBe(200);
         expect([from, to, patched.body.usage_usd, patched.body.limit_remaining_usd]).toEqual([from, to, 0.018, 0]);
         const after = await search(key.secret, `spend ${from} ${to} 4`);
         expect([from, to, after.status]).toEqual([from, to, 402]);
         // Raising the limit keeps the spend too: exactly one more search fits.
-        const raised = await call('PATCH', `${gw}/v1/keys/${key.id}`, { body: { limit_usd: 0.027 }, headers: bearer(account.managementKey) });
+        const raised = await call('PATCH', `${suite.gw}/v1/keys/${key.id}`, { body: { limit_usd: 0.027 }, headers: bearer(account.managementKey) });
         expect([raised.body.usage_usd, raised.body.limit_remaining_usd]).toEqual([0.018, 0.009]);
         expect((await search(key.secret, `spend ${from} ${to} 5`)).status).toBe(200);
         expect((await search(key.secret, `spend ${from} ${to} 6`)).status).toBe(402);
@@ -66,14 +53,14 @@ describe('key limits across changes of the reset period', () => {
   it('concurrent PATCHes of the period during searches never let the key spend more than the largest limit', async () => {
     const account = await fundedAccount(5);
     for (let round = 0; round < 3; round++) {
-      const key = await newApiKey(gw, account.managementKey, { limit_usd: 0.03, limit_reset: 'daily' });
+      const key = await newApiKey(suite.gw, account.managementKey, { limit_usd: 0.03, limit_reset: 'daily' });
       const searches: Promise<JsonResponse>[] = [];
       const patches: Promise<JsonResponse>[] = [];
       for (let i = 0; i < 40; i++) {
         searches.push(search(key.secret, `race ${round} ${i} sim:exa=slow40`));
         if (i % 4 === 0) {
           const reset = RESETS[(i / 4) % RESETS.length] ?? null;
-          patches.push(call('PATCH', `${gw}/v1/keys/${key.id}`, { body: { limit_reset: reset }, headers: bearer(account.managementKey) }));
+          patches.push(call('PATCH', `${suite.gw}/v1/keys/${key.id}`, { body: { limit_reset: reset }, headers: bearer(account.managementKey) }));
         }
         if (i % 8 === 7) await new Promise((resolve) => setTimeout(resolve, 15));
       }

@@ -1,7 +1,6 @@
-import type { RedisClient } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
-import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, seededRandom, startStack, waitFor, grantCredits } from '@svc/test-kit';
-import type { JsonResponse, RedisTopology, Stack } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, seededRandom, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
+import type { JsonResponse, RedisTopology } from '@svc/test-kit';
 
 /**
  * The admission limits of spec section 8 across three gateway processes sharing one Redis:
@@ -17,46 +16,21 @@ const ACCOUNT_CAP = 50;
 const LEASE_TTL_MS = 3_500;
 const SEED = 20260412;
 
-let stack: Stack;
-let redis: RedisClient;
 const random = seededRandom(SEED);
-const gateway = (): string => stack.gateways[Math.floor(random() * stack.gateways.length)]?.url ?? '';
-
-async function fundedAccount(micros: number): Promise<Awaited<ReturnType<typeof newAccount>>> {
-  const account = await newAccount(stack.gateways[0]?.url ?? '', 'limits');
-  await grantCredits(stack, account.accountId, micros, { redis });
-  return account;
-}
-
-/** A key known to every gateway's cache (GET /v1/key takes no rate token), so no search waits on a lookup. */
-async function warmKey(managementKey: string): Promise<{ id: string; secret: string }> {
-  const key = await newApiKey(stack.gateways[0]?.url ?? '', managementKey);
-  for (const gw of stack.gateways) expect((await call('GET', `${gw.url}/v1/key`, { headers: bearer(key.secret) })).status).toBe(200);
-  return key;
-}
 
 const search = (url: string, secret: string, query: string): Promise<JsonResponse> =>
   call('POST', `${url}/v1/search`, { body: { query, model: 'exa/fast', max_results: 10 }, headers: bearer(secret) });
 
-/** The account's spendable balance once nothing is reserved any more. */
-async function settledBalance(accountId: string): Promise<number> {
-  return waitFor('every reservation to settle', async () => {
-    const [reserved, inFlight] = await Promise.all([redis.get(redisKeys.accountReserved(accountId)), redis.zcard(redisKeys.accountInFlight(accountId))]);
-    if (Number(reserved ?? '0') !== 0 || inFlight !== 0) return undefined;
-    return Number(await redis.get(redisKeys.accountBalance(accountId)));
-  }, { timeoutMs: 30_000 });
-}
-
-/** Three gateways with the given rate; the other limits as in the spec (in-flight 50). */
-async function limitsStack(name: string, rate: number, topology: RedisTopology): Promise<void> {
-  stack = await startStack({
+/**
+ * Three gateways with the given rate, the other limits as in the spec (in-flight 50), started
+ * for the calling `describe`; with the helpers its tests search with.
+ */
+function useLimitsStack(name: string, rate: number, topology: RedisTopology) {
+  const suite = useStack({
+    ...SETTLING_STACK,
     name: `${name}_${topology}`,
     cluster: topology === 'cluster',
     redisDb: 12,
-    simulator: true,
-    worker: true,
-    workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
-    logLevel: 'warn',
     gatewayEnv: {
       PROVIDER_MAX_IN_FLIGHT_EXA: '1000',
       PROVIDER_TIMEOUT_MS: '2500',
@@ -67,12 +41,33 @@ async function limitsStack(name: string, rate: number, topology: RedisTopology):
     },
     gateways: [{}, {}, {}],
   });
-  redis = stack.redisClient();
-}
+  /** A gateway drawn from the seeded PRNG. */
+  const gateway = (): string => suite.gateway(Math.floor(random() * suite.stack.gateways.length));
 
-async function stopStack(): Promise<void> {
-  redis?.disconnect();
-  await stack?.stop();
+  async function fundedAccount(micros: number): Promise<Awaited<ReturnType<typeof newAccount>>> {
+    const account = await newAccount(suite.gw, 'limits');
+    await grantCredits(suite.stack, account.accountId, micros, { redis: suite.redis });
+    return account;
+  }
+
+  /** A key known to every gateway's cache (GET /v1/key takes no rate token), so no search waits on a lookup. */
+  async function warmKey(managementKey: string): Promise<{ id: string; secret: string }> {
+    const key = await newApiKey(suite.gw, managementKey);
+    for (const gw of suite.stack.gateways) expect((await call('GET', `${gw.url}/v1/key`, { headers: bearer(key.secret) })).status).toBe(200);
+    return key;
+  }
+
+  /** The account's spendable balance once nothing is reserved any more. */
+  async function settledBalance(accountId: string): Promise<number> {
+    return waitFor('every reservation to settle', async () => {
+      const { redis } = suite;
+      const [reserved, inFlight] = await Promise.all([redis.get(redisKeys.accountReserved(accountId)), redis.zcard(redisKeys.accountInFlight(accountId))]);
+      if (Number(reserved ?? '0') !== 0 || inFlight !== 0) return undefined;
+      return Number(await redis.get(redisKeys.accountBalance(accountId)));
+    }, { timeoutMs: 30_000 });
+  }
+
+  return { suite, gateway, fundedAccount, warmKey, settledBalance };
 }
 
 /**
@@ -86,8 +81,7 @@ async function stopStack(): Promise<void> {
  */
 describe.each(REDIS_TOPOLOGIES)('on %s Redis', (topology) => {
   describe('a burst across three gateway processes (key rate 1/s, burst 40)', () => {
-    beforeAll(() => limitsStack('limitsburst', 1, topology), 120_000);
-    afterAll(() => stopStack());
+    const { gateway, fundedAccount, warmKey, settledBalance } = useLimitsStack('limitsburst', 1, topology);
 
     it(`one key, 200 simultaneous searches over three gateways: the burst (${BURST}) is admitted, plus one per whole second the requests took to reach Redis, every admitted one charged; the rest are 429 rate_limited with Retry-After and uncharged; a retry after Retry-After is accepted`, async () => {
       const funded = 5_000_000;
@@ -117,8 +111,7 @@ describe.each(REDIS_TOPOLOGIES)('on %s Redis', (topology) => {
   });
 
   describe('admission limits across three gateway processes (one Redis, Redis clock)', () => {
-    beforeAll(() => limitsStack('limits', RATE, topology), 120_000);
-    afterAll(() => stopStack());
+    const { suite, gateway, fundedAccount, warmKey, settledBalance } = useLimitsStack('limits', RATE, topology);
 
     it(`one key at a steady 100/s for 30 s over three gateways: ${BURST} + ${RATE} x 30 admitted within 2%, and no window of t seconds admits more than ${BURST} + ${RATE}t`, async () => {
       const funded = 10_000_000;
@@ -167,10 +160,10 @@ describe.each(REDIS_TOPOLOGIES)('on %s Redis', (topology) => {
       const funded = 5_000_000;
       const account = await fundedAccount(funded);
       const keys = await Promise.all(Array.from({ length: 8 }, () => warmKey(account.managementKey)));
-      await fetch(`${stack.simulator?.url}/_sim/reset`, { method: 'POST' });
+      await fetch(`${suite.sim}/_sim/reset`, { method: 'POST' });
       const responses = await Promise.all(Array.from({ length: 200 }, (_, i) =>
         search(gateway(), keys[i % keys.length]?.secret ?? '', `slow ${i} sim:exa=slow2000`)));
-      const stats = (await (await fetch(`${stack.simulator?.url}/_sim/stats`)).json()) as { exa: { max_in_flight: number; total: number } };
+      const stats = (await (await fetch(`${suite.sim}/_sim/stats`)).json()) as { exa: { max_in_flight: number; total: number } };
       const ok = responses.filter((r) => r.status === 200);
       const refused = responses.filter((r) => r.status !== 200);
       expect(stats.exa.max_in_flight).toBeLessThanOrEqual(ACCOUNT_CAP);
@@ -185,17 +178,17 @@ describe.each(REDIS_TOPOLOGIES)('on %s Redis', (topology) => {
     it(`a gateway killed while holding ${ACCOUNT_CAP} leases blocks the account for at most ACCOUNT_LEASE_TTL_MS (${LEASE_TTL_MS} ms)`, async () => {
       const account = await fundedAccount(5_000_000);
       const keys = await Promise.all(Array.from({ length: 2 }, () => warmKey(account.managementKey)));
-      const victim = stack.gateways[2];
-      const survivor = stack.gateways[0]?.url ?? '';
+      const victim = suite.stack.gateways[2];
+      const survivor = suite.gw;
       if (victim === undefined) throw new Error('three gateways expected');
       const doomed = Array.from({ length: ACCOUNT_CAP }, (_, i) =>
         search(victim.url, keys[i % 2]?.secret ?? '', `doomed ${i} sim:exa=slow2000`).catch(() => null));
       const inFlightKey = redisKeys.accountInFlight(account.accountId);
-      await waitFor('the victim to hold every lease', async () => ((await redis.zcard(inFlightKey)) === ACCOUNT_CAP ? true : undefined));
+      await waitFor('the victim to hold every lease', async () => ((await suite.redis.zcard(inFlightKey)) === ACCOUNT_CAP ? true : undefined));
       await victim.process.stop('SIGKILL');
-      const [seconds] = await redis.time();
+      const [seconds] = await suite.redis.time();
       const killedAtMs = Number(seconds) * 1000;
-      const expiries = (await redis.zrangebyscore(inFlightKey, '-inf', '+inf', 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
+      const expiries = (await suite.redis.zrangebyscore(inFlightKey, '-inf', '+inf', 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
       // The stated bound: every lease expires at most ACCOUNT_LEASE_TTL_MS after it was taken.
       for (const expiry of expiries) expect(expiry).toBeLessThanOrEqual(killedAtMs + 1_000 + LEASE_TTL_MS);
       const blocked = await search(survivor, keys[0]?.secret ?? '', 'while the dead gateway holds the leases');
@@ -204,7 +197,7 @@ describe.each(REDIS_TOPOLOGIES)('on %s Redis', (topology) => {
       const back = await waitFor('the account to get its capacity back', async () => {
         const r = await search(survivor, keys[1]?.secret ?? '', 'after the leases expired');
         if (r.status !== 200) return undefined;
-        const [s, us] = await redis.time();
+        const [s, us] = await suite.redis.time();
         return Number(s) * 1000 + Math.floor(Number(us) / 1000);
       }, { timeoutMs: LEASE_TTL_MS + 10_000, intervalMs: 100 });
       expect(back).toBeGreaterThanOrEqual(Math.min(...expiries));

@@ -4,11 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { Client as PgClient } from 'pg';
-import { Redis } from 'ioredis';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stopStack } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import { bearer, call, newAccount, newApiKey, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
 
 /**
  * /mcp with the official MCP client over HTTP, against two gateway processes, billing with
@@ -16,31 +13,17 @@ import type { Stack } from '@svc/test-kit';
  * rate of 1/s and a burst of 1, for the rate_limited case.
  */
 describe('the remote MCP endpoint (/mcp) through the official MCP client', () => {
-  let stack: Stack;
-  let redis: Redis;
-  let db: PgClient;
   const clients: McpClient[] = [];
-  const gw = (index: number): string => stack.gateways[index]?.url ?? '';
-
-  beforeAll(async () => {
-    stack = await startStack({
-      name: 'mcp',
-      redisDb: 12,
-      simulator: true,
-      worker: true,
-      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
-      logLevel: 'warn',
-      gateways: [{}, {}, { env: { RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '1' } }],
-    });
-    redis = new Redis(stack.redisUrl);
-    db = new PgClient({ connectionString: stack.databases.billing });
-    await db.connect();
-  }, 120_000);
-
   afterAll(async () => {
     for (const client of clients) await client.close().catch(() => undefined);
-    await stopStack(stack, { redis, db });
   });
+  const suite = useStack({
+    ...SETTLING_STACK,
+    name: 'mcp',
+    redisDb: 12,
+    gateways: [{}, {}, { env: { RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '1' } }],
+  }, { db: true });
+  const gw = (index: number): string => suite.gateway(index);
 
   async function connect(url: string, secret: string | null): Promise<McpClient> {
     const headers: Record<string, string> = secret === null ? {} : bearer(secret);
@@ -53,12 +36,12 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
 
   async function fundedKey(usd: number): Promise<{ accountId: string; managementKey: string; secret: string }> {
     const account = await newAccount(gw(0), 'mcp');
-    await grantCredits(stack, account.accountId, Math.round(usd * 1_000_000), { redis });
+    await grantCredits(suite.stack, account.accountId, Math.round(usd * 1_000_000), { redis: suite.redis });
     const key = await newApiKey(gw(0), account.managementKey);
     return { accountId: account.accountId, managementKey: account.managementKey, secret: key.secret };
   }
 
-  const balanceMicros = async (accountId: string): Promise<number> => Number(await redis.get(redisKeys.accountBalance(accountId)));
+  const balanceMicros = async (accountId: string): Promise<number> => Number(await suite.redis.get(redisKeys.accountBalance(accountId)));
 
   const texts = (result: CallToolResult): string[] => result.content.map((block) => (block.type === 'text' ? block.text : ''));
 
@@ -131,12 +114,12 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     // The durable side: one search_charge each, of the same amount, and the same usage rows.
     const ids = [String(http.body.request_id), answer.request_id];
     const charges = await waitFor('both settlements in the ledger', async () => {
-      const rows = await db.query<{ request_id: string; amount: string }>(
+      const rows = await suite.db.query<{ request_id: string; amount: string }>(
         "SELECT request_id, amount_micros AS amount FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge' AND request_id = ANY($2)", [accountId, ids]);
       return rows.rows.length === 2 ? rows.rows : undefined;
     }, { timeoutMs: 30_000 });
     expect(new Set(charges.map((row) => row.amount)).size).toBe(1);
-    const usage = await db.query<{ request_id: string; attempt_index: number; model: string; provider: string; source: string; status: string; reserved: string; charged: string; results: number }>(
+    const usage = await suite.db.query<{ request_id: string; attempt_index: number; model: string; provider: string; source: string; status: string; reserved: string; charged: string; results: number }>(
       `SELECT request_id, attempt_index, model, provider, source, status, reserved_micros AS reserved, charged_micros AS charged, results
          FROM usage_events WHERE account_id = $1 AND request_id = ANY($2) ORDER BY attempt_index`, [accountId, ids]);
     const rowsOf = (id: string): unknown[] => usage.rows.filter((row) => row.request_id === id).map(({ request_id: _, ...rest }) => rest);

@@ -3,11 +3,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client as McpClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { Client as PgClient } from 'pg';
-import { Redis } from 'ioredis';
 import { OAUTH_LIFETIMES, OAUTH_PATHS, redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, startStack, waitFor } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
+import { bearer, call, grantCredits, newAccount, newApiKey, useStack, waitFor, SETTLING_STACK } from '@svc/test-kit';
 import { approve, authorize, codeOf, exchange, form, pkce, refresh, register, requestIdOf, startAuthorization } from './oauth-flow';
 
 /**
@@ -22,29 +19,24 @@ const REDIRECT = 'http://127.0.0.1:9/callback';
 const PROPAGATION_MAX_MS = 15_000;
 
 describe('OAuth for connectors on /mcp/oauth', () => {
-  let stack: Stack;
-  let redis: Redis;
-  let pg: PgClient;
+  const closers: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    for (const close of closers) await close().catch(() => undefined);
+  });
+  const suite = useStack({
+    ...SETTLING_STACK,
+    name: 'oauth',
+    redisDb: 13,
+    // info: the grant and revocation lines are logged, and the test below checks no token is among them.
+    logLevel: 'info',
+    // The metadata documents below are served from loopback, allowed on a local stack only.
+    accountAdminEnv: { OAUTH_CLIENT_METADATA_ALLOW_PRIVATE: 'true' },
+  }, { accountsDb: true });
+  const gw = (): string => suite.gw;
   let documents: Server;
   let documentsUrl: string;
-  const closers: (() => Promise<unknown>)[] = [];
-  const gw = (): string => stack.gateways[0]?.url ?? '';
 
   beforeAll(async () => {
-    stack = await startStack({
-      name: 'oauth',
-      redisDb: 13,
-      simulator: true,
-      worker: true,
-      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
-      // info: the grant and revocation lines are logged, and the test below checks no token is among them.
-      logLevel: 'info',
-      // The metadata documents below are served from loopback, allowed on a local stack only.
-      accountAdminEnv: { OAUTH_CLIENT_METADATA_ALLOW_PRIVATE: 'true' },
-    });
-    redis = new Redis(stack.redisUrl);
-    pg = new PgClient({ connectionString: stack.databases.accountAdmin });
-    await pg.connect();
     // A client's own site publishing its Client ID Metadata Document.
     documents = createServer((request, response) => {
       const self = `${documentsUrl}${request.url ?? ''}`;
@@ -55,25 +47,15 @@ describe('OAuth for connectors on /mcp/oauth', () => {
     });
     await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
     documentsUrl = `http://127.0.0.1:${(documents.address() as AddressInfo).port}`;
-  }, 120_000);
+  });
 
   afterAll(async () => {
-    for (const close of closers) await close().catch(() => undefined);
-    redis?.disconnect();
-    await pg?.end();
     await new Promise((resolve) => documents?.close(resolve));
-    await stack?.stop();
   });
 
   async function fundedAccount(usd: number): Promise<Awaited<ReturnType<typeof newAccount>>> {
     const account = await newAccount(gw(), 'oauth');
-    const grant = await call('POST', `${stack.billing.operatorUrl}/operator/accounts/${account.accountId}/grants`, {
-      body: { amount_usd: usd, reason: 'e2e funding' },
-      headers: bearer(stack.operatorToken),
-    });
-    expect(grant.status).toBe(201);
-    await waitFor('the grant to reach the spendable balance', async () =>
-      (await redis.get(redisKeys.accountBalance(account.accountId))) === String(Math.round(usd * 1_000_000)) ? true : undefined);
+    await grantCredits(suite.stack, account.accountId, Math.round(usd * 1_000_000), { redis: suite.redis });
     return account;
   }
 
@@ -163,11 +145,11 @@ describe('OAuth for connectors on /mcp/oauth', () => {
     const client = await mcp(access);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(['get_credits', 'list_models', 'web_search']);
-    const before = Number(await redis.get(redisKeys.accountBalance(account.accountId)));
+    const before = Number(await suite.redis.get(redisKeys.accountBalance(account.accountId)));
     const first = (await client.callTool({ name: 'web_search', arguments: { query: 'oauth connector', model: 'exa/fast', max_results: 1 } })) as CallToolResult;
     expect(first.isError).toBeFalsy();
     expect((first.structuredContent as { cost_usd: number }).cost_usd).toBe(0.009);
-    expect(before - Number(await redis.get(redisKeys.accountBalance(account.accountId)))).toBe(9_000);
+    expect(before - Number(await suite.redis.get(redisKeys.accountBalance(account.accountId)))).toBe(9_000);
     expect(await keyOf(account.managementKey, keyId)).toMatchObject({ usage_usd: 0.009, limit_remaining_usd: 0.009 });
 
     const second = (await client.callTool({ name: 'web_search', arguments: { query: 'oauth connector 2', model: 'exa/fast', max_results: 1 } })) as CallToolResult;
@@ -176,7 +158,7 @@ describe('OAuth for connectors on /mcp/oauth', () => {
     expect(third.isError).toBe(true);
     const refusal = JSON.parse((third.content[1] as { text: string }).text) as { error: { code: string } };
     expect(refusal.error.code).toBe('key_limit_exceeded');
-    expect(before - Number(await redis.get(redisKeys.accountBalance(account.accountId)))).toBe(18_000);
+    expect(before - Number(await suite.redis.get(redisKeys.accountBalance(account.accountId)))).toBe(18_000);
 
     // The access token has one audience: it is no key anywhere else.
     expect((await rawCall(access, `${gw()}/mcp`)).status).toBe(401);
@@ -256,9 +238,9 @@ describe('OAuth for connectors on /mcp/oauth', () => {
     // The code's stored lifetime is the 60 s bound; a code past it is refused.
     const late = await startAuthorization(gw(), clientId, REDIRECT);
     const lateCode = codeOf(String((await approve(gw(), account.session, late.requestId)).body.redirect_to)).code;
-    const rows = await pg.query<{ seconds: number }>(`SELECT extract(epoch FROM expires_at - created_at)::float AS seconds FROM oauth_tokens WHERE kind = 'code' ORDER BY created_at DESC LIMIT 1`);
+    const rows = await suite.accountsDb.query<{ seconds: number }>(`SELECT extract(epoch FROM expires_at - created_at)::float AS seconds FROM oauth_tokens WHERE kind = 'code' ORDER BY created_at DESC LIMIT 1`);
     expect(rows.rows[0]?.seconds).toBe(OAUTH_LIFETIMES.codeSeconds);
-    await pg.query(`UPDATE oauth_tokens SET created_at = created_at - interval '61 seconds', expires_at = expires_at - interval '61 seconds' WHERE kind = 'code' AND used_at IS NULL`);
+    await suite.accountsDb.query(`UPDATE oauth_tokens SET created_at = created_at - interval '61 seconds', expires_at = expires_at - interval '61 seconds' WHERE kind = 'code' AND used_at IS NULL`);
     const expired = await exchange(gw(), clientId, lateCode, REDIRECT, late.pkce.verifier);
     expect(expired.body).toEqual({ error: 'invalid_grant', error_description: 'the code has expired' });
   });
@@ -363,14 +345,14 @@ describe('OAuth for connectors on /mcp/oauth', () => {
   it('tokens and codes are stored only as hashes and never logged', async () => {
     const account = await fundedAccount(1);
     const grant = await connect(account.session);
-    const stored = await pg.query<{ hash: string }>('SELECT hash FROM oauth_tokens');
+    const stored = await suite.accountsDb.query<{ hash: string }>('SELECT hash FROM oauth_tokens');
     const hashes = stored.rows.map((row) => row.hash);
     expect(hashes.every((hash) => /^[0-9a-f]{64}$/.test(hash))).toBe(true);
-    const dump = JSON.stringify((await pg.query('SELECT * FROM oauth_tokens')).rows) + JSON.stringify((await pg.query('SELECT * FROM oauth_grants')).rows);
+    const dump = JSON.stringify((await suite.accountsDb.query('SELECT * FROM oauth_tokens')).rows) + JSON.stringify((await suite.accountsDb.query('SELECT * FROM oauth_grants')).rows);
     for (const secret of [grant.access, grant.refreshToken]) {
       expect(dump).not.toContain(secret);
-      expect(stack.logs()).not.toContain(secret);
-      expect(stack.logs()).not.toContain(secret.slice(8));
+      expect(suite.stack.logs()).not.toContain(secret);
+      expect(suite.stack.logs()).not.toContain(secret.slice(8));
     }
   });
 });

@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { Client } from 'pg';
 import { scanKeys } from '@svc/redis-client';
-import type { RedisClient } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
-import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, startStack, waitFor, grantCredits, stackClients, stopStack, UNTHROTTLED_GATEWAY_ENV } from '@svc/test-kit';
-import type { JsonResponse, Stack } from '@svc/test-kit';
+import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, waitFor, grantCredits, UNTHROTTLED_GATEWAY_ENV, useStack, SETTLING_STACK } from '@svc/test-kit';
+import type { JsonResponse } from '@svc/test-kit';
 
 /**
  * The shared result cache and the coalescing of identical searches (docs/decisions/0023), end
@@ -24,55 +22,35 @@ const EXA_OWN = `own-exa-${randomBytes(12).toString('hex')}`;
 const fresh = (label: string): string => `${label} ${randomBytes(6).toString('hex')}`;
 
 describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topology) => {
-  let stack: Stack;
-  let redis: RedisClient;
-  let db: Client;
-  let gw0: string;
-  let gw1: string;
-  let sim: string;
-
-  beforeAll(async () => {
-    stack = await startStack({
-      name: `cache_${topology}`,
-      cluster: topology === 'cluster',
-      redisDb: 13,
-      simulator: true,
-      simulatorEnv: { SIM_EXA_KEY: `sim-exa-key,${EXA_OWN}` },
-      worker: true,
-      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
-      logLevel: 'warn',
-      gatewayEnv: {
-        CACHE_ENABLED: 'true',
-        ...UNTHROTTLED_GATEWAY_ENV,
-      },
-      gateways: [{}, {}],
-    });
-    gw0 = stack.gateways[0]?.url ?? '';
-    gw1 = stack.gateways[1]?.url ?? '';
-    sim = stack.simulator?.url ?? '';
-    ({ redis, db } = await stackClients(stack));
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopStack(stack, { redis, db });
-  });
+  const suite = useStack({
+    ...SETTLING_STACK,
+    name: `cache_${topology}`,
+    cluster: topology === 'cluster',
+    redisDb: 13,
+    simulatorEnv: { SIM_EXA_KEY: `sim-exa-key,${EXA_OWN}` },
+    gatewayEnv: {
+      CACHE_ENABLED: 'true',
+      ...UNTHROTTLED_GATEWAY_ENV,
+    },
+    gateways: [{}, {}],
+  }, { db: true });
 
   async function fundedAccount(micros: number): Promise<Awaited<ReturnType<typeof newAccount>> & { apiKey: string }> {
-    const account = await newAccount(gw0, 'cache');
-    await grantCredits(stack, account.accountId, micros, { redis });
-    const key = await newApiKey(gw0, account.managementKey);
+    const account = await newAccount(suite.gw, 'cache');
+    await grantCredits(suite.stack, account.accountId, micros, { redis: suite.redis });
+    const key = await newApiKey(suite.gw, account.managementKey);
     return { ...account, apiKey: key.secret };
   }
 
   const search = (gateway: string, secret: string, body: Record<string, unknown>): Promise<JsonResponse> =>
     call('POST', `${gateway}/v1/search`, { body: { model: 'exa/fast', max_results: 10, ...body }, headers: bearer(secret) });
 
-  const exaCalls = async (): Promise<number> => Number((await call('GET', `${sim}/_sim/stats`)).body.exa.total);
+  const exaCalls = async (): Promise<number> => Number((await call('GET', `${suite.sim}/_sim/stats`)).body.exa.total);
 
   /** The account's search charges once the worker wrote `count` of them: [request id, micro-USD, cache status]. */
   async function charges(accountId: string, count: number): Promise<Map<string, { micros: number; cache: string | null }>> {
     return waitFor('the ledger worker to write every charge', async () => {
-      const rows = await db.query<{ request_id: string; amount_micros: string; cache: string | null }>(
+      const rows = await suite.db.query<{ request_id: string; amount_micros: string; cache: string | null }>(
         `SELECT request_id, amount_micros, cache FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge'`, [accountId]);
       if (rows.rows.length < count) return undefined;
       return new Map(rows.rows.map((r) => [r.request_id, { micros: -Number(r.amount_micros), cache: r.cache }]));
@@ -81,10 +59,10 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
 
   it('the catalog shows each model\'s cache price (10 % of its base price)', async () => {
     const account = await fundedAccount(FULL_MICROS);
-    const models = await call('GET', `${gw0}/v1/models`, { headers: bearer(account.apiKey) });
+    const models = await call('GET', `${suite.gw}/v1/models`, { headers: bearer(account.apiKey) });
     const exa = models.body.data.find((m: { id: string }) => m.id === 'exa/fast');
     expect(exa.pricing).toMatchObject({ base_usd: 0.009, cache_price_usd: 0.0009 });
-    const pricing = await call('GET', `${gw1}/v1/credits/pricing`);
+    const pricing = await call('GET', `${suite.gateway(1)}/v1/credits/pricing`);
     expect(pricing.body.models.find((m: { id: string }) => m.id === 'brave/web')).toMatchObject({ base_usd: 0.006, cache_price_usd: 0.0006 });
     expect(pricing.body.cache).toEqual({ enabled: true, price_percent: 10 });
   });
@@ -93,20 +71,20 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     const account = await fundedAccount(100 * FULL_MICROS);
     const query = fresh('cache hit');
     const before = await exaCalls();
-    const miss = await search(gw0, account.apiKey, { query });
+    const miss = await search(suite.gw, account.apiKey, { query });
     expect([miss.status, miss.headers.get('x-svc-cache'), miss.body.cache, miss.body.cost_usd]).toEqual([200, 'miss', { status: 'miss', age_s: 0 }, 0.009]);
     // The same query differently spaced (and in NFD) is the same search; another gateway serves it.
-    const hit = await search(gw1, account.apiKey, { query: `  ${query.replace(' ', '   ')} `.normalize('NFD') });
+    const hit = await search(suite.gateway(1), account.apiKey, { query: `  ${query.replace(' ', '   ')} `.normalize('NFD') });
     expect([hit.status, hit.headers.get('x-svc-cache'), hit.body.cache.status, hit.body.cost_usd]).toEqual([200, 'hit', 'hit', 0.0009]);
     expect(hit.body.cache.age_s).toBeGreaterThanOrEqual(0);
     expect(hit.body).toMatchObject({ model: 'exa/fast', provider: 'exa', source: 'platform', attempts: [] });
     expect(hit.body.results).toEqual(miss.body.results);
     // Fewer results are served from the entry; more are not (and case is kept: another search).
-    const fewer = await search(gw0, account.apiKey, { query, max_results: 3 });
+    const fewer = await search(suite.gw, account.apiKey, { query, max_results: 3 });
     expect([fewer.body.cache.status, fewer.body.results]).toEqual(['hit', miss.body.results.slice(0, 3)]);
-    const more = await search(gw0, account.apiKey, { query, max_results: 12 });
+    const more = await search(suite.gw, account.apiKey, { query, max_results: 12 });
     expect(more.body.cache.status).toBe('miss');
-    const otherCase = await search(gw0, account.apiKey, { query: query.toUpperCase() });
+    const otherCase = await search(suite.gw, account.apiKey, { query: query.toUpperCase() });
     expect(otherCase.body.cache.status).toBe('miss');
     expect(await exaCalls()).toBe(before + 3);
     // The ledger: one entry per search; the hits at the cache price, with their status.
@@ -115,18 +93,18 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     expect(ledger.get(hit.body.request_id)).toEqual({ micros: CACHE_MICROS, cache: 'hit' });
     expect(ledger.get(fewer.body.request_id)).toEqual({ micros: CACHE_MICROS, cache: 'hit' });
     expect(ledger.get(miss.body.request_id)).toEqual({ micros: FULL_MICROS, cache: 'miss' });
-    const events = await db.query<{ request_id: string; cache: string; saved_micros: string }>(
+    const events = await suite.db.query<{ request_id: string; cache: string; saved_micros: string }>(
       `SELECT request_id, cache, saved_micros FROM usage_events WHERE request_id = $1`, [hit.body.request_id]);
     expect(events.rows.map((r) => [r.cache, Number(r.saved_micros)])).toEqual([['hit', FULL_MICROS - CACHE_MICROS]]);
     // Exa's price grows past 10 results: 12 cost 11,500; the 3-result hit saved 9,000 - 900.
     const spent = FULL_MICROS * 3 + 2_500 + 2 * CACHE_MICROS;
-    expect(await redis.get(redisKeys.accountBalance(account.accountId))).toBe(String(100 * FULL_MICROS - spent));
-    const usage = await call('GET', `${gw1}/v1/usage`, { headers: bearer(account.managementKey) });
+    expect(await suite.redis.get(redisKeys.accountBalance(account.accountId))).toBe(String(100 * FULL_MICROS - spent));
+    const usage = await call('GET', `${suite.gateway(1)}/v1/usage`, { headers: bearer(account.managementKey) });
     expect(usage.body.total).toMatchObject({ searches: 5, cost_usd: spent / 1_000_000, cache_hits: 2, cache_saved_usd: (2 * (FULL_MICROS - CACHE_MICROS)) / 1_000_000 });
-    const byModel = await call('GET', `${gw1}/v1/usage?group_by=model`, { headers: bearer(account.managementKey) });
+    const byModel = await call('GET', `${suite.gateway(1)}/v1/usage?group_by=model`, { headers: bearer(account.managementKey) });
     expect(byModel.body.data).toEqual([expect.objectContaining({ model: 'exa/fast', searches: 5, cache_hits: 2 })]);
     // The dashboard's activity shows each attempt's cache status.
-    const activity = await call('GET', `${gw0}/dashboard/api/activity`, { headers: account.session });
+    const activity = await call('GET', `${suite.gw}/dashboard/api/activity`, { headers: account.session });
     const shown = activity.body.data.find((item: { request_id: string }) => item.request_id === hit.body.request_id);
     expect(shown.attempts).toEqual([expect.objectContaining({ cache: 'hit', cost_usd: 0.0009, saved_usd: 0.0081 })]);
   });
@@ -135,22 +113,22 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     const account = await fundedAccount(100 * FULL_MICROS);
     const query = fresh('cache modes');
     const before = await exaCalls();
-    expect((await search(gw0, account.apiKey, { query })).body.cache.status).toBe('miss');
-    const refreshed = await search(gw1, account.apiKey, { query, cache: 'refresh' });
+    expect((await search(suite.gw, account.apiKey, { query })).body.cache.status).toBe('miss');
+    const refreshed = await search(suite.gateway(1), account.apiKey, { query, cache: 'refresh' });
     expect([refreshed.headers.get('x-svc-cache'), refreshed.body.cache, refreshed.body.cost_usd]).toEqual(['miss', { status: 'miss', age_s: 0 }, 0.009]);
-    const off = await search(gw0, account.apiKey, { query, cache: 'off' });
+    const off = await search(suite.gw, account.apiKey, { query, cache: 'off' });
     expect([off.headers.get('x-svc-cache'), off.body.cache, off.body.cost_usd]).toEqual(['off', { status: 'off', age_s: 0 }, 0.009]);
     expect(await exaCalls()).toBe(before + 3);
     // off stored nothing: a new query searched with off first is still a miss after it.
     const other = fresh('cache off first');
-    expect((await search(gw0, account.apiKey, { query: other, cache: 'off' })).body.cache.status).toBe('off');
-    expect((await search(gw0, account.apiKey, { query: other })).body.cache.status).toBe('miss');
+    expect((await search(suite.gw, account.apiKey, { query: other, cache: 'off' })).body.cache.status).toBe('off');
+    expect((await search(suite.gw, account.apiKey, { query: other })).body.cache.status).toBe('miss');
     // cache_max_age_s: 0 accepts no stored answer (a miss that stores anew), a day accepts it.
-    expect((await search(gw1, account.apiKey, { query, cache_max_age_s: 0 })).body.cache.status).toBe('miss');
-    expect((await search(gw1, account.apiKey, { query, cache_max_age_s: 86_400 })).body.cache.status).toBe('hit');
+    expect((await search(suite.gateway(1), account.apiKey, { query, cache_max_age_s: 0 })).body.cache.status).toBe('miss');
+    expect((await search(suite.gateway(1), account.apiKey, { query, cache_max_age_s: 86_400 })).body.cache.status).toBe('hit');
     // Bad values are the API's 400.
     for (const bad of [{ cache: 'always' }, { cache_max_age_s: -1 }, { cache_max_age_s: 1.5 }, { cache: null }]) {
-      const reply = await search(gw0, account.apiKey, { query, ...bad });
+      const reply = await search(suite.gw, account.apiKey, { query, ...bad });
       expect([reply.status, reply.body.error.code]).toEqual([400, 'invalid_request']);
     }
   });
@@ -159,30 +137,30 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     const account = await fundedAccount(100 * FULL_MICROS);
     const query = fresh('cache filters');
     const before = await exaCalls();
-    expect((await search(gw0, account.apiKey, { query })).body.cache.status).toBe('miss');
-    const filtered = await search(gw1, account.apiKey, { query, include_domains: ['example.com', 'docs.example.org'], country: 'US' });
+    expect((await search(suite.gw, account.apiKey, { query })).body.cache.status).toBe('miss');
+    const filtered = await search(suite.gateway(1), account.apiKey, { query, include_domains: ['example.com', 'docs.example.org'], country: 'US' });
     expect([filtered.status, filtered.body.cache.status]).toEqual([200, 'miss']);
-    const other = await search(gw0, account.apiKey, { query, include_domains: ['example.com'], country: 'US' });
+    const other = await search(suite.gw, account.apiKey, { query, include_domains: ['example.com'], country: 'US' });
     expect(other.body.cache.status).toBe('miss');
     // The same filters, listed in another order and case: the contracts' canonical form, one entry.
-    const same = await search(gw0, account.apiKey, { query, country: 'US', include_domains: ['DOCS.example.org', 'example.com'] });
+    const same = await search(suite.gw, account.apiKey, { query, country: 'US', include_domains: ['DOCS.example.org', 'example.com'] });
     expect([same.body.cache.status, same.body.results]).toEqual(['hit', filtered.body.results]);
     // And the unfiltered entry still answers the unfiltered search.
-    expect((await search(gw1, account.apiKey, { query })).body.cache.status).toBe('hit');
+    expect((await search(suite.gateway(1), account.apiKey, { query })).body.cache.status).toBe('hit');
     expect(await exaCalls()).toBe(before + 3);
   });
 
   it('a hit is checked against the balance at the cache price', async () => {
     const rich = await fundedAccount(10 * FULL_MICROS);
     const query = fresh('cache balance');
-    expect((await search(gw0, rich.apiKey, { query })).body.cache.status).toBe('miss');
+    expect((await search(suite.gw, rich.apiKey, { query })).body.cache.status).toBe('miss');
     // An account that can pay the cache price and not the full price: the hit is served, a miss is refused.
     const poor = await fundedAccount(CACHE_MICROS);
-    const hit = await search(gw1, poor.apiKey, { query });
+    const hit = await search(suite.gateway(1), poor.apiKey, { query });
     expect([hit.status, hit.body.cache.status, hit.body.cost_usd]).toEqual([200, 'hit', 0.0009]);
-    const again = await search(gw1, poor.apiKey, { query });
+    const again = await search(suite.gateway(1), poor.apiKey, { query });
     expect([again.status, again.body.error.code, again.body.error.needed_usd]).toEqual([402, 'insufficient_credits', 0.0009]);
-    expect(await redis.get(redisKeys.accountBalance(poor.accountId))).toBe('0');
+    expect(await suite.redis.get(redisKeys.accountBalance(poor.accountId))).toBe('0');
   });
 
   it('50 identical searches at once across two gateways make one upstream call: one miss, 49 joined, each charged once', async () => {
@@ -190,7 +168,7 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     // The leading call takes 3 s, so every search arrives while it is in flight.
     const query = `${fresh('coalesce')} sim:exa=slow3000`;
     const before = await exaCalls();
-    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => search(i % 2 === 0 ? gw0 : gw1, account.apiKey, { query })));
+    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) => search(i % 2 === 0 ? suite.gw : suite.gateway(1), account.apiKey, { query })));
     expect(replies.map((r) => r.status)).toEqual(Array.from({ length: 50 }, () => 200));
     expect(await exaCalls()).toBe(before + 1);
     const statuses = replies.map((r) => r.body.cache.status as string);
@@ -202,9 +180,9 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     expect(ledger.size).toBe(50);
     expect([...ledger.values()].reduce((sum, c) => sum + c.micros, 0)).toBe(FULL_MICROS + 49 * CACHE_MICROS);
     expect([...ledger.values()].filter((c) => c.cache === 'joined')).toHaveLength(49);
-    expect(await redis.get(redisKeys.accountBalance(account.accountId))).toBe(String(100 * FULL_MICROS - FULL_MICROS - 49 * CACHE_MICROS));
+    expect(await suite.redis.get(redisKeys.accountBalance(account.accountId))).toBe(String(100 * FULL_MICROS - FULL_MICROS - 49 * CACHE_MICROS));
     // The gateways count the lookups by model and status.
-    const samples = (await Promise.all(stack.gateways.map(async (g) => parsePrometheusText(await (await fetch(`${g.metricsUrl}/metrics`)).text())))).flat();
+    const samples = (await Promise.all(suite.stack.gateways.map(async (g) => parsePrometheusText(await (await fetch(`${g.metricsUrl}/metrics`)).text())))).flat();
     expect(sumSamples(samples, 'gateway_cache_lookups_total', { model: 'exa/fast', status: 'joined' })).toBeGreaterThanOrEqual(49);
     expect(sumSamples(samples, 'gateway_cache_bytes_held')).toBeGreaterThan(0);
   });
@@ -215,7 +193,7 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     const query = `${fresh('leader fails')} sim:exa=failfirst2000`;
     const before = await exaCalls();
     const replies = await Promise.all(Array.from({ length: 10 }, (_, i) =>
-      search(i % 2 === 0 ? gw0 : gw1, account.apiKey, { query, models: ['exa/fast', 'brave/web'] })));
+      search(i % 2 === 0 ? suite.gw : suite.gateway(1), account.apiKey, { query, models: ['exa/fast', 'brave/web'] })));
     // Every search answered; the one whose exa call failed fell back to Brave, as it would have alone.
     expect(replies.map((r) => r.status)).toEqual(Array.from({ length: 10 }, () => 200));
     const fellBack = replies.filter((r) => r.body.model === 'brave/web');
@@ -237,34 +215,34 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
 
   it('an answer from an account\'s own provider key is served to that account only', async () => {
     const owner = await fundedAccount(100 * FULL_MICROS);
-    const put = await call('PUT', `${gw0}/v1/provider-keys/exa`, { body: { key: EXA_OWN }, headers: bearer(owner.managementKey) });
+    const put = await call('PUT', `${suite.gw}/v1/provider-keys/exa`, { body: { key: EXA_OWN }, headers: bearer(owner.managementKey) });
     expect(put.status).toBe(200);
     // Both gateways use the account's key once its change reached them (probes skip the cache).
-    for (const gateway of [gw0, gw1]) {
+    for (const gateway of [suite.gw, suite.gateway(1)]) {
       await waitFor('the gateway to use the account key', async () => {
         const probe = await search(gateway, owner.apiKey, { query: fresh('byok probe'), cache: 'off' });
         return probe.body.source === 'byok' ? true : undefined;
       });
     }
     const query = fresh('byok cached');
-    const first = await search(gw0, owner.apiKey, { query });
+    const first = await search(suite.gw, owner.apiKey, { query });
     expect([first.body.source, first.body.cache.status]).toEqual(['byok', 'miss']);
     const other = await fundedAccount(100 * FULL_MICROS);
     const before = await exaCalls();
-    const otherReply = await search(gw1, other.apiKey, { query });
+    const otherReply = await search(suite.gateway(1), other.apiKey, { query });
     expect([otherReply.body.source, otherReply.body.cache.status, otherReply.body.cost_usd]).toEqual(['platform', 'miss', 0.009]);
     expect(await exaCalls()).toBe(before + 1);
-    const again = await search(gw1, owner.apiKey, { query });
+    const again = await search(suite.gateway(1), owner.apiKey, { query });
     expect([again.body.source, again.body.cache.status]).toEqual(['byok', 'hit']);
     // A BYOK hit costs no more than the attempt's BYOK fee (5 % of 9,000 = 450 < 900).
     expect(again.body.cost_usd).toBe(0.00045);
     expect(await exaCalls()).toBe(before + 1);
     // The stored entries hold results only: no provider key, no account id, in values or key names.
     let seen = 0;
-    for await (const keys of scanKeys(redis, 'svc:cache:*')) {
+    for await (const keys of scanKeys(suite.redis, 'svc:cache:*')) {
       for (const key of keys) {
         expect(key).not.toContain(owner.accountId);
-        const value = key.includes(':e') ? await redis.get(key) : null;
+        const value = key.includes(':e') ? await suite.redis.get(key) : null;
         if (value === null) continue;
         seen += 1;
         expect(value).not.toContain(EXA_OWN);

@@ -2,9 +2,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { SearchGateway, SearchGatewayError } from '@svc/sdk';
 import type { Provider } from '@svc/sdk';
-import { freePort, newAccount, repoRoot, startStack, waitFor, grantCredits } from '@svc/test-kit';
-import type { Stack } from '@svc/test-kit';
-import { FakeStripe } from '../../tools/fake-stripe/src';
+import { freePort, newAccount, repoRoot, waitFor, grantCredits, SETTLING_STACK } from '@svc/test-kit';
+import { useStripeStack } from './stripe-stack';
 
 /**
  * The reference SDK (`@svc/sdk`) and the `svc` CLI (its built bin, run as a process) against
@@ -19,34 +18,18 @@ const CLI = join(repoRoot(), 'packages/sdk/dist/cli.js');
 interface CliRun { code: number | null; stdout: string; stderr: string }
 
 describe('the SDK and the svc CLI against the local stack', () => {
-  let stack: Stack;
-  let stripe: FakeStripe;
-  let gw: string;
-
-  beforeAll(async () => {
-    stripe = await FakeStripe.start({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET });
-    stack = await startStack({
-      name: 'sdk',
-      redisDb: 11,
-      simulator: true,
-      worker: true,
-      workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100' },
-      logLevel: 'warn',
-      billingEnv: { STRIPE_SECRET_KEY: STRIPE_KEY, STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: stripe.url, STRIPE_TIMEOUT_MS: '2000' },
-    });
-    gw = stack.gateways[0]?.url ?? '';
-  }, 120_000);
-
-  afterAll(async () => {
-    await stack?.stop();
-    await stripe?.stop();
-  });
+  const suite = useStripeStack({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET }, (stripe) => ({
+    ...SETTLING_STACK,
+    name: 'sdk',
+    redisDb: 11,
+    billingEnv: stripe.billingEnv(2000),
+  }));
 
   /** A new account with `usd` of credits granted by the operator, and its management key. */
   async function fundedAccount(label: string, usd: number): Promise<{ accountId: string; managementKey: string }> {
-    const account = await newAccount(gw, label);
-    await grantCredits(stack, account.accountId, Math.round(usd * 1_000_000), { reason: 'sdk e2e' });
-    const admin = new SearchGateway({ baseUrl: gw, managementKey: account.managementKey });
+    const account = await newAccount(suite.gw, label);
+    await grantCredits(suite.stack, account.accountId, Math.round(usd * 1_000_000), { reason: 'sdk e2e' });
+    const admin = new SearchGateway({ baseUrl: suite.gw, managementKey: account.managementKey });
     await waitFor('the grant in the balance', async () => ((await admin.credits()).balance_usd === usd ? true : undefined));
     return account;
   }
@@ -55,7 +38,7 @@ describe('the SDK and the svc CLI against the local stack', () => {
   function svc(args: string[], env: Record<string, string | undefined>, stdin?: string): Promise<CliRun> {
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, [CLI, ...args], {
-        env: { PATH: process.env.PATH, SVC_BASE_URL: gw, ...env },
+        env: { PATH: process.env.PATH, SVC_BASE_URL: suite.gw, ...env },
         stdio: ['pipe', 'pipe', 'pipe'],
       });
       let stdout = '';
@@ -84,7 +67,7 @@ describe('the SDK and the svc CLI against the local stack', () => {
 
     beforeAll(async () => {
       account = await fundedAccount('sdk', 5);
-      admin = new SearchGateway({ baseUrl: gw, managementKey: account.managementKey });
+      admin = new SearchGateway({ baseUrl: suite.gw, managementKey: account.managementKey });
     }, 60_000);
 
     it('reads the public catalog and prices', async () => {
@@ -112,7 +95,7 @@ describe('the SDK and the svc CLI against the local stack', () => {
       expect(updated).toMatchObject({ id: first.id, limit_usd: 1, limit_reset: 'daily', limit_remaining_usd: 1 });
       expect((await admin.keys.get(first.id)).limit_usd).toBe(1);
 
-      const user = new SearchGateway({ baseUrl: gw, apiKey: first.secret });
+      const user = new SearchGateway({ baseUrl: suite.gw, apiKey: first.secret });
       expect((await user.key()).kind).toBe('api');
       expect((await admin.keys.disable(first.id)).disabled).toBe(true);
       const disabled = await rejection(user.key());
@@ -128,7 +111,7 @@ describe('the SDK and the svc CLI against the local stack', () => {
 
     it('searches with fallback, is charged for the answer only, and sees it in credits and usage', async () => {
       const key = await admin.keys.create({ name: 'searcher' });
-      const user = new SearchGateway({ baseUrl: gw, apiKey: key.secret });
+      const user = new SearchGateway({ baseUrl: suite.gw, apiKey: key.secret });
       const before = await user.credits();
       const result = await user.search({ query: 'rust sim:exa=error500', models: ['exa/fast', 'brave/web'], max_results: 2 });
       expect(result).toMatchObject({ model: 'brave/web', provider: 'brave', source: 'platform', cost_usd: 0.006 });
@@ -151,19 +134,19 @@ describe('the SDK and the svc CLI against the local stack', () => {
 
     it('throws typed errors: all_providers_failed with attempts, key_limit_exceeded with needed_usd, wrong_key_type, unknown_provider', async () => {
       const key = await admin.keys.create({ name: 'errors' });
-      const user = new SearchGateway({ baseUrl: gw, apiKey: key.secret });
+      const user = new SearchGateway({ baseUrl: suite.gw, apiKey: key.secret });
       const failed = await rejection(user.search({ query: 'rust sim:*=error500', models: ['exa/fast', 'brave/web'] }));
       expect(failed.status).toBe(502);
       expect(failed.code).toBe('all_providers_failed');
       expect(failed.attempts?.map((a) => [a.model, a.status])).toEqual([['exa/fast', 'error'], ['brave/web', 'error']]);
 
       const tiny = await admin.keys.create({ name: 'tiny', limit_usd: 0.001 });
-      const limited = await rejection(new SearchGateway({ baseUrl: gw, apiKey: tiny.secret }).search({ query: 'rust', model: 'exa/fast' }));
+      const limited = await rejection(new SearchGateway({ baseUrl: suite.gw, apiKey: tiny.secret }).search({ query: 'rust', model: 'exa/fast' }));
       expect(limited).toMatchObject({ status: 402, code: 'key_limit_exceeded', neededUsd: 0.009 });
 
       // search() sends the API key; this client has none, so the gateway says 401.
       expect(await rejection(admin.search({ query: 'rust', model: 'exa/fast' }))).toMatchObject({ status: 401, code: 'invalid_api_key' });
-      const managementAsApiKey = new SearchGateway({ baseUrl: gw, apiKey: account.managementKey });
+      const managementAsApiKey = new SearchGateway({ baseUrl: suite.gw, apiKey: account.managementKey });
       expect(await rejection(managementAsApiKey.search({ query: 'rust', model: 'exa/fast' }))).toMatchObject({ status: 403, code: 'wrong_key_type' });
       expect(await rejection(admin.providerKeys.get('google' as Provider))).toMatchObject({ status: 400, code: 'unknown_provider' });
       expect(await rejection(admin.checkout({ amount_usd: 4 }))).toMatchObject({ status: 400, code: 'invalid_request' });
@@ -174,9 +157,9 @@ describe('the SDK and the svc CLI against the local stack', () => {
       const session = await admin.checkout({ amount_usd: 25 });
       expect(session).toMatchObject({ amount_usd: 25 });
       expect(session.id).toMatch(/^chk_/);
-      expect(session.url.startsWith(`${stripe.url}/`)).toBe(true);
+      expect(session.url.startsWith(`${suite.stripe.url}/`)).toBe(true);
       const sessionId = session.url.split('/').at(-1) ?? '';
-      const paid = await stripe.deliver(stripe.event('checkout.session.completed', stripe.completeSession(sessionId)), { url: `${gw}/v1/credits/webhook` });
+      const paid = await suite.stripe.deliver(suite.stripe.event('checkout.session.completed', suite.stripe.completeSession(sessionId)), { url: `${suite.gw}/v1/credits/webhook` });
       expect(paid.status).toBe(200);
       const after = await waitFor('the purchase in the balance', async () => {
         const credits = await admin.credits();
@@ -193,7 +176,7 @@ describe('the SDK and the svc CLI against the local stack', () => {
 
     beforeAll(async () => {
       account = await fundedAccount('cli', 5);
-      const created = await new SearchGateway({ baseUrl: gw, managementKey: account.managementKey }).keys.create({ name: 'cli' });
+      const created = await new SearchGateway({ baseUrl: suite.gw, managementKey: account.managementKey }).keys.create({ name: 'cli' });
       apiKey = created.secret;
       env = { SVC_API_KEY: apiKey, SVC_MANAGEMENT_KEY: account.managementKey };
     }, 60_000);
@@ -271,8 +254,8 @@ describe('the SDK and the svc CLI against the local stack', () => {
       const result = await svc(['checkout', '25'], env);
       expect(result.code).toBe(0);
       const link = result.stdout.trimEnd().split('\n').at(-1) ?? '';
-      expect(link.startsWith(`${stripe.url}/pay/`)).toBe(true);
-      const paid = await stripe.deliver(stripe.event('checkout.session.completed', stripe.completeSession(link.split('/').at(-1) ?? '')), { url: `${gw}/v1/credits/webhook` });
+      expect(link.startsWith(`${suite.stripe.url}/pay/`)).toBe(true);
+      const paid = await suite.stripe.deliver(suite.stripe.event('checkout.session.completed', suite.stripe.completeSession(link.split('/').at(-1) ?? '')), { url: `${suite.gw}/v1/credits/webhook` });
       expect(paid.status).toBe(200);
       await waitFor('the purchase', async () => {
         const credits = JSON.parse((await svc(['credits', '--json'], env)).stdout) as { total_purchased_usd: number };

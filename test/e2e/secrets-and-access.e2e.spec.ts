@@ -1,53 +1,4 @@
-import { Client } from 'pg';
-import { Redis } from 'ioredis';
-import { bearer, call, newAccount, newApiKey, useStack } from '@svc/test-kit';
-
-/** Every text a PostgreSQL database holds, one row a line (all tables of the public schema). */
-async function dumpDatabase(url: string): Promise<string> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    const tables = await client.query<{ table_name: string }>(
-      "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'",
-    );
-    const lines: string[] = [];
-    for (const { table_name } of tables.rows) {
-      const rows = await client.query<{ row: string }>(`SELECT t::text AS row FROM "${table_name}" t`);
-      lines.push(...rows.rows.map((r) => `${table_name}: ${r.row}`));
-    }
-    return lines.join('\n');
-  } finally {
-    await client.end();
-  }
-}
-
-/** Every key and value in one Redis database, whatever their type. */
-async function dumpRedis(url: string): Promise<string> {
-  const redis = new Redis(url);
-  try {
-    const out: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'COUNT', 500);
-      cursor = next;
-      for (const key of keys) {
-        const type = await redis.type(key);
-        let value: unknown;
-        if (type === 'string') value = await redis.get(key);
-        else if (type === 'hash') value = await redis.hgetall(key);
-        else if (type === 'list') value = await redis.lrange(key, 0, -1);
-        else if (type === 'set') value = await redis.smembers(key);
-        else if (type === 'zset') value = await redis.zrange(key, '0', '-1', 'WITHSCORES');
-        else if (type === 'stream') value = await redis.xrange(key, '-', '+');
-        else value = type;
-        out.push(`${key} ${JSON.stringify(value)}`);
-      }
-    } while (cursor !== '0');
-    return out.join('\n');
-  } finally {
-    redis.disconnect();
-  }
-}
+import { bearer, call, dumpDatabase, dumpRedis, newAccount, newApiKey, useStack } from '@svc/test-kit';
 
 describe('secrets, object-level authorization and bad input through the gateway', () => {
   const suite = useStack({ name: 'secrets', redisDb: 6 }, { timeoutMs: 90_000 });
@@ -77,7 +28,7 @@ describe('secrets, object-level authorization and bad input through the gateway'
       listings: reads.map((r) => r.text).join('\n'),
       accountAdminDb: await dumpDatabase(suite.stack.databases.accountAdmin),
       billingDb: await dumpDatabase(suite.stack.databases.billing),
-      redis: await dumpRedis(suite.stack.redisUrl),
+      redis: await dumpRedis(suite.redis),
       logs: suite.stack.logs(),
     };
     expect(places.accountAdminDb).toContain(String(created.body.id)); // the dump really holds the key's row

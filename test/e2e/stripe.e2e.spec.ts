@@ -1,6 +1,6 @@
 import { redisKeys } from '@svc/contracts';
 import { bearer, call, newAccount, newApiKey, waitFor, useStack, SETTLING_STACK } from '@svc/test-kit';
-import { FakeStripe } from '../../tools/fake-stripe/src';
+import { useStripeStack } from './stripe-stack';
 
 /**
  * Buying credits through the public edge: the gateway forwards checkout (management key),
@@ -28,15 +28,14 @@ describe('checkout through the gateway on a deployment without Stripe', () => {
 });
 
 describe('buying credits with Stripe through the gateway, then a mixed run that reconciles', () => {
-  let stripe: FakeStripe;
-  beforeAll(async () => {
-    stripe = await FakeStripe.start({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET });
-  });
-  const suite = useStack(() => ({ ...SETTLING_STACK, name: 'stripe', redisDb: 14, gatewayEnv: { PROVIDER_TIMEOUT_MS: '1000' }, billingEnv: stripe.billingEnv(1000) }), { db: true });
-  afterAll(() => stripe?.stop());
+  const suite = useStripeStack(
+    { secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET },
+    (stripe) => ({ ...SETTLING_STACK, name: 'stripe', redisDb: 14, gatewayEnv: { PROVIDER_TIMEOUT_MS: '1000' }, billingEnv: stripe.billingEnv(1000) }),
+    { db: true },
+  );
 
   const sessionOf = (accountId: string): string => {
-    const found = [...stripe.sessions.values()].reverse().find((s) => (s.session.metadata as Record<string, string>).account_id === accountId);
+    const found = [...suite.stripe.sessions.values()].reverse().find((s) => (s.session.metadata as Record<string, string>).account_id === accountId);
     if (found === undefined) throw new Error('no Stripe session for the account');
     return String(found.session.id);
   };
@@ -57,9 +56,9 @@ describe('buying credits with Stripe through the gateway, then a mixed run that 
     expect(wrongKey.status).toBe(403);
     expect(wrongKey.body.error.code).toBe('wrong_key_type');
     for (const mode of ['error500', 'timeout'] as const) {
-      stripe.failNext(mode, Number.POSITIVE_INFINITY);
+      suite.stripe.failNext(mode, Number.POSITIVE_INFINITY);
       const failed = await call('POST', `${suite.gw}/v1/credits/checkout`, { body: { amount_usd: 20 }, headers: bearer(managementKey) });
-      stripe.clearFailures();
+      suite.stripe.clearFailures();
       expect(failed.status).toBe(502);
       expect(failed.body.error.code).toBe('payment_error');
     }
@@ -67,7 +66,7 @@ describe('buying credits with Stripe through the gateway, then a mixed run that 
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ amount_usd: 20 });
     expect(created.body.id).toMatch(/^chk_/);
-    expect(stripe.session(sessionOf(accountId))).toMatchObject({ amount_total: 2000, client_reference_id: accountId });
+    expect(suite.stripe.session(sessionOf(accountId))).toMatchObject({ amount_total: 2000, client_reference_id: accountId });
   });
 
   it('a mixed run (purchase, searches, a timeout, a refund, a dispute) leaves zero drift and usage equal to the ledger', async () => {
@@ -76,11 +75,11 @@ describe('buying credits with Stripe through the gateway, then a mixed run that 
     const created = await call('POST', `${suite.gw}/v1/credits/checkout`, { body: { amount_usd: 20 }, headers: bearer(managementKey) });
     expect(created.status).toBe(201);
     const sessionId = sessionOf(accountId);
-    const completed = stripe.event('checkout.session.completed', stripe.completeSession(sessionId));
+    const completed = suite.stripe.event('checkout.session.completed', suite.stripe.completeSession(sessionId));
     // Through the gateway, with duplicates: one grant.
-    const deliveries = await Promise.all([0, 1, 2].map(() => stripe.deliver(completed, { url: `${suite.gw}/v1/credits/webhook` })));
+    const deliveries = await Promise.all([0, 1, 2].map(() => suite.stripe.deliver(completed, { url: `${suite.gw}/v1/credits/webhook` })));
     expect(deliveries.map((d) => d.status)).toEqual([200, 200, 200]);
-    const tampered = await stripe.deliver(completed, { url: `${suite.gw}/v1/credits/webhook`, body: JSON.stringify(JSON.parse(completed.payload)) });
+    const tampered = await suite.stripe.deliver(completed, { url: `${suite.gw}/v1/credits/webhook`, body: JSON.stringify(JSON.parse(completed.payload)) });
     expect(tampered.status).toBe(400);
     await spendable(accountId, 20_000_000);
 
@@ -89,8 +88,8 @@ describe('buying credits with Stripe through the gateway, then a mixed run that 
     const timedOut = await search('slow one sim:exa=timeout');
     expect(timedOut.status).toBe(502);
 
-    await stripe.deliver(stripe.event('charge.refunded', stripe.refund(sessionId, 500)), { url: `${suite.gw}/v1/credits/webhook` });
-    const dispute = await stripe.deliver(stripe.event('charge.dispute.created', stripe.dispute(sessionId, 1500)), { url: `${suite.gw}/v1/credits/webhook` });
+    await suite.stripe.deliver(suite.stripe.event('charge.refunded', suite.stripe.refund(sessionId, 500)), { url: `${suite.gw}/v1/credits/webhook` });
+    const dispute = await suite.stripe.deliver(suite.stripe.event('charge.dispute.created', suite.stripe.dispute(sessionId, 1500)), { url: `${suite.gw}/v1/credits/webhook` });
     expect(dispute.status).toBe(200);
 
     // Wait for the ledger worker to write every settled search.

@@ -1,8 +1,8 @@
 import { verifyWebhook } from '@svc/sdk';
 import type { WebhookEvent } from '@svc/sdk';
 import { redisKeys } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, waitFor, WebhookReceiver, useStack, SETTLING_STACK } from '@svc/test-kit';
-import { FakeStripe } from '../../tools/fake-stripe/src';
+import { bearer, call, newAccount, newApiKey, waitFor, WebhookReceiver, SETTLING_STACK } from '@svc/test-kit';
+import { useStripeStack } from './stripe-stack';
 
 /**
  * Events and signed webhooks through the public edge, on the whole stack (gateways, billing,
@@ -19,15 +19,10 @@ describe('events and webhooks end to end', () => {
   afterAll(async () => {
     for (const receiver of receivers) await receiver.stop();
   });
-  let stripe: FakeStripe;
-  beforeAll(async () => {
-    stripe = await FakeStripe.start({ secretKey: STRIPE_KEY, webhookSecret: STRIPE_WEBHOOK_SECRET });
-  });
-  const suite = useStack(() => ({
+  const suite = useStripeStack({ secretKey: STRIPE_KEY, webhookSecret: STRIPE_WEBHOOK_SECRET }, (stripe) => ({
     ...SETTLING_STACK, name: 'webhooks', redisDb: 9, gateways: [{}, {}], billingEnv: stripe.billingEnv(),
     workerEnv: { LEDGER_DRAIN_INTERVAL_MS: '100', WEBHOOK_DISPATCH_INTERVAL_MS: '100', WEBHOOK_RETRY_BASE_DELAY_MS: '200', WEBHOOK_RETRY_MAX_DELAY_MS: '1000' },
   }));
-  afterAll(() => stripe?.stop());
 
   async function receiver(): Promise<WebhookReceiver> {
     const started = await WebhookReceiver.start();
@@ -86,8 +81,8 @@ describe('events and webhooks end to end', () => {
     // Then a purchase (the balance goes back above the threshold).
     const checkout = await call('POST', `${suite.gw}/v1/credits/checkout`, { body: { amount_usd: 5 }, headers: bearer(managementKey) });
     expect(checkout.status).toBe(201);
-    const session = [...stripe.sessions.values()].reverse().find((s) => (s.session.metadata as Record<string, string>).account_id === accountId);
-    const paid = await stripe.deliver(stripe.event('checkout.session.completed', stripe.completeSession(String(session?.session.id))), { url: `${suite.gw}/v1/credits/webhook` });
+    const session = [...suite.stripe.sessions.values()].reverse().find((s) => (s.session.metadata as Record<string, string>).account_id === accountId);
+    const paid = await suite.stripe.deliver(suite.stripe.event('checkout.session.completed', suite.stripe.completeSession(String(session?.session.id))), { url: `${suite.gw}/v1/credits/webhook` });
     expect(paid.status).toBe(200);
 
     const seen = await waitFor('all four events at the receiver that is up', async () => {

@@ -8,15 +8,7 @@ import { ScriptedServer, apiError, json, reset, text } from './scripted-server';
  * prints, --help everywhere, and its exit code for each class of outcome.
  */
 describe('svc command line', () => {
-  let server: ScriptedServer;
-
-  beforeAll(async () => {
-    server = await ScriptedServer.start();
-  });
-
-  afterAll(async () => {
-    await server.close();
-  });
+  const server = ScriptedServer.forSuite();
 
   interface Run { code: number; stdout: string; stderr: string }
 

@@ -11,15 +11,7 @@ import { ScriptedServer, json } from './scripted-server';
  * against a scripted server on loopback.
  */
 describe('SearchGateway requests', () => {
-  let server: ScriptedServer;
-
-  beforeAll(async () => {
-    server = await ScriptedServer.start();
-  });
-
-  afterAll(async () => {
-    await server.close();
-  });
+  const server = ScriptedServer.forSuite();
 
   const both = (): SearchGateway => new SearchGateway({ baseUrl: server.url, apiKey: 'svc-api', managementKey: 'svc-mgmt-m' });
 

@@ -12,16 +12,8 @@ const SEARCH = { query: 'rust', model: 'exa/fast' };
 const OK_SEARCH = { request_id: 'req_ok', model: 'exa/fast', provider: 'exa', source: 'platform', results: [], cost_usd: 0.009, attempts: [], latency_ms: 3 };
 
 describe('SearchGateway retries and errors against a scripted server', () => {
-  let server: ScriptedServer;
+  const server = ScriptedServer.forSuite();
   let sleeps: number[];
-
-  beforeAll(async () => {
-    server = await ScriptedServer.start();
-  });
-
-  afterAll(async () => {
-    await server.close();
-  });
 
   beforeEach(() => {
     sleeps = [];

@@ -70,9 +70,21 @@ export class ScriptedServer {
 
   static async start(): Promise<ScriptedServer> {
     const server = new ScriptedServer();
-    await new Promise<void>((resolve) => server.#server.listen(0, '127.0.0.1', resolve));
-    server.url = `http://127.0.0.1:${(server.#server.address() as AddressInfo).port}`;
+    await server.#listen();
     return server;
+  }
+
+  /** A server for the calling `describe`: listening from its beforeAll (read `url` inside a hook or a test), closed in its afterAll. */
+  static forSuite(): ScriptedServer {
+    const server = new ScriptedServer();
+    beforeAll(() => server.#listen());
+    afterAll(() => server.close());
+    return server;
+  }
+
+  async #listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
   }
 
   /** Replaces the script and forgets the requests seen so far. */

@@ -1,4 +1,7 @@
 export { freePort } from './ports';
+export { startGrpcServer } from './grpc-server';
+export type { LoopbackGrpcServer } from './grpc-server';
+export { inProcessServiceEnv } from './in-process';
 export { startProcess } from './processes';
 export type { RunningProcess, StartProcessOptions } from './processes';
 export { recreateDatabase, databaseUrl, POSTGRES_BASE_URL } from './databases';
@@ -14,4 +17,5 @@ export type { RedisCluster, ClusterNode, RedisClusterOptions, RedisTopology } fr
 export { WebhookReceiver } from './webhook-receiver';
 export type { ReceivedWebhook } from './webhook-receiver';
 export { useStack, SETTLING_STACK } from './suite';
+export { dumpDatabase, dumpRedis } from './dump';
 export type { StackSuite, StackSuiteOptions } from './suite';

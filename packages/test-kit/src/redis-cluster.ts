@@ -25,6 +25,15 @@ export interface RedisCluster {
    * then the new owner on every node (clients meet MOVED).
    */
   migrateSlot(slot: number, to: ClusterNode, options?: { batch?: number; pauseMs?: number }): Promise<void>;
+  /**
+   * migrateSlot's steps, for a test that stops between them: `beginSlotMigration` marks the
+   * slot IMPORTING on `to` and MIGRATING on `from`, `migrateKeys` moves keys of it (clients meet
+   * ASK, and TRYAGAIN when a multi-key command's keys are split), `endSlotMigration` makes `to`
+   * the slot's owner on every master (clients meet MOVED).
+   */
+  beginSlotMigration(slot: number, from: ClusterNode, to: ClusterNode): Promise<void>;
+  migrateKeys(from: ClusterNode, to: ClusterNode, keys: readonly string[]): Promise<void>;
+  endSlotMigration(slot: number, from: ClusterNode, to: ClusterNode): Promise<void>;
   /** Empties every master (FLUSHALL): a cluster that lost its data. */
   flushAll(): Promise<void>;
   /** The nodes serving slots as masters now (asked of a node that is up). */
@@ -200,6 +209,22 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       for (const client of upClients()) if (String(await client.info('replication')).includes('role:master')) out.push(client);
       return out;
     };
+    const beginSlotMigration = async (slot: number, from: ClusterNode, to: ClusterNode): Promise<void> => {
+      await clientOf(to).cluster('SETSLOT', slot, 'IMPORTING', from.id);
+      await clientOf(from).cluster('SETSLOT', slot, 'MIGRATING', to.id);
+    };
+    const migrateKeys = async (from: ClusterNode, to: ClusterNode, keys: readonly string[]): Promise<void> => {
+      await clientOf(from).call('MIGRATE', '127.0.0.1', String(to.port), '', '0', '5000', 'KEYS', ...keys);
+    };
+    const endSlotMigration = async (slot: number, from: ClusterNode, to: ClusterNode): Promise<void> => {
+      const source = clientOf(from);
+      const target = clientOf(to);
+      await target.cluster('SETSLOT', slot, 'NODE', to.id);
+      await source.cluster('SETSLOT', slot, 'NODE', to.id);
+      for (const client of await primaries()) {
+        if (client !== source && client !== target) await client.cluster('SETSLOT', slot, 'NODE', to.id);
+      }
+    };
     /** The first slot of each range a killed node served, by node index. */
     const servedBefore = new Map<number, number[]>();
     const exited = (child: ChildProcess): Promise<void> => new Promise<void>((resolve) => {
@@ -259,22 +284,18 @@ export async function startRedisCluster(options: RedisClusterOptions = {}): Prom
       async migrateSlot(slot, to, { batch = 10, pauseMs = 0 } = {}) {
         const from = await masterOf(slot);
         if (from === to) return;
-        const source = clientOf(from);
-        const target = clientOf(to);
-        await target.cluster('SETSLOT', slot, 'IMPORTING', from.id);
-        await source.cluster('SETSLOT', slot, 'MIGRATING', to.id);
+        await beginSlotMigration(slot, from, to);
         for (;;) {
-          const keys = (await source.cluster('GETKEYSINSLOT', slot, batch)) as string[];
+          const keys = (await clientOf(from).cluster('GETKEYSINSLOT', slot, batch)) as string[];
           if (keys.length === 0) break;
-          await source.call('MIGRATE', '127.0.0.1', String(to.port), '', '0', '5000', 'KEYS', ...keys);
+          await migrateKeys(from, to, keys);
           if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
         }
-        await target.cluster('SETSLOT', slot, 'NODE', to.id);
-        await source.cluster('SETSLOT', slot, 'NODE', to.id);
-        for (const client of await primaries()) {
-          if (client !== source && client !== target) await client.cluster('SETSLOT', slot, 'NODE', to.id);
-        }
+        await endSlotMigration(slot, from, to);
       },
+      beginSlotMigration,
+      migrateKeys,
+      endSlotMigration,
       async flushAll() {
         for (const client of await primaries()) await client.flushall();
       },

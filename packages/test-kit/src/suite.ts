@@ -28,16 +28,26 @@ export interface StackSuite {
   readonly redis: RedisClient;
   /** A connected client of billing's database (`{ db: true }`), closed after the suite. */
   readonly db: Client;
+  /** A connected client of account-admin's database (`{ accountsDb: true }`), closed after the suite. */
+  readonly accountsDb: Client;
 }
 
 export interface StackSuiteOptions {
   /** Connect a client to billing's database with the stack. */
   db?: boolean;
+  /** Connect a client to account-admin's database with the stack. */
+  accountsDb?: boolean;
   /** How long starting the stack may take (default 120 s). */
   timeoutMs?: number;
 }
 
 type Hook = (fn: () => Promise<void>, timeoutMs?: number) => void;
+
+/** A database client the suite asked for with `{ [option]: true }` (connected by then). */
+function askedFor(client: Client | undefined, what: string, option: keyof StackSuiteOptions): Client {
+  if (client === undefined) throw new Error(`${what} is connected only with useStack(…, { ${option}: true })`);
+  return client;
+}
 
 /**
  * Starts a stack in the calling `describe`'s beforeAll and stops it, with the clients the
@@ -45,19 +55,26 @@ type Hook = (fn: () => Promise<void>, timeoutMs?: number) => void;
  * declared before this call runs before the stack starts (`options` may be a function, read
  * then), an `afterAll` declared before it runs before the stack stops.
  */
-export function useStack(options: StackOptions | (() => StackOptions), { db = false, timeoutMs = 120_000 }: StackSuiteOptions = {}): StackSuite {
+export function useStack(options: StackOptions | (() => StackOptions), { db = false, accountsDb = false, timeoutMs = 120_000 }: StackSuiteOptions = {}): StackSuite {
   const { beforeAll, afterAll } = globalThis as unknown as { beforeAll: Hook; afterAll: Hook };
   let stack: Stack | undefined;
   let redis: RedisClient | undefined;
   let billingDb: Client | undefined;
+  let accountAdminDb: Client | undefined;
+  const connect = async (url: string): Promise<Client> => {
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    return client;
+  };
   beforeAll(async () => {
     stack = await startStack(typeof options === 'function' ? options() : options);
-    if (db) {
-      billingDb = new Client({ connectionString: stack.databases.billing });
-      await billingDb.connect();
-    }
+    if (db) billingDb = await connect(stack.databases.billing);
+    if (accountsDb) accountAdminDb = await connect(stack.databases.accountAdmin);
   }, timeoutMs);
-  afterAll(() => stopStack(stack, { redis, db: billingDb }));
+  afterAll(async () => {
+    await accountAdminDb?.end();
+    await stopStack(stack, { redis, db: billingDb });
+  });
   const started = (): Stack => {
     if (stack === undefined) throw new Error('the stack has not started: read it inside a hook or a test');
     return stack;
@@ -80,8 +97,10 @@ export function useStack(options: StackOptions | (() => StackOptions), { db = fa
       return redis;
     },
     get db() {
-      if (billingDb === undefined) throw new Error('billing\'s database is connected only with useStack(…, { db: true })');
-      return billingDb;
+      return askedFor(billingDb, 'billing\'s database', 'db');
+    },
+    get accountsDb() {
+      return askedFor(accountAdminDb, 'account-admin\'s database', 'accountsDb');
     },
   };
 }

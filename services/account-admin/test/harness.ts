@@ -5,7 +5,7 @@ import { Client } from 'pg';
 import { AccountAdminClient } from '@svc/grpc';
 import { INTERNAL_HEADERS } from '@svc/contracts';
 import { newId } from '@svc/ids';
-import { freePort, recreateDatabase, redisUrl } from '@svc/test-kit';
+import { freePort, inProcessServiceEnv, recreateDatabase, redisUrl } from '@svc/test-kit';
 import { createApp } from '../src/app';
 import { parseConfig } from '../src/config';
 import type { AppConfig } from '../src/config';
@@ -36,13 +36,7 @@ export async function startHarness(suite: string, env: Record<string, string> = 
   const redis = new Redis(redisUrl(redisDb));
   await redis.flushdb();
   const config = parseConfig({
-    PORT: String(await freePort()),
-    GRPC_PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl(redisDb),
-    INTERNAL_TOKEN,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...await inProcessServiceEnv(['PORT', 'GRPC_PORT'], { databaseUrl, redisDb, internalToken: INTERNAL_TOKEN }),
     COOKIE_SECURE: 'false',
     // Nothing listens there: the in-process service never reaches a billing by accident.
     BILLING_HTTP_URL: `http://127.0.0.1:${await freePort()}`,

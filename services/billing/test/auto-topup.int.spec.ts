@@ -1,23 +1,20 @@
 import { redisKeys } from '@svc/contracts';
 import type { SettlementRecord } from '@svc/contracts';
 import { verifyWebhook } from '@svc/sdk';
-import { redisUrl, waitFor, WebhookReceiver } from '@svc/test-kit';
+import { waitFor, WebhookReceiver } from '@svc/test-kit';
 import pino from 'pino';
 import { AutoTopupRepository } from '../src/auto-topup/auto-topup.repository';
 import { AutoTopupService, DEFAULT_AUTO_TOPUP_TIMING } from '../src/auto-topup/auto-topup.service';
-import { createLogger } from '../src/app';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import { LedgerRepository } from '../src/ledger/ledger.repository';
 import { SpendableBalanceAdapter } from '../src/spendable/spendable-balance.adapter';
 import { SpendableOutboxService } from '../src/spendable/spendable-outbox.service';
 import { StripeAdapter } from '../src/stripe/stripe.adapter';
-import { parseWebhookConfig } from '../src/webhook-delivery/webhook-config';
-import { startWebhookProcessor } from '../src/webhook-delivery/webhook-processor';
 import type { WebhookProcessor } from '../src/webhook-delivery/webhook-processor';
 import { call, errorOf, operatorHeaders } from './billing-harness';
 import type { JsonResponse } from './billing-harness';
 import { settlementRecord } from './ledger-fixtures';
-import { asKey, checkout, newAccount, spendableBecomes, startStripeHarness, STRIPE_REDIS_DB, STRIPE_SECRET } from './stripe-harness';
+import { api as harnessApi, checkout, newAccount, spendableBecomes, startStripeHarness, startTestWebhookProcessor, STRIPE_SECRET } from './stripe-harness';
 import type { StripeHarness } from './stripe-harness';
 
 /**
@@ -47,17 +44,7 @@ beforeAll(async () => {
   h.stripe.setWebhookUrl(h.webhookUrl);
   db = createBillingDatabase(h.databaseUrl, () => undefined);
   ledger = new LedgerRepository(db.prisma, db.pool);
-  processor = await startWebhookProcessor({
-    prisma: db.prisma,
-    redis: { url: redisUrl(STRIPE_REDIS_DB), cluster: false },
-    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'ledger-worker'),
-    accountAdminGrpcUrl: h.accountAdmin.address,
-    config: parseWebhookConfig({
-      WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true', WEBHOOK_DISPATCH_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_DELAY_MS: '100',
-      WEBHOOK_RETRY_MAX_DELAY_MS: '400', WEBHOOK_RETRY_WINDOW_MS: '4000', WEBHOOK_TIMEOUT_MS: '1000',
-    }),
-    autoTopups: topUpService(db),
-  });
+  processor = await startTestWebhookProcessor(h, db, { retryWindowMs: 4_000, autoTopups: topUpService(db) });
 }, 60_000);
 
 afterAll(async () => {
@@ -69,9 +56,7 @@ afterAll(async () => {
 });
 
 function api(method: string, accountId: string, path: string, body?: unknown, kind: 'api' | 'management' = 'management'): Promise<JsonResponse> {
-  const headers = asKey(accountId, kind);
-  if (body === undefined) delete headers['content-type'];
-  return call(`${h.billing.publicUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return harnessApi(h, method, accountId, path, body, kind);
 }
 
 async function deliver(type: string, object: Record<string, unknown>): Promise<void> {

@@ -1,8 +1,9 @@
-import { Server, ServerCredentials, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import { newId } from '@svc/ids';
 import { AccountAdminService } from '@svc/grpc';
 import type { AccountAdminServer, ProtoAccount, ProtoKeyLimit } from '@svc/grpc';
-import { freePort, redisUrl } from '@svc/test-kit';
+import { inProcessServiceEnv, startGrpcServer } from '@svc/test-kit';
+import type { LoopbackGrpcServer } from '@svc/test-kit';
 import { Client } from 'pg';
 import { startBilling, createLogger } from '../src/app';
 import { parseBillingConfig } from '../src/config';
@@ -19,17 +20,14 @@ export class FakeAccountAdmin {
   readonly used: { keyId: string; usedAtMs: number }[] = [];
   /** Key limits GetKeyLimits answers (key.limit.threshold), by key id. */
   readonly limits = new Map<string, ProtoKeyLimit>();
-  private constructor(
-    private readonly server: Server,
-    readonly address: string,
-  ) {}
+  readonly address: string;
+  private constructor(private readonly grpc: LoopbackGrpcServer) {
+    this.address = grpc.address;
+  }
 
   static async start(): Promise<FakeAccountAdmin> {
-    const server = new Server();
-    const port = await new Promise<number>((resolve, reject) => {
-      server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, bound) => (error === null ? resolve(bound) : reject(error)));
-    });
-    const fake = new FakeAccountAdmin(server, `127.0.0.1:${port}`);
+    const grpc = await startGrpcServer();
+    const fake = new FakeAccountAdmin(grpc);
     const implementation: AccountAdminServer = {
       lookupKey: (_call, callback) => callback(null, { found: false }),
       createAccount: (call, callback) => {
@@ -49,7 +47,7 @@ export class FakeAccountAdmin {
       },
       getKeyLimits: (call, callback) => callback(null, { limits: call.request.keyIds.flatMap((id) => fake.limits.get(id) ?? []) }),
     };
-    server.addService(AccountAdminService, implementation);
+    grpc.server.addService(AccountAdminService, implementation);
     return fake;
   }
 
@@ -61,7 +59,7 @@ export class FakeAccountAdmin {
   }
 
   stop(): Promise<void> {
-    return new Promise((resolve) => this.server.tryShutdown(() => resolve()));
+    return this.grpc.stop();
   }
 }
 
@@ -78,15 +76,9 @@ export async function startHarness(suite: string): Promise<Harness> {
   const databaseUrl = await migratedBillingDatabase(`svc_billing_test_${suite}`);
   const accountAdmin = await FakeAccountAdmin.start();
   const config = parseBillingConfig({
-    PORT: String(await freePort()),
-    OPERATOR_PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl(3),
-    INTERNAL_TOKEN,
+    ...await inProcessServiceEnv(['PORT', 'OPERATOR_PORT'], { databaseUrl, redisDb: 3, internalToken: INTERNAL_TOKEN }),
     OPERATOR_TOKEN,
     ACCOUNT_ADMIN_GRPC_URL: accountAdmin.address,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
   });
   const billing = await startBilling(config, createLogger(config.LOG_LEVEL));
   const db = new Client({ connectionString: databaseUrl });
@@ -121,6 +113,13 @@ export function operatorHeaders(extra: Record<string, string> = {}): Record<stri
 }
 
 /** The error object of an error body (fails the test if there is none). */
+/** The answer is 400 invalid_request, its message containing `message` when given. */
+export function expectInvalidRequest(response: JsonResponse, message?: string): void {
+  expect(response.status).toBe(400);
+  expect(errorOf(response).code).toBe('invalid_request');
+  if (message !== undefined) expect(errorOf(response).message).toContain(message);
+}
+
 export function errorOf(response: JsonResponse): { code: string; message: string; request_id: string } {
   const error = response.body.error as { code: string; message: string; request_id: string } | undefined;
   if (error === undefined) throw new Error(`expected an error body, got ${response.status} ${JSON.stringify(response.body)}`);

@@ -1,4 +1,4 @@
-import { call, errorOf } from './billing-harness';
+import { call, errorOf, expectInvalidRequest } from './billing-harness';
 import { asKey, newAccount, startStripeHarness, STRIPE_SECRET } from './stripe-harness';
 import type { StripeHarness } from './stripe-harness';
 
@@ -54,9 +54,7 @@ describe('POST /v1/credits/checkout', () => {
     for (const target of [h, disabled]) {
       const before = target.stripe.requests.length;
       const response = await post(target, await newAccount(target), body);
-      expect(response.status).toBe(400);
-      expect(errorOf(response).code).toBe('invalid_request');
-      expect(errorOf(response).message).toContain(message);
+      expectInvalidRequest(response, message);
       expect(target.stripe.requests.length).toBe(before);
     }
   });

@@ -4,7 +4,7 @@ import type { SettlementRecord } from '@svc/contracts';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
 import { LedgerRepository } from '../src/ledger/ledger.repository';
-import { call, errorOf, operatorHeaders } from './billing-harness';
+import { call, operatorHeaders, expectInvalidRequest } from './billing-harness';
 import { settlementRecord } from './ledger-fixtures';
 import { asKey, checkout, newAccount, spendableBecomes, startStripeHarness } from './stripe-harness';
 import type { StripeHarness } from './stripe-harness';
@@ -127,8 +127,7 @@ describe('after a mixed run: purchases, searches, refunds, timeouts, a dispute',
   it('rejects a bad export query as 400 invalid_request', async () => {
     for (const query of ['?account_id=nope', '?from=2026-13-01', '?from=2026-02-01&to=2026-01-01', '?format=xlsx']) {
       const response = await call(`${h.billing.operatorUrl}/operator/ledger/export${query}`, { headers: operatorHeaders() });
-      expect(response.status).toBe(400);
-      expect(errorOf(response).code).toBe('invalid_request');
+      expectInvalidRequest(response);
     }
   });
 

@@ -1,4 +1,4 @@
-import { call, errorOf, operatorHeaders, OPERATOR_TOKEN, startHarness } from './billing-harness';
+import { call, errorOf, operatorHeaders, OPERATOR_TOKEN, startHarness, expectInvalidRequest } from './billing-harness';
 import type { Harness } from './billing-harness';
 
 let h: Harness;
@@ -114,8 +114,7 @@ describe('accounts and grants', () => {
     expect(await ledgerSum(accountId)).toEqual({ balance: '7000000', sum: '7000000', count: 1 });
 
     const different = await grant(accountId, { amount_usd: 8, reason: 'refund ticket 42' }, headers);
-    expect(different.status).toBe(400);
-    expect(errorOf(different).code).toBe('invalid_request');
+    expectInvalidRequest(different);
     expect(await ledgerSum(accountId)).toEqual({ balance: '7000000', sum: '7000000', count: 1 });
   });
 
@@ -189,9 +188,7 @@ describe('grant validation', () => {
     ['a non-JSON body', 'amount_usd=5', 'JSON'],
   ])('rejects %s with 400 invalid_request naming the problem, and moves nothing', async (_what, body, named) => {
     const response = await grant(accountId, body);
-    expect(response.status).toBe(400);
-    expect(errorOf(response).code).toBe('invalid_request');
-    expect(errorOf(response).message).toContain(named);
+    expectInvalidRequest(response, named);
     expect(await ledgerSum(accountId)).toEqual({ balance: '0', sum: '0', count: 0 });
   });
 
@@ -202,8 +199,7 @@ describe('grant validation', () => {
         headers: { authorization: `Bearer ${OPERATOR_TOKEN}`, 'content-type': contentType },
         body: 'amount_usd=5&reason=x',
       });
-      expect(response.status).toBe(400);
-      expect(errorOf(response).code).toBe('invalid_request');
+      expectInvalidRequest(response);
     }
   });
 
@@ -277,8 +273,7 @@ describe('the ledger list', () => {
     'rejects %s with 400 invalid_request',
     async (query) => {
       const response = await ledger(query);
-      expect(response.status).toBe(400);
-      expect(errorOf(response).code).toBe('invalid_request');
+      expectInvalidRequest(response);
     },
   );
 });

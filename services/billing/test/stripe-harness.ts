@@ -1,13 +1,18 @@
 import { redisKeys } from '@svc/contracts';
 import { newRequestId } from '@svc/ids';
-import { freePort, redisUrl, waitFor } from '@svc/test-kit';
+import { inProcessServiceEnv, redisUrl, waitFor } from '@svc/test-kit';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { FakeStripe } from '../../../tools/fake-stripe/src';
 import { createLogger, startBilling } from '../src/app';
 import type { BillingHooks, RunningBilling } from '../src/app';
 import { parseBillingConfig } from '../src/config';
+import type { createBillingDatabase } from '../src/db/prisma.repository';
+import { parseWebhookConfig } from '../src/webhook-delivery/webhook-config';
+import { startWebhookProcessor } from '../src/webhook-delivery/webhook-processor';
+import type { WebhookProcessor, WebhookProcessorDeps } from '../src/webhook-delivery/webhook-processor';
 import { call, FakeAccountAdmin, INTERNAL_TOKEN, OPERATOR_TOKEN, operatorHeaders } from './billing-harness';
+import type { JsonResponse } from './billing-harness';
 import { migratedBillingDatabase } from './ledger-fixtures';
 
 /** Redis database of billing's Stripe suites (they flush it first; run them serially). */
@@ -43,15 +48,9 @@ export async function startStripeHarness(suite: string, options: StripeHarnessOp
   const accountAdmin = await FakeAccountAdmin.start();
   const stripe = await FakeStripe.start({ secretKey: STRIPE_SECRET, webhookSecret: WEBHOOK_SECRET });
   const env: Record<string, string> = {
-    PORT: String(await freePort()),
-    OPERATOR_PORT: String(await freePort()),
-    HOST: '127.0.0.1',
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl(STRIPE_REDIS_DB),
-    INTERNAL_TOKEN,
+    ...await inProcessServiceEnv(['PORT', 'OPERATOR_PORT'], { databaseUrl, redisDb: STRIPE_REDIS_DB, internalToken: INTERNAL_TOKEN }),
     OPERATOR_TOKEN,
     ACCOUNT_ADMIN_GRPC_URL: accountAdmin.address,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
     STRIPE_API_BASE: stripe.url,
     STRIPE_TIMEOUT_MS: String(options.timeoutMs ?? 2_000),
@@ -80,6 +79,35 @@ export function asKey(accountId: string, kind: 'api' | 'management' = 'managemen
     'x-svc-internal-token': INTERNAL_TOKEN, 'x-svc-account-id': accountId, 'x-svc-key-id': keyId, 'x-svc-key-kind': kind,
     'x-svc-request-id': newRequestId(), 'content-type': 'application/json',
   };
+}
+
+/** A call of billing's public API as the gateway forwards it for this account's key (`body` as JSON). */
+export function api(h: StripeHarness, method: string, accountId: string, path: string, body?: unknown, kind: 'api' | 'management' = 'management'): Promise<JsonResponse> {
+  const headers = asKey(accountId, kind);
+  if (body === undefined) delete headers['content-type'];
+  return call(`${h.billing.publicUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
+/**
+ * The ledger worker's webhook processor (the code dist/worker.js runs) in this process, on the
+ * harness's Redis and account-admin, with short retry delays that give up after `retryWindowMs`.
+ */
+export function startTestWebhookProcessor(
+  h: StripeHarness,
+  db: ReturnType<typeof createBillingDatabase>,
+  { retryWindowMs, autoTopups }: { retryWindowMs: number; autoTopups?: WebhookProcessorDeps['autoTopups'] },
+): Promise<WebhookProcessor> {
+  return startWebhookProcessor({
+    prisma: db.prisma,
+    redis: { url: redisUrl(STRIPE_REDIS_DB), cluster: false },
+    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'ledger-worker'),
+    accountAdminGrpcUrl: h.accountAdmin.address,
+    config: parseWebhookConfig({
+      WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true', WEBHOOK_DISPATCH_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_DELAY_MS: '100',
+      WEBHOOK_RETRY_MAX_DELAY_MS: '400', WEBHOOK_RETRY_WINDOW_MS: String(retryWindowMs), WEBHOOK_TIMEOUT_MS: '1000',
+    }),
+    ...(autoTopups === undefined ? {} : { autoTopups }),
+  });
 }
 
 export async function newAccount(h: StripeHarness): Promise<string> {

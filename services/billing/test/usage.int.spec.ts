@@ -4,7 +4,7 @@ import type { SettlementRecord } from '@svc/contracts';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
 import { LedgerRepository } from '../src/ledger/ledger.repository';
-import { call, errorOf } from './billing-harness';
+import { call, errorOf, expectInvalidRequest } from './billing-harness';
 import { settlementRecord } from './ledger-fixtures';
 import { asKey, newAccount, startStripeHarness } from './stripe-harness';
 import type { StripeHarness } from './stripe-harness';
@@ -117,8 +117,6 @@ describe('GET /v1/usage', () => {
     ['an unknown parameter', '?limit=5', 'unknown query parameter'],
   ])('rejects %s as 400 invalid_request', async (_what, query, message) => {
     const response = await usage(query);
-    expect(response.status).toBe(400);
-    expect(errorOf(response).code).toBe('invalid_request');
-    expect(errorOf(response).message).toContain(message);
+    expectInvalidRequest(response, message);
   });
 });

@@ -1,6 +1,5 @@
 import { verifyWebhook } from '@svc/sdk';
-import { redisUrl, waitFor, WebhookReceiver } from '@svc/test-kit';
-import { createLogger } from '../src/app';
+import { waitFor, WebhookReceiver } from '@svc/test-kit';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import { newId } from '@svc/ids';
 import { ProtoLimitReset } from '@svc/grpc';
@@ -9,12 +8,10 @@ import { LedgerRepository } from '../src/ledger/ledger.repository';
 import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
 import { SettlementStreamAdapter } from '../src/settlement/settlement-stream.adapter';
 import { enqueue, settlementRecord } from './ledger-fixtures';
-import { startWebhookProcessor } from '../src/webhook-delivery/webhook-processor';
 import type { WebhookProcessor } from '../src/webhook-delivery/webhook-processor';
-import { parseWebhookConfig } from '../src/webhook-delivery/webhook-config';
-import { call, errorOf } from './billing-harness';
+import { errorOf, expectInvalidRequest } from './billing-harness';
 import type { JsonResponse } from './billing-harness';
-import { asKey, checkout, newAccount, startStripeHarness, STRIPE_REDIS_DB } from './stripe-harness';
+import { api as harnessApi, checkout, newAccount, startStripeHarness, startTestWebhookProcessor } from './stripe-harness';
 import type { StripeHarness } from './stripe-harness';
 
 /**
@@ -31,16 +28,7 @@ const receivers: WebhookReceiver[] = [];
 beforeAll(async () => {
   h = await startStripeHarness('webhooks', { env: { WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true' } });
   db = createBillingDatabase(h.databaseUrl, () => undefined);
-  processor = await startWebhookProcessor({
-    prisma: db.prisma,
-    redis: { url: redisUrl(STRIPE_REDIS_DB), cluster: false },
-    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'ledger-worker'),
-    accountAdminGrpcUrl: h.accountAdmin.address,
-    config: parseWebhookConfig({
-      WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true', WEBHOOK_DISPATCH_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_DELAY_MS: '100',
-      WEBHOOK_RETRY_MAX_DELAY_MS: '400', WEBHOOK_RETRY_WINDOW_MS: String(WINDOW_MS), WEBHOOK_TIMEOUT_MS: '1000',
-    }),
-  });
+  processor = await startTestWebhookProcessor(h, db, { retryWindowMs: WINDOW_MS });
 }, 60_000);
 
 afterAll(async () => {
@@ -57,9 +45,7 @@ async function receiver(): Promise<WebhookReceiver> {
 }
 
 function api(method: string, accountId: string, path: string, body?: unknown, kind: 'api' | 'management' = 'management'): Promise<JsonResponse> {
-  const headers = asKey(accountId, kind);
-  if (body === undefined) delete headers['content-type'];
-  return call(`${h.billing.publicUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return harnessApi(h, method, accountId, path, body, kind);
 }
 
 async function endpoint(accountId: string, url: string, events: string[]): Promise<{ id: string; secret: string }> {
@@ -115,9 +101,7 @@ describe('webhook endpoints', () => {
     ['no url', { events: ['balance.low'] }, 'url is required'],
   ])('refuses %s as 400 invalid_request', async (_what, body, message) => {
     const response = await api('POST', await newAccount(h), '/v1/webhook-endpoints', body);
-    expect(response.status).toBe(400);
-    expect(errorOf(response).code).toBe('invalid_request');
-    expect(errorOf(response).message).toContain(message);
+    expectInvalidRequest(response, message);
   });
 });
 

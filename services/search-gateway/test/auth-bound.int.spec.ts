@@ -1,10 +1,8 @@
 import { redisKeys } from '@svc/contracts';
 import type { KeyRecord } from '@svc/contracts';
 import { generateSecret, hashSecret } from '@svc/keys';
-import { redisUrl, waitFor } from '@svc/test-kit';
-import Redis from 'ioredis';
-import { FakeAccountAdminGrpc, FakeHttpService, startGateway, TEST_REDIS_DB } from './harness';
-import type { RunningGateway } from './harness';
+import { waitFor } from '@svc/test-kit';
+import { useFakeBackedGateway } from './harness';
 
 /**
  * The hard propagation bound (docs/architecture.md) end to end: real Redis (db 2), a real gRPC
@@ -27,54 +25,21 @@ function newKey(overrides: Partial<KeyRecord> = {}): { secret: string; hash: str
 const P = 4000;
 
 describe('key state bound with pub/sub off (real Redis, real gRPC server, in-process gateway)', () => {
-  let redis: Redis;
-  let grpc: FakeAccountAdminGrpc;
-  let accountAdmin: FakeHttpService;
-  let gateway: RunningGateway;
-  const written: string[] = [];
-
-  async function putInRedis(hash: string, value: Record<string, unknown>): Promise<void> {
-    written.push(redisKeys.keyRecord(hash));
-    await redis.set(redisKeys.keyRecord(hash), JSON.stringify(value));
-  }
+  const suite = useFakeBackedGateway({ KEY_CHANGES_SUBSCRIBE: 'false', KEY_PROPAGATION_MAX_MS: String(P), KEY_CACHE_TTL_MS: '1000' });
 
   async function codeFor(secret: string): Promise<string> {
-    const response = await fetch(`${gateway.url}/v1/key`, { headers: { authorization: `Bearer ${secret}` } });
+    const response = await fetch(`${suite.gateway.url}/v1/key`, { headers: { authorization: `Bearer ${secret}` } });
     const body = (await response.json()) as { error?: { code?: string } };
     return response.status === 200 ? 'ok' : (body.error?.code ?? String(response.status));
   }
 
-  beforeAll(async () => {
-    redis = new Redis(redisUrl(TEST_REDIS_DB));
-    grpc = new FakeAccountAdminGrpc();
-    await grpc.start();
-    accountAdmin = new FakeHttpService();
-    await accountAdmin.start();
-    gateway = await startGateway({
-      ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${grpc.port}`,
-      ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${accountAdmin.port}`,
-      BILLING_HTTP_URL: `http://127.0.0.1:${accountAdmin.port}`,
-      KEY_CHANGES_SUBSCRIBE: 'false',
-      KEY_PROPAGATION_MAX_MS: String(P),
-      KEY_CACHE_TTL_MS: '1000',
-    });
-  });
-
-  afterAll(async () => {
-    await gateway.close();
-    if (written.length > 0) await redis.del(...written);
-    await redis.quit();
-    await accountAdmin.stop();
-    await grpc.stop();
-  });
-
   it('a fresh Redis record is used without asking account-admin', async () => {
     const key = newKey({ disabled: true });
-    await putInRedis(key.hash, { ...key.record, writtenAtMs: Date.now() });
-    grpc.records.set(key.hash, { ...key.record, disabled: false, version: 2 });
-    const before = grpc.lookups;
+    await suite.putKeyRecord(key.hash, { ...key.record, writtenAtMs: Date.now() });
+    suite.grpc.records.set(key.hash, { ...key.record, disabled: false, version: 2 });
+    const before = suite.grpc.lookups;
     expect(await codeFor(key.secret)).toBe('key_disabled');
-    expect(grpc.lookups).toBe(before);
+    expect(suite.grpc.lookups).toBe(before);
   });
 
   it.each<[string, (now: number) => Record<string, unknown>]>([
@@ -82,49 +47,49 @@ describe('key state bound with pub/sub off (real Redis, real gRPC server, in-pro
     ['without a stamp', () => ({})],
   ])('a Redis record %s is not used: the gateway asks LookupKey and acts on its newer state', async (_what, stamp) => {
     const active = newKey();
-    await putInRedis(active.hash, { ...active.record, ...stamp(Date.now()) });
-    grpc.records.set(active.hash, { ...active.record, disabled: true, version: 2 });
-    const before = grpc.lookups;
+    await suite.putKeyRecord(active.hash, { ...active.record, ...stamp(Date.now()) });
+    suite.grpc.records.set(active.hash, { ...active.record, disabled: true, version: 2 });
+    const before = suite.grpc.lookups;
     expect(await codeFor(active.secret)).toBe('key_disabled');
-    expect(grpc.lookups).toBe(before + 1);
+    expect(suite.grpc.lookups).toBe(before + 1);
 
     // And the other way round: a stale "disabled" in Redis does not lock out a re-enabled key.
     const disabled = newKey({ disabled: true });
-    await putInRedis(disabled.hash, { ...disabled.record, ...stamp(Date.now()) });
-    grpc.records.set(disabled.hash, { ...disabled.record, disabled: false, version: 2 });
+    await suite.putKeyRecord(disabled.hash, { ...disabled.record, ...stamp(Date.now()) });
+    suite.grpc.records.set(disabled.hash, { ...disabled.record, disabled: false, version: 2 });
     expect(await codeFor(disabled.secret)).toBe('ok');
   });
 
   it('an old miss marker is not trusted either: a key created since is found over gRPC', async () => {
     const key = newKey();
-    await putInRedis(key.hash, { missing: true, version: 0, writtenAtMs: Date.now() - P });
-    grpc.records.set(key.hash, key.record);
+    await suite.putKeyRecord(key.hash, { missing: true, version: 0, writtenAtMs: Date.now() - P });
+    suite.grpc.records.set(key.hash, key.record);
     expect(await codeFor(key.secret)).toBe('ok');
   });
 
   it('a stale tombstone is still final (exempt from the age rule)', async () => {
     const key = newKey({ deleted: true, version: 3 });
-    await putInRedis(key.hash, { ...key.record, writtenAtMs: Date.now() - 86_400_000 });
-    const before = grpc.lookups;
+    await suite.putKeyRecord(key.hash, { ...key.record, writtenAtMs: Date.now() - 86_400_000 });
+    const before = suite.grpc.lookups;
     expect(await codeFor(key.secret)).toBe('invalid_api_key');
-    expect(grpc.lookups).toBe(before);
+    expect(suite.grpc.lookups).toBe(before);
   });
 
   it('with no message and Redis keeping the old record, a disable reaches the gateway within P of the stamp', async () => {
     const key = newKey();
     const stampedAt = Date.now();
-    await putInRedis(key.hash, { ...key.record, writtenAtMs: stampedAt });
-    grpc.records.set(key.hash, key.record);
-    const before = grpc.lookups;
+    await suite.putKeyRecord(key.hash, { ...key.record, writtenAtMs: stampedAt });
+    suite.grpc.records.set(key.hash, key.record);
+    const before = suite.grpc.lookups;
     expect(await codeFor(key.secret)).toBe('ok');
-    expect(grpc.lookups).toBe(before);
+    expect(suite.grpc.lookups).toBe(before);
     // The key is disabled in the owner's store; Redis and pub/sub never hear of it.
-    grpc.records.set(key.hash, { ...key.record, disabled: true, version: 2 });
+    suite.grpc.records.set(key.hash, { ...key.record, disabled: true, version: 2 });
     const seenAt = await waitFor('the gateway to reject the disabled key', async () => ((await codeFor(key.secret)) === 'key_disabled' ? Date.now() : undefined), { intervalMs: 25 });
     // The bound under test: no decision rests on a state older than P.
     expect(seenAt - stampedAt).toBeLessThanOrEqual(P);
-    expect(grpc.lookups).toBeGreaterThan(before);
+    expect(suite.grpc.lookups).toBeGreaterThan(before);
     // Redis still holds the old record; the answer came from LookupKey.
-    expect(JSON.parse((await redis.get(redisKeys.keyRecord(key.hash))) ?? '{}')).toMatchObject({ disabled: false, writtenAtMs: stampedAt });
+    expect(JSON.parse((await suite.redis.get(redisKeys.keyRecord(key.hash))) ?? '{}')).toMatchObject({ disabled: false, writtenAtMs: stampedAt });
   });
 });

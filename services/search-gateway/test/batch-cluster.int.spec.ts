@@ -68,13 +68,10 @@ describe('RedisBatch on a Redis Cluster', () => {
     const askKey = await keyOn(first, 'ask-');
     const slot = keySlot(askKey);
     await client.set(askKey, 'asked');
-    const source = nodeClient(first);
-    const target = nodeClient(second);
-    await target.cluster('SETSLOT', slot, 'IMPORTING', first.id);
-    await source.cluster('SETSLOT', slot, 'MIGRATING', second.id);
-    await source.call('MIGRATE', '127.0.0.1', String(second.port), '', '0', '5000', 'KEYS', askKey);
+    await cluster.beginSlotMigration(slot, first, second);
+    await cluster.migrateKeys(first, second, [askKey]);
     expect(await batch.pipeline().add('get', askKey).exec()).toEqual([[null, 'asked']]);
-    for (const node of cluster.nodes) await nodeClient(node).cluster('SETSLOT', slot, 'NODE', second.id);
+    await cluster.endSlotMigration(slot, first, second);
   });
 
   it('sends a multi-key script again after TRYAGAIN (its keys split by a migration in progress), once the slot has moved', async () => {
@@ -85,16 +82,13 @@ describe('RedisBatch on a Redis Cluster', () => {
     const slot = keySlot(a);
     await client.set(a, 'A');
     await client.set(b, 'B');
-    const source = nodeClient(first);
-    const target = nodeClient(third);
-    await target.cluster('SETSLOT', slot, 'IMPORTING', first.id);
-    await source.cluster('SETSLOT', slot, 'MIGRATING', third.id);
-    await source.call('MIGRATE', '127.0.0.1', String(third.port), '', '0', '5000', 'KEYS', a);
+    await cluster.beginSlotMigration(slot, first, third);
+    await cluster.migrateKeys(first, third, [a]);
     const pending = batch.pipeline().add('testPair', a, b).exec();
     // The script keeps getting TRYAGAIN until the other key has moved too and the slot is owned.
     await new Promise((resolve) => setTimeout(resolve, 50));
-    await source.call('MIGRATE', '127.0.0.1', String(third.port), '', '0', '5000', 'KEYS', b);
-    for (const node of cluster.nodes) await nodeClient(node).cluster('SETSLOT', slot, 'NODE', third.id);
+    await cluster.migrateKeys(first, third, [b]);
+    await cluster.endSlotMigration(slot, first, third);
     expect(await pending).toEqual([[null, ['A', 'B']]]);
   });
 

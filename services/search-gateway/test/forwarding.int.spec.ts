@@ -4,7 +4,7 @@ import { generateSecret, hashSecret } from '@svc/keys';
 import type { KeyKind } from '@svc/keys';
 import { freePort, redisUrl, waitFor } from '@svc/test-kit';
 import Redis from 'ioredis';
-import { FakeAccountAdminGrpc, FakeHttpService, INTERNAL_TOKEN, startGateway, TEST_REDIS_DB } from './harness';
+import { INTERNAL_TOKEN, startGateway, TEST_REDIS_DB, useFakeBackedGateway } from './harness';
 import type { RunningGateway } from './harness';
 
 let counter = 0;
@@ -19,55 +19,26 @@ function newKey(kind: KeyKind, overrides: Partial<KeyRecord> = {}): { secret: st
 }
 
 describe('gateway forwarding and the auth chain (real Redis, real gRPC server, in-process gateway)', () => {
-  let redis: Redis;
-  let grpc: FakeAccountAdminGrpc;
-  let accountAdmin: FakeHttpService;
-  let billing: FakeHttpService;
-  let gateway: RunningGateway;
-  const written: string[] = [];
+  const suite = useFakeBackedGateway({
+    // Long enough that only an invalidation (never expiry) can explain a changed answer.
+    KEY_CACHE_TTL_MS: '600000',
+    KEY_PROPAGATION_MAX_MS: '600000',
+  }, { billing: true });
 
   async function putInRedis(hash: string, value: unknown): Promise<void> {
-    written.push(redisKeys.keyRecord(hash));
     // account-admin stamps every value; an unstamped one is a miss to the gateway.
     const stamped = typeof value === 'object' && value !== null ? { writtenAtMs: Date.now(), ...value } : value;
-    await redis.set(redisKeys.keyRecord(hash), JSON.stringify(stamped));
+    await suite.putKeyRecord(hash, stamped);
   }
 
   async function call(path: string, init: RequestInit = {}): Promise<{ response: Response; body: Record<string, unknown> }> {
-    const response = await fetch(gateway.url + path, init);
+    const response = await fetch(suite.gateway.url + path, init);
     const text = await response.text();
     return { response, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
   }
 
   const bearer = (secret: string): Record<string, string> => ({ authorization: `Bearer ${secret}` });
   const codeOf = (body: Record<string, unknown>): unknown => (body.error as Record<string, unknown> | undefined)?.code;
-
-  beforeAll(async () => {
-    redis = new Redis(redisUrl(TEST_REDIS_DB));
-    grpc = new FakeAccountAdminGrpc();
-    await grpc.start();
-    accountAdmin = new FakeHttpService();
-    billing = new FakeHttpService();
-    await accountAdmin.start();
-    await billing.start();
-    gateway = await startGateway({
-      ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${grpc.port}`,
-      ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${accountAdmin.port}`,
-      BILLING_HTTP_URL: `http://127.0.0.1:${billing.port}`,
-      // Long enough that only an invalidation (never expiry) can explain a changed answer.
-      KEY_CACHE_TTL_MS: '600000',
-      KEY_PROPAGATION_MAX_MS: '600000',
-    });
-  });
-
-  afterAll(async () => {
-    await gateway.close();
-    if (written.length > 0) await redis.del(...written);
-    await redis.quit();
-    await accountAdmin.stop();
-    await billing.stop();
-    await grpc.stop();
-  });
 
   describe('401 and 403 codes of spec section 5 on GET /v1/key and management routes', () => {
     it('a missing Authorization header is 401 invalid_api_key', async () => {
@@ -92,16 +63,16 @@ describe('gateway forwarding and the auth chain (real Redis, real gRPC server, i
     it('an unknown key marked missing in Redis is 401 invalid_api_key without a gRPC call', async () => {
       const key = newKey('api');
       await putInRedis(key.hash, { missing: true });
-      const before = grpc.lookups;
+      const before = suite.grpc.lookups;
       const { response, body } = await call('/v1/key', { headers: bearer(key.secret) });
       expect(response.status).toBe(401);
       expect(codeOf(body)).toBe('invalid_api_key');
-      expect(grpc.lookups).toBe(before);
+      expect(suite.grpc.lookups).toBe(before);
     });
 
     it('a deleted key is 401 invalid_api_key', async () => {
       const key = newKey('api', { deleted: true });
-      grpc.records.set(key.hash, key.record);
+      suite.grpc.records.set(key.hash, key.record);
       const { response, body } = await call('/v1/key', { headers: bearer(key.secret) });
       expect(response.status).toBe(401);
       expect(codeOf(body)).toBe('invalid_api_key');
@@ -117,7 +88,7 @@ describe('gateway forwarding and the auth chain (real Redis, real gRPC server, i
 
     it('an expired key is 401 key_expired', async () => {
       const key = newKey('management', { expiresAtMs: Date.now() - 1000 });
-      grpc.records.set(key.hash, key.record);
+      suite.grpc.records.set(key.hash, key.record);
       const { response, body } = await call('/v1/key', { headers: bearer(key.secret) });
       expect(response.status).toBe(401);
       expect(codeOf(body)).toBe('key_expired');
@@ -126,13 +97,13 @@ describe('gateway forwarding and the auth chain (real Redis, real gRPC server, i
     it('an API key on a management endpoint is 403 wrong_key_type and is not forwarded', async () => {
       const key = newKey('api');
       await putInRedis(key.hash, key.record);
-      const before = accountAdmin.received.length;
+      const before = suite.accountAdmin.received.length;
       const { response, body } = await call('/v1/keys', { method: 'POST', headers: { ...bearer(key.secret), 'content-type': 'application/json' }, body: '{}' });
       expect(response.status).toBe(403);
       expect(codeOf(body)).toBe('wrong_key_type');
       const checkout = await call('/v1/credits/checkout', { method: 'POST', headers: bearer(key.secret) });
       expect(checkout.response.status).toBe(403);
-      expect(accountAdmin.received.length).toBe(before);
+      expect(suite.accountAdmin.received.length).toBe(before);
     });
 
     it('an unknown provider in a provider-keys path is 400 unknown_provider after authentication', async () => {
@@ -146,8 +117,8 @@ describe('gateway forwarding and the auth chain (real Redis, real gRPC server, i
 
   it('a valid key is forwarded with the internal headers, the query string, and no spoofed identity or secret', async () => {
     const key = newKey('api');
-    grpc.records.set(key.hash, key.record);
-    accountAdmin.respond = (_request, response) => {
+    suite.grpc.records.set(key.hash, key.record);
+    suite.accountAdmin.respond = (_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json', 'x-upstream': 'yes' }).end('{"kind":"api"}');
     };
     const { response, body } = await call('/v1/key?expand=1&x=%20y', {
@@ -156,7 +127,7 @@ describe('gateway forwarding and the auth chain (real Redis, real gRPC server, i
     expect(response.status).toBe(200);
     expect(body).toEqual({ kind: 'api' });
     expect(response.headers.get('x-upstream')).toBe('yes');
-    const seen = accountAdmin.last();
+    const seen = suite.accountAdmin.last();
     expect(seen.method).toBe('GET');
     expect(seen.url).toBe('/v1/key?expand=1&x=%20y');
     expect(seen.headers['x-svc-internal-token']).toBe(INTERNAL_TOKEN);
@@ -169,10 +140,10 @@ describe('gateway forwarding and the auth chain (real Redis, real gRPC server, i
 
   it('a key filled over gRPC once is served from the in-process cache afterwards (no further lookups)', async () => {
     const key = newKey('management');
-    grpc.records.set(key.hash, key.record);
-    const before = grpc.lookups;
+    suite.grpc.records.set(key.hash, key.record);
+    const before = suite.grpc.lookups;
     for (let i = 0; i < 5; i++) expect((await call('/v1/key', { headers: bearer(key.secret) })).response.status).toBe(200);
-    expect(grpc.lookups).toBe(before + 1);
+    expect(suite.grpc.lookups).toBe(before + 1);
   });
 
   it('a key-change message on the channel makes the new state apply without waiting for the cache lifetime', async () => {
@@ -183,7 +154,7 @@ describe('gateway forwarding and the auth chain (real Redis, real gRPC server, i
     // Still cached: the Redis write alone changes nothing here.
     expect((await call('/v1/key', { headers: bearer(key.secret) })).response.status).toBe(200);
     const message: KeyChangeMessage = { v: 1, keyHash: key.hash, keyId: key.record.id, accountId: key.record.accountId, version: 2 };
-    await redis.publish(KEY_CHANGES_CHANNEL, JSON.stringify(message));
+    await suite.redis.publish(KEY_CHANGES_CHANNEL, JSON.stringify(message));
     await waitFor('the key to be seen as disabled', async () => {
       const { body } = await call('/v1/key', { headers: bearer(key.secret) });
       return codeOf(body) === 'key_disabled' ? true : undefined;
@@ -196,10 +167,10 @@ describe('gateway forwarding and the auth chain (real Redis, real gRPC server, i
     await putInRedis(manager.hash, manager.record);
     await putInRedis(target.hash, target.record);
     expect((await call('/v1/key', { headers: bearer(target.secret) })).response.status).toBe(200);
-    accountAdmin.respond = (request, response) => {
+    suite.accountAdmin.respond = (request, response) => {
       if (request.method === 'DELETE') {
         // account-admin writes the new record to Redis, then answers naming the changed hash.
-        void redis.set(redisKeys.keyRecord(target.hash), JSON.stringify({ ...target.record, deleted: true, version: 2 })).then(() => {
+        void suite.redis.set(redisKeys.keyRecord(target.hash), JSON.stringify({ ...target.record, deleted: true, version: 2 })).then(() => {
           response.writeHead(200, { 'content-type': 'application/json', 'x-svc-changed-key-hash': target.hash })
             .end(JSON.stringify({ id: target.record.id, deleted: true }));
         });
@@ -218,10 +189,10 @@ describe('gateway forwarding and the auth chain (real Redis, real gRPC server, i
 
   it('the Stripe webhook body reaches billing byte for byte with its signature, and the reply comes back as is', async () => {
     const raw = Buffer.concat([Buffer.from('{"id":"evt_1",  "type":"checkout.session.completed","name":"caf\u00e9"}\r\n', 'utf8'), Buffer.from([0x00, 0xff, 0x7b])]);
-    billing.respond = (_request, response) => {
+    suite.billing.respond = (_request, response) => {
       response.writeHead(202, { 'content-type': 'text/plain', 'x-billing': '1' }).end('accepted');
     };
-    const response = await fetch(`${gateway.url}/v1/credits/webhook`, {
+    const response = await fetch(`${suite.gateway.url}/v1/credits/webhook`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=abc' },
       body: raw,
@@ -229,7 +200,7 @@ describe('gateway forwarding and the auth chain (real Redis, real gRPC server, i
     expect(response.status).toBe(202);
     expect(await response.text()).toBe('accepted');
     expect(response.headers.get('x-billing')).toBe('1');
-    const seen = billing.last();
+    const seen = suite.billing.last();
     expect(seen.body.equals(raw)).toBe(true);
     expect(seen.headers['stripe-signature']).toBe('t=1,v1=abc');
     expect(seen.headers['content-type']).toBe('application/json');
@@ -237,17 +208,17 @@ describe('gateway forwarding and the auth chain (real Redis, real gRPC server, i
   });
 
   it('dashboard calls pass cookies and the CSRF header through and get every Set-Cookie back', async () => {
-    accountAdmin.respond = (_request, response) => {
+    suite.accountAdmin.respond = (_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json', 'set-cookie': ['sid=abc; HttpOnly', 'theme=dark'] }).end('{"account_id":"acct_x"}');
     };
-    const response = await fetch(`${gateway.url}/dashboard/api/login`, {
+    const response = await fetch(`${suite.gateway.url}/dashboard/api/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', cookie: 'old=1', 'x-csrf-token': 'csrf-1' },
       body: '{"email":"a@b.c","password":"123456789012"}',
     });
     expect(response.status).toBe(200);
     expect(response.headers.getSetCookie()).toEqual(['sid=abc; HttpOnly', 'theme=dark']);
-    const seen = accountAdmin.last();
+    const seen = suite.accountAdmin.last();
     expect(seen.url).toBe('/dashboard/api/login');
     expect(seen.headers.cookie).toBe('old=1');
     expect(seen.headers['x-csrf-token']).toBe('csrf-1');
@@ -257,7 +228,7 @@ describe('gateway forwarding and the auth chain (real Redis, real gRPC server, i
   it('a backend status other than 2xx (e.g. 404 from account-admin) is passed back unchanged', async () => {
     const key = newKey('management');
     await putInRedis(key.hash, key.record);
-    accountAdmin.respond = (_request, response) => {
+    suite.accountAdmin.respond = (_request, response) => {
       response.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"not_found"}}');
     };
     const { response, body } = await call('/v1/provider-keys/exa', { headers: bearer(key.secret) });

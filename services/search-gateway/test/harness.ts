@@ -1,11 +1,14 @@
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server as HttpServer, ServerResponse } from 'node:http';
-import { Server, ServerCredentials, status } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { redisKeys } from '@svc/contracts';
 import type { KeyRecord } from '@svc/contracts';
 import { AccountAdminService, keyRecordToProto } from '@svc/grpc';
 import type { AccountAdminServer } from '@svc/grpc';
-import { freePort, redisUrl } from '@svc/test-kit';
+import { freePort, redisUrl, startGrpcServer } from '@svc/test-kit';
+import type { LoopbackGrpcServer } from '@svc/test-kit';
+import Redis from 'ioredis';
 import pino from 'pino';
 import { createGateway } from '../src/app';
 import { parseGatewayConfig } from '../src/config';
@@ -17,7 +20,7 @@ export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
 export class FakeAccountAdminGrpc {
   readonly records = new Map<string, KeyRecord>();
   lookups = 0;
-  private readonly server = new Server();
+  private grpc: LoopbackGrpcServer | undefined;
   port = 0;
 
   async start(): Promise<void> {
@@ -33,14 +36,12 @@ export class FakeAccountAdminGrpc {
       markKeysUsed: (_call, callback) => callback({ code: status.UNIMPLEMENTED, details: 'not in this fake' }),
       getKeyLimits: (_call, callback) => callback({ code: status.UNIMPLEMENTED, details: 'not in this fake' }),
     };
-    this.server.addService(AccountAdminService, impl);
-    this.port = await new Promise<number>((resolve, reject) => {
-      this.server.bindAsync('127.0.0.1:0', ServerCredentials.createInsecure(), (error, port) => (error === null ? resolve(port) : reject(error)));
-    });
+    this.grpc = await startGrpcServer((server) => server.addService(AccountAdminService, impl));
+    this.port = this.grpc.port;
   }
 
   stop(): Promise<void> {
-    return new Promise((resolve) => this.server.tryShutdown(() => resolve()));
+    return this.grpc?.stop() ?? Promise.resolve();
   }
 }
 
@@ -111,4 +112,61 @@ export async function startGateway(env: Record<string, string>): Promise<Running
   const port = await freePort();
   await app.listen(port, '127.0.0.1');
   return { url: `http://127.0.0.1:${port}`, app, close: () => app.close() };
+}
+
+/** What a suite reads once `useFakeBackedGateway` has started (inside a hook or a test). */
+export interface FakeBackedGateway {
+  /** A client of the gateway's Redis (database 2). */
+  redis: Redis;
+  grpc: FakeAccountAdminGrpc;
+  accountAdmin: FakeHttpService;
+  /** Billing's stand-in: its own with `{ billing: true }`, else account-admin's. */
+  billing: FakeHttpService;
+  gateway: RunningGateway;
+  /** Writes a key record (`value` as JSON) to Redis; the suite's records are deleted after it. */
+  putKeyRecord(hash: string, value: unknown): Promise<void>;
+}
+
+/**
+ * For the calling `describe`: account-admin's stand-ins (gRPC and HTTP), billing's with
+ * `{ billing: true }`, and the gateway in this process pointed at them with `env` on top,
+ * started in a beforeAll and stopped, with the key records the suite wrote, in an afterAll.
+ */
+export function useFakeBackedGateway(env: Record<string, string>, options: { billing?: boolean } = {}): FakeBackedGateway {
+  const written: string[] = [];
+  // Filled in by the beforeAll, as each part starts.
+  const suite = {
+    async putKeyRecord(hash: string, value: unknown): Promise<void> {
+      written.push(redisKeys.keyRecord(hash));
+      await suite.redis.set(redisKeys.keyRecord(hash), JSON.stringify(value));
+    },
+  } as FakeBackedGateway;
+  beforeAll(async () => {
+    suite.redis = new Redis(redisUrl(TEST_REDIS_DB));
+    suite.grpc = new FakeAccountAdminGrpc();
+    await suite.grpc.start();
+    suite.accountAdmin = new FakeHttpService();
+    await suite.accountAdmin.start();
+    suite.billing = suite.accountAdmin;
+    if (options.billing === true) {
+      suite.billing = new FakeHttpService();
+      await suite.billing.start();
+    }
+    suite.gateway = await startGateway({
+      ACCOUNT_ADMIN_GRPC_URL: `127.0.0.1:${suite.grpc.port}`,
+      ACCOUNT_ADMIN_HTTP_URL: `http://127.0.0.1:${suite.accountAdmin.port}`,
+      BILLING_HTTP_URL: `http://127.0.0.1:${suite.billing.port}`,
+      ...env,
+    });
+  });
+  afterAll(async () => {
+    const { redis, grpc, accountAdmin, billing, gateway } = suite as Partial<FakeBackedGateway>;
+    await gateway?.close();
+    if (written.length > 0) await redis?.del(...written);
+    await redis?.quit();
+    await accountAdmin?.stop();
+    if (billing !== accountAdmin) await billing?.stop();
+    await grpc?.stop();
+  });
+  return suite;
 }

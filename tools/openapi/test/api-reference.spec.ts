@@ -64,26 +64,22 @@ describe('docs/api.md against the OpenAPI document', () => {
       if (found === undefined) throw new Error(`no row ${field}`);
       return found;
     };
+    /** The table with one cell of `field`'s row changed: column 1 is the type, column 2 the description. */
+    const editedCell = (field: string, column: 1 | 2, text: string): ReturnType<typeof tableProblems> => edited((rows) => {
+      row(rows, field)[column] = text;
+      return rows;
+    });
 
     it('a stale statement: last_used_at "always null" (this build records key use)', () => {
-      expect(edited((rows) => {
-        row(rows, 'last_used_at')[2] = 'always `null` in this build (nothing records key use yet)';
-        return rows;
-      })).toEqual([expect.stringContaining('`last_used_at` is documented as always null, the document allows null or string')]);
+      expect(editedCell('last_used_at', 2, 'always `null` in this build (nothing records key use yet)')).toEqual([expect.stringContaining('`last_used_at` is documented as always null, the document allows null or string')]);
     });
 
     it('a type that differs (integer is not number)', () => {
-      expect(edited((rows) => {
-        row(rows, 'usage_usd')[1] = 'integer';
-        return rows;
-      })).toEqual([expect.stringContaining('`usage_usd` is documented as integer, the document says number')]);
+      expect(editedCell('usage_usd', 1, 'integer')).toEqual([expect.stringContaining('`usage_usd` is documented as integer, the document says number')]);
     });
 
     it('a value list that differs', () => {
-      expect(edited((rows) => {
-        row(rows, 'limit_reset')[1] = '`"daily"`, `"monthly"` or null';
-        return rows;
-      })).toEqual([expect.stringContaining('`limit_reset` is documented as ["daily","monthly",null]')]);
+      expect(editedCell('limit_reset', 1, '`"daily"`, `"monthly"` or null')).toEqual([expect.stringContaining('`limit_reset` is documented as ["daily","monthly",null]')]);
     });
 
     it('a field the document does not have, and one the table leaves out', () => {
@@ -94,10 +90,7 @@ describe('docs/api.md against the OpenAPI document', () => {
     });
 
     it('a required field documented as absent sometimes', () => {
-      expect(edited((rows) => {
-        row(rows, 'label')[2] = 'absent on old keys';
-        return rows;
-      })).toEqual([expect.stringContaining('`label` is documented as optional, the document says required')]);
+      expect(editedCell('label', 2, 'absent on old keys')).toEqual([expect.stringContaining('`label` is documented as optional, the document says required')]);
     });
   });
 });

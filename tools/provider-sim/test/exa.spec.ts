@@ -1,4 +1,4 @@
-import { simulatorForTests } from './simulator';
+import { itAnswersEachFailure, simulatorForTests } from './simulator';
 
 const KEY = 'sim-exa-key';
 
@@ -68,15 +68,8 @@ describe('provider-sim: Exa', () => {
     expect(response.json().tag).toBe('INVALID_REQUEST_BODY');
   });
 
-  it.each([
-    ['error500', 500],
-    ['error429', 429],
-    ['quota', 402],
-    ['badkey', 401],
-  ])('sim:exa=%s answers %i', async (behaviour, status) => {
-    const response = await search({ query: `q sim:exa=${behaviour}` });
-    expect(response.statusCode).toBe(status);
-    expect(response.json()).toMatchObject({ requestId: expect.any(String), error: expect.any(String), tag: expect.any(String) });
+  itAnswersEachFailure('exa', { error500: 500, error429: 429, quota: 402, badkey: 401 }, (query) => search({ query }), (body) => {
+    expect(body).toMatchObject({ requestId: expect.any(String), error: expect.any(String), tag: expect.any(String) });
   });
 
   it('sim:*=empty gives zero results; sim:exa=malformed gives 200 with an unparsable body', async () => {

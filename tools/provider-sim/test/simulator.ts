@@ -24,3 +24,23 @@ export function simulatorForTests(options: { listen?: boolean } = {}): { app: Fa
   });
   return sim;
 }
+
+/** The failures a `sim:<provider>=<behaviour>` directive asks for, and the status each answers with at that provider. */
+export interface FailureStatuses { error500: number; error429: number; quota: number; badkey: number }
+
+/**
+ * One test per failure directive of `provider`: `search` sends a query carrying it, the answer
+ * has the provider's status for it and a body that `checkBody` accepts (the provider's error shape).
+ */
+export function itAnswersEachFailure(
+  provider: string,
+  statuses: FailureStatuses,
+  search: (query: string) => Promise<{ statusCode: number; json(): unknown }>,
+  checkBody: (body: unknown) => void,
+): void {
+  it.each(Object.entries(statuses))(`sim:${provider}=%s answers %i`, async (behaviour, status) => {
+    const response = await search(`q sim:${provider}=${behaviour}`);
+    expect(response.statusCode).toBe(status);
+    checkBody(response.json());
+  });
+}

@@ -1,4 +1,4 @@
-import { simulatorForTests } from './simulator';
+import { itAnswersEachFailure, simulatorForTests } from './simulator';
 
 const AUTH = { authorization: 'Bearer tvly-sim-key' };
 
@@ -61,15 +61,8 @@ describe('provider-sim: Tavily', () => {
     expect(response.json()).toEqual({ detail: { error: expect.any(String) } });
   });
 
-  it.each([
-    ['error500', 500],
-    ['error429', 429],
-    ['quota', 432],
-    ['badkey', 401],
-  ])('sim:tavily=%s answers %i', async (behaviour, status) => {
-    const response = await search({ query: `q sim:tavily=${behaviour}` });
-    expect(response.statusCode).toBe(status);
-    expect(response.json()).toEqual({ detail: { error: expect.any(String) } });
+  itAnswersEachFailure('tavily', { error500: 500, error429: 429, quota: 432, badkey: 401 }, (query) => search({ query }), (body) => {
+    expect(body).toEqual({ detail: { error: expect.any(String) } });
   });
 
   it('a 429 carries retry-after seconds', async () => {
