@@ -30,6 +30,8 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     simulatorEnv: { SIM_EXA_KEY: `sim-exa-key,${EXA_OWN}` },
     gatewayEnv: {
       CACHE_ENABLED: 'true',
+      // Long enough that a slow machine cannot let a gateway's copy lapse between two searches of a test.
+      CACHE_LOCAL_TTL_MS: '60000',
       ...UNTHROTTLED_GATEWAY_ENV,
     },
     gateways: [{}, {}],
@@ -211,6 +213,28 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     const misses = waited.filter((r) => r.body.cache.status === 'miss').length;
     expect(misses).toBeGreaterThanOrEqual(1);
     expect(await exaCalls()).toBe(before + 1 + misses);
+  });
+
+  it('a gateway answers a repeat from its own copy of the entry (no Redis lookup), charged the cache price exactly once', async () => {
+    const gateway = suite.stack.gateways[0] as (typeof suite.stack.gateways)[number];
+    const localHits = async (): Promise<number> => sumSamples(parsePrometheusText(await (await fetch(`${gateway.metricsUrl}/metrics`)).text()), 'gateway_cache_local_hits_total');
+    const account = await fundedAccount(100 * FULL_MICROS);
+    const query = fresh('cache local copy');
+    const before = await exaCalls();
+    expect((await search(suite.gw, account.apiKey, { query })).body.cache.status).toBe('miss');
+    // The first repeat reads the entry in Redis (and keeps a copy); the next ones, within CACHE_LOCAL_TTL_MS, are served from it.
+    const first = await search(suite.gw, account.apiKey, { query });
+    const counted = await localHits();
+    const repeats = [await search(suite.gw, account.apiKey, { query }), await search(suite.gw, account.apiKey, { query, max_results: 3 })];
+    expect(repeats.map((r) => [r.status, r.headers.get('x-svc-cache'), r.body.cost_usd])).toEqual([[200, 'hit', 0.0009], [200, 'hit', 0.0009]]);
+    expect(repeats[0]?.body.results).toEqual(first.body.results);
+    expect(repeats[1]?.body.results).toEqual(first.body.results.slice(0, 3));
+    expect(await localHits()).toBe(counted + 2);
+    expect(await exaCalls()).toBe(before + 1);
+    // Each hit once in the ledger at the cache price; the balance moved by exactly that.
+    const ledger = await charges(account.accountId, 4);
+    expect([...ledger.values()].map((c) => c.micros).sort((a, b) => a - b)).toEqual([CACHE_MICROS, CACHE_MICROS, CACHE_MICROS, FULL_MICROS]);
+    expect(await suite.redis.get(redisKeys.accountBalance(account.accountId))).toBe(String(100 * FULL_MICROS - FULL_MICROS - 3 * CACHE_MICROS));
   });
 
   it('an answer from an account\'s own provider key is served to that account only', async () => {

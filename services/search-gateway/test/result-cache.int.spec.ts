@@ -101,4 +101,72 @@ describe('ResultCache (real Redis)', () => {
     expect(await offline.join(keys, keys.shared, 3, null, 100)).toEqual({ kind: 'alone' });
     down.close();
   });
+
+  describe('a gateway\'s own copies (CACHE_LOCAL_TTL_MS)', () => {
+    const JSON_TEXT = JSON.stringify(RESULTS);
+    const localCache = (localMaxBytes: number, localTtlMs = 1_000): ResultCache =>
+      new ResultCache(batchCacheRedis(batch), { pricePercent: 10, ttlMs: () => 60_000, maxEntryBytes: 2_000, pollMs: 5, localTtlMs, localMaxBytes }, pino({ level: 'silent' }), null, () => now);
+
+    it('answers what a lookup found without Redis, for CACHE_LOCAL_TTL_MS, as many results or fewer, within cache_max_age_s', async () => {
+      const local = localCache(1_000_000);
+      const keys = keysOf(3);
+      local.store(keys.shared, keys.lock, 'exa/fast', 3, RESULTS.length, JSON_TEXT, '');
+      await stored(keys.shared);
+      // A store keeps no copy (a gateway whose searches never repeat holds nothing); a lookup that finds the entry does.
+      expect(local.lookupLocal([keys.shared], 3, null)).toBeNull();
+      expect((await local.lookup(keys, [keys.shared], 3, null, 'x', false, 'exa/fast')).kind).toBe('hit');
+      // Redis no longer holds it: the copy still answers (so no lookup reached Redis).
+      await redis.del(keys.shared);
+      expect(local.lookupLocal([keys.shared], 2, null)).toEqual({ count: 3, json: JSON_TEXT, ageS: 0 });
+      expect(local.lookupLocal([keys.shared], 4, null)).toBeNull();
+      now += 900;
+      expect(local.lookupLocal([keys.shared], 3, 500)).toBeNull();
+      expect(local.lookupLocal([keys.shared], 3, null)).toEqual({ count: 3, json: JSON_TEXT, ageS: 0 });
+      now += 100;
+      expect(local.lookupLocal([keys.shared], 3, null)).toBeNull();
+      // Without the copy the lookup asks Redis, which no longer has the entry: this search leads.
+      expect((await local.lookup(keys, [keys.shared], 3, null, 'lead-l', true)).kind).toBe('lead');
+    });
+
+    it('keeps what a lookup of one entry found in Redis, never what a lookup of two found', async () => {
+      const local = localCache(1_000_000);
+      const writer = localCache(1_000_000, 0);
+      const one = keysOf(3);
+      writer.store(one.shared, one.lock, 'exa/fast', 3, RESULTS.length, JSON_TEXT, '');
+      await stored(one.shared);
+      expect(local.lookupLocal([one.shared], 3, null)).toBeNull();
+      expect((await local.lookup(one, [one.shared], 3, null, 'x', false, 'exa/fast')).kind).toBe('hit');
+      expect(local.lookupLocal([one.shared], 3, null)).toEqual({ count: 3, json: JSON_TEXT, ageS: 0 });
+      const two = keysOf(3);
+      writer.store(two.shared, two.lock, 'exa/fast', 3, RESULTS.length, JSON_TEXT, '');
+      await stored(two.shared);
+      const account = `${two.shared}:account`;
+      expect((await local.lookup(two, [account, two.shared], 3, null, 'x', false, 'exa/fast')).kind).toBe('hit');
+      expect(local.lookupLocal([two.shared], 3, null)).toBeNull();
+      expect(local.lookupLocal([account], 3, null)).toBeNull();
+    });
+
+    it('holds at most CACHE_LOCAL_MAX_BYTES: the oldest copy goes first; 0 keeps none; a store drops the copy it replaces', async () => {
+      const first = keysOf(3);
+      const second = keysOf(3);
+      const writer = localCache(0);
+      writer.store(first.shared, first.lock, 'exa/fast', 3, RESULTS.length, JSON_TEXT, '');
+      writer.store(second.shared, second.lock, 'exa/fast', 3, RESULTS.length, JSON_TEXT, '');
+      await stored(first.shared);
+      await stored(second.shared);
+      const look = async (cache: ResultCache, keys: ReturnType<typeof keysOf>): Promise<void> => {
+        expect((await cache.lookup(keys, [keys.shared], 3, null, 'x', false, 'exa/fast')).kind).toBe('hit');
+      };
+      const local = localCache(first.shared.length + JSON_TEXT.length + 10);
+      await look(local, first);
+      await look(local, second);
+      expect(local.lookupLocal([first.shared], 3, null)).toBeNull();
+      expect(local.lookupLocal([second.shared], 3, null)).not.toBeNull();
+      // A refresh through this process stores a new answer: the old copy is not served after it.
+      local.store(second.shared, second.lock, 'exa/fast', 3, RESULTS.length, JSON_TEXT, '');
+      expect(local.lookupLocal([second.shared], 3, null)).toBeNull();
+      await look(writer, first);
+      expect(writer.lookupLocal([first.shared], 3, null)).toBeNull();
+    });
+  });
 });

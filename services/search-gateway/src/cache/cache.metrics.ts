@@ -6,14 +6,17 @@ import type { Registry } from '@svc/metrics';
 /**
  * The result cache's metrics: lookups by model and status (hit, miss, joined; `off` when a
  * search asked for none), the bytes of live entries this gateway stored, answers too large
- * to store, and the cache Redis's failures by operation. Labels are bounded (catalog models,
+ * to store, the cache Redis's failures by operation, and the hits answered from this
+ * gateway's own copies with the bytes those copies hold. Labels are bounded (catalog models,
  * four statuses, four operations).
  */
 export class CacheMetrics {
   private readonly lookups: HotCounter<'model' | 'status'>;
   private readonly tooLarge: Counter<string>;
   private readonly errors: Counter<'op'>;
+  private readonly localHits: Counter<string>;
   private bytes: () => number = () => 0;
+  private localBytes: () => number = () => 0;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -21,6 +24,16 @@ export class CacheMetrics {
     for (const model of CATALOG) for (const status of ['hit', 'miss', 'joined', 'off'] as const) this.lookups.child(model.id, status);
     this.tooLarge = new Counter({ name: 'gateway_cache_oversized_total', help: 'Answers not stored because they were larger than CACHE_MAX_ENTRY_BYTES', registers });
     this.errors = new Counter({ name: 'gateway_cache_errors_total', help: 'Result cache Redis calls that failed (the search went on without the cache), by operation', labelNames: ['op'], registers });
+    this.localHits = new Counter({ name: 'gateway_cache_local_hits_total', help: 'Hits this gateway answered from its own copy of an entry (CACHE_LOCAL_TTL_MS), without a Redis lookup; also counted in gateway_cache_lookups_total', registers });
+    const localBytes = (): number => this.localBytes();
+    new Gauge({
+      name: 'gateway_cache_local_bytes',
+      help: 'Bytes (keys and results) of the entry copies this gateway keeps in memory (at most CACHE_LOCAL_MAX_BYTES)',
+      registers,
+      collect() {
+        this.set(localBytes());
+      },
+    });
     const bytes = (): number => this.bytes();
     new Gauge({
       name: 'gateway_cache_bytes_held',
@@ -46,5 +59,13 @@ export class CacheMetrics {
 
   watchBytes(read: () => number): void {
     this.bytes = read;
+  }
+
+  localHit(): void {
+    this.localHits.inc();
+  }
+
+  watchLocalBytes(read: () => number): void {
+    this.localBytes = read;
   }
 }

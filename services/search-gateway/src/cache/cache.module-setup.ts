@@ -31,6 +31,8 @@ export function createResultCache(config: GatewayConfig, shared: RedisBatch, reg
     },
     maxEntryBytes: config.CACHE_MAX_ENTRY_BYTES,
     pollMs: config.CACHE_JOIN_POLL_MS,
+    localTtlMs: config.CACHE_LOCAL_TTL_MS,
+    localMaxBytes: config.CACHE_LOCAL_MAX_BYTES,
   }, log.child({ component: 'cache' }), new CacheMetrics(registry));
   cache.useLockLifetime(config.PROVIDER_TIMEOUT_MS + CACHE_LOCK_MARGIN_MS);
   return { cache, own };

@@ -14,6 +14,26 @@ export interface CacheSettings {
   readonly maxEntryBytes: number;
   /** How often a search waiting for an identical one in flight looks for its answer (ms). */
   readonly pollMs: number;
+  /**
+   * CACHE_LOCAL_TTL_MS: how long this process keeps an entry it read or stored in its own
+   * memory, answering the same lookup without Redis (0 or absent: never).
+   */
+  readonly localTtlMs?: number;
+  /** CACHE_LOCAL_MAX_BYTES: the most those local copies hold (keys and results); the oldest go first. */
+  readonly localMaxBytes?: number;
+}
+
+/** An entry as this process keeps it for CACHE_LOCAL_TTL_MS: what a lookup needs without Redis. */
+interface LocalEntry {
+  readonly asked: number;
+  readonly storedAt: number;
+  readonly count: number;
+  readonly json: string;
+  /** When Redis drops it (stored at + the model's TTL): never served after. */
+  readonly expiresAt: number;
+  /** When this process stops using its copy. */
+  readonly localUntil: number;
+  readonly bytes: number;
 }
 
 /** A stored answer as a lookup finds it: its results as the JSON text stored (never parsed here). */
@@ -61,6 +81,9 @@ export class ResultCache {
    */
   private readonly held = new Map<number, number>();
   private lastLogMs = 0;
+  /** Entries read or stored in the last CACHE_LOCAL_TTL_MS, oldest first (Map order), and their size. */
+  private readonly local = new Map<string, LocalEntry>();
+  private localBytes = 0;
 
   constructor(
     private readonly redis: CacheRedis,
@@ -70,6 +93,7 @@ export class ResultCache {
     private readonly clock: () => number = Date.now,
   ) {
     metrics?.watchBytes(() => this.bytesHeld());
+    metrics?.watchLocalBytes(() => this.localBytes);
   }
 
   /**
@@ -77,15 +101,43 @@ export class ResultCache {
    * `maxAgeMs` old (null: any age); without one, takes the lead of identical searches
    * (`lead`, with `token`) or finds another leading (`follow`). `lead: false` only looks.
    */
-  async lookup(keys: CacheKeys, entries: readonly string[], asked: number, maxAgeMs: number | null, token: string, lead: boolean): Promise<LookupOutcome> {
+  async lookup(keys: CacheKeys, entries: readonly string[], asked: number, maxAgeMs: number | null, token: string, lead: boolean, modelId?: string): Promise<LookupOutcome> {
     const reply = await this.ask('lookup', 'svcCacheLookup', [keys.lock, ...entries], [asked, this.clock(), maxAgeMs ?? -1, this.lockTtlMs, token, lead ? '1' : '0']);
     if (reply === null) return MISS;
     const [kind, value] = reply;
     if (kind === 'hit' && value !== undefined) {
       const answer = this.decode(value);
-      return answer === null ? MISS : { kind: 'hit', answer };
+      if (answer === null) return MISS;
+      // Kept only when the entry is known: with two (an account's and the shared one) the reply does not say which.
+      if (entries.length === 1 && modelId !== undefined) {
+        const [asked, storedAt] = value.split('|', 2).map(Number) as [number, number];
+        this.keepLocal(entries[0] as string, asked, { count: answer.count, json: answer.json, storedAt }, modelId);
+      }
+      return { kind: 'hit', answer };
     }
     return kind === 'lead' ? LEAD : kind === 'follow' ? FOLLOW : MISS;
+  }
+
+  /**
+   * The first of `entries` this process read or stored in the last CACHE_LOCAL_TTL_MS that
+   * serves `asked` results at most `maxAgeMs` old (null: any age) and is still live in
+   * Redis's terms (its model's TTL): a hit answered without Redis. Null: look up in Redis.
+   */
+  lookupLocal(entries: readonly string[], asked: number, maxAgeMs: number | null): CachedAnswer | null {
+    if (this.local.size === 0) return null;
+    const now = this.clock();
+    for (const key of entries) {
+      const kept = this.local.get(key);
+      if (kept === undefined) continue;
+      if (now >= kept.localUntil || now >= kept.expiresAt) {
+        this.forgetLocal(key, kept);
+        continue;
+      }
+      if (kept.asked < asked || (maxAgeMs !== null && now - kept.storedAt > maxAgeMs)) continue;
+      this.metrics?.localHit();
+      return { count: kept.count, json: kept.json, ageS: Math.max(0, Math.floor((now - kept.storedAt) / 1000)) };
+    }
+    return null;
   }
 
   /**
@@ -116,6 +168,9 @@ export class ResultCache {
       return;
     }
     const ttlMs = this.settings.ttlMs(modelId);
+    // A copy this process kept of the entry's previous answer (a refresh replaces it) is dropped.
+    const previous = this.local.get(entry);
+    if (previous !== undefined) this.forgetLocal(entry, previous);
     this.redis.run('svcCacheStore', [entry, lock], [value, ttlMs, token]).then(
       () => {
         const second = Math.ceil((this.clock() + ttlMs) / 1000);
@@ -191,6 +246,32 @@ export class ResultCache {
     const count = Number(value.slice(second + 1, third));
     if (third < 0 || !Number.isSafeInteger(count) || count < 0 || value.charCodeAt(third + 1) !== 0x5b) return null;
     return { count, json: value.slice(third + 1), ageS };
+  }
+
+  /** Keeps an entry's copy for CACHE_LOCAL_TTL_MS (never past its TTL), within CACHE_LOCAL_MAX_BYTES: the oldest copies go first. */
+  private keepLocal(key: string, asked: number, answer: { count: number; json: string; storedAt: number }, modelId: string): void {
+    const localTtlMs = this.settings.localTtlMs ?? 0;
+    const maxBytes = this.settings.localMaxBytes ?? 0;
+    const bytes = key.length + answer.json.length;
+    if (localTtlMs <= 0 || bytes > maxBytes || !Number.isSafeInteger(asked) || !Number.isSafeInteger(answer.storedAt)) return;
+    const previous = this.local.get(key);
+    if (previous !== undefined) this.forgetLocal(key, previous);
+    const now = this.clock();
+    const kept: LocalEntry = {
+      asked, storedAt: answer.storedAt, count: answer.count, json: answer.json,
+      expiresAt: answer.storedAt + this.settings.ttlMs(modelId), localUntil: now + localTtlMs, bytes,
+    };
+    this.local.set(key, kept);
+    this.localBytes += bytes;
+    for (const [oldest, entry] of this.local) {
+      if (this.localBytes <= maxBytes) break;
+      this.forgetLocal(oldest, entry);
+    }
+  }
+
+  private forgetLocal(key: string, entry: LocalEntry): void {
+    this.local.delete(key);
+    this.localBytes -= entry.bytes;
   }
 
   /** Runs a script that answers `{kind, value?}`; null when Redis failed (counted and logged as `what`). */

@@ -45,11 +45,18 @@ export function prepareAttempt(steps: SearchSteps, ctx: SearchContext, request: 
   const token = request.leaseId;
   if (search.cache === 'refresh') return withTicket(request, { kind: 'miss', keys, entry, asked, maxAgeMs, token }, request.amountMicros);
   const entries = keys.account === null ? [keys.shared] : [keys.account, keys.shared];
-  return cache.lookup(keys, entries, asked, maxAgeMs, token, true).then((found) => {
-    if (found.kind !== 'hit') return withTicket(request, { kind: found.kind, keys, entry, asked, maxAgeMs, token }, request.amountMicros);
-    // Never more than the attempt would cost from the provider (a BYOK attempt's fee can be lower).
+  // Never more than the attempt would cost from the provider (a BYOK attempt's fee can be lower).
+  const hit = (answer: CachedAnswer): AttemptRequest => {
     const price = Math.min(cachePriceMicros(planned.model, cache.settings.pricePercent), planned.priceMicros);
-    return withTicket(request, { kind: 'hit', keys, entry, asked, answer: found.answer, priceMicros: price }, price);
+    return withTicket(request, { kind: 'hit', keys, entry, asked, answer, priceMicros: price }, price);
+  };
+  // This gateway's own copy of an entry it read or stored in the last CACHE_LOCAL_TTL_MS: no lookup
+  // goes to Redis, and the admission takes the cache price and no provider lease at once.
+  const local = cache.lookupLocal(entries, asked, maxAgeMs);
+  if (local !== null) return hit(local);
+  return cache.lookup(keys, entries, asked, maxAgeMs, token, true, planned.model.id).then((found) => {
+    if (found.kind !== 'hit') return withTicket(request, { kind: found.kind, keys, entry, asked, maxAgeMs, token }, request.amountMicros);
+    return hit(found.answer);
   });
 }
 
