@@ -112,7 +112,7 @@ export const gatewayEnvSchema = {
   CACHE_MAX_ENTRY_BYTES: int({ default: 262_144, min: 1_024, max: 16_777_216 }),
   /** How often a search waiting for an identical one in flight looks for its answer (ms). */
   CACHE_JOIN_POLL_MS: int({ default: 20, min: 1, max: 1_000 }),
-  /** How long a gateway answers from its own copy of an entry it read or stored (ms; 0: always ask Redis). */
+  /** How long a gateway answers from its own copy of an entry its lookup found in Redis (ms; 0: always ask Redis). */
   CACHE_LOCAL_TTL_MS: int({ default: 1_000, min: 0, max: 60_000 }),
   /** The most those copies hold in a gateway's memory (bytes); the oldest go first. */
   CACHE_LOCAL_MAX_BYTES: int({ default: 33_554_432, min: 0, max: 1_073_741_824 }),

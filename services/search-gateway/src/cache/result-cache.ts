@@ -15,24 +15,29 @@ export interface CacheSettings {
   /** How often a search waiting for an identical one in flight looks for its answer (ms). */
   readonly pollMs: number;
   /**
-   * CACHE_LOCAL_TTL_MS: how long this process keeps an entry it read or stored in its own
-   * memory, answering the same lookup without Redis (0 or absent: never).
+   * CACHE_LOCAL_TTL_MS: how long this process keeps a copy of an entry its lookup found in
+   * Redis, answering the same lookup without Redis (0 or absent: never).
    */
   readonly localTtlMs?: number;
   /** CACHE_LOCAL_MAX_BYTES: the most those local copies hold (keys and results); the oldest go first. */
   readonly localMaxBytes?: number;
 }
 
-/** An entry as this process keeps it for CACHE_LOCAL_TTL_MS: what a lookup needs without Redis. */
+/** An entry as Redis holds it, decoded: the answer, the result count it was asked for, when it was stored (Unix ms). */
+interface DecodedEntry {
+  readonly answer: CachedAnswer;
+  readonly asked: number;
+  readonly storedAt: number;
+}
+
+/** An entry's copy this process keeps for CACHE_LOCAL_TTL_MS: what a lookup needs without Redis. */
 interface LocalEntry {
   readonly asked: number;
   readonly storedAt: number;
   readonly count: number;
   readonly json: string;
-  /** When Redis drops it (stored at + the model's TTL): never served after. */
-  readonly expiresAt: number;
-  /** When this process stops using its copy. */
-  readonly localUntil: number;
+  /** When this process stops using its copy: CACHE_LOCAL_TTL_MS after it was read, never past the entry's TTL. */
+  readonly until: number;
   readonly bytes: number;
 }
 
@@ -81,7 +86,7 @@ export class ResultCache {
    */
   private readonly held = new Map<number, number>();
   private lastLogMs = 0;
-  /** Entries read or stored in the last CACHE_LOCAL_TTL_MS, oldest first (Map order), and their size. */
+  /** Copies of entries read in the last CACHE_LOCAL_TTL_MS, oldest first (Map order), and their size. */
   private readonly local = new Map<string, LocalEntry>();
   private localBytes = 0;
 
@@ -106,22 +111,19 @@ export class ResultCache {
     if (reply === null) return MISS;
     const [kind, value] = reply;
     if (kind === 'hit' && value !== undefined) {
-      const answer = this.decode(value);
-      if (answer === null) return MISS;
+      const decoded = this.decode(value);
+      if (decoded === null) return MISS;
       // Kept only when the entry is known: with two (an account's and the shared one) the reply does not say which.
-      if (entries.length === 1 && modelId !== undefined) {
-        const [asked, storedAt] = value.split('|', 2).map(Number) as [number, number];
-        this.keepLocal(entries[0] as string, asked, { count: answer.count, json: answer.json, storedAt }, modelId);
-      }
-      return { kind: 'hit', answer };
+      if (entries.length === 1 && modelId !== undefined) this.keepLocal(entries[0] as string, decoded, modelId);
+      return { kind: 'hit', answer: decoded.answer };
     }
     return kind === 'lead' ? LEAD : kind === 'follow' ? FOLLOW : MISS;
   }
 
   /**
-   * The first of `entries` this process read or stored in the last CACHE_LOCAL_TTL_MS that
-   * serves `asked` results at most `maxAgeMs` old (null: any age) and is still live in
-   * Redis's terms (its model's TTL): a hit answered without Redis. Null: look up in Redis.
+   * The first of `entries` whose copy this process kept (a lookup found it in Redis in the last
+   * CACHE_LOCAL_TTL_MS, within its model's TTL) that serves `asked` results at most `maxAgeMs`
+   * old (null: any age): a hit answered without Redis. Null: look up in Redis.
    */
   lookupLocal(entries: readonly string[], asked: number, maxAgeMs: number | null): CachedAnswer | null {
     if (this.local.size === 0) return null;
@@ -129,7 +131,7 @@ export class ResultCache {
     for (const key of entries) {
       const kept = this.local.get(key);
       if (kept === undefined) continue;
-      if (now >= kept.localUntil || now >= kept.expiresAt) {
+      if (now >= kept.until) {
         this.forgetLocal(key, kept);
         continue;
       }
@@ -215,8 +217,8 @@ export class ResultCache {
       if (reply === null) return ALONE;
       const [kind, value] = reply;
       if (kind === 'entry' && value !== undefined) {
-        const answer = this.decode(value);
-        return answer === null ? ALONE : { kind: 'joined', answer };
+        const decoded = this.decode(value);
+        return decoded === null ? ALONE : { kind: 'joined', answer: decoded.answer };
       }
       if (kind === 'gone' || this.clock() >= deadlineMs) return ALONE;
     }
@@ -227,17 +229,18 @@ export class ResultCache {
    * carries the text). An entry of the first format, `<asked>|<stored at>|<results JSON>`
    * (a gateway of an earlier build may still be storing them), is parsed for its count.
    */
-  private decode(value: string): CachedAnswer | null {
+  private decode(value: string): DecodedEntry | null {
     const first = value.indexOf('|');
     const second = value.indexOf('|', first + 1);
     if (first < 0 || second < 0) return null;
+    const asked = Number(value.slice(0, first));
     const storedAt = Number(value.slice(first + 1, second));
     const ageS = Math.max(0, Math.floor((this.clock() - storedAt) / 1000));
     if (value.charCodeAt(second + 1) === 0x5b /* [ */) {
       try {
         const json = value.slice(second + 1);
         const results = JSON.parse(json) as unknown;
-        return Array.isArray(results) ? { count: results.length, json, ageS } : null;
+        return Array.isArray(results) ? { answer: { count: results.length, json, ageS }, asked, storedAt } : null;
       } catch {
         return null;
       }
@@ -245,22 +248,19 @@ export class ResultCache {
     const third = value.indexOf('|', second + 1);
     const count = Number(value.slice(second + 1, third));
     if (third < 0 || !Number.isSafeInteger(count) || count < 0 || value.charCodeAt(third + 1) !== 0x5b) return null;
-    return { count, json: value.slice(third + 1), ageS };
+    return { answer: { count, json: value.slice(third + 1), ageS }, asked, storedAt };
   }
 
   /** Keeps an entry's copy for CACHE_LOCAL_TTL_MS (never past its TTL), within CACHE_LOCAL_MAX_BYTES: the oldest copies go first. */
-  private keepLocal(key: string, asked: number, answer: { count: number; json: string; storedAt: number }, modelId: string): void {
+  private keepLocal(key: string, { answer, asked, storedAt }: DecodedEntry, modelId: string): void {
     const localTtlMs = this.settings.localTtlMs ?? 0;
     const maxBytes = this.settings.localMaxBytes ?? 0;
     const bytes = key.length + answer.json.length;
-    if (localTtlMs <= 0 || bytes > maxBytes || !Number.isSafeInteger(asked) || !Number.isSafeInteger(answer.storedAt)) return;
+    if (localTtlMs <= 0 || bytes > maxBytes || !Number.isSafeInteger(asked) || !Number.isSafeInteger(storedAt)) return;
     const previous = this.local.get(key);
     if (previous !== undefined) this.forgetLocal(key, previous);
-    const now = this.clock();
-    const kept: LocalEntry = {
-      asked, storedAt: answer.storedAt, count: answer.count, json: answer.json,
-      expiresAt: answer.storedAt + this.settings.ttlMs(modelId), localUntil: now + localTtlMs, bytes,
-    };
+    const until = Math.min(this.clock() + localTtlMs, storedAt + this.settings.ttlMs(modelId));
+    const kept: LocalEntry = { asked, storedAt, count: answer.count, json: answer.json, until, bytes };
     this.local.set(key, kept);
     this.localBytes += bytes;
     for (const [oldest, entry] of this.local) {

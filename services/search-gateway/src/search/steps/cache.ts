@@ -45,19 +45,25 @@ export function prepareAttempt(steps: SearchSteps, ctx: SearchContext, request: 
   const token = request.leaseId;
   if (search.cache === 'refresh') return withTicket(request, { kind: 'miss', keys, entry, asked, maxAgeMs, token }, request.amountMicros);
   const entries = keys.account === null ? [keys.shared] : [keys.account, keys.shared];
-  // Never more than the attempt would cost from the provider (a BYOK attempt's fee can be lower).
-  const hit = (answer: CachedAnswer): AttemptRequest => {
-    const price = Math.min(cachePriceMicros(planned.model, cache.settings.pricePercent), planned.priceMicros);
-    return withTicket(request, { kind: 'hit', keys, entry, asked, answer, priceMicros: price }, price);
-  };
-  // This gateway's own copy of an entry it read or stored in the last CACHE_LOCAL_TTL_MS: no lookup
+  // This gateway's own copy of an entry its lookup found in Redis in the last CACHE_LOCAL_TTL_MS: no lookup
   // goes to Redis, and the admission takes the cache price and no provider lease at once.
   const local = cache.lookupLocal(entries, asked, maxAgeMs);
-  if (local !== null) return hit(local);
+  if (local !== null) return withHit(request, cache.settings.pricePercent, { kind: 'hit', keys, entry, asked, answer: local });
   return cache.lookup(keys, entries, asked, maxAgeMs, token, true, planned.model.id).then((found) => {
     if (found.kind !== 'hit') return withTicket(request, { kind: found.kind, keys, entry, asked, maxAgeMs, token }, request.amountMicros);
-    return hit(found.answer);
+    return withHit(request, cache.settings.pricePercent, { kind: 'hit', keys, entry, asked, answer: found.answer });
   });
+}
+
+/** The request with a hit's ticket, reserving the cache price. */
+function withHit(request: AttemptRequest, pricePercent: number, hit: Omit<Extract<CacheTicket, { kind: 'hit' }>, 'priceMicros'>): AttemptRequest {
+  const price = cachePriceOf(request, pricePercent);
+  return withTicket(request, { ...hit, priceMicros: price }, price);
+}
+
+/** A hit's or joined search's price: the model's cache price, never more than the attempt would cost from the provider (a BYOK attempt's fee can be lower). */
+function cachePriceOf(request: AttemptRequest, pricePercent: number): Micros {
+  return Math.min(cachePriceMicros(request.planned.model, pricePercent), request.planned.priceMicros);
 }
 
 /** The request with its ticket (one literal of AttemptRequest's shape). */
@@ -88,8 +94,7 @@ export async function answerFromCache(steps: SearchSteps, ops: MoneyOp[], reques
   if (joined.kind !== 'joined') return null;
   // It held a provider lease to be able to go on alone: give it back with the next round trip.
   ops.push({ kind: 'unlease', provider: request.provider, leaseId: request.leaseId });
-  const price = Math.min(cachePriceMicros(request.planned.model, cache.settings.pricePercent), request.planned.priceMicros);
-  return served(steps, request, ticket.asked, joined.answer, 'joined', price);
+  return served(steps, request, ticket.asked, joined.answer, 'joined', cachePriceOf(request, cache.settings.pricePercent));
 }
 
 function served(steps: SearchSteps, request: AttemptRequest, asked: number, answer: CachedAnswer, status: 'hit' | 'joined', priceMicros: Micros): AttemptResult {
