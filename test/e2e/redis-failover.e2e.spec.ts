@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { redisKeys } from '@svc/contracts';
+import { LEDGER_QUEUE, QUEUE_PREFIX, redisKeys, SETTLEMENT_DIRTY_SET } from '@svc/contracts';
 import { keySlot } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
 import { bearer, call, newAccount, newApiKey, repoRoot, seededRandom, startStack, waitFor } from '@svc/test-kit';
@@ -139,6 +139,19 @@ describe('searches on a Redis Cluster with a replica per master, while masters d
   /** How many times `text` is in the stack's logs. */
   const logged = (text: string): number => stack.logs().split(text).length - 1;
 
+  /** The ledger worker's queue as BullMQ keeps it in Redis: its schedulers' next runs and its jobs by state. */
+  async function ledgerQueueState(): Promise<string> {
+    const key = (part: string): string => `${QUEUE_PREFIX}:${LEDGER_QUEUE}:${part}`;
+    try {
+      const [schedulers, delayed, waiting, active] = await Promise.all([
+        redis.zrange(key('repeat'), '0', '-1', 'WITHSCORES'), redis.zrange(key('delayed'), '0', '-1'), redis.lrange(key('wait'), 0, -1), redis.lrange(key('active'), 0, -1),
+      ]);
+      return `ledger queue: schedulers ${JSON.stringify(schedulers)} (now ${Date.now()}), delayed ${JSON.stringify(delayed)}, waiting ${JSON.stringify(waiting)}, active ${JSON.stringify(active)}`;
+    } catch (error) {
+      return `ledger queue not read: ${String(error)}`;
+    }
+  }
+
   /** The ledger holds exactly the answered searches (each once, at its price), and PostgreSQL, Redis and reconciliation agree. */
   async function expectLedgerExact(answers: readonly Answer[]): Promise<void> {
     const answeredIds = new Set(answers.map((a) => String(a.response.body?.request_id ?? a.response.headers.get('x-svc-request-id'))));
@@ -148,7 +161,13 @@ describe('searches on a Redis Cluster with a replica per master, while masters d
       const ledger = await waitFor('every answered search in the ledger', async () => {
         const rows = await db.query<{ request_id: string; amount_micros: string }>(
           "SELECT request_id, amount_micros FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge'", [account.accountId]);
-        return rows.rows.length >= answered.length ? rows.rows : undefined;
+        if (rows.rows.length >= answered.length) return rows.rows;
+        // What a timeout reports: how far the ledger got, and what is still waiting in Redis.
+        const [pending, dirty] = await Promise.all([
+          redis.xlen(redisKeys.settlementStream(account.accountId)).catch((error: unknown) => String(error)),
+          redis.sismember(SETTLEMENT_DIRTY_SET, account.accountId).catch((error: unknown) => String(error)),
+        ]);
+        throw new Error(`${account.accountId}: ${rows.rows.length} of ${answered.length} in the ledger, ${String(pending)} in its stream, dirty ${String(dirty)}; ${await ledgerQueueState()}`);
       }, { timeoutMs: 60_000 });
       expect(ledger.map((r) => r.request_id).sort()).toEqual([...answered].sort());
       for (const row of ledger) expect([row.request_id, Number(row.amount_micros)]).toEqual([row.request_id, -PRICE_MICROS]);

@@ -14,7 +14,8 @@ import { LEDGER_REDIS_URL } from './ledger-fixtures';
  * startQueues against a real Redis (the ledger suites' database; every queue here has a
  * name of its own, so nothing it does touches theirs): each processor's schedules run on its
  * own worker, a failure is logged with the processor's message, schedules come back after
- * Redis lost them, and close waits for the job in progress.
+ * Redis lost them, a worker that stopped taking its due jobs is replaced (and one busy with a
+ * long job is not), and close waits for the job in progress.
  */
 const target = { url: LEDGER_REDIS_URL, cluster: false };
 let lines: Record<string, unknown>[];
@@ -103,6 +104,34 @@ describe('startQueues', () => {
     } finally {
       await inspect.close();
     }
+  });
+
+  it('replaces a worker that stopped taking its due jobs, and the schedule runs again', async () => {
+    const seen: string[] = [];
+    const queue = queueName('stall');
+    running = await startQueues([counting(queue, 100, seen)], target, logger(), { stallAfterMs: 600, checkEveryMs: 100 });
+    await waitFor('the job to run', async () => (seen.length >= 2 ? true : undefined), { timeoutMs: 10_000 });
+    const watched = running.workers().get(queue);
+    if (watched === undefined) throw new Error('no worker for the queue');
+    const first = watched.current;
+    // The worker stops fetching (as the stalled one after a failover did: idle, no error).
+    await first.pause(true);
+    const stopped = seen.length;
+    const replaced = await waitFor('a new worker to take the due job', async () => (seen.length > stopped + 1 ? watched.current : undefined), { timeoutMs: 10_000 });
+    expect(replaced).not.toBe(first);
+    expect(watched.replaced).toBe(1);
+    const logged = lines.find((line) => line.msg === `the ${queue} worker took no due job: starting a new one`);
+    expect(logged).toMatchObject({ level: 50, worker: queue });
+    expect(Number(logged?.overdue_ms)).toBeGreaterThan(600);
+  });
+
+  it('leaves a worker alone while it runs a job longer than the stall bound', async () => {
+    const seen: string[] = [];
+    const queue = queueName('long');
+    running = await startQueues([counting(queue, 100, seen, { holdMs: 1_500 })], target, logger(), { stallAfterMs: 300, checkEveryMs: 100 });
+    await waitFor('two long jobs to run', async () => (seen.length >= 2 ? true : undefined), { timeoutMs: 10_000 });
+    expect(running.workers().get(queue)?.replaced).toBe(0);
+    expect(lines.filter((line) => line.msg === `the ${queue} worker took no due job: starting a new one`)).toEqual([]);
   });
 
   it('finishes the job in progress before close resolves', async () => {

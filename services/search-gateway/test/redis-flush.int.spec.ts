@@ -121,6 +121,27 @@ describe('money scripts after Redis lost its data (real Redis)', () => {
     expect(fresh.retainer.has(first.requestId)).toBe(false);
     expect(fresh.retainer.full).toBe(false);
   });
+
+  it('a re-send that fails is made again at the next epoch check (the loss is not forgotten)', async () => {
+    await redis.flushdb();
+    const fresh = new MoneyRepository(redis, { url: redisUrl(DB), cluster: false }, { retainer: { maxRecords: 10, confirmIntervalMs: 3_600_000, epochIntervalMs: 3_600_000 } });
+    expect(await fresh.retainer.checkEpoch()).toBe(0);
+    const rec = keyRecord(newId('account'));
+    const scope = moneyScope(rec, newId('request'), null, Date.now(), 60_000);
+    await redis.set(redisKeys.accountBalance(rec.accountId), '100000');
+    await settled(fresh, scope, 1_000);
+
+    await redis.flushdb();
+    // The stream's key holds a string: Redis refuses the re-send's XADD (WRONGTYPE).
+    await redis.set(redisKeys.settlementStream(rec.accountId), 'not a stream');
+    await expect(fresh.retainer.checkEpoch()).rejects.toThrow(/WRONGTYPE/);
+    await redis.del(redisKeys.settlementStream(rec.accountId));
+    expect(await fresh.retainer.checkEpoch()).toBe(1);
+    expect(await streamRequestIds(redis, rec.accountId)).toEqual([scope.requestId]);
+    expect(await redis.sismember('svc:settle:dirty', rec.accountId)).toBe(1);
+    expect(await fresh.retainer.checkEpoch()).toBe(0);
+    fresh.close();
+  });
 });
 
 describe('a settlement sent twice (real Redis)', () => {

@@ -58,10 +58,13 @@ export class HydrationLoop {
   async round(): Promise<number> {
     const epoch = await this.redis.ensureEpoch();
     const lost = lostShards(this.epochs, epoch.values);
-    for (const [key, value] of epoch.values) this.epochs.set(key, value);
+    // A lost shard's new epoch is remembered only once the hook went through: a hook that
+    // fails (its writes refused while the cluster is still down in part) runs again next round.
+    for (const [key, value] of epoch.values) if (!lost.includes(key)) this.epochs.set(key, value);
     if (lost.length > 0) {
       this.logger.warn({ lost_epochs: lost }, 'redis lost its data: rebuilding what the ledger worker keeps there');
       await this.options.onEpochChange?.();
+      for (const [key, value] of epoch.values) this.epochs.set(key, value);
     }
     let hydrated = 0;
     for (const accountId of await this.redis.wanted(this.options.batch)) {

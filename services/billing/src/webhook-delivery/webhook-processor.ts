@@ -1,6 +1,7 @@
 import { QUEUE_PREFIX, WEBHOOK_QUEUE, WEBHOOK_RESPONSE_HEAD_BYTES, WEBHOOK_SIGNATURE_HEADER } from '@svc/contracts';
 import { closeRedisClient, createRedisClient } from '@svc/redis-client';
-import { Queue, Worker } from 'bullmq';
+import type { RedisClient } from '@svc/redis-client';
+import { Queue } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { PrismaClient } from '../generated/prisma/client';
@@ -11,6 +12,7 @@ import { postWebhook } from './deliver';
 import type { Resolver } from './deliver';
 import { DeliveryRepository } from './delivery.repository';
 import { signatureHeader } from './signature';
+import { startWatchedWorker } from '../queues/watched-worker';
 import { parseWebhookConfig, retryDelayMs } from './webhook-config';
 import type { WebhookConfig } from './webhook-config';
 
@@ -60,9 +62,12 @@ export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise
   const thresholds = new BalanceThresholds(deps.prisma);
   const limitSource = deps.keyLimits ?? new GrpcKeyLimitSource(deps.accountAdminGrpcUrl);
   const keyLimits = new KeyLimitThresholds(deps.prisma, limitSource);
-  const queueConnection = createRedisClient(deps.redis, { maxRetriesPerRequest: null });
-  const workerConnection = createRedisClient(deps.redis, { maxRetriesPerRequest: null });
-  for (const connection of [queueConnection, workerConnection]) connection.on('error', (error: Error) => log.warn({ err: error }, 'redis connection error'));
+  const newConnection = (): RedisClient => {
+    const connection = createRedisClient(deps.redis, { maxRetriesPerRequest: null });
+    connection.on('error', (error: Error) => log.warn({ err: error }, 'redis connection error'));
+    return connection;
+  };
+  const queueConnection = newConnection();
   const queue = new Queue<JobData, unknown, JobName>(WEBHOOK_QUEUE, { connection: queueConnection, prefix: QUEUE_PREFIX });
 
   const dispatch = async (): Promise<number> => {
@@ -101,7 +106,7 @@ export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise
     return outcome;
   };
 
-  const worker = new Worker<JobData, unknown, JobName>(WEBHOOK_QUEUE, async (job: Job<JobData, unknown, JobName>) => {
+  const processJob = async (job: Job<JobData, unknown, JobName>): Promise<unknown> => {
     if (job.name === 'tick') {
       // Each part on its own: account-admin being down (key limits) must not stop deliveries.
       const part = async (name: string, run: () => Promise<number>): Promise<number | null> => run().catch((error: unknown) => {
@@ -117,29 +122,37 @@ export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise
     }
     const data = job.data as { deliveryId: string; generation: number };
     return deliver(data.deliveryId, data.generation);
-  }, {
-    connection: workerConnection,
-    prefix: QUEUE_PREFIX,
-    concurrency: config.WEBHOOK_CONCURRENCY,
-    settings: { backoffStrategy: (attemptsMade: number) => retryDelayMs(attemptsMade, config) },
-  });
-  worker.on('failed', (job, error) => {
-    if (job?.name === 'deliver') log.info({ delivery_id: (job.data as { deliveryId: string }).deliveryId, attempts: job.attemptsMade, err: error.message }, 'webhook attempt failed; retried later');
-    else log.warn({ job: job?.name, err: error }, 'webhook job failed');
-  });
-  worker.on('error', (error) => log.error({ err: error }, 'webhook worker error'));
+  };
 
   const schedule = async (): Promise<void> => {
     await queue.upsertJobScheduler(TICK_SCHEDULER, { every: config.WEBHOOK_DISPATCH_INTERVAL_MS }, {
       name: 'tick', data: {}, opts: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 20 } },
     });
   };
+  // Replaced when it stops taking its due ticks (src/queues/watched-worker.ts).
+  const worker = startWatchedWorker<JobData, JobName>({
+    queue,
+    label: 'webhook',
+    process: processJob,
+    options: { prefix: QUEUE_PREFIX, concurrency: config.WEBHOOK_CONCURRENCY, settings: { backoffStrategy: (attemptsMade: number) => retryDelayMs(attemptsMade, config) } },
+    connect: newConnection,
+    onWorker(started) {
+      started.on('failed', (job, error) => {
+        if (job?.name === 'deliver') log.info({ delivery_id: (job.data as { deliveryId: string }).deliveryId, attempts: job.attemptsMade, err: error.message }, 'webhook attempt failed; retried later');
+        else log.warn({ job: job?.name, err: error }, 'webhook job failed');
+      });
+      started.on('error', (error) => log.error({ err: error }, 'webhook worker error'));
+    },
+    schedules: [{ name: TICK_SCHEDULER, everyMs: config.WEBHOOK_DISPATCH_INTERVAL_MS }],
+    reschedule: schedule,
+    logger: log,
+  });
   try {
     await schedule();
   } catch (error) {
     await worker.close().catch(() => undefined);
     await queue.close().catch(() => undefined);
-    await Promise.allSettled([queueConnection, workerConnection].map(closeRedisClient));
+    await closeRedisClient(queueConnection).catch(() => undefined);
     limitSource.close();
     throw error;
   }
@@ -148,7 +161,7 @@ export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise
     async close() {
       await worker.close().catch((error: unknown) => log.warn({ err: error }, 'closing the webhook worker failed'));
       await queue.close().catch((error: unknown) => log.warn({ err: error }, 'closing the webhook queue failed'));
-      await Promise.allSettled([queueConnection, workerConnection].map(closeRedisClient));
+      await closeRedisClient(queueConnection).catch(() => undefined);
       limitSource.close();
     },
   };

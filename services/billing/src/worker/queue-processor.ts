@@ -1,8 +1,10 @@
 import { QUEUE_PREFIX } from '@svc/contracts';
 import { closeRedisClient, createRedisClient } from '@svc/redis-client';
 import type { RedisClient, RedisTarget } from '@svc/redis-client';
-import { Queue, Worker } from 'bullmq';
+import { Queue } from 'bullmq';
 import type { Job, JobsOptions } from 'bullmq';
+import { startWatchedWorker } from '../queues/watched-worker';
+import type { WatchedWorker } from '../queues/watched-worker';
 import type { Logger } from 'pino';
 
 /** A repeating job: one BullMQ job scheduler for the whole deployment, however many replicas. */
@@ -17,7 +19,8 @@ export interface Schedule<Name extends string = string> {
  * One queue of the ledger worker and what runs its jobs: the only thing a queue needs to
  * write. `startQueues` gives each processor its own BullMQ Worker (concurrency 1, on a
  * blocking Redis connection of its own), creates its schedules at start and again after
- * Redis lost its data, logs its failures, and closes it (the current job finishes first).
+ * Redis lost its data, replaces a worker that stopped taking its due jobs (src/queues/watched-worker.ts),
+ * logs its failures, and closes it (the current job finishes first).
  *
  * To add a queue: write `src/worker/<name>.processor.ts` with a function that returns a
  * QueueProcessor from the parts it needs, and add that one call to the list in
@@ -40,6 +43,8 @@ export interface QueueProcessor<Data = unknown, Name extends string = string> {
 export interface RunningQueues {
   /** Creates every schedule again (BullMQ keeps them in Redis: after a flush they are gone). */
   schedule(): Promise<void>;
+  /** Each queue's watched worker, by queue name. */
+  workers(): ReadonlyMap<string, WatchedWorker<unknown, string>>;
   /** Closes every worker (after its current job), then the queues and their connections. */
   close(): Promise<void>;
 }
@@ -47,7 +52,13 @@ export interface RunningQueues {
 interface Started {
   processor: QueueProcessor;
   queue: Queue;
-  worker: Worker | null;
+  worker: WatchedWorker<unknown, string> | null;
+}
+
+/** The watch's timing (tests shorten it); by default from each queue's shortest schedule. */
+export interface QueueWatchOptions {
+  stallAfterMs?: number;
+  checkEveryMs?: number;
 }
 
 /**
@@ -55,12 +66,12 @@ interface Started {
  * its schedules, then its worker. Both kinds of connection retry forever
  * (`maxRetriesPerRequest: null`, as BullMQ requires). A failure closes what was started.
  */
-export async function startQueues(processors: readonly QueueProcessor[], target: RedisTarget, logger: Logger): Promise<RunningQueues> {
+export async function startQueues(processors: readonly QueueProcessor[], target: RedisTarget, logger: Logger, watch: QueueWatchOptions = {}): Promise<RunningQueues> {
   const connections: RedisClient[] = [];
-  const connect = (): RedisClient => {
+  /** A new connection; a worker's is closed with it, the queues' one at the end. */
+  const newConnection = (): RedisClient => {
     const connection = createRedisClient(target, { maxRetriesPerRequest: null });
     connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
-    connections.push(connection);
     return connection;
   };
   const started: Started[] = [];
@@ -77,15 +88,27 @@ export async function startQueues(processors: readonly QueueProcessor[], target:
     await Promise.allSettled(connections.map(closeRedisClient));
   };
   try {
-    const queueConnection = connect();
+    const queueConnection = newConnection();
+    connections.push(queueConnection);
     for (const processor of processors) {
       const entry: Started = { processor, queue: new Queue(processor.queue, { connection: queueConnection, prefix: QUEUE_PREFIX }), worker: null };
       started.push(entry);
       await schedule(entry);
-      const worker = new Worker(processor.queue, async (job: Job) => processor.process(job), { connection: connect(), prefix: QUEUE_PREFIX, concurrency: 1 });
-      worker.on('failed', (job, error) => logger.warn({ queue: processor.queue, job: job?.name, attempts: job?.attemptsMade, err: error }, processor.failedMessage));
-      worker.on('error', (error) => logger.error({ err: error }, `${processor.label} worker error`));
-      entry.worker = worker;
+      entry.worker = startWatchedWorker<unknown, string>({
+        queue: entry.queue,
+        label: processor.label,
+        process: (job) => processor.process(job),
+        options: { prefix: QUEUE_PREFIX, concurrency: 1 },
+        connect: newConnection,
+        onWorker(worker) {
+          worker.on('failed', (job, error) => logger.warn({ queue: processor.queue, job: job?.name, attempts: job?.attemptsMade, err: error }, processor.failedMessage));
+          worker.on('error', (error) => logger.error({ err: error }, `${processor.label} worker error`));
+        },
+        schedules: processor.schedules,
+        reschedule: () => schedule(entry),
+        logger,
+        ...watch,
+      });
     }
   } catch (error) {
     await close();
@@ -95,6 +118,7 @@ export async function startQueues(processors: readonly QueueProcessor[], target:
     async schedule() {
       for (const entry of started) await schedule(entry);
     },
+    workers: () => new Map(started.map((entry) => [entry.processor.queue, entry.worker] as const).filter((pair): pair is [string, WatchedWorker<unknown, string>] => pair[1] !== null)),
     close,
   };
 }

@@ -131,11 +131,15 @@ export class SettlementRetainer {
       this.redisNowMs = nowMs;
     }
     const lost = lostShards(this.epochs, now);
-    for (const [key, value] of now) this.epochs.set(key, value);
+    // A lost shard's new epoch is remembered only once the re-send went through: a re-send
+    // that fails (the cluster still down in part) is noticed again, and made, next round.
+    for (const [key, value] of now) if (!lost.includes(key)) this.epochs.set(key, value);
     if (lost.length === 0) return 0;
     // Every retained record, not only the lost shards' accounts': the worker skips a request
     // id already settled, and a record sent twice costs one more stream entry.
-    return this.resendAll(lost);
+    const resent = await this.resendAll(lost);
+    for (const [key, value] of now) this.epochs.set(key, value);
+    return resent;
   }
 
   private async resendAll(lost: readonly string[]): Promise<number> {
