@@ -100,6 +100,7 @@ export function startWatchedWorker<Data, Name extends string>(parts: WatchedWork
   const replace = async (overdue: number): Promise<void> => {
     parts.logger.error({ worker: parts.label, overdue_ms: overdue }, `the ${parts.label} worker took no due job: starting a new one`);
     await parts.reschedule();
+    if (closed) return;
     const old = running;
     running = make();
     replaced += 1;
