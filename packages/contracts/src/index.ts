@@ -8,7 +8,7 @@ export { redisKeys } from './redis-keys';
 export { INTERNAL_HEADERS } from './internal-headers';
 export { RESERVATION_TTL_GRACE_MS, SETTLEMENT_FIELD, SETTLEMENT_DIRTY_SET, LEDGER_QUEUE, RECONCILE_QUEUE, QUEUE_PREFIX, LEDGER_JOBS, isSettlementRecord, CACHE_STATUSES } from './settlement';
 export type { SettledAttempt, SettlementRecord, LedgerJobName, LedgerJobPayload, CacheStatus } from './settlement';
-export { recoveryKeys, SETTLE_CONFIRM_TTL_SECONDS, SETTLE_CONFIRM_BUCKET_MS, ENSURE_EPOCH_LUA, epochCreatedMs, lostShards } from './recovery';
+export { recoveryKeys, SETTLE_CONFIRM_TTL_SECONDS, SETTLE_CONFIRM_BUCKET_MS, ENSURE_EPOCH_LUA, epochCreatedMs, ShardEpochs } from './recovery';
 export { LIMITS } from './limits';
 export type { ManagementKeyView, ActivityAttemptView, ActivityView, PurchaseView, DailySpendView, ConsentView, ConnectedAppView } from './dashboard-views';
 export { PROVIDER_KEY_CHANGES_CHANNEL, isProviderKeyChangeMessage } from './provider-keys';

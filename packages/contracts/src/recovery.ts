@@ -34,13 +34,35 @@ export const SETTLE_CONFIRM_BUCKET_MS = 60_000;
  * now is a shard seen for the first time (a start, or a slot range that a resharding
  * created), not a loss.
  */
-export function lostShards(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>): string[] {
+function lostShards(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>): string[] {
   const lost: string[] = [];
   for (const [key, value] of after) {
     const seen = before.get(key);
     if (seen !== undefined && seen !== value) lost.push(key);
   }
   return lost;
+}
+
+/**
+ * The epoch of every shard a process has seen (docs/decisions/0030), for the gateway's
+ * retainer and the ledger worker's hydration loop. `observe` takes a new reading and, when
+ * shards were lost since the last one, runs `onLoss` with their keys. A lost shard's new
+ * epoch is remembered only once `onLoss` resolved: when it fails (a re-send or a schedule
+ * refused while the cluster is still down in part), the next reading finds the same loss
+ * and runs it again.
+ */
+export class ShardEpochs {
+  private readonly seen = new Map<string, string>();
+
+  /** `onLoss`'s result, or undefined when no shard was lost. */
+  async observe<T>(now: ReadonlyMap<string, string>, onLoss: (lost: readonly string[]) => Promise<T>): Promise<T | undefined> {
+    const lost = lostShards(this.seen, now);
+    for (const [key, value] of now) if (!lost.includes(key)) this.seen.set(key, value);
+    if (lost.length === 0) return undefined;
+    const result = await onLoss(lost);
+    for (const [key, value] of now) this.seen.set(key, value);
+    return result;
+  }
 }
 
 /** The creation time (Redis ms) in an epoch value, or null when it is not one. */

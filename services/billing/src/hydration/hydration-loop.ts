@@ -1,4 +1,4 @@
-import { lostShards } from '@svc/contracts';
+import { ShardEpochs } from '@svc/contracts';
 import type { Logger } from 'pino';
 import type { HydrationRedisAdapter } from './hydration-redis.adapter';
 import type { HydrationService } from './hydration.service';
@@ -21,7 +21,7 @@ export class HydrationLoop {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   /** The epoch of every shard seen so far. */
-  private readonly epochs = new Map<string, string>();
+  private readonly epochs = new ShardEpochs();
 
   constructor(
     private readonly service: HydrationService,
@@ -57,15 +57,11 @@ export class HydrationLoop {
   /** One round; returns how many accounts were hydrated. */
   async round(): Promise<number> {
     const epoch = await this.redis.ensureEpoch();
-    const lost = lostShards(this.epochs, epoch.values);
-    // A lost shard's new epoch is remembered only once the hook went through: a hook that
-    // fails (its writes refused while the cluster is still down in part) runs again next round.
-    for (const [key, value] of epoch.values) if (!lost.includes(key)) this.epochs.set(key, value);
-    if (lost.length > 0) {
+    // A hook that fails (its writes refused while the cluster is still down in part) runs again next round.
+    await this.epochs.observe(epoch.values, async (lost) => {
       this.logger.warn({ lost_epochs: lost }, 'redis lost its data: rebuilding what the ledger worker keeps there');
       await this.options.onEpochChange?.();
-      for (const [key, value] of epoch.values) this.epochs.set(key, value);
-    }
+    });
     let hydrated = 0;
     for (const accountId of await this.redis.wanted(this.options.batch)) {
       const outcome = await this.service.hydrate(accountId);

@@ -1,5 +1,5 @@
-import { closeRedisClient } from '@svc/redis-client';
-import type { RedisClient } from '@svc/redis-client';
+import { closeRedisClient, createRedisClient } from '@svc/redis-client';
+import type { RedisClient, RedisTarget } from '@svc/redis-client';
 import { Worker } from 'bullmq';
 import type { Job, Queue, WorkerOptions } from 'bullmq';
 import type { Logger } from 'pino';
@@ -27,9 +27,9 @@ export interface WatchedWorkerParts<Data, Name extends string> {
   /** Writes the schedulers again (a scheduler whose next job was lost gets one). */
   readonly reschedule: () => Promise<void>;
   readonly logger: Logger;
-  /** A due job nobody took for this long means the worker stalled (default: 3 runs of the schedule, at least 5 s). */
+  /** A due job nobody took for this long means the worker stalled (default: 3 runs of the shortest schedule counted at most 60 s, at least 5 s). */
   readonly stallAfterMs?: number;
-  /** How often the schedulers are read (default: the shortest schedule, 1 to 10 s). */
+  /** How often the schedulers are read (default: the shortest schedule, kept within 1 to 10 s). */
   readonly checkEveryMs?: number;
 }
 
@@ -42,13 +42,23 @@ export interface WatchedWorker<Data, Name extends string> {
   close(): Promise<void>;
 }
 
+/**
+ * A connection for BullMQ (a Queue's, or one Worker's): it retries forever
+ * (`maxRetriesPerRequest: null`, as BullMQ requires) and logs its errors as warnings.
+ */
+export function queueConnection(target: RedisTarget, logger: Logger): RedisClient {
+  const connection = createRedisClient(target, { maxRetriesPerRequest: null });
+  connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
+  return connection;
+}
+
 /** How long a replaced worker may take to close before its connection is closed under it. */
 const CLOSE_REPLACED_MS = 5_000;
 
 /**
  * A BullMQ Worker that is replaced when it stops taking due jobs (docs/decisions/0030,
  * "A worker that stops taking its jobs"). After a Redis Cluster failover of the master holding
- * the queue, a Worker was seen (1 run in 10 of the failover test) to stay idle for good: its
+ * the queue, a Worker was seen (3 runs in 27 of the failover test) to stay idle for good: its
  * scheduler's next job due for over a minute, in `delayed` or `wait`, nothing active, no error
  * emitted. The watch reads every scheduler's next run (one small script per scheduler every
  * `checkEveryMs`, only while the worker is idle); when one is overdue by `stallAfterMs` and

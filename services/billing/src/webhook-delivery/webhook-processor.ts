@@ -1,6 +1,5 @@
 import { QUEUE_PREFIX, WEBHOOK_QUEUE, WEBHOOK_RESPONSE_HEAD_BYTES, WEBHOOK_SIGNATURE_HEADER } from '@svc/contracts';
-import { closeRedisClient, createRedisClient } from '@svc/redis-client';
-import type { RedisClient } from '@svc/redis-client';
+import { closeRedisClient } from '@svc/redis-client';
 import { Queue } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Logger } from 'pino';
@@ -12,7 +11,7 @@ import { postWebhook } from './deliver';
 import type { Resolver } from './deliver';
 import { DeliveryRepository } from './delivery.repository';
 import { signatureHeader } from './signature';
-import { startWatchedWorker } from '../queues/watched-worker';
+import { queueConnection, startWatchedWorker } from '../queues/watched-worker';
 import { parseWebhookConfig, retryDelayMs } from './webhook-config';
 import type { WebhookConfig } from './webhook-config';
 
@@ -62,13 +61,8 @@ export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise
   const thresholds = new BalanceThresholds(deps.prisma);
   const limitSource = deps.keyLimits ?? new GrpcKeyLimitSource(deps.accountAdminGrpcUrl);
   const keyLimits = new KeyLimitThresholds(deps.prisma, limitSource);
-  const newConnection = (): RedisClient => {
-    const connection = createRedisClient(deps.redis, { maxRetriesPerRequest: null });
-    connection.on('error', (error: Error) => log.warn({ err: error }, 'redis connection error'));
-    return connection;
-  };
-  const queueConnection = newConnection();
-  const queue = new Queue<JobData, unknown, JobName>(WEBHOOK_QUEUE, { connection: queueConnection, prefix: QUEUE_PREFIX });
+  const connection = queueConnection(deps.redis, log);
+  const queue = new Queue<JobData, unknown, JobName>(WEBHOOK_QUEUE, { connection, prefix: QUEUE_PREFIX });
 
   const dispatch = async (): Promise<number> => {
     // A pending delivery queued longer ago than the longest retry delay may have lost its job
@@ -135,7 +129,7 @@ export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise
     label: 'webhook',
     process: processJob,
     options: { prefix: QUEUE_PREFIX, concurrency: config.WEBHOOK_CONCURRENCY, settings: { backoffStrategy: (attemptsMade: number) => retryDelayMs(attemptsMade, config) } },
-    connect: newConnection,
+    connect: () => queueConnection(deps.redis, log),
     onWorker(started) {
       started.on('failed', (job, error) => {
         if (job?.name === 'deliver') log.info({ delivery_id: (job.data as { deliveryId: string }).deliveryId, attempts: job.attemptsMade, err: error.message }, 'webhook attempt failed; retried later');
@@ -152,7 +146,7 @@ export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise
   } catch (error) {
     await worker.close().catch(() => undefined);
     await queue.close().catch(() => undefined);
-    await closeRedisClient(queueConnection).catch(() => undefined);
+    await closeRedisClient(connection).catch(() => undefined);
     limitSource.close();
     throw error;
   }
@@ -161,7 +155,7 @@ export async function startWebhookProcessor(deps: WebhookProcessorDeps): Promise
     async close() {
       await worker.close().catch((error: unknown) => log.warn({ err: error }, 'closing the webhook worker failed'));
       await queue.close().catch((error: unknown) => log.warn({ err: error }, 'closing the webhook queue failed'));
-      await closeRedisClient(queueConnection).catch(() => undefined);
+      await closeRedisClient(connection).catch(() => undefined);
       limitSource.close();
     },
   };

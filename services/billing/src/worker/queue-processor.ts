@@ -1,9 +1,9 @@
 import { QUEUE_PREFIX } from '@svc/contracts';
-import { closeRedisClient, createRedisClient } from '@svc/redis-client';
+import { closeRedisClient } from '@svc/redis-client';
 import type { RedisClient, RedisTarget } from '@svc/redis-client';
 import { Queue } from 'bullmq';
 import type { Job, JobsOptions } from 'bullmq';
-import { startWatchedWorker } from '../queues/watched-worker';
+import { queueConnection, startWatchedWorker } from '../queues/watched-worker';
 import type { WatchedWorker } from '../queues/watched-worker';
 import type { Logger } from 'pino';
 
@@ -67,13 +67,7 @@ export interface QueueWatchOptions {
  * (`maxRetriesPerRequest: null`, as BullMQ requires). A failure closes what was started.
  */
 export async function startQueues(processors: readonly QueueProcessor[], target: RedisTarget, logger: Logger, watch: QueueWatchOptions = {}): Promise<RunningQueues> {
-  const connections: RedisClient[] = [];
-  /** A new connection; a worker's is closed with it, the queues' one at the end. */
-  const newConnection = (): RedisClient => {
-    const connection = createRedisClient(target, { maxRetriesPerRequest: null });
-    connection.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
-    return connection;
-  };
+  let connection: RedisClient | undefined;
   const started: Started[] = [];
   const schedule = async (entry: Started): Promise<void> => {
     for (const { name, everyMs, options } of entry.processor.schedules) {
@@ -85,13 +79,13 @@ export async function startQueues(processors: readonly QueueProcessor[], target:
       await worker?.close().catch((error: unknown) => logger.warn({ err: error }, `closing the ${processor.label} worker failed`));
       await queue.close().catch((error: unknown) => logger.warn({ err: error }, `closing the ${processor.label} queue failed`));
     }
-    await Promise.allSettled(connections.map(closeRedisClient));
+    if (connection !== undefined) await closeRedisClient(connection).catch(() => undefined);
   };
   try {
-    const queueConnection = newConnection();
-    connections.push(queueConnection);
+    const queues = queueConnection(target, logger);
+    connection = queues;
     for (const processor of processors) {
-      const entry: Started = { processor, queue: new Queue(processor.queue, { connection: queueConnection, prefix: QUEUE_PREFIX }), worker: null };
+      const entry: Started = { processor, queue: new Queue(processor.queue, { connection: queues, prefix: QUEUE_PREFIX }), worker: null };
       started.push(entry);
       await schedule(entry);
       entry.worker = startWatchedWorker<unknown, string>({
@@ -99,7 +93,7 @@ export async function startQueues(processors: readonly QueueProcessor[], target:
         label: processor.label,
         process: (job) => processor.process(job),
         options: { prefix: QUEUE_PREFIX, concurrency: 1 },
-        connect: newConnection,
+        connect: () => queueConnection(target, logger),
         onWorker(worker) {
           worker.on('failed', (job, error) => logger.warn({ queue: processor.queue, job: job?.name, attempts: job?.attemptsMade, err: error }, processor.failedMessage));
           worker.on('error', (error) => logger.error({ err: error }, `${processor.label} worker error`));
@@ -118,7 +112,11 @@ export async function startQueues(processors: readonly QueueProcessor[], target:
     async schedule() {
       for (const entry of started) await schedule(entry);
     },
-    workers: () => new Map(started.map((entry) => [entry.processor.queue, entry.worker] as const).filter((pair): pair is [string, WatchedWorker<unknown, string>] => pair[1] !== null)),
+    workers() {
+      const workers = new Map<string, WatchedWorker<unknown, string>>();
+      for (const { processor, worker } of started) if (worker !== null) workers.set(processor.queue, worker);
+      return workers;
+    },
     close,
   };
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ENSURE_EPOCH_LUA, lostShards, recoveryKeys, redisKeys, SETTLE_CONFIRM_BUCKET_MS, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@svc/contracts';
+import { ENSURE_EPOCH_LUA, recoveryKeys, redisKeys, SETTLE_CONFIRM_BUCKET_MS, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD, ShardEpochs } from '@svc/contracts';
 import type { SettlementRecord } from '@svc/contracts';
 import { pipelineEach, shardKeys } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
@@ -42,8 +42,8 @@ const CONFIRM_CHUNK = 1_000;
 export class SettlementRetainer {
   /** By request id, in the order they were first retained (a Map keeps insertion order), with when (monotonic ms). */
   private readonly records = new Map<string, { record: SettlementRecord; retainedAt: number }>();
-  /** The epoch of every shard seen so far (key to value; one key on a single Redis). */
-  private readonly epochs = new Map<string, string>();
+  /** The epoch of every shard seen so far (one key on a single Redis). */
+  private readonly epochs = new ShardEpochs();
   private redisNowMs = 0;
   private timers: NodeJS.Timeout[] = [];
   private busy = { epoch: false, confirm: false };
@@ -130,16 +130,10 @@ export class SettlementRetainer {
       now.set(key, value);
       this.redisNowMs = nowMs;
     }
-    const lost = lostShards(this.epochs, now);
-    // A lost shard's new epoch is remembered only once the re-send went through: a re-send
-    // that fails (the cluster still down in part) is noticed again, and made, next round.
-    for (const [key, value] of now) if (!lost.includes(key)) this.epochs.set(key, value);
-    if (lost.length === 0) return 0;
     // Every retained record, not only the lost shards' accounts': the worker skips a request
-    // id already settled, and a record sent twice costs one more stream entry.
-    const resent = await this.resendAll(lost);
-    for (const [key, value] of now) this.epochs.set(key, value);
-    return resent;
+    // id already settled, and a record sent twice costs one more stream entry. A re-send that
+    // fails (the cluster still down in part) is made again at the next check.
+    return (await this.epochs.observe(now, (lost) => this.resendAll(lost))) ?? 0;
   }
 
   private async resendAll(lost: readonly string[]): Promise<number> {
