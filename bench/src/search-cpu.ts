@@ -20,7 +20,11 @@
  * GATEWAY_B_NODE_OPTIONS (Node flags for that build's gateways only), RATE (1200 req/s; 0: as
  * fast as answered, so that each round's requests/s compares throughput too), ROUNDS (10),
  * DURATION_S (5), WARMUP_S (5), CONNECTIONS (32), BENCH_REDIS_DB (15), MODEL (exa/fast; exa/auto to
- * compare with a build older than the exa/fast fix, whose `lite` the simulator refuses).
+ * compare with a build older than the exa/fast fix, whose `lite` the simulator refuses),
+ * GATEWAY_A_ENV and GATEWAY_B_ENV (`NAME=value ...` for that build's gateways only, e.g.
+ * CACHE_ENABLED=true; every gateway's default is the test stacks' CACHE_ENABLED=false),
+ * GATEWAY_A_UNIQUE and GATEWAY_B_UNIQUE (1: a new query on every search to that build's
+ * gateways, e.g. with the cache on every search a miss).
  * Prints Markdown and writes bench/results/search-cpu.json.
  */
 import { join } from 'node:path';
@@ -32,7 +36,7 @@ import type { LoadResult } from './lib-autocannon';
 import { measureCpu, pidsNamed } from './lib-cpu';
 import type { CpuGroup } from './lib-cpu';
 import { median, writeResult } from './lib-results';
-import { NO_LIMITS_ENV, storeBenchProviderKey, BENCH_STACK } from './lib-stack';
+import { envPairs, NO_LIMITS_ENV, storeBenchProviderKey, BENCH_STACK } from './lib-stack';
 import { runBench } from './lib-run';
 import type { Stoppable } from './lib-run';
 
@@ -47,6 +51,9 @@ const WARMUP_S = Number(process.env.WARMUP_S ?? 5);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
 const MODEL = process.env.MODEL ?? 'exa/fast';
 const BODY = JSON.stringify({ query: 'open source search engines benchmark', model: MODEL, max_results: 10 });
+/** A new query on every search (autocannon replaces `[<id>]`): GATEWAY_<X>_UNIQUE=1. */
+const UNIQUE_BODY = JSON.stringify({ query: 'open source search engines benchmark [<id>]', model: MODEL, max_results: 10 });
+const UNIQUE = { a: process.env.GATEWAY_A_UNIQUE === '1', b: process.env.GATEWAY_B_UNIQUE === '1' };
 const PROCESSES = ['search-gateway', 'redis-server', 'postgres', 'ledger worker', 'provider simulator'] as const;
 
 interface Round {
@@ -57,9 +64,10 @@ interface Round {
   redisBytesPerSearch: number;
 }
 
-/** NODE_OPTIONS for one gateway (GATEWAY_A_NODE_OPTIONS, GATEWAY_B_NODE_OPTIONS), or nothing. */
-function nodeOptions(flags: string | undefined): Record<string, string> {
-  return flags === undefined || flags === '' ? {} : { NODE_OPTIONS: flags };
+/** One build's gateway environment: NODE_OPTIONS (GATEWAY_<X>_NODE_OPTIONS) and GATEWAY_<X>_ENV, or nothing. */
+function buildEnv(label: 'A' | 'B'): Record<string, string> {
+  const flags = process.env[`GATEWAY_${label}_NODE_OPTIONS`];
+  return { ...(flags === undefined || flags === '' ? {} : { NODE_OPTIONS: flags }), ...envPairs(process.env[`GATEWAY_${label}_ENV`]) };
 }
 
 async function main(started: Stoppable[]): Promise<void> {
@@ -67,10 +75,10 @@ async function main(started: Stoppable[]): Promise<void> {
     ...BENCH_STACK,
     name: 'benchsearchcpu',
     gateways: [
-      { script: GATEWAY_A, env: nodeOptions(process.env.GATEWAY_A_NODE_OPTIONS) },
-      { script: GATEWAY_B, env: nodeOptions(process.env.GATEWAY_B_NODE_OPTIONS) },
-      { script: GATEWAY_B, env: nodeOptions(process.env.GATEWAY_B_NODE_OPTIONS) },
-      { script: GATEWAY_A, env: nodeOptions(process.env.GATEWAY_A_NODE_OPTIONS) },
+      { script: GATEWAY_A, env: buildEnv('A') },
+      { script: GATEWAY_B, env: buildEnv('B') },
+      { script: GATEWAY_B, env: buildEnv('B') },
+      { script: GATEWAY_A, env: buildEnv('A') },
     ],
     gatewayEnv: NO_LIMITS_ENV,
   });
@@ -107,10 +115,13 @@ async function main(started: Stoppable[]): Promise<void> {
     { name: 'ledger worker', pids: () => (stack.worker === undefined ? [] : [stack.worker.process.pid]) },
     { name: 'provider simulator', pids: () => [sim.pid] },
   ];
-  const run = async (gateway: { url: string; process: RunningProcess }, seconds: number): Promise<Round> => {
+  /** Whether the gateway in this place (A B B A) gets a new query on every search. */
+  const uniqueAt = (place: number): boolean => (place === 0 || place === 3 ? UNIQUE.a : UNIQUE.b);
+  const run = async (gateway: { url: string; process: RunningProcess }, seconds: number, unique: boolean): Promise<Round> => {
     const bytesBefore = await redisBytesIn();
     const { value: load, cpu } = await measureCpu(groupsFor(gateway.process), () => runLoad({
-      url: `${gateway.url}/v1/search`, method: 'POST', connections: CONNECTIONS, durationSeconds: seconds, ...(RATE > 0 ? { rate: RATE } : {}), headers, body: BODY,
+      url: `${gateway.url}/v1/search`, method: 'POST', connections: CONNECTIONS, durationSeconds: seconds, ...(RATE > 0 ? { rate: RATE } : {}), headers,
+      body: unique ? UNIQUE_BODY : BODY, idReplacement: unique,
     }));
     if (load.non2xx > 0 || load.errors > 0) throw new Error(`non-2xx ${load.non2xx}, errors ${load.errors}: ${JSON.stringify(load.statusCodes)}`);
     const perSearchUs: Record<string, number> = {};
@@ -126,7 +137,7 @@ async function main(started: Stoppable[]): Promise<void> {
     return { load, perSearchUs, redisBytesPerSearch };
   };
   console.log(`warm-up: ${WARMUP_S} s each at ${RATE > 0 ? `${RATE} req/s` : 'full speed'}`);
-  for (const gateway of places) await run(gateway, WARMUP_S);
+  for (const [place, gateway] of places.entries()) await run(gateway, WARMUP_S, uniqueAt(place));
   /** A build's round: the mean of its two places (CPU per search by process, requests/s). */
   const mean = (x: Round, y: Round): Round => ({
     load: { ...x.load, requestsPerSecond: (x.load.requestsPerSecond + y.load.requestsPerSecond) / 2 },
@@ -138,7 +149,7 @@ async function main(started: Stoppable[]): Promise<void> {
     const measured = new Map<number, Round>();
     for (let k = 0; k < places.length; k++) {
       const place = (i + k) % places.length;
-      measured.set(place, await run(places[place] as (typeof places)[number], DURATION_S));
+      measured.set(place, await run(places[place] as (typeof places)[number], DURATION_S, uniqueAt(place)));
     }
     const at = (place: number): Round => measured.get(place) as Round;
     const ra = mean(at(0), at(3));

@@ -61,8 +61,9 @@ describe('RedisBatch on a Redis Cluster', () => {
     await client.set(key, 'before');
     expect(await batch.pipeline().add('get', key).exec()).toEqual([[null, 'before']]);
     await cluster.migrateSlot(keySlot(key), second);
-    // The batch still routes to the old master: MOVED takes it to the new one.
-    expect(await batch.pipeline().add('get', key).exec()).toEqual([[null, 'before']]);
+    // The batch still routes to the old master: MOVED takes it to the new one (a byte argument too).
+    expect(await batch.pipeline().add('get', key).add('set', key, Buffer.from('après'), 'PX', 60_000).exec()).toEqual([[null, 'before'], [null, 'OK']]);
+    expect(await client.get(key)).toBe('après');
 
     // Half-moved: the key already on the importing node, the slot still owned by the source: ASK.
     const askKey = await keyOn(first, 'ask-');
@@ -71,6 +72,8 @@ describe('RedisBatch on a Redis Cluster', () => {
     await cluster.beginSlotMigration(slot, first, second);
     await cluster.migrateKeys(first, second, [askKey]);
     expect(await batch.pipeline().add('get', askKey).exec()).toEqual([[null, 'asked']]);
+    // ASKING and a command with a byte argument, written together to the importing node.
+    expect(await batch.pipeline().add('set', askKey, Buffer.from('asked é')).add('get', askKey).exec()).toEqual([[null, 'OK'], [null, 'asked é']]);
     await cluster.endSlotMigration(slot, first, second);
   });
 

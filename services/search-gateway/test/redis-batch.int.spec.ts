@@ -41,6 +41,17 @@ describe('RedisBatch on a real Redis', () => {
     expect(writes - before).toBeLessThanOrEqual(2);
   });
 
+  it('writes byte arguments (a cache entry) in place among the text of concurrent pipelines, in one write', async () => {
+    const before = writes;
+    const value = (i: number): string => `${i}|é ${'x'.repeat(i * 100)}`;
+    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) =>
+      batch.pipeline().add('set', `batch:bytes:${i}`, Buffer.from(value(i)), 'PX', 60_000).add('testEcho', `k${i}`, `a${i}`).add('get', `batch:bytes:${i}`).exec()));
+    replies.forEach((reply, i) => {
+      expect(reply).toEqual([[null, 'OK'], [null, [`k${i}`, `a${i}`]], [null, value(i)]]);
+    });
+    expect(writes - before).toBeLessThanOrEqual(2);
+  });
+
   it('keeps a failing command to its own pipeline', async () => {
     await redis.set('batch:test:string', 'x');
     const [bad, good] = await Promise.all([

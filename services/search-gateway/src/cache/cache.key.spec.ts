@@ -38,15 +38,16 @@ describe('the result cache key', () => {
 
     it('every key of a digest is in one hash slot; an account\'s keys are its own and name no account id', () => {
       const digest = cacheDigest('exa/fast', 'rust', '{}');
-      const shared = cacheKeys(digest, 10, SHARED_SCOPE);
-      const own = cacheKeys(digest, 10, { kind: 'account', accountId: 'acct_123456789012345678901234' });
-      const slots = new Set([shared.shared, shared.lock, own.shared, own.lock, own.account ?? ''].map(keySlot));
+      const shared = cacheKeys(digest, SHARED_SCOPE);
+      const own = cacheKeys(digest, { kind: 'account', accountId: 'acct_123456789012345678901234' });
+      const other = cacheKeys(digest, { kind: 'account', accountId: 'acct_999999999999999999999999' });
+      const slots = new Set([shared.shared, own.shared, own.account ?? '', other.account ?? ''].map(keySlot));
       expect(slots.size).toBe(1);
       expect(shared.account).toBeNull();
+      expect(own.shared).toBe(shared.shared);
       expect(own.account).not.toBe(shared.shared);
-      expect(own.lock).not.toBe(shared.lock);
-      expect(`${own.account ?? ''} ${own.lock}`).not.toContain('acct_');
-      expect(cacheKeys(digest, 20, SHARED_SCOPE).lock).not.toBe(shared.lock);
+      expect(own.account).not.toBe(other.account);
+      expect(own.account ?? '').not.toContain('acct_');
     });
   });
 

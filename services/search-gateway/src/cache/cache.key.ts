@@ -42,18 +42,17 @@ export const SHARED_SCOPE: CacheScope = Object.freeze({ kind: 'shared' });
 
 /**
  * The Redis keys of one model, query and filters. Every key shares the hash tag of the
- * digest (`{...}`), so the lookup script, which reads entries and takes the lead lock in one
- * call, runs on Redis Cluster too. The digest is SHA-256 of the model, the normalised query
- * and the canonical filters; the result count is not in it: an entry records how many
- * results it was asked for and serves any request for at most as many.
+ * digest (`{...}`), so the lookup script of a BYOK search, which reads the account's entry and
+ * the shared one in one call, runs on Redis Cluster too. The digest is SHA-256 of the model,
+ * the normalised query and the canonical filters; the result count is not in it: an entry
+ * records how many results it was asked for and serves any request for at most as many. An
+ * entry's key is also where identical searches in flight find their leader (cache.scripts.ts).
  */
 export interface CacheKeys {
   /** The entry shared by every account. */
   readonly shared: string;
   /** The account's own entry (BYOK answers); null in the shared scope. */
   readonly account: string | null;
-  /** The lead lock of identical searches in flight (per scope and result count). */
-  readonly lock: string;
 }
 
 const PREFIX = 'svc:cache:';
@@ -67,9 +66,8 @@ function accountTag(accountId: string): string {
   return createHash('sha256').update(accountId).digest('base64url').slice(0, 22);
 }
 
-export function cacheKeys(digest: string, asked: number, scope: CacheScope): CacheKeys {
+export function cacheKeys(digest: string, scope: CacheScope): CacheKeys {
   const tagged = `${PREFIX}{${digest}}`;
-  if (scope.kind === 'shared') return { shared: `${tagged}:e`, account: null, lock: `${tagged}:l:${asked}` };
-  const account = accountTag(scope.accountId);
-  return { shared: `${tagged}:e`, account: `${tagged}:e:${account}`, lock: `${tagged}:l:${asked}:${account}` };
+  if (scope.kind === 'shared') return { shared: `${tagged}:e`, account: null };
+  return { shared: `${tagged}:e`, account: `${tagged}:e:${accountTag(scope.accountId)}` };
 }

@@ -6,7 +6,7 @@ import { batchCacheRedis } from './cache.redis';
 import { CacheMetrics } from './cache.metrics';
 import { ResultCache } from './result-cache';
 
-/** How long a provider lease outlives its call (SearchSettings.leaseMarginMs): the lead lock lives as long. */
+/** How long a provider lease outlives its call (SearchSettings.leaseMarginMs): a lead lives as long. */
 export const CACHE_LOCK_MARGIN_MS = 5_000;
 
 /**

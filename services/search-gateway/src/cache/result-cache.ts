@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { CacheKeys } from './cache.key';
 import type { CacheMetrics } from './cache.metrics';
-import type { CacheRedis } from './cache.redis';
+import type { CacheCommand, CacheRedis } from './cache.redis';
+import { LEAD_MARK } from './cache.scripts';
 import type { CacheScriptName } from './cache.scripts';
 
 /** The deployment's cache settings (docs/operations.md, the result cache). */
@@ -66,6 +66,8 @@ const MISS: LookupOutcome = { kind: 'miss' };
 const LEAD: LookupOutcome = { kind: 'lead' };
 const FOLLOW: LookupOutcome = { kind: 'follow' };
 const ALONE: JoinOutcome = { kind: 'alone' };
+/** A cache Redis call that failed (already counted and logged). */
+const FAILED = Symbol('failed');
 
 /** A failing cache Redis is logged at most this often. */
 const LOG_EVERY_MS = 10_000;
@@ -76,7 +78,7 @@ const LOG_EVERY_MS = 10_000;
  * at most every 10 s), and a search whose leader's answer does not come goes on alone.
  */
 export class ResultCache {
-  /** Searches of this process waiting for the same lock share one poll. */
+  /** Searches of this process waiting for the same lead (entry, result count and age) share one poll. */
   private readonly waits = new Map<string, Promise<JoinOutcome>>();
   /**
    * Bytes (keys and values) this process stored, by the second their entries expire: the
@@ -102,20 +104,46 @@ export class ResultCache {
   }
 
   /**
-   * Looks up `entries` (in order) for an answer of at least `asked` results at most
-   * `maxAgeMs` old (null: any age); without one, takes the lead of identical searches
-   * (`lead`, with `token`) or finds another leading (`follow`). `lead: false` only looks.
+   * Looks up `entries` (in order; the first is the search's own, where its answer goes) for an
+   * answer of at least `asked` results at most `maxAgeMs` old (null: any age); without one,
+   * takes the lead of identical searches on the own entry (`lead`: its value is `~<token>`
+   * until the answer or release replaces it) or finds another search leading there
+   * (`follow`). `lead: false` only looks.
    */
-  async lookup(keys: CacheKeys, entries: readonly string[], asked: number, maxAgeMs: number | null, token: string, lead: boolean, modelId?: string): Promise<LookupOutcome> {
-    const reply = await this.ask('lookup', 'svcCacheLookup', [keys.lock, ...entries], [asked, this.clock(), maxAgeMs ?? -1, this.lockTtlMs, token, lead ? '1' : '0']);
-    if (reply === null) return MISS;
-    const [kind, value] = reply;
-    if (kind === 'hit' && value !== undefined) {
+  lookup(entries: readonly string[], asked: number, maxAgeMs: number | null, token: string, lead: boolean, modelId?: string): Promise<LookupOutcome> {
+    const [own] = entries;
+    if (own === undefined) return Promise.resolve(MISS);
+    if (entries.length > 1) return this.lookupScript(entries, asked, maxAgeMs, token, lead);
+    // One promise step after the batch's reply (every search's first attempt comes through here).
+    const asking = lead ? this.redis.command('set', [own, LEAD_MARK + token, 'NX', 'PX', this.lockTtlMs, 'GET']) : this.redis.command('get', [own]);
+    return asking.then(
+      (value) => this.found(own, value, asked, maxAgeMs, lead, modelId),
+      (error: unknown) => {
+        this.failed('lookup', error);
+        return MISS;
+      },
+    );
+  }
+
+  /** What the lookup of one entry makes of its value: nothing (lead or miss), a lead (follow or miss), or an answer. */
+  private found(own: string, value: unknown, asked: number, maxAgeMs: number | null, lead: boolean, modelId: string | undefined): LookupOutcome {
+    if (typeof value !== 'string') return lead ? LEAD : MISS;
+    if (value.startsWith(LEAD_MARK)) return lead ? FOLLOW : MISS;
+    const decoded = this.serving(value, asked, maxAgeMs);
+    if (decoded === null) return MISS;
+    if (modelId !== undefined) this.keepLocal(own, decoded, modelId);
+    return { kind: 'hit', answer: decoded.answer };
+  }
+
+  /** A lookup of two entries (a BYOK search's own and the shared one): one script reads both and takes the lead. */
+  private async lookupScript(entries: readonly string[], asked: number, maxAgeMs: number | null, token: string, lead: boolean): Promise<LookupOutcome> {
+    const reply = await this.send('lookup', 'svcCacheLookup', [asked, this.clock(), maxAgeMs ?? -1, this.lockTtlMs, LEAD_MARK + token, lead ? '1' : '0'], entries);
+    if (!Array.isArray(reply)) return MISS;
+    const [kind, value] = reply as [unknown, unknown];
+    if (kind === 'hit' && typeof value === 'string') {
+      // Not kept as a local copy: the reply does not say which of the two entries answered.
       const decoded = this.decode(value);
-      if (decoded === null) return MISS;
-      // Kept only when the entry is known: with two (an account's and the shared one) the reply does not say which.
-      if (entries.length === 1 && modelId !== undefined) this.keepLocal(entries[0] as string, decoded, modelId);
-      return { kind: 'hit', answer: decoded.answer };
+      return decoded === null ? MISS : { kind: 'hit', answer: decoded.answer };
     }
     return kind === 'lead' ? LEAD : kind === 'follow' ? FOLLOW : MISS;
   }
@@ -143,37 +171,44 @@ export class ResultCache {
   }
 
   /**
-   * Waits for the answer of the search leading `keys.lock`: `joined` with it once stored,
-   * `alone` when the lock is gone without one (the leading call failed, or its gateway died
-   * and the lock expired) or `timeoutMs` passed.
+   * Waits for the answer of the search leading on `entry`: `joined` with it once stored,
+   * `alone` when the lead is gone without one that serves this search (the leading call
+   * failed, or its gateway died and the lead expired) or `timeoutMs` passed.
    */
-  join(keys: CacheKeys, entry: string, asked: number, maxAgeMs: number | null, timeoutMs: number): Promise<JoinOutcome> {
-    const id = `${keys.lock}\n${entry}\n${maxAgeMs ?? -1}`;
+  join(entry: string, asked: number, maxAgeMs: number | null, timeoutMs: number): Promise<JoinOutcome> {
+    const id = `${entry}\n${asked}\n${maxAgeMs ?? -1}`;
     const running = this.waits.get(id);
     if (running !== undefined) return running;
-    const wait = this.poll(keys.lock, entry, asked, maxAgeMs, this.clock() + timeoutMs).finally(() => this.waits.delete(id));
+    const wait = this.poll(entry, asked, maxAgeMs, this.clock() + timeoutMs).finally(() => this.waits.delete(id));
     this.waits.set(id, wait);
     return wait;
   }
 
   /**
    * Stores a complete, successful answer of `asked` results under `entry` for the model's
-   * TTL, and gives back the lead lock when `token` holds it. Not awaited by the search.
+   * TTL; it replaces the lead there, if any (whoever held it: the answer serves the searches
+   * waiting for it as well as the leader's would). Not awaited by the search.
    * `json`: the results as a JSON array of `count` results (made once, for the store and the reply).
+   * `token`: the lead this search holds on `entry` ('' when none), given back when the answer is too large to store.
    */
-  store(entry: string, lock: string, modelId: string, asked: number, count: number, json: string, token: string): void {
-    const value = `${asked}|${this.clock()}|${count}|${json}`;
-    const bytes = Buffer.byteLength(value);
+  store(entry: string, modelId: string, asked: number, count: number, json: string, token: string): void {
+    // The value is made once, as bytes: measured once, never copied again as text, and held
+    // outside the JavaScript heap until Redis answers (docs/decisions/0023, "One key per entry").
+    const head = `${asked}|${this.clock()}|${count}|`;
+    const bytes = head.length + Buffer.byteLength(json);
     if (bytes > this.settings.maxEntryBytes) {
       this.metrics?.oversized();
-      if (token !== '') this.release(lock, token);
+      if (token !== '') this.release(entry, token);
       return;
     }
+    const value = Buffer.allocUnsafe(bytes);
+    value.write(head, 0, 'latin1');
+    value.write(json, head.length, 'utf8');
     const ttlMs = this.settings.ttlMs(modelId);
     // A copy this process kept of the entry's previous answer (a refresh replaces it) is dropped.
-    const previous = this.local.get(entry);
+    const previous = this.local.size === 0 ? undefined : this.local.get(entry);
     if (previous !== undefined) this.forgetLocal(entry, previous);
-    this.redis.run('svcCacheStore', [entry, lock], [value, ttlMs, token]).then(
+    this.redis.command('set', [entry, value, 'PX', ttlMs]).then(
       () => {
         const second = Math.ceil((this.clock() + ttlMs) / 1000);
         this.held.set(second, (this.held.get(second) ?? 0) + entry.length + bytes);
@@ -182,9 +217,9 @@ export class ResultCache {
     );
   }
 
-  /** Gives back a lead lock without an answer: whoever waits for it goes on alone. Not awaited. */
-  release(lock: string, token: string): void {
-    this.redis.run('svcCacheRelease', [lock], [token]).catch((error: unknown) => this.failed('release', error));
+  /** Gives back the lead `token` holds on `entry` without an answer: whoever waits for it goes on alone. Not awaited. */
+  release(entry: string, token: string): void {
+    this.redis.run('svcCacheRelease', [entry], [LEAD_MARK + token]).catch((error: unknown) => this.failed('release', error));
   }
 
   /** The size of the entries this process stored that are still live (keys and values, bytes). */
@@ -198,7 +233,7 @@ export class ResultCache {
     return sum;
   }
 
-  /** A lead lock lives as long as a provider call may, plus a margin: a crashed leader frees it on its own. */
+  /** A lead lives as long as a provider call may, plus a margin: a crashed leader's expires on its own. */
   get lockTtlMs(): number {
     return this.lockLifetimeMs;
   }
@@ -210,18 +245,26 @@ export class ResultCache {
     this.lockLifetimeMs = ms;
   }
 
-  private async poll(lock: string, entry: string, asked: number, maxAgeMs: number | null, deadlineMs: number): Promise<JoinOutcome> {
+  private async poll(entry: string, asked: number, maxAgeMs: number | null, deadlineMs: number): Promise<JoinOutcome> {
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, this.settings.pollMs));
-      const reply = await this.ask('join', 'svcCachePeek', [lock, entry], [asked, this.clock(), maxAgeMs ?? -1]);
-      if (reply === null) return ALONE;
-      const [kind, value] = reply;
-      if (kind === 'entry' && value !== undefined) {
-        const decoded = this.decode(value);
+      const value = await this.send('join', 'get', [entry]);
+      if (value === FAILED || typeof value !== 'string') return ALONE;
+      if (!value.startsWith(LEAD_MARK)) {
+        // An answer: the leader's, or one stored by another search meanwhile; one that does not serve this search sends it on alone.
+        const decoded = this.serving(value, asked, maxAgeMs);
         return decoded === null ? ALONE : { kind: 'joined', answer: decoded.answer };
       }
-      if (kind === 'gone' || this.clock() >= deadlineMs) return ALONE;
+      if (this.clock() >= deadlineMs) return ALONE;
     }
+  }
+
+  /** An entry's value decoded when it serves `asked` results at most `maxAgeMs` old (null: any age); else null. */
+  private serving(value: string, asked: number, maxAgeMs: number | null): DecodedEntry | null {
+    const decoded = this.decode(value);
+    if (decoded === null || !(decoded.asked >= asked)) return null;
+    if (maxAgeMs !== null && !(this.clock() - decoded.storedAt <= maxAgeMs)) return null;
+    return decoded;
   }
 
   /**
@@ -274,13 +317,13 @@ export class ResultCache {
     this.localBytes -= entry.bytes;
   }
 
-  /** Runs a script that answers `{kind, value?}`; null when Redis failed (counted and logged as `what`). */
-  private async ask(what: string, script: CacheScriptName, keys: string[], args: (string | number)[]): Promise<[string, string | undefined] | null> {
+  /** A command's (or, with `keys`, a script's) reply; FAILED when Redis failed (counted and logged as `what`). */
+  private async send(what: string, name: CacheCommand | CacheScriptName, args: (string | number)[], keys?: readonly string[]): Promise<unknown> {
     try {
-      return (await this.redis.run(script, keys, args)) as [string, string | undefined];
+      return keys === undefined ? await this.redis.command(name as CacheCommand, args) : await this.redis.run(name as CacheScriptName, keys, args);
     } catch (error) {
       this.failed(what, error);
-      return null;
+      return FAILED;
     }
   }
 

@@ -128,6 +128,16 @@ function integerAt(buffer: Buffer, from: number, to: number): number {
   return negative ? -value : value;
 }
 
+/**
+ * A command's argument: text (sent as UTF-8), a number (sent in decimal), or bytes sent as they
+ * are (a large value made once into bytes is neither measured nor copied again as text, and
+ * its bytes live outside the JavaScript heap while it waits for its reply).
+ */
+export type RespArg = string | number | Uint8Array;
+
+/** What one write sends: one text, or text and bytes in order (written together, one system call). */
+export type RespPayload = string | readonly (string | Uint8Array)[];
+
 /** One command as RESP: `*n $len name $len arg ...`, the arguments of `head` before those of `args`. */
 export function encodeCommand(name: string, args: readonly (string | number)[], head: readonly (string | number)[] = []): string {
   return encodeParts(name, [head, args]);
@@ -136,19 +146,36 @@ export function encodeCommand(name: string, args: readonly (string | number)[], 
 /**
  * One command as RESP whose arguments are the parts' in order (a script's SHA and key count,
  * its keys, its arguments, ...), without copying them into one array. Numbers are sent in
- * decimal.
+ * decimal. Text only: one string; with a byte argument, the text around it and the bytes, in order.
  */
-export function encodeParts(name: string, parts: readonly (readonly (string | number)[])[]): string {
+export function encodeParts(name: string, parts: readonly (readonly (string | number)[])[]): string;
+export function encodeParts(name: string, parts: readonly (readonly RespArg[])[]): RespPayload;
+export function encodeParts(name: string, parts: readonly (readonly RespArg[])[]): RespPayload {
   let count = 1;
   for (const part of parts) count += part.length;
   let out = `*${count}\r\n$${name.length}\r\n${name}\r\n`;
+  let chunks: (string | Uint8Array)[] | null = null;
   for (const part of parts) {
     for (const arg of part) {
+      if (typeof arg === 'object') {
+        chunks ??= [];
+        chunks.push(`${out}$${arg.byteLength}\r\n`, arg);
+        out = '\r\n';
+        continue;
+      }
       const text = typeof arg === 'string' ? arg : String(arg);
       out += `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
     }
   }
-  return out;
+  if (chunks === null) return out;
+  chunks.push(out);
+  return chunks;
+}
+
+/** Two payloads written one after the other, as one. */
+export function joinPayloads(first: RespPayload, second: RespPayload): RespPayload {
+  if (typeof first === 'string' && typeof second === 'string') return first + second;
+  return [...(typeof first === 'string' ? [first] : first), ...(typeof second === 'string' ? [second] : second)];
 }
 
 /** Where and how to reach one Redis node (parsed out of REDIS_URL by @svc/redis-client). */
@@ -172,7 +199,7 @@ export type RespStatus = 'connecting' | 'ready' | 'down' | 'closed';
 export type RespHandler = (reply: RespReply | RespConnectionError) => void;
 
 interface Waiting {
-  readonly payload: string;
+  readonly payload: RespPayload;
   readonly handlers: readonly RespHandler[];
   readonly written: (onSocket: boolean) => void;
 }
@@ -235,7 +262,7 @@ export class RespConnection {
    * connection is down, or dropped before they left the process); then every handler gets a
    * RespConnectionError.
    */
-  send(payload: string, handlers: readonly RespHandler[], written: (onSocket: boolean) => void = noop): void {
+  send(payload: RespPayload, handlers: readonly RespHandler[], written: (onSocket: boolean) => void = noop): void {
     if (this.state === 'ready') {
       this.writeNow(payload, handlers, written);
       return;
@@ -263,7 +290,7 @@ export class RespConnection {
     socket?.destroy();
   }
 
-  private writeNow(payload: string, handlers: readonly RespHandler[], written: (onSocket: boolean) => void): void {
+  private writeNow(payload: RespPayload, handlers: readonly RespHandler[], written: (onSocket: boolean) => void): void {
     const socket = this.socket;
     // A socket already destroyed (its 'close' still to come) takes nothing more.
     if (socket === null || socket.destroyed) {
@@ -272,7 +299,14 @@ export class RespConnection {
       return;
     }
     for (const handler of handlers) this.inFlight.push(handler);
-    socket.write(payload);
+    if (typeof payload === 'string') {
+      socket.write(payload);
+    } else {
+      // Text and bytes in order, handed to the kernel together on uncork (one writev).
+      socket.cork();
+      for (const chunk of payload) if (chunk.length > 0) socket.write(chunk);
+      socket.uncork();
+    }
     if (socket.writableLength === 0) {
       written(true);
       return;

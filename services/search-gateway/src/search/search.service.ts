@@ -148,7 +148,7 @@ export class SearchService {
       request = looked;
       first = await admitFirst(steps, ctx, ops, request);
     }
-    // An attempt that led identical searches but runs no call gives its lock back (blocked: in holdingLease).
+    // An attempt that led identical searches but runs no call gives its lead back (blocked: in holdingLease).
     if (first.kind !== 'reserved' && first.kind !== 'blocked' && request.cache !== undefined) abandonTicket(steps, request);
     switch (first.kind) {
       case 'refused':

@@ -159,7 +159,7 @@ describe('admit', () => {
   });
 
   describe('admitHit: the first admission went out as a miss beside the lookup, which found a hit', () => {
-    const hitOf = (request: AttemptRequest): AttemptRequest => ({ ...request, amountMicros: 900, cache: { kind: 'hit', keys: { shared: 'e', account: null, lock: 'l' }, entry: 'e', asked: 10, answer: { count: 1, json: '[]', ageS: 0 }, priceMicros: 900 } });
+    const hitOf = (request: AttemptRequest): AttemptRequest => ({ ...request, amountMicros: 900, cache: { kind: 'hit', entry: 'e', asked: 10, answer: { count: 1, json: '[]', ageS: 0 }, priceMicros: 900 } });
 
     it('reserved: keeps the larger reservation (the settlement gives back the rest), the provider lease queued back', async () => {
       const { steps, money, ctx, request, ops } = setup();

@@ -39,19 +39,20 @@ export function prepareAttempt(steps: SearchSteps, ctx: SearchContext, request: 
   const { planned } = request;
   const asked = resultCap(planned.model, search.maxResults);
   const digest = cacheDigest(planned.model.id, search.query, canonicalFilters(cacheFilters(search)));
-  const keys = cacheKeys(digest, asked, planned.source === 'byok' ? { kind: 'account', accountId: ctx.scope.accountId } : SHARED_SCOPE);
+  const keys = cacheKeys(digest, planned.source === 'byok' ? { kind: 'account', accountId: ctx.scope.accountId } : SHARED_SCOPE);
   const entry = keys.account ?? keys.shared;
   const maxAgeMs = search.cacheMaxAgeS === null ? null : search.cacheMaxAgeS * 1000;
   const token = request.leaseId;
-  if (search.cache === 'refresh') return withTicket(request, { kind: 'miss', keys, entry, asked, maxAgeMs, token }, request.amountMicros);
+  if (search.cache === 'refresh') return withTicket(request, { kind: 'miss', entry, asked, maxAgeMs, token }, request.amountMicros);
+  // The search's own entry first: a lead is taken there.
   const entries = keys.account === null ? [keys.shared] : [keys.account, keys.shared];
   // This gateway's own copy of an entry its lookup found in Redis in the last CACHE_LOCAL_TTL_MS: no lookup
   // goes to Redis, and the admission takes the cache price and no provider lease at once.
   const local = cache.lookupLocal(entries, asked, maxAgeMs);
-  if (local !== null) return withHit(request, cache.settings.pricePercent, { kind: 'hit', keys, entry, asked, answer: local });
-  return cache.lookup(keys, entries, asked, maxAgeMs, token, true, planned.model.id).then((found) => {
-    if (found.kind !== 'hit') return withTicket(request, { kind: found.kind, keys, entry, asked, maxAgeMs, token }, request.amountMicros);
-    return withHit(request, cache.settings.pricePercent, { kind: 'hit', keys, entry, asked, answer: found.answer });
+  if (local !== null) return withHit(request, cache.settings.pricePercent, { kind: 'hit', entry, asked, answer: local });
+  return cache.lookup(entries, asked, maxAgeMs, token, true, planned.model.id).then((found) => {
+    if (found.kind !== 'hit') return withTicket(request, { kind: found.kind, entry, asked, maxAgeMs, token }, request.amountMicros);
+    return withHit(request, cache.settings.pricePercent, { kind: 'hit', entry, asked, answer: found.answer });
   });
 }
 
@@ -90,7 +91,7 @@ export async function answerFromCache(steps: SearchSteps, ops: MoneyOp[], reques
   if (ticket === undefined || cache === undefined) return null;
   if (ticket.kind === 'hit') return served(steps, request, ticket.asked, ticket.answer, 'hit', ticket.priceMicros);
   if (ticket.kind !== 'follow') return null;
-  const joined = await cache.join(ticket.keys, ticket.entry, ticket.asked, ticket.maxAgeMs, request.timeoutMs);
+  const joined = await cache.join(ticket.entry, ticket.asked, ticket.maxAgeMs, request.timeoutMs);
   if (joined.kind !== 'joined') return null;
   // It held a provider lease to be able to go on alone: give it back with the next round trip.
   ops.push({ kind: 'unlease', provider: request.provider, leaseId: request.leaseId });
@@ -115,7 +116,7 @@ function firstResults(answer: CachedAnswer, asked: number): AttemptResults {
 }
 
 /**
- * After the provider answered: a complete answer is stored (and the lead lock given back),
+ * After the provider answered: a complete answer is stored (replacing the lead, if any),
  * then counted as a miss. The results' JSON is made once, for the store and the reply.
  */
 export function afterSuccess(steps: SearchSteps, request: AttemptRequest, results: readonly NormalizedResult[]): { cache: AttemptCache; results: AttemptResults } {
@@ -128,17 +129,17 @@ export function afterSuccess(steps: SearchSteps, request: AttemptRequest, result
   }
   cache.metrics?.counted(request.planned.model.id, 'miss');
   const json = JSON.stringify(results);
-  cache.store(ticket.entry, ticket.keys.lock, request.planned.model.id, ticket.asked, results.length, json, ticket.kind === 'lead' ? ticket.token : '');
+  cache.store(ticket.entry, request.planned.model.id, ticket.asked, results.length, json, ticket.kind === 'lead' ? ticket.token : '');
   return { cache: CACHE_MISS, results: new ResultsJson(results.length, json) };
 }
 
-/** After the provider failed: nothing is stored; a leader gives back its lock so the searches waiting go on alone. */
+/** After the provider failed: nothing is stored; a leader gives back its lead so the searches waiting go on alone. */
 export function afterFailure(steps: SearchSteps, request: AttemptRequest): void {
   abandonTicket(steps, request);
 }
 
-/** An attempt that led but will not call the provider (blocked, refused, a fault): its lock goes back at once. */
+/** An attempt that led but will not call the provider (blocked, refused, a fault): its lead goes back at once. */
 export function abandonTicket(steps: SearchSteps, request: AttemptRequest): void {
   const ticket = request.cache;
-  if (ticket?.kind === 'lead') steps.cache?.release(ticket.keys.lock, ticket.token);
+  if (ticket?.kind === 'lead') steps.cache?.release(ticket.entry, ticket.token);
 }
