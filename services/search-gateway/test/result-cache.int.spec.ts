@@ -78,6 +78,17 @@ describe('ResultCache (real Redis)', () => {
     expect(await redis.get(keys.shared)).toBe(`3|${now}|3|${JSON.stringify(RESULTS)}`);
   });
 
+  it('stores an answer byte for byte, ASCII or not (é, 字, an emoji), and serves the same text', async () => {
+    for (const snippet of ['plain ascii', 'café é', '字 \u{1F50D} "quoted" \\ back']) {
+      const keys = keysOf();
+      const json = JSON.stringify([{ ...RESULTS[0], snippet }]);
+      cache.store(keys.shared, 'exa/fast', 1, 1, json, '');
+      await stored(keys.shared);
+      expect(await redis.get(keys.shared)).toBe(`1|${now}|1|${json}`);
+      expect(await cache.lookup([keys.shared], 1, null, 'x', false)).toEqual({ kind: 'hit', answer: { count: 1, json, ageS: 0 } });
+    }
+  });
+
   it('an entry of the first format (no result count) is still served, its count read from its JSON', async () => {
     const keys = keysOf();
     await redis.set(keys.shared, `3|${now - 2_000}|${JSON.stringify(RESULTS)}`, 'PX', 60_000);
@@ -109,6 +120,19 @@ describe('ResultCache (real Redis)', () => {
     cache.store(keys.shared, 'exa/fast', 3, big.length, JSON.stringify(big), 'lead-4');
     for (let i = 0; i < 100 && (await redis.exists(keys.shared)) === 1; i++) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(await redis.exists(keys.shared)).toBe(0);
+    // Fewer characters than the bound, more bytes (é is two): too large as well.
+    const wide = keysOf();
+    expect((await cache.lookup([wide.shared], 3, null, 'lead-6', true)).kind).toBe('lead');
+    const accented = JSON.stringify([{ ...RESULTS[0], snippet: 'é'.repeat(1_500) }]);
+    expect(accented.length).toBeLessThan(2_000);
+    cache.store(wide.shared, 'exa/fast', 3, 1, accented, 'lead-6');
+    for (let i = 0; i < 100 && (await redis.exists(wide.shared)) === 1; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await redis.exists(wide.shared)).toBe(0);
+    // Just under the bound in bytes: stored.
+    const fits = JSON.stringify([{ ...RESULTS[0], snippet: 'é'.repeat(800) }]);
+    cache.store(wide.shared, 'exa/fast', 3, 1, fits, '');
+    await stored(wide.shared);
+    expect(await redis.get(wide.shared)).toBe(`3|${now}|1|${fits}`);
   });
 
   it('a BYOK search (its account\'s entry, then the shared one) leads on its own entry and is served the shared answer', async () => {

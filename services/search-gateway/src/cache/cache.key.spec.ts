@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { cachePriceMicros, findModel } from '@svc/contracts';
 import { keySlot } from '@svc/redis-client';
 import { cacheDigest, cacheKeys, canonicalFilters, normaliseQuery, SHARED_SCOPE } from './cache.key';
@@ -34,6 +35,11 @@ describe('the result cache key', () => {
       expect(cacheDigest('exa/auto', 'rust async', '{}')).not.toBe(base);
       expect(cacheDigest('exa/fast', 'Rust async', '{}')).not.toBe(base);
       expect(cacheDigest('exa/fast', 'rust async', '{"country":"us"}')).not.toBe(base);
+    });
+
+    it('is SHA-256 of the model, the normalised query and the filters, one per line (the keys earlier builds wrote)', () => {
+      const expected = createHash('sha256').update('exa/fast\nrust async\n{"country":"us"}').digest('base64url');
+      expect(cacheDigest('exa/fast', ' rust \t async', '{"country":"us"}')).toBe(expected);
     });
 
     it('every key of a digest is in one hash slot; an account\'s keys are its own and name no account id', () => {

@@ -192,18 +192,24 @@ export class ResultCache {
    * `token`: the lead this search holds on `entry` ('' when none), given back when the answer is too large to store.
    */
   store(entry: string, modelId: string, asked: number, count: number, json: string, token: string): void {
-    // The value is made once, as bytes: measured once, never copied again as text, and held
-    // outside the JavaScript heap until Redis answers (docs/decisions/0023, "One key per entry").
+    // The value is made once, as bytes: written once (no separate measuring scan), never copied
+    // again as text, and held outside the JavaScript heap until Redis answers (decision 0023).
     const head = `${asked}|${this.clock()}|${count}|`;
-    const bytes = head.length + Buffer.byteLength(json);
-    if (bytes > this.settings.maxEntryBytes) {
+    const max = this.settings.maxEntryBytes;
+    // UTF-8 takes one to three bytes per UTF-16 unit: room for the most, then what was written.
+    let value: Buffer | null = null;
+    if (head.length + json.length <= max) {
+      const room = Buffer.allocUnsafe(head.length + json.length * 3);
+      room.write(head, 0, 'latin1');
+      const bytes = head.length + room.write(json, head.length, 'utf8');
+      if (bytes <= max) value = room.subarray(0, bytes);
+    }
+    if (value === null) {
       this.metrics?.oversized();
       if (token !== '') this.release(entry, token);
       return;
     }
-    const value = Buffer.allocUnsafe(bytes);
-    value.write(head, 0, 'latin1');
-    value.write(json, head.length, 'utf8');
+    const bytes = value.length;
     const ttlMs = this.settings.ttlMs(modelId);
     // A copy this process kept of the entry's previous answer (a refresh replaces it) is dropped.
     const previous = this.local.size === 0 ? undefined : this.local.get(entry);
