@@ -53,7 +53,8 @@ const MODEL = process.env.MODEL ?? 'exa/fast';
 const BODY = JSON.stringify({ query: 'open source search engines benchmark', model: MODEL, max_results: 10 });
 /** A new query on every search (autocannon replaces `[<id>]`): GATEWAY_<X>_UNIQUE=1. */
 const UNIQUE_BODY = JSON.stringify({ query: 'open source search engines benchmark [<id>]', model: MODEL, max_results: 10 });
-const UNIQUE = { a: process.env.GATEWAY_A_UNIQUE === '1', b: process.env.GATEWAY_B_UNIQUE === '1' };
+/** Each build's places in the stack (see above): A B B A. */
+const LAYOUT = ['A', 'B', 'B', 'A'] as const;
 const PROCESSES = ['search-gateway', 'redis-server', 'postgres', 'ledger worker', 'provider simulator'] as const;
 
 interface Round {
@@ -74,12 +75,7 @@ async function main(started: Stoppable[]): Promise<void> {
   const stack = await startStack({
     ...BENCH_STACK,
     name: 'benchsearchcpu',
-    gateways: [
-      { script: GATEWAY_A, env: buildEnv('A') },
-      { script: GATEWAY_B, env: buildEnv('B') },
-      { script: GATEWAY_B, env: buildEnv('B') },
-      { script: GATEWAY_A, env: buildEnv('A') },
-    ],
+    gateways: LAYOUT.map((label) => ({ script: label === 'A' ? GATEWAY_A : GATEWAY_B, env: buildEnv(label) })),
     gatewayEnv: NO_LIMITS_ENV,
   });
   started.push(stack);
@@ -115,8 +111,8 @@ async function main(started: Stoppable[]): Promise<void> {
     { name: 'ledger worker', pids: () => (stack.worker === undefined ? [] : [stack.worker.process.pid]) },
     { name: 'provider simulator', pids: () => [sim.pid] },
   ];
-  /** Whether the gateway in this place (A B B A) gets a new query on every search. */
-  const uniqueAt = (place: number): boolean => (place === 0 || place === 3 ? UNIQUE.a : UNIQUE.b);
+  /** Whether the gateway in this place gets a new query on every search (GATEWAY_<X>_UNIQUE). */
+  const uniqueAt = (place: number): boolean => process.env[`GATEWAY_${LAYOUT[place] ?? 'A'}_UNIQUE`] === '1';
   const run = async (gateway: { url: string; process: RunningProcess }, seconds: number, unique: boolean): Promise<Round> => {
     const bytesBefore = await redisBytesIn();
     const { value: load, cpu } = await measureCpu(groupsFor(gateway.process), () => runLoad({

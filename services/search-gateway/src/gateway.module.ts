@@ -12,7 +12,7 @@ import { RedisKeyRecordStore } from './auth/key-record.store';
 import { keyStateBound } from './auth/key-state-bound';
 import { ProviderKeyCache } from './byok/provider-key-cache';
 import { GrpcProviderKeySource } from './byok/provider-key-source.grpc';
-import { CACHE_LOCK_MARGIN_MS, createResultCache } from './cache/cache.module-setup';
+import { CACHE_LEAD_MARGIN_MS, createResultCache } from './cache/cache.module-setup';
 import { CatalogService } from './catalog/catalog.service';
 import type { GatewayConfig } from './config';
 import { ForwardService } from './forward/forward.routes';
@@ -164,7 +164,7 @@ export class GatewayModule {
               {
                 providerTimeoutMs: config.PROVIDER_TIMEOUT_MS,
                 maxInFlight: { brave: config.PROVIDER_MAX_IN_FLIGHT_BRAVE, exa: config.PROVIDER_MAX_IN_FLIGHT_EXA, tavily: config.PROVIDER_MAX_IN_FLIGHT_TAVILY },
-                leaseMarginMs: CACHE_LOCK_MARGIN_MS,
+                leaseMarginMs: CACHE_LEAD_MARGIN_MS,
                 maxDurationMs: config.SEARCH_MAX_DURATION_MS,
                 idempotencyPollMs: 25,
                 admission: {

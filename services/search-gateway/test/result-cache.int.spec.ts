@@ -23,7 +23,7 @@ describe('ResultCache (real Redis)', () => {
     redis = new Redis(redisUrl(DB));
     batch = new RedisBatch({ url: redisUrl(DB), cluster: false });
     cache = new ResultCache(batchCacheRedis(batch), { pricePercent: 10, ttlMs: () => 60_000, maxEntryBytes: 2_000, pollMs: 5 }, pino({ level: 'silent' }), null, () => now);
-    cache.useLockLifetime(2_000);
+    cache.useLeadLifetime(2_000);
   });
 
   afterAll(() => {

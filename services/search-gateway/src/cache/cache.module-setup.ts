@@ -7,7 +7,7 @@ import { CacheMetrics } from './cache.metrics';
 import { ResultCache } from './result-cache';
 
 /** How long a provider lease outlives its call (SearchSettings.leaseMarginMs): a lead lives as long. */
-export const CACHE_LOCK_MARGIN_MS = 5_000;
+export const CACHE_LEAD_MARGIN_MS = 5_000;
 
 /**
  * The gateway's result cache, or null with CACHE_ENABLED=false. On CACHE_REDIS_URL it has a
@@ -34,6 +34,6 @@ export function createResultCache(config: GatewayConfig, shared: RedisBatch, reg
     localTtlMs: config.CACHE_LOCAL_TTL_MS,
     localMaxBytes: config.CACHE_LOCAL_MAX_BYTES,
   }, log.child({ component: 'cache' }), new CacheMetrics(registry));
-  cache.useLockLifetime(config.PROVIDER_TIMEOUT_MS + CACHE_LOCK_MARGIN_MS);
+  cache.useLeadLifetime(config.PROVIDER_TIMEOUT_MS + CACHE_LEAD_MARGIN_MS);
   return { cache, own };
 }

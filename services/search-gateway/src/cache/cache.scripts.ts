@@ -9,7 +9,7 @@
  *   wait for its answer). An answer starts with a digit, never with `~`.
  *
  * The common search (one entry, the shared one) needs no script: its lookup is one
- * `SET <entry> ~<token> NX PX <lock lifetime> GET` (it takes the lead when the key is empty,
+ * `SET <entry> ~<token> NX PX <lead lifetime> GET` (it takes the lead when the key is empty,
  * and answers what the key holds otherwise), its store one `SET <entry> <answer> PX <ttl>`
  * (which replaces the lead), a waiting search's look one `GET`. A script in Redis costs
  * several times the plain command (measured: the store script 11.6 µs a call against 1.5 µs

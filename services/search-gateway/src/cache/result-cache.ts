@@ -1,8 +1,7 @@
 import type { Logger } from 'pino';
 import type { CacheMetrics } from './cache.metrics';
-import type { CacheCommand, CacheRedis } from './cache.redis';
+import type { CacheRedis } from './cache.redis';
 import { LEAD_MARK } from './cache.scripts';
-import type { CacheScriptName } from './cache.scripts';
 
 /** The deployment's cache settings (docs/operations.md, the result cache). */
 export interface CacheSettings {
@@ -66,8 +65,6 @@ const MISS: LookupOutcome = { kind: 'miss' };
 const LEAD: LookupOutcome = { kind: 'lead' };
 const FOLLOW: LookupOutcome = { kind: 'follow' };
 const ALONE: JoinOutcome = { kind: 'alone' };
-/** A cache Redis call that failed (already counted and logged). */
-const FAILED = Symbol('failed');
 
 /** A failing cache Redis is logged at most this often. */
 const LOG_EVERY_MS = 10_000;
@@ -115,14 +112,8 @@ export class ResultCache {
     if (own === undefined) return Promise.resolve(MISS);
     if (entries.length > 1) return this.lookupScript(entries, asked, maxAgeMs, token, lead);
     // One promise step after the batch's reply (every search's first attempt comes through here).
-    const asking = lead ? this.redis.command('set', [own, LEAD_MARK + token, 'NX', 'PX', this.lockTtlMs, 'GET']) : this.redis.command('get', [own]);
-    return asking.then(
-      (value) => this.found(own, value, asked, maxAgeMs, lead, modelId),
-      (error: unknown) => {
-        this.failed('lookup', error);
-        return MISS;
-      },
-    );
+    const asking = lead ? this.redis.command('set', [own, LEAD_MARK + token, 'NX', 'PX', this.leadTtlMs, 'GET']) : this.redis.command('get', [own]);
+    return this.guarded('lookup', asking, (value) => this.found(own, value, asked, maxAgeMs, lead, modelId), MISS);
   }
 
   /** What the lookup of one entry makes of its value: nothing (lead or miss), a lead (follow or miss), or an answer. */
@@ -136,8 +127,13 @@ export class ResultCache {
   }
 
   /** A lookup of two entries (a BYOK search's own and the shared one): one script reads both and takes the lead. */
-  private async lookupScript(entries: readonly string[], asked: number, maxAgeMs: number | null, token: string, lead: boolean): Promise<LookupOutcome> {
-    const reply = await this.send('lookup', 'svcCacheLookup', [asked, this.clock(), maxAgeMs ?? -1, this.lockTtlMs, LEAD_MARK + token, lead ? '1' : '0'], entries);
+  private lookupScript(entries: readonly string[], asked: number, maxAgeMs: number | null, token: string, lead: boolean): Promise<LookupOutcome> {
+    const asking = this.redis.run('svcCacheLookup', entries, [asked, this.clock(), maxAgeMs ?? -1, this.leadTtlMs, LEAD_MARK + token, lead ? '1' : '0']);
+    return this.guarded('lookup', asking, (reply) => this.scriptFound(reply), MISS);
+  }
+
+  /** What the lookup script answered: `{'hit', value}`, `{'lead'}`, `{'follow'}` or `{'miss'}`. */
+  private scriptFound(reply: unknown): LookupOutcome {
     if (!Array.isArray(reply)) return MISS;
     const [kind, value] = reply as [unknown, unknown];
     if (kind === 'hit' && typeof value === 'string') {
@@ -240,29 +236,36 @@ export class ResultCache {
   }
 
   /** A lead lives as long as a provider call may, plus a margin: a crashed leader's expires on its own. */
-  get lockTtlMs(): number {
-    return this.lockLifetimeMs;
+  get leadTtlMs(): number {
+    return this.leadLifetimeMs;
   }
 
-  private lockLifetimeMs = 20_000;
+  private leadLifetimeMs = 20_000;
 
   /** Set from the provider timeout (PROVIDER_TIMEOUT_MS + the lease margin). */
-  useLockLifetime(ms: number): void {
-    this.lockLifetimeMs = ms;
+  useLeadLifetime(ms: number): void {
+    this.leadLifetimeMs = ms;
   }
 
   private async poll(entry: string, asked: number, maxAgeMs: number | null, deadlineMs: number): Promise<JoinOutcome> {
     for (;;) {
       await new Promise((resolve) => setTimeout(resolve, this.settings.pollMs));
-      const value = await this.send('join', 'get', [entry]);
-      if (value === FAILED || typeof value !== 'string') return ALONE;
-      if (!value.startsWith(LEAD_MARK)) {
-        // An answer: the leader's, or one stored by another search meanwhile; one that does not serve this search sends it on alone.
-        const decoded = this.serving(value, asked, maxAgeMs);
-        return decoded === null ? ALONE : { kind: 'joined', answer: decoded.answer };
-      }
+      const outcome = await this.guarded('join', this.redis.command('get', [entry]), (value) => this.peeked(value, asked, maxAgeMs), ALONE);
+      if (outcome !== null) return outcome;
       if (this.clock() >= deadlineMs) return ALONE;
     }
+  }
+
+  /**
+   * What a waiting search makes of the entry's value: `joined` with an answer that serves it (the
+   * leader's, or one another search stored meanwhile), `alone` with none or one that does not
+   * serve it, null while a search still leads.
+   */
+  private peeked(value: unknown, asked: number, maxAgeMs: number | null): JoinOutcome | null {
+    if (typeof value !== 'string') return ALONE;
+    if (value.startsWith(LEAD_MARK)) return null;
+    const decoded = this.serving(value, asked, maxAgeMs);
+    return decoded === null ? ALONE : { kind: 'joined', answer: decoded.answer };
   }
 
   /** An entry's value decoded when it serves `asked` results at most `maxAgeMs` old (null: any age); else null. */
@@ -323,14 +326,12 @@ export class ResultCache {
     this.localBytes -= entry.bytes;
   }
 
-  /** A command's (or, with `keys`, a script's) reply; FAILED when Redis failed (counted and logged as `what`). */
-  private async send(what: string, name: CacheCommand | CacheScriptName, args: (string | number)[], keys?: readonly string[]): Promise<unknown> {
-    try {
-      return keys === undefined ? await this.redis.command(name as CacheCommand, args) : await this.redis.run(name as CacheScriptName, keys, args);
-    } catch (error) {
+  /** `read` of what Redis answered; `fallback` when it failed (counted and logged as `what`): the cache never fails a search. */
+  private guarded<T>(what: string, pending: Promise<unknown>, read: (reply: unknown) => T, fallback: T): Promise<T> {
+    return pending.then(read, (error: unknown) => {
       this.failed(what, error);
-      return FAILED;
-    }
+      return fallback;
+    });
   }
 
   private failed(what: string, error: unknown): void {
