@@ -8,7 +8,9 @@
  *    rounds; requests/s and the CPU spent per search: the target's own process (its cores busy
  *    divided by its requests/s), and for the gateway also its side in total (the gateway, Redis,
  *    the ledger worker and PostgreSQL, which a hit still uses: the admission, the settlement and
- *    its drain into the ledger). The goal: hits at 1.5x the proxy's throughput or more.
+ *    its drain into the ledger). The goal: hits at 1.5x the proxy's throughput or more. Then
+ *    the budget that decides it: every process's CPU per search on both sides, and the CPU
+ *    left for the gateway at the goal once the money path a hit keeps is paid (decision 32).
  * 2. The miss path against a baseline, in the same run: every request a new query (autocannon
  *    replaces `[<id>]` in the body), so each is a miss (lookup and lead, the provider call,
  *    the store), on this build with the cache on, against BENCH_GATEWAY_SCRIPT (another
@@ -109,6 +111,59 @@ function summary(rounds: readonly { a: Measured; b: Measured }[]): Record<string
   };
 }
 
+/** The issue's goal for hits: this many times the bare proxy's throughput. */
+const GOAL_RATIO = 1.5;
+const MACHINE = 'the whole machine';
+
+/** µs of CPU per answered search of every process group (and the whole machine), the median over the rounds. */
+function perProcessUs(rounds: readonly Measured[]): Record<string, number> {
+  const names = [...(rounds[0]?.cpu.groups.map((g) => g.name) ?? []), MACHINE];
+  return Object.fromEntries(names.map((name) => [name, median(rounds.map((r) => {
+    const cores = name === MACHINE ? r.cpu.machineBusyCores : r.cpu.groups.find((g) => g.name === name)?.cores ?? 0;
+    return (cores * 1e6) / Math.max(1, r.load.requestsPerSecond);
+  }))]));
+}
+
+/**
+ * What decides the hits' ratio on this machine (docs/decisions/0032): on cores every process
+ * shares, each side's throughput is the machine's CPU over what one search costs the whole
+ * machine. So the ratio follows from the per-process CPU, and so does what is left for the
+ * gateway at the goal once the money path a hit keeps (Redis, the worker, PostgreSQL) and
+ * the load generator are paid.
+ */
+function hitBudget(rounds: readonly { a: Measured; b: Measured }[]): Record<string, number | Record<string, number>> {
+  const hit = perProcessUs(rounds.map((r) => r.a));
+  const proxied = perProcessUs(rounds.map((r) => r.b));
+  const machineHit = hit[MACHINE] ?? Number.NaN;
+  const machineProxied = proxied[MACHINE] ?? Number.NaN;
+  const gateway = hit['gateway (cache hits)'] ?? Number.NaN;
+  const withoutGateway = machineHit - gateway;
+  return {
+    hit_us: hit,
+    proxied_us: proxied,
+    money_path_us: PLATFORM_GROUPS.reduce((sum, name) => sum + (hit[name] ?? 0), 0),
+    ratio_by_cpu: machineProxied / machineHit,
+    ratio_with_a_free_gateway: machineProxied / withoutGateway,
+    gateway_us_left_at_goal: machineProxied / GOAL_RATIO - withoutGateway,
+  };
+}
+
+function budgetTable(budget: ReturnType<typeof hitBudget>): void {
+  const hit = budget.hit_us as Record<string, number>;
+  const proxied = budget.proxied_us as Record<string, number>;
+  const us = (value: number | Record<string, number> | undefined): string => (typeof value === 'number' ? value.toFixed(1) : '-');
+  console.log('\nCPU per search, µs (median of rounds), every process: a hit against a proxied search');
+  console.log('| process | a hit | a proxied search |');
+  console.log('|---|---|---|');
+  for (const name of Object.keys(hit)) {
+    if ((hit[name] ?? 0) < 0.5 && (proxied[name] ?? 0) < 0.5) continue;
+    console.log(`| ${name} | ${us(hit[name])} | ${us(proxied[name])} |`);
+  }
+  console.log(`the money path a hit keeps (Redis, ledger worker, PostgreSQL): ${us(budget.money_path_us)} µs`);
+  console.log(`ratio by CPU (whole machine, proxied / hit): ${(budget.ratio_by_cpu as number).toFixed(3)}; with a gateway that cost nothing: ${(budget.ratio_with_a_free_gateway as number).toFixed(3)}`);
+  console.log(`CPU left for the gateway per hit at ${GOAL_RATIO}x: ${us(budget.gateway_us_left_at_goal)} µs (it spent ${us(hit['gateway (cache hits)'])})`);
+}
+
 async function lookups(metricsUrl: string): Promise<Record<string, number>> {
   const samples = parsePrometheusText(await (await fetch(`${metricsUrl}/metrics`)).text());
   return Object.fromEntries(['hit', 'joined', 'miss', 'off'].map((status) => [status, sumSamples(samples, 'gateway_cache_lookups_total', { model: MODEL, status })]));
@@ -197,18 +252,20 @@ async function main(started: Stoppable[]): Promise<void> {
   if ((missStatuses.hit ?? 0) + (missStatuses.joined ?? 0) > 0) throw new Error(`the miss rounds were not all misses: ${JSON.stringify(missStatuses)}`);
 
   const hits = summary(hitRounds);
+  const budget = hitBudget(hitRounds);
   const misses = summary(missRounds);
   const result = {
     measured_at: new Date().toISOString(),
     command: 'npm run bench -- cache',
     machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_at_start: loadAtStart, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
     settings: { rounds: ROUNDS, duration_s: DURATION_S, warmup_s: WARMUP_S, connections: CONNECTIONS, model: MODEL, sim_base_latency_ms: 0, baseline: BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false' },
-    hits_vs_proxy: { ...hits, cache_statuses: hitStatuses, goal_ratio: 1.5 },
+    hits_vs_proxy: { ...hits, cache_statuses: hitStatuses, goal_ratio: GOAL_RATIO, budget },
     misses_vs_baseline: { ...misses, cache_statuses: missStatuses, cache_bytes_held_after: bytesHeld },
     rounds: { hits: hitRounds, misses: missRounds },
   };
   const file = writeResult('cache', result);
   table(`Cache hits against the bare proxy (${MODEL}, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION_S} s, simulator at 0 ms; statuses ${JSON.stringify(hitStatuses)})`, 'gateway (hits)', 'bare proxy', hits);
+  budgetTable(budget);
   table(`The miss path against ${BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false'} (a new query per request; statuses ${JSON.stringify(missStatuses)})`, 'gateway (misses)', 'baseline', misses);
   console.log(`entries the miss gateway held at the end (gateway_cache_bytes_held): ${bytesHeld} bytes`);
   console.log(`\nwrote ${file}`);
