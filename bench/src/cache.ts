@@ -28,6 +28,8 @@
  *
  * Env: ROUNDS (8), DURATION_S (4), WARMUP_S (3), CONNECTIONS (32), MODEL (exa/fast),
  * BENCH_REDIS_DB (15), BENCH_GATEWAY_SCRIPT (the baseline gateway of the miss path).
+ * Each round's CPU window stays open after its load until the account's settlement stream is
+ * empty (the ledger worker has written the round's searches to PostgreSQL).
  */
 import { cpus, loadavg } from 'node:os';
 import { Redis } from 'ioredis';
@@ -45,6 +47,24 @@ import { runBench } from './lib-run';
 import type { Stoppable } from './lib-run';
 
 const { ROUNDS, DURATION_S, WARMUP_S, CONNECTIONS } = knobsFromEnv({ ROUNDS: 8, DURATION_S: 4, WARMUP_S: 3, CONNECTIONS: 32 });
+/** The longest a round's CPU window stays open after its load, waiting for the ledger's drain (s). */
+const DRAIN_MAX_S = 10;
+
+/**
+ * Resolves once every account's settlement stream is empty (the worker trims what it wrote
+ * to PostgreSQL), polling every 20 ms for at most DRAIN_MAX_S; throws past that.
+ */
+function streamsDrained(redis: Redis, streams: readonly string[]): () => Promise<void> {
+  return async () => {
+    const deadline = Date.now() + DRAIN_MAX_S * 1000;
+    for (;;) {
+      const lengths = await Promise.all(streams.map((key) => redis.xlen(key)));
+      if (lengths.every((length) => length === 0)) return;
+      if (Date.now() > deadline) throw new Error(`the ledger did not drain within ${DRAIN_MAX_S} s: ${lengths.join(', ')} records left`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+}
 const MODEL = process.env.MODEL ?? 'exa/fast';
 const BASELINE_SCRIPT = process.env.BENCH_GATEWAY_SCRIPT;
 const HIT_BODY = searchBody(MODEL);
@@ -78,21 +98,33 @@ function load(target: Target, durationSeconds: number): Promise<LoadResult> {
   });
 }
 
-async function measure(target: Target, groups: readonly CpuGroup[]): Promise<Measured> {
-  const { value, cpu } = await measureCpu(groups, () => load(target, DURATION_S));
+async function measure(target: Target, groups: readonly CpuGroup[], drained: () => Promise<void>): Promise<Measured> {
+  // The CPU window stays open after the load until the ledger worker has drained the round's
+  // settlements, so that drain (and PostgreSQL's part in it) is counted in the round that made
+  // them, not in the next round of the other target.
+  const { value, cpu } = await measureCpu(groups, async () => {
+    const loaded = await load(target, DURATION_S);
+    await drained();
+    return loaded;
+  });
   const coresOf = (name: string): number => cpu.groups.find((g) => g.name === name)?.cores ?? Number.NaN;
   const own = coresOf(target.name);
   const side = target.name === 'bare proxy' ? own : own + PLATFORM_GROUPS.reduce((sum, name) => sum + coresOf(name), 0);
-  const perRequest = (cores: number): number => (cores * 1000) / Math.max(1, value.requestsPerSecond);
-  return { load: value, cpu, cpuMsPerRequest: perRequest(own), sideCpuMsPerRequest: perRequest(side) };
+  return { load: value, cpu, cpuMsPerRequest: perRequestMs(own, cpu, value), sideCpuMsPerRequest: perRequestMs(side, cpu, value) };
+}
+
+/** CPU ms per answered request of `cores` busy over the round's CPU window (the load and the drain after it). */
+function perRequestMs(cores: number, cpu: CpuReport, value: LoadResult): number {
+  return (cores * cpu.wallSeconds * 1000) / Math.max(1, value.total);
 }
 
 /** Interleaved rounds of two targets: a then b in odd rounds, b then a in even ones. */
-async function pairedRounds(label: string, a: Target, b: Target, groups: readonly CpuGroup[]): Promise<{ a: Measured; b: Measured }[]> {
+async function pairedRounds(label: string, a: Target, b: Target, groups: readonly CpuGroup[], drained: () => Promise<void>): Promise<{ a: Measured; b: Measured }[]> {
   console.log(`${label}: warm-up ${WARMUP_S} s each`);
   await load(a, WARMUP_S);
   await load(b, WARMUP_S);
-  return alternatingRounds(ROUNDS, () => measure(a, groups), () => measure(b, groups), ({ a: ra, b: rb }, i) => {
+  await drained();
+  return alternatingRounds(ROUNDS, () => measure(a, groups, drained), () => measure(b, groups, drained), ({ a: ra, b: rb }, i) => {
     console.log(`${label} round ${i + 1}/${ROUNDS}: ${a.name} ${ra.load.requestsPerSecond.toFixed(0)} req/s (non-2xx ${ra.load.non2xx}), ${b.name} ${rb.load.requestsPerSecond.toFixed(0)} req/s (non-2xx ${rb.load.non2xx}), ratio ${(ra.load.requestsPerSecond / rb.load.requestsPerSecond).toFixed(2)}`);
   });
 }
@@ -120,7 +152,7 @@ function perProcessUs(rounds: readonly Measured[]): Record<string, number> {
   const names = [...(rounds[0]?.cpu.groups.map((g) => g.name) ?? []), MACHINE];
   return Object.fromEntries(names.map((name) => [name, median(rounds.map((r) => {
     const cores = name === MACHINE ? r.cpu.machineBusyCores : r.cpu.groups.find((g) => g.name === name)?.cores ?? 0;
-    return (cores * 1e6) / Math.max(1, r.load.requestsPerSecond);
+    return (cores * r.cpu.wallSeconds * 1e6) / Math.max(1, r.load.total);
   }))]));
 }
 
@@ -221,8 +253,18 @@ async function main(started: Stoppable[]): Promise<void> {
   }
 
   const info = new Redis(stack.redisUrl);
+  started.push({ stop: async () => void (await info.quit()) });
   const redisPid = Number(/process_id:(\d+)/.exec(await info.info('server'))?.[1]);
-  await info.quit();
+  // The one account's settlement stream (redisKeys.settlementStream: `{a:<account>}:settle`), made by the searches above.
+  const streams: string[] = [];
+  for (let cursor = '0'; ;) {
+    const [next, keys] = await info.scan(cursor, 'MATCH', '*:settle', 'COUNT', 1000);
+    streams.push(...keys);
+    cursor = next;
+    if (cursor === '0') break;
+  }
+  if (streams.length === 0) throw new Error('no settlement stream found');
+  const drained = streamsDrained(info, streams);
   const groups: CpuGroup[] = [
     { name: 'gateway (cache hits)', pids: () => [hitGateway.process.pid] },
     { name: 'gateway (cache misses)', pids: () => [missGateway.process.pid] },
@@ -239,10 +281,10 @@ async function main(started: Stoppable[]): Promise<void> {
   const baseTarget: Target = { name: 'baseline gateway', url: baseline.url, headers, body: MISS_BODY, unique: true };
 
   const beforeHits = await lookups(hitGateway.metricsUrl);
-  const hitRounds = await pairedRounds('hits vs proxy', hitTarget, proxyTarget, groups);
+  const hitRounds = await pairedRounds('hits vs proxy', hitTarget, proxyTarget, groups, drained);
   const afterHits = await lookups(hitGateway.metricsUrl);
   const beforeMisses = await lookups(missGateway.metricsUrl);
-  const missRounds = await pairedRounds('misses vs baseline', missTarget, baseTarget, groups);
+  const missRounds = await pairedRounds('misses vs baseline', missTarget, baseTarget, groups, drained);
   const afterMisses = await lookups(missGateway.metricsUrl);
   const bytesHeld = await gauge(missGateway.metricsUrl, 'gateway_cache_bytes_held');
   const hitStatuses = delta(afterHits, beforeHits);
@@ -258,7 +300,7 @@ async function main(started: Stoppable[]): Promise<void> {
     measured_at: new Date().toISOString(),
     command: 'npm run bench -- cache',
     machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_at_start: loadAtStart, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
-    settings: { rounds: ROUNDS, duration_s: DURATION_S, warmup_s: WARMUP_S, connections: CONNECTIONS, model: MODEL, sim_base_latency_ms: 0, baseline: BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false' },
+    settings: { rounds: ROUNDS, duration_s: DURATION_S, warmup_s: WARMUP_S, cpu_window: 'each load, then until the ledger drained it', connections: CONNECTIONS, model: MODEL, sim_base_latency_ms: 0, baseline: BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false' },
     hits_vs_proxy: { ...hits, cache_statuses: hitStatuses, goal_ratio: GOAL_RATIO, budget },
     misses_vs_baseline: { ...misses, cache_statuses: missStatuses, cache_bytes_held_after: bytesHeld },
     rounds: { hits: hitRounds, misses: missRounds },
