@@ -22,6 +22,12 @@ describe('gateway config', () => {
     expect([...parseGatewayConfig({ ...base, CACHE_TTL_BY_MODEL: ' exa/fast=60 , tavily/basic=7200' }).CACHE_TTL_BY_MODEL]).toEqual([['exa/fast', 60], ['tavily/basic', 7_200]]);
   });
 
+  it('runs without V8\'s allocation-site pretenuring unless V8_PRETENURING turns it on', () => {
+    expect(parseGatewayConfig(base).V8_PRETENURING).toBe(false);
+    expect(parseGatewayConfig({ ...base, V8_PRETENURING: 'true' }).V8_PRETENURING).toBe(true);
+    expect(() => parseGatewayConfig({ ...base, V8_PRETENURING: 'sometimes' })).toThrow(/V8_PRETENURING/);
+  });
+
   it('names a bad CACHE_TTL_BY_MODEL entry', () => {
     expect(() => parseGatewayConfig({ ...base, CACHE_TTL_BY_MODEL: 'exa/neural=60' })).toThrow(/CACHE_TTL_BY_MODEL names an unknown model "exa\/neural"/);
     expect(() => parseGatewayConfig({ ...base, CACHE_TTL_BY_MODEL: 'exa/fast' })).toThrow(/CACHE_TTL_BY_MODEL must be model=seconds/);

@@ -116,6 +116,12 @@ export const gatewayEnvSchema = {
   CACHE_LOCAL_TTL_MS: int({ default: 1_000, min: 0, max: 60_000 }),
   /** The most those copies hold in a gateway's memory (bytes); the oldest go first. */
   CACHE_LOCAL_MAX_BYTES: int({ default: 33_554_432, min: 0, max: 1_073_741_824 }),
+  /**
+   * V8's allocation-site pretenuring. Off by default: under load it sometimes marked the
+   * search path's short-lived objects long-lived, and that process then spent about half as
+   * much CPU again per search (docs/decisions/0033).
+   */
+  V8_PRETENURING: bool({ default: false }),
 };
 
 export type GatewayConfig = Omit<EnvOf<typeof gatewayEnvSchema>, 'INTERNAL_TOKEN' | 'CACHE_TTL_BY_MODEL' | 'TRUSTED_PROXIES'> & {

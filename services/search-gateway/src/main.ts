@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import { DrainState, stopOnSignals } from '@svc/http-edge';
 import { startMetricsServer } from '@svc/metrics';
 import type { Registry } from '@svc/metrics';
@@ -9,6 +10,8 @@ import { createLogger } from './logger';
 
 async function main(): Promise<void> {
   const config = loadGatewayConfigOrExit();
+  // Before the first search: V8 reads this flag at every collection (docs/decisions/0033).
+  if (!config.V8_PRETENURING) setFlagsFromString('--no-allocation-site-pretenuring');
   const log = createLogger(config.LOG_LEVEL);
   // OTLP export only when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise no tracing work at all.
   const tracing = startTracing('search-gateway');
