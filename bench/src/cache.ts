@@ -5,8 +5,9 @@
  *    every measured search is a `hit`: the lookup, the admission at the cache price, the
  *    settlement, no provider call) side by side with the bare Fastify + undici proxy
  *    (bare-proxy.ts) forwarding the same body to the simulator at zero latency. Interleaved
- *    rounds; requests/s and the CPU spent per search: the target's own process (its cores busy
- *    divided by its requests/s), and for the gateway also its side in total (the gateway, Redis,
+ *    rounds; requests/s and the CPU spent per search: the target's own process (its CPU over the
+ *    round's window, the load and the ledger's drain after it, divided by the searches
+ *    answered), and for the gateway also its side in total (the gateway, Redis,
  *    the ledger worker and PostgreSQL, which a hit still uses: the admission, the settlement and
  *    its drain into the ledger). The goal: hits at 1.5x the proxy's throughput or more. Then
  *    the budget that decides it: every process's CPU per search on both sides, and the CPU
@@ -110,12 +111,13 @@ async function measure(target: Target, groups: readonly CpuGroup[], drained: () 
   const coresOf = (name: string): number => cpu.groups.find((g) => g.name === name)?.cores ?? Number.NaN;
   const own = coresOf(target.name);
   const side = target.name === 'bare proxy' ? own : own + PLATFORM_GROUPS.reduce((sum, name) => sum + coresOf(name), 0);
-  return { load: value, cpu, cpuMsPerRequest: perRequestMs(own, cpu, value), sideCpuMsPerRequest: perRequestMs(side, cpu, value) };
+  const round = { cpu, load: value };
+  return { load: value, cpu, cpuMsPerRequest: usPerSearch(own, round) / 1000, sideCpuMsPerRequest: usPerSearch(side, round) / 1000 };
 }
 
-/** CPU ms per answered request of `cores` busy over the round's CPU window (the load and the drain after it). */
-function perRequestMs(cores: number, cpu: CpuReport, value: LoadResult): number {
-  return (cores * cpu.wallSeconds * 1000) / Math.max(1, value.total);
+/** CPU µs per answered search of `cores` busy over the round's CPU window (the load and the drain after it). */
+function usPerSearch(cores: number, round: { readonly cpu: CpuReport; readonly load: LoadResult }): number {
+  return (cores * round.cpu.wallSeconds * 1e6) / Math.max(1, round.load.total);
 }
 
 /** Interleaved rounds of two targets: a then b in odd rounds, b then a in even ones. */
@@ -152,8 +154,18 @@ function perProcessUs(rounds: readonly Measured[]): Record<string, number> {
   const names = [...(rounds[0]?.cpu.groups.map((g) => g.name) ?? []), MACHINE];
   return Object.fromEntries(names.map((name) => [name, median(rounds.map((r) => {
     const cores = name === MACHINE ? r.cpu.machineBusyCores : r.cpu.groups.find((g) => g.name === name)?.cores ?? 0;
-    return (cores * r.cpu.wallSeconds * 1e6) / Math.max(1, r.load.total);
+    return usPerSearch(cores, r);
   }))]));
+}
+
+/** What decides the hits' ratio (hitBudget), µs per search unless a ratio. */
+interface HitBudget {
+  readonly hit_us: Record<string, number>;
+  readonly proxied_us: Record<string, number>;
+  readonly money_path_us: number;
+  readonly ratio_by_cpu: number;
+  readonly ratio_with_a_free_gateway: number;
+  readonly gateway_us_left_at_goal: number;
 }
 
 /**
@@ -163,7 +175,7 @@ function perProcessUs(rounds: readonly Measured[]): Record<string, number> {
  * gateway at the goal once the money path a hit keeps (Redis, the worker, PostgreSQL) and
  * the load generator are paid.
  */
-function hitBudget(rounds: readonly { a: Measured; b: Measured }[]): Record<string, number | Record<string, number>> {
+function hitBudget(rounds: readonly { a: Measured; b: Measured }[]): HitBudget {
   const hit = perProcessUs(rounds.map((r) => r.a));
   const proxied = perProcessUs(rounds.map((r) => r.b));
   const machineHit = hit[MACHINE] ?? Number.NaN;
@@ -180,10 +192,9 @@ function hitBudget(rounds: readonly { a: Measured; b: Measured }[]): Record<stri
   };
 }
 
-function budgetTable(budget: ReturnType<typeof hitBudget>): void {
-  const hit = budget.hit_us as Record<string, number>;
-  const proxied = budget.proxied_us as Record<string, number>;
-  const us = (value: number | Record<string, number> | undefined): string => (typeof value === 'number' ? value.toFixed(1) : '-');
+function budgetTable(budget: HitBudget): void {
+  const { hit_us: hit, proxied_us: proxied } = budget;
+  const us = (value: number | undefined): string => (value === undefined ? '-' : value.toFixed(1));
   console.log('\nCPU per search, µs (median of rounds), every process: a hit against a proxied search');
   console.log('| process | a hit | a proxied search |');
   console.log('|---|---|---|');
@@ -192,7 +203,7 @@ function budgetTable(budget: ReturnType<typeof hitBudget>): void {
     console.log(`| ${name} | ${us(hit[name])} | ${us(proxied[name])} |`);
   }
   console.log(`the money path a hit keeps (Redis, ledger worker, PostgreSQL): ${us(budget.money_path_us)} µs`);
-  console.log(`ratio by CPU (whole machine, proxied / hit): ${(budget.ratio_by_cpu as number).toFixed(3)}; with a gateway that cost nothing: ${(budget.ratio_with_a_free_gateway as number).toFixed(3)}`);
+  console.log(`ratio by CPU (whole machine, proxied / hit): ${budget.ratio_by_cpu.toFixed(3)}; with a gateway that cost nothing: ${budget.ratio_with_a_free_gateway.toFixed(3)}`);
   console.log(`CPU left for the gateway per hit at ${GOAL_RATIO}x: ${us(budget.gateway_us_left_at_goal)} µs (it spent ${us(hit['gateway (cache hits)'])})`);
 }
 

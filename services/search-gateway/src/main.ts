@@ -10,7 +10,7 @@ import { createLogger } from './logger';
 
 async function main(): Promise<void> {
   const config = loadGatewayConfigOrExit();
-  // Before the first search: V8 reads this flag at every collection (docs/decisions/0033).
+  // Before the first search; set at run time it takes effect (measured: docs/decisions/0033).
   if (!config.V8_PRETENURING) setFlagsFromString('--no-allocation-site-pretenuring');
   const log = createLogger(config.LOG_LEVEL);
   // OTLP export only when OTEL_EXPORTER_OTLP_ENDPOINT is set; otherwise no tracing work at all.
