@@ -1,3 +1,5 @@
+import { idPatternSource } from '@svc/ids';
+import type { IdKind } from '@svc/ids';
 import { CATALOG, PROVIDERS } from './catalog';
 import { FILTER_NAMES } from './filters';
 import { LIMIT_RESETS } from './key-record';
@@ -25,10 +27,10 @@ const ref = (name: string): AnswerSchema => ({ $ref: `#/components/schemas/${nam
 const nullable = (schema: { type: string } & Record<string, unknown>): AnswerSchema => ({ ...schema, type: [schema.type, 'null'] });
 const usd = (description: string): AnswerSchema => ({ type: 'number', description });
 const timestamp = (description?: string): AnswerSchema => ({ type: 'string', format: 'date-time', ...(description === undefined ? {} : { description }) });
-const id = (prefix: string, description: string): AnswerSchema => ({ type: 'string', pattern: `^${prefix}_[0-9A-Za-z]{24}$`, description });
+const id = (kind: IdKind, description: string): AnswerSchema => ({ type: 'string', pattern: idPatternSource(kind), description });
 
 /** A request id, as every answer of the public edge carries it. */
-export const REQUEST_ID_SCHEMA: AnswerSchema = { type: 'string', pattern: '^req_[0-9A-Za-z]{24}$', description: 'The same as the x-svc-request-id response header.' };
+export const REQUEST_ID_SCHEMA: AnswerSchema = id('request', 'The same as the x-svc-request-id response header.');
 
 /** An object whose listed fields are all required (but those in `optional`) and whose other fields are refused. */
 export function closedObject(properties: Record<string, AnswerSchema>, optional: readonly string[] = [], description?: string): AnswerSchema {
@@ -43,7 +45,7 @@ export function closedObject(properties: Record<string, AnswerSchema>, optional:
 
 /** The API key record's fields (docs/api.md 9.1): the list, get, create and update answers all carry them. */
 export const API_KEY_FIELDS: Readonly<Record<string, AnswerSchema>> = {
-  id: id('key', 'The API key id.'),
+  id: id('apiKey', 'The API key id.'),
   name: { type: 'string', maxLength: LIMITS.keyName.max, description: '"" when none was given.' },
   label: { type: 'string', description: 'The masked secret: svc- and the first 4 characters after it, then "…".' },
   limit_usd: nullable({ type: 'number', description: 'Credit limit; null: no limit.' }),
@@ -142,7 +144,7 @@ export const ANSWER_SCHEMAS = {
     {
       date: { type: 'string', format: 'date' },
       model: { type: 'string' },
-      key_id: id('key', 'The API key.'),
+      key_id: id('apiKey', 'The API key.'),
       searches: { type: 'integer' },
       failed_attempts: { type: 'integer' },
       cost_usd: usd('What was charged.'),

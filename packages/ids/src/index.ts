@@ -1,2 +1,2 @@
-export { newId, newRequestId, isId, ID_PREFIXES } from './ids';
+export { newId, newRequestId, isId, idPatternSource, ID_PREFIXES, TIME_ORDERED_KINDS } from './ids';
 export type { IdKind } from './ids';

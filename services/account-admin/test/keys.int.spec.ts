@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { KEY_CHANGES_CHANNEL, isKeyChangeMessage, periodOf, redisKeys } from '@svc/contracts';
 import type { KeyChangeMessage, KeyRecord } from '@svc/contracts';
-import { newId } from '@svc/ids';
+import { isId, newId } from '@svc/ids';
 import { hashSecret } from '@svc/keys';
 import { redisUrl, waitFor } from '@svc/test-kit';
 import { KeyCacheRepository } from '../src/key-cache/key-cache.repository';
@@ -146,7 +146,7 @@ describe('authentication from the gateway', () => {
       expect(response.status).toBe(401);
       expect(errorOf(response).code).toBe('invalid_api_key');
       const requestId = response.headers.get('x-svc-request-id');
-      expect(requestId).toMatch(/^req_[0-9A-Za-z]{24}$/);
+      expect(isId('request', requestId)).toBe(true);
       expect(requestId).not.toBe(spoofed);
       expect(errorOf(response).request_id).toBe(requestId);
     }

@@ -1,4 +1,4 @@
-import { newRequestId } from '@svc/ids';
+import { isId, newRequestId } from '@svc/ids';
 import { call, errorOf, INTERNAL_TOKEN, operatorHeaders, startHarness } from './billing-harness';
 import type { Harness } from './billing-harness';
 
@@ -74,7 +74,7 @@ describe('GET /v1/credits', () => {
     const response = await call(`${h.billing.publicUrl}/v1/credits`, { headers: { 'x-svc-request-id': offered } });
     expect(response.status).toBe(401);
     const id = response.headers.get('x-svc-request-id');
-    expect(id).toMatch(/^req_[0-9A-Za-z]{24}$/);
+    expect(isId('request', id)).toBe(true);
     expect(id).not.toBe(offered);
     expect(errorOf(response).request_id).toBe(id);
   });

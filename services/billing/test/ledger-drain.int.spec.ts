@@ -122,6 +122,26 @@ describe('ledger drain: settlement records from the streams into Postgres', () =
     expect(await streamLength(redis, accountId)).toBe(0);
   });
 
+  it("writes ledger entries whose ids sort as they were written, byte-wise in PostgreSQL (decision 0034: the drain's inserts go to the right edge of the id index)", async () => {
+    const accountId = newId('account');
+    const records = Array.from({ length: 12 }, (_, i) => settlementRecord(accountId, 100 + i));
+    // Three drains of three-record batches, a few milliseconds apart, so the ids span several milliseconds.
+    for (const part of [records.slice(0, 4), records.slice(4, 8), records.slice(8)]) {
+      await enqueue(redis, part);
+      await drain.drain();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const written = await db.query<{ id: string }>(
+      "SELECT id FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge' ORDER BY created_at, id", [accountId]);
+    const byId = await db.query<{ id: string }>(
+      `SELECT id FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge' ORDER BY id COLLATE "C"`, [accountId]);
+    expect(written.rows).toHaveLength(12);
+    // Ids of one millisecond may sort either way among themselves; their times never go back.
+    const times = (rows: { id: string }[]): string[] => rows.map((row) => row.id.slice('led_'.length, 'led_'.length + 9));
+    expect(times(byId.rows)).toEqual(times(written.rows));
+    expect(new Set(times(written.rows)).size).toBeGreaterThan(1);
+  });
+
   it('recovers a lost dirty mark with the sweep', async () => {
     const accountId = newId('account');
     await enqueue(redis, [settlementRecord(accountId, 42)], { markDirty: false });

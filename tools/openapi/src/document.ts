@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { ApiPropertyOptional, DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { httpStatusOf } from '@svc/errors';
-import { CACHE_STATUSES, FILTER_DESCRIPTIONS, FILTER_NAMES, LIMITS } from '@svc/contracts';
+import { CACHE_STATUSES, FILTER_DESCRIPTIONS, FILTER_NAMES, LIMITS, REQUEST_ID_SCHEMA } from '@svc/contracts';
 import { PageQueryDto } from '@svc/http-edge';
 import type { ErrorCode } from '@svc/errors';
 import { ConsentDto, DASHBOARD_PAGES, KeyBodyDto, ListQueryDto, LoginDto, ManagementKeyCreateDto, ManagementKeyUpdateDto, PutProviderKeyDto, SignupDto } from '@svc/account-admin';
@@ -120,7 +120,7 @@ const HEADER_NAMES: Readonly<Record<HeaderName | 'RequestId', string>> = {
 };
 
 const HEADERS: Readonly<Record<HeaderName | 'RequestId', Schema>> = {
-  RequestId: { description: 'The request id, on every response (the first request\'s on an idempotent repeat). Quote it to support.', schema: { type: 'string', pattern: '^req_[0-9A-Za-z]{24}$' } },
+  RequestId: { description: 'The request id, on every response (the first request\'s on an idempotent repeat). Quote it to support.', schema: { type: 'string', pattern: REQUEST_ID_SCHEMA.pattern as string } },
   RateLimitLimit: { description: 'Searches allowed per second for this API key (RATE_LIMIT_PER_SECOND).', schema: { type: 'integer', minimum: 0 } },
   RateLimitRemaining: { description: "Whole searches left in the key's burst right after this one.", schema: { type: 'integer', minimum: 0 } },
   Cache: { description: 'The result cache\'s part in the answer (the body\'s cache.status): hit, joined, miss or off.', schema: { enum: [...CACHE_STATUSES] } },

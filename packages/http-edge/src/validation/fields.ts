@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { applyDecorators } from '@nestjs/common';
 import type { ApiPropertyOptions } from '@nestjs/swagger';
-import { ID_PREFIXES } from '@svc/ids';
+import { idPatternSource } from '@svc/ids';
 import type { IdKind } from '@svc/ids';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsDefined, IsEmail, IsIn, IsString, IsUrl, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
 import type { ValidationArguments, ValidationOptions } from 'class-validator';
@@ -135,9 +135,9 @@ export function CalendarDateField(options: FieldOptions = {}): PropertyDecorator
   return field(options, { type: 'string', format: 'date' }, [IsCalendarDate(withMessage(options))]);
 }
 
-/** The pattern of an id of `kind` (its prefix and 24 base62 characters, as @svc/ids makes them). */
+/** The pattern of an id of `kind`, as @svc/ids makes them. */
 export function idPattern(kind: IdKind): RegExp {
-  return new RegExp(`^${ID_PREFIXES[kind]}[0-9A-Za-z]{24}$`);
+  return new RegExp(idPatternSource(kind));
 }
 
 /** An id of one kind (`acct_...`, `key_...`), by the one pattern of @svc/ids. */
