@@ -405,6 +405,9 @@ describe('the dashboard in Chromium', () => {
         await page.screenshot({ path: join(SHOTS, `dashboard-${name}-${size}.png`), fullPage });
         const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
         if (overflow > 0) problems.push(`${name} at ${size}: the page is ${overflow}px wider than the screen`);
+        // At desktop width every table shows all its columns without scrolling sideways.
+        const tables = size === 'desktop' ? await page.evaluate<number>("Math.max(0, ...[...document.querySelectorAll('.table-wrap')].map((w) => w.scrollWidth - w.clientWidth))") : 0;
+        if (tables > 0) problems.push(`${name} at ${size}: a table is ${tables}px wider than its frame`);
         if (!(await page.evaluate<boolean>("'axe' in window"))) await page.evaluate(AXE_SOURCE);
         const violations = await page.evaluate<{ id: string; impact: string | null; targets: string[] }[]>(`
           axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations.map((v) => ({

@@ -47,19 +47,19 @@ export function ActivityPage(): ReactNode {
             return (
               <Fragment key={item.request_id}>
                 <tr data-request-id={item.request_id}>
-                  <td data-label="Time">{dateTime(item.created_at)}</td>
+                  <td data-label="Time" className="wrap">{dateTime(item.created_at)}</td>
                   <td data-label="Key">{keyNames.get(item.key_id) ?? <code className="small">{item.key_id}</code>}</td>
                   <td data-label="Model"><code>{item.model ?? '—'}</code></td>
                   <td data-label="Outcome"><span className={`badge ${item.status === 'success' ? 'on' : 'off'}`}>{item.status === 'success' ? 'Answered' : 'Failed'}</span></td>
                   <td className="num" data-label="Cost">{usd(item.cost_usd, { precise: true })}</td>
                   <td data-label="Filters" data-testid="activity-filters">{item.filters === null ? 'None' : <FilterList filters={item.filters} />}</td>
-                  <td data-label="Cache" data-testid="activity-cache">{cacheLabel(item.attempts.find((a) => a.status === 'success')?.cache ?? null)}</td>
+                  <td data-label="Cache" data-testid="activity-cache" className="wrap">{cacheLabel(item.attempts.find((a) => a.status === 'success')?.cache ?? null)}</td>
                   <td data-label="Attempts">
                     <button type="button" className="link" aria-expanded={expanded} aria-controls={detailsId} onClick={() => toggle(item.request_id)}>
                       {item.attempts.length} {item.attempts.length === 1 ? 'attempt' : 'attempts'}
                     </button>
                   </td>
-                  <td data-label="Request id"><code className="small">{item.request_id}</code></td>
+                  <td data-label="Request id" className="id-cell"><code className="small">{item.request_id}</code></td>
                 </tr>
                 <tr id={detailsId} className="details" hidden={!expanded}>
                   <td colSpan={9}>

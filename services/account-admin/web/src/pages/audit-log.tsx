@@ -136,12 +136,12 @@ export function AuditLogPage(): ReactNode {
         <RegionTable label="Audit log" className="audit stack" head={<tr><th scope="col">Time</th><th scope="col">Actor</th><th scope="col">Address</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Changes</th></tr>}>
           {items.map((entry) => (
             <tr key={entry.id} data-entry-id={entry.id}>
-              <td data-label="Time">{dateTime(entry.at)}</td>
-              <td data-label="Actor">{ACTOR_LABELS[entry.actor.kind] ?? entry.actor.kind} <code className="small">{entry.actor.id}</code></td>
+              <td data-label="Time" className="wrap">{dateTime(entry.at)}</td>
+              <td data-label="Actor" className="id-cell">{ACTOR_LABELS[entry.actor.kind] ?? entry.actor.kind} <code className="small">{entry.actor.id}</code></td>
               <td data-label="Address"><code className="small">{entry.client_address ?? '—'}</code></td>
               <td data-label="Action"><code>{entry.action}</code></td>
-              <td data-label="Target"><code className="small">{entry.target_id}</code></td>
-              <td data-label="Changes">
+              <td data-label="Target" className="id-cell"><code className="small">{entry.target_id}</code></td>
+              <td data-label="Changes" className="wrap">
                 <ul className="changes">
                   {Object.entries(entry.changes).map(([field, change]) => (
                     <li key={field}><code>{field}</code>: {show(change.before)} → {show(change.after)}</li>
