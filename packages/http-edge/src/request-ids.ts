@@ -1,9 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { INTERNAL_HEADERS } from '@svc/contracts';
-import { newRequestId } from '@svc/ids';
+import { isId, newRequestId } from '@svc/ids';
 import { headerValue, secretsEqual } from './secrets-equal';
-
-const REQUEST_ID = /^req_[0-9A-Za-z]{24,64}$/;
 
 /** How a listener names each request (the id of x-svc-request-id and of every body). */
 export type RequestIdSource = (request: IncomingMessage) => string;
@@ -19,7 +17,7 @@ export const freshRequestIds: RequestIdSource = () => newRequestId();
 export function trustedRequestIds(internalToken: string): RequestIdSource {
   return (request) => {
     const incoming = headerValue(request.headers, INTERNAL_HEADERS.requestId);
-    if (incoming !== undefined && REQUEST_ID.test(incoming) && isInternal(request.headers, internalToken)) return incoming;
+    if (incoming !== undefined && isId('request', incoming) && isInternal(request.headers, internalToken)) return incoming;
     return newRequestId();
   };
 }

@@ -50,6 +50,17 @@ describe('GET /v1/credits', () => {
     }
   });
 
+  it("keeps a gateway request id of the earlier form (no time), and replaces one that is not a request id", async () => {
+    const earlier = 'req_nZQd3GZNGpexcvXOIQqthSSB';
+    const kept = await call(`${h.billing.publicUrl}/v1/credits`, { headers: gatewayHeaders(accountId, { 'x-svc-request-id': earlier }) });
+    expect(kept.headers.get('x-svc-request-id')).toBe(earlier);
+    const malformed = `req_${'x'.repeat(40)}`;
+    const replaced = await call(`${h.billing.publicUrl}/v1/credits`, { headers: gatewayHeaders(accountId, { 'x-svc-request-id': malformed }) });
+    expect(replaced.status).toBe(200);
+    expect(replaced.headers.get('x-svc-request-id')).not.toBe(malformed);
+    expect(isId('request', replaced.headers.get('x-svc-request-id'))).toBe(true);
+  });
+
   it('answers zeros for an account with no balance row', async () => {
     const response = await call(`${h.billing.publicUrl}/v1/credits`, { headers: gatewayHeaders('acct_BBBBBBBBBBBBBBBBBBBBBBBB') });
     expect(response.status).toBe(200);
