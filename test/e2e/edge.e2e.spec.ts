@@ -1,49 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { bearer, call, newAccount, newApiKey, useStack } from '@svc/test-kit';
-
-/** One raw HTTP exchange on a fresh socket: whatever the server writes until it closes. */
-function rawExchange(url: string, bytes: string, { waitMs = 5_000 } = {}): Promise<{ text: string; closed: boolean }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname);
-    let text = '';
-    const timer = setTimeout(() => {
-      socket.destroy();
-      resolve({ text, closed: false });
-    }, waitMs);
-    socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve({ text, closed: true });
-    });
-    socket.write(bytes);
-  });
-}
-
-interface RawResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: { error?: { code?: string; message?: string; request_id?: string } } | null;
-}
-
-function parseRaw(text: string): RawResponse {
-  const [head = '', ...rest] = text.split('\r\n\r\n');
-  const [statusLine = '', ...headerLines] = head.split('\r\n');
-  const headers: Record<string, string> = {};
-  for (const line of headerLines) {
-    const colon = line.indexOf(':');
-    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-  }
-  let body: RawResponse['body'];
-  try {
-    body = JSON.parse(rest.join('\r\n\r\n')) as RawResponse['body'];
-  } catch {
-    body = null;
-  }
-  return { status: Number(statusLine.split(' ')[1]), headers, body };
-}
+import { bearer, call, newAccount, newApiKey, parseRaw, rawExchange, useStack } from '@svc/test-kit';
+import type { RawResponse } from '@svc/test-kit';
 
 /** The platform's error shape with the request id of the header (docs/api.md 4.1). */
 function expectPlatformError(response: RawResponse, status: number, code = 'invalid_request'): void {
@@ -107,6 +65,19 @@ describe('the public edge under hostile input (one edge for every service)', () 
     });
     expect(status).toBe(201);
     expect(JSON.parse(body)).toMatchObject({ name: 'after-continue' });
+  });
+
+  it('stays up when a client closes a request refused before its body was read, with the body unfinished', async () => {
+    // A search with a key that does not exist is refused before its body is read, and the
+    // connection stays open for the rest of it; the client then closes with the body
+    // unfinished. Node hands the edge that close as a client error on a socket whose response
+    // is already done (it once took the process down).
+    const head = `POST /v1/search HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer svc-0-${'x'.repeat(43)}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n`;
+    const refused = parseRaw((await rawExchange(suite.gw, `${head}{"query":"${'x'.repeat(1024)}`, { waitMs: 1_000 })).text);
+    expect(refused.status).toBe(401);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const after = await call('GET', `${suite.gw}/v1/models`, { headers: bearer(apiKey) });
+    expect(after.status).toBe(200);
   });
 
   it('answers a key id over 100 characters as 404 not_found, and one over the segment limit as 414, in the platform shape', async () => {

@@ -93,8 +93,10 @@ export function edgeServerOptions(settings: EdgeSettings): EdgeServerOptions {
       const reply = clientErrorReply(error);
       if (reply === null || socket.destroyed) return;
       // A response already under way on this connection cannot be replaced; close it.
-      const pending = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
-      if (!socket.writable || (pending !== undefined && pending.headersSent)) {
+      // Node sets _httpMessage to null once a response has finished with the socket (a client
+      // that closes after a request refused before its body was read ends up here so).
+      const pending = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+      if (!socket.writable || pending?.headersSent === true) {
         socket.destroy();
         return;
       }

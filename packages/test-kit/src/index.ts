@@ -9,6 +9,8 @@ export { redisUrl, REDIS_BASE_URL } from './redis';
 export { waitFor } from './wait';
 export { seededRandom } from './random';
 export { TcpProxy, splice } from './tcp-proxy';
+export { rawExchange, parseRaw } from './raw-http';
+export type { RawResponse } from './raw-http';
 export { repoRoot } from './paths';
 export { startStack, call, bearer, newAccount, newApiKey, grantCredits, stackClients, stopStack, UNTHROTTLED_GATEWAY_ENV, SIMULATOR_KEYS } from './stack';
 export type { Stack, StackOptions, JsonResponse } from './stack';
