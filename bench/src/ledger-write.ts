@@ -15,7 +15,7 @@
  * default this one: another build's, e.g. a worktree of the previous commit, to compare).
  * Prints Markdown and writes bench/results/ledger-write.json.
  */
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { newId, newRequestId } from '@svc/ids';
 import { recreateDatabase, repoRoot } from '@svc/test-kit';
 import { pidsNamed, processTicks, TICKS_PER_SECOND } from './lib-cpu';
@@ -109,7 +109,7 @@ async function main(): Promise<void> {
   console.log('| batch | PostgreSQL backend µs/search | all postgres µs/search | wall µs/search |');
   console.log('|---|---|---|---|');
   for (const row of rows) console.log(`| ${row.batch} | ${row.backend_us_per_search} | ${row.all_postgres_us_per_search} | ${row.wall_us_per_search} |`);
-  const file = writeResult('ledger-write', { command: 'npm run bench -- ledger-write', settings: { searches: SEARCHES, sql: SQL ?? null, request_ids: REQUEST_IDS, billing_root: root }, rows });
+  const file = writeResult('ledger-write', { command: 'npm run bench -- ledger-write', settings: { searches: SEARCHES, sql: SQL ?? null, request_ids: REQUEST_IDS, billing_root: relative(repoRoot(), root) || '.' }, rows });
   console.log(`\nwrote ${file}`);
 }
 
