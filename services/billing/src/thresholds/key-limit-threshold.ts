@@ -46,52 +46,52 @@ export class GrpcKeyLimitSource implements KeyLimitSource {
   }
 }
 
-/** How far back each scan reaches before the last one's newest row: a drain transaction that committed late is still seen. */
-const LAG_MS = 30_000;
-/** The first scan of a process reaches this far back (what it may have missed while no worker ran is re-checked; the notices table dedupes). */
-const FIRST_LOOK_BACK_MS = 10 * 60_000;
-/** Keys asked of account-admin per call. */
+/** Keys read from the queue, and asked of account-admin, per call. */
 const BATCH = 1_000;
 
 /**
- * key.limit.threshold (docs/decisions/0028): after the ledger worker writes settlements, the
- * keys that settled since the last scan are checked against their limits. A key's spend in
- * its current period (its limit_reset's UTC day, week or month; all time without a reset) is
- * summed from the settlements, and each of 80 % and 100 % reached is sent once per period:
- * the key_limit_notices row and the event are written in one transaction, and the row's
- * primary key makes a second one (another replica, a re-scan) impossible.
+ * key.limit.threshold (docs/decisions/0028, 0035): the keys that settled since their last
+ * check (key_limit_checks, queued by a trigger on settlements in the drain's transaction) are
+ * checked against their limits. A key's spend in its current period (its limit_reset's UTC
+ * day, week or month; all time without a reset) is the sum of its days in key_spend_days, and
+ * each of 80 % and 100 % reached is sent once per period: the key_limit_notices row and the
+ * event are written in one transaction, and the row's primary key makes a second one (another
+ * replica, a re-check) impossible. A key leaves the queue only at the version it was read at:
+ * spend that landed while it was checked is checked again at the next evaluation.
  */
 export class KeyLimitThresholds {
-  private watermark: Date | null = null;
-
   constructor(
     private readonly prisma: PrismaClient,
     private readonly limits: KeyLimitSource,
   ) {}
 
   async evaluate(nowMs = Date.now()): Promise<number> {
-    const since = new Date((this.watermark?.getTime() ?? nowMs - FIRST_LOOK_BACK_MS + LAG_MS) - LAG_MS);
-    const settled = await this.prisma.$queryRaw<{ key_id: string; newest: Date }[]>`
-      SELECT key_id, max(created_at) AS newest FROM settlements WHERE created_at > ${since} GROUP BY key_id`;
-    if (settled.length === 0) return 0;
     let written = 0;
-    for (let at = 0; at < settled.length; at += BATCH) {
-      const limits = await this.limits.limitsOf(settled.slice(at, at + BATCH).map((s) => s.key_id));
+    let after = '';
+    for (;;) {
+      const queued = await this.prisma.$queryRaw<{ key_id: string; version: bigint }[]>`
+        SELECT key_id, version FROM key_limit_checks WHERE key_id > ${after} ORDER BY key_id LIMIT ${BATCH}`;
+      if (queued.length === 0) return written;
+      const limits = await this.limits.limitsOf(queued.map((q) => q.key_id));
       for (const limit of limits) written += await this.check(limit, nowMs);
+      // Only once every key of the batch was checked: a failure leaves them for the next evaluation.
+      await this.prisma.$executeRaw`
+        DELETE FROM key_limit_checks k USING unnest(${queued.map((q) => q.key_id)}::text[], ${queued.map((q) => q.version.toString())}::bigint[]) AS d(key_id, version)
+        WHERE k.key_id = d.key_id AND k.version = d.version`;
+      if (queued.length < BATCH) return written;
+      after = queued[queued.length - 1]?.key_id ?? after;
     }
-    // Only once every key was checked: a failure re-scans the same window next time.
-    const newest = settled.reduce((max, s) => (s.newest > max ? s.newest : max), settled[0]?.newest ?? since);
-    if (this.watermark === null || newest > this.watermark) this.watermark = newest;
-    return written;
   }
 
   private async check(limit: KeyLimit, nowMs: number): Promise<number> {
     const period = limit.limitReset === null ? { startMs: 0, endMs: null } : periodOf(limit.limitReset, nowMs);
     const end = period.endMs === null ? null : new Date(period.endMs);
+    // Periods start and end on UTC midnights, so they are whole days of key_spend_days.
+    const endDay = period.endMs === null ? null : utcDay(period.endMs);
     const rows = await this.prisma.$queryRaw<{ spent: bigint }[]>`
-      SELECT COALESCE(sum(charged_micros), 0)::bigint AS spent FROM settlements
-      WHERE account_id = ${limit.accountId} AND key_id = ${limit.keyId} AND settled_at >= ${new Date(period.startMs)}
-        AND (${end}::timestamptz IS NULL OR settled_at < ${end}::timestamptz)`;
+      SELECT COALESCE(sum(spent_micros), 0)::bigint AS spent FROM key_spend_days
+      WHERE key_id = ${limit.keyId} AND account_id = ${limit.accountId} AND day >= ${utcDay(period.startMs)}::date
+        AND (${endDay}::date IS NULL OR day < ${endDay}::date)`;
     const spent = Number(rows[0]?.spent ?? 0);
     let written = 0;
     for (const percent of KEY_LIMIT_THRESHOLD_PERCENTS) {
@@ -114,4 +114,9 @@ export class KeyLimitThresholds {
     }
     return written;
   }
+}
+
+/** The UTC day (YYYY-MM-DD) of an instant. */
+function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
 }
