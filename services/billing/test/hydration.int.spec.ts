@@ -99,6 +99,36 @@ describe('hydration: a cold account is rebuilt from the ledger exactly once', ()
     expect(await stores.redis.sismember(bucket, pending.requestId)).toBe(1);
   });
 
+  it('rebuilds every key\'s day, week, month and all-time counters from settlements of many days (read as day totals)', async () => {
+    const accountId = newId('account');
+    const keys = [newId('apiKey'), newId('apiKey')];
+    await outbox.applyEntry(await grant(accountId, 50_000_000));
+    const now = Date.now();
+    const DAY = 86_400_000;
+    // Around every period start: the instant itself, a millisecond before, and days and weeks back.
+    const instants = [now, now - 1, now - DAY, now - 3 * DAY, now - 8 * DAY, now - 20 * DAY, now - 40 * DAY, now - 400 * DAY,
+      ...(['daily', 'weekly', 'monthly'] as const).flatMap((reset) => [periodOf(reset, now).startMs, periodOf(reset, now).startMs - 1])];
+    const records = instants.flatMap((settledAtMs, i) => keys.map((keyId, k) => settlementRecord(accountId, 1_000 * (i + 1) + k * 7, { keyId, settledAtMs })));
+    // A key that only ever settled at no charge gets no counter.
+    const free = newId('apiKey');
+    records.push(settlementRecord(accountId, 0, { keyId: free }));
+    await enqueue(stores.redis, records);
+    await drainAll(accountId);
+
+    await stores.redis.flushdb();
+    expect((await hydrator(0).hydrate(accountId)).kind).toBe('hydrated');
+    for (const keyId of keys) {
+      const own = records.filter((r) => r.keyId === keyId);
+      const since = (start: number): string => String(own.filter((r) => r.settledAtMs >= start).reduce((sum, r) => sum + r.chargedMicros, 0));
+      expect(await stores.redis.get(redisKeys.keyTotalUsage(accountId, keyId))).toBe(since(0));
+      for (const reset of ['daily', 'weekly', 'monthly'] as const) {
+        const { startMs } = periodOf(reset, now);
+        expect(await stores.redis.get(redisKeys.keyPeriodUsage(accountId, keyId, reset, startMs))).toBe(since(startMs));
+      }
+    }
+    expect(await stores.redis.get(redisKeys.keyTotalUsage(accountId, free))).toBeNull();
+  });
+
   it('waits out the grace period after the flush for an account with history, and never for one without', async () => {
     await stores.redis.flushdb();
     const withHistory = newId('account');

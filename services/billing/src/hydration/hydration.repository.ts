@@ -9,6 +9,8 @@ export interface KeyUsage {
   allTimeMicros: Micros;
 }
 
+const DAY_MS = 86_400_000;
+
 /** What hydration sees while the account's lock is held. */
 export interface HydrationView {
   durableMicros: Micros;
@@ -44,9 +46,12 @@ export class HydrationRepository {
         hasHistory: settledAny.length > 0 || entries.some((e) => e.applied),
         settledAmong,
         async usageSince(periodStartsMs) {
-          const rows = await tx.$queryRaw<{ key_id: string; settled_at: Date; charged_micros: bigint }[]>`
-            SELECT key_id, settled_at, charged_micros FROM settlements
-            WHERE account_id = ${accountId} AND charged_micros > 0`;
+          // From each key's spend per UTC day (decision 35), kept with the settlements in their
+          // transaction: one row per key and day instead of one per search. Periods start at UTC
+          // midnights, so a day counts wholly in a period or not at all.
+          if (periodStartsMs.some((start) => start % DAY_MS !== 0)) throw new Error('key usage is kept per UTC day: a period must start at a UTC midnight');
+          const rows = await tx.$queryRaw<{ key_id: string; day: Date; spent_micros: bigint }[]>`
+            SELECT key_id, day, spent_micros FROM key_spend_days WHERE account_id = ${accountId} AND spent_micros > 0`;
           const byKey = new Map<string, KeyUsage>();
           for (const r of rows) {
             let usage = byKey.get(r.key_id);
@@ -54,10 +59,10 @@ export class HydrationRepository {
               usage = { keyId: r.key_id, sinceMicros: new Map(periodStartsMs.map((s) => [s, 0])), allTimeMicros: 0 };
               byKey.set(r.key_id, usage);
             }
-            const charged = toMicros(r.charged_micros);
-            usage.allTimeMicros += charged;
+            const spent = toMicros(r.spent_micros);
+            usage.allTimeMicros += spent;
             for (const start of periodStartsMs) {
-              if (r.settled_at.getTime() >= start) usage.sinceMicros.set(start, (usage.sinceMicros.get(start) ?? 0) + charged);
+              if (r.day.getTime() >= start) usage.sinceMicros.set(start, (usage.sinceMicros.get(start) ?? 0) + spent);
             }
           }
           return [...byKey.values()];

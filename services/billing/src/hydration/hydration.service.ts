@@ -33,7 +33,8 @@ export interface HydrationSettings {
  * every unapplied ledger entry is counted (its amount is in durable): its applied marker is
  * set by the same script that writes bal, and its column marked before the lock is
  * released, so the outbox can never add it again; the keys' usage counters (current day,
- * week and month, and all time) are rebuilt from settlements plus pending records. The
+ * week and month, and all time) are rebuilt from the settled spend (each key's days,
+ * key_spend_days, kept with the settlements: decision 35) plus pending records. The
  * write is one script that does nothing when bal exists or the stream changed since it
  * was read.
  */

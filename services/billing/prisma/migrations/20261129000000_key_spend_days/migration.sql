@@ -11,6 +11,8 @@ CREATE TABLE "key_spend_days" (
 
     CONSTRAINT "key_spend_days_pkey" PRIMARY KEY ("key_id", "day")
 );
+-- Recovery (hydration) reads an account's keys' days.
+CREATE INDEX "key_spend_days_account_id_idx" ON "key_spend_days"("account_id");
 
 CREATE TABLE "key_limit_checks" (
     "key_id" TEXT NOT NULL,
