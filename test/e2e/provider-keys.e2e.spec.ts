@@ -187,7 +187,7 @@ describe('provider keys (BYOK)', () => {
       const exaRow = usage.body.data.find((row: { model: string }) => row.model === 'exa/fast');
       expect(exaRow).toMatchObject({ byok_fee_usd: 0.00045 });
       const finance = await call('GET', `${suite.stack.billing.operatorUrl}/operator/finance/reconciliation`, { headers: bearer(suite.stack.operatorToken) });
-      expect(finance.body.usage).toMatchObject({ byok_drift_usd: 0, entries_drift_usd: 0, events_drift_usd: 0, mismatched_requests: [] });
+      expect(finance.body.usage).toMatchObject({ byok_drift_usd: 0, entries_drift_usd: 0, events_drift_usd: 0, mismatched_requests: [], key_spend_drift_usd: 0 });
       expect(finance.body.usage.byok_fee_entries.amount_usd).toBeGreaterThanOrEqual(0.00045);
       const bySource = await suite.db.query<{ source: string; charged: string }>(
         `SELECT source, sum(charged_micros) AS charged FROM usage_events WHERE account_id = $1 GROUP BY source ORDER BY source`, [account.accountId]);

@@ -88,6 +88,7 @@ describe('after a mixed run: purchases, searches, refunds, timeouts, a dispute',
       usage: {
         settlements: { count: 5, charged_usd: 0.036 }, usage_events_charged_usd: 0.036,
         search_charge_entries: { count: 4, amount_usd: 0.036 }, events_drift_usd: 0, entries_drift_usd: 0, mismatched_requests: [],
+        key_spend_usd: 0.036, key_spend_drift_usd: 0,
       },
       ledger: { accounts: 2, accounts_off_sum: [] },
       spendable: { accounts: 2, drifting: [] },
@@ -129,6 +130,20 @@ describe('after a mixed run: purchases, searches, refunds, timeouts, a dispute',
       const response = await call(`${h.billing.operatorUrl}/operator/ledger/export${query}`, { headers: operatorHeaders() });
       expectInvalidRequest(response);
     }
+  });
+
+  it('reports key spend that differs from the settlements (the key-limit and recovery totals)', async () => {
+    const changed = await h.db.query(`UPDATE key_spend_days SET spent_micros = spent_micros + 1 WHERE key_id = (SELECT key_id FROM key_spend_days WHERE account_id = $1 LIMIT 1)
+      AND day = (SELECT max(day) FROM key_spend_days WHERE account_id = $1)`, [accountA]);
+    expect(changed.rowCount).toBe(1);
+    try {
+      const response = await report();
+      expect(response.body).toMatchObject({ balanced: false, usage: { key_spend_usd: 0.036001, key_spend_drift_usd: -0.000001 } });
+    } finally {
+      await h.db.query(`UPDATE key_spend_days SET spent_micros = spent_micros - 1 WHERE key_id = (SELECT key_id FROM key_spend_days WHERE account_id = $1 LIMIT 1)
+        AND day = (SELECT max(day) FROM key_spend_days WHERE account_id = $1)`, [accountA]);
+    }
+    expect((await report()).body).toMatchObject({ balanced: true });
   });
 
   it('reports a paid session that has no purchase entry (the report can fail)', async () => {

@@ -85,6 +85,8 @@ export function financeReportView(report: FinanceReport, requestId: string): Rec
       entries_drift_usd: usd(usage.entriesDriftMicros),
       byok_drift_usd: usd(usage.byokDriftMicros),
       mismatched_requests: usage.mismatchedRequests,
+      key_spend_usd: usd(usage.keySpendMicros),
+      key_spend_drift_usd: usd(usage.keySpendDriftMicros),
     },
     ledger: {
       accounts: ledger.accounts,

@@ -36,6 +36,8 @@ export interface UsageFigures {
   usageEventsByokMicros: Micros;
   /** Settled searches whose charge differs from their attempts' charges or from their entries (or whose BYOK part does). */
   mismatchedRequests: string[];
+  /** What key_spend_days holds (each key's spend per UTC day, kept by a trigger on settlements; equal to settlements when balanced). */
+  keySpendMicros: Micros;
 }
 
 export interface LedgerFigures {
@@ -109,6 +111,7 @@ export class FinanceRepository {
     const [fees] = await this.prisma.$queryRaw<{ c: bigint; s: bigint | null }[]>`
       SELECT count(*) AS c, -sum(amount_micros) AS s FROM ledger_entries WHERE kind = 'byok_fee'`;
     const [byokEvents] = await this.prisma.$queryRaw<{ s: bigint | null }[]>`SELECT sum(charged_micros) AS s FROM usage_events WHERE source = 'byok'`;
+    const [keySpend] = await this.prisma.$queryRaw<{ s: bigint | null }[]>`SELECT sum(spent_micros) AS s FROM key_spend_days`;
     // Per search: its usage events, and its search_charge plus byok_fee entries, each equal to its settlement;
     // and its byok_fee entry equal to what its byok attempts were charged.
     const mismatched = await this.prisma.$queryRaw<{ id: string }[]>`
@@ -127,6 +130,7 @@ export class FinanceRepository {
       byokFeeEntries: { count: n(fees?.c), micros: n(fees?.s) },
       usageEventsByokMicros: n(byokEvents?.s),
       mismatchedRequests: mismatched.map((r) => r.id),
+      keySpendMicros: n(keySpend?.s),
     };
   }
 

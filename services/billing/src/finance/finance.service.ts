@@ -10,7 +10,7 @@ export interface SpendableFigures {
 /** The Stripe and usage side of reconciliation (all time), plus the spendable drift per account. */
 export interface FinanceReport {
   stripe: StripeFigures & { purchaseDriftMicros: Micros; takenBackDriftMicros: Micros };
-  usage: UsageFigures & { eventsDriftMicros: Micros; entriesDriftMicros: Micros; byokDriftMicros: Micros };
+  usage: UsageFigures & { eventsDriftMicros: Micros; entriesDriftMicros: Micros; byokDriftMicros: Micros; keySpendDriftMicros: Micros };
   ledger: LedgerFigures;
   spendable: SpendableFigures;
   /** True when every drift above is zero and nothing is listed as mismatched. */
@@ -50,13 +50,14 @@ export class FinanceService {
     const eventsDriftMicros = usage.settlements.micros - usage.usageEventsChargedMicros;
     const entriesDriftMicros = usage.settlements.micros - usage.searchChargeEntries.micros - usage.byokFeeEntries.micros;
     const byokDriftMicros = usage.usageEventsByokMicros - usage.byokFeeEntries.micros;
+    const keySpendDriftMicros = usage.settlements.micros - usage.keySpendMicros;
     const balanced =
-      purchaseDriftMicros === 0 && takenBackDriftMicros === 0 && eventsDriftMicros === 0 && entriesDriftMicros === 0 && byokDriftMicros === 0 &&
+      purchaseDriftMicros === 0 && takenBackDriftMicros === 0 && eventsDriftMicros === 0 && entriesDriftMicros === 0 && byokDriftMicros === 0 && keySpendDriftMicros === 0 &&
       stripe.paidSessions.count + stripe.autoTopups.count === stripe.purchaseEntries.count && stripe.unmatchedSessions.length === 0 && stripe.unmatchedEntries.length === 0 &&
       usage.mismatchedRequests.length === 0 && ledger.accountsOffSum.length === 0 && spendable.drifting.length === 0;
     return {
       stripe: { ...stripe, purchaseDriftMicros, takenBackDriftMicros },
-      usage: { ...usage, eventsDriftMicros, entriesDriftMicros, byokDriftMicros },
+      usage: { ...usage, eventsDriftMicros, entriesDriftMicros, byokDriftMicros, keySpendDriftMicros },
       ledger,
       spendable,
       balanced,
