@@ -37,7 +37,8 @@ BEGIN
 END;
 $$;
 -- Created before the backfill: CREATE TRIGGER holds a SHARE ROW EXCLUSIVE lock on settlements
--- until this migration's transaction commits, so no insert falls between the two.
+-- until this migration's transaction commits, so no insert falls between the two (the file
+-- must run as one transaction, as billing's migrate command runs it).
 CREATE TRIGGER "settlements_key_spend" AFTER INSERT ON "settlements" REFERENCING NEW TABLE AS fresh
     FOR EACH STATEMENT EXECUTE FUNCTION "settlements_key_spend"();
 
