@@ -15,17 +15,11 @@
  * worktree of the previous commit, to compare).
  * Prints Markdown and writes bench/results/key-limit-tick.json.
  */
-import { join, relative } from 'node:path';
 import { newRequestId } from '@svc/ids';
-import { recreateDatabase, repoRoot } from '@svc/test-kit';
+import { billingModule, billingRoot, reportOneRow, withFreshBillingDatabase } from './lib-billing';
 import { processTicks, TICKS_PER_SECOND } from './lib-cpu';
-import { median, writeResult } from './lib-results';
+import { median } from './lib-results';
 
-interface BillingDatabase {
-  readonly pool: { query(sql: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }> };
-  readonly prisma: unknown;
-  close(): Promise<void>;
-}
 interface KeyLimit {
   keyId: string;
   accountId: string;
@@ -33,21 +27,12 @@ interface KeyLimit {
   limitReset: 'daily' | 'weekly' | 'monthly' | null;
 }
 
-const root = process.env.BILLING_ROOT ?? repoRoot();
-/* eslint-disable @typescript-eslint/no-require-imports -- billing's and pg-migrate's built code, by path, as the services load it */
-const { createBillingDatabase } = require(join(root, 'services/billing/dist/db/prisma.repository.js')) as {
-  createBillingDatabase(url: string, onIdleError: (error: Error) => void, max?: number): BillingDatabase;
-};
-const { LedgerRepository } = require(join(root, 'services/billing/dist/ledger/ledger.repository.js')) as {
+const { LedgerRepository } = billingModule<{
   LedgerRepository: new (prisma: unknown, pool: unknown) => { writeSettlements(accountId: string, records: readonly unknown[]): Promise<unknown> };
-};
-const { KeyLimitThresholds } = require(join(root, 'services/billing/dist/thresholds/key-limit-threshold.js')) as {
+}>('services/billing/dist/ledger/ledger.repository.js');
+const { KeyLimitThresholds } = billingModule<{
   KeyLimitThresholds: new (prisma: unknown, limits: { limitsOf(keyIds: readonly string[]): Promise<KeyLimit[]>; close(): void }) => { evaluate(nowMs?: number): Promise<number> };
-};
-const { applyMigrations } = require(join(root, 'packages/pg-migrate/dist/index.js')) as {
-  applyMigrations(url: string, dir: string): Promise<unknown>;
-};
-/* eslint-enable @typescript-eslint/no-require-imports */
+}>('services/billing/dist/thresholds/key-limit-threshold.js');
 
 const RATE = Number(process.env.RATE ?? 2_000);
 const KEYS = Number(process.env.KEYS ?? 10);
@@ -62,13 +47,7 @@ const keyIds = Array.from({ length: KEYS }, (_, i) => `key_benchkeylimittick${St
 const limits = { limitsOf: (ids: readonly string[]) => Promise.resolve(ids.filter((id) => LIMITS === 'monthly' && keyIds.includes(id)).map((keyId) => ({ keyId, accountId: ACCOUNT, limitMicros: Number.MAX_SAFE_INTEGER, limitReset: 'monthly' as const }))), close: () => undefined };
 
 async function main(): Promise<void> {
-  const url = await recreateDatabase('svc_bench_key_limit_tick');
-  await applyMigrations(url, join(root, 'services/billing/prisma/migrations'));
-  // One connection, so one backend runs every statement.
-  const db = createBillingDatabase(url, () => undefined, 1);
-  try {
-    const backend = Number((await db.pool.query('SELECT pg_backend_pid() AS pid')).rows[0]?.pid);
-    await db.pool.query('INSERT INTO account_balances (account_id, balance_micros) VALUES ($1, 1000000000000)', [ACCOUNT]);
+  await withFreshBillingDatabase('svc_bench_key_limit_tick', ACCOUNT, async (db, backend) => {
     const nowS = Date.now() / 1000;
     const monthStartS = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1) / 1000;
     // The month so far (up to 31 s ago), spread evenly; then the last 31 s at RATE.
@@ -115,15 +94,11 @@ async function main(): Promise<void> {
       backend_us_per_search: Math.round((perTickUs / RATE) * 100) / 100,
       wall_ms_per_tick: Math.round(median(wallMs) * 10) / 10,
     };
-    console.log(`KeyLimitThresholds.evaluate (${root}), ${RATE} searches/s over ${KEYS} keys ${LIMITS === 'monthly' ? 'under monthly limits' : 'without limits'}, ${HISTORY} settlements earlier this month${VACUUM ? '' : ' (not vacuumed)'}; medians of ${TICKS} ticks`);
-    console.log('| PostgreSQL backend µs per tick | per search settled | wall ms per tick |');
-    console.log('|---|---|---|');
-    console.log(`| ${result.backend_us_per_tick} | ${result.backend_us_per_search} | ${result.wall_ms_per_tick} |`);
-    const file = writeResult('key-limit-tick', { command: 'npm run bench -- key-limit-tick', settings: { billing_root: relative(repoRoot(), root) || '.' }, result, ticks_cpu_us: cpuUs.map(Math.round), ticks_wall_ms: wallMs.map((w) => Math.round(w * 10) / 10) });
-    console.log(`\nwrote ${file}`);
-  } finally {
-    await db.close();
-  }
+    reportOneRow('key-limit-tick',
+      `KeyLimitThresholds.evaluate (${billingRoot}), ${RATE} searches/s over ${KEYS} keys ${LIMITS === 'monthly' ? 'under monthly limits' : 'without limits'}, ${HISTORY} settlements earlier this month${VACUUM ? '' : ' (not vacuumed)'}; medians of ${TICKS} ticks`,
+      [['PostgreSQL backend µs per tick', result.backend_us_per_tick], ['per search settled', result.backend_us_per_search], ['wall ms per tick', result.wall_ms_per_tick]],
+      { result, ticks_cpu_us: cpuUs.map(Math.round), ticks_wall_ms: wallMs.map((w) => Math.round(w * 10) / 10) });
+  });
 }
 
 main().catch((error: unknown) => {

@@ -15,34 +15,16 @@
  * default this one: another build's, e.g. a worktree of the previous commit, to compare).
  * Prints Markdown and writes bench/results/ledger-write.json.
  */
-import { join, relative } from 'node:path';
 import { newId, newRequestId } from '@svc/ids';
-import { recreateDatabase, repoRoot } from '@svc/test-kit';
+import { billingModule, billingRoot, billingRootSetting, withFreshBillingDatabase } from './lib-billing';
 import { pidsNamed, processTicks, TICKS_PER_SECOND } from './lib-cpu';
 import { writeResult } from './lib-results';
 
-/** The parts of billing's built modules this script uses (loaded by path, like the worker does). */
-interface BillingDatabase {
-  readonly pool: { query(sql: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }> };
-  readonly prisma: unknown;
-  close(): Promise<void>;
-}
 interface LedgerWriter {
   writeSettlements(accountId: string, records: readonly unknown[]): Promise<unknown>;
 }
 
-const root = process.env.BILLING_ROOT ?? repoRoot();
-/* eslint-disable @typescript-eslint/no-require-imports -- billing's and pg-migrate's built code, by path, as the services load it */
-const { createBillingDatabase } = require(join(root, 'services/billing/dist/db/prisma.repository.js')) as {
-  createBillingDatabase(url: string, onIdleError: (error: Error) => void, max?: number): BillingDatabase;
-};
-const { LedgerRepository } = require(join(root, 'services/billing/dist/ledger/ledger.repository.js')) as {
-  LedgerRepository: new (prisma: unknown, pool: unknown) => LedgerWriter;
-};
-const { applyMigrations } = require(join(root, 'packages/pg-migrate/dist/index.js')) as {
-  applyMigrations(url: string, dir: string): Promise<unknown>;
-};
-/* eslint-enable @typescript-eslint/no-require-imports */
+const { LedgerRepository } = billingModule<{ LedgerRepository: new (prisma: unknown, pool: unknown) => LedgerWriter }>('services/billing/dist/ledger/ledger.repository.js');
 
 const BATCHES = (process.env.BATCHES ?? '50,350,1000').split(',').map(Number);
 const SEARCHES = Number(process.env.SEARCHES ?? 21_000);
@@ -63,15 +45,9 @@ function allPostgresTicks(): number {
 }
 
 async function measure(batch: number): Promise<Row> {
-  const url = await recreateDatabase('svc_bench_ledger_write');
-  await applyMigrations(url, join(root, 'services/billing/prisma/migrations'));
-  // One connection, so one backend runs every batch.
-  const db = createBillingDatabase(url, () => undefined, 1);
-  try {
+  return withFreshBillingDatabase('svc_bench_ledger_write', ACCOUNT, async (db, backend) => {
     if (SQL !== undefined && SQL !== '') await db.pool.query(SQL);
     const repository = new LedgerRepository(db.prisma, db.pool);
-    const backend = Number((await db.pool.query('SELECT pg_backend_pid() AS pid')).rows[0]?.pid);
-    await db.pool.query('INSERT INTO account_balances (account_id, balance_micros) VALUES ($1, 1000000000000)', [ACCOUNT]);
     let sequence = 0;
     const records = (): unknown[] => Array.from({ length: batch }, () => {
       const requestId = REQUEST_IDS === 'sequential' ? `req_${(sequence++).toString(36).padStart(22, '0')}`
@@ -97,19 +73,17 @@ async function measure(batch: number): Promise<Row> {
       all_postgres_us_per_search: us(allPostgresTicks() - allBefore),
       wall_us_per_search: Math.round(wallNs / 100 / searches) / 10,
     };
-  } finally {
-    await db.close();
-  }
+  });
 }
 
 async function main(): Promise<void> {
   const rows: Row[] = [];
   for (const batch of BATCHES) rows.push(await measure(batch));
-  console.log(`writeSettlements (${root}), one-attempt records, request ids ${REQUEST_IDS}, ${SEARCHES} searches per batch size${SQL === undefined ? '' : `, after: ${SQL}`}`);
+  console.log(`writeSettlements (${billingRoot}), one-attempt records, request ids ${REQUEST_IDS}, ${SEARCHES} searches per batch size${SQL === undefined ? '' : `, after: ${SQL}`}`);
   console.log('| batch | PostgreSQL backend µs/search | all postgres µs/search | wall µs/search |');
   console.log('|---|---|---|---|');
   for (const row of rows) console.log(`| ${row.batch} | ${row.backend_us_per_search} | ${row.all_postgres_us_per_search} | ${row.wall_us_per_search} |`);
-  const file = writeResult('ledger-write', { command: 'npm run bench -- ledger-write', settings: { searches: SEARCHES, sql: SQL ?? null, request_ids: REQUEST_IDS, billing_root: relative(repoRoot(), root) || '.' }, rows });
+  const file = writeResult('ledger-write', { command: 'npm run bench -- ledger-write', settings: { searches: SEARCHES, sql: SQL ?? null, request_ids: REQUEST_IDS, billing_root: billingRootSetting() }, rows });
   console.log(`\nwrote ${file}`);
 }
 
