@@ -22,7 +22,7 @@ export function billingRootSetting(): string {
   return relative(repoRoot(), billingRoot) || '.';
 }
 
-/** A module of billingRoot's built code (`services/billing/dist/...`). */
+/** A built module of billingRoot (billing's `services/billing/dist/...`, or the migrator it uses). */
 export function billingModule<T>(path: string): T {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- built code of a checkout, by path
   return require(join(billingRoot, path)) as T;

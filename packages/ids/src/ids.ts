@@ -61,7 +61,8 @@ function randomBase62(length: number): string {
  * also by their own id). Their primary keys and unique indexes then grow at their right
  * edge, where PostgreSQL finds the page at once and keeps it cached, instead of at a random
  * page of an index larger than its buffers: at 2,000,000 rows the ledger drain's write cost
- * PostgreSQL less than half as much per search (docs/decisions/0034). Neither kind is a secret; every other kind stays wholly random.
+ * PostgreSQL less than half as much per search (docs/decisions/0034). Neither kind is a
+ * secret; every other kind stays wholly random.
  */
 export const TIME_ORDERED_KINDS: readonly IdKind[] = ['request', 'ledgerEntry'];
 

@@ -5,7 +5,7 @@ import { newId, newRequestId } from '@svc/ids';
 import { applyMigrations } from '@svc/pg-migrate';
 import { recreateDatabase } from '@svc/test-kit';
 import { Client } from 'pg';
-import { MIGRATIONS_DIR } from '../src/db/migrate';
+import { migrateBillingDatabase, MIGRATIONS_DIR } from '../src/db/migrate';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import type { BillingDatabase } from '../src/db/prisma.repository';
 import { LedgerRepository } from '../src/ledger/ledger.repository';
@@ -71,6 +71,17 @@ describe('key_spend_days', () => {
     expect(days).toEqual(settled);
     const spent = new Map((days as { key_id: string; day: string; spent: string }[]).map((d) => [`${d.key_id} ${d.day}`, d.spent]));
     expect(spent).toEqual(new Map([[`${a} 2026-11-26`, '1000'], [`${a} 2026-11-27`, '5000'], [`${b} 2026-11-26`, '4000'], [`${b} 2026-11-27`, '500']]));
+  });
+
+  it('counts settlements written by any statement, not only the drain\'s (a worker of another build, an operator)', async () => {
+    const accountId = newId('account');
+    const keyId = newId('apiKey');
+    await pg.query(
+      `INSERT INTO settlements (request_id, account_id, key_id, charged_micros, attempt_count, settled_at)
+       VALUES ($1, $3, $4, 1200, 1, '2026-11-20T10:00:00Z'), ($2, $3, $4, 800, 1, '2026-11-20T23:59:59Z')`,
+      [newRequestId(), newRequestId(), accountId, keyId]);
+    expect((await spendAgainstSettlements(accountId)).days).toEqual([{ key_id: keyId, day: '2026-11-20', spent: '2000' }]);
+    expect(await queued(keyId)).toBe(1);
   });
 
   it('stays equal to the settlements under concurrent writers of several accounts sharing days', async () => {
@@ -161,8 +172,8 @@ describe('the key limit check', () => {
     limits.limits.set(keyId, { keyId, accountId, limitMicros: 10_000, limitReset: null });
     const thresholds = new KeyLimitThresholds(db.prisma, limits);
     await ledger.writeSettlements(accountId, [settlementRecord(accountId, 7_000, { keyId })]);
-    // A drain commits 3,000 more between the queue's read and the key's check... after the sum, say:
-    // whichever, the key stays queued and the next evaluation sends what the spend reached.
+    // A drain commits 3,000 more after the queue was read (while account-admin is asked): the
+    // key stays queued, and the next evaluation sends what the spend reached.
     limits.during = async () => {
       await ledger.writeSettlements(accountId, [settlementRecord(accountId, 3_000, { keyId })]);
     };
@@ -177,7 +188,7 @@ describe('the key limit check', () => {
   it('leaves the queue as it was when account-admin does not answer, and walks a queue longer than one batch', async () => {
     const accountId = newId('account');
     const keyIds = Array.from({ length: 1_203 }, () => newId('apiKey'));
-    await ledger.writeSettlements(accountId, keyIds.map((keyId) => settlementRecord(accountId, 1, { keyId, requestId: newRequestId() })));
+    await ledger.writeSettlements(accountId, keyIds.map((keyId) => settlementRecord(accountId, 1, { keyId })));
     const failing: KeyLimitSource = { limitsOf: () => Promise.reject(new Error('unavailable')), close: () => undefined };
     await expect(new KeyLimitThresholds(db.prisma, failing).evaluate()).rejects.toThrow('unavailable');
     const count = async (): Promise<number> => Number((await pg.query('SELECT count(*) FROM key_limit_checks WHERE account_id = $1', [accountId])).rows[0]?.count);
@@ -213,7 +224,7 @@ describe('the migration', () => {
           settlementRecord(accountId, 700, { keyId: stale, settledAtMs: Date.UTC(2026, 9, 31, 23) }),
         ]);
         await client.query(`UPDATE settlements SET created_at = now() - interval '1 hour' WHERE key_id = $1`, [stale]);
-        await migrateDatabase(before);
+        await migrateBillingDatabase(before);
         const days = await client.query(`SELECT key_id, day::text AS day, spent_micros::text AS spent FROM key_spend_days ORDER BY spent_micros`);
         expect(days.rows).toEqual([{ key_id: stale, day: '2026-10-31', spent: '700' }, { key_id: recent, day: '2026-11-01', spent: '4000' }]);
         expect((await client.query('SELECT key_id FROM key_limit_checks')).rows).toEqual([{ key_id: recent }]);
@@ -226,7 +237,3 @@ describe('the migration', () => {
     }
   });
 });
-
-function migrateDatabase(databaseUrl: string): Promise<unknown> {
-  return applyMigrations(databaseUrl, MIGRATIONS_DIR);
-}

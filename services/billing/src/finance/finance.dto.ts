@@ -1,13 +1,12 @@
 import { microsToUsd } from '@svc/money';
 import type { Micros } from '@svc/money';
 import { IdField } from '@svc/http-edge';
-import { formatDay } from '../usage/usage-query';
+import { DAY_MS, formatDay } from '../usage/usage-query';
 import type { DayRange } from '../usage/usage-query';
 import { DayRangeQueryDto, toRange } from '../usage/usage.dto';
 import type { LedgerExportRow } from './finance.repository';
 import type { FinanceReport } from './finance.service';
 
-const DAY_MS = 86_400_000;
 
 export interface ExportQuery {
   range: DayRange;

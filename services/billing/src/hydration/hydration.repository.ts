@@ -1,6 +1,7 @@
 import type { Micros } from '@svc/money';
 import type { PrismaClient } from '../generated/prisma/client';
 import { toMicros, underBalanceLock } from '../db/account-lock';
+import { DAY_MS } from '../usage/usage-query';
 
 /** A key's settled charges since each period start (UTC ms) and in all time. */
 export interface KeyUsage {
@@ -8,8 +9,6 @@ export interface KeyUsage {
   sinceMicros: Map<number, Micros>;
   allTimeMicros: Micros;
 }
-
-const DAY_MS = 86_400_000;
 
 /** What hydration sees while the account's lock is held. */
 export interface HydrationView {

@@ -5,6 +5,7 @@ import { AccountAdminClient, limitResetFromProto } from '@svc/grpc';
 import { microsToUsd } from '@svc/money';
 import type { PrismaClient } from '../generated/prisma/client';
 import { emitEvent } from '../events/event-emitter';
+import { formatDay } from '../usage/usage-query';
 
 export interface KeyLimit {
   keyId: string;
@@ -87,10 +88,10 @@ export class KeyLimitThresholds {
     const period = limit.limitReset === null ? { startMs: 0, endMs: null } : periodOf(limit.limitReset, nowMs);
     const end = period.endMs === null ? null : new Date(period.endMs);
     // Periods start and end on UTC midnights, so they are whole days of key_spend_days.
-    const endDay = period.endMs === null ? null : utcDay(period.endMs);
+    const endDay = period.endMs === null ? null : formatDay(period.endMs);
     const rows = await this.prisma.$queryRaw<{ spent: bigint }[]>`
       SELECT COALESCE(sum(spent_micros), 0)::bigint AS spent FROM key_spend_days
-      WHERE key_id = ${limit.keyId} AND account_id = ${limit.accountId} AND day >= ${utcDay(period.startMs)}::date
+      WHERE key_id = ${limit.keyId} AND account_id = ${limit.accountId} AND day >= ${formatDay(period.startMs)}::date
         AND (${endDay}::date IS NULL OR day < ${endDay}::date)`;
     const spent = Number(rows[0]?.spent ?? 0);
     let written = 0;
@@ -114,9 +115,4 @@ export class KeyLimitThresholds {
     }
     return written;
   }
-}
-
-/** The UTC day (YYYY-MM-DD) of an instant. */
-function utcDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
 }

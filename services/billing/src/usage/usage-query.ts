@@ -6,6 +6,9 @@ export type Grouping = (typeof GROUPINGS)[number];
 /** A UTC calendar day as milliseconds at its 00:00. */
 export type Day = number;
 
+/** One UTC day in milliseconds. */
+export const DAY_MS = 86_400_000;
+
 export function formatDay(day: Day): string {
   return new Date(day).toISOString().slice(0, 10);
 }

@@ -2,13 +2,12 @@ import { LIMITS } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { microsToUsd } from '@svc/money';
 import { CalendarDateField, EnumField, IdField } from '@svc/http-edge';
-import { dayOf, formatDay, GROUPINGS } from './usage-query';
+import { DAY_MS, dayOf, formatDay, GROUPINGS } from './usage-query';
 import type { DayRange, Grouping, UsageQuery } from './usage-query';
 import type { UsageReport } from './usage.service';
 
 export const DEFAULT_RANGE_DAYS = LIMITS.usageRangeDays.default;
 export const MAX_RANGE_DAYS = LIMITS.usageRangeDays.max;
-const DAY_MS = 86_400_000;
 
 /** `from` and `to`: UTC calendar days, `to` inclusive. */
 export class DayRangeQueryDto {

@@ -1,10 +1,10 @@
 import { AppError } from '@svc/errors';
 import type { Micros } from '@svc/money';
 import type { CallerIdentity } from '../http/internal-auth.guard';
+import { DAY_MS } from './usage-query';
 import type { DayRange, Grouping, UsageQuery } from './usage-query';
 import type { UsageRepository, UsageRow } from './usage.repository';
 
-const DAY_MS = 86_400_000;
 
 export interface UsageReport {
   range: DayRange;
