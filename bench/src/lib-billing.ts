@@ -1,8 +1,8 @@
 /**
  * Billing's built code for the benchmarks that run it in-process (ledger-write, key-limit-tick,
- * recovery-read), loaded by path as the services load it: from BILLING_ROOT (a checkout,
- * default this one), so another build, e.g. a worktree of the previous commit, is measured by
- * the same script.
+ * recovery-read, keyspace-walks), loaded by path as the services load it: from BILLING_ROOT (a
+ * checkout, default this one), so another build, e.g. a worktree of the previous commit, is
+ * measured by the same script.
  */
 import { join, relative } from 'node:path';
 import { recreateDatabase, repoRoot } from '@svc/test-kit';

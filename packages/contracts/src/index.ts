@@ -6,7 +6,7 @@ export { periodOf } from './key-periods';
 export type { Period } from './key-periods';
 export { redisKeys } from './redis-keys';
 export { INTERNAL_HEADERS } from './internal-headers';
-export { RESERVATION_TTL_GRACE_MS, SETTLEMENT_FIELD, SETTLEMENT_DIRTY_SET, LEDGER_QUEUE, RECONCILE_QUEUE, QUEUE_PREFIX, LEDGER_JOBS, isSettlementRecord, CACHE_STATUSES } from './settlement';
+export { RESERVATION_TTL_GRACE_MS, SETTLEMENT_FIELD, SETTLEMENT_DIRTY_SET, SETTLEMENT_STREAMS_SET, LEDGER_QUEUE, RECONCILE_QUEUE, QUEUE_PREFIX, LEDGER_JOBS, isSettlementRecord, CACHE_STATUSES } from './settlement';
 export type { SettledAttempt, SettlementRecord, LedgerJobName, LedgerJobPayload, CacheStatus } from './settlement';
 export { recoveryKeys, SETTLE_CONFIRM_TTL_SECONDS, SETTLE_CONFIRM_BUCKET_MS, ENSURE_EPOCH_LUA, epochCreatedMs, ShardEpochs } from './recovery';
 export { LIMITS } from './limits';

@@ -74,6 +74,15 @@ export const SETTLEMENT_FIELD = 'r';
 /** Account ids whose settlement stream has entries to drain. Not account-tagged: written in its own command. */
 export const SETTLEMENT_DIRTY_SET = 'svc:settle:dirty';
 
+/**
+ * Account ids whose settlement stream a ledger worker took from SETTLEMENT_DIRTY_SET and has
+ * not yet found empty (docs/decisions/0036): with the dirty set, every stream the gateways
+ * marked, so the backlog and the sweep find them without a SCAN of the keyspace. Its hash tag
+ * is the dirty set's whole name, so both share one hash slot and a pop moves accounts from
+ * one to the other in one script on Redis Cluster too.
+ */
+export const SETTLEMENT_STREAMS_SET = `{${SETTLEMENT_DIRTY_SET}}:streams`;
+
 /** The BullMQ queue of the ledger worker, and its job names and payloads. */
 export const LEDGER_QUEUE = 'ledger';
 

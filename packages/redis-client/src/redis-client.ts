@@ -166,6 +166,69 @@ export async function* scanKeys(client: RedisClient, pattern: string, type?: str
   }
 }
 
+/** What one step of a KeyspaceWalk found. */
+export interface WalkStep {
+  /** The keys matching the walk's pattern (and type) that this step's SCAN calls returned. */
+  readonly keys: string[];
+  /** This step finished a pass over every master: the next step starts a new pass. */
+  readonly passDone: boolean;
+}
+
+/**
+ * A SCAN over the keyspace that goes on where it stopped: each step makes at most a given
+ * number of SCAN calls (of `count` keys each), so a walk's cost per step is bounded however
+ * many keys Redis holds (the result cache's entries can be millions: docs/decisions/0036).
+ * A pass covers every master in turn; an error ends the pass (the next step starts again).
+ * As with scanKeys, a key may be seen twice, and one added during a pass may be missed.
+ */
+export class KeyspaceWalk {
+  private nodes: Redis[] = [];
+  private node = 0;
+  private cursor = '0';
+  private fresh = true;
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly pattern: string,
+    private readonly type?: string,
+    private readonly count = 1000,
+  ) {}
+
+  async step(calls: number): Promise<WalkStep> {
+    if (this.fresh) {
+      this.nodes = masters(this.client);
+      this.node = 0;
+      this.cursor = '0';
+      this.fresh = false;
+    }
+    const keys: string[] = [];
+    try {
+      for (let made = 0; made < calls; made += 1) {
+        const node = this.nodes[this.node];
+        if (node === undefined) return this.passEnded(keys);
+        const [next, found] = this.type === undefined
+          ? await node.scan(this.cursor, 'MATCH', this.pattern, 'COUNT', this.count)
+          : await node.scan(this.cursor, 'MATCH', this.pattern, 'COUNT', this.count, 'TYPE', this.type);
+        keys.push(...found);
+        this.cursor = next;
+        if (next === '0') {
+          this.node += 1;
+          if (this.node >= this.nodes.length) return this.passEnded(keys);
+        }
+      }
+    } catch (error) {
+      this.fresh = true;
+      throw error;
+    }
+    return { keys, passDone: false };
+  }
+
+  private passEnded(keys: string[]): WalkStep {
+    this.fresh = true;
+    return { keys, passDone: true };
+  }
+}
+
 /** Closes a client: QUIT when connected, else drop the sockets at once. */
 export async function closeRedisClient(client: RedisClient): Promise<void> {
   await client.quit().catch(() => client.disconnect());

@@ -6,7 +6,14 @@ describe('ledger worker config', () => {
     expect(parseLedgerWorkerConfig({})).toMatchObject({
       PORT: 3003, LEDGER_DRAIN_INTERVAL_MS: 1000, LEDGER_BATCH_SIZE: 2000, LEDGER_SWEEP_INTERVAL_MS: 30_000,
       RECONCILE_INTERVAL_MS: 60_000, RECONCILE_REPAIR: false, BACKLOG_LOG_INTERVAL_MS: 5000,
+      LEDGER_SWEEP_SCAN_KEYS: 100_000, RECONCILE_SCAN_KEYS: 100_000,
     });
+  });
+
+  it('bounds the keys a sweep or a reconciliation run walks (decision 0036): at least one SCAN call of 1,000', () => {
+    expect(parseLedgerWorkerConfig({ LEDGER_SWEEP_SCAN_KEYS: '5000', RECONCILE_SCAN_KEYS: '2000' })).toMatchObject({ LEDGER_SWEEP_SCAN_KEYS: 5000, RECONCILE_SCAN_KEYS: 2000 });
+    expect(() => parseLedgerWorkerConfig({ LEDGER_SWEEP_SCAN_KEYS: '999' })).toThrow(ConfigError);
+    expect(() => parseLedgerWorkerConfig({ RECONCILE_SCAN_KEYS: '0' })).toThrow(ConfigError);
   });
 
   it('takes a shorter drain interval and a smaller batch from the environment', () => {

@@ -29,10 +29,23 @@ export const LEDGER_WORKER_ENV = {
   LEDGER_DRAIN_INTERVAL_MS: int({ default: 1_000, min: 10, max: 60_000 }),
   /** How often the sweep runs: re-marks streams whose dirty mark was lost, re-applies the outbox. */
   LEDGER_SWEEP_INTERVAL_MS: int({ default: 30_000, min: 100, max: 3_600_000 }),
+  /**
+   * Keys a sweep's SCAN walks at most (in calls of 1,000) looking for streams whose dirty mark
+   * was lost; the next sweep goes on from there, so a pass over a keyspace of N keys takes
+   * N / this sweeps, and the SCAN's cost per sweep stays bounded however many entries the
+   * result cache holds (docs/decisions/0036).
+   */
+  LEDGER_SWEEP_SCAN_KEYS: int({ default: 100_000, min: 1_000, max: 100_000_000 }),
   /** Stream entries per Postgres transaction (at most; an account's stream is read oldest first). */
   LEDGER_BATCH_SIZE: int({ default: 2_000, min: 1, max: 10_000 }),
   /** How often reconciliation runs over every account (a BullMQ job scheduler). */
   RECONCILE_INTERVAL_MS: int({ default: 60_000, min: 1_000, max: 86_400_000 }),
+  /**
+   * Keys each reconciliation run's SCAN walks at least (in calls of 1,000) looking for
+   * reservation hashes; the next run goes on from there, and a run walks more when a pass
+   * would otherwise take longer than 20 minutes (docs/decisions/0036).
+   */
+  RECONCILE_SCAN_KEYS: int({ default: 100_000, min: 1_000, max: 100_000_000 }),
   /** Also correct drift confirmed by two consecutive reads (stale reservations are always released). */
   RECONCILE_REPAIR: bool({ default: false }),
   /** A reservation whose search ran past its own bound by more than this is stale. */

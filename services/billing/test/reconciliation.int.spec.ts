@@ -12,11 +12,13 @@ import type { RunningBilling } from '../src/app';
 import { BacklogService } from '../src/backlog/backlog.service';
 import { parseBillingConfig } from '../src/config';
 import { migrateBillingDatabase } from '../src/db/migrate';
+import { ReconciliationJob } from '../src/reconciliation/reconciliation-job';
 import { ReconciliationRedisAdapter } from '../src/reconciliation/reconciliation-redis.adapter';
 import type { SpendableSnapshot } from '../src/reconciliation/reconciliation-redis.adapter';
 import { ReconciliationRepository } from '../src/reconciliation/reconciliation.repository';
 import { REPORT_ONLY, ReconciliationService } from '../src/reconciliation/reconciliation.service';
 import type { AccountReport } from '../src/reconciliation/reconciliation.service';
+import { RESERVATION_PASS_WITHIN_MS, ReservationWalk } from '../src/reconciliation/reservation-walk';
 import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
 import { SettlementStreamAdapter } from '../src/settlement/settlement-stream.adapter';
 import { SpendableBalanceAdapter } from '../src/spendable/spendable-balance.adapter';
@@ -149,6 +151,40 @@ describe('reconciliation: durable vs spendable, per account, under the account l
     expect(await stores.redis.exists(liveKey)).toBe(1);
   });
 
+  it('the periodic job finds a stale reservation by a SCAN bounded per run that goes on at the next (decision 0036)', async () => {
+    // Keys standing in for the result cache's entries: the keyspace the walk must cross.
+    const filler = Array.from({ length: 30_000 }, (_, i) => `svc:cache:{recon${i}}:e`);
+    for (let start = 0; start < filler.length; start += 5_000) await stores.redis.mset(...filler.slice(start, start + 5_000).flatMap((key) => [key, '1']));
+    try {
+      const accountId = await fundedAccount(1_000_000);
+      const staleKey = await reserve(accountId, newRequestId(), 40_000, RESERVATION_TTL_GRACE_MS - STALE_AFTER_MS - 10_000);
+      const adapter = new ReconciliationRedisAdapter(stores.redis);
+      const scans = jest.spyOn(stores.redis, 'scan');
+      // Runs a minute apart: a pass may take 20 of them, so each makes 2 SCAN calls.
+      const job = new ReconciliationJob(service, logger, { releaseStale: true, correctDrift: false }, 100, new ReservationWalk(adapter, 2, 60_000));
+      let runs = 0;
+      while (job.counters.stale_released_total === 0) {
+        const before = scans.mock.calls.length;
+        await job.run();
+        runs += 1;
+        expect(scans.mock.calls.length - before).toBeLessThanOrEqual(2);
+        if (runs > 40) throw new Error('the stale reservation was never found');
+      }
+      scans.mockRestore();
+      expect(await stores.redis.exists(staleKey)).toBe(0);
+      expect(await service.reconcileAccount(accountId, REPORT_ONLY)).toMatchObject({ spendableMicros: 1_000_000, reservedMicros: 0, driftMicros: 0 });
+
+      // Runs 20 minutes apart: one run walks the whole keyspace.
+      const other = await fundedAccount(1_000_000);
+      await reserve(other, newRequestId(), 7_000, RESERVATION_TTL_GRACE_MS - STALE_AFTER_MS - 10_000);
+      const once = new ReconciliationJob(service, logger, { releaseStale: true, correctDrift: false }, 100, new ReservationWalk(adapter, 2, RESERVATION_PASS_WITHIN_MS));
+      expect((await once.run()).stale_released_total).toBe(1);
+      expect(await service.reconcileAccount(other, REPORT_ONLY)).toMatchObject({ spendableMicros: 1_000_000, reservedMicros: 0 });
+    } finally {
+      for (let start = 0; start < filler.length; start += 5_000) await stores.redis.unlink(...filler.slice(start, start + 5_000));
+    }
+  });
+
   it('counts a grant not yet applied to the spendable balance (and not once its applied marker is set)', async () => {
     const accountId = await fundedAccount(1_000_000);
     const outcome = await stores.repository.appendEntry({ accountId, kind: 'grant', amountMicros: 250_000, reason: 'later', idempotencyKey: null, requestId: null });
@@ -197,8 +233,11 @@ describe('settlement backlog', () => {
     const a = newId('account');
     const b = newId('account');
     await enqueue(stores.redis, [settlementRecord(a, 1), settlementRecord(a, 2), settlementRecord(b, 3)]);
-    // b's dirty mark lost: SCAN still finds its stream.
+    // A third account's dirty mark lost: the backlog counts its stream once a sweep found it (decision 0036).
     await enqueue(stores.redis, [settlementRecord(newId('account'), 4)], { markDirty: false });
+    expect(await backlog.measure()).toMatchObject({ pendingRecords: 3, pendingAccounts: 2 });
+    const streams = new SettlementStreamAdapter(stores.redis);
+    await streams.markDirty((await streams.sweepStep(100)).accounts);
 
     const measured = await backlog.measure();
     expect(measured).toMatchObject({ pendingRecords: 4, pendingAccounts: 3, drainRatePerS: 0, estimatedDrainMs: null });

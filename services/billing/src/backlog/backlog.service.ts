@@ -1,15 +1,13 @@
-import { redisKeys, SETTLEMENT_DIRTY_SET } from '@svc/contracts';
-import { mgetAny, pipelineEach, scanKeys } from '@svc/redis-client';
+import { redisKeys } from '@svc/contracts';
+import { mgetAny, pipelineEach } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
+import { knownStreamAccounts } from '../settlement/settlement-stream.adapter';
 
 /** Per-second counters of records the drain wrote (every worker replica adds to the same ones). */
 const DRAINED_PREFIX = 'svc:settle:drained:';
 /** The drain rate is the average over this many whole seconds before the current one. */
 export const DRAIN_RATE_WINDOW_S = 10;
 const DRAINED_TTL_S = 5 * 60;
-
-const STREAM_PREFIX = redisKeys.settlementStream('\u0000').split('\u0000')[0] ?? '';
-const STREAM_SUFFIX = redisKeys.settlementStream('\u0000').split('\u0000')[1] ?? '';
 
 /** The settlement backlog: records the gateways settled that are not in PostgreSQL yet. */
 export interface Backlog {
@@ -40,8 +38,10 @@ function streamMs(entryId: string): number | null {
 
 /**
  * Measures the backlog from Redis alone (it must work while PostgreSQL is down): the
- * accounts in the dirty set plus every settlement stream found by SCAN (a lost dirty mark
- * still counts), their XLEN and oldest entry id; the drain rate from the drain's counters.
+ * accounts in the dirty set and the streams being drained, their XLEN and oldest entry id; the
+ * drain rate from the drain's counters. No SCAN: the keyspace holds the result cache's
+ * entries too, and this runs every BACKLOG_LOG_INTERVAL_MS and at every metrics scrape
+ * (decision 0036). A stream whose dirty mark was lost counts once a sweep found it.
  */
 export class BacklogService {
   constructor(private readonly redis: RedisClient) {}
@@ -54,23 +54,15 @@ export class BacklogService {
   }
 
   async measure(): Promise<Backlog> {
-    const accounts = new Set(await this.redis.smembers(SETTLEMENT_DIRTY_SET));
-    for await (const keys of scanKeys(this.redis, redisKeys.settlementStream('*'), 'stream')) {
-      for (const key of keys) {
-        if (!key.startsWith(STREAM_PREFIX) || !key.endsWith(STREAM_SUFFIX)) continue;
-        const accountId = key.slice(STREAM_PREFIX.length, key.length - STREAM_SUFFIX.length);
-        if (accountId !== '') accounts.add(accountId);
-      }
-    }
+    const accounts = await knownStreamAccounts(this.redis);
 
     const [seconds, micros] = await this.redis.time();
     const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
     let pendingRecords = 0;
     let pendingAccounts = 0;
     let oldestMs: number | null = null;
-    const ids = [...accounts];
-    for (let start = 0; start < ids.length; start += 500) {
-      const chunk = ids.slice(start, start + 500);
+    for (let start = 0; start < accounts.length; start += 500) {
+      const chunk = accounts.slice(start, start + 500);
       const results = await pipelineEach(this.redis, chunk, (accountId) => redisKeys.settlementStream(accountId), (pipeline, accountId) => {
         const key = redisKeys.settlementStream(accountId);
         pipeline.xlen(key).xrange(key, '-', '+', 'COUNT', 1);

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { RepairOptions, ReconciliationService } from './reconciliation.service';
+import type { ReservationWalk } from './reservation-walk';
 
 /** Counters of the periodic reconciliation (shown on the worker's /readyz). */
 export interface ReconciliationCounters {
@@ -29,6 +30,8 @@ export class ReconciliationJob {
     private readonly logger: Logger,
     private readonly options: RepairOptions,
     private readonly pageSize = 100,
+    /** Finds the reservation hashes for every page (decision 0036); null: each page SCANs the keyspace. */
+    private readonly reservations: ReservationWalk | null = null,
   ) {}
 
   async run(): Promise<ReconciliationCounters> {
@@ -36,8 +39,9 @@ export class ReconciliationJob {
     let accounts = 0;
     let drift = 0;
     let driftMicros = 0;
+    const reservations = this.reservations === null ? undefined : await this.reservations.advance();
     do {
-      const page: Awaited<ReturnType<ReconciliationService['reconcilePage']>> = await this.service.reconcilePage(this.pageSize, afterId, this.options);
+      const page: Awaited<ReturnType<ReconciliationService['reconcilePage']>> = await this.service.reconcilePage(this.pageSize, afterId, this.options, reservations);
       for (const report of page.reports) {
         accounts += 1;
         if (report.driftMicros !== 0) drift += 1;

@@ -1,8 +1,7 @@
 import { RESERVATION_TTL_GRACE_MS, redisKeys, SETTLEMENT_FIELD } from '@svc/contracts';
 import type { Micros } from '@svc/money';
-import { integerReply, pipelineEach, scanKeys } from '@svc/redis-client';
+import { integerReply, KeyspaceWalk, masters, pipelineEach, scanKeys } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
-
 
 /**
  * The account's spendable side, read atomically (one script, all keys under the account's
@@ -96,6 +95,14 @@ export interface OpenReservation {
 
 const RSV_MARKER = ':rsv:';
 
+/** The account and request of a reservation hash's key (`{a:<account>}:rsv:<request id>`); null for any other key. */
+function reservationOfKey(key: string): { accountId: string; requestId: string } | null {
+  const close = key.indexOf('}');
+  const at = key.indexOf(RSV_MARKER);
+  if (!key.startsWith('{a:') || close < 0 || at !== close + 1) return null;
+  return { accountId: key.slice(3, close), requestId: key.slice(at + RSV_MARKER.length) };
+}
+
 /** The reconciliation's view of, and repairs to, the spendable side in Redis. */
 export class ReconciliationRedisAdapter {
   constructor(private readonly redis: RedisClient) {}
@@ -124,24 +131,26 @@ export class ReconciliationRedisAdapter {
   }
 
   /**
-   * Open reservation hashes of the given accounts (one SCAN over the keyspace, never
-   * blocking Redis), with what each holds and how far past its bound it is.
+   * Open reservation hashes of the given accounts: from `known` (reservation hash keys a
+   * ReservationWalk found, decision 0036) when given, else from one SCAN over the keyspace
+   * (an operator's request for one page or one account). Each with what it holds and how far
+   * past its bound it is; one gone meanwhile is left out.
    */
-  async openReservations(accountIds: readonly string[]): Promise<OpenReservation[]> {
+  async openReservations(accountIds: readonly string[], known?: Iterable<string>): Promise<OpenReservation[]> {
     const wanted = new Set(accountIds);
-    const pattern = accountIds.length === 1 ? `${redisKeys.accountTag(accountIds[0] ?? '')}${RSV_MARKER}*` : `{a:*}${RSV_MARKER}*`;
     const keys: { key: string; accountId: string; requestId: string }[] = [];
     const seen = new Set<string>();
-    for await (const batch of scanKeys(this.redis, pattern, 'hash')) {
-      for (const key of batch) {
-        if (seen.has(key)) continue;
-        seen.add(key);
-        const close = key.indexOf('}');
-        const at = key.indexOf(RSV_MARKER);
-        if (!key.startsWith('{a:') || close < 0 || at !== close + 1) continue;
-        const accountId = key.slice(3, close);
-        if (wanted.has(accountId)) keys.push({ key, accountId, requestId: key.slice(at + RSV_MARKER.length) });
-      }
+    const consider = (key: string): void => {
+      if (seen.has(key)) return;
+      seen.add(key);
+      const parsed = reservationOfKey(key);
+      if (parsed !== null && wanted.has(parsed.accountId)) keys.push({ key, ...parsed });
+    };
+    if (known !== undefined) {
+      for (const key of known) consider(key);
+    } else {
+      const pattern = accountIds.length === 1 ? `${redisKeys.accountTag(accountIds[0] ?? '')}${RSV_MARKER}*` : `{a:*}${RSV_MARKER}*`;
+      for await (const batch of scanKeys(this.redis, pattern, 'hash')) for (const key of batch) consider(key);
     }
     if (keys.length === 0) return [];
     const results = await pipelineEach(this.redis, keys, (k) => k.key, (pipeline, { key }) => {
@@ -153,11 +162,22 @@ export class ReconciliationRedisAdapter {
       const [ttlError, ttl] = results[i]?.[1] ?? [null, -2];
       if (valsError !== null || ttlError !== null) throw valsError ?? ttlError;
       const pttl = Number(ttl);
-      if (pttl === -2) return; // gone between SCAN and read
+      if (pttl === -2) return; // gone since it was found
       const held = (vals as string[]).reduce((sum, v) => sum + integerReply(v, 'a held amount'), 0);
       out.push({ ...k, heldMicros: held, overdueMs: pttl < 0 ? null : RESERVATION_TTL_GRACE_MS - pttl });
     });
     return out;
+  }
+
+  /** How many keys Redis holds, over every master (DBSIZE: constant time). */
+  async keyCount(): Promise<number> {
+    const sizes = await Promise.all(masters(this.redis).map((node) => node.dbsize()));
+    return sizes.reduce((sum, size) => sum + size, 0);
+  }
+
+  /** A walk over the keyspace for reservation hashes, resumed step by step (ReservationWalk). */
+  reservationWalk(): KeyspaceWalk {
+    return new KeyspaceWalk(this.redis, `{a:*}${RSV_MARKER}*`, 'hash');
   }
 
   /** Micro-USD released (0 when the hash was gone). */

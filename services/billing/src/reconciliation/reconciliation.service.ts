@@ -55,10 +55,13 @@ export class ReconciliationService {
     private readonly staleAfterMs: number,
   ) {}
 
-  /** One page of accounts (or the one account) reconciled. */
-  async reconcilePage(limit: number, afterId: string | null, options: RepairOptions): Promise<{ reports: AccountReport[]; nextAfterId: string | null }> {
+  /**
+   * One page of accounts reconciled. `reservations`: the reservation hash keys a
+   * ReservationWalk found (the periodic job); without it, one SCAN finds the page's (decision 0036).
+   */
+  async reconcilePage(limit: number, afterId: string | null, options: RepairOptions, reservations?: Iterable<string>): Promise<{ reports: AccountReport[]; nextAfterId: string | null }> {
     const page = await this.repository.listAccounts(limit, afterId);
-    const reports = await this.reconcileAccounts(page.accountIds, options);
+    const reports = await this.reconcileAccounts(page.accountIds, options, false, reservations);
     const last = page.accountIds[page.accountIds.length - 1];
     return { reports, nextAfterId: page.hasMore && last !== undefined ? last : null };
   }
@@ -69,9 +72,9 @@ export class ReconciliationService {
     return report;
   }
 
-  private async reconcileAccounts(accountIds: readonly string[], options: RepairOptions, strict = false): Promise<AccountReport[]> {
+  private async reconcileAccounts(accountIds: readonly string[], options: RepairOptions, strict = false, reservations?: Iterable<string>): Promise<AccountReport[]> {
     if (accountIds.length === 0) return [];
-    const open = await this.redis.openReservations(accountIds);
+    const open = await this.redis.openReservations(accountIds, reservations);
     const reports: AccountReport[] = [];
     for (const accountId of accountIds) {
       const report = await this.reconcileOne(accountId, open.filter((r) => r.accountId === accountId), options);

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { settlementSpans } from './settlement-spans';
 import type { LedgerRepository } from '../ledger/ledger.repository';
 import { parseSettlement, requestIdOfEntry } from './settlement-record';
+import { DEFAULT_SWEEP_SCAN_CALLS } from './settlement-stream.adapter';
 import type { RemovedEntry, SettlementStreamAdapter, StreamEntry } from './settlement-stream.adapter';
 
 export interface DrainOptions {
@@ -10,6 +11,8 @@ export interface DrainOptions {
   batchSize: number;
   /** Accounts taken from the dirty set at a time. */
   accountsPerPop?: number;
+  /** SCAN calls (1,000 keys each) a sweep makes at most; the next sweep goes on from there. */
+  sweepScanCalls?: number;
   /** Batches of one account per pass before it goes back to the dirty set (fairness). */
   maxBatchesPerAccount?: number;
   /** Told every batch of records after it committed (the key-use recorder: last_used_at). */
@@ -129,9 +132,13 @@ export class LedgerDrainService {
     return result;
   }
 
-  /** Marks every account whose stream has entries; returns how many. */
+  /**
+   * Marks every account whose stream has entries that a drain may not reach: the streams left
+   * being drained, and those whose dirty mark was lost, found by a SCAN bounded per sweep
+   * (`sweepScanCalls`; decision 0036). Returns how many.
+   */
   async sweep(): Promise<number> {
-    const accounts = await this.streams.accountsWithEntries();
+    const { accounts } = await this.streams.sweepStep(this.options.sweepScanCalls ?? DEFAULT_SWEEP_SCAN_CALLS);
     await this.streams.markDirty(accounts);
     if (accounts.length > 0) this.logger.info({ accounts: accounts.length }, 'sweep marked settlement streams dirty');
     return accounts.length;

@@ -1,5 +1,5 @@
-import { redisKeys, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD } from '@svc/contracts';
-import { scanKeys } from '@svc/redis-client';
+import { redisKeys, SETTLEMENT_DIRTY_SET, SETTLEMENT_FIELD, SETTLEMENT_STREAMS_SET } from '@svc/contracts';
+import { KeyspaceWalk, pipelineEach } from '@svc/redis-client';
 import type { RedisClient } from '@svc/redis-client';
 
 /** Where entries that cannot be billed go (kept for an operator, never silently dropped). */
@@ -20,12 +20,34 @@ export interface StreamEntry {
 const STREAM_PREFIX = redisKeys.settlementStream('\u0000').split('\u0000')[0] ?? '';
 const STREAM_SUFFIX = redisKeys.settlementStream('\u0000').split('\u0000')[1] ?? '';
 
-/** Deletes the stream only if it is empty, atomically (a record added meanwhile stays). */
+/** Deletes the stream only if it is empty, atomically (a record added meanwhile stays). 1: no stream is left; 0: it has entries. */
 const DELETE_IF_EMPTY = `
 if redis.call('XLEN', KEYS[1]) == 0 then
-  return redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[1])
+  return 1
 end
 return 0`;
+
+/**
+ * Pops up to ARGV[1] accounts from the dirty set (KEYS[1]) and adds them to the set of streams
+ * being drained (KEYS[2], the same hash slot), in one step: an account taken from the dirty
+ * set is never in neither (decision 0036).
+ */
+const POP_DIRTY = `
+local popped = redis.call('SPOP', KEYS[1], ARGV[1])
+for i = 1, #popped, 1000 do
+  redis.call('SADD', KEYS[2], unpack(popped, i, math.min(i + 999, #popped)))
+end
+return popped`;
+
+/** SCAN calls (of 1,000 keys each) a sweep makes when not told otherwise: LEDGER_SWEEP_SCAN_KEYS's default. */
+export const DEFAULT_SWEEP_SCAN_CALLS = 100;
+
+/** What one sweep found: accounts whose stream has entries, and whether its walk over the keyspace finished a pass. */
+export interface SweepFound {
+  readonly accounts: string[];
+  readonly passDone: boolean;
+}
 
 function fieldValue(fields: string[], name: string): string | undefined {
   for (let i = 0; i + 1 < fields.length; i += 2) {
@@ -41,13 +63,27 @@ export function nextStreamId(id: string): string {
   return `${id.slice(0, dash)}-${(BigInt(id.slice(dash + 1)) + 1n).toString()}`;
 }
 
+/**
+ * Every account whose stream the backlog counts, without a SCAN: the dirty set and the streams
+ * being drained. A stream whose dirty mark was lost joins them when a sweep finds it (decision 0036).
+ */
+export async function knownStreamAccounts(redis: RedisClient): Promise<string[]> {
+  const [dirty, draining] = await Promise.all([redis.smembers(SETTLEMENT_DIRTY_SET), redis.smembers(SETTLEMENT_STREAMS_SET)]);
+  return [...new Set([...dirty, ...draining])];
+}
+
 /** The accounts' settlement streams and the dirty set, as the gateway writes them. */
 export class SettlementStreamAdapter {
-  constructor(private readonly redis: RedisClient) {}
+  /** The sweep's SCAN for streams whose dirty mark was lost, resumed at each sweep (decision 0036). */
+  private readonly walk: KeyspaceWalk;
 
-  /** Removes up to `count` accounts from the dirty set and returns them. */
+  constructor(private readonly redis: RedisClient) {
+    this.walk = new KeyspaceWalk(redis, redisKeys.settlementStream('*'), 'stream');
+  }
+
+  /** Removes up to `count` accounts from the dirty set, adds them to the streams being drained, and returns them. */
   async popDirty(count: number): Promise<string[]> {
-    return this.redis.spop(SETTLEMENT_DIRTY_SET, count);
+    return (await this.redis.eval(POP_DIRTY, 2, SETTLEMENT_DIRTY_SET, SETTLEMENT_STREAMS_SET, count)) as string[];
   }
 
   async markDirty(accountIds: readonly string[]): Promise<void> {
@@ -72,8 +108,11 @@ export class SettlementStreamAdapter {
     await this.redis.xtrim(redisKeys.settlementStream(accountId), 'MINID', nextStreamId(last.id));
   }
 
+  /** Deletes the account's stream if it is empty; then it is no longer being drained. */
   async deleteIfEmpty(accountId: string): Promise<void> {
-    await this.redis.eval(DELETE_IF_EMPTY, 1, redisKeys.settlementStream(accountId));
+    const gone = await this.redis.eval(DELETE_IF_EMPTY, 1, redisKeys.settlementStream(accountId));
+    // A record written after the delete comes with its own dirty mark.
+    if (gone === 1) await this.redis.srem(SETTLEMENT_STREAMS_SET, accountId);
   }
 
   /** Copies an entry that cannot be billed to the dead-letter stream (then the caller removes it). */
@@ -84,16 +123,43 @@ export class SettlementStreamAdapter {
     );
   }
 
-  /** Every account whose settlement stream has entries (SCAN on every master: never blocks Redis). */
-  async accountsWithEntries(): Promise<string[]> {
-    const found = new Set<string>();
-    for await (const keys of scanKeys(this.redis, redisKeys.settlementStream('*'), 'stream')) {
-      for (const key of keys) {
-        if (!key.startsWith(STREAM_PREFIX) || !key.endsWith(STREAM_SUFFIX)) continue;
-        const accountId = key.slice(STREAM_PREFIX.length, key.length - STREAM_SUFFIX.length);
-        if (accountId !== '' && !found.has(accountId) && (await this.redis.xlen(key)) > 0) found.add(accountId);
-      }
+  /**
+   * The accounts whose stream has entries that a drain may not reach (decision 0036):
+   * - the streams being drained: a worker that stopped after popping an account leaves it
+   *   there (one found empty leaves the set);
+   * - streams whose dirty mark was lost (a gateway stopped between its settlement and its
+   *   mark), found by a SCAN that makes at most `scanCalls` calls of 1,000 keys each and goes on
+   *   from there at the next sweep, so its cost does not grow with the keyspace (the result
+   *   cache's entries can be millions).
+   */
+  async sweepStep(scanCalls: number): Promise<SweepFound> {
+    const draining = await this.redis.smembers(SETTLEMENT_STREAMS_SET);
+    const step = await this.walk.step(scanCalls);
+    const scanned: string[] = [];
+    for (const key of step.keys) {
+      if (!key.startsWith(STREAM_PREFIX) || !key.endsWith(STREAM_SUFFIX)) continue;
+      const accountId = key.slice(STREAM_PREFIX.length, key.length - STREAM_SUFFIX.length);
+      if (accountId !== '') scanned.push(accountId);
     }
-    return [...found];
+    const candidates = [...new Set([...draining, ...scanned])];
+    const lengths = await this.lengths(candidates);
+    const entries = new Map(candidates.map((accountId, i) => [accountId, lengths[i] ?? 0]));
+    const accounts = candidates.filter((accountId) => (entries.get(accountId) ?? 0) > 0);
+    const empty = draining.filter((accountId) => entries.get(accountId) === 0);
+    // An empty one leaves the set; a record written meanwhile comes with its own dirty mark.
+    if (empty.length > 0) await this.redis.srem(SETTLEMENT_STREAMS_SET, ...empty);
+    return { accounts, passDone: step.passDone };
   }
+
+  /** XLEN of each account's stream, in order (0 for a missing stream or a key of another type). */
+  async lengths(accountIds: readonly string[]): Promise<number[]> {
+    const replies = await pipelineEach(this.redis, accountIds, (accountId) => redisKeys.settlementStream(accountId), (pipeline, accountId) => {
+      pipeline.xlen(redisKeys.settlementStream(accountId));
+    });
+    return replies.map((reply) => {
+      const [error, length] = reply[0] ?? [null, 0];
+      return error === null ? Number(length) : 0;
+    });
+  }
+
 }

@@ -12,6 +12,7 @@ import { HydrationService } from '../hydration/hydration.service';
 import { GrpcKeyUseSink, KeyUseRecorder } from '../key-use/key-use.recorder';
 import { LedgerRepository } from '../ledger/ledger.repository';
 import { LedgerWorkerMetrics } from '../metrics/metrics';
+import { ReservationWalk } from '../reconciliation/reservation-walk';
 import { ReconciliationJob } from '../reconciliation/reconciliation-job';
 import { ReconciliationRedisAdapter } from '../reconciliation/reconciliation-redis.adapter';
 import { ReconciliationRepository } from '../reconciliation/reconciliation.repository';
@@ -66,15 +67,19 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
     const recovery = new HydrationRedisAdapter(data);
     const backlog = new BacklogService(data);
     const reconciliationLog = logger.child({ component: 'reconciliation' });
+    const reconciliationRedis = new ReconciliationRedisAdapter(data);
     const reconciliation = new ReconciliationJob(
-      new ReconciliationService(new ReconciliationRepository(db.prisma), new ReconciliationRedisAdapter(data), reconciliationLog, config.RECONCILE_STALE_AFTER_MS),
+      new ReconciliationService(new ReconciliationRepository(db.prisma), reconciliationRedis, reconciliationLog, config.RECONCILE_STALE_AFTER_MS),
       reconciliationLog,
       { releaseStale: true, correctDrift: config.RECONCILE_REPAIR },
+      100,
+      new ReservationWalk(reconciliationRedis, Math.ceil(config.RECONCILE_SCAN_KEYS / 1_000), config.RECONCILE_INTERVAL_MS),
     );
     const metrics = new LedgerWorkerMetrics({ backlog: () => backlog.measure(), reconciliation: () => reconciliation.counters });
     // The drain confirms every record it made durable, so the gateways stop retaining it.
     const drain = new LedgerDrainService(new ConfirmingStreamAdapter(data, recovery), repository, logger.child({ component: 'drain' }), {
       batchSize: config.LEDGER_BATCH_SIZE,
+      sweepScanCalls: Math.ceil(config.LEDGER_SWEEP_SCAN_KEYS / 1_000),
       observer: metrics,
       onCommitted: (records) => keyUses.note(records),
     });
