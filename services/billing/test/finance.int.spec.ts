@@ -95,6 +95,13 @@ describe('after a mixed run: purchases, searches, refunds, timeouts, a dispute',
     });
   });
 
+  it('the report walks no keyspace: it reads drift only, so no reservation is looked up (decision 0036)', async () => {
+    const scans = async (): Promise<number> => Number(/cmdstat_scan:calls=(\d+)/.exec(await h.redis.info('commandstats'))?.[1] ?? 0);
+    const before = await scans();
+    expect((await report()).body).toMatchObject({ spendable: { accounts: 2, drifting: [] } });
+    expect(await scans()).toBe(before);
+  });
+
   it("an account taken negative by a dispute keeps balance = sum of entries, and Redis holds the same negative figure", async () => {
     const balance = await h.db.query<{ b: string; s: string }>(
       `SELECT b.balance_micros::text AS b, (SELECT sum(amount_micros) FROM ledger_entries e WHERE e.account_id = b.account_id)::text AS s

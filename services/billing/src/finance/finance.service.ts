@@ -21,6 +21,8 @@ const EXPORT_PAGE = 1_000;
 
 /** A read-only pass: nothing released, nothing corrected. */
 const READ_ONLY = { releaseStale: false, correctDrift: false } as const;
+/** The report reads drift only: no reservation hash is looked up. */
+const NO_RESERVATIONS: readonly string[] = [];
 
 /**
  * What finance reads from reconciliation: each account's drift, a page at a time, read-only
@@ -32,6 +34,7 @@ export interface SpendableDriftSource {
     limit: number,
     afterId: string | null,
     options: typeof READ_ONLY,
+    reservations?: Iterable<string>,
   ): Promise<{ reports: readonly { accountId: string; driftMicros: Micros }[]; nextAfterId: string | null }>;
 }
 
@@ -64,13 +67,17 @@ export class FinanceService {
     };
   }
 
-  /** Every account through the reconciliation service, read-only. */
+  /**
+   * Every account through the reconciliation service, read-only. Drift is all it reads, so no
+   * reservation is looked up (none given): a report walks no keyspace, whatever the result
+   * cache holds (decision 0036).
+   */
   private async spendable(): Promise<SpendableFigures> {
     let accounts = 0;
     const drifting: SpendableFigures['drifting'] = [];
     let after: string | null = null;
     do {
-      const page = await this.reconciliation.reconcilePage(100, after, READ_ONLY);
+      const page = await this.reconciliation.reconcilePage(100, after, READ_ONLY, NO_RESERVATIONS);
       accounts += page.reports.length;
       for (const report of page.reports) if (report.driftMicros !== 0) drifting.push({ accountId: report.accountId, driftMicros: report.driftMicros });
       after = page.nextAfterId;
