@@ -5,6 +5,12 @@ import type { ClusterNode, RedisCluster } from '@svc/test-kit';
 import { ClusterTransport } from '../src/redis/batch-transport';
 import { RedisBatch } from '../src/redis/redis-batch';
 import { RespConnection } from '../src/redis/resp-connection';
+import type { MeasuredText } from '../src/redis/resp-connection';
+
+/** A value sent as the result cache sends an entry: its UTF-8 length measured once. */
+function measured(text: string): MeasuredText {
+  return { text, byteLength: Buffer.byteLength(text) };
+}
 
 /** The search batch on a real 3-master Redis Cluster: routing by slot, and redirections followed. */
 describe('RedisBatch on a Redis Cluster', () => {
@@ -61,8 +67,8 @@ describe('RedisBatch on a Redis Cluster', () => {
     await client.set(key, 'before');
     expect(await batch.pipeline().add('get', key).exec()).toEqual([[null, 'before']]);
     await cluster.migrateSlot(keySlot(key), second);
-    // The batch still routes to the old master: MOVED takes it to the new one (a byte argument too).
-    expect(await batch.pipeline().add('get', key).add('set', key, Buffer.from('après'), 'PX', 60_000).exec()).toEqual([[null, 'before'], [null, 'OK']]);
+    // The batch still routes to the old master: MOVED takes it to the new one (a measured text too).
+    expect(await batch.pipeline().add('get', key).add('set', key, measured('après'), 'PX', 60_000).exec()).toEqual([[null, 'before'], [null, 'OK']]);
     expect(await client.get(key)).toBe('après');
 
     // Half-moved: the key already on the importing node, the slot still owned by the source: ASK.
@@ -72,8 +78,8 @@ describe('RedisBatch on a Redis Cluster', () => {
     await cluster.beginSlotMigration(slot, first, second);
     await cluster.migrateKeys(first, second, [askKey]);
     expect(await batch.pipeline().add('get', askKey).exec()).toEqual([[null, 'asked']]);
-    // ASKING and a command with a byte argument, written together to the importing node.
-    expect(await batch.pipeline().add('set', askKey, Buffer.from('asked é')).add('get', askKey).exec()).toEqual([[null, 'OK'], [null, 'asked é']]);
+    // ASKING and a command with a measured text, written together to the importing node.
+    expect(await batch.pipeline().add('set', askKey, measured('asked é')).add('get', askKey).exec()).toEqual([[null, 'OK'], [null, 'asked é']]);
     await cluster.endSlotMigration(slot, first, second);
   });
 

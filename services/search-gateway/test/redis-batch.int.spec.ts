@@ -4,6 +4,7 @@ import { parseRedisEndpoint } from '@svc/redis-client';
 import { MERGED_SADD, MERGED_ZREM, pickElement, RedisBatch } from '../src/redis/redis-batch';
 import type { MergedCommand } from '../src/redis/redis-batch';
 import { RespConnection } from '../src/redis/resp-connection';
+import type { MeasuredText } from '../src/redis/resp-connection';
 
 /** Pipelines of concurrent searches share one write to Redis and keep their own replies. */
 describe('RedisBatch on a real Redis', () => {
@@ -41,11 +42,12 @@ describe('RedisBatch on a real Redis', () => {
     expect(writes - before).toBeLessThanOrEqual(2);
   });
 
-  it('writes byte arguments (a cache entry) in place among the text of concurrent pipelines, in one write', async () => {
+  it('writes measured texts (a cache entry) in place among the text of concurrent pipelines, in one write', async () => {
     const before = writes;
-    const value = (i: number): string => `${i}|é ${'x'.repeat(i * 100)}`;
+    const value = (i: number): string => `${i}|é ✓ ${'x'.repeat(i * 100)}`;
+    const measured = (text: string): MeasuredText => ({ text, byteLength: Buffer.byteLength(text) });
     const replies = await Promise.all(Array.from({ length: 50 }, (_, i) =>
-      batch.pipeline().add('set', `batch:bytes:${i}`, Buffer.from(value(i)), 'PX', 60_000).add('testEcho', `k${i}`, `a${i}`).add('get', `batch:bytes:${i}`).exec()));
+      batch.pipeline().add('set', `batch:bytes:${i}`, measured(value(i)), 'PX', 60_000).add('testEcho', `k${i}`, `a${i}`).add('get', `batch:bytes:${i}`).exec()));
     replies.forEach((reply, i) => {
       expect(reply).toEqual([[null, 'OK'], [null, [`k${i}`, `a${i}`]], [null, value(i)]]);
     });

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { CacheMetrics } from './cache.metrics';
 import type { CacheRedis } from './cache.redis';
+import type { MeasuredText } from '../redis/resp-connection';
 import { LEAD_MARK } from './cache.scripts';
 
 /** The deployment's cache settings (docs/operations.md, the result cache). */
@@ -188,24 +189,16 @@ export class ResultCache {
    * `token`: the lead this search holds on `entry` ('' when none), given back when the answer is too large to store.
    */
   store(entry: string, modelId: string, asked: number, count: number, json: string, token: string): void {
-    // The value is made once, as bytes: written once (no separate measuring scan), never copied
-    // again as text, and held outside the JavaScript heap until Redis answers (decision 0023).
-    const head = `${asked}|${this.clock()}|${count}|`;
-    const max = this.settings.maxEntryBytes;
-    // UTF-8 takes one to three bytes per UTF-16 unit: room for the most, then what was written.
-    let value: Buffer | null = null;
-    if (head.length + json.length <= max) {
-      const room = Buffer.allocUnsafe(head.length + json.length * 3);
-      room.write(head, 0, 'latin1');
-      const bytes = head.length + room.write(json, head.length, 'utf8');
-      if (bytes <= max) value = room.subarray(0, bytes);
-    }
-    if (value === null) {
+    // The value is measured once (for the size limit, the RESP length and the bytes-held
+    // gauge) and sent as text in the batch's one write: no buffer of its own (decision 0023).
+    const text = `${asked}|${this.clock()}|${count}|${json}`;
+    const bytes = Buffer.byteLength(text);
+    if (bytes > this.settings.maxEntryBytes) {
       this.metrics?.oversized();
       if (token !== '') this.release(entry, token);
       return;
     }
-    const bytes = value.length;
+    const value: MeasuredText = { text, byteLength: bytes };
     const ttlMs = this.settings.ttlMs(modelId);
     // A copy this process kept of the entry's previous answer (a refresh replaces it) is dropped.
     const previous = this.local.size === 0 ? undefined : this.local.get(entry);

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { RedisTarget } from '@svc/redis-client';
 import { batchTransport, SingleNodeTransport } from './batch-transport';
 import type { BatchTransport } from './batch-transport';
-import { encodeCommand, encodeParts, joinPayloads, RespConnection, RespReplyError } from './resp-connection';
-import type { RespArg, RespConnectionError, RespHandler, RespPayload, RespReply } from './resp-connection';
+import { encodeCommand, encodeParts, RespConnection, RespReplyError } from './resp-connection';
+import type { RespArg, RespConnectionError, RespHandler, RespReply } from './resp-connection';
 
 type Arg = string | number;
 export type Reply = [Error | null, unknown];
@@ -313,8 +313,7 @@ export class RedisBatch {
       sent.forEach((entry, e) => entry.resolve((locators[e] ?? []).map((at) => replyAt(results, at))));
     };
     // One payload per node (a single Redis: one in all), in the flush's order; sent together.
-    // A command with a byte argument (a cache entry) ends the text so far: `chunks` holds it, then the command's own.
-    const outgoing = new Map<RespConnection, { payload: string; chunks: (string | Uint8Array)[] | null; handlers: RespHandler[] }>();
+    const outgoing = new Map<RespConnection, { payload: string; handlers: RespHandler[] }>();
     commands.forEach((command, c) => {
       const store = (reply: RespReply | RespConnectionError): void => {
         results[c] = reply instanceof Error ? [reply, null] : [null, reply];
@@ -324,25 +323,17 @@ export class RedisBatch {
       const connection = this.transport.route(command.key);
       let out = outgoing.get(connection);
       if (out === undefined) {
-        out = { payload: '', chunks: null, handlers: [] };
+        out = { payload: '', handlers: [] };
         outgoing.set(connection, out);
       }
-      const encoded = this.encode(connection, command);
-      if (typeof encoded === 'string') {
-        out.payload += encoded;
-      } else {
-        out.chunks ??= [];
-        out.chunks.push(out.payload, ...encoded);
-        out.payload = '';
-      }
+      out.payload += this.encode(connection, command);
       out.handlers.push(this.handler(connection, command, store, 0));
     });
     const writtenTo = sent.filter((entry) => entry.written !== undefined);
     let writesLeft = outgoing.size;
     let allOnSocket = true;
-    for (const [connection, { payload, chunks, handlers }] of outgoing) {
-      if (chunks !== null) chunks.push(payload);
-      connection.send(chunks ?? payload, handlers, (onSocket) => {
+    for (const [connection, { payload, handlers }] of outgoing) {
+      connection.send(payload, handlers, (onSocket) => {
         allOnSocket &&= onSocket;
         writesLeft -= 1;
         if (writesLeft === 0) for (const entry of writtenTo) entry.written?.(allOnSocket);
@@ -351,7 +342,7 @@ export class RedisBatch {
   }
 
   /** One command as RESP for this connection (a script by SHA once the connection has seen it whole). */
-  private encode(connection: RespConnection, command: OutCommand): RespPayload {
+  private encode(connection: RespConnection, command: OutCommand): string {
     const script = this.scripts.get(command.name);
     return script === undefined ? encodeParts(command.name, command.parts) : encodeScript(connection, script, command.parts);
   }
@@ -394,7 +385,7 @@ export class RedisBatch {
       const next = this.transport.asked(address);
       if (next === null) return false;
       // ASKING is answered +OK (an error would show again on the command itself).
-      next.send(joinPayloads(encodeCommand('ASKING', []), this.encode(next, command)), [noReply, this.handler(next, command, store, redirections + 1)]);
+      next.send(encodeCommand('ASKING', []) + this.encode(next, command), [noReply, this.handler(next, command, store, redirections + 1)]);
       return true;
     }
     if (kind === 'TRYAGAIN') {
@@ -410,7 +401,7 @@ export class RedisBatch {
 }
 
 /** EVALSHA, or EVAL with the whole script the first time on a connection (as ioredis does). */
-function encodeScript(connection: RespConnection, script: ScriptDefinition, parts: readonly (readonly RespArg[])[]): RespPayload {
+function encodeScript(connection: RespConnection, script: ScriptDefinition, parts: readonly (readonly RespArg[])[]): string {
   const loaded = connection.isScriptLoaded(script.sha);
   if (!loaded) connection.markScriptLoaded(script.sha);
   const body = loaded ? script.sha : script.lua;

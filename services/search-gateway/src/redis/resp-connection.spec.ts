@@ -1,4 +1,4 @@
-import { encodeCommand, encodeParts, joinPayloads, RespDecoder, RespReplyError } from './resp-connection';
+import { encodeCommand, encodeParts, RespDecoder, RespReplyError } from './resp-connection';
 import type { RespReply } from './resp-connection';
 
 function decodeAll(chunks: readonly Buffer[]): RespReply[] {
@@ -100,18 +100,12 @@ describe('encodeCommand', () => {
     expect(encodeParts('ping', [])).toBe('*1\r\n$4\r\nping\r\n');
   });
 
-  it('sends a byte argument as it is, between the text around it: the same bytes as the text encoding', () => {
-    const value = '3|1700000000000|1|[{"t":"café \\r\\n"}]';
-    const chunks = encodeParts('set', [['k', Buffer.from(value), 'PX', 30_000]]);
-    expect(Array.isArray(chunks)).toBe(true);
-    const bytes = Buffer.concat((chunks as readonly (string | Uint8Array)[]).map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)));
-    expect(bytes.toString()).toBe(encodeCommand('set', ['k', value, 'PX', 30_000]));
-    // Text only stays one string; two payloads join in order, whatever their form.
-    expect(typeof encodeParts('set', [['k', 'v']])).toBe('string');
-    const joined = joinPayloads(encodeCommand('asking', []), chunks);
-    expect(Buffer.concat((joined as readonly (string | Uint8Array)[]).map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk))).toString())
-      .toBe(encodeCommand('asking', []) + encodeCommand('set', ['k', value, 'PX', 30_000]));
-    expect(joinPayloads('a', 'b')).toBe('ab');
+  it('sends a measured text with the length it was given: the same bytes as the plain text, multi-byte UTF-8 included', () => {
+    const value = '3|1700000000000|1|[{"t":"café \\r\\n ✓"}]';
+    const measured = encodeParts('set', [['k', { text: value, byteLength: Buffer.byteLength(value) }, 'PX', 30_000]]);
+    expect(measured).toBe(encodeCommand('set', ['k', value, 'PX', 30_000]));
+    // The length is the caller's: a text measured in UTF-16 units would be framed wrong (what Redis would refuse).
+    expect(encodeParts('set', [['k', { text: value, byteLength: value.length }]])).not.toBe(encodeCommand('set', ['k', value]));
   });
 
   it('round-trips through the decoder as an array of the same strings (the form Redis reads)', () => {

@@ -129,14 +129,17 @@ function integerAt(buffer: Buffer, from: number, to: number): number {
 }
 
 /**
- * A command's argument: text (sent as UTF-8), a number (sent in decimal), or bytes sent as they
- * are (a large value made once into bytes is neither measured nor copied again as text, and
- * its bytes live outside the JavaScript heap while it waits for its reply).
+ * A text whose UTF-8 length its maker already measured (a result-cache entry, measured once for
+ * its size limit): sent as it is, in the same write as the text around it, not measured again.
  */
-export type RespArg = string | number | Uint8Array;
+export interface MeasuredText {
+  readonly text: string;
+  /** Its length in UTF-8 bytes. */
+  readonly byteLength: number;
+}
 
-/** What one write sends: one text, or text and bytes in order (written together, one system call). */
-export type RespPayload = string | readonly (string | Uint8Array)[];
+/** A command's argument: text (sent as UTF-8), a number (sent in decimal), or a measured text. */
+export type RespArg = string | number | MeasuredText;
 
 /** One command as RESP: `*n $len name $len arg ...`, the arguments of `head` before those of `args`. */
 export function encodeCommand(name: string, args: readonly (string | number)[], head: readonly (string | number)[] = []): string {
@@ -146,36 +149,24 @@ export function encodeCommand(name: string, args: readonly (string | number)[], 
 /**
  * One command as RESP whose arguments are the parts' in order (a script's SHA and key count,
  * its keys, its arguments, ...), without copying them into one array. Numbers are sent in
- * decimal. Text only: one string; with a byte argument, the text around it and the bytes, in order.
+ * decimal. Every write of a batch is one string: a socket writes it without a gathered
+ * write of separate chunks, each converted on its own (decision 0023, "The stored answer").
  */
-export function encodeParts(name: string, parts: readonly (readonly (string | number)[])[]): string;
-export function encodeParts(name: string, parts: readonly (readonly RespArg[])[]): RespPayload;
-export function encodeParts(name: string, parts: readonly (readonly RespArg[])[]): RespPayload {
+export function encodeParts(name: string, parts: readonly (readonly RespArg[])[]): string {
   let count = 1;
   for (const part of parts) count += part.length;
   let out = `*${count}\r\n$${name.length}\r\n${name}\r\n`;
-  let chunks: (string | Uint8Array)[] | null = null;
   for (const part of parts) {
     for (const arg of part) {
       if (typeof arg === 'object') {
-        chunks ??= [];
-        chunks.push(`${out}$${arg.byteLength}\r\n`, arg);
-        out = '\r\n';
+        out += `$${arg.byteLength}\r\n${arg.text}\r\n`;
         continue;
       }
       const text = typeof arg === 'string' ? arg : String(arg);
       out += `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
     }
   }
-  if (chunks === null) return out;
-  chunks.push(out);
-  return chunks;
-}
-
-/** Two payloads written one after the other, as one. */
-export function joinPayloads(first: RespPayload, second: RespPayload): RespPayload {
-  if (typeof first === 'string' && typeof second === 'string') return first + second;
-  return [...(typeof first === 'string' ? [first] : first), ...(typeof second === 'string' ? [second] : second)];
+  return out;
 }
 
 /** Where and how to reach one Redis node (parsed out of REDIS_URL by @svc/redis-client). */
@@ -199,7 +190,7 @@ export type RespStatus = 'connecting' | 'ready' | 'down' | 'closed';
 export type RespHandler = (reply: RespReply | RespConnectionError) => void;
 
 interface Waiting {
-  readonly payload: RespPayload;
+  readonly payload: string;
   readonly handlers: readonly RespHandler[];
   readonly written: (onSocket: boolean) => void;
 }
@@ -262,7 +253,7 @@ export class RespConnection {
    * connection is down, or dropped before they left the process); then every handler gets a
    * RespConnectionError.
    */
-  send(payload: RespPayload, handlers: readonly RespHandler[], written: (onSocket: boolean) => void = noop): void {
+  send(payload: string, handlers: readonly RespHandler[], written: (onSocket: boolean) => void = noop): void {
     if (this.state === 'ready') {
       this.writeNow(payload, handlers, written);
       return;
@@ -290,7 +281,7 @@ export class RespConnection {
     socket?.destroy();
   }
 
-  private writeNow(payload: RespPayload, handlers: readonly RespHandler[], written: (onSocket: boolean) => void): void {
+  private writeNow(payload: string, handlers: readonly RespHandler[], written: (onSocket: boolean) => void): void {
     const socket = this.socket;
     // A socket already destroyed (its 'close' still to come) takes nothing more.
     if (socket === null || socket.destroyed) {
@@ -299,14 +290,7 @@ export class RespConnection {
       return;
     }
     for (const handler of handlers) this.inFlight.push(handler);
-    if (typeof payload === 'string') {
-      socket.write(payload);
-    } else {
-      // Text and bytes in order, handed to the kernel together on uncork (one writev).
-      socket.cork();
-      for (const chunk of payload) if (chunk.length > 0) socket.write(chunk);
-      socket.uncork();
-    }
+    socket.write(payload);
     if (socket.writableLength === 0) {
       written(true);
       return;
