@@ -35,7 +35,7 @@ const { ReconciliationRedisAdapter } = billingModule<{ ReconciliationRedisAdapte
 function reservationWalk(adapter: object): object | null {
   try {
     const { ReservationWalk } = billingModule<{ ReservationWalk: Ctor<object> }>('services/billing/dist/reconciliation/reservation-walk.js');
-    return new ReservationWalk(adapter as never, 100 as never, 60_000 as never);
+    return new ReservationWalk(adapter as never, 100_000 as never, 60_000 as never);
   } catch {
     return null;
   }

@@ -154,15 +154,11 @@ export function masters(client: RedisClient): Redis[] {
  * idempotent per key.
  */
 export async function* scanKeys(client: RedisClient, pattern: string, type?: string, count = 1000): AsyncGenerator<string[]> {
-  for (const node of masters(client)) {
-    let cursor = '0';
-    do {
-      const [next, keys] = type === undefined
-        ? await node.scan(cursor, 'MATCH', pattern, 'COUNT', count)
-        : await node.scan(cursor, 'MATCH', pattern, 'COUNT', count, 'TYPE', type);
-      cursor = next;
-      if (keys.length > 0) yield keys;
-    } while (cursor !== '0');
+  const walk = new KeyspaceWalk(client, pattern, type, count);
+  for (let done = false; !done;) {
+    const step = await walk.step(count);
+    if (step.keys.length > 0) yield step.keys;
+    done = step.passDone;
   }
 }
 
@@ -175,9 +171,10 @@ export interface WalkStep {
 }
 
 /**
- * A SCAN over the keyspace that goes on where it stopped: each step makes at most a given
- * number of SCAN calls (of `count` keys each), so a walk's cost per step is bounded however
- * many keys Redis holds (the result cache's entries can be millions: docs/decisions/0036).
+ * A SCAN over the keyspace that goes on where it stopped: each step walks about a given number
+ * of keys (in SCAN calls of `count` keys each, at least one), so a walk's cost per step is
+ * bounded however many keys Redis holds (the result cache's entries can be millions:
+ * docs/decisions/0036).
  * A pass covers every master in turn; an error ends the pass (the next step starts again).
  * As with scanKeys, a key may be seen twice, and one added during a pass may be missed.
  */
@@ -194,33 +191,35 @@ export class KeyspaceWalk {
     private readonly count = 1000,
   ) {}
 
-  async step(calls: number): Promise<WalkStep> {
+  /** Walks about `keys` keys (SCAN calls of `count` keys, at least one) from where the last step stopped. */
+  async step(keys: number): Promise<WalkStep> {
+    const calls = Math.max(1, Math.ceil(keys / this.count));
     if (this.fresh) {
       this.nodes = masters(this.client);
       this.node = 0;
       this.cursor = '0';
       this.fresh = false;
     }
-    const keys: string[] = [];
+    const found: string[] = [];
     try {
       for (let made = 0; made < calls; made += 1) {
         const node = this.nodes[this.node];
-        if (node === undefined) return this.passEnded(keys);
-        const [next, found] = this.type === undefined
+        if (node === undefined) return this.passEnded(found);
+        const [next, batch] = this.type === undefined
           ? await node.scan(this.cursor, 'MATCH', this.pattern, 'COUNT', this.count)
           : await node.scan(this.cursor, 'MATCH', this.pattern, 'COUNT', this.count, 'TYPE', this.type);
-        keys.push(...found);
+        found.push(...batch);
         this.cursor = next;
         if (next === '0') {
           this.node += 1;
-          if (this.node >= this.nodes.length) return this.passEnded(keys);
+          if (this.node >= this.nodes.length) return this.passEnded(found);
         }
       }
     } catch (error) {
       this.fresh = true;
       throw error;
     }
-    return { keys, passDone: false };
+    return { keys: found, passDone: false };
   }
 
   private passEnded(keys: string[]): WalkStep {

@@ -1,6 +1,7 @@
 import { bool, int, oneOf, parseEnv, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
 import { HYDRATION_ENV } from './hydration/hydration-config';
+import { DEFAULT_SWEEP_SCAN_KEYS } from './settlement/settlement-stream.adapter';
 import { STRIPE_CLIENT_ENV } from './stripe/stripe-config';
 
 /**
@@ -35,7 +36,7 @@ export const LEDGER_WORKER_ENV = {
    * N / this sweeps, and the SCAN's cost per sweep stays bounded however many entries the
    * result cache holds (docs/decisions/0036).
    */
-  LEDGER_SWEEP_SCAN_KEYS: int({ default: 100_000, min: 1_000, max: 100_000_000 }),
+  LEDGER_SWEEP_SCAN_KEYS: int({ default: DEFAULT_SWEEP_SCAN_KEYS, min: 1_000, max: 100_000_000 }),
   /** Stream entries per Postgres transaction (at most; an account's stream is read oldest first). */
   LEDGER_BATCH_SIZE: int({ default: 2_000, min: 1, max: 10_000 }),
   /** How often reconciliation runs over every account (a BullMQ job scheduler). */

@@ -161,7 +161,7 @@ describe('reconciliation: durable vs spendable, per account, under the account l
       const adapter = new ReconciliationRedisAdapter(stores.redis);
       const scans = jest.spyOn(stores.redis, 'scan');
       // Runs a minute apart: a pass may take 20 of them, so each makes 2 SCAN calls.
-      const job = new ReconciliationJob(service, logger, { releaseStale: true, correctDrift: false }, 100, new ReservationWalk(adapter, 2, 60_000));
+      const job = new ReconciliationJob(service, logger, { releaseStale: true, correctDrift: false }, 100, new ReservationWalk(adapter, 2_000, 60_000));
       let runs = 0;
       while (job.counters.stale_released_total === 0) {
         const before = scans.mock.calls.length;
@@ -177,7 +177,7 @@ describe('reconciliation: durable vs spendable, per account, under the account l
       // Runs 20 minutes apart: one run walks the whole keyspace.
       const other = await fundedAccount(1_000_000);
       await reserve(other, newRequestId(), 7_000, RESERVATION_TTL_GRACE_MS - STALE_AFTER_MS - 10_000);
-      const once = new ReconciliationJob(service, logger, { releaseStale: true, correctDrift: false }, 100, new ReservationWalk(adapter, 2, RESERVATION_PASS_WITHIN_MS));
+      const once = new ReconciliationJob(service, logger, { releaseStale: true, correctDrift: false }, 100, new ReservationWalk(adapter, 2_000, RESERVATION_PASS_WITHIN_MS));
       expect((await once.run()).stale_released_total).toBe(1);
       expect(await service.reconcileAccount(other, REPORT_ONLY)).toMatchObject({ spendableMicros: 1_000_000, reservedMicros: 0 });
     } finally {
@@ -237,7 +237,7 @@ describe('settlement backlog', () => {
     await enqueue(stores.redis, [settlementRecord(newId('account'), 4)], { markDirty: false });
     expect(await backlog.measure()).toMatchObject({ pendingRecords: 3, pendingAccounts: 2 });
     const streams = new SettlementStreamAdapter(stores.redis);
-    await streams.markDirty((await streams.sweepStep(100)).accounts);
+    await streams.markDirty((await streams.sweepStep(100_000)).accounts);
 
     const measured = await backlog.measure();
     expect(measured).toMatchObject({ pendingRecords: 4, pendingAccounts: 3, drainRatePerS: 0, estimatedDrainMs: null });

@@ -72,7 +72,7 @@ describe('settlement streams without a SCAN of the keyspace', () => {
     const streams = new SettlementStreamAdapter(redis);
     const stale = newId('account');
     await redis.sadd(SETTLEMENT_STREAMS_SET, stale);
-    expect(await streams.sweepStep(1)).toMatchObject({ accounts: [] });
+    expect(await streams.sweepStep(1_000)).toMatchObject({ accounts: [] });
     expect(await redis.smembers(SETTLEMENT_STREAMS_SET)).toEqual([]);
   });
 
@@ -90,7 +90,7 @@ describe('settlement streams without a SCAN of the keyspace', () => {
     let sweeps = 0;
     for (let done = false; !done; sweeps += 1) {
       const before = scans.mock.calls.length;
-      const step = await streams.sweepStep(2);
+      const step = await streams.sweepStep(2_000);
       expect(scans.mock.calls.length - before).toBeLessThanOrEqual(2);
       found.push(...step.accounts);
       done = step.passDone;
@@ -101,7 +101,7 @@ describe('settlement streams without a SCAN of the keyspace', () => {
     expect(sweeps).toBeGreaterThanOrEqual(8);
     expect(found).toEqual([orphan]);
 
-    const drain = new LedgerDrainService(streams, stores.repository, logger, { batchSize: 100, sweepScanCalls: 100 });
+    const drain = new LedgerDrainService(streams, stores.repository, logger, { batchSize: 100, sweepScanKeys: 100_000 });
     expect(await drain.sweep()).toBe(1);
     expect(await backlog.measure()).toMatchObject({ pendingRecords: 1, pendingAccounts: 1 });
     expect(await drain.drain()).toMatchObject({ written: 1 });
@@ -140,13 +140,13 @@ describe('settlement streams on a Redis Cluster', () => {
     const seen = new Set<string>();
     let steps = 0;
     for (let done = false; !done; steps += 1) {
-      const step = await walk.step(1);
+      const step = await walk.step(1_000);
       for (const key of step.keys) seen.add(key);
       done = step.passDone;
     }
     expect(steps).toBeGreaterThanOrEqual(3);
     expect([...seen].sort()).toEqual(accounts.map((accountId) => redisKeys.settlementStream(accountId)).sort());
-    const swept = await streams.sweepStep(1_000);
+    const swept = await streams.sweepStep(1_000_000);
     expect(swept.passDone).toBe(true);
     expect(swept.accounts.sort()).toEqual([...accounts].sort());
   }, 60_000);

@@ -11,7 +11,7 @@ export const RESERVATION_PASS_WITHIN_MS = RESERVATION_TTL_GRACE_MS / 3;
 
 /**
  * The reservation hashes the periodic reconciliation looks at, found by a SCAN that goes on
- * at each run (decision 0036): each run walks at most RECONCILE_SCAN_KEYS keys, or more when
+ * at each run (decision 0036): each run walks at least RECONCILE_SCAN_KEYS keys, and more when
  * the keyspace is so large that a pass would otherwise take longer than
  * RESERVATION_PASS_WITHIN_MS. Before, every page of 100 accounts walked the whole keyspace,
  * which holds the result cache's entries too. The keys found in the last complete pass and in
@@ -24,8 +24,8 @@ export class ReservationWalk {
 
   constructor(
     private readonly redis: ReconciliationRedisAdapter,
-    /** SCAN calls (of 1,000 keys) per run at least: RECONCILE_SCAN_KEYS / 1,000. */
-    private readonly minCalls: number,
+    /** Keys a run walks at least: RECONCILE_SCAN_KEYS. */
+    private readonly minKeys: number,
     /** RECONCILE_INTERVAL_MS: how often a run comes. */
     private readonly intervalMs: number,
   ) {
@@ -35,8 +35,8 @@ export class ReservationWalk {
   /** One run's step of the walk; the reservation hash keys known after it. */
   async advance(): Promise<Set<string>> {
     const runsPerPass = Math.max(1, Math.floor(RESERVATION_PASS_WITHIN_MS / this.intervalMs));
-    const calls = Math.max(this.minCalls, Math.ceil((await this.redis.keyCount()) / 1_000 / runsPerPass));
-    const step = await this.walk.step(calls);
+    const keys = Math.max(this.minKeys, Math.ceil((await this.redis.keyCount()) / runsPerPass));
+    const step = await this.walk.step(keys);
     for (const key of step.keys) this.current.add(key);
     const known = new Set([...this.previous, ...this.current]);
     if (step.passDone) {

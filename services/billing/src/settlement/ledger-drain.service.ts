@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { settlementSpans } from './settlement-spans';
 import type { LedgerRepository } from '../ledger/ledger.repository';
 import { parseSettlement, requestIdOfEntry } from './settlement-record';
-import { DEFAULT_SWEEP_SCAN_CALLS } from './settlement-stream.adapter';
+import { DEFAULT_SWEEP_SCAN_KEYS } from './settlement-stream.adapter';
 import type { RemovedEntry, SettlementStreamAdapter, StreamEntry } from './settlement-stream.adapter';
 
 export interface DrainOptions {
@@ -11,8 +11,8 @@ export interface DrainOptions {
   batchSize: number;
   /** Accounts taken from the dirty set at a time. */
   accountsPerPop?: number;
-  /** SCAN calls (1,000 keys each) a sweep makes at most; the next sweep goes on from there. */
-  sweepScanCalls?: number;
+  /** Keys a sweep's SCAN walks at most (LEDGER_SWEEP_SCAN_KEYS); the next sweep goes on from there. */
+  sweepScanKeys?: number;
   /** Batches of one account per pass before it goes back to the dirty set (fairness). */
   maxBatchesPerAccount?: number;
   /** Told every batch of records after it committed (the key-use recorder: last_used_at). */
@@ -135,10 +135,10 @@ export class LedgerDrainService {
   /**
    * Marks every account whose stream has entries that a drain may not reach: the streams left
    * being drained, and those whose dirty mark was lost, found by a SCAN bounded per sweep
-   * (`sweepScanCalls`; decision 0036). Returns how many.
+   * (`sweepScanKeys`; decision 0036). Returns how many.
    */
   async sweep(): Promise<number> {
-    const { accounts } = await this.streams.sweepStep(this.options.sweepScanCalls ?? DEFAULT_SWEEP_SCAN_CALLS);
+    const { accounts } = await this.streams.sweepStep(this.options.sweepScanKeys ?? DEFAULT_SWEEP_SCAN_KEYS);
     await this.streams.markDirty(accounts);
     if (accounts.length > 0) this.logger.info({ accounts: accounts.length }, 'sweep marked settlement streams dirty');
     return accounts.length;

@@ -40,8 +40,8 @@ for i = 1, #popped, 1000 do
 end
 return popped`;
 
-/** SCAN calls (of 1,000 keys each) a sweep makes when not told otherwise: LEDGER_SWEEP_SCAN_KEYS's default. */
-export const DEFAULT_SWEEP_SCAN_CALLS = 100;
+/** Keys a sweep's SCAN walks at most: LEDGER_SWEEP_SCAN_KEYS's default. */
+export const DEFAULT_SWEEP_SCAN_KEYS = 100_000;
 
 /** What one sweep found: accounts whose stream has entries, and whether its walk over the keyspace finished a pass. */
 export interface SweepFound {
@@ -128,31 +128,31 @@ export class SettlementStreamAdapter {
    * - the streams being drained: a worker that stopped after popping an account leaves it
    *   there (one found empty leaves the set);
    * - streams whose dirty mark was lost (a gateway stopped between its settlement and its
-   *   mark), found by a SCAN that makes at most `scanCalls` calls of 1,000 keys each and goes on
-   *   from there at the next sweep, so its cost does not grow with the keyspace (the result
-   *   cache's entries can be millions).
+   *   mark), found by a SCAN that walks about `scanKeys` keys and goes on from there at the
+   *   next sweep, so its cost does not grow with the keyspace (the result cache's entries can
+   *   be millions).
    */
-  async sweepStep(scanCalls: number): Promise<SweepFound> {
+  async sweepStep(scanKeys: number): Promise<SweepFound> {
     const draining = await this.redis.smembers(SETTLEMENT_STREAMS_SET);
-    const step = await this.walk.step(scanCalls);
+    const step = await this.walk.step(scanKeys);
     const scanned: string[] = [];
     for (const key of step.keys) {
       if (!key.startsWith(STREAM_PREFIX) || !key.endsWith(STREAM_SUFFIX)) continue;
       const accountId = key.slice(STREAM_PREFIX.length, key.length - STREAM_SUFFIX.length);
       if (accountId !== '') scanned.push(accountId);
     }
+    // The streams being drained come first (SMEMBERS has no repeats), then those scanned.
     const candidates = [...new Set([...draining, ...scanned])];
     const lengths = await this.lengths(candidates);
-    const entries = new Map(candidates.map((accountId, i) => [accountId, lengths[i] ?? 0]));
-    const accounts = candidates.filter((accountId) => (entries.get(accountId) ?? 0) > 0);
-    const empty = draining.filter((accountId) => entries.get(accountId) === 0);
+    const accounts = candidates.filter((_, i) => (lengths[i] ?? 0) > 0);
+    const empty = draining.filter((_, i) => lengths[i] === 0);
     // An empty one leaves the set; a record written meanwhile comes with its own dirty mark.
     if (empty.length > 0) await this.redis.srem(SETTLEMENT_STREAMS_SET, ...empty);
     return { accounts, passDone: step.passDone };
   }
 
   /** XLEN of each account's stream, in order (0 for a missing stream or a key of another type). */
-  async lengths(accountIds: readonly string[]): Promise<number[]> {
+  private async lengths(accountIds: readonly string[]): Promise<number[]> {
     const replies = await pipelineEach(this.redis, accountIds, (accountId) => redisKeys.settlementStream(accountId), (pipeline, accountId) => {
       pipeline.xlen(redisKeys.settlementStream(accountId));
     });
@@ -161,5 +161,4 @@ export class SettlementStreamAdapter {
       return error === null ? Number(length) : 0;
     });
   }
-
 }

@@ -73,13 +73,13 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
       reconciliationLog,
       { releaseStale: true, correctDrift: config.RECONCILE_REPAIR },
       100,
-      new ReservationWalk(reconciliationRedis, Math.ceil(config.RECONCILE_SCAN_KEYS / 1_000), config.RECONCILE_INTERVAL_MS),
+      new ReservationWalk(reconciliationRedis, config.RECONCILE_SCAN_KEYS, config.RECONCILE_INTERVAL_MS),
     );
     const metrics = new LedgerWorkerMetrics({ backlog: () => backlog.measure(), reconciliation: () => reconciliation.counters });
     // The drain confirms every record it made durable, so the gateways stop retaining it.
     const drain = new LedgerDrainService(new ConfirmingStreamAdapter(data, recovery), repository, logger.child({ component: 'drain' }), {
       batchSize: config.LEDGER_BATCH_SIZE,
-      sweepScanCalls: Math.ceil(config.LEDGER_SWEEP_SCAN_KEYS / 1_000),
+      sweepScanKeys: config.LEDGER_SWEEP_SCAN_KEYS,
       observer: metrics,
       onCommitted: (records) => keyUses.note(records),
     });

@@ -150,7 +150,7 @@ export function encodeCommand(name: string, args: readonly (string | number)[], 
  * One command as RESP whose arguments are the parts' in order (a script's SHA and key count,
  * its keys, its arguments, ...), without copying them into one array. Numbers are sent in
  * decimal. Every write of a batch is one string: a socket writes it without a gathered
- * write of separate chunks, each converted on its own (decision 0023, "The stored answer").
+ * write of separate chunks, each converted on its own (decision 0023, the store's answer).
  */
 export function encodeParts(name: string, parts: readonly (readonly RespArg[])[]): string {
   let count = 1;
