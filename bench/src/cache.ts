@@ -27,8 +27,14 @@
  * (gateway_cache_lookups_total): the hit rounds must be hits, the miss rounds misses.
  * Prints Markdown and writes bench/results/cache.json.
  *
- * Env: ROUNDS (8), DURATION_S (4), WARMUP_S (3), CONNECTIONS (32), MODEL (exa/fast),
- * BENCH_REDIS_DB (15), BENCH_GATEWAY_SCRIPT (the baseline gateway of the miss path).
+ * Env: ROUNDS (8), DURATION_S (4), WARMUP_S (3), MISS_ENTRY_TTL_S (30: the miss gateway's
+ * CACHE_TTL_S), MISS_WARMUP_S (MISS_ENTRY_TTL_S: each miss-part gateway is loaded this long
+ * before its rounds, in turns of WARMUP_S, so the miss gateway's entries have reached their
+ * steady size), CONNECTIONS (32), MODEL (exa/fast),
+ * BENCH_REDIS_DB (15), BENCH_GATEWAY_SCRIPT (the baseline gateway of the miss path),
+ * MISS_AA (1: the miss part's cache gateway runs with its cache off, an A/A of that part),
+ * MISS_SWAP (1: the baseline goes first in the miss part's turns and odd rounds), PARTS (hits,misses:
+ * which of the two parts run).
  * Each round's CPU window stays open after its load until the account's settlement stream is
  * empty (the ledger worker has written the round's searches to PostgreSQL).
  */
@@ -47,7 +53,9 @@ import { NO_LIMITS_ENV, BENCH_STACK, knobsFromEnv } from './lib-stack';
 import { runBench } from './lib-run';
 import type { Stoppable } from './lib-run';
 
-const { ROUNDS, DURATION_S, WARMUP_S, CONNECTIONS } = knobsFromEnv({ ROUNDS: 8, DURATION_S: 4, WARMUP_S: 3, CONNECTIONS: 32 });
+/** MISS_ENTRY_TTL_S: how long the miss rounds' gateway keeps its entries (s); Redis holds the last this-many seconds of one-off entries. */
+const { MISS_ENTRY_TTL_S } = knobsFromEnv({ MISS_ENTRY_TTL_S: 30 });
+const { ROUNDS, DURATION_S, WARMUP_S, MISS_WARMUP_S, CONNECTIONS } = knobsFromEnv({ ROUNDS: 8, DURATION_S: 4, WARMUP_S: 3, MISS_WARMUP_S: MISS_ENTRY_TTL_S, CONNECTIONS: 32 });
 /** The longest a round's CPU window stays open after its load, waiting for the ledger's drain (s). */
 const DRAIN_MAX_S = 10;
 
@@ -68,6 +76,20 @@ function streamsDrained(redis: Redis, streams: readonly string[]): () => Promise
 }
 const MODEL = process.env.MODEL ?? 'exa/fast';
 const BASELINE_SCRIPT = process.env.BENCH_GATEWAY_SCRIPT;
+/**
+ * MISS_AA=1: the miss part's first gateway runs with its cache off too, so the miss part
+ * measures two identical gateways (an A/A): the noise of its ratio on this machine.
+ */
+const MISS_AA = process.env.MISS_AA === '1';
+/**
+ * MISS_SWAP=1: in the miss part the baseline goes first (in each warm-up turn and in odd
+ * rounds) instead of the miss gateway. Two identical gateways read apart by that place
+ * (docs/benchmarks.md, "cache", seventeenth session): runs in both places cancel it.
+ */
+const MISS_SWAP = process.env.MISS_SWAP === '1';
+/** PARTS: which parts run, `hits`, `misses` or both (the default). */
+const PARTS = new Set((process.env.PARTS ?? 'hits,misses').split(',').map((part) => part.trim()));
+if (![...PARTS].every((part) => part === 'hits' || part === 'misses')) throw new Error(`PARTS: hits, misses or both, not ${process.env.PARTS}`);
 const HIT_BODY = searchBody(MODEL);
 /** A new query on every request: `[<id>]` is replaced by autocannon. */
 const MISS_BODY = JSON.stringify({ query: 'open source search engines [<id>]', model: MODEL, max_results: 10 });
@@ -120,15 +142,25 @@ function usPerSearch(cores: number, round: { readonly cpu: CpuReport; readonly l
   return (cores * round.cpu.wallSeconds * 1e6) / Math.max(1, round.load.total);
 }
 
-/** Interleaved rounds of two targets: a then b in odd rounds, b then a in even ones. */
-async function pairedRounds(label: string, a: Target, b: Target, groups: readonly CpuGroup[], drained: () => Promise<void>): Promise<{ a: Measured; b: Measured }[]> {
-  console.log(`${label}: warm-up ${WARMUP_S} s each`);
-  await load(a, WARMUP_S);
-  await load(b, WARMUP_S);
+/**
+ * Interleaved rounds of two targets: a then b in odd rounds, b then a in even ones. Before
+ * them each target is loaded for `warmupS`, in turns of at most WARMUP_S (a, b, a, b, ...), so
+ * both warm up over the same stretch of time.
+ */
+async function pairedRounds(label: string, a: Target, b: Target, groups: readonly CpuGroup[], drained: () => Promise<void>, warmupS: number, bFirst = false): Promise<{ a: Measured; b: Measured }[]> {
+  console.log(`${label}: warm-up ${warmupS} s each${warmupS > WARMUP_S ? `, in turns of ${WARMUP_S} s` : ''}${bFirst ? `, ${b.name} first` : ''}`);
+  const [first, second] = bFirst ? [b, a] : [a, b];
+  for (let left = warmupS; left > 0; left -= WARMUP_S) {
+    const turn = Math.min(WARMUP_S, left);
+    await load(first, turn);
+    await load(second, turn);
+  }
   await drained();
-  return alternatingRounds(ROUNDS, () => measure(a, groups, drained), () => measure(b, groups, drained), ({ a: ra, b: rb }, i) => {
+  const report = ({ a: ra, b: rb }: { a: Measured; b: Measured }, i: number): void => {
     console.log(`${label} round ${i + 1}/${ROUNDS}: ${a.name} ${ra.load.requestsPerSecond.toFixed(0)} req/s (non-2xx ${ra.load.non2xx}), ${b.name} ${rb.load.requestsPerSecond.toFixed(0)} req/s (non-2xx ${rb.load.non2xx}), ratio ${(ra.load.requestsPerSecond / rb.load.requestsPerSecond).toFixed(2)}`);
-  });
+  };
+  const rounds = await alternatingRounds(ROUNDS, () => measure(first, groups, drained), () => measure(second, groups, drained), (round, i) => report(bFirst ? { a: round.b, b: round.a } : round, i));
+  return bFirst ? rounds.map((round) => ({ a: round.b, b: round.a })) : rounds;
 }
 
 function summary(rounds: readonly { a: Measured; b: Measured }[]): Record<string, number> {
@@ -229,20 +261,37 @@ function table(title: string, a: string, b: string, s: Record<string, number>): 
   console.log(`ratio ${a}/${b}: ${s.median_of_round_ratios?.toFixed(3)} (median of per-round ratios)`);
 }
 
+/** Hits against the bare proxy; every hit round's answers must all have been hits (warm-ups included). */
+async function hitsPart(metricsUrl: string, hit: Target, proxy: Target, groups: readonly CpuGroup[], drained: () => Promise<void>) {
+  const before = await lookups(metricsUrl);
+  const rounds = await pairedRounds('hits vs proxy', hit, proxy, groups, drained, WARMUP_S);
+  const statuses = delta(await lookups(metricsUrl), before);
+  if ((statuses.miss ?? 0) + (statuses.joined ?? 0) + (statuses.off ?? 0) > 0) throw new Error(`the hit rounds were not all hits: ${JSON.stringify(statuses)}`);
+  const numbers = summary(rounds);
+  return { rounds, numbers, summary: { ...numbers, cache_statuses: statuses, goal_ratio: GOAL_RATIO, budget: hitBudget(rounds) } };
+}
+
+/** The miss path against the baseline; no miss round may have answered a hit or a joined search (warm-ups included). */
+async function missesPart(metricsUrl: string, miss: Target, base: Target, groups: readonly CpuGroup[], drained: () => Promise<void>) {
+  const before = await lookups(metricsUrl);
+  // The miss gateway's entries grow in Redis for their first MISS_ENTRY_TTL_S, then expire as
+  // fast as they are stored: the rounds measure that steady state, as a deployment spends all
+  // but its first TTL in it (docs/benchmarks.md, "cache", seventeenth session).
+  const rounds = await pairedRounds('misses vs baseline', miss, base, groups, drained, MISS_WARMUP_S, MISS_SWAP);
+  const statuses = delta(await lookups(metricsUrl), before);
+  if ((statuses.hit ?? 0) + (statuses.joined ?? 0) > 0) throw new Error(`the miss rounds were not all misses: ${JSON.stringify(statuses)}`);
+  const numbers = summary(rounds);
+  return { rounds, numbers, summary: { ...numbers, cache_statuses: statuses, cache_bytes_held_after: await gauge(metricsUrl, 'gateway_cache_bytes_held') } };
+}
+
 async function main(started: Stoppable[]): Promise<void> {
   const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
   // The hit rounds' gateway keeps its entries a day (its one entry must outlive every hit
   // round); the miss rounds' 30 s (one entry per request: Redis holds the last half minute's).
   const cacheEnv = { ...NO_LIMITS_ENV, CACHE_ENABLED: 'true', CACHE_TTL_BY_MODEL: '' };
-  const stack: Stack = await startStack({
-    ...BENCH_STACK,
-    name: 'benchcache',
-    gateways: [
-      { env: { ...cacheEnv, CACHE_TTL_S: '86400' } },
-      { env: { ...cacheEnv, CACHE_TTL_S: '30' } },
-      BASELINE_SCRIPT === undefined ? { env: { ...NO_LIMITS_ENV, CACHE_ENABLED: 'false' } } : { script: BASELINE_SCRIPT, env: { ...NO_LIMITS_ENV } },
-    ],
-  });
+  const missSpec = MISS_AA ? { env: { ...NO_LIMITS_ENV, CACHE_ENABLED: 'false' } } : { env: { ...cacheEnv, CACHE_TTL_S: String(MISS_ENTRY_TTL_S) } };
+  const baselineSpec = BASELINE_SCRIPT === undefined ? { env: { ...NO_LIMITS_ENV, CACHE_ENABLED: 'false' } } : { script: BASELINE_SCRIPT, env: { ...NO_LIMITS_ENV } };
+  const stack: Stack = await startStack({ ...BENCH_STACK, name: 'benchcache', gateways: [{ env: { ...cacheEnv, CACHE_TTL_S: '86400' } }, missSpec, baselineSpec] });
   started.push(stack);
   const [hitGateway, missGateway, baseline] = stack.gateways;
   const sim = stack.simulator;
@@ -291,36 +340,31 @@ async function main(started: Stoppable[]): Promise<void> {
   const missTarget: Target = { name: 'gateway (cache misses)', url: missGateway.url, headers, body: MISS_BODY, unique: true };
   const baseTarget: Target = { name: 'baseline gateway', url: baseline.url, headers, body: MISS_BODY, unique: true };
 
-  const beforeHits = await lookups(hitGateway.metricsUrl);
-  const hitRounds = await pairedRounds('hits vs proxy', hitTarget, proxyTarget, groups, drained);
-  const afterHits = await lookups(hitGateway.metricsUrl);
-  const beforeMisses = await lookups(missGateway.metricsUrl);
-  const missRounds = await pairedRounds('misses vs baseline', missTarget, baseTarget, groups, drained);
-  const afterMisses = await lookups(missGateway.metricsUrl);
-  const bytesHeld = await gauge(missGateway.metricsUrl, 'gateway_cache_bytes_held');
-  const hitStatuses = delta(afterHits, beforeHits);
-  const missStatuses = delta(afterMisses, beforeMisses);
-  // Every measured answer must have been what the round claims (warm-ups included in the counts).
-  if ((hitStatuses.miss ?? 0) + (hitStatuses.joined ?? 0) + (hitStatuses.off ?? 0) > 0) throw new Error(`the hit rounds were not all hits: ${JSON.stringify(hitStatuses)}`);
-  if ((missStatuses.hit ?? 0) + (missStatuses.joined ?? 0) > 0) throw new Error(`the miss rounds were not all misses: ${JSON.stringify(missStatuses)}`);
-
-  const hits = summary(hitRounds);
-  const budget = hitBudget(hitRounds);
-  const misses = summary(missRounds);
+  const hitPart = PARTS.has('hits') ? await hitsPart(hitGateway.metricsUrl, hitTarget, proxyTarget, groups, drained) : null;
+  const missPart = PARTS.has('misses') ? await missesPart(missGateway.metricsUrl, missTarget, baseTarget, groups, drained) : null;
   const result = {
     measured_at: new Date().toISOString(),
     command: 'npm run bench -- cache',
     machine: { nproc: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, loadavg_at_start: loadAtStart, loadavg_at_end: loadavg().map((l) => Math.round(l * 100) / 100) },
-    settings: { rounds: ROUNDS, duration_s: DURATION_S, warmup_s: WARMUP_S, cpu_window: 'each load, then until the ledger drained it', connections: CONNECTIONS, model: MODEL, sim_base_latency_ms: 0, baseline: BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false' },
-    hits_vs_proxy: { ...hits, cache_statuses: hitStatuses, goal_ratio: GOAL_RATIO, budget },
-    misses_vs_baseline: { ...misses, cache_statuses: missStatuses, cache_bytes_held_after: bytesHeld },
-    rounds: { hits: hitRounds, misses: missRounds },
+    settings: {
+      parts: [...PARTS], rounds: ROUNDS, duration_s: DURATION_S, warmup_s: WARMUP_S, miss_warmup_s: MISS_WARMUP_S, miss_entry_ttl_s: MISS_ENTRY_TTL_S,
+      cpu_window: 'each load, then until the ledger drained it', connections: CONNECTIONS, model: MODEL, sim_base_latency_ms: 0,
+      baseline: BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false', miss_aa: MISS_AA, miss_swap: MISS_SWAP,
+    },
+    hits_vs_proxy: hitPart?.summary ?? null,
+    misses_vs_baseline: missPart?.summary ?? null,
+    rounds: { hits: hitPart?.rounds ?? [], misses: missPart?.rounds ?? [] },
   };
   const file = writeResult('cache', result);
-  table(`Cache hits against the bare proxy (${MODEL}, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION_S} s, simulator at 0 ms; statuses ${JSON.stringify(hitStatuses)})`, 'gateway (hits)', 'bare proxy', hits);
-  budgetTable(budget);
-  table(`The miss path against ${BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false'} (a new query per request; statuses ${JSON.stringify(missStatuses)})`, 'gateway (misses)', 'baseline', misses);
-  console.log(`entries the miss gateway held at the end (gateway_cache_bytes_held): ${bytesHeld} bytes`);
+  if (hitPart !== null) {
+    table(`Cache hits against the bare proxy (${MODEL}, ${CONNECTIONS} connections, ${ROUNDS} interleaved rounds of ${DURATION_S} s, simulator at 0 ms; statuses ${JSON.stringify(hitPart.summary.cache_statuses)})`, 'gateway (hits)', 'bare proxy', hitPart.numbers);
+    budgetTable(hitPart.summary.budget);
+  }
+  if (missPart !== null) {
+    if (MISS_AA) console.log('\nMISS_AA=1: the "gateway (misses)" below ran with its cache off (an A/A of the miss part)');
+    table(`The miss path against ${BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false'} (a new query per request; statuses ${JSON.stringify(missPart.summary.cache_statuses)})`, 'gateway (misses)', 'baseline', missPart.numbers);
+    console.log(`entries the miss gateway held at the end (gateway_cache_bytes_held): ${missPart.summary.cache_bytes_held_after} bytes`);
+  }
   console.log(`\nwrote ${file}`);
 }
 
