@@ -77,14 +77,15 @@ function streamsDrained(redis: Redis, streams: readonly string[]): () => Promise
 const MODEL = process.env.MODEL ?? 'exa/fast';
 const BASELINE_SCRIPT = process.env.BENCH_GATEWAY_SCRIPT;
 /**
- * MISS_AA=1: the miss part's first gateway runs with its cache off too, so the miss part
+ * MISS_AA=1: the miss part's cache-side gateway runs with its cache off too, so the miss part
  * measures two identical gateways (an A/A): the noise of its ratio on this machine.
  */
 const MISS_AA = process.env.MISS_AA === '1';
 /**
  * MISS_SWAP=1: in the miss part the baseline goes first (in each warm-up turn and in odd
- * rounds) instead of the miss gateway. Two identical gateways read apart by that place
- * (docs/benchmarks.md, "cache", seventeenth session): runs in both places cancel it.
+ * rounds) instead of the miss gateway, to see whether going first moves the ratio (in the
+ * seventeenth session's A/A runs it did not explain the cache-side gateway's lead:
+ * docs/benchmarks.md, "cache").
  */
 const MISS_SWAP = process.env.MISS_SWAP === '1';
 /** PARTS: which parts run, `hits`, `misses` or both (the default). */
@@ -156,11 +157,13 @@ async function pairedRounds(label: string, a: Target, b: Target, groups: readonl
     await load(second, turn);
   }
   await drained();
-  const report = ({ a: ra, b: rb }: { a: Measured; b: Measured }, i: number): void => {
+  // alternatingRounds names its rounds by who went first: back to a and b.
+  const named = (round: { a: Measured; b: Measured }): { a: Measured; b: Measured } => (bFirst ? { a: round.b, b: round.a } : round);
+  const rounds = await alternatingRounds(ROUNDS, () => measure(first, groups, drained), () => measure(second, groups, drained), (round, i) => {
+    const { a: ra, b: rb } = named(round);
     console.log(`${label} round ${i + 1}/${ROUNDS}: ${a.name} ${ra.load.requestsPerSecond.toFixed(0)} req/s (non-2xx ${ra.load.non2xx}), ${b.name} ${rb.load.requestsPerSecond.toFixed(0)} req/s (non-2xx ${rb.load.non2xx}), ratio ${(ra.load.requestsPerSecond / rb.load.requestsPerSecond).toFixed(2)}`);
-  };
-  const rounds = await alternatingRounds(ROUNDS, () => measure(first, groups, drained), () => measure(second, groups, drained), (round, i) => report(bFirst ? { a: round.b, b: round.a } : round, i));
-  return bFirst ? rounds.map((round) => ({ a: round.b, b: round.a })) : rounds;
+  });
+  return rounds.map(named);
 }
 
 function summary(rounds: readonly { a: Measured; b: Measured }[]): Record<string, number> {
@@ -275,8 +278,9 @@ async function hitsPart(metricsUrl: string, hit: Target, proxy: Target, groups: 
 async function missesPart(metricsUrl: string, miss: Target, base: Target, groups: readonly CpuGroup[], drained: () => Promise<void>) {
   const before = await lookups(metricsUrl);
   // The miss gateway's entries grow in Redis for their first MISS_ENTRY_TTL_S, then expire as
-  // fast as they are stored: the rounds measure that steady state, as a deployment spends all
-  // but its first TTL in it (docs/benchmarks.md, "cache", seventeenth session).
+  // fast as they are stored; by then both gateways have run for that long too. The rounds
+  // measure that steady state, as a deployment spends all but its first TTL in it
+  // (docs/benchmarks.md, "cache", seventeenth session).
   const rounds = await pairedRounds('misses vs baseline', miss, base, groups, drained, MISS_WARMUP_S, MISS_SWAP);
   const statuses = delta(await lookups(metricsUrl), before);
   if ((statuses.hit ?? 0) + (statuses.joined ?? 0) > 0) throw new Error(`the miss rounds were not all misses: ${JSON.stringify(statuses)}`);
@@ -287,10 +291,12 @@ async function missesPart(metricsUrl: string, miss: Target, base: Target, groups
 async function main(started: Stoppable[]): Promise<void> {
   const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
   // The hit rounds' gateway keeps its entries a day (its one entry must outlive every hit
-  // round); the miss rounds' 30 s (one entry per request: Redis holds the last half minute's).
+  // round); the miss rounds' MISS_ENTRY_TTL_S (one entry per request: Redis holds the last
+  // that-many seconds' entries).
   const cacheEnv = { ...NO_LIMITS_ENV, CACHE_ENABLED: 'true', CACHE_TTL_BY_MODEL: '' };
-  const missSpec = MISS_AA ? { env: { ...NO_LIMITS_ENV, CACHE_ENABLED: 'false' } } : { env: { ...cacheEnv, CACHE_TTL_S: String(MISS_ENTRY_TTL_S) } };
-  const baselineSpec = BASELINE_SCRIPT === undefined ? { env: { ...NO_LIMITS_ENV, CACHE_ENABLED: 'false' } } : { script: BASELINE_SCRIPT, env: { ...NO_LIMITS_ENV } };
+  const cacheOff = { env: { ...NO_LIMITS_ENV, CACHE_ENABLED: 'false' } };
+  const missSpec = MISS_AA ? cacheOff : { env: { ...cacheEnv, CACHE_TTL_S: String(MISS_ENTRY_TTL_S) } };
+  const baselineSpec = BASELINE_SCRIPT === undefined ? cacheOff : { script: BASELINE_SCRIPT, env: { ...NO_LIMITS_ENV } };
   const stack: Stack = await startStack({ ...BENCH_STACK, name: 'benchcache', gateways: [{ env: { ...cacheEnv, CACHE_TTL_S: '86400' } }, missSpec, baselineSpec] });
   started.push(stack);
   const [hitGateway, missGateway, baseline] = stack.gateways;
