@@ -14,3 +14,5 @@ export { FORWARD_ROUTES } from './forward/forward.routes';
 export { SearchMetrics } from './search/search.metrics';
 export type { SearchRefusal, SearchReply, SearchResult } from './search/search.service';
 export type { AttemptResult } from './search/search.outcome';
+export { cacheDigest, normaliseQuery } from './cache/cache.key';
+export { entryValue } from './cache/result-cache';

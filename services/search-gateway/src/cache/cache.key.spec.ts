@@ -11,6 +11,17 @@ describe('the result cache key', () => {
       expect(normaliseQuery('a\u00a0b')).toBe('a b');
     });
 
+    it('answers what the full normalisation answers, for queries the ASCII shortcut takes and for those it leaves', () => {
+      const full = (query: string): string => query.normalize('NFC').trim().replace(/\s+/gu, ' ');
+      const queries = [
+        'rust async runtimes', 'a', 'C++ "exact phrase" -minus site:example.com', '~!@#$%^&*()_+{}|:<>?',
+        ' leading', 'trailing ', 'two  spaces', 'tab\there', 'line\nbreak', 'vertical\vtab', 'form\ffeed', 'cr\rlf',
+        'del\x7fchar', 'unit\x1fseparator', 'nbsp\u00a0here', 'ideographic\u3000space', 'bom\ufeffhere',
+        'cafe\u0301', 'caf\u00e9', '\u212b angstrom', '', ' ', 'x ',
+      ];
+      for (const query of queries) expect([query, normaliseQuery(query)]).toEqual([query, full(query)]);
+    });
+
     it('keeps case', () => {
       expect(normaliseQuery('Rust')).not.toBe(normaliseQuery('rust'));
     });
