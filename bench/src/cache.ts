@@ -34,7 +34,7 @@
  * BENCH_REDIS_DB (15), BENCH_GATEWAY_SCRIPT (the baseline gateway of the miss path),
  * MISS_AA (1: the miss part's cache gateway runs with its cache off, an A/A of that part),
  * MISS_SWAP (1: the baseline goes first in the miss part's turns and odd rounds), PARTS (hits,misses:
- * which of the two parts run).
+ * which of the two parts run), BENCH_QUERY (the query; lib-search-setup.ts; the miss part adds ` [<id>]`).
  * Each round's CPU window stays open after its load until the account's settlement stream is
  * empty (the ledger worker has written the round's searches to PostgreSQL).
  */
@@ -48,7 +48,7 @@ import type { LoadResult } from './lib-autocannon';
 import { measureCpu, pidsNamed } from './lib-cpu';
 import type { CpuGroup, CpuReport } from './lib-cpu';
 import { alternatingRounds, median, writeResult } from './lib-results';
-import { firstSearches, fundedApiKey, searchBody, startBareProxy } from './lib-search-setup';
+import { firstSearches, fundedApiKey, searchBody, startBareProxy, uniqueSearchBody } from './lib-search-setup';
 import { NO_LIMITS_ENV, BENCH_STACK, knobsFromEnv } from './lib-stack';
 import { runBench } from './lib-run';
 import type { Stoppable } from './lib-run';
@@ -93,7 +93,7 @@ const PARTS = new Set((process.env.PARTS ?? 'hits,misses').split(',').map((part)
 if (![...PARTS].every((part) => part === 'hits' || part === 'misses')) throw new Error(`PARTS: hits, misses or both, not ${process.env.PARTS}`);
 const HIT_BODY = searchBody(MODEL);
 /** A new query on every request: `[<id>]` is replaced by autocannon. */
-const MISS_BODY = JSON.stringify({ query: 'open source search engines [<id>]', model: MODEL, max_results: 10 });
+const MISS_BODY = uniqueSearchBody(MODEL);
 
 interface Target {
   readonly name: string;

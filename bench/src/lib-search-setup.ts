@@ -12,9 +12,22 @@ import { BENCH_BYOK, storeBenchProviderKey } from './lib-stack';
 /** What the gateway sends Exa for exa/fast (the catalog's upstream variant): the proxy sends the same. */
 const EXA_FAST_TYPE = findModel('exa/fast')?.upstreamVariant ?? 'fast';
 
+/**
+ * BENCH_QUERY: the benches' query (the simulator's results repeat its words). The default is
+ * ASCII; a query with a character past Latin-1 (e.g. `open source search engine’s
+ * benchmark`) gives results as real pages often are, whose text V8 holds two bytes a character.
+ */
+export const BENCH_QUERY = process.env.BENCH_QUERY ?? 'open source search engines benchmark';
+
 /** The body every measured search sends, to the gateway and to the proxy alike. */
 export function searchBody(model: string): string {
-  return JSON.stringify({ query: 'open source search engines benchmark', model, max_results: 10 });
+  return JSON.stringify({ query: BENCH_QUERY, model, max_results: 10 });
+}
+
+/** A body whose query is new on every request (`[<id>]` is replaced by autocannon): every search a miss where a cache is on. */
+export function uniqueSearchBody(model: string): string {
+  const query = process.env.BENCH_QUERY === undefined ? 'open source search engines' : BENCH_QUERY;
+  return JSON.stringify({ query: `${query} [<id>]`, model, max_results: 10 });
 }
 
 /** Starts the bare proxy (bench/dist/bare-proxy.js) forwarding to the simulator at `simUrl`. */

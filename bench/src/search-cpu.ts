@@ -24,7 +24,7 @@
  * GATEWAY_A_ENV and GATEWAY_B_ENV (`NAME=value ...` for that build's gateways only, e.g.
  * CACHE_ENABLED=true; every gateway's default is the test stacks' CACHE_ENABLED=false),
  * GATEWAY_A_UNIQUE and GATEWAY_B_UNIQUE (1: a new query on every search to that build's
- * gateways, e.g. with the cache on every search a miss).
+ * gateways, e.g. with the cache on every search a miss), BENCH_QUERY (the query; lib-search-setup.ts).
  * Prints Markdown and writes bench/results/search-cpu.json.
  */
 import { join } from 'node:path';
@@ -39,6 +39,7 @@ import { median, writeResult } from './lib-results';
 import { envPairs, NO_LIMITS_ENV, storeBenchProviderKey, BENCH_STACK } from './lib-stack';
 import { runBench } from './lib-run';
 import type { Stoppable } from './lib-run';
+import { BENCH_QUERY, searchBody } from './lib-search-setup';
 
 const root = repoRoot();
 const CURRENT = join(root, 'services/search-gateway/dist/main.js');
@@ -50,9 +51,10 @@ const DURATION_S = Number(process.env.DURATION_S ?? 5);
 const WARMUP_S = Number(process.env.WARMUP_S ?? 5);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
 const MODEL = process.env.MODEL ?? 'exa/fast';
-const BODY = JSON.stringify({ query: 'open source search engines benchmark', model: MODEL, max_results: 10 });
+/** BENCH_QUERY (lib-search-setup.ts) sets the query. */
+const BODY = searchBody(MODEL);
 /** A new query on every search (autocannon replaces `[<id>]`): GATEWAY_<X>_UNIQUE=1. */
-const UNIQUE_BODY = JSON.stringify({ query: 'open source search engines benchmark [<id>]', model: MODEL, max_results: 10 });
+const UNIQUE_BODY = JSON.stringify({ query: `${BENCH_QUERY} [<id>]`, model: MODEL, max_results: 10 });
 /** Each build's places in the stack (see above): A B B A. */
 const LAYOUT = ['A', 'B', 'B', 'A'] as const;
 const PROCESSES = ['search-gateway', 'redis-server', 'postgres', 'ledger worker', 'provider simulator'] as const;

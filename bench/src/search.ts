@@ -18,7 +18,7 @@
  * COUNT_SEARCHES (400), BENCH_REDIS_DB (15), GATEWAY_NODE_OPTIONS and WORKER_NODE_OPTIONS (flags
  * for that process only), BENCH_KEEP_PROFILE (1 keeps the .cpuprofile files), BENCH_BYOK (1: every
  * search with the account's own Exa key; lib-stack.ts), BENCH_GATEWAY_ENV and BENCH_WORKER_ENV (more
- * settings for that process, as space-separated NAME=value).
+ * settings for that process, as space-separated NAME=value), BENCH_QUERY (the query; lib-search-setup.ts).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -35,7 +35,7 @@ import type { ProfileSummary } from './lib-cpuprofile';
 import { countRedisCommands } from './lib-redis-count';
 import type { CommandCounts } from './lib-redis-count';
 import { median, writeResult } from './lib-results';
-import { firstSearches, fundedApiKey, searchBody, startBareProxy } from './lib-search-setup';
+import { firstSearches, fundedApiKey, searchBody, startBareProxy, uniqueSearchBody } from './lib-search-setup';
 import { NO_LIMITS_ENV, BENCH_STACK } from './lib-stack';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 16);
@@ -46,7 +46,7 @@ const MODEL = process.env.MODEL ?? 'exa/fast';
 const COUNT_SEARCHES = Number(process.env.COUNT_SEARCHES ?? 400);
 /** BENCH_UNIQUE=1: a new query on every request (autocannon -I), e.g. with CACHE_ENABLED=true every search a miss. */
 const UNIQUE = process.env.BENCH_UNIQUE === '1';
-const BODY = UNIQUE ? JSON.stringify({ query: 'open source search engines [<id>]', model: MODEL, max_results: 10 }) : searchBody(MODEL);
+const BODY = UNIQUE ? uniqueSearchBody(MODEL) : searchBody(MODEL);
 
 interface Target {
   name: 'gateway' | 'proxy';

@@ -111,6 +111,28 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     expect(shown.attempts).toEqual([expect.objectContaining({ cache: 'hit', cost_usd: 0.0009, saved_usd: 0.0081 })]);
   });
 
+  it('a hit answers text past Latin-1 (a curly quote, CJK, an emoji) as the miss gave it: from Redis, from a gateway\'s copy, and on an idempotent repeat', async () => {
+    const account = await fundedAccount(100 * FULL_MICROS);
+    // The simulator's titles and snippets repeat the query: a curly quote, CJK and an emoji in every result.
+    const query = fresh('it’s 字 \u{1F50D} café');
+    const miss = await search(suite.gw, account.apiKey, { query });
+    expect(miss.body.cache.status).toBe('miss');
+    expect(JSON.stringify(miss.body.results)).toContain('’s 字 \u{1F50D} café');
+    // The other gateway's first hit reads the entry from Redis; its second, its own copy.
+    const fromRedis = await search(suite.gateway(1), account.apiKey, { query });
+    const fromCopy = await search(suite.gateway(1), account.apiKey, { query });
+    const repeat = (): Promise<JsonResponse> => call('POST', `${suite.gateway(1)}/v1/search`, { body: { model: 'exa/fast', max_results: 10, query }, headers: { ...bearer(account.apiKey), 'idempotency-key': `bytes-${query}`.replace(/[^\x20-\x7e]/g, '') } });
+    const first = await repeat();
+    const again = await repeat();
+    for (const hit of [fromRedis, fromCopy, first]) {
+      expect([hit.status, hit.headers.get('x-svc-cache'), hit.headers.get('content-type')]).toEqual([200, 'hit', 'application/json; charset=utf-8']);
+      expect(hit.body.results).toEqual(miss.body.results);
+    }
+    // The repeat answers the first's outcome, kept as text: the same body, byte for byte.
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('x-svc-cache')).toBe('hit');
+  });
+
   it('refresh asks the provider and stores its answer; off neither looks up nor stores', async () => {
     const account = await fundedAccount(100 * FULL_MICROS);
     const query = fresh('cache modes');
