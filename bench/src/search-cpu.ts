@@ -24,7 +24,9 @@
  * GATEWAY_A_ENV and GATEWAY_B_ENV (`NAME=value ...` for that build's gateways only, e.g.
  * CACHE_ENABLED=true; every gateway's default is the test stacks' CACHE_ENABLED=false),
  * GATEWAY_A_UNIQUE and GATEWAY_B_UNIQUE (1: a new query on every search to that build's
- * gateways, e.g. with the cache on every search a miss), BENCH_QUERY (the query; lib-search-setup.ts).
+ * gateways, e.g. with the cache on every search a miss), BENCH_QUERY (the query; lib-search-setup.ts),
+ * GATEWAY_A_QUERY and GATEWAY_B_QUERY (that build's query instead, e.g. the same build as A and
+ * B, one with a character past Latin-1 in its query).
  * Prints Markdown and writes bench/results/search-cpu.json.
  */
 import { join } from 'node:path';
@@ -39,7 +41,7 @@ import { median, writeResult } from './lib-results';
 import { envPairs, NO_LIMITS_ENV, storeBenchProviderKey, BENCH_STACK } from './lib-stack';
 import { runBench } from './lib-run';
 import type { Stoppable } from './lib-run';
-import { BENCH_QUERY, searchBody } from './lib-search-setup';
+import { BENCH_QUERY } from './lib-search-setup';
 
 const root = repoRoot();
 const CURRENT = join(root, 'services/search-gateway/dist/main.js');
@@ -51,10 +53,15 @@ const DURATION_S = Number(process.env.DURATION_S ?? 5);
 const WARMUP_S = Number(process.env.WARMUP_S ?? 5);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
 const MODEL = process.env.MODEL ?? 'exa/fast';
-/** BENCH_QUERY (lib-search-setup.ts) sets the query. */
-const BODY = searchBody(MODEL);
-/** A new query on every search (autocannon replaces `[<id>]`): GATEWAY_<X>_UNIQUE=1. */
-const UNIQUE_BODY = JSON.stringify({ query: `${BENCH_QUERY} [<id>]`, model: MODEL, max_results: 10 });
+/**
+ * The body a build's gateways get: BENCH_QUERY, or GATEWAY_<X>_QUERY for that build only (e.g.
+ * the same build twice, one with text past Latin-1); with GATEWAY_<X>_UNIQUE=1 a new query on
+ * every search (autocannon replaces `[<id>]`).
+ */
+function bodyOf(build: 'A' | 'B', unique: boolean): string {
+  const query = process.env[`GATEWAY_${build}_QUERY`] ?? BENCH_QUERY;
+  return JSON.stringify({ query: unique ? `${query} [<id>]` : query, model: MODEL, max_results: 10 });
+}
 /** Each build's places in the stack (see above): A B B A. */
 const LAYOUT = ['A', 'B', 'B', 'A'] as const;
 const PROCESSES = ['search-gateway', 'redis-server', 'postgres', 'ledger worker', 'provider simulator'] as const;
@@ -95,7 +102,7 @@ async function main(started: Stoppable[]): Promise<void> {
   const headers = { 'content-type': 'application/json', ...bearer(apiKey.secret) };
   for (const gateway of places) {
     await waitFor(`a first 200 from ${gateway.url}`, async () => {
-      const response = await call('POST', `${gateway.url}/v1/search`, { raw: BODY, headers: bearer(apiKey.secret) });
+      const response = await call('POST', `${gateway.url}/v1/search`, { raw: bodyOf(LAYOUT[places.indexOf(gateway)] ?? 'A', false), headers: bearer(apiKey.secret) });
       // With BENCH_BYOK=1 a build that knows provider keys answers byok (an older build platform).
       return response.status === 200 ? true : undefined;
     }, { timeoutMs: 20_000, intervalMs: 200 });
@@ -115,11 +122,11 @@ async function main(started: Stoppable[]): Promise<void> {
   ];
   /** Whether the gateway in this place gets a new query on every search (GATEWAY_<X>_UNIQUE). */
   const uniqueAt = (place: number): boolean => process.env[`GATEWAY_${LAYOUT[place] ?? 'A'}_UNIQUE`] === '1';
-  const run = async (gateway: { url: string; process: RunningProcess }, seconds: number, unique: boolean): Promise<Round> => {
+  const run = async (gateway: { url: string; process: RunningProcess }, seconds: number, unique: boolean, build: 'A' | 'B'): Promise<Round> => {
     const bytesBefore = await redisBytesIn();
     const { value: load, cpu } = await measureCpu(groupsFor(gateway.process), () => runLoad({
       url: `${gateway.url}/v1/search`, method: 'POST', connections: CONNECTIONS, durationSeconds: seconds, ...(RATE > 0 ? { rate: RATE } : {}), headers,
-      body: unique ? UNIQUE_BODY : BODY, idReplacement: unique,
+      body: bodyOf(build, unique), idReplacement: unique,
     }));
     if (load.non2xx > 0 || load.errors > 0) throw new Error(`non-2xx ${load.non2xx}, errors ${load.errors}: ${JSON.stringify(load.statusCodes)}`);
     const perSearchUs: Record<string, number> = {};
@@ -135,7 +142,7 @@ async function main(started: Stoppable[]): Promise<void> {
     return { load, perSearchUs, redisBytesPerSearch };
   };
   console.log(`warm-up: ${WARMUP_S} s each at ${RATE > 0 ? `${RATE} req/s` : 'full speed'}`);
-  for (const [place, gateway] of places.entries()) await run(gateway, WARMUP_S, uniqueAt(place));
+  for (const [place, gateway] of places.entries()) await run(gateway, WARMUP_S, uniqueAt(place), LAYOUT[place] ?? 'A');
   /** A build's round: the mean of its two places (CPU per search by process, requests/s). */
   const mean = (x: Round, y: Round): Round => ({
     load: { ...x.load, requestsPerSecond: (x.load.requestsPerSecond + y.load.requestsPerSecond) / 2 },
@@ -147,7 +154,7 @@ async function main(started: Stoppable[]): Promise<void> {
     const measured = new Map<number, Round>();
     for (let k = 0; k < places.length; k++) {
       const place = (i + k) % places.length;
-      measured.set(place, await run(places[place] as (typeof places)[number], DURATION_S, uniqueAt(place)));
+      measured.set(place, await run(places[place] as (typeof places)[number], DURATION_S, uniqueAt(place), LAYOUT[place] ?? 'A'));
     }
     const at = (place: number): Round => measured.get(place) as Round;
     const ra = mean(at(0), at(3));
