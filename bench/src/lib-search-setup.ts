@@ -19,15 +19,20 @@ const EXA_FAST_TYPE = findModel('exa/fast')?.upstreamVariant ?? 'fast';
  */
 export const BENCH_QUERY = process.env.BENCH_QUERY ?? 'open source search engines benchmark';
 
-/** The body every measured search sends, to the gateway and to the proxy alike. */
-export function searchBody(model: string): string {
-  return JSON.stringify({ query: BENCH_QUERY, model, max_results: 10 });
+/** The query of `uniqueSearchBody`: BENCH_QUERY, or the misses' query the benches always sent. */
+const UNIQUE_QUERY = process.env.BENCH_QUERY ?? 'open source search engines';
+
+/**
+ * The body every measured search sends, to the gateway and to the proxy alike; `unique`: its
+ * query new on every request (autocannon replaces `[<id>]`), every search a miss where a cache is on.
+ */
+export function searchBody(model: string, query = BENCH_QUERY, unique = false): string {
+  return JSON.stringify({ query: unique ? `${query} [<id>]` : query, model, max_results: 10 });
 }
 
-/** A body whose query is new on every request (`[<id>]` is replaced by autocannon): every search a miss where a cache is on. */
+/** A body whose query is new on every request: every search a miss where a cache is on. */
 export function uniqueSearchBody(model: string): string {
-  const query = process.env.BENCH_QUERY === undefined ? 'open source search engines' : BENCH_QUERY;
-  return JSON.stringify({ query: `${query} [<id>]`, model, max_results: 10 });
+  return searchBody(model, UNIQUE_QUERY, true);
 }
 
 /** Starts the bare proxy (bench/dist/bare-proxy.js) forwarding to the simulator at `simUrl`. */

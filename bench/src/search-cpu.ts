@@ -41,7 +41,7 @@ import { median, writeResult } from './lib-results';
 import { envPairs, NO_LIMITS_ENV, storeBenchProviderKey, BENCH_STACK } from './lib-stack';
 import { runBench } from './lib-run';
 import type { Stoppable } from './lib-run';
-import { BENCH_QUERY } from './lib-search-setup';
+import { BENCH_QUERY, searchBody } from './lib-search-setup';
 
 const root = repoRoot();
 const CURRENT = join(root, 'services/search-gateway/dist/main.js');
@@ -59,8 +59,7 @@ const MODEL = process.env.MODEL ?? 'exa/fast';
  * every search (autocannon replaces `[<id>]`).
  */
 function bodyOf(build: 'A' | 'B', unique: boolean): string {
-  const query = process.env[`GATEWAY_${build}_QUERY`] ?? BENCH_QUERY;
-  return JSON.stringify({ query: unique ? `${query} [<id>]` : query, model: MODEL, max_results: 10 });
+  return searchBody(MODEL, process.env[`GATEWAY_${build}_QUERY`] ?? BENCH_QUERY, unique);
 }
 /** Each build's places in the stack (see above): A B B A. */
 const LAYOUT = ['A', 'B', 'B', 'A'] as const;
@@ -100,9 +99,9 @@ async function main(started: Stoppable[]): Promise<void> {
   if (grant.status !== 201) throw new Error(`grant failed: ${grant.status} ${grant.text}`);
   await storeBenchProviderKey(a.url, account.managementKey);
   const headers = { 'content-type': 'application/json', ...bearer(apiKey.secret) };
-  for (const gateway of places) {
+  for (const [place, gateway] of places.entries()) {
     await waitFor(`a first 200 from ${gateway.url}`, async () => {
-      const response = await call('POST', `${gateway.url}/v1/search`, { raw: bodyOf(LAYOUT[places.indexOf(gateway)] ?? 'A', false), headers: bearer(apiKey.secret) });
+      const response = await call('POST', `${gateway.url}/v1/search`, { raw: bodyOf(LAYOUT[place] ?? 'A', false), headers: bearer(apiKey.secret) });
       // With BENCH_BYOK=1 a build that knows provider keys answers byok (an older build platform).
       return response.status === 200 ? true : undefined;
     }, { timeoutMs: 20_000, intervalMs: 200 });
