@@ -17,7 +17,9 @@
  *    the store), on this build with the cache on, against BENCH_GATEWAY_SCRIPT (another
  *    build's dist/main.js, e.g. the previous one's, started with the same settings), or,
  *    without it, this build with CACHE_ENABLED=false. Every gateway shares one Redis, one
- *    simulator and one account; rounds interleaved. The goal: no loss beyond noise.
+ *    simulator and one account; rounds interleaved. The goal: no loss beyond noise. Then what
+ *    a miss adds to each process's CPU per search, and the share of the whole machine's
+ *    (decision 37).
  *
  * Three gateways: the hit rounds' (entries live a day, so the one entry they read outlives
  * every round however long the run), the miss rounds' (entries live 30 s, so Redis holds only
@@ -183,6 +185,12 @@ function summary(rounds: readonly { a: Measured; b: Measured }[]): Record<string
 /** The issue's goal for hits: this many times the bare proxy's throughput. */
 const GOAL_RATIO = 1.5;
 const MACHINE = 'the whole machine';
+/** The three gateways (their CPU groups' and targets' names). */
+const HIT_GATEWAY = 'gateway (cache hits)';
+const MISS_GATEWAY = 'gateway (cache misses)';
+const BASELINE_GATEWAY = 'baseline gateway';
+/** The miss part's row for the gateway each side loads (the miss gateway, or the baseline's). */
+const LOADED_GATEWAY = 'the gateway loaded (misses / baseline)';
 
 /** µs of CPU per answered search of every process group (and the whole machine), the median over the rounds. */
 function perProcessUs(rounds: readonly Measured[]): Record<string, number> {
@@ -215,7 +223,7 @@ function hitBudget(rounds: readonly { a: Measured; b: Measured }[]): HitBudget {
   const proxied = perProcessUs(rounds.map((r) => r.b));
   const machineHit = hit[MACHINE] ?? Number.NaN;
   const machineProxied = proxied[MACHINE] ?? Number.NaN;
-  const gateway = hit['gateway (cache hits)'] ?? Number.NaN;
+  const gateway = hit[HIT_GATEWAY] ?? Number.NaN;
   const withoutGateway = machineHit - gateway;
   return {
     hit_us: hit,
@@ -239,7 +247,62 @@ function budgetTable(budget: HitBudget): void {
   }
   console.log(`the money path a hit keeps (Redis, ledger worker, PostgreSQL): ${us(budget.money_path_us)} µs`);
   console.log(`ratio by CPU (whole machine, proxied / hit): ${budget.ratio_by_cpu.toFixed(3)}; with a gateway that cost nothing: ${budget.ratio_with_a_free_gateway.toFixed(3)}`);
-  console.log(`CPU left for the gateway per hit at ${GOAL_RATIO}x: ${us(budget.gateway_us_left_at_goal)} µs (it spent ${us(hit['gateway (cache hits)'])})`);
+  console.log(`CPU left for the gateway per hit at ${GOAL_RATIO}x: ${us(budget.gateway_us_left_at_goal)} µs (it spent ${us(hit[HIT_GATEWAY])})`);
+}
+
+/** What a miss adds to a search without the cache (missBudget), µs per search unless a ratio. */
+interface MissBudget {
+  readonly miss_us: Record<string, number>;
+  readonly baseline_us: Record<string, number>;
+  /** miss_us - baseline_us, per process (medians of the rounds). */
+  readonly added_us: Record<string, number>;
+  /** The median over the rounds of the paired difference (the miss round less the baseline round next to it), per process. */
+  readonly added_paired_us: Record<string, number>;
+  /** The whole machine's added CPU per search over the baseline's (paired, median of rounds). */
+  readonly added_share: number;
+  readonly ratio_by_cpu: number;
+}
+
+/**
+ * What a miss costs each process beyond a search without the cache (docs/decisions/0037): on
+ * cores every process shares the throughput ratio is the baseline's CPU per search over the
+ * miss's, for the whole machine, so each process's added µs is its part of the loss.
+ */
+function missBudget(rounds: readonly { a: Measured; b: Measured }[]): MissBudget {
+  // Each side's own gateway as one row: the miss gateway in the miss rounds, the baseline's in its rounds.
+  const withLoaded = (us: Record<string, number>, own: string): Record<string, number> => ({ [LOADED_GATEWAY]: us[own] ?? 0, ...us });
+  const missOf = (r: Measured): Record<string, number> => withLoaded(perProcessUs([r]), MISS_GATEWAY);
+  const baselineOf = (r: Measured): Record<string, number> => withLoaded(perProcessUs([r]), BASELINE_GATEWAY);
+  const perRound = rounds.map((r) => ({ a: missOf(r.a), b: baselineOf(r.b) }));
+  const names = Object.keys(perRound[0]?.a ?? {});
+  const medianOf = (side: 'a' | 'b'): Record<string, number> => Object.fromEntries(names.map((name) => [name, median(perRound.map((r) => r[side][name] ?? 0))]));
+  const miss = medianOf('a');
+  const baseline = medianOf('b');
+  const paired = Object.fromEntries(names.map((name) => [name, median(perRound.map(({ a, b }) => (a[name] ?? 0) - (b[name] ?? 0)))]));
+  const machineMiss = miss[MACHINE] ?? Number.NaN;
+  const machineBaseline = baseline[MACHINE] ?? Number.NaN;
+  return {
+    miss_us: miss,
+    baseline_us: baseline,
+    added_us: Object.fromEntries(names.map((name) => [name, (miss[name] ?? 0) - (baseline[name] ?? 0)])),
+    added_paired_us: paired,
+    added_share: (paired[MACHINE] ?? Number.NaN) / machineBaseline,
+    ratio_by_cpu: machineBaseline / machineMiss,
+  };
+}
+
+function missBudgetTable(budget: MissBudget): void {
+  const us = (value: number | undefined): string => (value === undefined ? '-' : value.toFixed(1));
+  console.log('\nCPU per search, µs (median of rounds), every process: a miss against a search of the baseline');
+  console.log('| process | a miss | the baseline | added (medians) | added (paired rounds, median) |');
+  console.log('|---|---|---|---|---|');
+  for (const name of Object.keys(budget.miss_us)) {
+    // The two gateways' own rows are in the loaded one (each is idle in the other's rounds).
+    if (name === MISS_GATEWAY || name === BASELINE_GATEWAY) continue;
+    if ((budget.miss_us[name] ?? 0) < 0.5 && (budget.baseline_us[name] ?? 0) < 0.5) continue;
+    console.log(`| ${name} | ${us(budget.miss_us[name])} | ${us(budget.baseline_us[name])} | ${us(budget.added_us[name])} | ${us(budget.added_paired_us[name])} |`);
+  }
+  console.log(`a miss adds ${(budget.added_share * 100).toFixed(1)} % to the whole machine's CPU per search; ratio by CPU (whole machine, baseline / miss): ${budget.ratio_by_cpu.toFixed(3)}`);
 }
 
 async function lookups(metricsUrl: string): Promise<Record<string, number>> {
@@ -285,7 +348,7 @@ async function missesPart(metricsUrl: string, miss: Target, base: Target, groups
   const statuses = delta(await lookups(metricsUrl), before);
   if ((statuses.hit ?? 0) + (statuses.joined ?? 0) > 0) throw new Error(`the miss rounds were not all misses: ${JSON.stringify(statuses)}`);
   const numbers = summary(rounds);
-  return { rounds, numbers, summary: { ...numbers, cache_statuses: statuses, cache_bytes_held_after: await gauge(metricsUrl, 'gateway_cache_bytes_held') } };
+  return { rounds, numbers, summary: { ...numbers, cache_statuses: statuses, cache_bytes_held_after: await gauge(metricsUrl, 'gateway_cache_bytes_held'), budget: missBudget(rounds) } };
 }
 
 async function main(started: Stoppable[]): Promise<void> {
@@ -332,19 +395,19 @@ async function main(started: Stoppable[]): Promise<void> {
   if (streams.length === 0) throw new Error('no settlement stream found');
   const drained = streamsDrained(info, streams);
   const groups: CpuGroup[] = [
-    { name: 'gateway (cache hits)', pids: () => [hitGateway.process.pid] },
-    { name: 'gateway (cache misses)', pids: () => [missGateway.process.pid] },
+    { name: HIT_GATEWAY, pids: () => [hitGateway.process.pid] },
+    { name: MISS_GATEWAY, pids: () => [missGateway.process.pid] },
     { name: 'bare proxy', pids: () => [proxy.pid] },
-    { name: 'baseline gateway', pids: () => [baseline.process.pid] },
+    { name: BASELINE_GATEWAY, pids: () => [baseline.process.pid] },
     { name: 'provider simulator', pids: () => [sim.process.pid] },
     { name: 'redis-server', pids: () => (Number.isFinite(redisPid) ? [redisPid] : []) },
     { name: 'ledger worker', pids: () => (stack.worker === undefined ? [] : [stack.worker.process.pid]) },
     { name: 'postgres (all backends)', pids: () => pidsNamed('postgres') },
   ];
-  const hitTarget: Target = { name: 'gateway (cache hits)', url: hitGateway.url, headers, body: HIT_BODY, unique: false };
+  const hitTarget: Target = { name: HIT_GATEWAY, url: hitGateway.url, headers, body: HIT_BODY, unique: false };
   const proxyTarget: Target = { name: 'bare proxy', url: proxyUrl, headers: {}, body: HIT_BODY, unique: false };
-  const missTarget: Target = { name: 'gateway (cache misses)', url: missGateway.url, headers, body: MISS_BODY, unique: true };
-  const baseTarget: Target = { name: 'baseline gateway', url: baseline.url, headers, body: MISS_BODY, unique: true };
+  const missTarget: Target = { name: MISS_GATEWAY, url: missGateway.url, headers, body: MISS_BODY, unique: true };
+  const baseTarget: Target = { name: BASELINE_GATEWAY, url: baseline.url, headers, body: MISS_BODY, unique: true };
 
   const hitPart = PARTS.has('hits') ? await hitsPart(hitGateway.metricsUrl, hitTarget, proxyTarget, groups, drained) : null;
   const missPart = PARTS.has('misses') ? await missesPart(missGateway.metricsUrl, missTarget, baseTarget, groups, drained) : null;
@@ -370,6 +433,7 @@ async function main(started: Stoppable[]): Promise<void> {
     if (MISS_AA) console.log('\nMISS_AA=1: the "gateway (misses)" below ran with its cache off (an A/A of the miss part)');
     table(`The miss path against ${BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false'} (a new query per request; statuses ${JSON.stringify(missPart.summary.cache_statuses)})`, 'gateway (misses)', 'baseline', missPart.numbers);
     console.log(`entries the miss gateway held at the end (gateway_cache_bytes_held): ${missPart.summary.cache_bytes_held_after} bytes`);
+    missBudgetTable(missPart.summary.budget);
   }
   console.log(`\nwrote ${file}`);
 }
