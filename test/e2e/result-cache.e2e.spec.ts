@@ -130,6 +130,7 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     }
     // The repeat answers the first's outcome, kept as text: the same body, byte for byte.
     expect(again.body).toEqual(first.body);
+    expect(again.text).toBe(first.text);
     expect(again.headers.get('x-svc-cache')).toBe('hit');
   });
 
