@@ -96,6 +96,15 @@ export class AuthorizationService {
     if (clientId === undefined || clientId === '' || clientId.length > OAUTH_LIMITS.uri.max) {
       return refused('invalid_request', 'client_id is required');
     }
+    // The parameters first: a request refused for them costs no client lookup and no document fetch.
+    const state = query.state;
+    if (state !== undefined && state.length > OAUTH_LIMITS.state.max) return refused('invalid_request', `state must be at most ${OAUTH_LIMITS.state.max} characters`);
+    if (query.response_type !== 'code') return refused('unsupported_response_type', 'response_type must be "code"');
+    const challenge = query.code_challenge;
+    if (challenge === undefined) return refused('invalid_request', 'code_challenge is required (PKCE with S256)');
+    if (query.code_challenge_method !== 'S256') return refused('invalid_request', 'code_challenge_method must be "S256"');
+    if (!S256.test(challenge)) return refused('invalid_request', 'code_challenge must be 43 base64url characters (the SHA-256 of the verifier)');
+    if (query.resource !== undefined && query.resource !== this.issuer.resource) return refused('invalid_target', `resource must be ${this.issuer.resource}`);
     let client: ClientRow | null;
     try {
       client = await this.clients.resolve(clientId);
@@ -109,20 +118,13 @@ export class AuthorizationService {
     if (redirectUri === undefined || !client.redirectUris.includes(redirectUri)) {
       return refused('invalid_request', 'redirect_uri is not one of the client\'s registered redirect URIs (compared exactly)');
     }
-    const state = query.state;
-    if (state !== undefined && state.length > OAUTH_LIMITS.state.max) return refused('invalid_request', `state must be at most ${OAUTH_LIMITS.state.max} characters`);
-    if (query.response_type !== 'code') return refused('unsupported_response_type', 'response_type must be "code"');
-    if (query.code_challenge === undefined) return refused('invalid_request', 'code_challenge is required (PKCE with S256)');
-    if (query.code_challenge_method !== 'S256') return refused('invalid_request', 'code_challenge_method must be "S256"');
-    if (!S256.test(query.code_challenge)) return refused('invalid_request', 'code_challenge must be 43 base64url characters (the SHA-256 of the verifier)');
-    if (query.resource !== undefined && query.resource !== this.issuer.resource) return refused('invalid_target', `resource must be ${this.issuer.resource}`);
     const id = newId('oauthRequest');
     await this.requests.createRequest({
       id,
       clientId: client.id,
       redirectUri,
       state: state ?? null,
-      codeChallenge: query.code_challenge,
+      codeChallenge: challenge,
       expiresAt: new Date(Date.now() + OAUTH_LIFETIMES.requestSeconds * 1000),
     });
     return { kind: 'consent', location: `${this.issuer.issuer}${OAUTH_PATHS.consent}?request=${id}` };

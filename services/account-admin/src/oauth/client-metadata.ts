@@ -9,7 +9,7 @@ import { Agent, request } from 'undici';
  * metadata (`client_name`, `redirect_uris`) as JSON at that URL, and the authorization server
  * fetches it. The fetch is a server-side request to an address the client chose, so:
  * https only, no credentials, no redirects, a short timeout, a size cap, and the platform's
- * one address policy (`@svc/address-policy`, decision 0046): an address literal outside the
+ * one address policy (`@svc/address-policy`, decision 0047): an address literal outside the
  * public internet is refused before any request, and a name is checked in the socket's own
  * DNS lookup, on every address it resolves to (so a DNS answer that changes between check
  * and connect cannot slip through). `allowPrivate` (local and test stacks only) lifts the

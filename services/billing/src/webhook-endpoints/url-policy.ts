@@ -2,7 +2,7 @@ import { addressRefusal, hostRefusal } from '@svc/address-policy';
 import type { AddressReach } from '@svc/address-policy';
 
 /**
- * Where billing may send a webhook (docs/decisions/0028, 0046). By default only https URLs
+ * Where billing may send a webhook (docs/decisions/0028, 0047). By default only https URLs
  * whose every address is public (the platform's one address policy, `@svc/address-policy`).
  * With WEBHOOK_ALLOW_HTTP_AND_LOOPBACK (the local stack and tests), http and loopback
  * addresses are allowed too; private, link-local, transition and the other special ranges
