@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client as McpClient, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { OAUTH_LIFETIMES, OAUTH_PATHS, redisKeys } from '@svc/contracts';
+import { OAUTH_LIFETIMES, OAUTH_LIMITS, OAUTH_PATHS, redisKeys } from '@svc/contracts';
 import { bearer, call, grantCredits, newAccount, newApiKey, useStack, waitFor, SETTLING_STACK } from '@svc/test-kit';
 import { approve, authorize, codeOf, exchange, form, pkce, refresh, register, requestIdOf, startAuthorization } from './oauth-flow';
 
@@ -197,19 +197,37 @@ describe('OAuth for connectors on /mcp/oauth', () => {
     expect(tokens.body).toEqual({ error: 'invalid_grant', error_description: 'redirect_uri does not match the authorization request' });
   });
 
-  it('refuses an authorization without PKCE or with the plain method, back at the client with state; and a code without or with a wrong verifier', async () => {
-    const account = await fundedAccount(1);
+  it('before the owner has acted, /oauth/authorize never redirects to the client: every refusal is the platform\'s own page and stores nothing (RFC 9700 section 4.11.2)', async () => {
     const clientId = await newClient();
     const p = pkce();
-    const base = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, state: 'st-1' };
-    for (const params of [base, { ...base, code_challenge: p.verifier, code_challenge_method: 'plain' }, { ...base, code_challenge: p.challenge }]) {
+    const base = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, state: 'st-1', code_challenge: p.challenge, code_challenge_method: 'S256' };
+    const cases: [string, Record<string, string | undefined>, string][] = [
+      ['no PKCE', { ...base, code_challenge: undefined, code_challenge_method: undefined }, 'invalid_request'],
+      ['PKCE plain', { ...base, code_challenge: p.verifier, code_challenge_method: 'plain' }, 'invalid_request'],
+      ['a challenge without its method', { ...base, code_challenge_method: undefined }, 'invalid_request'],
+      ['a challenge that is no SHA-256', { ...base, code_challenge: 'short' }, 'invalid_request'],
+      ['another response_type', { ...base, response_type: 'token' }, 'unsupported_response_type'],
+      ['a state too long', { ...base, state: 's'.repeat(OAUTH_LIMITS.state.max + 1) }, 'invalid_request'],
+      ['another resource', { ...base, resource: 'https://attacker.example/mcp' }, 'invalid_target'],
+    ];
+    const stored = async (): Promise<number> => Number((await suite.accountsDb.query<{ n: string }>('SELECT count(*) AS n FROM oauth_requests WHERE client_id = $1', [clientId])).rows[0]?.n);
+    for (const [name, params, error] of cases) {
       const answer = await authorize(gw(), params);
-      expect(answer.status).toBe(302);
-      const back = new URL(answer.location ?? '');
-      expect(`${back.origin}${back.pathname}`).toBe(REDIRECT);
-      expect(back.searchParams.get('error')).toBe('invalid_request');
-      expect(back.searchParams.get('state')).toBe('st-1');
+      expect({ name, status: answer.status, location: answer.location }).toEqual({ name, status: 400, location: null });
+      expect(answer.text).toContain(`${error}:`);
+      expect(answer.text).not.toContain('attacker.example');
     }
+    expect(await stored()).toBe(0);
+    // The same client's valid request lands on the platform's consent page, not at the client.
+    const valid = await authorize(gw(), base);
+    expect(valid.status).toBe(302);
+    expect(new URL(valid.location ?? '').origin + new URL(valid.location ?? '').pathname).toBe(gw() + OAUTH_PATHS.consent);
+    expect(await stored()).toBe(1);
+  });
+
+  it('refuses a code without or with a wrong verifier', async () => {
+    const account = await fundedAccount(1);
+    const clientId = await newClient();
     const started = await startAuthorization(gw(), clientId, REDIRECT);
     const { code } = codeOf(String((await approve(gw(), account.session, started.requestId)).body.redirect_to));
     expect((await exchange(gw(), clientId, code, REDIRECT, undefined)).body).toEqual({ error: 'invalid_grant', error_description: 'code_verifier is required (PKCE)' });

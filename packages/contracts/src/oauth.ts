@@ -36,6 +36,8 @@ export const OAUTH_LIMITS = {
   /** A redirect URI, a client id URL, a state. */
   uri: { max: 2_048 },
   state: { max: 1_024 },
+  /** A dynamic registration's body (RFC 7591), in bytes: a client's metadata is a few hundred; larger is 413. */
+  registrationBodyBytes: 8 * 1024,
   /** A Client ID Metadata Document, in bytes. */
   metadataDocumentBytes: 64 * 1024,
   metadataFetchTimeoutMs: 5_000,

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import { DrainState } from '@svc/http-edge';
 import { AccountsRepository } from './accounts/accounts.repository';
+import { AttemptCountersRepository } from './attempt-counters/attempt-counters.repository';
 import { APP_CONFIG } from './config';
 import type { AppConfig } from './config';
 import { DashboardAssets } from './dashboard/dashboard-assets.adapter';
@@ -28,8 +29,17 @@ import { KeysService } from './keys/keys.service';
 import { LOGGER } from './logging/logger';
 import { ConnectedAppsController } from './oauth/connected-apps.controller';
 import { OAuthController } from './oauth/oauth.controller';
-import { OAuthRepository } from './oauth/oauth.repository';
-import { OAuthService } from './oauth/oauth.service';
+import { AuthorizationRequestsRepository } from './oauth/authorization-requests.repository';
+import { AuthorizationService } from './oauth/authorization.service';
+import { ClientRegistrationService } from './oauth/client-registration.service';
+import { ClientsRepository } from './oauth/clients.repository';
+import { ConnectedAppsService } from './oauth/connected-apps.service';
+import { GrantRevocationService } from './oauth/grant-revocation.service';
+import { GrantsRepository } from './oauth/grants.repository';
+import { OAuthLimitsService } from './oauth/oauth-limits.service';
+import { OAuthSweepRepository } from './oauth/oauth-sweep.repository';
+import { OAuthSweepService } from './oauth/oauth-sweep.service';
+import { TokensService } from './oauth/tokens.service';
 import { AccountAdminMetrics, METRICS } from './metrics/metrics';
 import { ProviderKeysController } from './provider-keys/provider-keys.controller';
 import { ProviderKeysRepository } from './provider-keys/provider-keys.repository';
@@ -39,7 +49,6 @@ import { PasswordAdapter } from './sessions/password.adapter';
 import { SessionsController } from './sessions/sessions.controller';
 import { SessionsRepository } from './sessions/sessions.repository';
 import { SessionsService } from './sessions/sessions.service';
-import { SignInLimitRepository } from './sessions/sign-in-limit.repository';
 import { SignInLimitService } from './sessions/sign-in-limit.service';
 
 @Module({})
@@ -65,8 +74,17 @@ export class AppModule {
         KeyOutboxService,
         KeysRepository,
         KeysService,
-        OAuthRepository,
-        OAuthService,
+        ClientsRepository,
+        AuthorizationRequestsRepository,
+        GrantsRepository,
+        OAuthSweepRepository,
+        ClientRegistrationService,
+        AuthorizationService,
+        GrantRevocationService,
+        TokensService,
+        ConnectedAppsService,
+        OAuthLimitsService,
+        OAuthSweepService,
         ProviderKeysRepository,
         ProviderKeysService,
         AccountsRepository,
@@ -88,7 +106,7 @@ export class AppModule {
           },
           inject: [LOGGER],
         },
-        SignInLimitRepository,
+        AttemptCountersRepository,
         SignInLimitService,
         AccountAdminRpcService,
         GrpcServerAdapter,

@@ -54,6 +54,16 @@ export const configSchema = {
    * request forgery.
    */
   OAUTH_CLIENT_METADATA_ALLOW_PRIVATE: bool({ default: false }),
+  /**
+   * Anonymous writes of the OAuth authorization server, per client address (an IPv6 address
+   * counts for its /64) in a fixed hour: dynamic registrations (POST /oauth/register) and
+   * authorization requests (GET /oauth/authorize); over it, 429 rate_limited with Retry-After.
+   * Chat apps register from their own servers, so the first counts a whole app's egress address.
+   */
+  OAUTH_REGISTER_PER_ADDRESS_PER_HOUR: int({ default: 120, min: 1, max: 1_000_000 }),
+  OAUTH_AUTHORIZE_PER_ADDRESS_PER_HOUR: int({ default: 300, min: 1, max: 1_000_000 }),
+  /** How often each replica deletes expired OAuth requests, codes and tokens and unused metadata-document clients. */
+  OAUTH_SWEEP_INTERVAL_MS: int({ default: 600_000, min: 100, max: 86_400_000 }),
   /** Provider keys (BYOK) can be stored; false: /v1/provider-keys answers 503 byok_disabled. */
   BYOK_ENABLED: bool({ default: true }),
   /** Key-encryption key of provider keys (base64, 32 bytes) and its id; read by kekRingFromEnv. */

@@ -22,7 +22,7 @@ export class DatabaseRepository implements OnApplicationShutdown {
    * On shutdown, not on module destroy: Nest runs shutdown hooks after the HTTP server has
    * closed (requests in flight finished) and, dependents first, after the gRPC server and the
    * outbox loop stopped, so nothing in use is closed under a request. The Redis clients
-   * (KeyCacheRepository, SignInLimitRepository) close the same way.
+   * (KeyCacheRepository, AttemptCountersRepository) close the same way.
    */
   async onApplicationShutdown(): Promise<void> {
     await this.client.$disconnect();

@@ -11,7 +11,7 @@ import { KeysRepository } from '../keys/keys.repository';
 import { toKeyRecord } from '../key-cache/key-record';
 import { LOGGER } from '../logging/logger';
 import { ProviderKeysService } from '../provider-keys/provider-keys.service';
-import { OAuthService } from '../oauth/oauth.service';
+import { TokensService } from '../oauth/tokens.service';
 import type { Provider } from '@svc/contracts';
 import type { ProviderKeyEnvelope } from '@svc/keys';
 import type { Logger } from '../logging/logger';
@@ -26,7 +26,7 @@ export class AccountAdminRpcService {
     @Inject(AccountsRepository) private readonly accounts: AccountsRepository,
     @Inject(KeyCacheService) private readonly cache: KeyCacheService,
     @Inject(ProviderKeysService) private readonly providerKeys: ProviderKeysService,
-    @Inject(OAuthService) private readonly oauth: OAuthService,
+    @Inject(TokensService) private readonly oauthTokens: TokensService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -38,7 +38,7 @@ export class AccountAdminRpcService {
     const row = await this.keys.findByHash(keyHash);
     if (row === null) {
       // Not a key: an OAuth access token resolves to its grant's key (decision 0029); cached the same way.
-      const token = await this.oauth.lookupAccessToken(keyHash);
+      const token = await this.oauthTokens.lookupAccessToken(keyHash);
       if (token !== null && token.found) {
         await this.cache.fill(keyHash, token.record, readAtMs).catch((error: unknown) => this.fillFailed(error));
         return token;

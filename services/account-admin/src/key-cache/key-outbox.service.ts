@@ -9,6 +9,7 @@ import { KeyCacheService } from './key-cache.service';
 import { KeyOutboxRepository } from './key-outbox.repository';
 import type { PendingKey } from './key-outbox.repository';
 import { describeError } from '@svc/errors';
+import { PeriodicLoop } from '../periodic/periodic-loop';
 
 /** Outbox rows claimed per transaction. */
 export const OUTBOX_BATCH_SIZE = 100;
@@ -22,20 +23,27 @@ export const OUTBOX_BATCH_SIZE = 100;
  */
 @Injectable()
 export class KeyOutboxService implements OnApplicationBootstrap, OnApplicationShutdown {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private stopped = false;
+  private readonly loop: PeriodicLoop;
 
   constructor(
     @Inject(KeyOutboxRepository) private readonly outbox: KeyOutboxRepository,
     @Inject(KeyCacheService) private readonly cache: KeyCacheService,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    this.loop = new PeriodicLoop(
+      async () => {
+        const written = await this.drain();
+        if (written > 0) this.logger.info({ written }, 'outbox: key records written to Redis');
+      },
+      config.KEY_OUTBOX_INTERVAL_MS,
+      (error) => this.logger.error({ err: describeError(error) }, 'outbox pass failed; will retry'),
+    );
+  }
 
   /** Starts the loop with an immediate pass, so rows left by a crash are flushed on start. */
   onApplicationBootstrap(): void {
-    this.schedule(0);
+    this.loop.start();
   }
 
   /**
@@ -52,7 +60,7 @@ export class KeyOutboxService implements OnApplicationBootstrap, OnApplicationSh
         pass.failed = done.size < keys.length;
         return done;
       });
-      if (pass.failed || claimed < OUTBOX_BATCH_SIZE || this.stopped) return written;
+      if (pass.failed || claimed < OUTBOX_BATCH_SIZE || this.loop.stopped) return written;
     }
   }
 
@@ -77,30 +85,8 @@ export class KeyOutboxService implements OnApplicationBootstrap, OnApplicationSh
     return done;
   }
 
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.running = this.drain().then(
-        (written) => {
-          if (written > 0) this.logger.info({ written }, 'outbox: key records written to Redis');
-        },
-        (error: unknown) => {
-          if (!this.stopped) this.logger.error({ err: describeError(error) }, 'outbox pass failed; will retry');
-        },
-      ).finally(() => {
-        this.running = null;
-        this.schedule(this.config.KEY_OUTBOX_INTERVAL_MS);
-      });
-    }, delayMs);
-    this.timer.unref();
-  }
-
   /** Stops the loop and waits for a pass in progress (its rows stay if it is cut short). */
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+    await this.loop.stop();
   }
 }

@@ -1,6 +1,6 @@
 import type { KeyRow } from '../db/key-row';
-import type { TokenWithGrant } from './oauth.repository';
-import { accessRecord } from './oauth.service';
+import { accessRecord } from './access-record';
+import type { TokenWithGrant } from './oauth-rows';
 
 /** What LookupKey answers for an access token's hash: its grant key's record, ending with the token, the grant and the key. */
 describe('accessRecord', () => {

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OAUTH_LIMITS } from '@svc/contracts';
-import { checkDocument, checkRedirectUris, ClientMetadataFetcher, isClientIdUrl, isPublicAddress } from './client-metadata';
+import { checkDocument, checkRedirectUris, ClientMetadataFetcher, isClientIdUrl } from './client-metadata';
 
 /** Client ID Metadata Documents: the server-side fetch's guards (SSRF) and the document's rules, over real sockets. */
 describe('client metadata documents', () => {
@@ -22,10 +22,15 @@ describe('client metadata documents', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  it('tells public addresses from loopback, private, link-local and reserved ones', () => {
-    for (const address of ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111']) expect(isPublicAddress(address)).toBe(true);
-    for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1', 'not-an-ip']) {
-      expect({ address, public: isPublicAddress(address) }).toEqual({ address, public: false });
+  it('without the local setting, refuses loopback, private, link-local and reserved address literals before any request (the address policy\'s ranges)', async () => {
+    const port = (server.address() as AddressInfo).port;
+    const fetcher = new ClientMetadataFetcher(false);
+    try {
+      for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '[::1]', '[fe80::1]', '[fd00::1]', '[::ffff:127.0.0.1]']) {
+        await expect(fetcher.fetch(`https://${address}:${port}/ok.json`)).rejects.toThrow('the client_id host is not a public address');
+      }
+    } finally {
+      await fetcher.close();
     }
   });
 
@@ -46,6 +51,27 @@ describe('client metadata documents', () => {
       await expect(fetcher.fetch(`https://localhost:${port}/ok.json`)).rejects.toThrow('the client_id host does not resolve to a public address');
       await expect(fetcher.fetch(`https://[::1]:${port}/ok.json`)).rejects.toThrow('the client_id host is not a public address');
       await expect(fetcher.fetch(`${base}/ok.json`)).rejects.toThrow('client_id is not an https URL with a path');
+    } finally {
+      await fetcher.close();
+    }
+  });
+
+  it('without the local setting, refuses the IPv6 transition ranges (IPv4-compatible, IPv4-mapped, 6to4, Teredo, NAT64), as literals and as DNS answers, before any request', async () => {
+    const port = (server.address() as AddressInfo).port;
+    const transition = ['::7f00:1', '::ffff:7f00:1', '2002:7f00:1::1', '2001:0:7f00:1::1', '64:ff9b::7f00:1', '64:ff9b:1::a00:1'];
+    const answered: string[] = [];
+    const fetcher = new ClientMetadataFetcher(false, (hostname, callback) => {
+      answered.push(hostname);
+      callback(null, [{ address: transition[answered.length - 1] ?? '::1', family: 6 }]);
+    });
+    try {
+      for (const address of transition) {
+        await expect(fetcher.fetch(`https://[${address}]:${port}/ok.json`)).rejects.toThrow('the client_id host is not a public address');
+      }
+      for (let i = 0; i < transition.length; i++) {
+        await expect(fetcher.fetch(`https://metadata-${i}.example:${port}/ok.json`)).rejects.toThrow('the client_id host does not resolve to a public address');
+      }
+      expect(answered).toHaveLength(transition.length);
     } finally {
       await fetcher.close();
     }

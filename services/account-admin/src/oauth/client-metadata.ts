@@ -1,6 +1,6 @@
-import { lookup } from 'node:dns';
-import type { LookupAddress } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import { guardedLookup, hostRefusal, refusedAddressOf, systemResolver } from '@svc/address-policy';
+import type { AddressReach, Resolver } from '@svc/address-policy';
 import { OAUTH_LIMITS } from '@svc/contracts';
 import { Agent, request } from 'undici';
 
@@ -8,11 +8,12 @@ import { Agent, request } from 'undici';
  * Client ID Metadata Documents: a client whose `client_id` is an https URL publishes its
  * metadata (`client_name`, `redirect_uris`) as JSON at that URL, and the authorization server
  * fetches it. The fetch is a server-side request to an address the client chose, so:
- * https only, no credentials, no redirects, a short timeout, a size cap, and the connection
- * refused when the name resolves to a loopback, private, link-local or otherwise
- * non-public address (checked on the address actually connected to, so a DNS answer that
- * changes between check and connect cannot slip through). `allowPrivate` (local and test
- * stacks only) lifts the https and address rules.
+ * https only, no credentials, no redirects, a short timeout, a size cap, and the platform's
+ * one address policy (`@svc/address-policy`, decision 0047): an address literal outside the
+ * public internet is refused before any request, and a name is checked in the socket's own
+ * DNS lookup, on every address it resolves to (so a DNS answer that changes between check
+ * and connect cannot slip through). `allowPrivate` (local and test stacks only) lifts the
+ * https and address rules.
  */
 
 /** The reason a client_id URL or its document is refused; the message is safe to show the client. */
@@ -22,23 +23,6 @@ export interface ClientMetadata {
   clientId: string;
   name: string;
   redirectUris: string[];
-}
-
-const NON_PUBLIC = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-  ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) NON_PUBLIC.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  // IPv4-mapped IPv6 (::ffff:a.b.c.d) is checked against the IPv4 rules by BlockList itself.
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
-] as const) NON_PUBLIC.addSubnet(net, prefix, 'ipv6');
-
-export function isPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return false;
-  return !NON_PUBLIC.check(address, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 /** True when the value has the shape of a metadata-document client id (an https URL with a path). */
@@ -53,32 +37,15 @@ export function isClientIdUrl(value: string, allowPrivate: boolean): boolean {
   return schemeOk && url.pathname !== '/' && url.hash === '' && url.username === '' && url.password === '' && value.length <= OAUTH_LIMITS.uri.max;
 }
 
-type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
-
-/** A DNS lookup that answers only public addresses. */
-function publicOnlyLookup(hostname: string, options: object, callback: LookupCallback): void {
-  lookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error !== null) {
-      callback(error, []);
-      return;
-    }
-    const list = addresses as LookupAddress[];
-    const refused = list.find((entry) => !isPublicAddress(entry.address));
-    if (refused !== undefined || list.length === 0) {
-      callback(Object.assign(new Error('the client_id host does not resolve to a public address'), { code: 'ENOTPUBLIC' }), []);
-      return;
-    }
-    if ((options as { all?: boolean }).all === true) callback(null, list);
-    else callback(null, list[0]?.address ?? '', list[0]?.family);
-  });
-}
-
 export class ClientMetadataFetcher {
   private readonly agent: Agent;
+  private readonly reach: AddressReach;
 
-  constructor(private readonly allowPrivate: boolean) {
+  /** `resolver`: the names' DNS (the system's; a test's own answers). */
+  constructor(private readonly allowPrivate: boolean, resolver: Resolver = systemResolver) {
+    this.reach = allowPrivate ? 'any' : 'public';
     this.agent = new Agent({
-      connect: allowPrivate ? {} : { lookup: publicOnlyLookup as never },
+      connect: { lookup: guardedLookup(this.reach, resolver) },
       headersTimeout: OAUTH_LIMITS.metadataFetchTimeoutMs,
       bodyTimeout: OAUTH_LIMITS.metadataFetchTimeoutMs,
     });
@@ -87,9 +54,11 @@ export class ClientMetadataFetcher {
   /** Fetches and checks the document at `clientId`; throws ClientMetadataError with a reason. */
   async fetch(clientId: string): Promise<ClientMetadata> {
     if (!isClientIdUrl(clientId, this.allowPrivate)) throw new ClientMetadataError('client_id is not an https URL with a path');
-    const url = new URL(clientId);
-    if (!this.allowPrivate && isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0 && !isPublicAddress(url.hostname.replace(/^\[|\]$/g, ''))) {
-      throw new ClientMetadataError('the client_id host is not a public address');
+    const host = new URL(clientId).hostname;
+    // An address literal is never looked up, so it is checked here; a name, when the socket connects.
+    if (hostRefusal(host, this.reach) !== null) {
+      const literal = host.startsWith('[') || isIP(host) !== 0;
+      throw new ClientMetadataError(literal ? 'the client_id host is not a public address' : 'the client_id host does not resolve to a public address');
     }
     let text: string;
     try {
@@ -117,7 +86,7 @@ export class ClientMetadataFetcher {
       text = Buffer.concat(chunks).toString('utf8');
     } catch (error) {
       if (error instanceof ClientMetadataError) throw error;
-      if (hasCode(error, 'ENOTPUBLIC')) throw new ClientMetadataError('the client_id host does not resolve to a public address');
+      if (refusedAddressOf(error) !== null) throw new ClientMetadataError('the client_id host does not resolve to a public address');
       throw new ClientMetadataError('the client metadata document could not be fetched');
     }
     let document: unknown;
@@ -168,13 +137,4 @@ export function checkRedirectUris(value: unknown, _allowPrivate: boolean): strin
     if (!allowed) throw new ClientMetadataError('a redirect URI must be https, http on a loopback host, or a native app\'s private-use scheme');
   }
   return value as string[];
-}
-
-/** True when the error or one of its causes carries this code (undici wraps connect errors). */
-function hasCode(error: unknown, code: string): boolean {
-  for (let current: unknown = error, depth = 0; current !== null && typeof current === 'object' && depth < 5; depth++) {
-    if ((current as { code?: unknown }).code === code) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
-  return false;
 }

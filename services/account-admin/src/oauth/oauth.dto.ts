@@ -2,7 +2,7 @@ import { LIMITS, LIMIT_RESETS } from '@svc/contracts';
 import type { LimitReset } from '@svc/contracts';
 import { EnumField, FutureTimestampField, parseRfc3339, UsdField } from '@svc/http-edge';
 import { usdToMicros } from '@svc/money';
-import type { ApproveInput } from './oauth.service';
+import type { ApproveInput } from './authorization.service';
 
 /** Body of POST /dashboard/api/oauth/requests/{id}/approve: the grant key's limit, its reset period and expiry. */
 export class ConsentDto {

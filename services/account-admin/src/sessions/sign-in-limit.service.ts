@@ -6,7 +6,11 @@ import type { AppConfig } from '../config';
 import { LOGGER } from '../logging/logger';
 import type { Logger } from '../logging/logger';
 import { clientAddress } from '../http/client-address';
-import { SignInLimitRepository } from './sign-in-limit.repository';
+import { AttemptCountersRepository } from '../attempt-counters/attempt-counters.repository';
+
+/** The counters' scopes (the Redis keys are `sign-in:email:<sha256>` and `sign-in:addr:<sha256>`). */
+const EMAIL_SCOPE = 'sign-in:email';
+const ADDRESS_SCOPE = 'sign-in:addr';
 
 /**
  * Login and signup are rate limited per email and per client address (429 rate_limited
@@ -17,7 +21,7 @@ import { SignInLimitRepository } from './sign-in-limit.repository';
 @Injectable()
 export class SignInLimitService {
   constructor(
-    @Inject(SignInLimitRepository) private readonly counters: SignInLimitRepository,
+    @Inject(AttemptCountersRepository) private readonly counters: AttemptCountersRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -28,7 +32,7 @@ export class SignInLimitService {
     const windowMs = this.config.SIGN_IN_WINDOW_SECONDS * 1000;
     let counts;
     try {
-      counts = await Promise.all([this.counters.countEmail(email, windowMs), this.counters.countAddress(address, windowMs)]);
+      counts = await Promise.all([this.counters.count(EMAIL_SCOPE, email, windowMs), this.counters.count(ADDRESS_SCOPE, address, windowMs)]);
     } catch (error) {
       this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'sign-in rate limit not applied: redis unavailable');
       return;
@@ -46,6 +50,6 @@ export class SignInLimitService {
   }
 
   async succeeded(email: string): Promise<void> {
-    await this.counters.forgetEmail(email).catch(() => undefined);
+    await this.counters.forget(EMAIL_SCOPE, email).catch(() => undefined);
   }
 }

@@ -67,6 +67,12 @@ describe('postWebhook', () => {
     const viaDns = await postWebhook(`http://hooks.example.test:${port}/ok`, '{}', {}, { ...local, resolver: rebinding });
     expect(viaDns.statusCode).toBeNull();
     expect(viaDns.error).toBe('refused: hooks.example.test resolves to a private, link-local or reserved address');
+    // An IPv6 transition address (6to4 of a private IPv4, NAT64, Teredo) in the answers is refused too.
+    for (const address of ['2002:a00:1::1', '64:ff9b:1::a00:1', '2001:0:4136:e378::1', '::a00:1']) {
+      const transition: Resolver = (_host, callback) => callback(null, [{ address, family: 6 }]);
+      const refused = await postWebhook(`http://hooks.example.test:${port}/ok`, '{}', {}, { ...local, resolver: transition });
+      expect({ address, statusCode: refused.statusCode, refused: refused.error?.startsWith('refused: hooks.example.test resolves to ') }).toEqual({ address, statusCode: null, refused: true });
+    }
     // A name that resolves to loopback connects where the setting allows loopback.
     const toLoopback: Resolver = (_host, callback) => callback(null, [{ address: '127.0.0.1', family: 4 }]);
     expect(await postWebhook(`http://hooks.example.test:${port}/ok`, '{}', {}, { ...local, resolver: toLoopback })).toMatchObject({ statusCode: 200 });

@@ -11,6 +11,14 @@ describe('the webhook URL policy', () => {
     },
   );
 
+  it.each(['::7f00:1', '::a00:1', '::808:808', '2002:7f00:1::1', '2002:808:808::1', '2001:0:4136:e378::1', '64:ff9b::808:808', '64:ff9b:1::a00:1'])(
+    'refuses the IPv6 transition address %s (IPv4-compatible, 6to4, Teredo, NAT64) on every deployment', (address) => {
+      expect(refusedAddress(address, strict)).not.toBeNull();
+      expect(refusedAddress(address, local)).not.toBeNull();
+      expect(refusedUrl(`https://[${address}]/in`, local)).not.toBeNull();
+    },
+  );
+
   it.each(['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1'])('refuses loopback %s unless the setting allows it', (address) => {
     expect(refusedAddress(address, strict)).toBe('a loopback address');
     expect(refusedAddress(address, local)).toBeNull();
