@@ -27,6 +27,8 @@ export const AUDIT_ACTIONS = [
   'oauth_grant.revoke',
   'purchase.start',
   'credits.grant',
+  'user.password_reset',
+  'notification_settings.update',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
