@@ -198,11 +198,15 @@ export class MailCatcher {
     for (const waiter of [...this.waiters]) if (waiter.predicate(mail)) waiter.resolve(mail);
   }
 
-  /** The web page: `/` the list, `/messages/<id>` one message, `/messages/<id>/html` its HTML body (sandboxed), `/api/messages` JSON. */
+  /** The web page: `/` the list, `/messages/<id>` one message, `/messages/<id>/html` its HTML body (sandboxed), `/api/messages` JSON, `/healthz`. */
   private serve(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     if (req.method !== 'GET') {
       res.writeHead(405, { allow: 'GET', 'content-type': 'text/plain' }).end('method not allowed');
+      return;
+    }
+    if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
       return;
     }
     if (path === '/api/messages') {

@@ -115,7 +115,8 @@ export type AuditAction =
   | 'management_key.create' | 'management_key.update' | 'management_key.delete'
   | 'provider_key.set' | 'provider_key.delete'
   | 'oauth_grant.create' | 'oauth_grant.revoke'
-  | 'purchase.start' | 'credits.grant';
+  | 'purchase.start' | 'credits.grant'
+  | 'user.password_reset' | 'notification_settings.update';
 
 /** A recorded value: never a secret, a key hash or a provider key. */
 export type AuditValue = string | number | boolean | null | string[];

@@ -8,12 +8,13 @@ export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   base: '/dashboard/',
   plugins: [react()],
-  // Dependency-free files of the workspace: the API's limits, the audit log's names and the SDK's types (the
+  // Dependency-free files of the workspace: the API's limits, the audit log's names, the alert types and the SDK's types (the
   // same paths as tsconfig.json's).
   resolve: {
     alias: {
       '@svc/contracts/limits': fileURLToPath(new URL('../../../packages/contracts/src/limits.ts', import.meta.url)),
       '@svc/contracts/audit': fileURLToPath(new URL('../../../packages/contracts/src/audit.ts', import.meta.url)),
+      '@svc/contracts/mail': fileURLToPath(new URL('../../../packages/contracts/src/mail.ts', import.meta.url)),
       '@svc/sdk/types': fileURLToPath(new URL('../../../packages/sdk/src/types.ts', import.meta.url)),
     },
   },

@@ -19,8 +19,8 @@ export class NotificationsController {
     return withRequestId(req, await this.notifications.list(actor.accountId));
   }
 
-  @Put(onDashboard('notifications/:eventType'))
-  async set(@Actor() actor: Actor, @Req() req: FastifyRequest, @Param('eventType') eventType: string, @Body() body: NotificationSettingDto): Promise<object> {
+  @Put(onDashboard('notifications/:event_type'))
+  async set(@Actor() actor: Actor, @Req() req: FastifyRequest, @Param('event_type') eventType: string, @Body() body: NotificationSettingDto): Promise<object> {
     return withRequestId(req, await this.notifications.setEmail(actor.accountId, eventType, body.email, auditActorOf(actor)));
   }
 }
