@@ -5,7 +5,7 @@ import { dumpDatabase, dumpRedis, MailCatcher, smtpEnv, waitFor } from '@svc/tes
 import type { CaughtMail } from '@svc/test-kit';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { call, startHarness } from './harness';
+import { call, errorOf, INTERNAL_TOKEN, startHarness } from './harness';
 import type { Harness } from './harness';
 
 const PASSWORD = 'a long enough password';
@@ -154,5 +154,61 @@ describe('the mail path: SMTP through a real server, queued with retries, record
       expect(mail.text).toContain('The API key key_x has spent $10.00 of its $10.00 limit in the period ending 2027-01-01');
       expect(catcher.to(owner.email).filter((m) => m.subject.includes('80 %'))).toHaveLength(0);
     });
+  });
+});
+
+describe('the limits on anonymous mail: per recipient address and per client address, for every address alike', () => {
+  let h: Harness;
+  let catcher: MailCatcher;
+
+  beforeAll(async () => {
+    catcher = await MailCatcher.start({ httpPort: null });
+    h = await startHarness('mail_limits', {
+      ...smtpEnv(catcher),
+      SIGNUP_CONFIRMATION: 'required',
+      SIGNUP_MAILS_PER_EMAIL: '2', SIGNUP_MAILS_PER_ADDRESS: '4',
+      PASSWORD_RESETS_PER_EMAIL: '2', PASSWORD_RESETS_PER_ADDRESS: '4',
+      MAIL_LIMIT_WINDOW_SECONDS: '600',
+    });
+  });
+
+  afterAll(async () => {
+    await h.close();
+    await catcher.stop();
+  });
+
+  // Each request speaks for a client address of its own choosing (through the gateway's x-forwarded-for).
+  const from = (address: string): Record<string, string> => ({ 'x-svc-internal-token': INTERNAL_TOKEN, 'x-forwarded-for': address });
+
+  it('limits the sign-ups of one recipient address across client addresses, and the sign-ups from one client address across recipients', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      statuses.push((await call(h.baseUrl, 'POST', '/dashboard/api/signup', { json: { email: 'target@example.com', password: PASSWORD }, headers: from(`198.51.100.${i + 1}`) })).status);
+    }
+    expect(statuses).toEqual([202, 202, 429, 429]);
+    const fromOne: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      fromOne.push((await call(h.baseUrl, 'POST', '/dashboard/api/signup', { json: { email: `spray-${i}@example.com`, password: PASSWORD }, headers: from('203.0.113.50') })).status);
+    }
+    expect(fromOne).toEqual([202, 202, 202, 202, 429, 429]);
+    const refused = await call(h.baseUrl, 'POST', '/dashboard/api/signup', { json: { email: 'spray-9@example.com', password: PASSWORD }, headers: from('203.0.113.50') });
+    expect(errorOf(refused).code).toBe('rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    await waitFor('the allowed messages', () => (catcher.messages().length === 6 ? true : undefined));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(catcher.messages()).toHaveLength(6);
+  });
+
+  it('limits password resets the same way, on counters of their own', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      statuses.push((await call(h.baseUrl, 'POST', '/dashboard/api/password-reset', { json: { email: 'target@example.com' }, headers: from(`198.51.100.${i + 20}`) })).status);
+    }
+    expect(statuses).toEqual([202, 202, 429]);
+    const fromOne: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      fromOne.push((await call(h.baseUrl, 'POST', '/dashboard/api/password-reset', { json: { email: `ask-${i}@example.com` }, headers: from('203.0.113.60') })).status);
+    }
+    expect(fromOne).toEqual([202, 202, 202, 202, 429]);
   });
 });
