@@ -4,8 +4,8 @@
 // docs/benchmarks.md records them with the command. Each bench/src/<name>.ts is one benchmark
 // (search, latency, search-cpu, search-instructions, mcp, propagation, batch-client, capacity, observability,
 // validation, ledger-write, key-limit-tick (what the key-limit check costs PostgreSQL per tick), recovery-read (what recovery reads to rebuild a key's usage), keyspace-walks (the ledger worker's periodic Redis work beside many other keys), cache: result-cache hits against the bare proxy and the miss path
-// against a baseline gateway, cache-key: the cache key's normalisation and the stored answer's measure in one process, and outage: one provider outage with and without the breaker,
-// docs/provider-health.md).
+// against a baseline gateway, cache-key: the cache key's normalisation and the stored answer's measure in one process, outage: one provider outage with and without the breaker,
+// docs/provider-health.md, and signup-timing: sign-up, sign-in and password reset of registered and unknown addresses, decision 0055).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
