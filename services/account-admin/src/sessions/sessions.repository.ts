@@ -153,6 +153,11 @@ export class SessionsRepository {
     });
   }
 
+  /** Whether an unexpired reset has this token (the reset itself checks again under a lock). */
+  async resetExists(tokenHash: string, now: Date): Promise<boolean> {
+    return (await this.db.client.passwordReset.count({ where: { tokenHash, expiresAt: { gt: now } } })) === 1;
+  }
+
   /** Gives the sign-up request of a confirmation message its token; false when the message no longer has one (replaced or used). */
   async setSignupToken(messageId: string, tokenHash: string, expiresAt: Date): Promise<boolean> {
     const updated = await this.db.client.signupRequest.updateMany({ where: { messageId }, data: { tokenHash, expiresAt } });

@@ -110,9 +110,12 @@ export class SessionsService implements SessionResolver {
     await this.mail.enqueue(messageId);
   }
 
-  /** Uses a reset link: the new password, every other session ended, audited; signs in. */
+  /**
+   * Uses a reset link: the new password, every other session ended, audited; signs in. The
+   * link is looked up before the password is hashed, so a made-up token costs no scrypt work.
+   */
   async resetPassword(token: string, password: string, clientAddress: string | null): Promise<SignedIn> {
-    if (!isLinkToken(token)) throw new AppError('invalid_request', BAD_LINK);
+    if (!isLinkToken(token) || !(await this.repo.resetExists(tokenHashOf(token), new Date()))) throw new AppError('invalid_request', BAD_LINK);
     const passwordHash = await this.passwords.hash(password);
     const { token: sessionToken, session } = this.newSession();
     const done = await this.repo.resetPassword(tokenHashOf(token), new Date(), passwordHash, session, { clientAddress }, this.draftMail);
