@@ -74,6 +74,8 @@ export class MailCatcher {
       banner: 'mail-catcher: nothing is delivered',
       size: 10 * 1024 * 1024,
       logger: false,
+      // A client that keeps its connection open (a sender's pool) does not hold up stopping.
+      closeTimeout: 500,
       onAuth(login: SMTPServerAuthentication, _session: SMTPServerSession, callback: (err: Error | null | undefined, response?: SMTPServerAuthenticationResponse) => void) {
         if (auth !== undefined && login.username === auth.user && login.password === auth.password) callback(null, { user: login.username });
         else callback(new Error('Invalid username or password'));
