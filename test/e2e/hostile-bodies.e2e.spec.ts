@@ -128,6 +128,14 @@ describe('hostile bodies and dates found by hostile-input runs (refused with 400
     expectInvalid(await call('POST', `${gw}/dashboard/api/login`, { raw: `{"email":"${escaped}","password":"correct horse battery staple"}` }), /email or password is wrong/);
   });
 
+  // The extended fuzz suite found this one: a redirect URI holding a lone surrogate reached
+  // PostgreSQL as an element of a text[] (Prisma sends arrays as JSON, whose parser refuses the
+  // escape) and answered 500. OAuth's own error, in OAuth's shape (RFC 7591 section 3.2.2).
+  it.each(['https://app.example.com/\\ud800', 'https://app.example.com/cb?x=\\udc00'])('POST /oauth/register with a redirect URI holding a lone surrogate (%s) is 400 invalid_redirect_uri', async (escaped) => {
+    const response = await call('POST', `${gw}/oauth/register`, { raw: `{"client_name":"fuzz","redirect_uris":["${escaped}"]}` });
+    expect({ status: response.status, error: response.body?.error }).toEqual({ status: 400, error: 'invalid_redirect_uri' });
+  });
+
   it.each([
     ['to=0001-01-01', '0001-01-01', '0001-01-01'],
     ['to=0001-01-05', '0001-01-01', '0001-01-05'],
