@@ -63,6 +63,10 @@ const REGRESSIONS: (Omit<FuzzRequest, 'headers'> & { status?: number })[] = [
   { route: '/v1/usage', method: 'GET', path: '/v1/usage?from=0000-01-01&to=0000-01-01', status: 400 },
   { route: '/v1/keys', method: 'POST', path: '/v1/keys', body: '{"__proto__":1}', status: 400 },
   { route: '/v1/keys/:id', method: 'PATCH', path: '/v1/keys/key_AAAAAAAAAAAAAAAAAAAAAAAA', body: '{"__proto__":1}', status: 400 },
+  // A hostile-input run found the first two (500), this suite's lone surrogates the third (500).
+  { route: '/dashboard/api/signup', method: 'POST', path: '/dashboard/api/signup', body: '{"email":"x\\udc00y","password":"correct horse battery staple"}', status: 400 },
+  { route: '/v1/usage', method: 'GET', path: '/v1/usage?to=0001-01-01', status: 200 },
+  { route: OAUTH_PATHS.register, method: 'POST', path: OAUTH_PATHS.register, body: '{"redirect_uris":["https://app.example.com/\\ud800"]}', status: 400 },
 ];
 
 const FIELD_NAMES_FOR_DEPTH = ['name', 'query', 'amount_usd', 'limit_usd', 'email', 'models', 'expires_at'];
