@@ -247,6 +247,7 @@ async function frontierPart(gatewayUrl: string, gatewayHeaders: Record<string, s
   const cell = (name: string, bound: number): string => {
     const point = result.frontier[name]?.find((f) => f.bound_ms === bound);
     if (point === undefined || point.rps === null) return 'not measured';
+    if (point.rps === 0) return `under ${FRONTIER.FRONTIER_START_RPS} (the first rate's p99 was over it)`;
     return `${point.at_least ? '≥ ' : ''}${point.rps}${point.p99_ms === null ? '' : ` (p99 ${point.p99_ms.toFixed(2)})`}`;
   };
   console.log(`\nthroughput frontier: the most searches/s answered with p99 under each bound (open loop, ${FRONTIER.FRONTIER_CONNECTIONS} connections, steps of x${FRONTIER.FRONTIER_STEP})`);
