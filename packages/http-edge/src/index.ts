@@ -12,7 +12,7 @@ export { secretsEqual, headerValue } from './secrets-equal';
 export { DtoValidationPipe, describeValidationErrors, validateDto } from './validation/validation.pipe';
 export {
   IsUsdAmount, IsFutureTimestamp, IsCalendarDate, IsIntegerText, IsCursor, IsText, IsStringList, IsTimestamp, NoNullCharacter,
-  parseRfc3339, isCalendarDate, hasNullCharacter, isRepresentableTime, encodeTimeIdCursor, decodeTimeIdCursor, MAX_DATE_MS, PageQueryDto, pageLimit, DEFAULT_PAGE_LIMIT,
+  parseRfc3339, isCalendarDate, isEmailAddress, isWellFormedText, hasNullCharacter, isRepresentableTime, encodeTimeIdCursor, decodeTimeIdCursor, MAX_DATE_MS, PageQueryDto, pageLimit, DEFAULT_PAGE_LIMIT,
 } from './validation/validators';
 export type { TimeIdPosition, UsdAmountOptions } from './validation/validators';
 export { TextField, StringField, StringListField, UsdField, EnumField, BooleanField, FutureTimestampField, TimestampField, CalendarDateField, IdField, UrlField, idPattern, EnumListField } from './validation/fields';

@@ -1,3 +1,4 @@
+import { csvDecimal, csvRecord } from '@svc/csv';
 import { microsToUsd } from '@svc/money';
 import type { Micros } from '@svc/money';
 import { IdField } from '@svc/http-edge';
@@ -39,20 +40,14 @@ export function usd6(micros: Micros): string {
   return `${sign}${Math.floor(abs / 1_000_000)}.${String(abs % 1_000_000).padStart(6, '0')}`;
 }
 
-/** One CSV field (RFC 4180); free text that a spreadsheet would run as a formula is prefixed with '. */
-function csvField(value: string | null, freeText = false): string {
-  if (value === null) return '';
-  const safe = freeText && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
-}
+export const CSV_HEADER = csvRecord(['id', 'created_at', 'account_id', 'kind', 'amount_usd', 'balance_after_usd', 'reason', 'idempotency_key', 'request_id']);
 
-export const CSV_HEADER = 'id,created_at,account_id,kind,amount_usd,balance_after_usd,reason,idempotency_key,request_id\r\n';
-
+/** One ledger entry as a CSV record (@svc/csv): amounts are numbers (exact 6-decimal USD), every other field text. */
 export function csvLine(row: LedgerExportRow): string {
-  return [
-    csvField(row.id), csvField(row.createdAt.toISOString()), csvField(row.accountId), csvField(row.kind),
-    usd6(row.amountMicros), usd6(row.balanceAfterMicros), csvField(row.reason, true), csvField(row.idempotencyKey, true), csvField(row.requestId),
-  ].join(',') + '\r\n';
+  return csvRecord([
+    row.id, row.createdAt.toISOString(), row.accountId, row.kind,
+    csvDecimal(usd6(row.amountMicros)), csvDecimal(usd6(row.balanceAfterMicros)), row.reason, row.idempotencyKey, row.requestId,
+  ]);
 }
 
 const usd = (micros: Micros): number => microsToUsd(micros);

@@ -13,6 +13,9 @@ export function formatDay(day: Day): string {
   return new Date(day).toISOString().slice(0, 10);
 }
 
+/** 0001-01-01, the first day a `YYYY-MM-DD` can name (IsCalendarDate); no range starts before it. */
+export const FIRST_DAY: Day = -62_135_596_800_000;
+
 /** A validated `YYYY-MM-DD` (IsCalendarDate) as its day. */
 export function dayOf(value: string): Day {
   return Date.parse(`${value}T00:00:00Z`);

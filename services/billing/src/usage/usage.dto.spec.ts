@@ -19,6 +19,13 @@ describe('parseUsageQuery', () => {
     await expect(parseUsageQuery({ from: '2024-01-01', to: '2025-01-01' }, NOW)).rejects.toThrow('at most 366 days');
   });
 
+  it('a default range that would start before 0001-01-01 starts there (the first valid day as `to`)', async () => {
+    expect((await parseUsageQuery({ to: '0001-01-01' }, NOW)).range).toEqual({ from: day('0001-01-01'), to: day('0001-01-01') });
+    expect((await parseUsageQuery({ to: '0001-01-05' }, NOW)).range).toEqual({ from: day('0001-01-01'), to: day('0001-01-05') });
+    expect((await parseUsageQuery({ to: '0001-01-30' }, NOW)).range).toEqual({ from: day('0001-01-01'), to: day('0001-01-30') });
+    expect((await parseUsageQuery({ to: '0001-01-31' }, NOW)).range).toEqual({ from: day('0001-01-02'), to: day('0001-01-31') });
+  });
+
   it.each([
     [{ from: '2026-02-29' }, 'from must be a date'],
     [{ to: '2026-3-01' }, 'to must be a date'],

@@ -2,7 +2,7 @@ import { LIMITS } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { microsToUsd } from '@svc/money';
 import { CalendarDateField, EnumField, IdField } from '@svc/http-edge';
-import { DAY_MS, dayOf, formatDay, GROUPINGS } from './usage-query';
+import { DAY_MS, dayOf, FIRST_DAY, formatDay, GROUPINGS } from './usage-query';
 import type { DayRange, Grouping, UsageQuery } from './usage-query';
 import type { UsageReport } from './usage.service';
 
@@ -18,11 +18,14 @@ export class DayRangeQueryDto {
   to?: string;
 }
 
-/** from/to (inclusive UTC days); defaults: to = today, from = 29 days before to (30 days). */
+/**
+ * from/to (inclusive UTC days); defaults: to = today, from = 29 days before to (30 days), but
+ * never before 0001-01-01: a default range ending in the first days of year 1 starts on its first.
+ */
 export function toRange(params: DayRangeQueryDto, now: Date): DayRange {
   const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
   const to = params.to === undefined ? today : dayOf(params.to);
-  const from = params.from === undefined ? to - (DEFAULT_RANGE_DAYS - 1) * DAY_MS : dayOf(params.from);
+  const from = params.from === undefined ? Math.max(FIRST_DAY, to - (DEFAULT_RANGE_DAYS - 1) * DAY_MS) : dayOf(params.from);
   if (from > to) throw new AppError('invalid_request', `from (${formatDay(from)}) is after to (${formatDay(to)})`);
   if ((to - from) / DAY_MS + 1 > MAX_RANGE_DAYS) throw new AppError('invalid_request', `the range from..to is at most ${MAX_RANGE_DAYS} days`);
   return { from, to };
