@@ -1,6 +1,6 @@
 import { bool, int, oneOf, parseEnv, secret, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
-import { STRIPE_CLIENT_ENV } from './stripe/stripe-config';
+import { STRIPE_CLIENT_ENV } from './adapters/stripe-config';
 
 /** billing's environment, parsed once at start (main.ts) or from a test's own object. */
 export const BILLING_ENV = {

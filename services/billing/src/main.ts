@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError } from '@svc/config';
-import { startBilling, createLogger } from './app';
+import { startBilling, createLogger } from './app/app';
 import { parseBillingConfig } from './config';
 import type { BillingConfig } from './config';
 import { migrateBillingDatabase } from './db/migrate';

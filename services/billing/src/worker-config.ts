@@ -1,8 +1,8 @@
 import { bool, int, oneOf, parseEnv, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
-import { HYDRATION_ENV } from './hydration/hydration-config';
-import { DEFAULT_SWEEP_SCAN_KEYS } from './settlement/settlement-stream.adapter';
-import { STRIPE_CLIENT_ENV } from './stripe/stripe-config';
+import { HYDRATION_ENV } from './services/hydration/hydration-config';
+import { DEFAULT_SWEEP_SCAN_KEYS } from './services/settlement/settlement-stream.adapter';
+import { STRIPE_CLIENT_ENV } from './adapters/stripe-config';
 
 /**
  * The ledger worker's environment (dist/worker.js), parsed once at start (src/worker.ts):

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError } from '@svc/config';
-import { createLogger } from './app';
+import { createLogger } from './app/app';
 import { startLedgerWorker } from './worker/ledger-worker';
 import { parseLedgerWorkerConfig } from './worker-config';
 import type { LedgerWorkerConfig } from './worker-config';

@@ -3,7 +3,7 @@ import { redisKeys } from '@svc/contracts';
 import type { SettlementRecord } from '@svc/contracts';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
+import { LedgerRepository } from '../src/stores/ledger.repository';
 import { call, operatorHeaders, expectInvalidRequest } from './billing-harness';
 import { settlementRecord } from './ledger-fixtures';
 import { asKey, checkout, newAccount, spendableBecomes, startStripeHarness } from './stripe-harness';

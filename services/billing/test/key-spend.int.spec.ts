@@ -8,9 +8,9 @@ import { Client } from 'pg';
 import { migrateBillingDatabase, MIGRATIONS_DIR } from '../src/db/migrate';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import type { BillingDatabase } from '../src/db/prisma.repository';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
-import { KeyLimitThresholds } from '../src/thresholds/key-limit-threshold';
-import type { KeyLimit, KeyLimitSource } from '../src/thresholds/key-limit-threshold';
+import { LedgerRepository } from '../src/stores/ledger.repository';
+import { KeyLimitThresholds } from '../src/services/outbound-webhooks/key-limit-thresholds';
+import type { KeyLimit, KeyLimitSource } from '../src/services/outbound-webhooks/key-limit-thresholds';
 import { migratedBillingDatabase, settlementRecord } from './ledger-fixtures';
 
 /**

@@ -6,10 +6,10 @@ import { Client } from 'pg';
 import pino from 'pino';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
-import { HistoryRepository } from '../src/history/history.repository';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
-import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
-import { SETTLEMENT_DEAD_LETTER_STREAM, SettlementStreamAdapter } from '../src/settlement/settlement-stream.adapter';
+import { HistoryRepository } from '../src/stores/history.repository';
+import { LedgerRepository } from '../src/stores/ledger.repository';
+import { LedgerDrainService } from '../src/services/settlement/ledger-drain.service';
+import { SETTLEMENT_DEAD_LETTER_STREAM, SettlementStreamAdapter } from '../src/services/settlement/settlement-stream.adapter';
 import { enqueue, freshLedgerDatabase, ledgerTotals, newRedis, settlementRecord, streamLength, openLedgerStores } from './ledger-fixtures';
 import type { LedgerStores } from './ledger-fixtures';
 

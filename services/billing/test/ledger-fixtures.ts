@@ -7,7 +7,7 @@ import { Client } from 'pg';
 import { migrateBillingDatabase } from '../src/db/migrate';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
+import { LedgerRepository } from '../src/stores/ledger.repository';
 
 /** Redis database of the ledger suites (they run serially; each flushes it first). */
 export const LEDGER_REDIS_DB = 8;

@@ -3,11 +3,11 @@ import { redisKeys } from '@svc/contracts';
 import type { Redis } from 'ioredis';
 import type { Client } from 'pg';
 import pino from 'pino';
-import type { AccountDirectory } from '../src/accounts/account-directory.adapter';
-import type { LedgerRepository } from '../src/ledger/ledger.repository';
-import { LedgerService } from '../src/ledger/ledger.service';
-import { SpendableBalanceAdapter } from '../src/spendable/spendable-balance.adapter';
-import { SpendableOutboxService } from '../src/spendable/spendable-outbox.service';
+import type { AccountDirectory } from '../src/adapters/account-directory.adapter';
+import type { LedgerRepository } from '../src/stores/ledger.repository';
+import { LedgerService } from '../src/services/ledger/ledger.service';
+import { SpendableBalanceAdapter } from '../src/services/spendable/spendable-balance.adapter';
+import { SpendableOutboxService } from '../src/services/spendable/spendable-outbox.service';
 import { freshLedgerDatabase, newRedis, openLedgerStores } from './ledger-fixtures';
 import type { LedgerStores } from './ledger-fixtures';
 

@@ -6,9 +6,9 @@ import { startRedisCluster } from '@svc/test-kit';
 import type { RedisCluster } from '@svc/test-kit';
 import type { Redis } from 'ioredis';
 import pino from 'pino';
-import { BacklogService } from '../src/backlog/backlog.service';
-import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
-import { SettlementStreamAdapter } from '../src/settlement/settlement-stream.adapter';
+import { BacklogService } from '../src/services/backlog/backlog.service';
+import { LedgerDrainService } from '../src/services/settlement/ledger-drain.service';
+import { SettlementStreamAdapter } from '../src/services/settlement/settlement-stream.adapter';
 import { enqueue, freshLedgerDatabase, ledgerTotals, newRedis, openLedgerStores, settlementRecord } from './ledger-fixtures';
 import type { LedgerStores } from './ledger-fixtures';
 

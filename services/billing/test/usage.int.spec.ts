@@ -3,7 +3,7 @@ import { newId } from '@svc/ids';
 import type { SettlementRecord } from '@svc/contracts';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
+import { LedgerRepository } from '../src/stores/ledger.repository';
 import { call, errorOf, expectInvalidRequest } from './billing-harness';
 import { settlementRecord } from './ledger-fixtures';
 import { asKey, newAccount, startStripeHarness } from './stripe-harness';

@@ -3,8 +3,8 @@ import { closeRedisClient } from '@svc/redis-client';
 import type { RedisClient, RedisTarget } from '@svc/redis-client';
 import { Queue } from 'bullmq';
 import type { Job, JobsOptions } from 'bullmq';
-import { queueConnection, startWatchedWorker } from '../queues/watched-worker';
-import type { WatchedWorker } from '../queues/watched-worker';
+import { queueConnection, startWatchedWorker } from './watched-worker';
+import type { WatchedWorker } from './watched-worker';
 import type { Logger } from 'pino';
 
 /** A repeating job: one BullMQ job scheduler for the whole deployment, however many replicas. */
