@@ -70,8 +70,8 @@ describe('every route is declared public or guarded', () => {
     const controllers = await nestControllers();
     // The scan found the services' controllers (a broken scan must not pass by finding none);
     // billing's HealthController is also the worker's (its health listener).
-    expect(controllers.map((c) => c.controller.name)).toEqual(expect.arrayContaining(['KeysController', 'ProviderKeysController', 'OperatorController', 'WebhookController']));
-    expect(controllers.map((c) => `${c.file} ${c.controller.name}`)).toContain('services/billing/src/health/health.controller.ts HealthController');
+    expect(controllers.map((c) => c.controller.name)).toEqual(expect.arrayContaining(['KeysController', 'ProviderKeysController', 'OperatorController', 'StripeWebhookController']));
+    expect(controllers.map((c) => `${c.file} ${c.controller.name}`)).toContain('services/billing/src/http/health/health.controller.ts HealthController');
     expect(controllers.flatMap(({ file, controller }) => unguardedNestRoutes([controller]).map((route) => `${file}: ${route}`))).toEqual([]);
   });
 

@@ -3,19 +3,17 @@ import type { SettlementRecord } from '@svc/contracts';
 import { verifyWebhook } from '@svc/sdk';
 import { waitFor, WebhookReceiver } from '@svc/test-kit';
 import pino from 'pino';
-import { AutoTopupRepository } from '../src/stores/auto-topups.repository';
 import { AutoTopupService, DEFAULT_AUTO_TOPUP_TIMING } from '../src/services/purchases/auto-topup.service';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import { LedgerRepository } from '../src/stores/ledger.repository';
 import { SpendableBalanceAdapter } from '../src/services/spendable/spendable-balance.adapter';
 import { SpendableOutboxService } from '../src/services/spendable/spendable-outbox.service';
 import { StripeAdapter } from '../src/adapters/stripe.adapter';
-import type { WebhookProcessor } from '../src/worker/webhook-delivery.processor';
 import { call, errorOf, operatorHeaders } from './billing-harness';
 import type { JsonResponse } from './billing-harness';
-import { settlementRecord } from './ledger-fixtures';
-import { api as harnessApi, checkout, newAccount, spendableBecomes, startStripeHarness, startTestWebhookProcessor, STRIPE_SECRET } from './stripe-harness';
-import type { StripeHarness } from './stripe-harness';
+import { settlementRecord, TestLedgerAppend } from './ledger-fixtures';
+import { api as harnessApi, autoTopupStores, checkout, newAccount, spendableBecomes, startStripeHarness, startTestWebhookProcessor, STRIPE_SECRET } from './stripe-harness';
+import type { StripeHarness, TestOutbound } from './stripe-harness';
 
 /**
  * Automatic top-up on real PostgreSQL and Redis, billing's /v1 routes in-process, the ledger
@@ -26,24 +24,24 @@ import type { StripeHarness } from './stripe-harness';
  */
 const silent = pino({ level: 'silent' });
 let h: StripeHarness;
-let processor: WebhookProcessor;
+let processor: TestOutbound;
 let db: ReturnType<typeof createBillingDatabase>;
-let ledger: LedgerRepository;
+let ledger: TestLedgerAppend;
 const replicas: { db: ReturnType<typeof createBillingDatabase>; service: AutoTopupService }[] = [];
 const receivers: WebhookReceiver[] = [];
 
 function topUpService(database: ReturnType<typeof createBillingDatabase>): AutoTopupService {
-  const repository = new LedgerRepository(database.prisma, database.pool);
+  const repository = new LedgerRepository(database.prisma);
   const outbox = new SpendableOutboxService(repository, new SpendableBalanceAdapter(h.redis), silent);
   const stripe = new StripeAdapter({ secretKey: STRIPE_SECRET, apiBase: h.stripe.url, timeoutMs: 2_000 });
-  return new AutoTopupService(new AutoTopupRepository(database.prisma), stripe, outbox, silent, { ...DEFAULT_AUTO_TOPUP_TIMING, retryAfterMs: 300 });
+  return new AutoTopupService(autoTopupStores(database), stripe, outbox, silent, { ...DEFAULT_AUTO_TOPUP_TIMING, retryAfterMs: 300 });
 }
 
 beforeAll(async () => {
   h = await startStripeHarness('auto_topup', { env: { WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true' } });
   h.stripe.setWebhookUrl(h.webhookUrl);
   db = createBillingDatabase(h.databaseUrl, () => undefined);
-  ledger = new LedgerRepository(db.prisma, db.pool);
+  ledger = new TestLedgerAppend(db);
   processor = await startTestWebhookProcessor(h, db, { retryWindowMs: 4_000, autoTopups: topUpService(db) });
 }, 60_000);
 

@@ -8,7 +8,7 @@ import { ConfirmingStreamAdapter } from '../src/services/hydration/confirming-st
 import { HydrationRedisAdapter } from '../src/services/hydration/hydration-redis.adapter';
 import { HydrationRepository } from '../src/stores/hydration.repository';
 import { HydrationService } from '../src/services/hydration/hydration.service';
-import type { LedgerEntryRecord } from '../src/stores/ledger.repository';
+import type { LedgerEntryRecord } from '../src/db/ledger-entry-row';
 import { ReconciliationRedisAdapter } from '../src/services/reconciliation/reconciliation-redis.adapter';
 import { ReconciliationRepository } from '../src/stores/reconciliation.repository';
 import { REPORT_ONLY, ReconciliationService } from '../src/services/reconciliation/reconciliation.service';
@@ -43,13 +43,13 @@ afterAll(() => stores.close());
 
 async function grant(accountId: string, amountMicros: Micros): Promise<LedgerEntryRecord> {
   await stores.repository.ensureBalance(accountId);
-  const outcome = await stores.repository.appendEntry({ accountId, kind: 'grant', amountMicros, reason: 'test', idempotencyKey: null, requestId: null });
+  const outcome = await stores.append.appendEntry({ accountId, kind: 'grant', amountMicros, reason: 'test', idempotencyKey: null, requestId: null });
   if (outcome.kind !== 'created') throw new Error('grant not created');
   return outcome.entry;
 }
 
 async function drainAll(accountId: string): Promise<void> {
-  const drain = new LedgerDrainService(new ConfirmingStreamAdapter(stores.redis, recovery), stores.repository, logger, { batchSize: 100 });
+  const drain = new LedgerDrainService(new ConfirmingStreamAdapter(stores.redis, recovery), stores.append, logger, { batchSize: 100 });
   await drain.drainAccount(accountId);
 }
 

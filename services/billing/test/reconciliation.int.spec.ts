@@ -50,7 +50,7 @@ afterAll(() => stores.close());
 async function fundedAccount(amountMicros: Micros): Promise<string> {
   const accountId = newId('account');
   await stores.repository.ensureBalance(accountId);
-  const outcome = await stores.repository.appendEntry({ accountId, kind: 'grant', amountMicros, reason: 'test', idempotencyKey: null, requestId: null });
+  const outcome = await stores.append.appendEntry({ accountId, kind: 'grant', amountMicros, reason: 'test', idempotencyKey: null, requestId: null });
   if (outcome.kind !== 'created') throw new Error('grant not created');
   await outbox.applyEntry(outcome.entry);
   return accountId;
@@ -187,7 +187,7 @@ describe('reconciliation: durable vs spendable, per account, under the account l
 
   it('counts a grant not yet applied to the spendable balance (and not once its applied marker is set)', async () => {
     const accountId = await fundedAccount(1_000_000);
-    const outcome = await stores.repository.appendEntry({ accountId, kind: 'grant', amountMicros: 250_000, reason: 'later', idempotencyKey: null, requestId: null });
+    const outcome = await stores.append.appendEntry({ accountId, kind: 'grant', amountMicros: 250_000, reason: 'later', idempotencyKey: null, requestId: null });
     if (outcome.kind !== 'created') throw new Error('grant not created');
 
     expect(await service.reconcileAccount(accountId, REPORT_ONLY)).toMatchObject({ durableMicros: 1_250_000, unappliedMicros: 250_000, driftMicros: 0 });
@@ -204,7 +204,7 @@ describe('reconciliation: durable vs spendable, per account, under the account l
       charged += charge;
       await settle(accountId, charge + 500, charge);
     }
-    const drain = new LedgerDrainService(new SettlementStreamAdapter(stores.redis), stores.repository, logger, { batchSize: 25, maxBatchesPerAccount: 1 });
+    const drain = new LedgerDrainService(new SettlementStreamAdapter(stores.redis), stores.append, logger, { batchSize: 25, maxBatchesPerAccount: 1 });
     let draining = true;
     const reports: AccountReport[] = [];
     const loop = (async (): Promise<void> => {

@@ -48,7 +48,7 @@ describe('settlement streams without a SCAN of the keyspace', () => {
   it('an account a drain popped stays counted until its stream is found empty; a sweep re-marks it', async () => {
     const streams = new SettlementStreamAdapter(redis);
     const backlog = new BacklogService(redis);
-    const drain = new LedgerDrainService(streams, stores.repository, logger, { batchSize: 100 });
+    const drain = new LedgerDrainService(streams, stores.append, logger, { batchSize: 100 });
     const accountId = newId('account');
     await enqueue(redis, [settlementRecord(accountId, 5), settlementRecord(accountId, 6)]);
 
@@ -101,7 +101,7 @@ describe('settlement streams without a SCAN of the keyspace', () => {
     expect(sweeps).toBeGreaterThanOrEqual(8);
     expect(found).toEqual([orphan]);
 
-    const drain = new LedgerDrainService(streams, stores.repository, logger, { batchSize: 100, sweepScanKeys: 100_000 });
+    const drain = new LedgerDrainService(streams, stores.append, logger, { batchSize: 100, sweepScanKeys: 100_000 });
     expect(await drain.sweep()).toBe(1);
     expect(await backlog.measure()).toMatchObject({ pendingRecords: 1, pendingAccounts: 1 });
     expect(await drain.drain()).toMatchObject({ written: 1 });

@@ -1,43 +1,53 @@
-import { AuditRepository } from '../stores/audit.repository';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createServiceLogger } from '@svc/logging';
+import { DrainState, freshRequestIds, trustedRequestIds } from '@svc/http-edge';
+import { closeRedisClient, createRedisClient } from '@svc/redis-client';
 import type { Logger } from 'pino';
 import { GrpcAccountDirectory } from '../adapters/account-directory.adapter';
-import { OperatorApiModule, PublicApiModule } from './app.module';
+import { StripeAdapter } from '../adapters/stripe.adapter';
 import type { BillingConfig } from '../config';
 import { createBillingDatabase, DatabaseProbeRepository } from '../db/prisma.repository';
-import { closeRedisClient, createRedisClient } from '@svc/redis-client';
-import { RedisProbe } from '../services/health/redis-probe.adapter';
-import { ProviderBreakers } from '../services/provider-breakers/provider-breakers';
+import { Transactions } from '../db/transactions';
 import { createListener } from '../http/listener';
-import { DrainState, freshRequestIds, trustedRequestIds } from '@svc/http-edge';
-import { LedgerRepository } from '../stores/ledger.repository';
+import { keepRawJsonBodies } from '../http/raw-body';
+import { createLogger } from '../logger';
+import { AuditLogService } from '../services/audit/audit-log.service';
+import { BacklogService } from '../services/backlog/backlog.service';
+import { FinanceService } from '../services/finance/finance.service';
+import { RedisProbe } from '../services/health/redis-probe.adapter';
+import { HistoryService } from '../services/history/history.service';
 import { LedgerService } from '../services/ledger/ledger.service';
+import { BillingMetrics } from '../services/metrics/metrics';
+import { EndpointsService } from '../services/outbound-webhooks/endpoints.service';
+import { EventsService } from '../services/outbound-webhooks/events.service';
+import { ProviderBreakers } from '../services/provider-breakers/provider-breakers';
+import { AutoTopupService } from '../services/purchases/auto-topup.service';
+import { CheckoutService } from '../services/purchases/checkout.service';
+import { PurchaseCredit } from '../services/purchases/purchase-credit';
+import { StripeWebhookService } from '../services/purchases/stripe-webhook.service';
+import type { WebhookHooks } from '../services/purchases/stripe-webhook.service';
+import { ReconciliationRedisAdapter } from '../services/reconciliation/reconciliation-redis.adapter';
+import { ReconciliationService } from '../services/reconciliation/reconciliation.service';
+import { SettingsService } from '../services/settings/settings.service';
 import { SpendableBalanceAdapter } from '../services/spendable/spendable-balance.adapter';
 import { SpendableOutboxService } from '../services/spendable/spendable-outbox.service';
-import { BacklogService } from '../services/backlog/backlog.service';
-import { ReconciliationRedisAdapter } from '../services/reconciliation/reconciliation-redis.adapter';
-import { ReconciliationRepository } from '../stores/reconciliation.repository';
-import { ReconciliationService } from '../services/reconciliation/reconciliation.service';
-import { CheckoutRepository } from '../stores/checkout.repository';
-import { CheckoutService } from '../services/purchases/checkout.service';
-import { StripeAdapter } from '../adapters/stripe.adapter';
-import { PurchaseRepository } from '../stores/purchases.repository';
-import { keepRawJsonBodies } from '../http/raw-body';
-import { WebhookService } from '../services/purchases/stripe-webhook.service';
-import { UsageRepository } from '../stores/usage.repository';
 import { UsageService } from '../services/usage/usage.service';
-import { HistoryRepository } from '../stores/history.repository';
-import { HistoryService } from '../services/history/history.service';
-import { FinanceRepository } from '../stores/finance.repository';
-import { FinanceService } from '../services/finance/finance.service';
-import type { WebhookHooks } from '../services/purchases/stripe-webhook.service';
-import { BillingMetrics } from '../services/metrics/metrics';
-import { EventsRepository } from '../stores/events.repository';
-import { EndpointsRepository } from '../stores/webhook-endpoints.repository';
-import { SettingsRepository } from '../stores/settings.repository';
+import { AuditRepository } from '../stores/audit.repository';
 import { AutoTopupRepository } from '../stores/auto-topups.repository';
-import { AutoTopupService } from '../services/purchases/auto-topup.service';
+import { CheckoutRepository } from '../stores/checkout.repository';
+import { EventsRepository } from '../stores/events.repository';
+import { FinanceRepository } from '../stores/finance.repository';
+import { HistoryRepository } from '../stores/history.repository';
+import { LedgerAppendRepository } from '../stores/ledger-append.repository';
+import { LedgerRepository } from '../stores/ledger.repository';
+import { PurchasesRepository } from '../stores/purchases.repository';
+import { ReconciliationRepository } from '../stores/reconciliation.repository';
+import { SettingsRepository } from '../stores/settings.repository';
+import { UsageRepository } from '../stores/usage.repository';
+import { EndpointsRepository } from '../stores/webhook-endpoints.repository';
+import { OperatorApiModule, PublicApiModule } from './app.module';
+import type { SharedDeps } from './app.module';
+
+export { createLogger };
 
 export interface RunningBilling {
   /** e.g. http://127.0.0.1:3002 */
@@ -51,11 +61,6 @@ export interface RunningBilling {
   drain: DrainState;
   /** Closes both listeners (they stop accepting; requests in flight finish), then the stores. */
   close(): Promise<void>;
-}
-
-/** The process's logger (the platform's one log schema, @svc/logging): `billing`, or `ledger-worker` for dist/worker.js. */
-export function createLogger(level: string, service: 'billing' | 'ledger-worker' = 'billing'): Logger {
-  return createServiceLogger({ service, level });
 }
 
 function urlOf(app: NestFastifyApplication): string {
@@ -86,10 +91,17 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
   // committed grant's reply (the outbox applies it later).
   const money = createRedisClient({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER }, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
   money.on('error', (error: Error) => logger.debug({ err: error }, 'redis connection error'));
-  const repository = new LedgerRepository(prisma, db.pool);
+  // The stores: every SQL statement of the process is one of theirs (docs/decisions/0040).
+  const transactions = new Transactions(prisma);
+  const repository = new LedgerRepository(prisma);
+  const ledgerAppend = new LedgerAppendRepository(db.pool);
+  const audit = new AuditRepository(prisma);
+  const events = new EventsRepository(prisma);
+  const autoTopupRepository = new AutoTopupRepository(prisma);
+  const purchases = new PurchasesRepository(prisma);
   const spendable = new SpendableBalanceAdapter(money);
   const outbox = new SpendableOutboxService(repository, spendable, logger.child({ component: 'spendable-outbox' }));
-  const ledger = new LedgerService(repository, accounts, outbox, spendable);
+  const ledger = new LedgerService({ transactions, ledger: repository, append: ledgerAppend, audit }, accounts, outbox, spendable);
   const readiness = {
     async check(): Promise<Record<string, boolean>> {
       const [postgres, redisUp] = await Promise.all([database.ping(), redis.ping()]);
@@ -102,22 +114,29 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
   const stripe = config.STRIPE_SECRET_KEY === undefined
     ? null
     : new StripeAdapter({ secretKey: config.STRIPE_SECRET_KEY, apiBase: config.STRIPE_API_BASE, timeoutMs: config.STRIPE_TIMEOUT_MS });
-  const checkout = new CheckoutService(stripe, new CheckoutRepository(prisma), {
+  const checkout = new CheckoutService(stripe, { transactions, checkout: new CheckoutRepository(), audit }, {
     successUrl: config.CHECKOUT_SUCCESS_URL, cancelUrl: config.CHECKOUT_CANCEL_URL,
   });
-  const autoTopups = new AutoTopupRepository(prisma);
-  const autoTopupService = new AutoTopupService(autoTopups, stripe, outbox, logger.child({ component: 'auto-topup' }));
-  const webhooks = new WebhookService(
-    stripe, config.STRIPE_WEBHOOK_SECRET ?? null, new PurchaseRepository(prisma), outbox, logger.child({ component: 'stripe-webhook' }), hooks.webhook, metrics, autoTopupService,
+  const credit = new PurchaseCredit(purchases, ledgerAppend);
+  const autoTopupService = new AutoTopupService(
+    { transactions, autoTopups: autoTopupRepository, ledger: repository, events, credit, audit }, stripe, outbox, logger.child({ component: 'auto-topup' }),
   );
-  const usage = new UsageService(new UsageRepository(prisma));
-  const finance = new FinanceService(new FinanceRepository(prisma), reconciliation);
-  const history = new HistoryService(new HistoryRepository(prisma));
+  const webhooks = new StripeWebhookService(
+    stripe, config.STRIPE_WEBHOOK_SECRET ?? null, { transactions, purchases, autoTopups: autoTopupRepository, ledger: ledgerAppend, events, credit },
+    outbox, logger.child({ component: 'stripe-webhook' }), hooks.webhook, metrics, autoTopupService,
+  );
   const drain = new DrainState();
-  const deps = { ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks, usage, history, finance, drain, breakers: new ProviderBreakers(money),
-    events: new EventsRepository(prisma), endpoints: new EndpointsRepository(prisma), settings: new SettingsRepository(prisma),
-    autoTopups, autoTopupService, setupUrls: { successUrl: config.CHECKOUT_SUCCESS_URL, cancelUrl: config.CHECKOUT_CANCEL_URL },
-    urlPolicy: { allowHttpAndLoopback: config.WEBHOOK_ALLOW_HTTP_AND_LOOPBACK }, audit: new AuditRepository(prisma),
+  const deps: SharedDeps = {
+    ledger, readiness, reconciliation, backlog: new BacklogService(money), checkout, webhooks, drain, breakers: new ProviderBreakers(money),
+    usage: new UsageService(new UsageRepository(prisma)),
+    history: new HistoryService(new HistoryRepository(prisma)),
+    finance: new FinanceService(new FinanceRepository(prisma), reconciliation),
+    events: new EventsService(events),
+    endpoints: new EndpointsService({ transactions, endpoints: new EndpointsRepository(prisma), audit }, { allowHttpAndLoopback: config.WEBHOOK_ALLOW_HTTP_AND_LOOPBACK }),
+    settings: new SettingsService({ transactions, settings: new SettingsRepository(prisma), autoTopups: autoTopupRepository, audit }, autoTopupService.enabled),
+    autoTopups: autoTopupService,
+    setupUrls: { successUrl: config.CHECKOUT_SUCCESS_URL, cancelUrl: config.CHECKOUT_CANCEL_URL },
+    audit: new AuditLogService(audit),
   };
   const apps: NestFastifyApplication[] = [];
   const close = async (): Promise<void> => {

@@ -1,14 +1,8 @@
-import { LIMITS } from '@svc/contracts';
-import { newId } from '@svc/ids';
-import { microsToUsd } from '@svc/money';
 import type { Micros } from '@svc/money';
+import { toMicros } from '../db/account-lock';
+import type { Tx } from '../db/transactions';
 import { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
-import { emitEvent } from './event-emitter';
-import { toMicros } from '../db/account-lock';
-import { ENTRY_COLUMNS, entryFromRow } from './ledger.repository';
-import type { EntryRow, LedgerEntryRecord } from './ledger.repository';
-import { appendStripeEntryLocked } from './purchases.repository';
 
 /** A pending top-up to charge (or to follow up: its PaymentIntent is known). */
 export interface DueTopUp {
@@ -22,16 +16,21 @@ export interface DueTopUp {
   createdAt: Date;
 }
 
-/** What opening a crossing did: a pending top-up to charge, a refusal by the cap, or nothing. */
-export type OpenOutcome = { kind: 'pending'; id: string } | { kind: 'skipped'; id: string } | { kind: 'none' };
+/** An armed account's top-up settings and durable balance, read under its settings row lock. */
+export interface LockedCrossing {
+  amountMicros: Micros;
+  capMicros: Micros;
+  thresholdMicros: Micros;
+  balanceMicros: Micros;
+}
 
-export type SucceedOutcome =
-  | { kind: 'granted'; entry: LedgerEntryRecord }
-  | { kind: 'already_granted'; entry: LedgerEntryRecord }
-  | { kind: 'rejected'; reason: string }
-  | { kind: 'unknown' };
-
-export type FailOutcome = { kind: 'failed'; disabled: boolean } | { kind: 'unchanged' } | { kind: 'unknown' };
+/** A top-up row, locked. */
+export interface LockedTopUp {
+  accountId: string;
+  status: string;
+  amountMicros: Micros;
+  paymentIntentId: string | null;
+}
 
 /** What GET /v1/billing/settings shows of automatic top-up. */
 export interface AutoTopupState {
@@ -48,25 +47,17 @@ export interface AutoTopupState {
   last: { id: string; status: string; amountMicros: Micros; failureCode: string | null; createdAt: Date } | null;
 }
 
-export interface AutoTopupChange {
-  enabled?: boolean;
-  thresholdMicros?: Micros;
-  amountMicros?: Micros;
-  monthlyCapMicros?: Micros;
-}
-
 /** The UTC calendar month (YYYY-MM) of the database's clock, as the cap counts it. */
 const MONTH_SQL_FRAGMENT = Prisma.raw("to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM')");
 
 const n = (value: bigint | null): Micros | null => (value === null ? null : toMicros(value));
 
 /**
- * auto_topups and the automatic top-up columns of billing_settings (docs/decisions/0028).
- * Every decision that touches money is taken in PostgreSQL under the account's
- * billing_settings row lock (SELECT ... FOR UPDATE): whether a crossing makes a top-up, what
- * the month's top-ups add up to against the cap, whether one is already in flight (also a
- * partial unique index), and the failure count. The credit goes through purchase_grants,
- * keyed by the PaymentIntent, like a Checkout purchase.
+ * auto_topups and the worker's columns of billing_settings (docs/decisions/0028). Every
+ * decision that touches money is taken by AutoTopupService in one transaction under the
+ * account's billing_settings row lock (lockCrossing) or the top-up's row lock (lockTopUp):
+ * whether a crossing makes a top-up, what the month's top-ups add up to against the cap,
+ * whether one is already in flight (also a partial unique index), and the failure count.
  */
 export class AutoTopupRepository {
   constructor(private readonly prisma: PrismaClient) {}
@@ -80,7 +71,7 @@ export class AutoTopupRepository {
         AND b.balance_micros >= s.auto_topup_threshold_micros`;
   }
 
-  /** Accounts whose balance crossed below the threshold while armed (candidates; open() decides). */
+  /** Accounts whose balance crossed below the threshold while armed (candidates; the service decides under the lock). */
   async crossed(limit: number): Promise<string[]> {
     const rows = await this.prisma.$queryRaw<{ account_id: string }[]>`
       SELECT s.account_id FROM billing_settings s LEFT JOIN account_balances b ON b.account_id = s.account_id
@@ -90,53 +81,52 @@ export class AutoTopupRepository {
     return rows.map((r) => r.account_id);
   }
 
-  /**
-   * One crossing, decided under the account's settings row lock: still enabled, armed, with
-   * a card and below the threshold? Then, unless a top-up is already in flight (the account
-   * stays armed and is looked at again once it settles), the crossing is consumed (disarmed)
-   * and either a pending top-up is written or, when it would take the UTC month's pending
-   * and succeeded top-ups past the cap, a skipped one with its auto_topup.failed event.
-   */
-  async open(accountId: string): Promise<OpenOutcome> {
-    return this.prisma.$transaction(async (tx) => {
-      const locked = await tx.$queryRaw<{ amount: bigint; cap: bigint; threshold: bigint; balance: bigint }[]>`
-        SELECT s.auto_topup_amount_micros AS amount, s.auto_topup_monthly_cap_micros AS cap, s.auto_topup_threshold_micros AS threshold,
-          COALESCE((SELECT balance_micros FROM account_balances WHERE account_id = s.account_id), 0) AS balance
-        FROM billing_settings s
-        WHERE s.account_id = ${accountId} AND s.auto_topup_enabled AND s.auto_topup_armed AND s.payment_method_id IS NOT NULL
-          AND s.auto_topup_amount_micros IS NOT NULL AND s.auto_topup_monthly_cap_micros IS NOT NULL AND s.auto_topup_threshold_micros IS NOT NULL
-        FOR UPDATE OF s`;
-      const settings = locked[0];
-      if (settings === undefined || settings.balance >= settings.threshold) return { kind: 'none' } as const;
-      const inFlight = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM auto_topups WHERE account_id = ${accountId} AND status = 'pending'`;
-      if (inFlight.length > 0) return { kind: 'none' } as const;
-      await tx.$executeRaw`UPDATE billing_settings SET auto_topup_armed = false, updated_at = clock_timestamp() WHERE account_id = ${accountId}`;
-      const [month] = await tx.$queryRaw<{ month: string; used: bigint }[]>`
-        SELECT m.month, COALESCE((SELECT sum(amount_micros) FROM auto_topups
-          WHERE account_id = ${accountId} AND month = m.month AND status IN ('pending', 'succeeded')), 0)::bigint AS used
-        FROM (SELECT ${MONTH_SQL_FRAGMENT} AS month) m`;
-      if (month === undefined) throw new Error('month query returned no row');
-      const id = newId('autoTopup');
-      if (month.used + settings.amount > settings.cap) {
-        await tx.$executeRaw`
-          INSERT INTO auto_topups (id, account_id, status, amount_micros, month, failure_code, settled_at)
-          VALUES (${id}, ${accountId}, 'skipped', ${settings.amount}, ${month.month}, 'monthly_cap_reached', clock_timestamp())`;
-        await emitEvent(tx, {
-          accountId,
-          type: 'auto_topup.failed',
-          data: {
-            auto_topup_id: id, amount_usd: microsToUsd(toMicros(settings.amount)), reason: 'monthly_cap_reached', failure_code: 'monthly_cap_reached',
-            payment_intent_id: null, balance_usd: microsToUsd(toMicros(settings.balance)), month: month.month,
-            month_to_date_usd: microsToUsd(toMicros(month.used)), monthly_cap_usd: microsToUsd(toMicros(settings.cap)), auto_topup_disabled: false,
-          },
-        });
-        return { kind: 'skipped', id } as const;
-      }
-      await tx.$executeRaw`
-        INSERT INTO auto_topups (id, account_id, status, amount_micros, month)
-        VALUES (${id}, ${accountId}, 'pending', ${settings.amount}, ${month.month})`;
-      return { kind: 'pending', id } as const;
-    }, { maxWait: 10_000, timeout: 10_000 });
+  /** Locks the account's settings row if automatic top-up is still on, armed, complete and has a card; null otherwise. */
+  async lockCrossing(tx: Tx, accountId: string): Promise<LockedCrossing | null> {
+    const locked = await tx.$queryRaw<{ amount: bigint; cap: bigint; threshold: bigint; balance: bigint }[]>`
+      SELECT s.auto_topup_amount_micros AS amount, s.auto_topup_monthly_cap_micros AS cap, s.auto_topup_threshold_micros AS threshold,
+        COALESCE((SELECT balance_micros FROM account_balances WHERE account_id = s.account_id), 0) AS balance
+      FROM billing_settings s
+      WHERE s.account_id = ${accountId} AND s.auto_topup_enabled AND s.auto_topup_armed AND s.payment_method_id IS NOT NULL
+        AND s.auto_topup_amount_micros IS NOT NULL AND s.auto_topup_monthly_cap_micros IS NOT NULL AND s.auto_topup_threshold_micros IS NOT NULL
+      FOR UPDATE OF s`;
+    const row = locked[0];
+    return row === undefined ? null : {
+      amountMicros: toMicros(row.amount), capMicros: toMicros(row.cap), thresholdMicros: toMicros(row.threshold), balanceMicros: toMicros(row.balance),
+    };
+  }
+
+  async hasPending(tx: Tx, accountId: string): Promise<boolean> {
+    const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM auto_topups WHERE account_id = ${accountId} AND status = 'pending'`;
+    return rows.length > 0;
+  }
+
+  /** The crossing is consumed: the next one needs the balance back at or above the threshold first. */
+  async disarm(tx: Tx, accountId: string): Promise<void> {
+    await tx.$executeRaw`UPDATE billing_settings SET auto_topup_armed = false, updated_at = clock_timestamp() WHERE account_id = ${accountId}`;
+  }
+
+  /** The current UTC month (the database's clock) and what its pending and succeeded top-ups add up to. */
+  async monthUsed(tx: Tx, accountId: string): Promise<{ month: string; usedMicros: Micros }> {
+    const [month] = await tx.$queryRaw<{ month: string; used: bigint }[]>`
+      SELECT m.month, COALESCE((SELECT sum(amount_micros) FROM auto_topups
+        WHERE account_id = ${accountId} AND month = m.month AND status IN ('pending', 'succeeded')), 0)::bigint AS used
+      FROM (SELECT ${MONTH_SQL_FRAGMENT} AS month) m`;
+    if (month === undefined) throw new Error('month query returned no row');
+    return { month: month.month, usedMicros: toMicros(month.used) };
+  }
+
+  async insertPending(tx: Tx, row: { id: string; accountId: string; amountMicros: Micros; month: string }): Promise<void> {
+    await tx.$executeRaw`
+      INSERT INTO auto_topups (id, account_id, status, amount_micros, month)
+      VALUES (${row.id}, ${row.accountId}, 'pending', ${BigInt(row.amountMicros)}, ${row.month})`;
+  }
+
+  /** A top-up the cap refused: recorded, never charged. */
+  async insertSkipped(tx: Tx, row: { id: string; accountId: string; amountMicros: Micros; month: string; failureCode: string }): Promise<void> {
+    await tx.$executeRaw`
+      INSERT INTO auto_topups (id, account_id, status, amount_micros, month, failure_code, settled_at)
+      VALUES (${row.id}, ${row.accountId}, 'skipped', ${BigInt(row.amountMicros)}, ${row.month}, ${row.failureCode}, clock_timestamp())`;
   }
 
   /**
@@ -179,98 +169,79 @@ export class AutoTopupRepository {
     return rows[0]?.account_id ?? null;
   }
 
-  /**
-   * Credits a succeeded PaymentIntent of top-up `id` once. The top-up row is locked first, so
-   * the synchronous answer and the webhook (in any order, any number of times) take turns;
-   * the purchase_grants row keyed by the PaymentIntent is the gate, as for a Checkout
-   * purchase. In the same transaction: the purchase entry and balance, the top-up succeeded,
-   * the failure count reset, and auto_topup.succeeded.
-   */
-  async succeed(id: string, intent: { id: string; amountCents: number; currency: string }, source: string, requestId: string | null): Promise<SucceedOutcome> {
-    return this.prisma.$transaction(async (tx) => {
-      const rows = await tx.$queryRaw<{ account_id: string; status: string; amount_micros: bigint; payment_intent_id: string | null }[]>`
-        SELECT account_id, status, amount_micros, payment_intent_id FROM auto_topups WHERE id = ${id} FOR UPDATE`;
-      const row = rows[0];
-      if (row === undefined) return { kind: 'unknown' } as const;
-      const amountMicros = toMicros(row.amount_micros);
-      if (intent.currency !== 'usd' || intent.amountCents * 10_000 !== amountMicros) return { kind: 'rejected', reason: 'the PaymentIntent does not carry the top-up amount in usd' } as const;
-      const entryId = newId('ledgerEntry');
-      const gate = await tx.$queryRaw<{ stripe_session_id: string }[]>`
-        INSERT INTO purchase_grants (stripe_session_id, account_id, ledger_entry_id, amount_micros, event_id)
-        VALUES (${intent.id}, ${row.account_id}, ${entryId}, ${row.amount_micros}, ${source})
-        ON CONFLICT (stripe_session_id) DO NOTHING
-        RETURNING stripe_session_id`;
-      if (gate.length === 0) {
-        const existing = await tx.$queryRaw<EntryRow[]>`
-          SELECT ${ENTRY_COLUMNS} FROM ledger_entries WHERE id = (SELECT ledger_entry_id FROM purchase_grants WHERE stripe_session_id = ${intent.id})`;
-        const first = existing[0];
-        if (first === undefined) throw new Error('purchase grant without its ledger entry');
-        return { kind: 'already_granted', entry: entryFromRow(first) } as const;
-      }
-      await tx.$executeRaw`INSERT INTO account_balances (account_id) VALUES (${row.account_id}) ON CONFLICT DO NOTHING`;
-      const entry = await appendStripeEntryLocked(tx, {
-        id: entryId, accountId: row.account_id, kind: 'purchase', amountMicros, reason: 'Automatic top-up', idempotencyKey: intent.id, requestId,
-      });
-      // A second PaymentIntent for one top-up (only if Stripe forgot an idempotency key) is credited too: money taken is money credited.
-      await tx.$executeRaw`
-        UPDATE auto_topups SET status = 'succeeded', payment_intent_id = COALESCE(payment_intent_id, ${intent.id}), ledger_entry_id = COALESCE(ledger_entry_id, ${entry.id}),
-          failure_code = NULL, settled_at = COALESCE(settled_at, clock_timestamp()), updated_at = clock_timestamp()
-        WHERE id = ${id}`;
-      // Back at or above the threshold: armed at once, so the next fall is a new crossing even before the next tick sees this balance.
-      await tx.$executeRaw`
-        UPDATE billing_settings SET auto_topup_consecutive_failures = 0,
-          auto_topup_armed = auto_topup_armed OR ${BigInt(entry.balanceAfterMicros)} >= auto_topup_threshold_micros, updated_at = clock_timestamp()
-        WHERE account_id = ${row.account_id}`;
-      await emitEvent(tx, {
-        accountId: row.account_id,
-        type: 'auto_topup.succeeded',
-        data: {
-          auto_topup_id: id, amount_usd: microsToUsd(amountMicros), balance_usd: microsToUsd(entry.balanceAfterMicros), ledger_entry_id: entry.id,
-          payment_intent_id: intent.id,
-        },
-      });
-      return { kind: 'granted', entry } as const;
-    }, { maxWait: 10_000, timeout: 10_000 });
+  /** Locks a top-up's row (the synchronous answer and Stripe's webhook take turns on it); null when there is none. */
+  async lockTopUp(tx: Tx, id: string): Promise<LockedTopUp | null> {
+    const rows = await tx.$queryRaw<{ account_id: string; status: string; amount_micros: bigint; payment_intent_id: string | null }[]>`
+      SELECT account_id, status, amount_micros, payment_intent_id FROM auto_topups WHERE id = ${id} FOR UPDATE`;
+    const row = rows[0];
+    return row === undefined ? null : { accountId: row.account_id, status: row.status, amountMicros: toMicros(row.amount_micros), paymentIntentId: row.payment_intent_id };
   }
 
   /**
-   * A pending top-up's payment failed (declined, authentication required, cancelled): it ends
-   * failed, the account's consecutive failures go up by one, and at LIMITS.autoTopupFailures
-   * automatic top-up turns itself off (`disabled_reason: payment_failed`) until the owner
-   * saves its settings again; auto_topup.failed says which. A top-up no longer pending is
-   * left as it is (a repeated or late failure changes nothing).
+   * The top-up succeeded (its credit written in the same transaction). A top-up given up
+   * before (failed, e.g. Stripe unreachable for 23 hours) whose payment Stripe reports now
+   * counts from now: its month becomes the current one, so the cap of the month it landed in
+   * counts it (docs/finance.md, "Automatic top-up").
    */
-  async fail(id: string, failureCode: string, paymentIntentId: string | null): Promise<FailOutcome> {
-    return this.prisma.$transaction(async (tx) => {
-      const rows = await tx.$queryRaw<{ account_id: string; status: string; amount_micros: bigint }[]>`
-        SELECT account_id, status, amount_micros FROM auto_topups WHERE id = ${id} FOR UPDATE`;
-      const row = rows[0];
-      if (row === undefined) return { kind: 'unknown' } as const;
-      if (row.status !== 'pending') return { kind: 'unchanged' } as const;
-      await tx.$executeRaw`
-        UPDATE auto_topups SET status = 'failed', failure_code = ${failureCode}, payment_intent_id = COALESCE(payment_intent_id, ${paymentIntentId}),
-          settled_at = clock_timestamp(), updated_at = clock_timestamp()
-        WHERE id = ${id}`;
-      const [settings] = await tx.$queryRaw<{ failures: number; enabled: boolean }[]>`
-        UPDATE billing_settings SET auto_topup_consecutive_failures = auto_topup_consecutive_failures + 1,
-          auto_topup_enabled = auto_topup_enabled AND auto_topup_consecutive_failures + 1 < ${LIMITS.autoTopupFailures.max},
-          auto_topup_disabled_reason = CASE WHEN auto_topup_consecutive_failures + 1 >= ${LIMITS.autoTopupFailures.max} THEN 'payment_failed' ELSE auto_topup_disabled_reason END,
-          updated_at = clock_timestamp()
-        WHERE account_id = ${row.account_id}
-        RETURNING auto_topup_consecutive_failures AS failures, auto_topup_enabled AS enabled`;
-      const balance = await tx.$queryRaw<{ balance_micros: bigint }[]>`SELECT balance_micros FROM account_balances WHERE account_id = ${row.account_id}`;
-      const disabled = settings !== undefined && !settings.enabled;
-      await emitEvent(tx, {
-        accountId: row.account_id,
-        type: 'auto_topup.failed',
-        data: {
-          auto_topup_id: id, amount_usd: microsToUsd(toMicros(row.amount_micros)), reason: 'payment_failed', failure_code: failureCode,
-          payment_intent_id: paymentIntentId, balance_usd: microsToUsd(toMicros(balance[0]?.balance_micros ?? 0n)),
-          consecutive_failures: settings?.failures ?? 0, auto_topup_disabled: disabled,
-        },
-      });
-      return { kind: 'failed', disabled } as const;
-    }, { maxWait: 10_000, timeout: 10_000 });
+  async markSucceeded(tx: Tx, id: string, paid: { paymentIntentId: string; ledgerEntryId: string }): Promise<void> {
+    // A second PaymentIntent for one top-up (only if Stripe forgot an idempotency key) is credited too: money taken is money credited.
+    await tx.$executeRaw`
+      UPDATE auto_topups SET
+        month = CASE WHEN status IN ('pending', 'succeeded') THEN month ELSE ${MONTH_SQL_FRAGMENT} END,
+        settled_at = CASE WHEN status IN ('pending', 'succeeded') THEN COALESCE(settled_at, clock_timestamp()) ELSE clock_timestamp() END,
+        status = 'succeeded', payment_intent_id = COALESCE(payment_intent_id, ${paid.paymentIntentId}), ledger_entry_id = COALESCE(ledger_entry_id, ${paid.ledgerEntryId}),
+        failure_code = NULL, updated_at = clock_timestamp()
+      WHERE id = ${id}`;
+  }
+
+  /** A success: the failure count cleared, and the next crossing armed at once when the balance is back at or above the threshold. */
+  async resetFailuresAndArm(tx: Tx, accountId: string, balanceAfterMicros: Micros): Promise<void> {
+    await tx.$executeRaw`
+      UPDATE billing_settings SET auto_topup_consecutive_failures = 0,
+        auto_topup_armed = auto_topup_armed OR ${BigInt(balanceAfterMicros)} >= auto_topup_threshold_micros, updated_at = clock_timestamp()
+      WHERE account_id = ${accountId}`;
+  }
+
+  async markFailed(tx: Tx, id: string, failureCode: string, paymentIntentId: string | null): Promise<void> {
+    await tx.$executeRaw`
+      UPDATE auto_topups SET status = 'failed', failure_code = ${failureCode}, payment_intent_id = COALESCE(payment_intent_id, ${paymentIntentId}),
+        settled_at = clock_timestamp(), updated_at = clock_timestamp()
+      WHERE id = ${id}`;
+  }
+
+  /**
+   * One more consecutive failure; at `maxFailures` automatic top-up turns itself off
+   * (`disabled_reason: payment_failed`). Answers the count and whether it is still on.
+   */
+  async countFailure(tx: Tx, accountId: string, maxFailures: number): Promise<{ failures: number; enabled: boolean } | null> {
+    const [settings] = await tx.$queryRaw<{ failures: number; enabled: boolean }[]>`
+      UPDATE billing_settings SET auto_topup_consecutive_failures = auto_topup_consecutive_failures + 1,
+        auto_topup_enabled = auto_topup_enabled AND auto_topup_consecutive_failures + 1 < ${maxFailures},
+        auto_topup_disabled_reason = CASE WHEN auto_topup_consecutive_failures + 1 >= ${maxFailures} THEN 'payment_failed' ELSE auto_topup_disabled_reason END,
+        updated_at = clock_timestamp()
+      WHERE account_id = ${accountId}
+      RETURNING auto_topup_consecutive_failures AS failures, auto_topup_enabled AS enabled`;
+    return settings ?? null;
+  }
+
+  /** A succeeded top-up's charge, locked for a refund or a dispute; null when no succeeded top-up has this PaymentIntent. */
+  async lockSucceededForDebit(tx: Tx, paymentIntentId: string): Promise<{ gateId: string; accountId: string; creditMicros: Micros; refundedMicros: Micros; disputedMicros: Micros } | null> {
+    const rows = await tx.$queryRaw<{ payment_intent_id: string; account_id: string; amount_micros: bigint; refunded_micros: bigint; disputed_micros: bigint }[]>`
+      SELECT payment_intent_id, account_id, amount_micros, refunded_micros, disputed_micros FROM auto_topups
+      WHERE payment_intent_id = ${paymentIntentId} AND status = 'succeeded' FOR UPDATE`;
+    const row = rows[0];
+    return row === undefined ? null : {
+      gateId: row.payment_intent_id, accountId: row.account_id, creditMicros: toMicros(row.amount_micros),
+      refundedMicros: toMicros(row.refunded_micros), disputedMicros: toMicros(row.disputed_micros),
+    };
+  }
+
+  /** What a refund or a dispute took back of a top-up's charge, in its debit's transaction. */
+  async recordTakenBack(tx: Tx, paymentIntentId: string, kind: 'stripe_refund' | 'dispute', amountMicros: Micros): Promise<void> {
+    const refunded = kind === 'stripe_refund' ? BigInt(amountMicros) : 0n;
+    const disputed = kind === 'dispute' ? BigInt(amountMicros) : 0n;
+    await tx.$executeRaw`UPDATE auto_topups SET refunded_micros = refunded_micros + ${refunded}, disputed_micros = disputed_micros + ${disputed},
+      updated_at = clock_timestamp() WHERE payment_intent_id = ${paymentIntentId}`;
   }
 
   /** Pending top-ups the processor could not be reached for, older than `ageMs`, end failed (`processor_unreachable`). */
@@ -314,26 +285,6 @@ export class AutoTopupRepository {
       monthMicros: toMicros(month?.used ?? 0n),
       last: lastRow === undefined ? null : { id: lastRow.id, status: lastRow.status, amountMicros: toMicros(lastRow.amount_micros), failureCode: lastRow.failure_code, createdAt: lastRow.created_at },
     };
-  }
-
-  /**
-   * Saves the owner's change. Saving is the owner acting: the failure count and the notice
-   * are cleared and the crossing is armed again (if the balance is already below the
-   * threshold, the next evaluation makes a top-up). The caller validated the merged result.
-   */
-  async update(accountId: string, change: AutoTopupChange): Promise<void> {
-    const big = (value: Micros | undefined): bigint | null => (value === undefined ? null : BigInt(value));
-    await this.prisma.$executeRaw`
-      INSERT INTO billing_settings (account_id, auto_topup_enabled, auto_topup_threshold_micros, auto_topup_amount_micros, auto_topup_monthly_cap_micros,
-        auto_topup_armed, auto_topup_consecutive_failures, auto_topup_disabled_reason, updated_at)
-      VALUES (${accountId}, ${change.enabled ?? false}, ${big(change.thresholdMicros)}, ${big(change.amountMicros)}, ${big(change.monthlyCapMicros)},
-        true, 0, NULL, clock_timestamp())
-      ON CONFLICT (account_id) DO UPDATE SET
-        auto_topup_enabled = COALESCE(${change.enabled ?? null}::boolean, billing_settings.auto_topup_enabled),
-        auto_topup_threshold_micros = COALESCE(${big(change.thresholdMicros)}::bigint, billing_settings.auto_topup_threshold_micros),
-        auto_topup_amount_micros = COALESCE(${big(change.amountMicros)}::bigint, billing_settings.auto_topup_amount_micros),
-        auto_topup_monthly_cap_micros = COALESCE(${big(change.monthlyCapMicros)}::bigint, billing_settings.auto_topup_monthly_cap_micros),
-        auto_topup_armed = true, auto_topup_consecutive_failures = 0, auto_topup_disabled_reason = NULL, updated_at = clock_timestamp()`;
   }
 
   /** Keeps the first customer saved for the account (two racing setups agree on one); returns it. */

@@ -1,7 +1,7 @@
 import type { Micros } from '@svc/money';
 import { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
-import type { EntryRow, LedgerEntryRecord } from './ledger.repository';
+import type { EntryRow, LedgerEntryRecord } from '../db/ledger-entry-row';
 
 /** At most this many ids are listed per kind of mismatch (the counts are always complete). */
 export const MAX_LISTED = 100;

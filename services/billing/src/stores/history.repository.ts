@@ -1,6 +1,6 @@
 import type { SearchFilters } from '@svc/contracts';
 import type { Micros } from '@svc/money';
-import type { PageMark } from '../services/history/history-page';
+import type { PageMark } from '../shared/pages';
 import { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
 

@@ -1,7 +1,7 @@
 import type { PrismaClient } from '../generated/prisma/client';
-import { eventView } from '../services/outbound-webhooks/events.view';
-import type { EventView } from '../services/outbound-webhooks/events.view';
-import type { AttemptResult } from '../services/outbound-webhooks/deliver';
+import { eventView } from '../shared/events.view';
+import type { EventView } from '../shared/events.view';
+import type { Tx } from '../db/transactions';
 
 export interface DeliveryWork {
   id: string;
@@ -14,17 +14,33 @@ export interface DeliveryWork {
 
 export type AttemptOutcome = 'succeeded' | 'retry' | 'failed' | 'endpoint_disabled';
 
+/** What one attempt gave (delivery's AttemptResult). */
+export interface AttemptRecord {
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  responseHead: string | null;
+}
+
+/** A pending delivery for the queue: its job id is `<id>-<generation>`, and its account is whose share of the slots it takes. */
+export interface QueuedDelivery {
+  id: string;
+  generation: number;
+  accountId: string;
+}
+
 /** The worker's side of webhook_deliveries: what to send, and what each attempt did. */
-export class DeliveryRepository {
+export class DeliveriesRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
   /** Pending deliveries no job carries yet (oldest first), and those queued long ago (re-added; BullMQ ignores a job id it holds). */
-  async toQueue(limit: number, requeueOlderThanMs: number): Promise<{ id: string; generation: number }[]> {
-    return this.prisma.$queryRaw<{ id: string; generation: number }[]>`
-      (SELECT id, generation FROM webhook_deliveries WHERE status = 'pending' AND queued_at IS NULL ORDER BY created_at LIMIT ${limit})
+  async toQueue(limit: number, requeueOlderThanMs: number): Promise<QueuedDelivery[]> {
+    const rows = await this.prisma.$queryRaw<{ id: string; generation: number; account_id: string }[]>`
+      (SELECT id, generation, account_id FROM webhook_deliveries WHERE status = 'pending' AND queued_at IS NULL ORDER BY created_at LIMIT ${limit})
       UNION ALL
-      (SELECT id, generation FROM webhook_deliveries WHERE status = 'pending' AND queued_at < clock_timestamp() - ${requeueOlderThanMs} * interval '1 millisecond'
+      (SELECT id, generation, account_id FROM webhook_deliveries WHERE status = 'pending' AND queued_at < clock_timestamp() - ${requeueOlderThanMs} * interval '1 millisecond'
        ORDER BY queued_at LIMIT ${limit})`;
+    return rows.map((r) => ({ id: r.id, generation: r.generation, accountId: r.account_id }));
   }
 
   async markQueued(jobs: readonly { id: string; generation: number }[]): Promise<void> {
@@ -66,8 +82,8 @@ export class DeliveryRepository {
    * delivery and clears the endpoint's failure; a failure within the window retries; past
    * the window the delivery fails, and an endpoint failing for the whole window is disabled.
    */
-  async recordAttempt(work: DeliveryWork, attemptedAt: Date, result: AttemptResult, windowMs: number): Promise<AttemptOutcome> {
-    return this.prisma.$transaction(async (tx) => {
+  async recordAttempt(work: DeliveryWork, attemptedAt: Date, result: AttemptRecord, windowMs: number): Promise<AttemptOutcome> {
+    return this.prisma.$transaction(async (tx: Tx) => {
       await tx.$executeRaw`
         INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, error, duration_ms, response_head)
         VALUES (${work.id}, ${attemptedAt}, ${result.statusCode}, ${result.error}, ${result.durationMs}, ${result.responseHead})`;

@@ -3,7 +3,8 @@ import { WEBHOOK_SECRET_OVERLAP_MS } from '@svc/contracts';
 import { newId } from '@svc/ids';
 import { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
-import type { PageMark } from '../services/history/history-page';
+import type { Tx } from '../db/transactions';
+import type { PageMark } from '../shared/pages';
 
 export interface EndpointRow {
   id: string;
@@ -52,7 +53,7 @@ export interface DeliveryRow {
 const COLUMNS = Prisma.sql`id, account_id, url, events, enabled, secret, previous_secret, previous_secret_expires_at, failing_since, disabled_reason,
   created_at, updated_at, (extract(epoch FROM created_at) * 1000000)::bigint AS at_us`;
 
-export function fromRaw(r: RawEndpoint): EndpointRow {
+function fromRaw(r: RawEndpoint): EndpointRow {
   return {
     id: r.id, accountId: r.account_id, url: r.url, events: r.events, enabled: r.enabled, secret: r.secret, previousSecret: r.previous_secret,
     previousSecretExpiresAt: r.previous_secret_expires_at, failingSince: r.failing_since, disabledReason: r.disabled_reason,
@@ -69,20 +70,25 @@ export function newSecret(): string {
 export class EndpointsRepository {
   constructor(private readonly prisma: PrismaClient) {}
 
-  /** Inserts an endpoint unless the account already has `max` (null then). Serialised per account by an advisory lock. */
-  async create(accountId: string, input: { url: string; events: string[]; enabled: boolean }, max: number): Promise<EndpointRow | null> {
-    return this.prisma.$transaction(async (tx) => {
-      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints'), hashtext(${accountId}))`;
-      const count = await tx.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM webhook_endpoints WHERE account_id = ${accountId}`;
-      if (Number(count[0]?.n ?? 0) >= max) return null;
-      const rows = await tx.$queryRaw<RawEndpoint[]>`
-        INSERT INTO webhook_endpoints (id, account_id, url, events, enabled, secret, created_at, updated_at)
-        VALUES (${newId('webhookEndpoint')}, ${accountId}, ${input.url}, ${input.events}::text[], ${input.enabled}, ${newSecret()}, clock_timestamp(), clock_timestamp())
-        RETURNING ${COLUMNS}`;
-      const row = rows[0];
-      if (row === undefined) throw new Error('insert returned no row');
-      return fromRaw(row);
-    });
+  /** Inserts an endpoint unless the account already has `max` (null then), in `tx`. Serialised per account by an advisory lock. */
+  async create(tx: Tx, accountId: string, input: { url: string; events: string[]; enabled: boolean }, max: number): Promise<EndpointRow | null> {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints'), hashtext(${accountId}))`;
+    const count = await tx.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM webhook_endpoints WHERE account_id = ${accountId}`;
+    if (Number(count[0]?.n ?? 0) >= max) return null;
+    const rows = await tx.$queryRaw<RawEndpoint[]>`
+      INSERT INTO webhook_endpoints (id, account_id, url, events, enabled, secret, created_at, updated_at)
+      VALUES (${newId('webhookEndpoint')}, ${accountId}, ${input.url}, ${input.events}::text[], ${input.enabled}, ${newSecret()}, clock_timestamp(), clock_timestamp())
+      RETURNING ${COLUMNS}`;
+    const row = rows[0];
+    if (row === undefined) throw new Error('insert returned no row');
+    return fromRaw(row);
+  }
+
+  /** The endpoint, locked for a change in `tx`; null when the account has no such endpoint. */
+  async lockOne(tx: Tx, accountId: string, id: string): Promise<EndpointRow | null> {
+    const rows = await tx.$queryRaw<RawEndpoint[]>`SELECT ${COLUMNS} FROM webhook_endpoints WHERE account_id = ${accountId} AND id = ${id} FOR UPDATE`;
+    const row = rows[0];
+    return row === undefined ? null : fromRaw(row);
   }
 
   async list(accountId: string, limit: number, after: PageMark | null): Promise<EndpointRow[]> {
@@ -98,7 +104,7 @@ export class EndpointsRepository {
     return row === undefined ? null : fromRaw(row);
   }
 
-  async update(accountId: string, id: string, change: { url?: string; events?: string[]; enabled?: boolean }): Promise<EndpointRow | null> {
+  async update(tx: Tx, accountId: string, id: string, change: { url?: string; events?: string[]; enabled?: boolean }): Promise<EndpointRow | null> {
     const sets: Prisma.Sql[] = [Prisma.sql`updated_at = clock_timestamp()`];
     if (change.url !== undefined) sets.push(Prisma.sql`url = ${change.url}`);
     if (change.events !== undefined) sets.push(Prisma.sql`events = ${change.events}::text[]`);
@@ -107,24 +113,22 @@ export class EndpointsRepository {
       // The owner's say replaces billing's: enabling forgets the failure, disabling is the owner's.
       sets.push(Prisma.sql`disabled_reason = NULL`, Prisma.sql`failing_since = NULL`);
     }
-    const rows = await this.prisma.$queryRaw<RawEndpoint[]>`
+    const rows = await tx.$queryRaw<RawEndpoint[]>`
       UPDATE webhook_endpoints SET ${Prisma.join(sets, ', ')} WHERE account_id = ${accountId} AND id = ${id} RETURNING ${COLUMNS}`;
     const row = rows[0];
     return row === undefined ? null : fromRaw(row);
   }
 
-  /** Deletes the endpoint; its pending deliveries are cancelled (the worker skips them). */
-  async delete(accountId: string, id: string): Promise<boolean> {
-    return this.prisma.$transaction(async (tx) => {
-      const deleted = await tx.$executeRaw`DELETE FROM webhook_endpoints WHERE account_id = ${accountId} AND id = ${id}`;
-      if (deleted > 0) await tx.$executeRaw`UPDATE webhook_deliveries SET status = 'cancelled' WHERE endpoint_id = ${id} AND status = 'pending'`;
-      return deleted > 0;
-    });
+  /** Deletes the endpoint in `tx`; its pending deliveries are cancelled (the worker skips them). */
+  async delete(tx: Tx, accountId: string, id: string): Promise<boolean> {
+    const deleted = await tx.$executeRaw`DELETE FROM webhook_endpoints WHERE account_id = ${accountId} AND id = ${id}`;
+    if (deleted > 0) await tx.$executeRaw`UPDATE webhook_deliveries SET status = 'cancelled' WHERE endpoint_id = ${id} AND status = 'pending'`;
+    return deleted > 0;
   }
 
-  /** A new secret; the current one becomes the previous, valid WEBHOOK_SECRET_OVERLAP_MS more. */
-  async rotate(accountId: string, id: string): Promise<EndpointRow | null> {
-    const rows = await this.prisma.$queryRaw<RawEndpoint[]>`
+  /** A new secret, in `tx`; the current one becomes the previous, valid WEBHOOK_SECRET_OVERLAP_MS more. */
+  async rotate(tx: Tx, accountId: string, id: string): Promise<EndpointRow | null> {
+    const rows = await tx.$queryRaw<RawEndpoint[]>`
       UPDATE webhook_endpoints SET previous_secret = secret, secret = ${newSecret()},
         previous_secret_expires_at = clock_timestamp() + ${WEBHOOK_SECRET_OVERLAP_MS} * interval '1 millisecond', updated_at = clock_timestamp()
       WHERE account_id = ${accountId} AND id = ${id} RETURNING ${COLUMNS}`;

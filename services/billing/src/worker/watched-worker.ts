@@ -15,7 +15,7 @@ export interface WatchedWorkerParts<Data, Name extends string> {
   readonly queue: Pick<Queue, 'name' | 'getJobScheduler'>;
   /** How the logs name the worker. */
   readonly label: string;
-  readonly process: (job: Job<Data, unknown, Name>) => Promise<unknown>;
+  readonly process: (job: Job<Data, unknown, Name>, token: string | undefined) => Promise<unknown>;
   /** The worker's options but its connection (each worker gets a new one from `connect`). */
   readonly options: Omit<WorkerOptions, 'connection'>;
   /** A new connection for a worker (closed with it). */
@@ -80,11 +80,11 @@ export function startWatchedWorker<Data, Name extends string>(parts: WatchedWork
 
   const make = (): { worker: Worker<Data, unknown, Name>; connection: RedisClient } => {
     const connection = parts.connect();
-    const worker = new Worker<Data, unknown, Name>(parts.queue.name, async (job) => {
+    const worker = new Worker<Data, unknown, Name>(parts.queue.name, async (job, token) => {
       busy += 1;
       lastActivity = Date.now();
       try {
-        return await parts.process(job);
+        return await parts.process(job, token);
       } finally {
         busy -= 1;
         lastActivity = Date.now();

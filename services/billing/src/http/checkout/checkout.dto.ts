@@ -3,18 +3,14 @@ import { UrlField, UsdField } from '@svc/http-edge';
 import { isUsdAmount, microsToUsd, usdToMicros } from '@svc/money';
 import type { Micros } from '@svc/money';
 import { ValidateBy } from 'class-validator';
+import type { CheckoutBody } from '../../services/purchases/checkout.service';
+import { MICROS_PER_CENT } from '../../shared/cents';
 
 export const MIN_PURCHASE_USD = LIMITS.purchaseUsd.min;
 export const MAX_PURCHASE_USD = LIMITS.purchaseUsd.max;
-export const MICROS_PER_CENT = 10_000;
 const URL_MESSAGE = (field: string): string => `${field} must be an http(s) URL of at most ${LIMITS.url.max} characters`;
 
-export interface CheckoutBody {
-  creditMicros: Micros;
-  amountCents: number;
-  successUrl: string | null;
-  cancelUrl: string | null;
-}
+export type { CheckoutBody };
 
 /** POST /v1/credits/checkout: `{"amount_usd": 5..10000 (whole cents), "success_url"?, "cancel_url"?}`. */
 export class CheckoutBodyDto {

@@ -14,7 +14,7 @@ export interface CreditsView {
 }
 
 /** GET /v1/credits, forwarded by the gateway for either kind of key. */
-@InternalAuthController('v1/credits')
+@InternalAuthController('v1/credits', { key: 'either' })
 export class CreditsController {
   constructor(@Inject(LedgerService) private readonly ledger: LedgerService) {}
 

@@ -1,8 +1,8 @@
 import { microsToUsd } from '@svc/money';
 import type { Micros } from '@svc/money';
 import { IdField } from '@svc/http-edge';
-import { DAY_MS, formatDay } from '../../services/usage/usage-query';
-import type { DayRange } from '../../services/usage/usage-query';
+import { DAY_MS, formatDay } from '../../shared/usage-query';
+import type { DayRange } from '../../shared/usage-query';
 import { DayRangeQueryDto, toRange } from '../usage/usage.dto';
 import type { LedgerExportRow } from '../../stores/finance.repository';
 import type { FinanceReport } from '../../services/finance/finance.service';

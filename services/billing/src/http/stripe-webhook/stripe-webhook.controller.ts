@@ -1,13 +1,13 @@
 import { Headers, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { PublicController } from '@svc/http-edge';
+import { StripeWebhookService } from '../../services/purchases/stripe-webhook.service';
 import { rawBodyOf } from '../raw-body';
-import { WebhookService } from '../../services/purchases/stripe-webhook.service';
 
 /** POST /v1/credits/webhook: no key (public); Stripe's signature on the raw body is the authentication. */
 @PublicController('v1/credits')
-export class WebhookController {
-  constructor(@Inject(WebhookService) private readonly webhooks: WebhookService) {}
+export class StripeWebhookController {
+  constructor(@Inject(StripeWebhookService) private readonly webhooks: StripeWebhookService) {}
 
   @Post('webhook')
   @HttpCode(200)

@@ -7,7 +7,7 @@ import type { UsageView } from './usage.dto';
 import { UsageService } from '../../services/usage/usage.service';
 
 /** GET /v1/usage, forwarded by the gateway for either kind of key. */
-@InternalAuthController('v1/usage')
+@InternalAuthController('v1/usage', { key: 'either' })
 export class UsageController {
   constructor(@Inject(UsageService) private readonly usage: UsageService) {}
 

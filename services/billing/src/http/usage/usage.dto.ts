@@ -2,8 +2,8 @@ import { LIMITS } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { microsToUsd } from '@svc/money';
 import { CalendarDateField, EnumField, IdField } from '@svc/http-edge';
-import { DAY_MS, dayOf, formatDay, GROUPINGS } from '../../services/usage/usage-query';
-import type { DayRange, Grouping, UsageQuery } from '../../services/usage/usage-query';
+import { DAY_MS, dayOf, formatDay, GROUPINGS } from '../../shared/usage-query';
+import type { DayRange, Grouping, UsageQuery } from '../../shared/usage-query';
 import type { UsageReport } from '../../services/usage/usage.service';
 
 export const DEFAULT_RANGE_DAYS = LIMITS.usageRangeDays.default;

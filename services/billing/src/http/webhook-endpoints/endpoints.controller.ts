@@ -1,20 +1,13 @@
 import { Body, Delete, Get, HttpCode, Inject, Param, Patch, Post, Query, Req } from '@nestjs/common';
-import { LIMITS } from '@svc/contracts';
-import { AppError } from '@svc/errors';
 import { PageQueryDto } from '@svc/http-edge';
-import { isId } from '@svc/ids';
 import type { FastifyRequest } from 'fastify';
-import { requireManagement } from '../events/events.controller';
-import { encodeCursor, toHistoryPage } from '../../services/history/history-page';
+import { EndpointsService } from '../../services/outbound-webhooks/endpoints.service';
+import type { DeliveryRow, EndpointRow } from '../../stores/webhook-endpoints.repository';
+import { encodeCursor, toHistoryPage } from '../../shared/pages';
+import { auditActorOf } from '../audit-actor';
 import { Caller, InternalAuthController } from '../internal-auth.guard';
 import type { CallerIdentity } from '../internal-auth.guard';
 import { CreateEndpointDto, UpdateEndpointDto } from './endpoints.dto';
-import { EndpointsRepository } from '../../stores/webhook-endpoints.repository';
-import type { DeliveryRow, EndpointRow } from '../../stores/webhook-endpoints.repository';
-import { refusedUrl } from '../../services/outbound-webhooks/url-policy';
-import type { UrlPolicy } from '../../services/outbound-webhooks/url-policy';
-
-export const WEBHOOK_URL_POLICY = Symbol('WEBHOOK_URL_POLICY');
 
 export interface EndpointView {
   id: string;
@@ -55,55 +48,41 @@ function deliveryView(row: DeliveryRow): object {
  * The account's webhook endpoints (docs/api.md, "Events and webhooks"), management access:
  * a management key through the gateway, or a dashboard session through account-admin
  * (decision 0015). The signing secret is answered once, at creation and at each rotation.
+ * Every change is in the audit log (EndpointsService).
  */
-@InternalAuthController('v1/webhook-endpoints')
+@InternalAuthController('v1/webhook-endpoints', { key: 'management' })
 export class WebhookEndpointsController {
-  constructor(
-    @Inject(EndpointsRepository) private readonly endpoints: EndpointsRepository,
-    @Inject(WEBHOOK_URL_POLICY) private readonly policy: UrlPolicy,
-  ) {}
+  constructor(@Inject(EndpointsService) private readonly endpoints: EndpointsService) {}
 
   @Post()
   @HttpCode(201)
   async create(@Caller() caller: CallerIdentity, @Body() body: CreateEndpointDto, @Req() request: FastifyRequest): Promise<object> {
-    this.checkUrl(body.url);
-    requireManagement(caller, 'managing webhook endpoints');
-    const created = await this.endpoints.create(caller.accountId, { url: body.url, events: body.events, enabled: body.enabled ?? true }, LIMITS.webhookEndpoints.max);
-    if (created === null) throw new AppError('invalid_request', `an account has at most ${LIMITS.webhookEndpoints.max} webhook endpoints`);
+    const created = await this.endpoints.create(caller.accountId, { url: body.url, events: body.events, enabled: body.enabled ?? true }, auditActorOf(caller, request));
     request.log.info({ account_id: caller.accountId, endpoint_id: created.id }, 'webhook endpoint created');
     return { ...endpointView(created), secret: created.secret, request_id: request.id };
   }
 
   @Get()
   async list(@Caller() caller: CallerIdentity, @Query() query: PageQueryDto, @Req() request: FastifyRequest): Promise<object> {
-    const page = toHistoryPage(query);
-    requireManagement(caller, 'managing webhook endpoints');
-    const rows = await this.endpoints.list(caller.accountId, page.limit + 1, page.after);
-    const shown = rows.slice(0, page.limit);
-    const last = shown[shown.length - 1];
-    return { data: shown.map((r) => endpointView(r)), next_cursor: rows.length > page.limit && last !== undefined ? encodeCursor(last.mark) : null, request_id: request.id };
+    const page = await this.endpoints.list(caller.accountId, toHistoryPage(query));
+    const last = page.rows[page.rows.length - 1];
+    return { data: page.rows.map((r) => endpointView(r)), next_cursor: page.more && last !== undefined ? encodeCursor(last.mark) : null, request_id: request.id };
   }
 
   @Get(':id')
   async get(@Caller() caller: CallerIdentity, @Param('id') id: string, @Req() request: FastifyRequest): Promise<object> {
-    requireManagement(caller, 'managing webhook endpoints');
-    return { ...endpointView(await this.found(caller, id)), request_id: request.id };
+    return { ...endpointView(await this.endpoints.get(caller.accountId, id)), request_id: request.id };
   }
 
   @Patch(':id')
   async update(@Caller() caller: CallerIdentity, @Param('id') id: string, @Body() body: UpdateEndpointDto, @Req() request: FastifyRequest): Promise<object> {
-    if (body.url !== undefined) this.checkUrl(body.url);
-    requireManagement(caller, 'managing webhook endpoints');
-    const updated = isId('webhookEndpoint', id) ? await this.endpoints.update(caller.accountId, id, body) : null;
-    if (updated === null) throw new AppError('not_found', 'no such webhook endpoint');
+    const updated = await this.endpoints.update(caller.accountId, id, body, auditActorOf(caller, request));
     return { ...endpointView(updated), request_id: request.id };
   }
 
   @Delete(':id')
   async remove(@Caller() caller: CallerIdentity, @Param('id') id: string, @Req() request: FastifyRequest): Promise<object> {
-    requireManagement(caller, 'managing webhook endpoints');
-    const deleted = isId('webhookEndpoint', id) && (await this.endpoints.delete(caller.accountId, id));
-    if (!deleted) throw new AppError('not_found', 'no such webhook endpoint');
+    await this.endpoints.remove(caller.accountId, id, auditActorOf(caller, request));
     return { id, deleted: true, request_id: request.id };
   }
 
@@ -111,9 +90,7 @@ export class WebhookEndpointsController {
   @Post(':id/rotate-secret')
   @HttpCode(200)
   async rotate(@Caller() caller: CallerIdentity, @Param('id') id: string, @Req() request: FastifyRequest): Promise<object> {
-    requireManagement(caller, 'managing webhook endpoints');
-    const rotated = isId('webhookEndpoint', id) ? await this.endpoints.rotate(caller.accountId, id) : null;
-    if (rotated === null) throw new AppError('not_found', 'no such webhook endpoint');
+    const rotated = await this.endpoints.rotate(caller.accountId, id, auditActorOf(caller, request));
     request.log.info({ account_id: caller.accountId, endpoint_id: id }, 'webhook secret rotated');
     return { ...endpointView(rotated), secret: rotated.secret, request_id: request.id };
   }
@@ -121,33 +98,16 @@ export class WebhookEndpointsController {
   /** The endpoint's deliveries, newest first, each with every attempt. */
   @Get(':id/deliveries')
   async deliveries(@Caller() caller: CallerIdentity, @Param('id') id: string, @Query() query: PageQueryDto, @Req() request: FastifyRequest): Promise<object> {
-    const page = toHistoryPage(query);
-    requireManagement(caller, 'managing webhook endpoints');
-    await this.found(caller, id);
-    const rows = await this.endpoints.deliveries(caller.accountId, id, page.limit + 1, page.after);
-    const shown = rows.slice(0, page.limit);
-    const last = shown[shown.length - 1];
-    return { data: shown.map(deliveryView), next_cursor: rows.length > page.limit && last !== undefined ? encodeCursor(last.mark) : null, request_id: request.id };
+    const page = await this.endpoints.deliveries(caller.accountId, id, toHistoryPage(query));
+    const last = page.rows[page.rows.length - 1];
+    return { data: page.rows.map(deliveryView), next_cursor: page.more && last !== undefined ? encodeCursor(last.mark) : null, request_id: request.id };
   }
 
   /** Sends a delivery again (whatever its state), with a fresh 24-hour retry window. */
   @Post(':id/deliveries/:delivery/redeliver')
   @HttpCode(202)
   async redeliver(@Caller() caller: CallerIdentity, @Param('id') id: string, @Param('delivery') delivery: string, @Req() request: FastifyRequest): Promise<object> {
-    requireManagement(caller, 'managing webhook endpoints');
-    const queued = isId('webhookEndpoint', id) && isId('webhookDelivery', delivery) && (await this.endpoints.redeliver(caller.accountId, id, delivery));
-    if (!queued) throw new AppError('not_found', 'no such delivery');
+    await this.endpoints.redeliver(caller.accountId, id, delivery);
     return { id: delivery, status: 'pending', request_id: request.id };
-  }
-
-  private async found(caller: CallerIdentity, id: string): Promise<EndpointRow> {
-    const row = isId('webhookEndpoint', id) ? await this.endpoints.get(caller.accountId, id) : null;
-    if (row === null) throw new AppError('not_found', 'no such webhook endpoint');
-    return row;
-  }
-
-  private checkUrl(url: string): void {
-    const refused = refusedUrl(url, this.policy);
-    if (refused !== null) throw new AppError('invalid_request', refused);
   }
 }

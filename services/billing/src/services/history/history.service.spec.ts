@@ -1,6 +1,6 @@
 import { AppError } from '@svc/errors';
-import { encodeCursor, toHistoryPage } from './history-page';
-import type { PageMark } from './history-page';
+import { encodeCursor, toHistoryPage } from '../../shared/pages';
+import type { PageMark } from '../../shared/pages';
 import type { AttemptRow, HistoryRepository, PurchaseRow, SearchRow } from '../../stores/history.repository';
 import { HistoryService } from './history.service';
 

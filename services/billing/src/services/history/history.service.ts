@@ -1,9 +1,9 @@
 import type { ActivityView, DailySpendView, PurchaseView } from '@svc/contracts';
 import { microsToUsd } from '@svc/money';
-import { formatDay } from '../usage/usage-query';
-import type { DayRange } from '../usage/usage-query';
-import { encodeCursor } from './history-page';
-import type { HistoryPage } from './history-page';
+import { formatDay } from '../../shared/usage-query';
+import type { DayRange } from '../../shared/usage-query';
+import { encodeCursor } from '../../shared/pages';
+import type { HistoryPage } from '../../shared/pages';
 import type { AttemptRow, HistoryRepository, SearchRow } from '../../stores/history.repository';
 
 export type { ActivityView, DailySpendView, PurchaseView } from '@svc/contracts';

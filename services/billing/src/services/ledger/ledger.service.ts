@@ -1,8 +1,11 @@
-import type { AuditActor } from '../../stores/audit.repository';
 import { AppError } from '@svc/errors';
 import { isId } from '@svc/ids';
+import { microsToUsd } from '@svc/money';
 import type { Micros } from '@svc/money';
 import type { AccountDirectory } from '../../adapters/account-directory.adapter';
+import type { Transactions } from '../../db/transactions';
+import type { AuditActor, AuditRepository } from '../../stores/audit.repository';
+import type { AppendOutcome, LedgerAppendRepository } from '../../stores/ledger-append.repository';
 import type { BalanceRecord, LedgerEntryRecord, LedgerRepository } from '../../stores/ledger.repository';
 import type { SpendableOutbox, SpendableReader } from './spendable.port';
 
@@ -41,14 +44,26 @@ export interface CreditsRecord {
 
 const ZERO_BALANCE = { balanceMicros: 0, totalPurchasedMicros: 0, totalGrantedMicros: 0, totalSpentMicros: 0 };
 
+export interface LedgerStores {
+  transactions: Transactions;
+  ledger: LedgerRepository;
+  /** The ledger-append port: the one writer of entries. */
+  append: LedgerAppendRepository;
+  audit: AuditRepository;
+}
+
 /** The rules of the ledger: accounts get a balance row, grants move it exactly once. */
 export class LedgerService {
+  private readonly repository: LedgerRepository;
+
   constructor(
-    private readonly repository: LedgerRepository,
+    private readonly stores: LedgerStores,
     private readonly accounts: AccountDirectory,
     private readonly outbox: SpendableOutbox,
     private readonly spendable: SpendableReader,
-  ) {}
+  ) {
+    this.repository = stores.ledger;
+  }
 
   /** Creates the account in account-admin, then its zero balance row here. */
   async createAccount(input: { email?: string; name?: string }): Promise<{ accountId: string }> {
@@ -64,20 +79,11 @@ export class LedgerService {
    * rejected rather than silently answered with the first grant.
    */
   async grant(input: GrantInput): Promise<LedgerEntryRecord> {
-    const entry = {
-      accountId: input.accountId,
-      kind: 'grant' as const,
-      amountMicros: input.amountMicros,
-      reason: input.reason,
-      idempotencyKey: input.idempotencyKey,
-      requestId: input.requestId,
-      ...(input.audit === undefined ? {} : { audit: input.audit }),
-    };
-    let outcome = await this.repository.appendEntry(entry);
+    let outcome = await this.appendGrant(input);
     if (outcome.kind === 'no_balance_row') {
       await this.requireAccount(input.accountId);
       await this.repository.ensureBalance(input.accountId);
-      outcome = await this.repository.appendEntry(entry);
+      outcome = await this.appendGrant(input);
     }
     switch (outcome.kind) {
       case 'created':
@@ -98,6 +104,23 @@ export class LedgerService {
         return unreachable;
       }
     }
+  }
+
+  /** One grant's entry and, when it is new and an operator made it, its audit entry: one transaction. */
+  private appendGrant(input: GrantInput): Promise<AppendOutcome> {
+    const { transactions, append, audit } = this.stores;
+    return transactions.run(async (tx) => {
+      const outcome = await append.append(tx, {
+        accountId: input.accountId, kind: 'grant', amountMicros: input.amountMicros, reason: input.reason, idempotencyKey: input.idempotencyKey, requestId: input.requestId,
+      });
+      if (outcome.kind === 'created' && input.audit !== undefined) {
+        await audit.append(tx, {
+          accountId: input.accountId, actor: input.audit, action: 'credits.grant', targetId: outcome.entry.id,
+          changes: { amount_usd: { before: null, after: microsToUsd(input.amountMicros) }, reason: { before: null, after: input.reason } },
+        });
+      }
+      return outcome;
+    });
   }
 
   /** Entries newest first. `afterId` comes from a cursor and must be an entry of this account. */

@@ -1,15 +1,24 @@
-import type { AuditActor } from '../../stores/audit.repository';
 import { AppError } from '@svc/errors';
 import { newId } from '@svc/ids';
+import { microsToUsd } from '@svc/money';
 import type { Micros } from '@svc/money';
 import { PaymentProcessorError } from '../../adapters/stripe.adapter';
 import type { PaymentProcessor } from '../../adapters/stripe.adapter';
-import type { CheckoutBody } from '../../http/checkout/checkout.dto';
+import type { Transactions } from '../../db/transactions';
+import type { AuditActor, AuditRepository } from '../../stores/audit.repository';
 import type { CheckoutRepository } from '../../stores/checkout.repository';
 
 export interface CheckoutDefaults {
   successUrl: string;
   cancelUrl: string;
+}
+
+/** A purchase to start, validated (amounts in cents and micro-USD; null URLs: the deployment's). */
+export interface CheckoutBody {
+  creditMicros: Micros;
+  amountCents: number;
+  successUrl: string | null;
+  cancelUrl: string | null;
 }
 
 export interface CreatedCheckout {
@@ -19,12 +28,18 @@ export interface CreatedCheckout {
   expiresAt: Date;
 }
 
-/** Buying credits: one Stripe Checkout session per call, recorded as pending. */
+export interface CheckoutStores {
+  transactions: Transactions;
+  checkout: CheckoutRepository;
+  audit: AuditRepository;
+}
+
+/** Buying credits: one Stripe Checkout session per call, recorded as pending (and audited) in one transaction. */
 export class CheckoutService {
   constructor(
     /** null when STRIPE_SECRET_KEY is unset: every checkout is 503 payment_disabled. */
     private readonly stripe: PaymentProcessor | null,
-    private readonly repository: CheckoutRepository,
+    private readonly stores: CheckoutStores,
     private readonly defaults: CheckoutDefaults,
   ) {}
 
@@ -52,9 +67,17 @@ export class CheckoutService {
     }
     if (session.url === null) throw new AppError('payment_error', 'the payment processor returned a session without a URL');
     const expiresAt = new Date(session.expiresAt * 1000);
-    await this.repository.insertPending({
-      id, accountId, stripeSessionId: session.id, amountCents: body.amountCents, creditMicros: body.creditMicros, expiresAt,
-    }, audit);
+    const row = { id, accountId, stripeSessionId: session.id, amountCents: body.amountCents, creditMicros: body.creditMicros, expiresAt };
+    // A row already written for the session (an idempotent create) is kept, and makes no second entry.
+    await this.stores.transactions.run(async (tx) => {
+      if (!(await this.stores.checkout.insertPending(tx, row)) || audit === undefined) return;
+      await this.stores.audit.append(tx, {
+        accountId, actor: audit, action: 'purchase.start', targetId: id,
+        changes: {
+          amount_usd: { before: null, after: body.amountCents / 100 }, credit_usd: { before: null, after: microsToUsd(body.creditMicros) }, status: { before: null, after: 'pending' },
+        },
+      });
+    });
     return { id, url: session.url, creditMicros: body.creditMicros, expiresAt };
   }
 }

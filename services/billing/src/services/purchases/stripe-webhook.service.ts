@@ -1,11 +1,18 @@
 import { AppError } from '@svc/errors';
+import { microsToUsd } from '@svc/money';
+import type { Micros } from '@svc/money';
 import type { Logger } from 'pino';
-import type { SpendableOutbox } from '../ledger/spendable.port';
-import { MICROS_PER_CENT } from '../../http/checkout/checkout.dto';
 import { PaymentProcessorError, SignatureError, verifyStripeEvent } from '../../adapters/stripe.adapter';
 import type { PaymentProcessor, StripeCheckoutSession, StripePaymentIntent, VerifiedEvent } from '../../adapters/stripe.adapter';
-import type { PurchaseRepository } from '../../stores/purchases.repository';
-import type { WebhookMetrics } from '../metrics/metrics';
+import type { LedgerEntryRecord } from '../../db/ledger-entry-row';
+import type { Transactions } from '../../db/transactions';
+import type { AutoTopupRepository } from '../../stores/auto-topups.repository';
+import type { EventsRepository } from '../../stores/events.repository';
+import type { LedgerAppendRepository } from '../../stores/ledger-append.repository';
+import type { PaidPurchase, PaidSession, PurchasesRepository } from '../../stores/purchases.repository';
+import { MICROS_PER_CENT } from '../../shared/cents';
+import type { SpendableOutbox } from '../ledger/spendable.port';
+import type { CreditOutcome, PurchaseCredit } from './purchase-credit';
 
 /** What one event did (stored in stripe_events.outcome). */
 export type EventOutcome =
@@ -26,6 +33,43 @@ export interface AutoTopupEvents {
   onSetupSession(session: StripeCheckoutSession): Promise<'card_saved' | 'awaiting_setup' | 'rejected'>;
   /** A top-up's PaymentIntent re-read from Stripe: credited once, failed once, or still processing. */
   onPaymentIntent(intent: StripePaymentIntent, source: string, requestId: string | null): Promise<'granted' | 'already_granted' | 'failed' | 'processing' | 'rejected' | 'ignored'>;
+}
+
+/** Stripe webhook outcomes and the money they moved (billing's metrics implement it). */
+export interface WebhookMetrics {
+  /** One webhook answered: its outcome (granted, duplicate_event, ...) or the error code it answered with. */
+  webhook(outcome: string): void;
+  /** Purchased credit granted, in micro-USD. */
+  credited(micros: number): void;
+  /** Purchased credit taken back (kind: stripe_refund or dispute), in micro-USD. */
+  refunded(kind: string, micros: number): void;
+}
+
+export type DebitKind = 'stripe_refund' | 'dispute';
+
+export interface DebitRequest {
+  paymentIntentId: string;
+  kind: DebitKind;
+  /** stripe_refund: the charge's cumulative amount refunded; dispute: the disputed amount. */
+  amountMicros: Micros;
+  /** The dispute id for a dispute (one debit per dispute); unused for refunds. */
+  disputeId: string | null;
+  requestId: string;
+}
+
+export type DebitOutcome =
+  | { kind: 'debited'; entry: LedgerEntryRecord }
+  | { kind: 'nothing_to_debit' }
+  | { kind: 'unknown_payment' };
+
+/** The stores the Stripe webhook writes, in one transaction per event's change. */
+export interface StripeWebhookStores {
+  transactions: Transactions;
+  purchases: PurchasesRepository;
+  autoTopups: AutoTopupRepository;
+  ledger: LedgerAppendRepository;
+  events: EventsRepository;
+  credit: PurchaseCredit;
 }
 
 export interface WebhookHooks {
@@ -57,23 +101,27 @@ function centsField(object: Record<string, unknown>, name: string): number | nul
  * - the signature is checked on the raw bytes first (400 without a grant otherwise);
  * - an event id already handled to the end is answered 200 at once;
  * - session events re-read the session from Stripe and act on its current state, so order
- *   does not matter: `paid` grants (once per session, PurchaseRepository's gate), a closed
+ *   does not matter: `paid` grants (once per session, PurchaseCredit's gate), a closed
  *   unpaid session is marked failed/expired;
  * - the event id is recorded only after its work committed: a failure in between answers
  *   non-2xx, Stripe retries, and the retry finds the grant already made.
  */
-export class WebhookService {
+export class StripeWebhookService {
+  private readonly repository: PurchasesRepository;
+
   constructor(
     private readonly stripe: PaymentProcessor | null,
     private readonly webhookSecret: string | null,
-    private readonly repository: PurchaseRepository,
+    private readonly stores: StripeWebhookStores,
     private readonly outbox: SpendableOutbox,
     private readonly logger: Logger,
     private readonly hooks: WebhookHooks = {},
     private readonly metrics?: WebhookMetrics,
     /** Setup sessions (a saved card) and top-ups' PaymentIntents; without it those events are ignored. */
     private readonly autoTopups?: AutoTopupEvents,
-  ) {}
+  ) {
+    this.repository = stores.purchases;
+  }
 
   async handle(rawBody: Buffer | undefined, signature: string | undefined, requestId: string): Promise<WebhookResult> {
     try {
@@ -175,7 +223,7 @@ export class WebhookService {
       this.logger.error({ stripe_event_id: event.id, stripe_session_id: session.id }, 'paid checkout session does not carry a consistent account and amount; not granted');
       return 'rejected';
     }
-    const outcome = await this.repository.grantPurchase(
+    const outcome = await this.grantPurchase(
       { stripeSessionId: session.id, accountId, amountCents: cents, creditMicros, paymentIntentId: session.paymentIntentId, expiresAt: new Date(session.expiresAt * 1000) },
       event.id,
       requestId,
@@ -189,8 +237,71 @@ export class WebhookService {
     return outcome.kind;
   }
 
-  private async debit(event: VerifiedEvent, request: Parameters<PurchaseRepository['debit']>[0]): Promise<EventOutcome> {
-    const outcome = await this.repository.debit(request);
+  /**
+   * Grants a paid session once (PurchaseCredit's gate), and in the same transaction records
+   * the session paid and writes credits.purchased: the event exists exactly when the credit does.
+   */
+  private grantPurchase(session: PaidSession, eventId: string, requestId: string): Promise<CreditOutcome> {
+    const { transactions, purchases, events, credit } = this.stores;
+    return transactions.run(async (tx) => {
+      const outcome = await credit.creditOnce(tx, {
+        gateId: session.stripeSessionId, accountId: session.accountId, amountMicros: session.creditMicros, eventId, reason: 'Stripe Checkout purchase', requestId,
+      });
+      if (outcome.kind === 'already_granted') return outcome;
+      await purchases.markSessionPaid(tx, session);
+      await events.emit(tx, {
+        accountId: session.accountId,
+        type: 'credits.purchased',
+        data: { amount_usd: microsToUsd(session.creditMicros), balance_usd: microsToUsd(outcome.entry.balanceAfterMicros), ledger_entry_id: outcome.entry.id, source: 'checkout' },
+      });
+      return outcome;
+    });
+  }
+
+  /**
+   * Takes back purchased credit for a refund or a dispute of a paid session's payment, or of
+   * a succeeded automatic top-up's PaymentIntent (the same rules on its auto_topups row). The
+   * purchase's row is locked, so two deliveries compute the debit one after the other. A
+   * refund debits what the charge's cumulative refunded amount adds to what was debited
+   * before; a dispute debits once per dispute id. Neither takes back more than the purchase
+   * credited, less what was already taken back. One transaction: the debit entry and the row.
+   */
+  private takeBack(request: DebitRequest): Promise<DebitOutcome> {
+    const { transactions, purchases, autoTopups, ledger } = this.stores;
+    return transactions.run(async (tx) => {
+      // A Checkout purchase, or else a succeeded automatic top-up (keyed by its PaymentIntent).
+      let source: 'checkout' | 'auto_topup' = 'checkout';
+      let paid: PaidPurchase | null = await purchases.lockPaidSession(tx, request.paymentIntentId);
+      if (paid === null) {
+        source = 'auto_topup';
+        paid = await autoTopups.lockSucceededForDebit(tx, request.paymentIntentId);
+      }
+      if (paid === null) return { kind: 'unknown_payment' } as const;
+      const room = Math.max(0, paid.creditMicros - paid.refundedMicros - paid.disputedMicros);
+      let amount: Micros;
+      let idempotencyKey: string;
+      if (request.kind === 'stripe_refund') {
+        amount = Math.min(Math.max(0, request.amountMicros - paid.refundedMicros), room);
+        idempotencyKey = `${paid.gateId}:refunded:${paid.refundedMicros + amount}`;
+      } else {
+        idempotencyKey = `${paid.gateId}:${request.disputeId ?? 'dispute'}`;
+        const seen = await ledger.entryByKey(tx, paid.accountId, 'dispute', idempotencyKey);
+        amount = seen !== null ? 0 : Math.min(request.amountMicros, room);
+      }
+      if (amount <= 0) return { kind: 'nothing_to_debit' } as const;
+      if ((await ledger.lockBalance(tx, paid.accountId, { create: false })) === null) throw new Error('balance row missing for a Stripe ledger entry');
+      const entry = await ledger.writeLocked(tx, {
+        accountId: paid.accountId, kind: request.kind, amountMicros: -amount,
+        reason: request.kind === 'stripe_refund' ? 'Stripe refund' : 'Stripe dispute', idempotencyKey, requestId: request.requestId,
+      });
+      if (source === 'auto_topup') await autoTopups.recordTakenBack(tx, paid.gateId, request.kind, amount);
+      else await purchases.recordSessionTakenBack(tx, paid.gateId, request.kind, amount);
+      return { kind: 'debited', entry } as const;
+    });
+  }
+
+  private async debit(event: VerifiedEvent, request: DebitRequest): Promise<EventOutcome> {
+    const outcome = await this.takeBack(request);
     switch (outcome.kind) {
       case 'debited':
         await this.outbox.applyAfterCommit(outcome.entry);

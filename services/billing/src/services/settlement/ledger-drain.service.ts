@@ -1,7 +1,7 @@
 import type { SettlementRecord } from '@svc/contracts';
 import type { Logger } from 'pino';
 import { settlementSpans } from './settlement-spans';
-import type { LedgerRepository } from '../../stores/ledger.repository';
+import type { LedgerAppendRepository } from '../../stores/ledger-append.repository';
 import { parseSettlement, requestIdOfEntry } from './settlement-record';
 import { DEFAULT_SWEEP_SCAN_KEYS } from './settlement-stream.adapter';
 import type { RemovedEntry, SettlementStreamAdapter, StreamEntry } from './settlement-stream.adapter';
@@ -52,7 +52,7 @@ export class LedgerDrainService {
 
   constructor(
     private readonly streams: SettlementStreamAdapter,
-    private readonly repository: LedgerRepository,
+    private readonly repository: LedgerAppendRepository,
     private readonly logger: Logger,
     private readonly options: DrainOptions,
   ) {

@@ -1,8 +1,7 @@
 import { AppError } from '@svc/errors';
 import type { Micros } from '@svc/money';
-import type { CallerIdentity } from '../../http/internal-auth.guard';
-import { DAY_MS } from './usage-query';
-import type { DayRange, Grouping, UsageQuery } from './usage-query';
+import { DAY_MS } from '../../shared/usage-query';
+import type { DayRange, Grouping, UsageQuery } from '../../shared/usage-query';
 import type { UsageRepository, UsageRow } from '../../stores/usage.repository';
 
 
@@ -13,11 +12,18 @@ export interface UsageReport {
   total: { searches: number; costMicros: Micros; byokFeeMicros: Micros; cacheHits: number; cacheSavedMicros: Micros };
 }
 
+/** Whose usage is asked for: the account, and the key that asks (an API key sees only its own). */
+export interface UsageCaller {
+  accountId: string;
+  keyId: string;
+  keyKind: 'api' | 'management';
+}
+
 /** GET /v1/usage: an API key sees only its own usage; a management key the account's (or one key's). */
 export class UsageService {
   constructor(private readonly repository: UsageRepository) {}
 
-  async report(caller: CallerIdentity, query: UsageQuery): Promise<UsageReport> {
+  async report(caller: UsageCaller, query: UsageQuery): Promise<UsageReport> {
     let keyId = query.keyId;
     if (caller.keyKind === 'api') {
       if (keyId !== null && keyId !== caller.keyId) throw new AppError('not_found', `key ${keyId} does not exist`);

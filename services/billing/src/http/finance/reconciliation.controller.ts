@@ -1,7 +1,7 @@
 import { Get, HttpCode, Inject, Post, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { BacklogService, backlogView } from '../../services/backlog/backlog.service';
-import { financeReportView } from '../finance/finance.dto';
+import { financeReportView } from './finance.dto';
 import { FinanceService } from '../../services/finance/finance.service';
 import { OperatorAuthController } from '../operator-auth.guard';
 import { accountReportView, encodeAccountCursor, ReconciliationQueryDto, toReconciliationQuery } from './reconciliation.dto';
