@@ -24,7 +24,7 @@ interface LedgerWriter {
   writeSettlements(accountId: string, records: readonly unknown[]): Promise<unknown>;
 }
 
-const { LedgerRepository } = billingModule<{ LedgerRepository: new (prisma: unknown, pool: unknown) => LedgerWriter }>('services/billing/dist/ledger/ledger.repository.js');
+const { LedgerAppendRepository } = billingModule<{ LedgerAppendRepository: new (pool: unknown) => LedgerWriter }>('services/billing/dist/stores/ledger-append.repository.js');
 
 const BATCHES = (process.env.BATCHES ?? '50,350,1000').split(',').map(Number);
 const SEARCHES = Number(process.env.SEARCHES ?? 21_000);
@@ -47,7 +47,7 @@ function allPostgresTicks(): number {
 async function measure(batch: number): Promise<Row> {
   return withFreshBillingDatabase('svc_bench_ledger_write', ACCOUNT, async (db, backend) => {
     if (SQL !== undefined && SQL !== '') await db.pool.query(SQL);
-    const repository = new LedgerRepository(db.prisma, db.pool);
+    const repository = new LedgerAppendRepository(db.pool);
     let sequence = 0;
     const records = (): unknown[] => Array.from({ length: batch }, () => {
       const requestId = REQUEST_IDS === 'sequential' ? `req_${(sequence++).toString(36).padStart(22, '0')}`
