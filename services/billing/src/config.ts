@@ -26,7 +26,7 @@ export const BILLING_ENV = {
   MIGRATE_ON_START: bool({ default: false }),
   /** A reservation whose search ran past its own bound by more than this is stale (reconciliation). */
   RECONCILE_STALE_AFTER_MS: int({ default: 60_000, min: 0, max: 3_600_000 }),
-  /** Stripe Checkout (src/stripe, src/checkout, src/webhook). No secret key: checkout is 503 payment_disabled. */
+  /** Stripe Checkout and the Stripe webhook (src/adapters/stripe.adapter.ts, src/services/purchases). No secret key: checkout is 503 payment_disabled. */
   ...STRIPE_CLIENT_ENV,
   STRIPE_WEBHOOK_SECRET: secret({ optional: true }),
   CHECKOUT_SUCCESS_URL: url({ default: 'http://localhost:8080/dashboard?checkout=success', protocols: ['http', 'https'] }),

@@ -58,7 +58,7 @@ export const LEDGER_WORKER_ENV = {
   KEY_USE_FLUSH_INTERVAL_MS: int({ default: 5_000, min: 10, max: 600_000 }),
   /** How often the backlog is logged while records are pending. */
   BACKLOG_LOG_INTERVAL_MS: int({ default: 5_000, min: 100, max: 3_600_000 }),
-  /** Recovery from a Redis that lost its data (src/hydration). */
+  /** Recovery from a Redis that lost its data (src/services/hydration). */
   ...HYDRATION_ENV,
   /** Outgoing webhooks, thresholds and the schedule of automatic top-up (src/services/outbound-webhooks). */
   ...WEBHOOK_ENV,

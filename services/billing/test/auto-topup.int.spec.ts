@@ -17,7 +17,7 @@ import type { StripeHarness, TestOutbound } from './stripe-harness';
 
 /**
  * Automatic top-up on real PostgreSQL and Redis, billing's /v1 routes in-process, the ledger
- * worker's webhook processor (whose tick evaluates top-ups, as dist/worker.js runs it), and
+ * worker's outbound processors (the auto-topup processor evaluates top-ups, as dist/worker.js runs it), and
  * the fake Stripe over HTTP through the official `stripe` client. The fake also sends each
  * PaymentIntent's own webhook event to billing as it answers, so the synchronous answer and
  * the webhook race on every top-up, as they do with Stripe.

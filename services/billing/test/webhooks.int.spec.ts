@@ -14,7 +14,7 @@ import type { StripeHarness, TestOutbound } from './stripe-harness';
 
 /**
  * Events and webhooks on real PostgreSQL and Redis: billing's /v1 routes in-process, the
- * ledger worker's webhook processor (the code dist/worker.js runs) in-process with short
+ * ledger worker's outbound processors (the code dist/worker.js runs) in-process with short
  * retry delays, the fake Stripe for purchases, and loopback receivers.
  */
 const WINDOW_MS = 4_000;

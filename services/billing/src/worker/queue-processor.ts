@@ -19,7 +19,7 @@ export interface Schedule<Name extends string = string> {
  * One queue of the ledger worker and what runs its jobs: the only thing a queue needs to
  * write. `startQueues` gives each processor its own BullMQ Worker (concurrency 1 unless the
  * processor says more, on a blocking Redis connection of its own), creates its schedules at start and again after
- * Redis lost its data, replaces a worker that stopped taking its due jobs (src/queues/watched-worker.ts),
+ * Redis lost its data, replaces a worker that stopped taking its due jobs (watched-worker.ts),
  * logs its failures, and closes it (the current job finishes first).
  *
  * To add a queue: write `src/worker/<name>.processor.ts` with a function that returns a

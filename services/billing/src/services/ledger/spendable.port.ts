@@ -2,7 +2,7 @@ import type { Micros } from '@svc/money';
 import type { LedgerEntryRecord } from '../../stores/ledger.repository';
 
 /**
- * What the ledger needs from the spendable balance in Redis. src/spendable implements both
+ * What the ledger needs from the spendable balance in Redis. services/spendable implements both
  * (SpendableOutboxService, SpendableBalanceAdapter) and imports the ledger; the ledger (and
  * the Stripe webhook) see only these interfaces, so the dependency goes one way.
  */

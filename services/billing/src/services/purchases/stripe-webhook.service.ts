@@ -25,7 +25,7 @@ export interface WebhookResult {
 }
 
 /**
- * What the webhook hands automatic top-up (src/auto-topup's AutoTopupService implements it;
+ * What the webhook hands automatic top-up (AutoTopupService implements it;
  * declared here so the dependency goes one way: auto-topup uses the purchase path's gate).
  */
 export interface AutoTopupEvents {

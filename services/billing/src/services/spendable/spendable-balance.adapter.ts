@@ -13,7 +13,7 @@ export const APPLIED_MARKER_TTL_SECONDS = 30 * 24 * 3600;
  * A missing balance key means the account is cold (Redis lost its data, or the account never
  * had money): unless ARGV[3] is '1' (the caller checked in the ledger that this entry is the
  * account's only money and nothing was ever spent), nothing is written and {-1, 0} comes
- * back; hydration counts the entry instead (src/hydration).
+ * back; hydration counts the entry instead (src/services/hydration).
  * Returns {1 applied now | 0 applied before | -1 cold, balance after}.
  */
 const APPLY_ONCE = `
@@ -60,7 +60,7 @@ export class SpendableBalanceAdapter implements SpendableReader {
     return reply[0] === 1;
   }
 
-  /** Asks the ledger worker to rebuild a cold account (src/hydration). */
+  /** Asks the ledger worker to rebuild a cold account (src/services/hydration). */
   async requestHydration(accountId: string): Promise<void> {
     await this.redis.sadd(recoveryKeys.hydrationWanted, accountId);
   }
