@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { bearer, call } from '@svc/test-kit';
 import type { JsonResponse } from '@svc/test-kit';
-import { useStripeStack } from './stripe-stack';
+import { entryShape, useAuditStack } from './audit-entries';
+import type { ExpectedEntry as Expected } from './audit-entries';
 
 /** A parsed JSON answer, as test-kit's call gives it. */
 type Body = JsonResponse['body'];
@@ -18,22 +19,8 @@ const STRIPE_KEY = 'sk_test_fake_audit_billing';
 const WEBHOOK_SECRET = 'whsec_fake_audit_billing';
 const PASSWORD = 'correct horse battery staple billing audit';
 
-interface Expected {
-  action: string;
-  actor: { kind: string; id: string };
-  client_address: string | null;
-  target_id: string;
-  changes: Record<string, { before: unknown; after: unknown }>;
-}
-
 describe('the audit log: billing\'s management changes', () => {
-  const suite = useStripeStack({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET }, (stripe) => ({
-    name: 'audit_billing',
-    redisDb: 10,
-    logLevel: 'warn',
-    gatewayEnv: { TRUSTED_PROXIES: '127.0.0.1/32, ::1/128' },
-    billingEnv: stripe.billingEnv(2000),
-  }), { db: true, accountsDb: true, timeoutMs: 180_000 });
+  const suite = useAuditStack('audit_billing', { secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET });
 
   it('records endpoints, settings, auto top-up and card setup changes, and nothing secret', async () => {
     const KEY_IP = '203.0.113.9';
@@ -131,8 +118,7 @@ describe('the audit log: billing\'s management changes', () => {
     const log = await call('GET', `${suite.gw}/v1/audit-log?limit=100`, { headers: mgmt });
     expect(log.status).toBe(200);
     const billingActions = new Set(expected.map((e) => e.action));
-    const shape = (entry: Body): Expected => ({ action: entry.action, actor: entry.actor, client_address: entry.client_address, target_id: entry.target_id, changes: entry.changes });
-    expect(log.body.data.filter((entry: Body) => billingActions.has(entry.action)).map(shape)).toEqual([...expected].reverse());
+    expect(log.body.data.filter((entry: Body) => billingActions.has(entry.action)).map(entryShape)).toEqual([...expected].reverse());
     // Each action is a filter of its own.
     for (const action of billingActions) {
       const filtered = await call('GET', `${suite.gw}/v1/audit-log?action=${action}`, { headers: mgmt });

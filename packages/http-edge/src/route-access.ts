@@ -80,38 +80,22 @@ export function isUnguardedFastifyRoute(route: RouteOptionsSeen): boolean {
   return !hooks.some(isGuardHook);
 }
 
-/** `METHOD /path` of each Nest route that is neither @Public() nor behind a guard. */
-export function unguardedNestRoutes(controllers: readonly Type[]): string[] {
-  const found: string[] = [];
-  for (const controller of controllers) {
-    const prefixes = asList(Reflect.getMetadata(PATH_METADATA, controller));
-    const classPublic = Reflect.getMetadata(PUBLIC_ROUTE, controller) === true;
-    const classGuards = asList(Reflect.getMetadata(GUARDS_METADATA, controller));
-    const proto = controller.prototype as Record<string, unknown>;
-    for (const name of Object.getOwnPropertyNames(proto)) {
-      const handler = name === 'constructor' ? undefined : proto[name];
-      if (typeof handler !== 'function') continue;
-      const paths = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
-      if (paths === undefined) continue;
-      const guarded = classGuards.length > 0 || asList(Reflect.getMetadata(GUARDS_METADATA, handler)).length > 0;
-      const isPublic = classPublic || Reflect.getMetadata(PUBLIC_ROUTE, handler) === true;
-      if (guarded || isPublic) continue;
-      const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
-      for (const prefix of prefixes.length === 0 ? [''] : prefixes) {
-        for (const path of asList(paths)) found.push(`${method} /${[prefix, path].map(String).filter((p) => p !== '' && p !== '/').join('/')} (${controller.name}.${name})`);
-      }
-    }
-  }
-  return found;
+/** One route of a Nest controller, as the checks below read it. */
+interface NestRoute {
+  controller: Type;
+  /** The handler's name on the controller. */
+  name: string;
+  handler: object;
+  method: string;
+  /** `path` without its leading slash (`v1/keys/:id`). */
+  path: string;
+  /** Every guard of the route: the controller's, then the handler's. */
+  guards: unknown[];
 }
 
-/**
- * `METHOD /path` of each Nest route behind a keyed guard that does not declare its access:
- * no rule at all, or no `key` on a route outside the dashboard's session surface
- * (`dashboard/api/...`), whose caller is always a session.
- */
-export function undeclaredAccessRoutes(controllers: readonly Type[]): string[] {
-  const found: string[] = [];
+/** Every route (each of its paths) of the controllers. */
+function nestRoutes(controllers: readonly Type[]): NestRoute[] {
+  const routes: NestRoute[] = [];
   for (const controller of controllers) {
     const prefixes = asList(Reflect.getMetadata(PATH_METADATA, controller));
     const classGuards = asList(Reflect.getMetadata(GUARDS_METADATA, controller));
@@ -122,18 +106,38 @@ export function undeclaredAccessRoutes(controllers: readonly Type[]): string[] {
       const paths = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
       if (paths === undefined) continue;
       const guards = [...classGuards, ...asList(Reflect.getMetadata(GUARDS_METADATA, handler))];
-      if (!guards.some((guard) => typeof guard === 'function' && Reflect.getMetadata(KEYED_GUARD, guard) === true)) continue;
-      const rule = declaredAccess(controller, handler);
       const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
       for (const prefix of prefixes.length === 0 ? [''] : prefixes) {
         for (const path of asList(paths)) {
-          const route = [prefix, path].map(String).filter((p) => p !== '' && p !== '/').join('/').replace(/^\/+/, '');
-          const sessionOnly = route.startsWith('dashboard/api/');
-          if (rule === undefined) found.push(`${method} /${route} (${controller.name}.${name}): declares no access`);
-          else if (rule.key === undefined && !sessionOnly) found.push(`${method} /${route} (${controller.name}.${name}): declares no key kind`);
+          routes.push({ controller, name, handler, method, guards, path: [prefix, path].map(String).filter((p) => p !== '' && p !== '/').join('/').replace(/^\/+/, '') });
         }
       }
     }
+  }
+  return routes;
+}
+
+const describeRoute = (route: NestRoute): string => `${route.method} /${route.path} (${route.controller.name}.${route.name})`;
+
+/** `METHOD /path` of each Nest route that is neither @Public() nor behind a guard. */
+export function unguardedNestRoutes(controllers: readonly Type[]): string[] {
+  return nestRoutes(controllers)
+    .filter((route) => route.guards.length === 0 && Reflect.getMetadata(PUBLIC_ROUTE, route.controller) !== true && Reflect.getMetadata(PUBLIC_ROUTE, route.handler) !== true)
+    .map(describeRoute);
+}
+
+/**
+ * `METHOD /path` of each Nest route behind a keyed guard that does not declare its access:
+ * no rule at all, or no `key` on a route outside the dashboard's session surface
+ * (`dashboard/api/...`), whose caller is always a session.
+ */
+export function undeclaredAccessRoutes(controllers: readonly Type[]): string[] {
+  const found: string[] = [];
+  for (const route of nestRoutes(controllers)) {
+    if (!route.guards.some((guard) => typeof guard === 'function' && Reflect.getMetadata(KEYED_GUARD, guard) === true)) continue;
+    const rule = declaredAccess(route.controller, route.handler);
+    if (rule === undefined) found.push(`${describeRoute(route)}: declares no access`);
+    else if (rule.key === undefined && !route.path.startsWith('dashboard/api/')) found.push(`${describeRoute(route)}: declares no key kind`);
   }
   return found;
 }

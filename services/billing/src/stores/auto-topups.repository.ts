@@ -1,5 +1,7 @@
 import type { Micros } from '@svc/money';
 import { toMicros } from '../db/account-lock';
+import { paidPurchaseFromRow } from '../db/paid-purchase-row';
+import type { PaidPurchase, PaidPurchaseRow } from '../db/paid-purchase-row';
 import type { Tx } from '../db/transactions';
 import { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
@@ -225,15 +227,12 @@ export class AutoTopupRepository {
   }
 
   /** A succeeded top-up's charge, locked for a refund or a dispute; null when no succeeded top-up has this PaymentIntent. */
-  async lockSucceededForDebit(tx: Tx, paymentIntentId: string): Promise<{ gateId: string; accountId: string; creditMicros: Micros; refundedMicros: Micros; disputedMicros: Micros } | null> {
-    const rows = await tx.$queryRaw<{ payment_intent_id: string; account_id: string; amount_micros: bigint; refunded_micros: bigint; disputed_micros: bigint }[]>`
-      SELECT payment_intent_id, account_id, amount_micros, refunded_micros, disputed_micros FROM auto_topups
+  async lockSucceededForDebit(tx: Tx, paymentIntentId: string): Promise<PaidPurchase | null> {
+    const rows = await tx.$queryRaw<PaidPurchaseRow[]>`
+      SELECT payment_intent_id AS gate_id, account_id, amount_micros AS credit_micros, refunded_micros, disputed_micros FROM auto_topups
       WHERE payment_intent_id = ${paymentIntentId} AND status = 'succeeded' FOR UPDATE`;
     const row = rows[0];
-    return row === undefined ? null : {
-      gateId: row.payment_intent_id, accountId: row.account_id, creditMicros: toMicros(row.amount_micros),
-      refundedMicros: toMicros(row.refunded_micros), disputedMicros: toMicros(row.disputed_micros),
-    };
+    return row === undefined ? null : paidPurchaseFromRow(row);
   }
 
   /** What a refund or a dispute took back of a top-up's charge, in its debit's transaction. */

@@ -1,6 +1,7 @@
 import { newId } from '@svc/ids';
 import type { Micros } from '@svc/money';
-import { toMicros } from '../db/account-lock';
+import { paidPurchaseFromRow } from '../db/paid-purchase-row';
+import type { PaidPurchase, PaidPurchaseRow } from '../db/paid-purchase-row';
 import { ENTRY_COLUMNS, entryFromRow } from '../db/ledger-entry-row';
 import type { EntryRow, LedgerEntryRecord } from '../db/ledger-entry-row';
 import type { Tx } from '../db/transactions';
@@ -15,15 +16,7 @@ export interface PaidSession {
   expiresAt: Date | null;
 }
 
-/** A paid purchase whose credit Stripe may take back: what it credited, and what was taken back already. */
-export interface PaidPurchase {
-  /** The purchase's gate (the Checkout session id; for a top-up its PaymentIntent). */
-  gateId: string;
-  accountId: string;
-  creditMicros: Micros;
-  refundedMicros: Micros;
-  disputedMicros: Micros;
-}
+export type { PaidPurchase };
 
 /**
  * The Stripe side of purchases: the events handled, the exactly-once gate of every credit
@@ -88,14 +81,11 @@ export class PurchasesRepository {
 
   /** The paid session of a PaymentIntent, locked (two refunds of it are computed one after the other); null when none. */
   async lockPaidSession(tx: Tx, paymentIntentId: string): Promise<PaidPurchase | null> {
-    const rows = await tx.$queryRaw<{ stripe_session_id: string; account_id: string; credit_micros: bigint; refunded_micros: bigint; disputed_micros: bigint }[]>`
-      SELECT stripe_session_id, account_id, credit_micros, refunded_micros, disputed_micros FROM checkout_sessions
+    const rows = await tx.$queryRaw<PaidPurchaseRow[]>`
+      SELECT stripe_session_id AS gate_id, account_id, credit_micros, refunded_micros, disputed_micros FROM checkout_sessions
       WHERE payment_intent_id = ${paymentIntentId} AND status = 'paid' FOR UPDATE`;
     const row = rows[0];
-    return row === undefined ? null : {
-      gateId: row.stripe_session_id, accountId: row.account_id, creditMicros: toMicros(row.credit_micros),
-      refundedMicros: toMicros(row.refunded_micros), disputedMicros: toMicros(row.disputed_micros),
-    };
+    return row === undefined ? null : paidPurchaseFromRow(row);
   }
 
   /** What a refund or a dispute took back of a paid session, in its debit's transaction. */
