@@ -68,7 +68,7 @@ export function outboundProcessors(parts: OutboundParts): Outbound {
       deliveries, deliverQueue, everyMs: config.WEBHOOK_DISPATCH_INTERVAL_MS, requeueOlderThanMs: config.WEBHOOK_RETRY_MAX_DELAY_MS + 60_000,
     }),
     webhookDeliveryProcessor({
-      deliveries, concurrency: config.WEBHOOK_CONCURRENCY, perAccount: config.WEBHOOK_ACCOUNT_CONCURRENCY,
+      deliveries, concurrency: config.WEBHOOK_CONCURRENCY, perAccount: config.WEBHOOK_ACCOUNT_CONCURRENCY, watchEveryMs: config.WEBHOOK_DISPATCH_INTERVAL_MS,
       retryDelayMs: (attemptsMade) => retryDelayMs(attemptsMade, config), logger: log, ...(parts.onWait === undefined ? {} : { onWait: parts.onWait }),
     }),
     thresholdsProcessor({

@@ -8,6 +8,12 @@ import type { WebhookDeliveries } from '../services/outbound-webhooks/delivery.s
 import type { QueueProcessor } from './queue-processor';
 
 export const DELIVER_JOB = 'deliver';
+/**
+ * A repeating job that does nothing: the watch of the queue's worker (watched-worker.ts,
+ * decision 30) sees a worker that stopped taking jobs by a scheduler's overdue run, and a queue
+ * whose jobs only producers add has none.
+ */
+const WATCH_JOB = 'watch';
 
 /** A `deliver` job: one delivery at one generation; its account (jobs an earlier build queued have none: read from the delivery). */
 export interface DeliverJobData {
@@ -35,6 +41,8 @@ export interface DeliveryParts {
   /** The delay before retry `attemptsMade` (retryDelayMs with the worker's settings). */
   retryDelayMs: (attemptsMade: number) => number;
   logger: Logger;
+  /** How often the watch job runs (WEBHOOK_DISPATCH_INTERVAL_MS). */
+  watchEveryMs: number;
   /** Tests: when a delivery waits for its account's share (deferred without a slot). */
   onWait?: (accountId: string) => void;
 }
@@ -53,7 +61,7 @@ export function webhookDeliveryProcessor(parts: DeliveryParts): QueueProcessor<D
   return {
     queue: WEBHOOK_QUEUE,
     label: 'webhook',
-    schedules: [],
+    schedules: [{ name: WATCH_JOB, everyMs: parts.watchEveryMs, options: { attempts: 1, removeOnComplete: true, removeOnFail: { count: 20 } } }],
     // The dispatch tick of earlier builds ran on this queue; it has its own now.
     retiredSchedules: ['tick'],
     concurrency: parts.concurrency,
@@ -65,7 +73,8 @@ export function webhookDeliveryProcessor(parts: DeliveryParts): QueueProcessor<D
       } else log.warn({ job: job?.name, err: error }, 'webhook job failed');
     },
     async process(job, token) {
-      if (job.name !== DELIVER_JOB) return 'superseded';
+      // The watch job, or a tick an earlier build queued: nothing to do.
+      if (job.name !== DELIVER_JOB) return job.name === WATCH_JOB ? 'watched' : 'superseded';
       const wait = async (accountId: string): Promise<never> => {
         parts.onWait?.(accountId);
         await job.moveToDelayed(Date.now() + WAIT_FOR_SLOT_MS, token);
