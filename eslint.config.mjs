@@ -48,7 +48,7 @@ export default tseslint.config(
     // SQL only in repositories and db/ (docs/decisions/0040): outside them a service's source
     // neither runs a statement (Prisma's raw queries and transactions), nor builds one
     // (Prisma.sql and its helpers), nor holds a Prisma or node-postgres client to make one.
-    // A service opens a transaction through its db/ helper and hands it to the stores.
+    // A service opens a transaction with db/transactions.ts and hands it to the stores.
     files: ['services/account-admin/src/**/*.ts', 'services/billing/src/**/*.ts'],
     ignores: ['**/*.repository.ts', 'services/*/src/db/**', '**/*.spec.ts'],
     rules: {
