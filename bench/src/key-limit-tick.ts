@@ -27,12 +27,15 @@ interface KeyLimit {
   limitReset: 'daily' | 'weekly' | 'monthly' | null;
 }
 
-const { LedgerRepository } = billingModule<{
-  LedgerRepository: new (prisma: unknown, pool: unknown) => { writeSettlements(accountId: string, records: readonly unknown[]): Promise<unknown> };
-}>('services/billing/dist/ledger/ledger.repository.js');
+const { LedgerAppendRepository } = billingModule<{
+  LedgerAppendRepository: new (pool: unknown) => { writeSettlements(accountId: string, records: readonly unknown[]): Promise<unknown> };
+}>('services/billing/dist/stores/ledger-append.repository.js');
 const { KeyLimitThresholds } = billingModule<{
-  KeyLimitThresholds: new (prisma: unknown, limits: { limitsOf(keyIds: readonly string[]): Promise<KeyLimit[]>; close(): void }) => { evaluate(nowMs?: number): Promise<number> };
-}>('services/billing/dist/thresholds/key-limit-threshold.js');
+  KeyLimitThresholds: new (stores: object, limits: { limitsOf(keyIds: readonly string[]): Promise<KeyLimit[]>; close(): void }) => { evaluate(nowMs?: number): Promise<number> };
+}>('services/billing/dist/services/outbound-webhooks/key-limit-thresholds.js');
+const { Transactions } = billingModule<{ Transactions: new (prisma: unknown) => object }>('services/billing/dist/db/transactions.js');
+const { ThresholdsRepository } = billingModule<{ ThresholdsRepository: new (prisma: unknown) => object }>('services/billing/dist/stores/thresholds.repository.js');
+const { EventsRepository } = billingModule<{ EventsRepository: new (prisma: unknown) => object }>('services/billing/dist/stores/events.repository.js');
 
 const RATE = Number(process.env.RATE ?? 2_000);
 const KEYS = Number(process.env.KEYS ?? 10);
@@ -59,8 +62,9 @@ async function main(): Promise<void> {
     await fill(RATE * 31, nowS - 31, nowS, 'recent');
     // As autovacuum leaves an insert-only table: visibility known, statistics fresh.
     await db.pool.query('VACUUM ANALYZE');
-    const ledger = new LedgerRepository(db.prisma, db.pool);
-    const thresholds = new KeyLimitThresholds(db.prisma, limits);
+    const ledger = new LedgerAppendRepository(db.pool);
+    const thresholds = new KeyLimitThresholds(
+      { transactions: new Transactions(db.prisma), thresholds: new ThresholdsRepository(db.prisma), events: new EventsRepository(db.prisma) }, limits);
     let key = 0;
     const oneSecond = async (): Promise<void> => {
       for (let written = 0; written < RATE; written += 350) {

@@ -21,7 +21,7 @@ interface LedgerWriter {
   writeSettlements(accountId: string, records: readonly unknown[]): Promise<unknown>;
 }
 
-const { LedgerRepository } = billingModule<{ LedgerRepository: new (prisma: unknown, pool: unknown) => LedgerWriter }>('services/billing/dist/ledger/ledger.repository.js');
+const { LedgerAppendRepository } = billingModule<{ LedgerAppendRepository: new (pool: unknown) => LedgerWriter }>('services/billing/dist/stores/ledger-append.repository.js');
 
 const BATCHES = (process.env.BATCHES ?? '50,350,1000').split(',').map(Number);
 const SEARCHES = Number(process.env.SEARCHES ?? 21_000);
@@ -40,7 +40,7 @@ function allPostgresTicks(): number {
 
 async function measure(batch: number): Promise<Row> {
   return withFreshBillingDatabase('svc_bench_ledger_write', ACCOUNT, async (db, backend) => {
-    const repository = new LedgerRepository(db.prisma, db.pool);
+    const repository = new LedgerAppendRepository(db.pool);
     const records = (): unknown[] => Array.from({ length: batch }, () => {
       return {
         v: 1, requestId: newRequestId(), accountId: ACCOUNT, keyId: 'key_benchledgerwrite00000', settledAtMs: Date.now(), chargedMicros: 9_000,

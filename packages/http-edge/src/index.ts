@@ -19,8 +19,8 @@ export { TextField, StringField, StringListField, UsdField, EnumField, BooleanFi
 export type { FieldOptions, Presence, StringFieldOptions } from './validation/fields';
 export { internalCaller } from './internal-caller';
 export type { InternalCaller } from './internal-caller';
-export { Public, PublicController, PUBLIC_ROUTE, PUBLIC_ROUTE_CONFIG, guardHook, isUnguardedFastifyRoute, unguardedNestRoutes } from './route-access';
-export type { RouteOptionsSeen } from './route-access';
+export { Public, PublicController, PUBLIC_ROUTE, PUBLIC_ROUTE_CONFIG, guardHook, isUnguardedFastifyRoute, unguardedNestRoutes, ROUTE_ACCESS, DeclareAccess, KeyedGuard, declaredAccess, undeclaredAccessRoutes } from './route-access';
+export type { RouteOptionsSeen, RouteAccess } from './route-access';
 export { DEFAULT_MAX_BODY_DEPTH, FORBIDDEN_KEYS, bodyDepthExceeds, checkBodyDepth, parseJsonBody, forbiddenKeyPath, tooDeepError, installJsonBodyParser } from './body/json-body';
 export type { JsonBodyParserOptions } from './body/json-body';
 export { AddressList, clientAddress, normalizeAddress, parseCidr, parseTrustedProxies, requestClientAddress } from './client-address';

@@ -115,7 +115,9 @@ export type AuditAction =
   | 'management_key.create' | 'management_key.update' | 'management_key.delete'
   | 'provider_key.set' | 'provider_key.delete'
   | 'oauth_grant.create' | 'oauth_grant.revoke'
-  | 'purchase.start' | 'credits.grant';
+  | 'purchase.start' | 'credits.grant'
+  | 'webhook_endpoint.create' | 'webhook_endpoint.update' | 'webhook_endpoint.rotate_secret' | 'webhook_endpoint.delete'
+  | 'billing_settings.update' | 'card_setup.start';
 
 /** A recorded value: never a secret, a key hash or a provider key. */
 export type AuditValue = string | number | boolean | null | string[];

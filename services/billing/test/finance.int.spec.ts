@@ -2,24 +2,21 @@ import { databaseUrl } from '@svc/test-kit';
 import { redisKeys } from '@svc/contracts';
 import type { SettlementRecord } from '@svc/contracts';
 import { createBillingDatabase } from '../src/db/prisma.repository';
-import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
+import type { BillingDatabase } from '../src/db/prisma.repository';
 import { call, operatorHeaders, expectInvalidRequest } from './billing-harness';
-import { settlementRecord } from './ledger-fixtures';
+import { settlementRecord, TestLedgerAppend } from './ledger-fixtures';
 import { asKey, checkout, newAccount, spendableBecomes, startStripeHarness } from './stripe-harness';
 import type { StripeHarness } from './stripe-harness';
 
 let h: StripeHarness;
 let database: BillingDatabase;
-let prisma: PrismaClient;
-let ledger: LedgerRepository;
+let ledger: TestLedgerAppend;
 
 beforeAll(async () => {
   h = await startStripeHarness('finance', { timeoutMs: 300 });
   const name = (await h.db.query<{ n: string }>('SELECT current_database() AS n')).rows[0]?.n ?? '';
   database = createBillingDatabase(databaseUrl(name), () => undefined);
-  prisma = database.prisma;
-  ledger = new LedgerRepository(prisma, database.pool);
+  ledger = new TestLedgerAppend(database);
 }, 60_000);
 
 afterAll(async () => {
