@@ -2,12 +2,12 @@ import { failure, FakeProviders, harness, messages, model, searchCall, searchCon
 import type { MoneyOp } from '../../money/money.ops';
 import { attempt } from './attempt';
 import { nextAttempt } from './plan';
-import type { AttemptRequest } from './plan';
+import type { ProviderCall } from './attempt';
 
 function setup(modelId = 'exa/auto', own: Record<string, string> = {}, providers = new FakeProviders()) {
   const h = harness(SETTINGS, providers);
   const ctx = searchContext(h.steps, searchCall({ models: [modelId], maxResults: 20 }), own);
-  const request = nextAttempt(h.steps, ctx, [], 0, undefined) as AttemptRequest;
+  const request = nextAttempt(h.steps, ctx, [], 0, undefined) as ProviderCall;
   return { ...h, ctx, request, ops: [] as MoneyOp[] };
 }
 
