@@ -3,7 +3,6 @@ import type { KeyRecord } from '@svc/contracts';
 import { AppError, describeError, errorBody } from '@svc/errors';
 import type { ErrorBody } from '@svc/errors';
 import { bearerChallenge, guardHook, PUBLIC_ROUTE_CONFIG } from '@svc/http-edge';
-import { hashSecret, parseAccessToken } from '@svc/keys';
 import { newRequestId } from '@svc/ids';
 import {
   createMcpHandler,
@@ -23,8 +22,9 @@ import type { AuthChain } from '../auth/auth-chain';
 import type { CatalogService } from '../catalog/catalog.service';
 import { upstreamRequestHeaders } from '../forward/forward-headers';
 import type { UpstreamClient } from '../forward/upstream.client';
-import { bodyDigest, idempotencyDigest } from '../search/idempotency';
-import { serverTimingHeader, UpstreamTimer } from '../search/server-timing';
+import { idempotencyDigest } from '../search/idempotency';
+import { UpstreamTimer } from '../search/server-timing';
+import { SearchEntry } from '../search/search.entry';
 import { formatSearchBodyErrors, SEARCH_BODY_SCHEMA, searchValidatorCompiler, toSearchRequest } from '../search/search.schema';
 import type { SearchBody } from '../search/search.schema';
 import { refusalError } from '../search/search.routes';
@@ -103,8 +103,11 @@ export class McpEndpoint {
   private readonly schemaValidator = new AjvJsonSchemaValidator();
   /** The 2026-07-28 leg; 2025-era requests never reach it. */
   private readonly modern: McpHttpHandler;
+  /** POST /v1/search's path into a search: one authentication (with the address fence), idempotency and Server-Timing. */
+  private readonly entry: SearchEntry;
 
   constructor(private readonly deps: McpDependencies) {
+    this.entry = new SearchEntry(deps.auth, deps.search);
     this.validateArguments = searchValidatorCompiler({ schema: SEARCH_BODY_SCHEMA, method: 'POST', url: '/mcp', httpPart: 'body' }) as ArgumentsValidator;
     this.modern = createMcpHandler((context) => this.newServer(callerOf(context)), {
       legacy: 'reject',
@@ -126,7 +129,7 @@ export class McpEndpoint {
       method: 'POST',
       url: '/mcp',
       onRequest: guardHook(async (request: FastifyRequest) => {
-        const outcome = await this.deps.auth.authenticate(request.headers.authorization, 'api', request);
+        const outcome = await this.entry.authenticate(request, 'api_key');
         if (!outcome.ok) throw authError(outcome);
         callers.set(request, { record: outcome.record, sessionId: sessionIdOf(request.headers['mcp-session-id']) });
       }),
@@ -162,9 +165,10 @@ export class McpEndpoint {
       method: 'POST',
       url: OAUTH_PATHS.resource,
       onRequest: guardHook(async (request: FastifyRequest, reply: FastifyReply) => {
-        const parsed = parseAccessToken(request.headers.authorization);
-        const outcome = parsed.ok ? await this.deps.auth.authenticateHash(hashSecret(parsed.token), 'api') : null;
-        if (outcome === null || !outcome.ok) {
+        const outcome = await this.entry.authenticate(request, 'access_token');
+        if (!outcome.ok) {
+          // The grant key's address fence refuses as it does everywhere (403); any other refusal is OAuth's 401 with its challenge.
+          if (outcome.code === 'ip_not_allowed') throw authError(outcome);
           void reply.header('www-authenticate', bearerChallenge(request.headers.authorization, { resource_metadata: metadataUrl }));
           throw new AppError('invalid_api_key', ACCESS_TOKEN_REFUSED);
         }
@@ -267,10 +271,11 @@ export class McpEndpoint {
   }
 
   /**
-   * Exactly POST /v1/search: the body schema's validator, toSearchRequest, then
-   * SearchService.search, which does the limits, reservations, fallback and charges.
-   * `idempotency_key` plays the Idempotency-Key header (same digest, same store, scoped to
-   * the API key); without it a 2025-era call is idempotent per (session, JSON-RPC id).
+   * Exactly POST /v1/search: the body schema's validator, toSearchRequest, then the search
+   * route's own path (SearchEntry: the search service, which does the limits, reservations,
+   * fallback and charges; the Idempotency-Key's digest beside the body's; Server-Timing).
+   * `idempotency_key` plays the Idempotency-Key header (same digest, same store, scoped to the
+   * API key); without it a 2025-era call is idempotent per (session, JSON-RPC id).
    */
   private async webSearch(caller: Caller, requestId: string, args: Record<string, unknown>, jsonRpcId: string | number): Promise<CallToolResult> {
     const { [IDEMPOTENCY_KEY_ARGUMENT]: idempotencyKey, ...searchArgs } = args;
@@ -280,22 +285,17 @@ export class McpEndpoint {
     }
     const body = searchArgs as unknown as SearchBody;
     const request = toSearchRequest(body);
-    const idempotency = keyDigest !== null
-      ? { keyDigest, bodyDigest: bodyDigest(body) }
-      : caller.sessionId === null ? null : { keyDigest: toolCallDigest(caller.sessionId, jsonRpcId), bodyDigest: bodyDigest(body) };
-    const upstream = (caller.upstream ??= new UpstreamTimer());
-    const result = await this.deps.search.search({
-      upstream,
+    // The HTTP answer (written by the transport after the tool calls) carries Server-Timing as
+    // POST /v1/search does: the platform's own time and the providers' so far in this request.
+    const result = await this.entry.run({
       record: caller.record,
       requestId,
       request,
-      idempotency,
-      elapsedMs: () => caller.reply.elapsedTime,
+      body,
+      keyDigest: keyDigest ?? (caller.sessionId === null ? null : toolCallDigest(caller.sessionId, jsonRpcId)),
+      reply: caller.reply,
+      upstream: (caller.upstream ??= new UpstreamTimer()),
     });
-    // The HTTP answer (written by the transport after the tool calls) carries Server-Timing as
-    // POST /v1/search does: the platform's own time and the providers' so far in this request.
-    const totalMs = caller.reply.elapsedTime;
-    if (!caller.reply.raw.headersSent) caller.reply.raw.setHeader('server-timing', serverTimingHeader(totalMs, upstream.ms));
     // A refusal (429 with its wait, 503 with 1 s, ...) becomes the platform's error here, as the
     // route makes it for HTTP: with the request id it carries and the wait HTTP sends as Retry-After.
     if (result.kind === 'refused') {
