@@ -164,6 +164,43 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     }
   });
 
+  it('refresh cannot make an entry serve the answer to another text: the one normal form is both the key and what the provider receives (U+FEFF, U+00A0, U+3000 and other Unicode whitespace; a decomposed é)', async () => {
+    const victim = await fundedAccount(100 * FULL_MICROS);
+    const other = await fundedAccount(100 * FULL_MICROS);
+    const lastExaQuery = async (): Promise<unknown> => {
+      const seen = (await call('GET', `${suite.sim}/_sim/requests`)).body.requests as { provider: string; params: { query?: unknown } }[];
+      return seen.filter((request) => request.provider === 'exa').at(-1)?.params.query;
+    };
+    const cases: [string, (word: string) => string][] = [
+      ['U+FEFF', (w) => `best\uFEFFvpn ${w}`],
+      ['U+00A0', (w) => `best\u00A0vpn ${w}`],
+      ['U+3000', (w) => `best\u3000vpn ${w}`],
+      ['U+2003 and spaces', (w) => ` best \u2003 vpn\t${w} `],
+      ['U+2028', (w) => `best\u2028vpn ${w}`],
+    ];
+    for (const [name, spelled] of cases) {
+      const word = randomBytes(6).toString('hex');
+      const normal = `best vpn ${word}`;
+      const first = await search(suite.gw, victim.apiKey, { query: normal });
+      expect([name, first.body.cache.status]).toEqual([name, 'miss']);
+      // Another account's refresh, spelled with other whitespace: the provider receives the normal form.
+      const refreshed = await search(suite.gateway(1), other.apiKey, { query: spelled(word), cache: 'refresh' });
+      expect([name, refreshed.status, refreshed.body.cache.status, await lastExaQuery()]).toEqual([name, 200, 'miss', normal]);
+      // The victim is still served what the provider answers for its own text.
+      const again = await search(suite.gw, victim.apiKey, { query: normal });
+      expect([name, again.body.cache.status]).toEqual([name, 'hit']);
+      expect(again.body.results).toEqual(first.body.results);
+    }
+    // A decomposed é (e + U+0301) against the composed one.
+    const word = randomBytes(6).toString('hex');
+    const composed = `caf\u00e9 ${word}`;
+    const first = await search(suite.gw, victim.apiKey, { query: composed });
+    const refreshed = await search(suite.gateway(1), other.apiKey, { query: `cafe\u0301 ${word}`, cache: 'refresh' });
+    expect([refreshed.status, await lastExaQuery()]).toEqual([200, composed]);
+    const again = await search(suite.gw, victim.apiKey, { query: composed });
+    expect([again.body.cache.status, again.body.results]).toEqual(['hit', first.body.results]);
+  });
+
   it('a search with filters is never served an entry stored without them (or with others); the same filters in another order are', async () => {
     const account = await fundedAccount(100 * FULL_MICROS);
     const query = fresh('cache filters');
