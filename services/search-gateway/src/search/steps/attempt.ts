@@ -75,8 +75,9 @@ export class ProviderCall implements Callable {
 
 /**
  * A reserved attempt's provider call (undici, with a timer that aborts it): its result is
- * `success` (charged for the results it returned) or `error` (a timeout keeps the model's
- * base price, any other failure keeps nothing). It queues in `ops` what it gives back with
+ * `success` (charged for the results it returned) or `error` (a provider timeout keeps the
+ * model's base price, any other failure keeps nothing; a call cut short by the search's own
+ * time limit that ran out of it is `deadline`: no provider timeout, refunded). It queues in `ops` what it gives back with
  * the search's next round trip: the provider lease, and on an error what its reservation
  * holds above what it keeps. An adapter that throws is a connection failure.
  *
@@ -109,14 +110,22 @@ export async function attempt(steps: SearchSteps, ctx: SearchContext, ops: Money
   }
   const endedAt = timed ? performance.now() : 0;
   upstream?.end(endedAt);
+  // A call whose timeout the search's own time limit cut short (SEARCH_MAX_DURATION_MS) and that
+  // ran out of it is no provider timeout: it says nothing of the provider's health, and keeps
+  // no base price (the spec's rule is for a provider timeout). Decision 0044.
+  const cut = !outcome.ok && outcome.kind === 'timeout' && request.timeoutMs < steps.settings.providerTimeoutMs;
   // Provider health (docs/decisions/0027): in-process counters, flushed to Redis in the background.
-  health?.record(provider, source, model.id, outcome.ok ? 'ok' : outcome.kind, endedAt - startedAt);
+  if (!cut) health?.record(provider, source, model.id, outcome.ok ? 'ok' : outcome.kind, endedAt - startedAt);
   if (outcome.ok) {
     ops.push({ kind: 'unlease', provider, leaseId: request.leaseId });
     const chargedMicros = chargeOf(planned, outcome.results.length, steps.settings);
     if (keeper === null) return { status: 'success', model, source, results: outcome.results, reservedMicros: planned.priceMicros, chargedMicros, cache: CACHE_OFF };
     const kept = keeper.kept(request, outcome.results);
     return { status: 'success', model, source, results: kept.results, reservedMicros: planned.priceMicros, chargedMicros, cache: kept.cache };
+  }
+  if (cut) {
+    ops.push({ kind: 'release', index: request.index, keepMicros: 0 }, { kind: 'unlease', provider, leaseId: request.leaseId });
+    return { status: 'error', model, source, kind: 'deadline', error: outcome.error, reservedMicros: planned.priceMicros, chargedMicros: 0 };
   }
   steps.metrics.countFailure(provider, outcome.kind);
   if (outcome.kind === 'bad_key' && source === 'platform') {

@@ -38,8 +38,8 @@ export function runningBoundMs(settings: SearchSettings, attempts: number): numb
 /**
  * Whether an attempt's turn runs it:
  * - `after_byok`: a platform attempt right after its model's BYOK attempt that did not fail
- *   outright (it timed out, or money or capacity blocked it): it would meet the same block,
- *   or wait again. Not shown among the attempts;
+ *   outright (it timed out, was cut short by the search's time limit, or money or capacity
+ *   blocked it): it would meet the same block, or wait again. Not shown among the attempts;
  * - `deadline`: SEARCH_MAX_DURATION_MS has passed (skipped, shown);
  * - `not_configured`: no key for its provider and source (skipped, shown);
  * - `run`: admit it.
@@ -49,7 +49,7 @@ export type AttemptGate = 'run' | 'after_byok' | 'deadline' | 'not_configured';
 /** `previous`: the last attempt recorded so far; `leftMs`: what is left of the search's time. */
 export function gateAttempt(planned: PlannedAttempt, previous: AttemptResult | undefined, leftMs: number): AttemptGate {
   if (planned.source === 'platform' && previous !== undefined && previous.source === 'byok' && previous.model.id === planned.model.id
-    && (previous.status === 'skipped' || (previous.status === 'error' && previous.kind === 'timeout'))) {
+    && (previous.status === 'skipped' || (previous.status === 'error' && (previous.kind === 'timeout' || previous.kind === 'deadline')))) {
     return 'after_byok';
   }
   if (leftMs < 1) return 'deadline';
