@@ -2,7 +2,7 @@ import { OAUTH_PATHS } from '@svc/contracts';
 import type { KeyRecord } from '@svc/contracts';
 import { AppError, describeError, errorBody } from '@svc/errors';
 import type { ErrorBody } from '@svc/errors';
-import { bearerChallenge, guardHook, PUBLIC_ROUTE_CONFIG } from '@svc/http-edge';
+import { bearerChallenge, PUBLIC_ROUTE_CONFIG } from '@svc/http-edge';
 import { newRequestId } from '@svc/ids';
 import {
   createMcpHandler,
@@ -18,7 +18,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { authError } from '../auth/auth-chain';
-import type { AuthChain } from '../auth/auth-chain';
+import type { AuthChain, AuthFailure } from '../auth/auth-chain';
 import type { CatalogService } from '../catalog/catalog.service';
 import { upstreamRequestHeaders } from '../forward/forward-headers';
 import type { UpstreamClient } from '../forward/upstream.client';
@@ -118,38 +118,22 @@ export class McpEndpoint {
   }
 
   register(scope: FastifyInstance): void {
-    const callers = new WeakMap<FastifyRequest, { record: KeyRecord; sessionId: string | null }>();
+    // The caller authenticated by the route's guard (SearchEntry: the search route's own), its 2025-era session id read here.
     const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-      const known = callers.get(request);
-      if (known === undefined) throw new Error('mcp handler reached without authentication');
-      await this.serve({ ...known, request, reply, ids: 0 });
+      await this.serve({ record: this.entry.callerOf(request), sessionId: sessionIdOf(request.headers['mcp-session-id']), request, reply, ids: 0 });
     };
-    if (this.deps.publicBaseUrl !== undefined) this.registerOAuth(scope, this.deps.publicBaseUrl.replace(/\/+$/, ''), callers, handler);
-    scope.route({
-      method: 'POST',
-      url: '/mcp',
-      onRequest: guardHook(async (request: FastifyRequest) => {
-        const outcome = await this.entry.authenticate(request, 'api_key');
-        if (!outcome.ok) throw authError(outcome);
-        callers.set(request, { record: outcome.record, sessionId: sessionIdOf(request.headers['mcp-session-id']) });
-      }),
-      handler,
-    });
+    if (this.deps.publicBaseUrl !== undefined) this.registerOAuth(scope, this.deps.publicBaseUrl.replace(/\/+$/, ''), handler);
+    scope.route({ method: 'POST', url: '/mcp', onRequest: this.entry.guard('api_key'), handler });
   }
 
   /**
    * POST /mcp/oauth, the connector URL: the same MCP server, but its credential is an OAuth
    * access token (`svc-oat-...`), which resolves through the same key chain to its grant's
-   * API key (decision 0029), so the grant key's limits, charges and revocation apply. Its 401s
-   * name the protected-resource metadata (RFC 9728 section 5.1), served beside it; `/mcp`
-   * offers none of this.
+   * API key (decision 0029), so the grant key's limits, charges, revocation and address fence
+   * apply. Its other refusals are 401s that name the protected-resource metadata (RFC 9728
+   * section 5.1), served beside it; `/mcp` offers none of this.
    */
-  private registerOAuth(
-    scope: FastifyInstance,
-    base: string,
-    callers: WeakMap<FastifyRequest, { record: KeyRecord; sessionId: string | null }>,
-    handler: (request: FastifyRequest, reply: FastifyReply) => Promise<void>,
-  ): void {
+  private registerOAuth(scope: FastifyInstance, base: string, handler: (request: FastifyRequest, reply: FastifyReply) => Promise<void>): void {
     const metadataUrl = base + OAUTH_PATHS.resourceMetadata;
     const metadata = JSON.stringify({
       resource: base + OAUTH_PATHS.resource,
@@ -161,21 +145,13 @@ export class McpEndpoint {
     });
     scope.get(OAUTH_PATHS.resourceMetadata, { config: PUBLIC_ROUTE_CONFIG }, (request, reply) =>
       reply.header('x-svc-request-id', request.id).header('cache-control', 'public, max-age=3600').type('application/json').send(metadata));
-    scope.route({
-      method: 'POST',
-      url: OAUTH_PATHS.resource,
-      onRequest: guardHook(async (request: FastifyRequest, reply: FastifyReply) => {
-        const outcome = await this.entry.authenticate(request, 'access_token');
-        if (!outcome.ok) {
-          // The grant key's address fence refuses as it does everywhere (403); any other refusal is OAuth's 401 with its challenge.
-          if (outcome.code === 'ip_not_allowed') throw authError(outcome);
-          void reply.header('www-authenticate', bearerChallenge(request.headers.authorization, { resource_metadata: metadataUrl }));
-          throw new AppError('invalid_api_key', ACCESS_TOKEN_REFUSED);
-        }
-        callers.set(request, { record: outcome.record, sessionId: sessionIdOf(request.headers['mcp-session-id']) });
-      }),
-      handler,
-    });
+    // The grant key's address fence refuses as it does everywhere (403); any other refusal is OAuth's 401 with its challenge.
+    const refused = (failure: AuthFailure, request: FastifyRequest, reply: FastifyReply): AppError => {
+      if (failure.code === 'ip_not_allowed') return authError(failure);
+      void reply.header('www-authenticate', bearerChallenge(request.headers.authorization, { resource_metadata: metadataUrl }));
+      return new AppError('invalid_api_key', ACCESS_TOKEN_REFUSED);
+    };
+    scope.route({ method: 'POST', url: OAUTH_PATHS.resource, onRequest: this.entry.guard('access_token', refused), handler });
   }
 
   /** Hands the request to the SDK (the 2026-07-28 handler or a stateless 2025-era transport) and sends its answer. */

@@ -1,6 +1,9 @@
 import type { KeyRecord } from '@svc/contracts';
+import type { AppError } from '@svc/errors';
+import { guardHook } from '@svc/http-edge';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthChain, AuthOutcome } from '../auth/auth-chain';
+import { authError } from '../auth/auth-chain';
+import type { AuthChain, AuthFailure, AuthOutcome } from '../auth/auth-chain';
 import { bodyDigest } from './idempotency';
 import { serverTimingHeader } from './server-timing';
 import type { UpstreamTimer } from './server-timing';
@@ -33,6 +36,9 @@ export interface SearchAsked {
  * digest beside the body's, the search service, and the Server-Timing of the answer).
  */
 export class SearchEntry {
+  /** The caller of each request its guard admitted, for the handler. */
+  private readonly callers = new WeakMap<FastifyRequest, KeyRecord>();
+
   constructor(private readonly auth: AuthChain, private readonly search: SearchService) {}
 
   /** The caller, from its `Authorization` header and its address (`allowed_ips`, TRUSTED_PROXIES). */
@@ -40,6 +46,26 @@ export class SearchEntry {
     return credential === 'api_key'
       ? this.auth.authenticate(request.headers.authorization, 'api', request)
       : this.auth.authenticateAccessToken(request.headers.authorization, request);
+  }
+
+  /**
+   * A route's guard (its onRequest hook, before the body is read): authenticates the caller
+   * and keeps its record for `callerOf`. A refusal is thrown as `refused` makes it (default:
+   * the platform's 401/403 of the failure).
+   */
+  guard(credential: SearchCredential, refused: (failure: AuthFailure, request: FastifyRequest, reply: FastifyReply) => AppError = authError) {
+    return guardHook(async (request: FastifyRequest, reply: FastifyReply) => {
+      const outcome = await this.authenticate(request, credential);
+      if (!outcome.ok) throw refused(outcome, request, reply);
+      this.callers.set(request, outcome.record);
+    });
+  }
+
+  /** The caller the guard admitted for `request`. */
+  callerOf(request: FastifyRequest): KeyRecord {
+    const record = this.callers.get(request);
+    if (record === undefined) throw new Error('a search route reached without its guard');
+    return record;
   }
 
   /** Runs the search; its answer's Server-Timing (the platform's own time and the providers') is set on the reply. */

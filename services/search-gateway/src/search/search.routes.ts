@@ -1,9 +1,7 @@
-import type { KeyRecord } from '@svc/contracts';
 import { AppError } from '@svc/errors';
-import { guardHook, sendError } from '@svc/http-edge';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sendError } from '@svc/http-edge';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { authError } from '../auth/auth-chain';
 import type { AuthChain } from '../auth/auth-chain';
 import { idempotencyDigest } from './idempotency';
 import { UpstreamTimer } from './server-timing';
@@ -35,7 +33,6 @@ export function refusalError(refusal: SearchRefusal): AppError {
  */
 export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, search: SearchService, rateLimit: RateLimitHeaders, log: Logger, metrics?: SearchMetrics): void {
   const entry = new SearchEntry(auth, search);
-  const authenticated = new WeakMap<FastifyRequest, KeyRecord>();
   // x-ratelimit-limit is the configured rate (RATE_LIMIT_PER_SECOND); x-ratelimit-remaining
   // comes from the admission script's answer (SearchReply.rateLimit).
   const limitHeader = String(rateLimit.limit);
@@ -46,15 +43,10 @@ export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, se
     schema: { body: SEARCH_BODY_SCHEMA },
     validatorCompiler: searchValidatorCompiler,
     schemaErrorFormatter: formatSearchBodyErrors,
-    onRequest: guardHook(async (request: FastifyRequest) => {
-      // The key and its address fence, before the body is read.
-      const outcome = await entry.authenticate(request, 'api_key');
-      if (!outcome.ok) throw authError(outcome);
-      authenticated.set(request, outcome.record);
-    }),
+    // The key and its address fence, before the body is read.
+    onRequest: entry.guard('api_key'),
     handler: async (request, reply) => {
-      const record = authenticated.get(request);
-      if (record === undefined) throw new Error('search handler reached without authentication');
+      const record = entry.callerOf(request);
       const searchRequest = toSearchRequest(request.body);
       const keyDigest = idempotencyDigest(request.headers['idempotency-key']);
       const upstream = new UpstreamTimer();
