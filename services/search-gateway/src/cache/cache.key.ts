@@ -11,7 +11,7 @@ import { hash } from 'node:crypto';
 export function normaliseQuery(query: string): string {
   // Printable ASCII words one space apart are already normal (NFC leaves ASCII alone): the
   // common query skips the normalisation, the trim and the collapse (0.06 against 0.36 µs,
-  // `npm run bench -- cache-key`).
+  // measured by a benchmark since removed; decision 0023).
   return NORMAL_ASCII.test(query) ? query : query.normalize('NFC').trim().replace(/\s+/gu, ' ');
 }
 

@@ -29,7 +29,7 @@ export interface DecodedEntry {
  * An answer's value in Redis, `<asked>|<stored at>|<count>|<results JSON>`, with its UTF-8
  * length. The prefix is ASCII (digits and bars), so only the results (already one flat string)
  * are measured. Measuring the joined text first copied it into a new flat string of its own,
- * about 5 KB a miss; the joined measure took about 1 µs more (`npm run bench -- cache-key`).
+ * about 5 KB a miss; the joined measure took about 1 µs more (measured by a benchmark since removed, decision 0023).
  */
 export function entryValue(asked: number, storedAt: number, count: number, json: string): MeasuredText {
   const prefix = `${asked}|${storedAt}|${count}|`;
