@@ -22,6 +22,7 @@ COPY package.json package-lock.json .npmrc ./
 COPY packages/address-policy/package.json packages/address-policy/
 COPY packages/config/package.json packages/config/
 COPY packages/contracts/package.json packages/contracts/
+COPY packages/csv/package.json packages/csv/
 COPY packages/errors/package.json packages/errors/
 COPY packages/grpc/package.json packages/grpc/
 COPY packages/http-edge/package.json packages/http-edge/

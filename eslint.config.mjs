@@ -1,5 +1,6 @@
 // Lint rules that carry the house style: no floating promises, exhaustive switches,
-// no `any`, no non-null assertions, and the data plane never touches Postgres.
+// no `any`, no non-null assertions, the data plane never touches Postgres, and in the
+// services SQL is written only in repositories (`*.repository.ts`) and `db/`.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -38,6 +39,33 @@ export default tseslint.config(
         ],
         patterns: [
           { group: ['@prisma/*', 'prisma', 'pg-*', '**/generated/prisma*'], message: 'search-gateway must not import Prisma or pg.' },
+          { group: ['@svc/*/src', '@svc/*/src/*', '@svc/*/dist/*'], message: 'Import a package only through its root.' },
+        ],
+      }],
+    },
+  },
+  {
+    // SQL only in repositories and db/ (docs/decisions/0040): outside them a service's source
+    // neither runs a statement (Prisma's raw queries and transactions), nor builds one
+    // (Prisma.sql and its helpers), nor holds a Prisma or node-postgres client to make one.
+    // A service opens a transaction with db/transactions.ts and hands it to the stores.
+    files: ['services/account-admin/src/**/*.ts', 'services/billing/src/**/*.ts'],
+    ignores: ['**/*.repository.ts', 'services/*/src/db/**', '**/*.spec.ts'],
+    rules: {
+      'no-restricted-syntax': ['error',
+        {
+          selector: 'MemberExpression[property.name=/^\\$(queryRaw|executeRaw|queryRawUnsafe|executeRawUnsafe|transaction|runCommandRaw)$/]',
+          message: 'SQL only in repositories (*.repository.ts) and db/: move the statement into a store; a service opens its transaction with db/transactions.',
+        },
+        {
+          selector: 'MemberExpression[object.name="Prisma"][property.name=/^(sql|raw|join|empty)$/]',
+          message: 'SQL only in repositories (*.repository.ts) and db/: build the statement in a store.',
+        },
+      ],
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'pg', allowTypeImports: true, message: 'SQL only in repositories (*.repository.ts) and db/: the driver belongs to a store.' }],
+        patterns: [
+          { group: ['**/generated/prisma/*', '**/generated/prisma', '@prisma/*'], allowTypeImports: true, message: 'SQL only in repositories (*.repository.ts) and db/: only a store (or db/) uses the Prisma client; others may name its types.' },
           { group: ['@svc/*/src', '@svc/*/src/*', '@svc/*/dist/*'], message: 'Import a package only through its root.' },
         ],
       }],

@@ -19,6 +19,9 @@ module.exports = {
     // The services' entry points (src/index.ts), for the tools that describe them (tools/openapi).
     '^@svc/(account-admin|billing|search-gateway)$': '<rootDir>/services/$1/src/index.ts',
     '^@svc/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
+    // The dashboard's web app imports single dependency-free files (its Vite aliases): the same files here.
+    '^@svc/contracts/([a-z-]+)$': '<rootDir>/packages/contracts/src/$1.ts',
+    '^@svc/sdk/types$': '<rootDir>/packages/sdk/src/types.ts',
     // Sources written for ES modules (packages/sdk) import './file.js'; the file is file.ts.
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

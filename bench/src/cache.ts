@@ -35,8 +35,7 @@
  * steady size), CONNECTIONS (32), MODEL (exa/fast),
  * BENCH_REDIS_DB (15), BENCH_GATEWAY_SCRIPT (the baseline gateway of the miss path),
  * MISS_AA (1: the miss part's cache gateway runs with its cache off, an A/A of that part),
- * MISS_SWAP (1: the baseline goes first in the miss part's turns and odd rounds), PARTS (hits,misses:
- * which of the two parts run), BENCH_QUERY (the query; lib-search-setup.ts; the miss part adds ` [<id>]`).
+ * PARTS (hits,misses: which of the two parts run).
  * Each round's CPU window stays open after its load until the account's settlement stream is
  * empty (the ledger worker has written the round's searches to PostgreSQL).
  */
@@ -83,13 +82,6 @@ const BASELINE_SCRIPT = process.env.BENCH_GATEWAY_SCRIPT;
  * measures two identical gateways (an A/A): the noise of its ratio on this machine.
  */
 const MISS_AA = process.env.MISS_AA === '1';
-/**
- * MISS_SWAP=1: in the miss part the baseline goes first (in each warm-up turn and in odd
- * rounds) instead of the miss gateway, to see whether going first moves the ratio (in the
- * seventeenth session's A/A runs it did not explain the cache-side gateway's lead:
- * docs/benchmarks.md, "cache").
- */
-const MISS_SWAP = process.env.MISS_SWAP === '1';
 /** PARTS: which parts run, `hits`, `misses` or both (the default). */
 const PARTS = new Set((process.env.PARTS ?? 'hits,misses').split(',').map((part) => part.trim()));
 if (![...PARTS].every((part) => part === 'hits' || part === 'misses')) throw new Error(`PARTS: hits, misses or both, not ${process.env.PARTS}`);
@@ -150,22 +142,17 @@ function usPerSearch(cores: number, round: { readonly cpu: CpuReport; readonly l
  * them each target is loaded for `warmupS`, in turns of at most WARMUP_S (a, b, a, b, ...), so
  * both warm up over the same stretch of time.
  */
-async function pairedRounds(label: string, a: Target, b: Target, groups: readonly CpuGroup[], drained: () => Promise<void>, warmupS: number, bFirst = false): Promise<{ a: Measured; b: Measured }[]> {
-  console.log(`${label}: warm-up ${warmupS} s each${warmupS > WARMUP_S ? `, in turns of ${WARMUP_S} s` : ''}${bFirst ? `, ${b.name} first` : ''}`);
-  const [first, second] = bFirst ? [b, a] : [a, b];
+async function pairedRounds(label: string, a: Target, b: Target, groups: readonly CpuGroup[], drained: () => Promise<void>, warmupS: number): Promise<{ a: Measured; b: Measured }[]> {
+  console.log(`${label}: warm-up ${warmupS} s each${warmupS > WARMUP_S ? `, in turns of ${WARMUP_S} s` : ''}`);
   for (let left = warmupS; left > 0; left -= WARMUP_S) {
     const turn = Math.min(WARMUP_S, left);
-    await load(first, turn);
-    await load(second, turn);
+    await load(a, turn);
+    await load(b, turn);
   }
   await drained();
-  // alternatingRounds names its rounds by who went first: back to a and b.
-  const named = (round: { a: Measured; b: Measured }): { a: Measured; b: Measured } => (bFirst ? { a: round.b, b: round.a } : round);
-  const rounds = await alternatingRounds(ROUNDS, () => measure(first, groups, drained), () => measure(second, groups, drained), (round, i) => {
-    const { a: ra, b: rb } = named(round);
-    console.log(`${label} round ${i + 1}/${ROUNDS}: ${a.name} ${ra.load.requestsPerSecond.toFixed(0)} req/s (non-2xx ${ra.load.non2xx}), ${b.name} ${rb.load.requestsPerSecond.toFixed(0)} req/s (non-2xx ${rb.load.non2xx}), ratio ${(ra.load.requestsPerSecond / rb.load.requestsPerSecond).toFixed(2)}`);
+  return alternatingRounds(ROUNDS, () => measure(a, groups, drained), () => measure(b, groups, drained), (round, i) => {
+    console.log(`${label} round ${i + 1}/${ROUNDS}: ${a.name} ${round.a.load.requestsPerSecond.toFixed(0)} req/s (non-2xx ${round.a.load.non2xx}), ${b.name} ${round.b.load.requestsPerSecond.toFixed(0)} req/s (non-2xx ${round.b.load.non2xx}), ratio ${(round.a.load.requestsPerSecond / round.b.load.requestsPerSecond).toFixed(2)}`);
   });
-  return rounds.map(named);
 }
 
 function summary(rounds: readonly { a: Measured; b: Measured }[]): Record<string, number> {
@@ -344,7 +331,7 @@ async function missesPart(metricsUrl: string, miss: Target, base: Target, groups
   // fast as they are stored; by then both gateways have run for that long too. The rounds
   // measure that steady state, as a deployment spends all but its first TTL in it
   // (docs/benchmarks.md, "cache", seventeenth session).
-  const rounds = await pairedRounds('misses vs baseline', miss, base, groups, drained, MISS_WARMUP_S, MISS_SWAP);
+  const rounds = await pairedRounds('misses vs baseline', miss, base, groups, drained, MISS_WARMUP_S);
   const statuses = delta(await lookups(metricsUrl), before);
   if ((statuses.hit ?? 0) + (statuses.joined ?? 0) > 0) throw new Error(`the miss rounds were not all misses: ${JSON.stringify(statuses)}`);
   const numbers = summary(rounds);
@@ -418,7 +405,7 @@ async function main(started: Stoppable[]): Promise<void> {
     settings: {
       parts: [...PARTS], rounds: ROUNDS, duration_s: DURATION_S, warmup_s: WARMUP_S, miss_warmup_s: MISS_WARMUP_S, miss_entry_ttl_s: MISS_ENTRY_TTL_S,
       cpu_window: 'each load, then until the ledger drained it', connections: CONNECTIONS, model: MODEL, sim_base_latency_ms: 0,
-      baseline: BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false', miss_aa: MISS_AA, miss_swap: MISS_SWAP,
+      baseline: BASELINE_SCRIPT ?? 'this build with CACHE_ENABLED=false', miss_aa: MISS_AA,
     },
     hits_vs_proxy: hitPart?.summary ?? null,
     misses_vs_baseline: missPart?.summary ?? null,

@@ -9,8 +9,8 @@
  *
  * Env: RATE (searches a second, 2000), KEYS (keys of the one account, 10), HISTORY (settlements
  * earlier this month, 500000), LIMITS (`monthly`: every key under a monthly limit; `none`: no
- * key has a limit, so only finding the keys that settled is left), VACUUM (true: the filled
- * table vacuumed before the ticks, its BRIN ranges summarized; false: not), TICKS (10, after 2 warm-up ticks), BILLING_ROOT (the checkout
+ * key has a limit, so only finding the keys that settled is left), TICKS (10, after 2 warm-up
+ * ticks; the filled table is vacuumed first), BILLING_ROOT (the checkout
  * whose built billing and migrations run it, default this one: another build's, e.g. a
  * worktree of the previous commit, to compare).
  * Prints Markdown and writes bench/results/key-limit-tick.json.
@@ -27,19 +27,21 @@ interface KeyLimit {
   limitReset: 'daily' | 'weekly' | 'monthly' | null;
 }
 
-const { LedgerRepository } = billingModule<{
-  LedgerRepository: new (prisma: unknown, pool: unknown) => { writeSettlements(accountId: string, records: readonly unknown[]): Promise<unknown> };
-}>('services/billing/dist/ledger/ledger.repository.js');
+const { LedgerAppendRepository } = billingModule<{
+  LedgerAppendRepository: new (pool: unknown) => { writeSettlements(accountId: string, records: readonly unknown[]): Promise<unknown> };
+}>('services/billing/dist/stores/ledger-append.repository.js');
 const { KeyLimitThresholds } = billingModule<{
-  KeyLimitThresholds: new (prisma: unknown, limits: { limitsOf(keyIds: readonly string[]): Promise<KeyLimit[]>; close(): void }) => { evaluate(nowMs?: number): Promise<number> };
-}>('services/billing/dist/thresholds/key-limit-threshold.js');
+  KeyLimitThresholds: new (stores: object, limits: { limitsOf(keyIds: readonly string[]): Promise<KeyLimit[]>; close(): void }) => { evaluate(nowMs?: number): Promise<number> };
+}>('services/billing/dist/services/outbound-webhooks/key-limit-thresholds.js');
+const { Transactions } = billingModule<{ Transactions: new (prisma: unknown) => object }>('services/billing/dist/db/transactions.js');
+const { ThresholdsRepository } = billingModule<{ ThresholdsRepository: new (prisma: unknown) => object }>('services/billing/dist/stores/thresholds.repository.js');
+const { EventsRepository } = billingModule<{ EventsRepository: new (prisma: unknown) => object }>('services/billing/dist/stores/events.repository.js');
 
 const RATE = Number(process.env.RATE ?? 2_000);
 const KEYS = Number(process.env.KEYS ?? 10);
 const HISTORY = Number(process.env.HISTORY ?? 500_000);
 const TICKS = Number(process.env.TICKS ?? 10);
 const LIMITS = process.env.LIMITS ?? 'monthly';
-const VACUUM = process.env.VACUUM !== 'false';
 if (!['monthly', 'none'].includes(LIMITS)) throw new Error(`LIMITS must be monthly or none, not ${LIMITS}`);
 const ACCOUNT = 'acct_benchkeylimittick0000000';
 const keyIds = Array.from({ length: KEYS }, (_, i) => `key_benchkeylimittick${String(i).padStart(8, '0')}`);
@@ -58,11 +60,11 @@ async function main(): Promise<void> {
       [ACCOUNT, `{${keyIds.join(',')}}`, KEYS, rows, fromS, toS]);
     await fill(HISTORY, monthStartS, nowS - 31, 'history');
     await fill(RATE * 31, nowS - 31, nowS, 'recent');
-    // As autovacuum leaves an insert-only table at best: every BRIN range summarized, statistics
-    // fresh. VACUUM=false: as before autovacuum's next pass, no range of the fill summarized.
-    await db.pool.query(VACUUM ? 'VACUUM ANALYZE' : 'ANALYZE');
-    const ledger = new LedgerRepository(db.prisma, db.pool);
-    const thresholds = new KeyLimitThresholds(db.prisma, limits);
+    // As autovacuum leaves an insert-only table: visibility known, statistics fresh.
+    await db.pool.query('VACUUM ANALYZE');
+    const ledger = new LedgerAppendRepository(db.pool);
+    const thresholds = new KeyLimitThresholds(
+      { transactions: new Transactions(db.prisma), thresholds: new ThresholdsRepository(db.prisma), events: new EventsRepository(db.prisma) }, limits);
     let key = 0;
     const oneSecond = async (): Promise<void> => {
       for (let written = 0; written < RATE; written += 350) {
@@ -89,13 +91,13 @@ async function main(): Promise<void> {
     }
     const perTickUs = median(cpuUs);
     const result = {
-      rate: RATE, keys: KEYS, history: HISTORY, limits: LIMITS, vacuum: VACUUM, ticks: TICKS,
+      rate: RATE, keys: KEYS, history: HISTORY, limits: LIMITS, ticks: TICKS,
       backend_us_per_tick: Math.round(perTickUs),
       backend_us_per_search: Math.round((perTickUs / RATE) * 100) / 100,
       wall_ms_per_tick: Math.round(median(wallMs) * 10) / 10,
     };
     reportOneRow('key-limit-tick',
-      `KeyLimitThresholds.evaluate (${billingRoot}), ${RATE} searches/s over ${KEYS} keys ${LIMITS === 'monthly' ? 'under monthly limits' : 'without limits'}, ${HISTORY} settlements earlier this month${VACUUM ? '' : ' (not vacuumed)'}; medians of ${TICKS} ticks`,
+      `KeyLimitThresholds.evaluate (${billingRoot}), ${RATE} searches/s over ${KEYS} keys ${LIMITS === 'monthly' ? 'under monthly limits' : 'without limits'}, ${HISTORY} settlements earlier this month; medians of ${TICKS} ticks`,
       [['PostgreSQL backend µs per tick', result.backend_us_per_tick], ['per search settled', result.backend_us_per_search], ['wall ms per tick', result.wall_ms_per_tick]],
       { result, ticks_cpu_us: cpuUs.map(Math.round), ticks_wall_ms: wallMs.map((w) => Math.round(w * 10) / 10) });
   });

@@ -23,18 +23,18 @@ import { billingModule, billingRoot, reportOneRow, withFreshBillingDatabase } fr
 import { median } from './lib-results';
 
 type Ctor<T> = new (...args: never[]) => T;
-const { BacklogService } = billingModule<{ BacklogService: Ctor<{ measure(): Promise<{ pendingRecords: number }> }> }>('services/billing/dist/backlog/backlog.service.js');
-const { LedgerDrainService } = billingModule<{ LedgerDrainService: Ctor<{ sweep(): Promise<number> }> }>('services/billing/dist/settlement/ledger-drain.service.js');
-const { SettlementStreamAdapter } = billingModule<{ SettlementStreamAdapter: Ctor<object> }>('services/billing/dist/settlement/settlement-stream.adapter.js');
-const { LedgerRepository } = billingModule<{ LedgerRepository: Ctor<object> }>('services/billing/dist/ledger/ledger.repository.js');
-const { ReconciliationJob } = billingModule<{ ReconciliationJob: Ctor<{ run(): Promise<{ stale_released_total: number }> }> }>('services/billing/dist/reconciliation/reconciliation-job.js');
-const { ReconciliationService, REPORT_ONLY } = billingModule<{ ReconciliationService: Ctor<object>; REPORT_ONLY: object }>('services/billing/dist/reconciliation/reconciliation.service.js');
-const { ReconciliationRepository } = billingModule<{ ReconciliationRepository: Ctor<object> }>('services/billing/dist/reconciliation/reconciliation.repository.js');
-const { ReconciliationRedisAdapter } = billingModule<{ ReconciliationRedisAdapter: Ctor<object> }>('services/billing/dist/reconciliation/reconciliation-redis.adapter.js');
+const { BacklogService } = billingModule<{ BacklogService: Ctor<{ measure(): Promise<{ pendingRecords: number }> }> }>('services/billing/dist/services/backlog/backlog.service.js');
+const { LedgerDrainService } = billingModule<{ LedgerDrainService: Ctor<{ sweep(): Promise<number> }> }>('services/billing/dist/services/settlement/ledger-drain.service.js');
+const { SettlementStreamAdapter } = billingModule<{ SettlementStreamAdapter: Ctor<object> }>('services/billing/dist/services/settlement/settlement-stream.adapter.js');
+const { LedgerAppendRepository } = billingModule<{ LedgerAppendRepository: Ctor<object> }>('services/billing/dist/stores/ledger-append.repository.js');
+const { ReconciliationJob } = billingModule<{ ReconciliationJob: Ctor<{ run(): Promise<{ stale_released_total: number }> }> }>('services/billing/dist/services/reconciliation/reconciliation-job.js');
+const { ReconciliationService, REPORT_ONLY } = billingModule<{ ReconciliationService: Ctor<object>; REPORT_ONLY: object }>('services/billing/dist/services/reconciliation/reconciliation.service.js');
+const { ReconciliationRepository } = billingModule<{ ReconciliationRepository: Ctor<object> }>('services/billing/dist/stores/reconciliation.repository.js');
+const { ReconciliationRedisAdapter } = billingModule<{ ReconciliationRedisAdapter: Ctor<object> }>('services/billing/dist/services/reconciliation/reconciliation-redis.adapter.js');
 /** The walk the periodic reconciliation keeps (decision 0036); absent from a build before it. */
 function reservationWalk(adapter: object): object | null {
   try {
-    const { ReservationWalk } = billingModule<{ ReservationWalk: Ctor<object> }>('services/billing/dist/reconciliation/reservation-walk.js');
+    const { ReservationWalk } = billingModule<{ ReservationWalk: Ctor<object> }>('services/billing/dist/services/reconciliation/reservation-walk.js');
     return new ReservationWalk(adapter as never, 100_000 as never, 60_000 as never);
   } catch {
     return null;
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
     await withFreshBillingDatabase('svc_bench_keyspace_walks', ACCOUNT, async (db) => {
       const logger = pino({ level: 'silent' });
       const backlog = new BacklogService(redis as never);
-      const drain = new LedgerDrainService(new SettlementStreamAdapter(redis as never) as never, new LedgerRepository(db.prisma as never, db.pool as never) as never, logger as never, { batchSize: 2_000 } as never);
+      const drain = new LedgerDrainService(new SettlementStreamAdapter(redis as never) as never, new LedgerAppendRepository(db.pool as never) as never, logger as never, { batchSize: 2_000 } as never);
       const adapter = new ReconciliationRedisAdapter(redis as never);
       const service = new ReconciliationService(new ReconciliationRepository(db.prisma as never) as never, adapter as never, logger as never, 60_000 as never);
       const job = new ReconciliationJob(service as never, logger as never, REPORT_ONLY as never, 100 as never, reservationWalk(adapter) as never);

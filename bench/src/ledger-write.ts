@@ -5,17 +5,14 @@
  * PostgreSQL backend that ran the batches (from /proc/<pid>/stat) and of every postgres
  * process (WAL writer, checkpointer, ...), and the wall time per search.
  *
- * Env: BATCHES (50,350,1000: batch sizes, comma-separated), SEARCHES (21000 per batch size,
- * after 5 warm-up batches), LEDGER_BENCH_SQL (SQL run on the database before measuring, e.g.
- * `ALTER TABLE ledger_entries DROP CONSTRAINT ledger_entries_account_id_fkey` to see what a
- * constraint or an index costs; the database is recreated for every batch size),
- * REQUEST_IDS (the records' request ids: `gateway`, the default, as the gateway makes them;
- * `random`, 24 random base62 characters, as it made them before decision 0034; `sequential`,
- * a counter), BILLING_ROOT (the checkout whose built billing and migrations write the batches,
- * default this one: another build's, e.g. a worktree of the previous commit, to compare).
+ * Env: BATCHES (50,350,1000: batch sizes, comma-separated; the database is recreated for
+ * every batch size), SEARCHES (21000 per batch size, after 5 warm-up batches; the records'
+ * request ids are made as the gateway makes them), BILLING_ROOT (the checkout whose built
+ * billing and migrations write the batches, default this one: another build's, e.g. a
+ * worktree of the previous commit, to compare).
  * Prints Markdown and writes bench/results/ledger-write.json.
  */
-import { newId, newRequestId } from '@svc/ids';
+import { newRequestId } from '@svc/ids';
 import { billingModule, billingRoot, billingRootSetting, withFreshBillingDatabase } from './lib-billing';
 import { pidsNamed, processTicks, TICKS_PER_SECOND } from './lib-cpu';
 import { writeResult } from './lib-results';
@@ -24,13 +21,10 @@ interface LedgerWriter {
   writeSettlements(accountId: string, records: readonly unknown[]): Promise<unknown>;
 }
 
-const { LedgerRepository } = billingModule<{ LedgerRepository: new (prisma: unknown, pool: unknown) => LedgerWriter }>('services/billing/dist/ledger/ledger.repository.js');
+const { LedgerAppendRepository } = billingModule<{ LedgerAppendRepository: new (pool: unknown) => LedgerWriter }>('services/billing/dist/stores/ledger-append.repository.js');
 
 const BATCHES = (process.env.BATCHES ?? '50,350,1000').split(',').map(Number);
 const SEARCHES = Number(process.env.SEARCHES ?? 21_000);
-const SQL = process.env.LEDGER_BENCH_SQL;
-const REQUEST_IDS = process.env.REQUEST_IDS ?? 'gateway';
-if (!['gateway', 'random', 'sequential'].includes(REQUEST_IDS)) throw new Error(`REQUEST_IDS must be gateway, random or sequential, not ${REQUEST_IDS}`);
 const ACCOUNT = 'acc_benchledgerwrite000000';
 
 interface Row {
@@ -46,15 +40,10 @@ function allPostgresTicks(): number {
 
 async function measure(batch: number): Promise<Row> {
   return withFreshBillingDatabase('svc_bench_ledger_write', ACCOUNT, async (db, backend) => {
-    if (SQL !== undefined && SQL !== '') await db.pool.query(SQL);
-    const repository = new LedgerRepository(db.prisma, db.pool);
-    let sequence = 0;
+    const repository = new LedgerAppendRepository(db.pool);
     const records = (): unknown[] => Array.from({ length: batch }, () => {
-      const requestId = REQUEST_IDS === 'sequential' ? `req_${(sequence++).toString(36).padStart(22, '0')}`
-        // An id of a kind that stays wholly random, under the request prefix.
-        : REQUEST_IDS === 'random' ? `req_${newId('apiKey').slice('key_'.length)}` : newRequestId();
       return {
-        v: 1, requestId, accountId: ACCOUNT, keyId: 'key_benchledgerwrite00000', settledAtMs: Date.now(), chargedMicros: 9_000,
+        v: 1, requestId: newRequestId(), accountId: ACCOUNT, keyId: 'key_benchledgerwrite00000', settledAtMs: Date.now(), chargedMicros: 9_000,
         attempts: [{ index: 0, model: 'exa/fast', provider: 'exa', source: 'platform', status: 'success', error: null, reservedMicros: 9_000, chargedMicros: 9_000, timedOut: false, results: 10 }],
       };
     });
@@ -79,11 +68,11 @@ async function measure(batch: number): Promise<Row> {
 async function main(): Promise<void> {
   const rows: Row[] = [];
   for (const batch of BATCHES) rows.push(await measure(batch));
-  console.log(`writeSettlements (${billingRoot}), one-attempt records, request ids ${REQUEST_IDS}, ${SEARCHES} searches per batch size${SQL === undefined ? '' : `, after: ${SQL}`}`);
+  console.log(`writeSettlements (${billingRoot}), one-attempt records, ${SEARCHES} searches per batch size`);
   console.log('| batch | PostgreSQL backend µs/search | all postgres µs/search | wall µs/search |');
   console.log('|---|---|---|---|');
   for (const row of rows) console.log(`| ${row.batch} | ${row.backend_us_per_search} | ${row.all_postgres_us_per_search} | ${row.wall_us_per_search} |`);
-  const file = writeResult('ledger-write', { command: 'npm run bench -- ledger-write', settings: { searches: SEARCHES, sql: SQL ?? null, request_ids: REQUEST_IDS, billing_root: billingRootSetting() }, rows });
+  const file = writeResult('ledger-write', { command: 'npm run bench -- ledger-write', settings: { searches: SEARCHES, billing_root: billingRootSetting() }, rows });
   console.log(`\nwrote ${file}`);
 }
 

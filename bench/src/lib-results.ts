@@ -10,13 +10,20 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
-/** Writes the result as pretty JSON (paths relative to the repository) and returns the path. */
+/**
+ * Writes the result as pretty JSON and returns the path. No path of this machine goes into the
+ * file (test/lint/machine-paths.spec.ts): paths in this checkout become relative to it, and a
+ * path into another checkout (a build compared with BENCH_GATEWAY_SCRIPT, GATEWAY_A, BILLING_ROOT)
+ * keeps only its part inside that checkout, after `<another checkout>/`.
+ */
 export function writeResult(name: string, result: unknown): string {
   const root = repoRoot();
   const dir = join(root, 'bench/results');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify(result, null, 2).split(`${root}/`).join('') + '\n');
+  const text = JSON.stringify(result, null, 2).split(`${root}/`).join('')
+    .replace(/"\/[^"]*?\/((?:services|packages|tools|bench)\/[^"]*)"/g, '"<another checkout>/$1"');
+  writeFileSync(file, `${text}\n`);
   return file;
 }
 

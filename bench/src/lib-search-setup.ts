@@ -1,5 +1,5 @@
 /**
- * The setup the gateway-against-proxy benchmarks share (search.ts, latency.ts): the search
+ * The setup the gateway-against-proxy benchmarks share (search.ts, latency.ts, cache.ts): the search
  * body, the bare proxy process (bare-proxy.ts) in front of the simulator's Exa endpoint, a
  * funded account with one API key, and the first searches that must answer before any load.
  */
@@ -7,20 +7,15 @@ import { join } from 'node:path';
 import { bearer, call, freePort, newAccount, newApiKey, repoRoot, SIMULATOR_KEYS, startProcess, waitFor } from '@svc/test-kit';
 import type { RunningProcess, Stack } from '@svc/test-kit';
 import { findModel } from '@svc/contracts';
-import { BENCH_BYOK, storeBenchProviderKey } from './lib-stack';
 
 /** What the gateway sends Exa for exa/fast (the catalog's upstream variant): the proxy sends the same. */
 const EXA_FAST_TYPE = findModel('exa/fast')?.upstreamVariant ?? 'fast';
 
-/**
- * BENCH_QUERY: the benches' query (the simulator's results repeat its words). The default is
- * ASCII; a query with a character past Latin-1 (e.g. `open source search engine’s
- * benchmark`) gives results as real pages often are, whose text V8 holds two bytes a character.
- */
-export const BENCH_QUERY = process.env.BENCH_QUERY ?? 'open source search engines benchmark';
+/** The benches' query (the simulator's titles and snippets repeat its words). */
+export const BENCH_QUERY = 'open source search engines benchmark';
 
-/** The query of `uniqueSearchBody`: BENCH_QUERY, or the misses' query the benches always sent. */
-const UNIQUE_QUERY = process.env.BENCH_QUERY ?? 'open source search engines';
+/** The query of `uniqueSearchBody`, to which each request adds its own number. */
+const UNIQUE_QUERY = 'open source search engines';
 
 /**
  * The body every measured search sends, to the gateway and to the proxy alike; `unique`: its
@@ -49,8 +44,7 @@ export async function startBareProxy(simUrl: string): Promise<{ process: Running
 
 /**
  * A dashboard signup (a new account), one API key (warm in the gateway's key cache after the
- * first search) and a $1,000,000 grant through billing's operator API; with BENCH_BYOK=1 the
- * account's own Exa key too (lib-stack.ts). Returns the API key's secret.
+ * first search) and a $1,000,000 grant through billing's operator API. Returns the API key's secret.
  */
 export async function fundedApiKey(stack: Stack, gateway: string, label: string, reason: string): Promise<string> {
   const account = await newAccount(gateway, label);
@@ -59,13 +53,12 @@ export async function fundedApiKey(stack: Stack, gateway: string, label: string,
     body: { amount_usd: 1_000_000, reason }, headers: bearer(stack.operatorToken),
   });
   if (grant.status !== 201) throw new Error(`grant failed: ${grant.status} ${grant.text}`);
-  await storeBenchProviderKey(gateway, account.managementKey);
   return apiKey.secret;
 }
 
 /**
  * Waits until the gateway answers a search with 200 (the grant reaches the spendable balance
- * asynchronously), checks that answer (the model, results, platform or BYOK source), and that
+ * asynchronously), checks that answer (the model, results, the platform's key), and that
  * the proxy answers the same body with results.
  */
 export async function firstSearches(gateway: string, headers: Record<string, string>, proxyUrl: string, body: string, model: string): Promise<void> {
@@ -77,7 +70,7 @@ export async function firstSearches(gateway: string, headers: Record<string, str
     return response;
   }, { timeoutMs: 20_000, intervalMs: 200 });
   if (first.body?.model !== model || !Array.isArray(first.body?.results) || first.body.results.length === 0
-    || first.body?.source !== (BENCH_BYOK ? 'byok' : 'platform')) {
+    || first.body?.source !== 'platform') {
     throw new Error(`unexpected search answer: ${first.text.slice(0, 500)}`);
   }
   const viaProxy = await call('POST', `${proxyUrl}/v1/search`, { raw: body });

@@ -12,19 +12,10 @@ export const NO_LIMITS_ENV: Readonly<Record<string, string>> = {
   PROVIDER_BREAKER_ENABLED: 'true',
 };
 
-/**
- * BENCH_BYOK=1: the bench account stores its own Exa key (PUT /v1/provider-keys/exa) before
- * the warm-up, so every measured search is a BYOK search (the account's key, the fee): compare
- * a run with and one without it to measure what a BYOK search costs.
- */
-export const BENCH_BYOK = process.env.BENCH_BYOK === '1';
-/** The bench account's own Exa key (the simulator accepts it beside the platform's). */
-export const BENCH_OWN_EXA_KEY = 'bench-own-exa-key-0001';
-
 /** The simulator answers at once: the benchmarks measure the platform, not a provider's latency. */
 export const ZERO_LATENCY_SIMULATOR = {
   simulator: true,
-  simulatorEnv: { SIM_BASE_LATENCY_MS: '0', SIM_EXA_KEY: `sim-exa-key,${BENCH_OWN_EXA_KEY}` },
+  simulatorEnv: { SIM_BASE_LATENCY_MS: '0' },
 } as const;
 
 /** The Redis database of a benchmark's stack (BENCH_REDIS_DB, default 15). */
@@ -37,17 +28,6 @@ export const BENCH_REDIS_DB = Number(process.env.BENCH_REDIS_DB ?? 15);
  * answering at once.
  */
 export const BENCH_STACK = { redisDb: BENCH_REDIS_DB, logLevel: 'warn', worker: true, ...ZERO_LATENCY_SIMULATOR } as const;
-
-/** With BENCH_BYOK=1, stores the account's own Exa key through `gateway`; else does nothing. */
-export async function storeBenchProviderKey(gateway: string, managementKey: string): Promise<void> {
-  if (!BENCH_BYOK) return;
-  const response = await fetch(`${gateway}/v1/provider-keys/exa`, {
-    method: 'PUT',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${managementKey}` },
-    body: JSON.stringify({ key: BENCH_OWN_EXA_KEY }),
-  });
-  if (response.status !== 200) throw new Error(`storing the bench provider key failed: ${response.status}`);
-}
 
 /** `NAME=value NAME2=value2` as an environment object (empty when unset). */
 export function envPairs(text: string | undefined): Record<string, string> {

@@ -22,7 +22,7 @@ interface UsageView {
 
 const { HydrationRepository } = billingModule<{
   HydrationRepository: new (prisma: unknown) => { underAccountLock<T>(accountId: string, inside: (view: UsageView) => Promise<T>): Promise<T | null> };
-}>('services/billing/dist/hydration/hydration.repository.js');
+}>('services/billing/dist/stores/hydration.repository.js');
 
 const SETTLEMENTS = Number(process.env.SETTLEMENTS ?? 1_000_000);
 const KEYS = Number(process.env.KEYS ?? 20);

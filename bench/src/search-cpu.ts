@@ -16,17 +16,14 @@
  * run in an order that rotates by round.
  *
  * Env: GATEWAY_A and GATEWAY_B (dist/main.js of each build; default the current build for
- * both, which measures the method's own spread), GATEWAY_A_NODE_OPTIONS and
- * GATEWAY_B_NODE_OPTIONS (Node flags for that build's gateways only), RATE (1200 req/s; 0: as
- * fast as answered, so that each round's requests/s compares throughput too), ROUNDS (10),
+ * both: an A/A, which measures the method's own spread), RATE (1200 req/s; 0: as fast as
+ * answered, so that each round's requests/s compares throughput too), ROUNDS (10),
  * DURATION_S (5), WARMUP_S (5), CONNECTIONS (32), BENCH_REDIS_DB (15), MODEL (exa/fast; exa/auto to
  * compare with a build older than the exa/fast fix, whose `lite` the simulator refuses),
  * GATEWAY_A_ENV and GATEWAY_B_ENV (`NAME=value ...` for that build's gateways only, e.g.
- * CACHE_ENABLED=true; every gateway's default is the test stacks' CACHE_ENABLED=false),
- * GATEWAY_A_UNIQUE and GATEWAY_B_UNIQUE (1: a new query on every search to that build's
- * gateways, e.g. with the cache on every search a miss), BENCH_QUERY (the query; lib-search-setup.ts),
- * GATEWAY_A_QUERY and GATEWAY_B_QUERY (that build's query instead, e.g. the same build as A and
- * B, one with a character past Latin-1 in its query).
+ * CACHE_ENABLED=true: every search after the first a cache hit; every gateway's default is the
+ * test stacks' CACHE_ENABLED=false), GATEWAY_A_UNIQUE and GATEWAY_B_UNIQUE (1: a new query on
+ * every search to that build's gateways: with the cache on, every search a miss).
  * Prints Markdown and writes bench/results/search-cpu.json.
  */
 import { join } from 'node:path';
@@ -38,10 +35,10 @@ import type { LoadResult } from './lib-autocannon';
 import { measureCpu, pidsNamed } from './lib-cpu';
 import type { CpuGroup } from './lib-cpu';
 import { median, writeResult } from './lib-results';
-import { envPairs, NO_LIMITS_ENV, storeBenchProviderKey, BENCH_STACK } from './lib-stack';
+import { envPairs, NO_LIMITS_ENV, BENCH_STACK } from './lib-stack';
 import { runBench } from './lib-run';
 import type { Stoppable } from './lib-run';
-import { BENCH_QUERY, searchBody } from './lib-search-setup';
+import { searchBody } from './lib-search-setup';
 
 const root = repoRoot();
 const CURRENT = join(root, 'services/search-gateway/dist/main.js');
@@ -53,13 +50,9 @@ const DURATION_S = Number(process.env.DURATION_S ?? 5);
 const WARMUP_S = Number(process.env.WARMUP_S ?? 5);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
 const MODEL = process.env.MODEL ?? 'exa/fast';
-/**
- * The body a build's gateways get: BENCH_QUERY, or GATEWAY_<X>_QUERY for that build only (e.g.
- * the same build twice, one with text past Latin-1); with GATEWAY_<X>_UNIQUE=1 a new query on
- * every search (autocannon replaces `[<id>]`).
- */
-function bodyOf(build: 'A' | 'B', unique: boolean): string {
-  return searchBody(MODEL, process.env[`GATEWAY_${build}_QUERY`] ?? BENCH_QUERY, unique);
+/** The body every gateway gets; with GATEWAY_<X>_UNIQUE=1 a new query on every search (autocannon replaces `[<id>]`). */
+function bodyOf(unique: boolean): string {
+  return searchBody(MODEL, undefined, unique);
 }
 /** Each build's places in the stack (see above): A B B A. */
 const LAYOUT = ['A', 'B', 'B', 'A'] as const;
@@ -73,10 +66,9 @@ interface Round {
   redisBytesPerSearch: number;
 }
 
-/** One build's gateway environment: NODE_OPTIONS (GATEWAY_<X>_NODE_OPTIONS) and GATEWAY_<X>_ENV, or nothing. */
+/** One build's gateway environment: GATEWAY_<X>_ENV, or nothing. */
 function buildEnv(label: 'A' | 'B'): Record<string, string> {
-  const flags = process.env[`GATEWAY_${label}_NODE_OPTIONS`];
-  return { ...(flags === undefined || flags === '' ? {} : { NODE_OPTIONS: flags }), ...envPairs(process.env[`GATEWAY_${label}_ENV`]) };
+  return envPairs(process.env[`GATEWAY_${label}_ENV`]);
 }
 
 async function main(started: Stoppable[]): Promise<void> {
@@ -97,12 +89,10 @@ async function main(started: Stoppable[]): Promise<void> {
     body: { amount_usd: 1_000_000, reason: 'search cpu benchmark' }, headers: bearer(stack.operatorToken),
   });
   if (grant.status !== 201) throw new Error(`grant failed: ${grant.status} ${grant.text}`);
-  await storeBenchProviderKey(a.url, account.managementKey);
   const headers = { 'content-type': 'application/json', ...bearer(apiKey.secret) };
-  for (const [place, gateway] of places.entries()) {
+  for (const gateway of places) {
     await waitFor(`a first 200 from ${gateway.url}`, async () => {
-      const response = await call('POST', `${gateway.url}/v1/search`, { raw: bodyOf(LAYOUT[place] ?? 'A', false), headers: bearer(apiKey.secret) });
-      // With BENCH_BYOK=1 a build that knows provider keys answers byok (an older build platform).
+      const response = await call('POST', `${gateway.url}/v1/search`, { raw: bodyOf(false), headers: bearer(apiKey.secret) });
       return response.status === 200 ? true : undefined;
     }, { timeoutMs: 20_000, intervalMs: 200 });
   }
@@ -121,11 +111,11 @@ async function main(started: Stoppable[]): Promise<void> {
   ];
   /** Whether the gateway in this place gets a new query on every search (GATEWAY_<X>_UNIQUE). */
   const uniqueAt = (place: number): boolean => process.env[`GATEWAY_${LAYOUT[place] ?? 'A'}_UNIQUE`] === '1';
-  const run = async (gateway: { url: string; process: RunningProcess }, seconds: number, unique: boolean, build: 'A' | 'B'): Promise<Round> => {
+  const run = async (gateway: { url: string; process: RunningProcess }, seconds: number, unique: boolean): Promise<Round> => {
     const bytesBefore = await redisBytesIn();
     const { value: load, cpu } = await measureCpu(groupsFor(gateway.process), () => runLoad({
       url: `${gateway.url}/v1/search`, method: 'POST', connections: CONNECTIONS, durationSeconds: seconds, ...(RATE > 0 ? { rate: RATE } : {}), headers,
-      body: bodyOf(build, unique), idReplacement: unique,
+      body: bodyOf(unique), idReplacement: unique,
     }));
     if (load.non2xx > 0 || load.errors > 0) throw new Error(`non-2xx ${load.non2xx}, errors ${load.errors}: ${JSON.stringify(load.statusCodes)}`);
     const perSearchUs: Record<string, number> = {};
@@ -141,7 +131,7 @@ async function main(started: Stoppable[]): Promise<void> {
     return { load, perSearchUs, redisBytesPerSearch };
   };
   console.log(`warm-up: ${WARMUP_S} s each at ${RATE > 0 ? `${RATE} req/s` : 'full speed'}`);
-  for (const [place, gateway] of places.entries()) await run(gateway, WARMUP_S, uniqueAt(place), LAYOUT[place] ?? 'A');
+  for (const [place, gateway] of places.entries()) await run(gateway, WARMUP_S, uniqueAt(place));
   /** A build's round: the mean of its two places (CPU per search by process, requests/s). */
   const mean = (x: Round, y: Round): Round => ({
     load: { ...x.load, requestsPerSecond: (x.load.requestsPerSecond + y.load.requestsPerSecond) / 2 },
@@ -153,7 +143,7 @@ async function main(started: Stoppable[]): Promise<void> {
     const measured = new Map<number, Round>();
     for (let k = 0; k < places.length; k++) {
       const place = (i + k) % places.length;
-      measured.set(place, await run(places[place] as (typeof places)[number], DURATION_S, uniqueAt(place), LAYOUT[place] ?? 'A'));
+      measured.set(place, await run(places[place] as (typeof places)[number], DURATION_S, uniqueAt(place)));
     }
     const at = (place: number): Round => measured.get(place) as Round;
     const ra = mean(at(0), at(3));

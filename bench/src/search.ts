@@ -15,10 +15,8 @@
  * Prints Markdown and writes bench/results/search.json.
  *
  * Env: ROUNDS (16), DURATION_S (4), WARMUP_S (5), CONNECTIONS (32), MODEL (exa/fast),
- * COUNT_SEARCHES (400), BENCH_REDIS_DB (15), GATEWAY_NODE_OPTIONS and WORKER_NODE_OPTIONS (flags
- * for that process only), BENCH_KEEP_PROFILE (1 keeps the .cpuprofile files), BENCH_BYOK (1: every
- * search with the account's own Exa key; lib-stack.ts), BENCH_GATEWAY_ENV and BENCH_WORKER_ENV (more
- * settings for that process, as space-separated NAME=value), BENCH_QUERY (the query; lib-search-setup.ts).
+ * COUNT_SEARCHES (400), BENCH_REDIS_DB (15), BENCH_GATEWAY_SCRIPT (another build's gateway
+ * dist/main.js, to compare two versions), BENCH_KEEP_PROFILE (1 keeps the .cpuprofile files).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -35,7 +33,7 @@ import type { ProfileSummary } from './lib-cpuprofile';
 import { countRedisCommands } from './lib-redis-count';
 import type { CommandCounts } from './lib-redis-count';
 import { median, writeResult } from './lib-results';
-import { firstSearches, fundedApiKey, searchBody, startBareProxy, uniqueSearchBody } from './lib-search-setup';
+import { firstSearches, fundedApiKey, searchBody, startBareProxy } from './lib-search-setup';
 import { NO_LIMITS_ENV, BENCH_STACK } from './lib-stack';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 16);
@@ -44,9 +42,7 @@ const WARMUP_S = Number(process.env.WARMUP_S ?? 5);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 32);
 const MODEL = process.env.MODEL ?? 'exa/fast';
 const COUNT_SEARCHES = Number(process.env.COUNT_SEARCHES ?? 400);
-/** BENCH_UNIQUE=1: a new query on every request (autocannon -I), e.g. with CACHE_ENABLED=true every search a miss. */
-const UNIQUE = process.env.BENCH_UNIQUE === '1';
-const BODY = UNIQUE ? uniqueSearchBody(MODEL) : searchBody(MODEL);
+const BODY = searchBody(MODEL);
 
 interface Target {
   name: 'gateway' | 'proxy';
@@ -57,7 +53,7 @@ interface Target {
 function load(target: Target, durationSeconds: number, amount?: number, connections = CONNECTIONS): Promise<LoadResult> {
   return runLoad({
     url: `${target.url}/v1/search`, method: 'POST', connections, durationSeconds, amount,
-    headers: { 'content-type': 'application/json', ...target.headers }, body: BODY, idReplacement: UNIQUE,
+    headers: { 'content-type': 'application/json', ...target.headers }, body: BODY,
   });
 }
 
@@ -88,16 +84,6 @@ async function withGatewayProfile<T>(gateway: RunningProcess, dir: string, n: nu
   return { value, profile: summarizeCpuProfile(readCpuProfile(profileFile), { top: 20 }), redisWrites: counters.redisWrites, batch: counters.batch };
 }
 
-/** `NAME=value NAME2=value2` as an environment object (empty when unset). */
-function envPairs(text: string | undefined): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const pair of (text ?? '').split(/\s+/)) {
-    const eq = pair.indexOf('=');
-    if (eq > 0) env[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
-  return env;
-}
-
 function perSearchOf(batch: BatchCounts | null, searches: number): BatchCounts | null {
   if (batch === null) return null;
   const per = (n: number): number => Math.round((n / Math.max(1, searches)) * 100) / 100;
@@ -119,23 +105,12 @@ async function main(): Promise<void> {
     const stack: Stack = await startStack({
       ...BENCH_STACK,
       name: 'benchsearch',
-      // WORKER_NODE_OPTIONS: Node flags for the ledger worker only. With --require of
-      // bench/dist/lib-profile-hook.js, SIGUSR2 to the worker starts and stops its profiler
-      // (the file lands in the profile directory; BENCH_KEEP_PROFILE=1 keeps it).
-      // BENCH_WORKER_ENV: more settings for the worker only, as space-separated NAME=value.
-      workerEnv: {
-        ...envPairs(process.env.BENCH_WORKER_ENV),
-        ...(process.env.WORKER_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: process.env.WORKER_NODE_OPTIONS, BENCH_PROFILE_DIR: profileDir }),
-      },
       // BENCH_GATEWAY_SCRIPT: another build of the gateway, to compare two versions.
       ...(process.env.BENCH_GATEWAY_SCRIPT === undefined ? {} : { gatewayScript: process.env.BENCH_GATEWAY_SCRIPT }),
-      // BENCH_GATEWAY_ENV: more settings for the gateway only, e.g. CACHE_ENABLED=true (then every
-      // search after the first is a result-cache hit: the hit path under the profiler).
       gatewayEnv: {
         ...NO_LIMITS_ENV,
-        ...envPairs(process.env.BENCH_GATEWAY_ENV),
         // The profiler hook is idle until SIGUSR2 (it does not even open an inspector session).
-        NODE_OPTIONS: `--require ${join(root, 'bench/dist/lib-profile-hook.js')}${process.env.GATEWAY_NODE_OPTIONS === undefined ? '' : ` ${process.env.GATEWAY_NODE_OPTIONS}`}`,
+        NODE_OPTIONS: `--require ${join(root, 'bench/dist/lib-profile-hook.js')}`,
         BENCH_PROFILE_DIR: profileDir,
         // The gateway's Redis batch counters, read by the hook from the module the gateway loaded.
         BENCH_BATCH_MODULE: join(dirname(process.env.BENCH_GATEWAY_SCRIPT ?? join(root, 'services/search-gateway/dist/main.js')), 'redis/redis-batch.js'),

@@ -148,8 +148,9 @@ export const DEPLOYABLES: readonly Deployable[] = [
     // Same image as billing, with its own environment schema.
     name: 'billing-worker',
     configFiles: ['services/billing/src/worker-config.ts'],
-    // Stripe's secret key and API base: automatic top-up's off-session PaymentIntents (decision 0028).
-    listed: [...ALL, 'PORT', 'HOST', 'DATABASE_URL', 'STRIPE_SECRET_KEY', 'STRIPE_API_BASE'],
+    // Stripe's secret key and API base: automatic top-up's off-session PaymentIntents (decision 0028);
+    // one account's share of the delivery slots (decision 0041).
+    listed: [...ALL, 'PORT', 'HOST', 'DATABASE_URL', 'STRIPE_SECRET_KEY', 'STRIPE_API_BASE', 'WEBHOOK_ACCOUNT_CONCURRENCY'],
     secrets: ['REDIS_URL', 'INTERNAL_TOKEN', 'DATABASE_URL', 'STRIPE_SECRET_KEY'],
     port: 3003,
     command: ['node', 'services/billing/dist/worker.js'],

@@ -9,7 +9,8 @@ import type { JsonResponse } from '@svc/test-kit';
 type Body = JsonResponse['body'];
 import { OAUTH_PATHS } from '@svc/contracts';
 import { approve, codeOf, exchange, refresh, register, startAuthorization } from './oauth-flow';
-import { useStripeStack } from './stripe-stack';
+import { entryShape, useAuditStack } from './audit-entries';
+import type { ExpectedEntry as Expected } from './audit-entries';
 
 /**
  * The audit log end to end (docs/api.md, "Audit log"; issue 27): a scripted series of changes
@@ -32,22 +33,8 @@ const STRIPE_KEY = 'sk_test_fake_audit';
 const WEBHOOK_SECRET = 'whsec_fake_audit';
 const PASSWORD = 'correct horse battery staple audit';
 
-interface Expected {
-  action: string;
-  actor: { kind: string; id: string };
-  client_address: string | null;
-  target_id: string;
-  changes: Record<string, { before: unknown; after: unknown }>;
-}
-
 describe('the audit log: a scripted series through every surface', () => {
-  const suite = useStripeStack({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET }, (stripe) => ({
-    name: 'audit_log',
-    redisDb: 10,
-    logLevel: 'warn',
-    gatewayEnv: { TRUSTED_PROXIES: '127.0.0.1/32, ::1/128' },
-    billingEnv: stripe.billingEnv(2000),
-  }), { db: true, accountsDb: true, timeoutMs: 180_000 });
+  const suite = useAuditStack('audit_log', { secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET });
 
   it('answers exactly the series, pages it, filters it, holds no secret, and refuses UPDATE and DELETE', async () => {
     const SESSION_IP = '198.51.100.20';
@@ -254,9 +241,7 @@ describe('the audit log: a scripted series through every surface', () => {
     ended(rotated.grantId, rotated.keyId, { kind: 'oauth_grant', id: rotated.grantId }, CLIENT_IP, 'refresh token reused after rotation');
 
     // The log equals the series, newest first, on both surfaces.
-    const shape = (entry: Body): Expected => ({
-      action: entry.action, actor: entry.actor, client_address: entry.client_address, target_id: entry.target_id, changes: entry.changes,
-    });
+    const shape = entryShape;
     const newestFirst = [...expected].reverse();
     const full = await call('GET', `${suite.gw}/v1/audit-log?limit=100`, { headers: mgmt });
     expect(full.status).toBe(200);

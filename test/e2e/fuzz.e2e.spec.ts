@@ -4,9 +4,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { Client } from 'pg';
-import { newAccount, newApiKey, repoRoot, startStack } from '@svc/test-kit';
+import { OAUTH_PATHS, WEBHOOK_EVENT_TYPES } from '@svc/contracts';
+import { bearer, call, newAccount, newApiKey, repoRoot, startStack } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 import { FakeStripe } from '../../tools/fake-stripe/src';
+import { approve, codeOf, exchange, pkce, register, startAuthorization } from './oauth-flow';
 
 /**
  * Property-based fuzzing of the whole public edge, against the real stack (gateway,
@@ -61,6 +63,10 @@ const REGRESSIONS: (Omit<FuzzRequest, 'headers'> & { status?: number })[] = [
   { route: '/v1/usage', method: 'GET', path: '/v1/usage?from=0000-01-01&to=0000-01-01', status: 400 },
   { route: '/v1/keys', method: 'POST', path: '/v1/keys', body: '{"__proto__":1}', status: 400 },
   { route: '/v1/keys/:id', method: 'PATCH', path: '/v1/keys/key_AAAAAAAAAAAAAAAAAAAAAAAA', body: '{"__proto__":1}', status: 400 },
+  // A hostile-input run found the first two (500), this suite's lone surrogates the third (500).
+  { route: '/dashboard/api/signup', method: 'POST', path: '/dashboard/api/signup', body: '{"email":"x\\udc00y","password":"correct horse battery staple"}', status: 400 },
+  { route: '/v1/usage', method: 'GET', path: '/v1/usage?to=0001-01-01', status: 200 },
+  { route: OAUTH_PATHS.register, method: 'POST', path: OAUTH_PATHS.register, body: '{"redirect_uris":["https://app.example.com/\\ud800"]}', status: 400 },
 ];
 
 const FIELD_NAMES_FOR_DEPTH = ['name', 'query', 'amount_usd', 'limit_usd', 'email', 'models', 'expires_at'];
@@ -69,12 +75,42 @@ function nestedObjects(depth: number): string {
   return `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 }
 
+/**
+ * Text holding a lone UTF-16 surrogate (a high or low half of a pair with no other half):
+ * JSON can carry it (`"\\ud800"`), UTF-8 cannot. Alone, between other text, at either end,
+ * and in the shapes fields check (an email, a URL, an id).
+ */
+const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((unit) => String.fromCharCode(unit));
+const loneSurrogateText = fc.oneof(
+  fc.constantFrom('\ud800', '\udfff', 'x\udc00y', 'a\ud83d', '\ude00a', 'a\ud800@example.com', 'a@exa\udfffmple.com', 'https://example.com/\ud800', 'key_\ud800AAAAAAAAAAAAAAAAAAAAAAA'),
+  fc.tuple(fc.string({ maxLength: 12 }), loneSurrogate, fc.string({ maxLength: 12 })).map(([before, half, after]) => before + half + after),
+);
+
 const hostileText = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.constantFrom('', ' ', '\u0000', 'a\u0000b', '%00', '%ff', '%', '../..', '__proto__', 'constructor', 'null', '[]', '{}', '😀'.repeat(30), 'x'.repeat(3000)),
   fc.constantFrom('key_AAAAAAAAAAAAAAAAAAAAAAAA', 'mkey_AAAAAAAAAAAAAAAAAAAAAAAA', 'acct_AAAAAAAAAAAAAAAAAAAAAAAA', 'exa/fast', 'brave/web', 'tavily', 'exa', 'nope/nope'),
+  loneSurrogateText,
 );
+
+/**
+ * A string percent-encoded for a URL or a form, lone surrogates included: encodeURIComponent
+ * throws on them and URLSearchParams turns them into U+FFFD, so each is written as the three
+ * bytes a careless encoder sends (`%ED%A0%80` for U+D800), which are not UTF-8.
+ */
+function percentEncode(text: string): string {
+  let out = '';
+  for (const char of text) {
+    const unit = char.charCodeAt(0);
+    if (char.length === 1 && unit >= 0xd800 && unit <= 0xdfff) {
+      out += [0xe0 | (unit >> 12), 0x80 | ((unit >> 6) & 0x3f), 0x80 | (unit & 0x3f)].map((b) => `%${b.toString(16).toUpperCase()}`).join('');
+    } else {
+      out += encodeURIComponent(char);
+    }
+  }
+  return out;
+}
 
 const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   hostileText,
@@ -97,9 +133,11 @@ const deepBody = fc.tuple(fc.oneof(fc.integer({ min: 28, max: 40 }), fc.integer(
   });
 
 /** Dates at and past the ends of years 0001-9999, in the shapes the API reads (days and RFC 3339). */
-const extremeDay = fc.constantFrom('0000-01-01', '0000-12-31', '0001-01-01', '9999-12-31', '10000-01-01', '-0001-01-01', '+002026-01-01', '0000-00-00', '9999-13-01');
-const extremeTimestamp = fc.constantFrom('0000-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59Z',
-  '9999-12-31T23:59:59-01:00', '10000-01-01T00:00:00Z', '+275760-09-13T00:00:00Z', '-271821-04-20T00:00:00Z', '1970-01-01T00:00:00Z');
+const extremeDay = fc.constantFrom('0000-01-01', '0000-12-31', '0001-01-01', '0001-01-02', '0001-01-30', '0001-01-31', '9999-12-30', '9999-12-31', '10000-01-01', '-0001-01-01', '+002026-01-01', '0000-00-00', '9999-13-01');
+const extremeTimestamp = fc.constantFrom('0000-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000Z', '0001-01-01T00:00:00+01:00', '0001-01-01T00:59:59-01:00', '9999-12-31T23:59:59Z',
+  '9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59-01:00', '9999-12-31T23:59:59+14:00', '10000-01-01T00:00:00Z', '+275760-09-13T00:00:00Z', '-271821-04-20T00:00:00Z', '1970-01-01T00:00:00Z');
+/** Both ends of a range: a day range (`from`, `to`: usage, daily spend) or a time range (the audit log's `from`, `to`). */
+const rangeEnd = fc.oneof(extremeDay, extremeTimestamp);
 
 /** Keys that name JavaScript's object machinery, at the top of a body or inside a field. */
 const prototypeKey = fc.constantFrom('__proto__', 'constructor', 'prototype');
@@ -108,7 +146,7 @@ const prototypeBody = fc.tuple(prototypeKey, fc.constantFrom(...FIELD_NAMES_FOR_
 
 /** Bodies: right-shaped objects with hostile values, random JSON, and text that is not JSON. */
 const FIELDS: string[] = ['query', 'model', 'models', 'max_results', 'name', 'limit_usd', 'limit_reset', 'expires_at', 'disabled', 'email', 'password',
-  'amount_usd', 'success_url', 'cancel_url', 'key', 'type', 'data', '__proto__', 'constructor', 'extra'];
+  'amount_usd', 'success_url', 'cancel_url', 'key', 'type', 'data', '__proto__', 'constructor', 'extra', 'url', 'events', 'enabled', 'client_name', 'redirect_uris'];
 const body = fc.oneof(
   { weight: 5, arbitrary: fc.dictionary(fc.constantFrom(...FIELDS), hostileValue, { maxKeys: 5 }).map((o) => JSON.stringify(o)) },
   { weight: 1, arbitrary: fc.json() },
@@ -120,15 +158,16 @@ const body = fc.oneof(
 
 const queryString = fc.oneof(
   fc.constant(''),
-  fc.dictionary(fc.constantFrom('limit', 'cursor', 'from', 'to', 'group_by', 'key_id', 'include', 'x', 'api_key'), hostileText, { maxKeys: 4 })
-    .map((q) => `?${Object.entries(q).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&')}`),
-  fc.tuple(extremeDay, extremeDay).map(([from, to]) => `?from=${from}&to=${to}`),
-  extremeDay.map((day) => `?${day.length % 2 === 0 ? 'from' : 'to'}=${encodeURIComponent(day)}`),
+  fc.dictionary(fc.constantFrom('limit', 'cursor', 'from', 'to', 'group_by', 'key_id', 'include', 'x', 'api_key', 'action', 'actor_id', 'target_id'), hostileText, { maxKeys: 4 })
+    .map((q) => `?${Object.entries(q).map(([k, v]) => `${k}=${percentEncode(v)}`).join('&')}`),
+  fc.tuple(rangeEnd, rangeEnd).map(([from, to]) => `?from=${percentEncode(from)}&to=${percentEncode(to)}`),
+  // One end alone: the other is the default (today, or 29 days before the given end).
+  fc.tuple(fc.constantFrom('from', 'to'), rangeEnd).map(([end, value]) => `?${end}=${percentEncode(value)}`),
   prototypeKey.map((key) => `?${key}=1`),
   fc.constantFrom('?limit=abc', '?limit=0', '?limit=101', '?limit=1&limit=2', '?cursor=', '?from=2026-13-01', '?group_by=hour', '?%', '?a=%zz', '?from=2020-01-01&to=2026-01-01'),
 );
 
-const segment = fc.oneof(hostileText.map((t) => encodeURIComponent(t)), fc.constantFrom('%ff', '%00', '..', 'brave', 'exa', 'tavily', 'BRAVE', 'a'.repeat(101), 'a'.repeat(300)));
+const segment = fc.oneof(hostileText.map((t) => percentEncode(t)), fc.constantFrom('%ff', '%00', '..', 'brave', 'exa', 'tavily', 'BRAVE', 'a'.repeat(101), 'a'.repeat(300)));
 
 const MODEL_IDS = ['brave/web', 'brave/news', 'exa/auto', 'exa/fast', 'exa/deep', 'tavily/basic', 'tavily/advanced'];
 
@@ -152,15 +191,103 @@ const checkoutBody = fc.record({
   success_url: fc.oneof(fc.webUrl(), hostileText), cancel_url: fc.oneof(fc.webUrl(), hostileText),
 }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
 
+/** The authorization server's inputs (docs/mcp.md, "Connectors"): client metadata, authorize parameters, token and revocation forms. */
+const redirectUri = fc.oneof(
+  fc.webUrl({ validSchemes: ['https'] }),
+  hostileText,
+  fc.constantFrom('https://localhost/cb', 'https://127.0.0.1/cb', 'https://[::1]/cb', 'https://10.0.0.1/cb', 'http://example.com/cb', 'javascript:alert(1)', 'https://example.com/cb#fragment', 'https://user:pass@example.com/cb', 'https://example.com/\ud800'),
+);
+/** Client metadata (RFC 7591): mostly acceptable values, so that requests also get past the first check, and hostile ones. */
+const registerBody = fc.record({
+  client_name: fc.oneof({ weight: 3, arbitrary: fc.string({ maxLength: 40 }) }, hostileText, fc.constant('x'.repeat(20_000))),
+  redirect_uris: fc.oneof({ weight: 3, arbitrary: fc.array(fc.webUrl({ validSchemes: ['https'] }), { minLength: 1, maxLength: 3 }) }, fc.array(redirectUri, { maxLength: 4 }), hostileValue),
+  token_endpoint_auth_method: fc.oneof({ weight: 3, arbitrary: fc.constant('none') }, fc.constantFrom('client_secret_basic', 'client_secret_post'), hostileText),
+  grant_types: fc.oneof({ weight: 3, arbitrary: fc.subarray(['authorization_code', 'refresh_token']) }, fc.subarray(['authorization_code', 'refresh_token', 'client_credentials', 'implicit']), hostileValue),
+  response_types: fc.oneof({ weight: 3, arbitrary: fc.constant(['code']) }, fc.subarray(['code', 'token']), hostileValue),
+  scope: hostileText,
+  software_id: hostileText,
+  logo_uri: redirectUri,
+}, { requiredKeys: ['redirect_uris'] }).map((o) => JSON.stringify(o));
+
+/** Name=value pairs as a query string or form body, each value percent-encoded (lone surrogates as their raw bytes); sometimes a name twice. */
+function formOf(fields: Record<string, string | undefined>, repeat: string | undefined): string {
+  const pairs = Object.entries(fields).filter((entry): entry is [string, string] => entry[1] !== undefined).map(([name, value]) => `${name}=${percentEncode(value)}`);
+  if (repeat !== undefined && pairs.length > 0) pairs.push(`${repeat}=x`);
+  return pairs.join('&');
+}
+
 interface Secrets {
   apiKey: string;
   managementKey: string;
   session: Record<string, string>;
   keyId: string;
+  /** A registered dynamic client and its redirect URI. */
+  oauthClientId: string;
+  oauthRedirectUri: string;
+  /** An authorization request waiting for consent (decided by the first approve or deny that gets through). */
+  oauthRequestId: string;
+  /** The tokens of one grant (the refresh token rotates: the first use wins, a reuse revokes the grant). */
+  refreshToken: string;
+  accessToken: string;
+  grantId: string;
+  /** A webhook endpoint of the fuzzed account. */
+  endpointId: string;
 }
 
-function routes(secrets: Secrets): fc.Arbitrary<Omit<FuzzRequest, 'headers'>> {
-  const templates: [string, string[], fc.Arbitrary<string>, fc.Arbitrary<string>?][] = [
+function oauthBodies(secrets: Secrets, gw: string): { authorizeQuery: fc.Arbitrary<string>; tokenForm: fc.Arbitrary<string>; revokeForm: fc.Arbitrary<string>; consentBody: fc.Arbitrary<string> } {
+  const clientId = fc.oneof({ weight: 3, arbitrary: fc.constant(secrets.oauthClientId) }, hostileText, fc.constantFrom('https://localhost/client.json', 'https://127.0.0.1/c', 'http://example.com/c', 'https://[::1]/c'));
+  const redirect = fc.oneof({ weight: 3, arbitrary: fc.constant(secrets.oauthRedirectUri) }, redirectUri);
+  const challenge = fc.oneof({ weight: 3, arbitrary: fc.constant(pkce().challenge) }, hostileText, fc.constantFrom('a'.repeat(43), 'a'.repeat(42), 'a'.repeat(128)));
+  const repeat = fc.option(fc.constantFrom('client_id', 'redirect_uri', 'grant_type', 'token', 'state'), { nil: undefined, freq: 8 });
+  const authorizeQuery = fc.tuple(fc.record({
+    response_type: fc.oneof({ weight: 3, arbitrary: fc.constant('code') }, fc.constantFrom('token', 'code id_token'), hostileText),
+    client_id: clientId,
+    redirect_uri: redirect,
+    code_challenge: challenge,
+    code_challenge_method: fc.oneof({ weight: 3, arbitrary: fc.constant('S256') }, fc.constantFrom('plain', 's256'), hostileText),
+    state: fc.oneof(fc.string({ maxLength: 20 }), hostileText, fc.constant('s'.repeat(600))),
+    resource: fc.oneof(fc.constant(gw + OAUTH_PATHS.resource), hostileText),
+    scope: hostileText,
+  }, { requiredKeys: [] }), repeat).map(([fields, twice]) => `${OAUTH_PATHS.authorize}?${formOf(fields, twice)}`);
+  const tokenForm = fc.tuple(fc.record({
+    grant_type: fc.oneof(fc.constantFrom('authorization_code', 'refresh_token', 'client_credentials', 'password'), hostileText),
+    code: fc.oneof(hostileText, fc.constantFrom('svc-oac-x', 'x'.repeat(300))),
+    redirect_uri: redirect,
+    client_id: clientId,
+    code_verifier: fc.oneof(hostileText, fc.constant(pkce().verifier)),
+    refresh_token: fc.oneof({ weight: 2, arbitrary: fc.constant(secrets.refreshToken) }, hostileText, fc.constantFrom('svc-ort-', secrets.accessToken)),
+    resource: fc.oneof(fc.constant(gw + OAUTH_PATHS.resource), hostileText),
+  }, { requiredKeys: [] }), repeat).map(([fields, twice]) => formOf(fields, twice));
+  const revokeForm = fc.tuple(fc.record({
+    token: fc.oneof(fc.constantFrom(secrets.refreshToken, secrets.accessToken, secrets.apiKey, 'svc-oat-x'), hostileText),
+    token_type_hint: fc.oneof(fc.constantFrom('refresh_token', 'access_token'), hostileText),
+    client_id: clientId,
+  }, { requiredKeys: [] }), repeat).map(([fields, twice]) => formOf(fields, twice));
+  const consentBody = fc.record({
+    limit_usd: fc.oneof(fc.double({ min: -1, max: 100 }), hostileValue),
+    limit_reset: fc.oneof(fc.constantFrom('daily', 'weekly', 'monthly', null), hostileText),
+    expires_at: fc.oneof(extremeTimestamp, hostileValue, fc.constant(null)),
+  }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+  return { authorizeQuery, tokenForm, revokeForm, consentBody };
+}
+
+/** POST and PATCH /v1/webhook-endpoints: a URL (public https, private, loopback, hostile), event types, enabled. */
+const endpointBody = fc.record({
+  url: fc.oneof(fc.webUrl({ validSchemes: ['https'] }), redirectUri, hostileText, fc.constantFrom('https://169.254.169.254/latest', 'https://[::ffff:127.0.0.1]/x', 'http://127.0.0.1:1/x', `https://example.com/${'p'.repeat(3000)}`)),
+  events: fc.oneof(fc.subarray([...WEBHOOK_EVENT_TYPES]), fc.array(fc.oneof(fc.constantFrom(...WEBHOOK_EVENT_TYPES), hostileText), { maxLength: 6 }), hostileValue),
+  enabled: fc.oneof(fc.boolean(), hostileValue),
+}, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+
+/** A generated request before its headers; `type`: the content type its shaped body is written in (else JSON). */
+type RouteRequest = Omit<FuzzRequest, 'headers'> & { type?: string };
+
+const FORM = 'application/x-www-form-urlencoded';
+
+function routes(secrets: Secrets, gw: string): fc.Arbitrary<RouteRequest> {
+  const oauth = oauthBodies(secrets, gw);
+  const endpointPath = fc.oneof({ weight: 2, arbitrary: fc.constant(secrets.endpointId) }, segment).map((id) => `/v1/webhook-endpoints/${id}`);
+  const requestPath = fc.oneof({ weight: 2, arbitrary: fc.constant(secrets.oauthRequestId) }, segment).map((id) => `/dashboard/api/oauth/requests/${id}`);
+  const templates: [string, string[], fc.Arbitrary<string>, fc.Arbitrary<string>?, string?][] = [
     ['/v1/models', ['GET', 'POST', 'DELETE'], fc.constant('/v1/models')],
     ['/v1/credits/pricing', ['GET', 'PUT'], fc.constant('/v1/credits/pricing')],
     ['/v1/credits', ['GET', 'POST'], fc.constant('/v1/credits')],
@@ -182,15 +309,39 @@ function routes(secrets: Secrets): fc.Arbitrary<Omit<FuzzRequest, 'headers'>> {
     ['/dashboard/api/management-keys/:id', ['DELETE', 'GET'], segment.map((id) => `/dashboard/api/management-keys/${id}`)],
     ['/dashboard/api/*', ['GET', 'POST', 'PUT', 'DELETE'], segment.map((s) => `/dashboard/api/${s}`)],
     ['/healthz', ['GET'], fc.constant('/healthz')],
+    ['/v1/audit-log', ['GET', 'POST'], fc.constant('/v1/audit-log')],
+    ['/dashboard/api/usage', ['GET'], fc.constant('/dashboard/api/usage')],
+    ['/dashboard/api/usage/daily-by-model', ['GET'], fc.constant('/dashboard/api/usage/daily-by-model')],
+    ['/dashboard/api/audit-log', ['GET'], fc.constant('/dashboard/api/audit-log')],
+    [OAUTH_PATHS.serverMetadata, ['GET', 'POST'], fc.constant(OAUTH_PATHS.serverMetadata)],
+    [OAUTH_PATHS.register, ['POST', 'POST', 'GET'], fc.constant(OAUTH_PATHS.register), registerBody],
+    [OAUTH_PATHS.authorize, ['GET', 'GET', 'POST'], fc.oneof({ weight: 3, arbitrary: oauth.authorizeQuery }, fc.constant(OAUTH_PATHS.authorize))],
+    [OAUTH_PATHS.token, ['POST', 'POST', 'GET'], fc.constant(OAUTH_PATHS.token), oauth.tokenForm, FORM],
+    [OAUTH_PATHS.revoke, ['POST', 'POST', 'GET'], fc.constant(OAUTH_PATHS.revoke), oauth.revokeForm, FORM],
+    ['/dashboard/api/oauth/requests/:id', ['GET', 'DELETE'], requestPath],
+    ['/dashboard/api/oauth/requests/:id/approve', ['POST'], requestPath.map((p) => `${p}/approve`), oauth.consentBody],
+    ['/dashboard/api/oauth/requests/:id/deny', ['POST'], requestPath.map((p) => `${p}/deny`)],
+    ['/dashboard/api/connected-apps', ['GET', 'POST'], fc.constant('/dashboard/api/connected-apps')],
+    ['/dashboard/api/connected-apps/:id', ['DELETE', 'GET'], fc.oneof(fc.constant(secrets.grantId), segment).map((id) => `/dashboard/api/connected-apps/${id}`)],
+    ['/v1/webhook-endpoints', ['GET', 'POST', 'POST'], fc.constant('/v1/webhook-endpoints'), endpointBody],
+    ['/v1/webhook-endpoints/:id', ['GET', 'PATCH', 'PATCH', 'DELETE'], endpointPath, endpointBody],
+    ['/v1/webhook-endpoints/:id/rotate-secret', ['POST', 'GET'], endpointPath.map((p) => `${p}/rotate-secret`)],
+    ['/v1/webhook-endpoints/:id/deliveries', ['GET'], endpointPath.map((p) => `${p}/deliveries`)],
+    ['/v1/webhook-endpoints/:id/deliveries/:delivery/redeliver', ['POST'], fc.tuple(endpointPath, segment).map(([p, d]) => `${p}/deliveries/${d}/redeliver`)],
     ['(unknown)', ['GET', 'POST', 'OPTIONS', 'HEAD'], fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => `/${parts.join('/')}`)],
   ];
-  return fc.constantFrom(...templates).chain(([route, methods, path, shaped]) =>
+  return fc.constantFrom(...templates).chain(([route, methods, path, shaped, shapedType]) =>
     fc.record({
       route: fc.constant(route),
       method: fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...methods) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS', 'TRACE') }),
-      path: fc.tuple(path, queryString).map(([p, q]) => p + q),
-      body: fc.option(shaped === undefined ? body : fc.oneof({ weight: 3, arbitrary: shaped }, { weight: 1, arbitrary: body }), { nil: undefined, freq: 4 }),
-    }),
+      // A path that carries its own query (authorize's parameters) gets the generic ones after them.
+      path: fc.tuple(path, queryString).map(([p, q]) => (q === '' ? p : p.includes('?') ? `${p}&${q.slice(1)}` : p + q)),
+      shapedBody: fc.option(shaped === undefined ? body.map((b) => ({ body: b, shaped: false })) : fc.oneof({ weight: 3, arbitrary: shaped.map((b) => ({ body: b, shaped: true })) }, { weight: 1, arbitrary: body.map((b) => ({ body: b, shaped: false })) }), { nil: undefined, freq: 4 }),
+    }).map(({ shapedBody, ...request }): RouteRequest => ({
+      ...request,
+      body: shapedBody?.body,
+      ...(shapedBody?.shaped === true && shapedType !== undefined ? { type: shapedType } : {}),
+    })),
   );
 }
 
@@ -258,6 +409,14 @@ function send(base: URL, agent: Agent, request: FuzzRequest): Promise<{ status: 
   });
 }
 
+/**
+ * The authorization server's routes answer a refusal in OAuth's own shape (RFC 6749 section
+ * 5.2, RFC 7591 section 3.2.2: `{"error": "...", "error_description": "..."}`), and
+ * `/oauth/authorize` a refusal it must not redirect as a small HTML page for the person in the
+ * browser; every other route (and the edge's own refusals on these) in the platform's shape.
+ */
+const OAUTH_ROUTES: ReadonlySet<string> = new Set([OAUTH_PATHS.register, OAUTH_PATHS.authorize, OAUTH_PATHS.token, OAUTH_PATHS.revoke]);
+
 /** What is wrong with an answer, or undefined when it keeps every rule. */
 function judge(request: FuzzRequest, status: number, headers: Record<string, string | string[] | undefined>, text: string): string | undefined {
   if (status >= 500) return `status ${status}: ${text.slice(0, 200)}`;
@@ -266,14 +425,17 @@ function judge(request: FuzzRequest, status: number, headers: Record<string, str
   if (typeof requestId !== 'string' || !/^req_[0-9A-Za-z]{24,}$/.test(requestId)) return 'no x-svc-request-id';
   const type = String(headers['content-type'] ?? '');
   if (status >= 400 && request.method !== 'HEAD') {
+    const oauth = OAUTH_ROUTES.has(request.route);
+    if (oauth && request.route === OAUTH_PATHS.authorize && type.startsWith('text/html')) return undefined;
     if (!type.includes('application/json')) return `error without a JSON body (${type})`;
-    let parsed: { error?: { code?: unknown; message?: unknown; request_id?: unknown } };
+    let parsed: { error?: { code?: unknown; message?: unknown; request_id?: unknown } | string };
     try {
       parsed = JSON.parse(text) as typeof parsed;
     } catch {
       return 'error body is not JSON';
     }
-    if (typeof parsed.error?.code !== 'string' || typeof parsed.error.message !== 'string') return 'error body without code and message';
+    if (oauth && typeof parsed.error === 'string') return parsed.error === '' ? 'OAuth error without a code' : undefined;
+    if (typeof parsed.error !== 'object' || typeof parsed.error.code !== 'string' || typeof parsed.error.message !== 'string') return 'error body without code and message';
     if (parsed.error.request_id !== requestId) return 'error body request_id differs from the header';
   }
   return undefined;
@@ -316,10 +478,26 @@ async function count(url: string, sql: string): Promise<number> {
   }
 }
 
+/** The rows a request can create or delete, per kind (keys of OAuth grants apart: see the assertion). */
+async function rowCounts(stack: Stack): Promise<Record<string, number>> {
+  const notGrantKey = 'NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.key_id = keys.id)';
+  return {
+    keys: await count(stack.databases.accountAdmin, `SELECT count(*) AS n FROM keys WHERE kind = 'api' AND ${notGrantKey}`),
+    managementKeys: await count(stack.databases.accountAdmin, "SELECT count(*) AS n FROM keys WHERE kind = 'management'"),
+    deleted: await count(stack.databases.accountAdmin, `SELECT count(*) AS n FROM keys WHERE deleted_at IS NOT NULL AND ${notGrantKey}`),
+    users: await count(stack.databases.accountAdmin, 'SELECT count(*) AS n FROM users'),
+    checkouts: await count(stack.databases.billing, 'SELECT count(*) AS n FROM checkout_sessions'),
+    grants: await count(stack.databases.accountAdmin, 'SELECT count(*) AS n FROM oauth_grants'),
+    dynamicClients: await count(stack.databases.accountAdmin, "SELECT count(*) AS n FROM oauth_clients WHERE kind = 'dynamic'"),
+    endpoints: await count(stack.databases.billing, 'SELECT count(*) AS n FROM webhook_endpoints'),
+  };
+}
+
 describe(`fuzzing every public route (seed ${SEED}, ${RUNS} requests + ${RAW_RUNS} raw)`, () => {
   let stack: Stack;
   let stripe: FakeStripe;
   let secrets: Secrets;
+  let gw: string;
 
   beforeAll(async () => {
     stripe = await FakeStripe.start({ secretKey: 'sk_test_fuzz', webhookSecret: 'whsec_fuzz' });
@@ -328,10 +506,28 @@ describe(`fuzzing every public route (seed ${SEED}, ${RUNS} requests + ${RAW_RUN
       gatewayEnv: { PROVIDER_MAX_IN_FLIGHT_BRAVE: '1000', PROVIDER_MAX_IN_FLIGHT_EXA: '1000', PROVIDER_MAX_IN_FLIGHT_TAVILY: '1000', RATE_LIMIT_PER_SECOND: '100000', RATE_LIMIT_BURST: '100000' },
       billingEnv: { STRIPE_SECRET_KEY: 'sk_test_fuzz', STRIPE_WEBHOOK_SECRET: 'whsec_fuzz', STRIPE_API_BASE: stripe.url },
     });
-    const gw = stack.gateways[0]?.url ?? '';
+    gw = stack.gateways[0]?.url ?? '';
     const owner = await newAccount(gw, 'fuzz');
     const key = await newApiKey(gw, owner.managementKey, { name: 'fuzz' });
-    secrets = { apiKey: key.secret, managementKey: owner.managementKey, session: owner.session, keyId: key.id };
+    // An OAuth client with one grant (its tokens) and one request waiting for consent, and a
+    // webhook endpoint: the ids and tokens the generated requests aim at beside hostile ones.
+    const oauthRedirectUri = 'https://app.example.com/callback';
+    const client = await register(gw, 'fuzz client', [oauthRedirectUri]);
+    if (client.status !== 201) throw new Error(`register answered ${client.status}: ${client.text}`);
+    const oauthClientId = String(client.body.client_id);
+    const granted = await startAuthorization(gw, oauthClientId, oauthRedirectUri);
+    const approved = await approve(gw, owner.session, granted.requestId);
+    if (approved.status !== 200) throw new Error(`approve answered ${approved.status}: ${approved.text}`);
+    const tokens = await exchange(gw, oauthClientId, codeOf(String(approved.body.redirect_to)).code, oauthRedirectUri, granted.pkce.verifier);
+    if (tokens.status !== 200) throw new Error(`token answered ${tokens.status}: ${tokens.text}`);
+    const pending = await startAuthorization(gw, oauthClientId, oauthRedirectUri);
+    const endpoint = await call('POST', `${gw}/v1/webhook-endpoints`, { body: { url: 'https://hooks.example.com/fuzz', events: ['balance.low'] }, headers: bearer(owner.managementKey) });
+    if (endpoint.status !== 201) throw new Error(`webhook endpoint answered ${endpoint.status}: ${endpoint.text}`);
+    secrets = {
+      apiKey: key.secret, managementKey: owner.managementKey, session: owner.session, keyId: key.id,
+      oauthClientId, oauthRedirectUri, oauthRequestId: pending.requestId, refreshToken: String(tokens.body.refresh_token), accessToken: String(tokens.body.access_token),
+      grantId: String(approved.body.grant_id), endpointId: String(endpoint.body.id),
+    };
   }, 120_000);
 
   afterAll(async () => {
@@ -342,17 +538,13 @@ describe(`fuzzing every public route (seed ${SEED}, ${RUNS} requests + ${RAW_RUN
   it('never answers 5xx, always answers errors in the platform shape with the header\'s request id, and stores nothing for a refused request', async () => {
     const base = new URL(stack.gateways[0]?.url ?? '');
     const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-    const rowsBefore = {
-      keys: await count(stack.databases.accountAdmin, "SELECT count(*) AS n FROM keys WHERE kind = 'api'"),
-      managementKeys: await count(stack.databases.accountAdmin, "SELECT count(*) AS n FROM keys WHERE kind = 'management'"),
-      deleted: await count(stack.databases.accountAdmin, 'SELECT count(*) AS n FROM keys WHERE deleted_at IS NOT NULL'),
-      users: await count(stack.databases.accountAdmin, 'SELECT count(*) AS n FROM users'),
-      checkouts: await count(stack.databases.billing, 'SELECT count(*) AS n FROM checkout_sessions'),
-    };
-    const generated = fc.sample(fc.record({ route: routes(secrets), headers: headersFor(secrets) }), { seed: SEED, numRuns: RUNS })
-      .map(({ route, headers }): FuzzRequest => {
+    const rowsBefore = await rowCounts(stack);
+    const generated = fc.sample(fc.record({ route: routes(secrets, gw), headers: headersFor(secrets) }), { seed: SEED, numRuns: RUNS })
+      .map(({ route: { type, ...route }, headers }): FuzzRequest => {
         // A valid logout would end the session every other session request uses.
         if (route.route === '/dashboard/api/logout' && headers['x-csrf-token'] === secrets.session['x-csrf-token']) return { ...route, headers: { ...headers, 'x-csrf-token': 'x' } };
+        // A shaped form body (token, revoke) goes out as a form where the headers chose JSON.
+        if (type !== undefined && headers['content-type'] === 'application/json') return { ...route, headers: { ...headers, 'content-type': type } };
         return { ...route, headers };
       });
     const requests: FuzzRequest[] = [
@@ -410,10 +602,18 @@ describe(`fuzzing every public route (seed ${SEED}, ${RUNS} requests + ${RAW_RUN
     const ok = (route: string, method: string, status: number): number =>
       outcomes.filter((o) => o.request.route === route && o.request.method === method && o.status === status).length;
     const deletes = ok('/dashboard/api/management-keys/:id', 'DELETE', 200) + ok('/v1/keys/:id', 'DELETE', 200);
-    expect(await count(stack.databases.accountAdmin, "SELECT count(*) AS n FROM keys WHERE kind = 'api'")).toBe(rowsBefore.keys + ok('/v1/keys', 'POST', 201));
-    expect(await count(stack.databases.accountAdmin, "SELECT count(*) AS n FROM keys WHERE kind = 'management'")).toBe(rowsBefore.managementKeys + ok('/dashboard/api/management-keys', 'POST', 201));
-    expect(await count(stack.databases.accountAdmin, 'SELECT count(*) AS n FROM keys WHERE deleted_at IS NOT NULL')).toBe(rowsBefore.deleted + deletes);
-    expect(await count(stack.databases.accountAdmin, 'SELECT count(*) AS n FROM users')).toBe(rowsBefore.users + ok('/dashboard/api/signup', 'POST', 201));
-    expect(await count(stack.databases.billing, 'SELECT count(*) AS n FROM checkout_sessions')).toBe(rowsBefore.checkouts + ok('/v1/credits/checkout', 'POST', 201));
+    const after = await rowCounts(stack);
+    // An OAuth grant's API key is made by a consent and deleted with its grant (a revocation, a
+    // refresh token's reuse, a connected app removed): counted with the grants, not the keys.
+    expect(after).toEqual({
+      keys: rowsBefore.keys + ok('/v1/keys', 'POST', 201),
+      managementKeys: rowsBefore.managementKeys + ok('/dashboard/api/management-keys', 'POST', 201),
+      deleted: rowsBefore.deleted + deletes,
+      users: rowsBefore.users + ok('/dashboard/api/signup', 'POST', 201),
+      checkouts: rowsBefore.checkouts + ok('/v1/credits/checkout', 'POST', 201),
+      grants: rowsBefore.grants + ok('/dashboard/api/oauth/requests/:id/approve', 'POST', 200),
+      dynamicClients: rowsBefore.dynamicClients + ok(OAUTH_PATHS.register, 'POST', 201),
+      endpoints: rowsBefore.endpoints + ok('/v1/webhook-endpoints', 'POST', 201) - ok('/v1/webhook-endpoints/:id', 'DELETE', 200),
+    });
   }, 600_000);
 });

@@ -6,7 +6,9 @@ import { FakeStripe } from '../../tools/fake-stripe/src';
  * The inputs issue 29 found reaching a 500 (or accepted when they must be refused), each
  * sent through the gateway to the service that owns the route: bodies nested 5,000 levels
  * deep, dates outside years 0001-9999, and the keys `__proto__`, `constructor` and
- * `prototype`. Every one must be 400 invalid_request in the platform's shape.
+ * `prototype`. Every one must be 400 invalid_request in the platform's shape. And two a later
+ * hostile-input run found: a lone UTF-16 surrogate in a sign-up email (400) and the first
+ * valid day as the end of a day range (200, the range starting on that day).
  */
 function nestedObjects(depth: number): string {
   return `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
@@ -21,7 +23,7 @@ function expectInvalid(response: JsonResponse, mentions?: RegExp): void {
   if (mentions !== undefined) expect(response.body.error.message).toMatch(mentions);
 }
 
-describe('hostile bodies and dates found by issue 29 (every service refuses them with 400)', () => {
+describe('hostile bodies and dates found by hostile-input runs (refused with 400, or answered; never a 500)', () => {
   let stack: Stack;
   let stripe: FakeStripe;
   let gw: string;
@@ -112,5 +114,43 @@ describe('hostile bodies and dates found by issue 29 (every service refuses them
 
   it('a nested __proto__ key is refused too', async () => {
     expectInvalid(await call('POST', `${gw}/v1/keys`, { raw: '{"name":"k","limit_usd":{"__proto__":{"x":1}}}', headers: bearer(managementKey) }));
+  });
+
+  // A hostile-input run found these two reaching a 500: a lone UTF-16 surrogate (JSON's
+  // "\ud800" escape; no UTF-8 text can hold it) in a sign-up email, and the first valid day
+  // as the end of a usage range, whose default start (29 days before) fell in year 0000.
+  it.each(['\\ud800', 'x\\udc00y', 'a\\ud800@example.com', 'a@exa\\udfffmple.com', 'a@example.com\\ud83d'])('a sign-up email holding a lone surrogate (%s) is 400 naming email', async (escaped) => {
+    const raw = `{"email":"${escaped}","password":"correct horse battery staple"}`;
+    expectInvalid(await call('POST', `${gw}/dashboard/api/signup`, { raw }), /email/);
+  });
+
+  it.each(['\\ud800', 'x\\udc00y@example.com'])('a sign-in with an email holding a lone surrogate (%s) is refused as wrong credentials, never a 500', async (escaped) => {
+    expectInvalid(await call('POST', `${gw}/dashboard/api/login`, { raw: `{"email":"${escaped}","password":"correct horse battery staple"}` }), /email or password is wrong/);
+  });
+
+  // The extended fuzz suite found this one: a redirect URI holding a lone surrogate reached
+  // PostgreSQL as an element of a text[] (Prisma sends arrays as JSON, whose parser refuses the
+  // escape) and answered 500. OAuth's own error, in OAuth's shape (RFC 7591 section 3.2.2).
+  it.each(['https://app.example.com/\\ud800', 'https://app.example.com/cb?x=\\udc00'])('POST /oauth/register with a redirect URI holding a lone surrogate (%s) is 400 invalid_redirect_uri', async (escaped) => {
+    const response = await call('POST', `${gw}/oauth/register`, { raw: `{"client_name":"fuzz","redirect_uris":["${escaped}"]}` });
+    expect({ status: response.status, error: response.body?.error }).toEqual({ status: 400, error: 'invalid_redirect_uri' });
+  });
+
+  it.each([
+    ['to=0001-01-01', '0001-01-01', '0001-01-01'],
+    ['to=0001-01-05', '0001-01-01', '0001-01-05'],
+    ['from=0001-01-01&to=0001-01-01', '0001-01-01', '0001-01-01'],
+  ])('GET /v1/usage?%s answers 200: a range that would start before 0001-01-01 starts there', async (query, from, to) => {
+    const response = await call('GET', `${gw}/v1/usage?${query}`, { headers: bearer(managementKey) });
+    expect({ status: response.status, from: response.body?.from, to: response.body?.to, data: response.body?.data }).toEqual({ status: 200, from, to, data: [] });
+  });
+
+  it('the same day range through the dashboard (usage, daily spend) and the operator\'s ledger export answers 200', async () => {
+    const usage = await call('GET', `${gw}/dashboard/api/usage?to=0001-01-01`, { headers: session });
+    expect({ status: usage.status, from: usage.body?.from }).toEqual({ status: 200, from: '0001-01-01' });
+    const dailySpend = await call('GET', `${gw}/dashboard/api/usage/daily-by-model?to=0001-01-01`, { headers: session });
+    expect(dailySpend.status).toBe(200);
+    const exported = await call('GET', `${stack.billing.operatorUrl}/operator/ledger/export?to=0001-01-01`, { headers: bearer(stack.operatorToken) });
+    expect({ status: exported.status, disposition: exported.headers.get('content-disposition') }).toEqual({ status: 200, disposition: 'attachment; filename="ledger-0001-01-01-0001-01-01.csv"' });
   });
 });

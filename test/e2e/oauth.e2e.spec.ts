@@ -166,6 +166,27 @@ describe('OAuth for connectors on /mcp/oauth', () => {
     expect((await call('GET', `${gw()}/v1/key`, { headers: bearer(access) })).status).toBe(401);
   });
 
+  it('the grant key\'s address fence (allowed_ips) holds on the connector URL: a token used from another address is refused 403 ip_not_allowed, as the fence refuses elsewhere, and nothing is spent', async () => {
+    const account = await fundedAccount(1);
+    const fenced = await connect(account.session);
+    // The owner fences the grant's key (an ordinary API key) to addresses this client (127.0.0.1) is not in, before the token's first use.
+    const patched = await call('PATCH', `${gw()}/v1/keys/${fenced.keyId}`, { body: { allowed_ips: ['192.0.2.0/24'] }, headers: bearer(account.managementKey) });
+    expect(patched.status).toBe(200);
+    const refused = await rawCall(fenced.access);
+    expect([refused.status, refused.body.error?.code]).toEqual([403, 'ip_not_allowed']);
+    const search = await call('POST', gw() + OAUTH_PATHS.resource, {
+      body: { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'web_search', arguments: { query: 'fenced connector', model: 'exa/fast' } } },
+      headers: { accept: 'application/json, text/event-stream', ...bearer(fenced.access) },
+    });
+    expect([search.status, search.body.error?.code]).toEqual([403, 'ip_not_allowed']);
+    expect(Number(await suite.redis.get(redisKeys.accountBalance(account.accountId)))).toBe(1_000_000);
+    // A grant whose fence holds this address is served.
+    const allowed = await connect(account.session);
+    expect((await call('PATCH', `${gw()}/v1/keys/${allowed.keyId}`, { body: { allowed_ips: ['127.0.0.0/8', '::1'] }, headers: bearer(account.managementKey) })).status).toBe(200);
+    const client = await mcp(allowed.access);
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('web_search');
+  });
+
   it('a client known by its Client ID Metadata Document; a document naming another client_id is refused', async () => {
     const account = await fundedAccount(1);
     const clientId = `${documentsUrl}/client.json`;

@@ -1,4 +1,5 @@
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
+import { redisKeys } from '@svc/contracts';
 import { bearer, call, newAccount, newApiKey, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
 import type { JsonResponse } from '@svc/test-kit';
 
@@ -128,4 +129,50 @@ describe('provider breaker across two gateways (Exa failing as a whole)', () => 
     const balance = await call('GET', `${suite.gateway(0)}/v1/credits`, { headers: bearer(account.managementKey) });
     expect(balance.body.balance_usd).toBeCloseTo(10 - Number(rows[0]?.sum) / 1_000_000, 6);
   }, 180_000);
+});
+
+/**
+ * Only timeouts the provider caused count for the breaker (issue 45): a call whose timeout was
+ * cut short by the search's own time (SEARCH_MAX_DURATION_MS) did not get PROVIDER_TIMEOUT_MS,
+ * so its silence says nothing about the provider, and it is not a provider timeout for the
+ * money either (refunded, no cost_usd: docs/api.md, "Money").
+ */
+describe('a provider call cut short by the search\'s own time limit', () => {
+  const suite = useStack({
+    ...SETTLING_STACK, name: 'breaker_cut', redisDb: 14,
+    gatewayEnv: {
+      // 1.6 s for the whole search: the first attempt gets its full 1 s, the fallback the 0.6 s left.
+      PROVIDER_TIMEOUT_MS: '1000', SEARCH_MAX_DURATION_MS: '1600', HTTP_REQUEST_TIMEOUT_MS: '500',
+      PROVIDER_BREAKER_ENABLED: 'true', PROVIDER_BREAKER_TIMEOUT_STREAK: '3', PROVIDER_HEALTH_FLUSH_MS: '100', PROVIDER_HEALTH_REFRESH_MS: '100',
+    },
+  }, { db: true });
+
+  const providerStatus = async (provider: string): Promise<{ breaker: { state: string }; last_5m: { calls: number; timeouts: number } } | undefined> =>
+    ((await call('GET', `${suite.gw}/v1/status`)).body.providers as { provider: string; breaker: { state: string }; last_5m: { calls: number; timeouts: number } }[]).find((p) => p.provider === provider);
+
+  it('never opens the provider\'s breaker and is refunded; the provider timeouts before it open theirs and keep their base price', async () => {
+    const account = await newAccount(suite.gw, 'cut');
+    await grantCredits(suite.stack, account.accountId, 1_000_000, { redis: suite.redis });
+    const key = await newApiKey(suite.gw, account.managementKey);
+    const search = (query: string, models: string[]): Promise<JsonResponse> =>
+      call('POST', `${suite.gw}/v1/search`, { body: { query, models, max_results: 5 }, headers: bearer(key.secret) });
+    // Every provider hangs: Exa times out after its whole second, Brave's call gets what is left of the search's time.
+    const replies = await Promise.all([1, 2, 3, 4].map((i) => search(`cut ${i} sim:*=timeout`, ['exa/auto', 'brave/web'])));
+    for (const reply of replies) {
+      expect(reply.status).toBe(502);
+      const [exa, brave] = reply.body.error.attempts as Record<string, unknown>[];
+      expect(exa).toEqual({ model: 'exa/auto', source: 'platform', status: 'error', error: 'provider did not answer within 1000 ms', cost_usd: 0.009 });
+      expect(brave).toMatchObject({ model: 'brave/web', source: 'platform', status: 'error', error: expect.stringMatching(/^provider did not answer within \d+ ms$/) });
+      expect(brave).not.toHaveProperty('cost_usd');
+    }
+    // Only Exa's base price was kept.
+    await waitFor('the settlements to land', async () => (await suite.redis.get(redisKeys.accountBalance(account.accountId))) === String(1_000_000 - 4 * 9_000) ? true : undefined);
+    // A call after them reaches the status page: every outcome recorded before it was flushed too.
+    expect((await search('marker sim:tavily=error500', ['tavily/basic'])).status).toBe(502);
+    const brave = await waitFor('a flush after the cut calls', async () => ((await providerStatus('tavily'))?.last_5m.calls ?? 0) >= 1 ? providerStatus('brave') : undefined);
+    expect(brave).toMatchObject({ breaker: { state: 'closed' }, last_5m: { timeouts: 0 } });
+    expect((await providerStatus('exa'))?.breaker.state).toMatch(/^(open|half_open)$/);
+    const served = await search('after the cut calls', ['brave/web']);
+    expect([served.status, served.body.model]).toEqual([200, 'brave/web']);
+  }, 60_000);
 });

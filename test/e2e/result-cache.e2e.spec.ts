@@ -3,7 +3,7 @@ import { scanKeys } from '@svc/redis-client';
 import { redisKeys } from '@svc/contracts';
 import { parsePrometheusText, sumSamples } from '@svc/metrics';
 import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, waitFor, grantCredits, UNTHROTTLED_GATEWAY_ENV, useStack, SETTLING_STACK } from '@svc/test-kit';
-import type { JsonResponse } from '@svc/test-kit';
+import type { JsonResponse, StackSuite } from '@svc/test-kit';
 
 /**
  * The shared result cache and the coalescing of identical searches (docs/decisions/0023), end
@@ -21,6 +21,30 @@ const EXA_OWN = `own-exa-${randomBytes(12).toString('hex')}`;
 /** A query no other test (or earlier run on the same Redis) used. */
 const fresh = (label: string): string => `${label} ${randomBytes(6).toString('hex')}`;
 
+const search = (gateway: string, secret: string, body: Record<string, unknown>): Promise<JsonResponse> =>
+  call('POST', `${gateway}/v1/search`, { body: { model: 'exa/fast', max_results: 10, ...body }, headers: bearer(secret) });
+
+/** A new account holding `micros`, with one API key. */
+async function fundedAccountOf(suite: StackSuite, micros: number): Promise<Awaited<ReturnType<typeof newAccount>> & { apiKey: string }> {
+  const account = await newAccount(suite.gw, 'cache');
+  await grantCredits(suite.stack, account.accountId, micros, { redis: suite.redis });
+  const key = await newApiKey(suite.gw, account.managementKey);
+  return { ...account, apiKey: key.secret };
+}
+
+/** The calls the simulator's Exa API has answered so far. */
+const exaCallsOf = async (suite: StackSuite): Promise<number> => Number((await call('GET', `${suite.sim}/_sim/stats`)).body.exa.total);
+
+/** The account's search charges once the worker wrote `count` of them: [request id, micro-USD, cache status]. */
+async function chargesOf(suite: StackSuite, accountId: string, count: number): Promise<Map<string, { micros: number; cache: string | null }>> {
+  return waitFor('the ledger worker to write every charge', async () => {
+    const rows = await suite.db.query<{ request_id: string; amount_micros: string; cache: string | null }>(
+      `SELECT request_id, amount_micros, cache FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge'`, [accountId]);
+    if (rows.rows.length < count) return undefined;
+    return new Map(rows.rows.map((r) => [r.request_id, { micros: -Number(r.amount_micros), cache: r.cache }]));
+  }, { timeoutMs: 30_000 });
+}
+
 describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topology) => {
   const suite = useStack({
     ...SETTLING_STACK,
@@ -37,27 +61,9 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
     gateways: [{}, {}],
   }, { db: true });
 
-  async function fundedAccount(micros: number): Promise<Awaited<ReturnType<typeof newAccount>> & { apiKey: string }> {
-    const account = await newAccount(suite.gw, 'cache');
-    await grantCredits(suite.stack, account.accountId, micros, { redis: suite.redis });
-    const key = await newApiKey(suite.gw, account.managementKey);
-    return { ...account, apiKey: key.secret };
-  }
-
-  const search = (gateway: string, secret: string, body: Record<string, unknown>): Promise<JsonResponse> =>
-    call('POST', `${gateway}/v1/search`, { body: { model: 'exa/fast', max_results: 10, ...body }, headers: bearer(secret) });
-
-  const exaCalls = async (): Promise<number> => Number((await call('GET', `${suite.sim}/_sim/stats`)).body.exa.total);
-
-  /** The account's search charges once the worker wrote `count` of them: [request id, micro-USD, cache status]. */
-  async function charges(accountId: string, count: number): Promise<Map<string, { micros: number; cache: string | null }>> {
-    return waitFor('the ledger worker to write every charge', async () => {
-      const rows = await suite.db.query<{ request_id: string; amount_micros: string; cache: string | null }>(
-        `SELECT request_id, amount_micros, cache FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge'`, [accountId]);
-      if (rows.rows.length < count) return undefined;
-      return new Map(rows.rows.map((r) => [r.request_id, { micros: -Number(r.amount_micros), cache: r.cache }]));
-    }, { timeoutMs: 30_000 });
-  }
+  const fundedAccount = (micros: number): ReturnType<typeof fundedAccountOf> => fundedAccountOf(suite, micros);
+  const exaCalls = (): Promise<number> => exaCallsOf(suite);
+  const charges = (accountId: string, count: number): ReturnType<typeof chargesOf> => chargesOf(suite, accountId, count);
 
   it('the catalog shows each model\'s cache price (10 % of its base price)', async () => {
     const account = await fundedAccount(FULL_MICROS);
@@ -156,6 +162,43 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
       const reply = await search(suite.gw, account.apiKey, { query, ...bad });
       expect([reply.status, reply.body.error.code]).toEqual([400, 'invalid_request']);
     }
+  });
+
+  it('refresh cannot make an entry serve the answer to another text: the one normal form is both the key and what the provider receives (U+FEFF, U+00A0, U+3000 and other Unicode whitespace; a decomposed é)', async () => {
+    const victim = await fundedAccount(100 * FULL_MICROS);
+    const other = await fundedAccount(100 * FULL_MICROS);
+    const lastExaQuery = async (): Promise<unknown> => {
+      const seen = (await call('GET', `${suite.sim}/_sim/requests`)).body.requests as { provider: string; params: { query?: unknown } }[];
+      return seen.filter((request) => request.provider === 'exa').at(-1)?.params.query;
+    };
+    const cases: [string, (word: string) => string][] = [
+      ['U+FEFF', (w) => `best\uFEFFvpn ${w}`],
+      ['U+00A0', (w) => `best\u00A0vpn ${w}`],
+      ['U+3000', (w) => `best\u3000vpn ${w}`],
+      ['U+2003 and spaces', (w) => ` best \u2003 vpn\t${w} `],
+      ['U+2028', (w) => `best\u2028vpn ${w}`],
+    ];
+    for (const [name, spelled] of cases) {
+      const word = randomBytes(6).toString('hex');
+      const normal = `best vpn ${word}`;
+      const first = await search(suite.gw, victim.apiKey, { query: normal });
+      expect([name, first.body.cache.status]).toEqual([name, 'miss']);
+      // Another account's refresh, spelled with other whitespace: the provider receives the normal form.
+      const refreshed = await search(suite.gateway(1), other.apiKey, { query: spelled(word), cache: 'refresh' });
+      expect([name, refreshed.status, refreshed.body.cache.status, await lastExaQuery()]).toEqual([name, 200, 'miss', normal]);
+      // The victim is still served what the provider answers for its own text.
+      const again = await search(suite.gw, victim.apiKey, { query: normal });
+      expect([name, again.body.cache.status]).toEqual([name, 'hit']);
+      expect(again.body.results).toEqual(first.body.results);
+    }
+    // A decomposed é (e + U+0301) against the composed one.
+    const word = randomBytes(6).toString('hex');
+    const composed = `caf\u00e9 ${word}`;
+    const first = await search(suite.gw, victim.apiKey, { query: composed });
+    const refreshed = await search(suite.gateway(1), other.apiKey, { query: `cafe\u0301 ${word}`, cache: 'refresh' });
+    expect([refreshed.status, await lastExaQuery()]).toEqual([200, composed]);
+    const again = await search(suite.gw, victim.apiKey, { query: composed });
+    expect([again.body.cache.status, again.body.results]).toEqual(['hit', first.body.results]);
   });
 
   it('a search with filters is never served an entry stored without them (or with others); the same filters in another order are', async () => {
@@ -298,5 +341,47 @@ describe.each(REDIS_TOPOLOGIES)('result cache and coalescing (%s Redis)', (topol
       }
     }
     expect(seen).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * A burst of identical searches on the deployment's default limits (docs/decisions/0042): Exa
+ * holds at most 10 calls in flight (PROVIDER_MAX_IN_FLIGHT_EXA), each key 20 searches a second
+ * in bursts of 40, an account 50 searches in flight. Only a call to the provider takes a
+ * capacity slot: a hit or a joined search takes none, so the searches one call serves are
+ * never refused for capacity.
+ */
+describe.each(REDIS_TOPOLOGIES)('a burst of identical searches on the default limits (%s Redis)', (topology) => {
+  const suite = useStack({
+    ...SETTLING_STACK,
+    name: `cache_burst_${topology}`,
+    cluster: topology === 'cluster',
+    redisDb: 13,
+    gatewayEnv: { CACHE_ENABLED: 'true' },
+    gateways: [{}, {}],
+  }, { db: true });
+
+  it('50 identical searches at once across two gateways make exactly one upstream call and none is refused for capacity: one miss, the rest joined or hit, each charged as the cache says', async () => {
+    const account = await fundedAccountOf(suite, 100 * FULL_MICROS);
+    // Two keys of the account: each sends 25, inside a key's burst of 40.
+    const second = (await newApiKey(suite.gw, account.managementKey)).secret;
+    // The leading call takes 2 s, so every search arrives while it is in flight.
+    const query = `${fresh('burst')} sim:exa=slow2000`;
+    const before = await exaCallsOf(suite);
+    const replies = await Promise.all(Array.from({ length: 50 }, (_, i) =>
+      search(i % 2 === 0 ? suite.gw : suite.gateway(1), i < 25 ? account.apiKey : second, { query })));
+    expect(replies.map((r) => [r.status, r.body.error?.code])).toEqual(Array.from({ length: 50 }, () => [200, undefined]));
+    expect(await exaCallsOf(suite)).toBe(before + 1);
+    const statuses = replies.map((r) => r.body.cache.status as string);
+    expect(statuses.filter((s) => s === 'miss')).toHaveLength(1);
+    expect(statuses.filter((s) => s === 'joined' || s === 'hit')).toHaveLength(49);
+    for (const reply of replies) expect(reply.body.results).toEqual(replies[0]?.body.results);
+    // One charge each: the miss at the model's price, every other at the cache price.
+    const ledger = await chargesOf(suite, account.accountId, 50);
+    expect(ledger.size).toBe(50);
+    for (const reply of replies) {
+      expect(ledger.get(reply.body.request_id)).toEqual({ micros: reply.body.cache.status === 'miss' ? FULL_MICROS : CACHE_MICROS, cache: reply.body.cache.status });
+    }
+    expect(await suite.redis.get(redisKeys.accountBalance(account.accountId))).toBe(String(100 * FULL_MICROS - FULL_MICROS - 49 * CACHE_MICROS));
   });
 });

@@ -8,11 +8,11 @@ import { ManagementKeyCreateDto, ManagementKeyUpdateDto } from '../../services/a
 import { PutProviderKeyDto } from '../../services/account-admin/src/provider-keys/provider-keys.dto';
 import { ConfirmSignupDto, LoginDto, PasswordResetDto, PasswordResetRequestDto, SignupDto } from '../../services/account-admin/src/sessions/sessions.dto';
 import { NotificationSettingDto } from '../../services/account-admin/src/notifications/notifications.dto';
-import { CheckoutBodyDto } from '../../services/billing/src/checkout/checkout.dto';
-import { ExportQueryDto, toExportQuery } from '../../services/billing/src/finance/finance.dto';
-import { CreateAccountDto, GrantDto, LedgerListQueryDto } from '../../services/billing/src/operator/operator.dto';
-import { ReconciliationQueryDto, toReconciliationQuery } from '../../services/billing/src/reconciliation/reconciliation.dto';
-import { DayRangeQueryDto, toUsageQuery, UsageQueryDto } from '../../services/billing/src/usage/usage.dto';
+import { CheckoutBodyDto } from '../../services/billing/src/http/checkout/checkout.dto';
+import { ExportQueryDto, toExportQuery } from '../../services/billing/src/http/finance/finance.dto';
+import { CreateAccountDto, GrantDto, LedgerListQueryDto } from '../../services/billing/src/http/operator/operator.dto';
+import { ReconciliationQueryDto, toReconciliationQuery } from '../../services/billing/src/http/finance/reconciliation.dto';
+import { DayRangeQueryDto, toUsageQuery, UsageQueryDto } from '../../services/billing/src/http/usage/usage.dto';
 
 /**
  * What every DTO of account-admin and billing answers to a fixed set of good and bad values

@@ -1,50 +1,28 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { Controller, Get, Post, UseGuards } from '@nestjs/common';
-import type { Type } from '@nestjs/common';
-import { PATH_METADATA } from '@nestjs/common/constants';
 import Fastify from 'fastify';
 import type { RouteOptions } from 'fastify';
 import pino from 'pino';
 import { guardHook, isUnguardedFastifyRoute, Public, PUBLIC_ROUTE_CONFIG, unguardedNestRoutes } from '@svc/http-edge';
 import { repoRoot } from '@svc/test-kit';
+import { nestControllers, routeAccessViolations } from './route-rules';
 import { GatewayHttp } from '../../services/search-gateway/src/http/gateway.http';
 import { ForwardService } from '../../services/search-gateway/src/forward/forward.routes';
 import { McpEndpoint } from '../../services/search-gateway/src/mcp/mcp.endpoint';
 
 /**
- * Every route of every service is declared public or guarded (docs/decisions/0020-actor-guard-and-one-source.md).
- * Part of `npm run lint` (check:routes). The Nest services' controllers are found by reading
- * their sources (every file with `@Controller(` or a house `@…Controller(`), so a new controller cannot slip past; the
- * gateway's Fastify routes are those GatewayHttp registers on a bare Fastify instance.
+ * Every route of every service is declared public or guarded (docs/decisions/0020-actor-guard-and-one-source.md),
+ * and every keyed route declares the kind of key it needs once, on its controller or handler,
+ * never by a check inside a handler (docs/decisions/0039). Part of `npm run lint`
+ * (check:routes). The Nest services' controllers are found by reading their sources (every
+ * file with `@Controller(` or a house `@…Controller(`; route-rules.ts), so a new controller
+ * cannot slip past; the gateway's Fastify routes are those GatewayHttp registers on a bare
+ * Fastify instance.
  */
 
 const NEST_SERVICES = ['services/account-admin/src', 'services/billing/src'];
-/** `@Controller(` or a house decorator that includes it (`@PublicController(`, `@AccessController(`, …). */
-const CONTROLLER_DECORATOR = /@\w*Controller\(/;
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (name === 'node_modules' || name === 'dist' || name === 'generated') return [];
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return name.endsWith('.ts') && !name.endsWith('.spec.ts') ? [path] : [];
-  });
-}
-
-async function nestControllers(): Promise<{ file: string; controller: Type }[]> {
-  const found: { file: string; controller: Type }[] = [];
-  for (const root of NEST_SERVICES) {
-    for (const file of sourceFiles(join(repoRoot(), root))) {
-      if (!CONTROLLER_DECORATOR.test(readFileSync(file, 'utf8'))) continue;
-      const module = (await import(file)) as Record<string, unknown>;
-      for (const value of Object.values(module)) {
-        if (typeof value === 'function' && Reflect.getMetadata(PATH_METADATA, value) !== undefined) found.push({ file: relative(repoRoot(), file), controller: value as Type });
-      }
-    }
-  }
-  return found;
-}
 
 /** The gateway's routes as GatewayHttp registers them (its dependencies are never called while registering). */
 async function gatewayRoutes(): Promise<RouteOptions[]> {
@@ -67,12 +45,57 @@ const describeRoute = (route: RouteOptions): string => `${[route.method].flat().
 
 describe('every route is declared public or guarded', () => {
   it('account-admin and billing (the public API, the operator API and the worker): every Nest route', async () => {
-    const controllers = await nestControllers();
+    const controllers = await nestControllers(NEST_SERVICES);
     // The scan found the services' controllers (a broken scan must not pass by finding none);
     // billing's HealthController is also the worker's (its health listener).
-    expect(controllers.map((c) => c.controller.name)).toEqual(expect.arrayContaining(['KeysController', 'ProviderKeysController', 'OperatorController', 'WebhookController']));
-    expect(controllers.map((c) => `${c.file} ${c.controller.name}`)).toContain('services/billing/src/health/health.controller.ts HealthController');
+    expect(controllers.map((c) => c.controller.name)).toEqual(expect.arrayContaining(['KeysController', 'ProviderKeysController', 'OperatorController', 'StripeWebhookController']));
+    expect(controllers.map((c) => `${c.file} ${c.controller.name}`)).toContain('services/billing/src/http/health/health.controller.ts HealthController');
     expect(controllers.flatMap(({ file, controller }) => unguardedNestRoutes([controller]).map((route) => `${file}: ${route}`))).toEqual([]);
+  });
+
+  it('account-admin and billing: every keyed route declares its key kind once, and no handler checks one itself', async () => {
+    expect(await routeAccessViolations(NEST_SERVICES)).toEqual([]);
+  });
+
+  it('refuses a planted controller whose handlers check the key kind themselves, and passes one that declares it', async () => {
+    // A folder of its own inside billing's sources (so it imports as billing's code does), removed after.
+    const folder = `services/billing/src/lint-planted-${randomBytes(4).toString('hex')}`;
+    const dir = join(repoRoot(), folder);
+    mkdirSync(dir);
+    try {
+      writeFileSync(join(dir, 'planted.controller.ts'), [
+        "import { Controller, Get, UseGuards } from '@nestjs/common';",
+        "import { AppError } from '@svc/errors';",
+        "import { Caller, InternalAuthController, InternalAuthGuard } from '../http/internal-auth.guard';",
+        "import type { CallerIdentity } from '../http/internal-auth.guard';",
+        '',
+        "@Controller('v1/planted')",
+        '@UseGuards(InternalAuthGuard)',
+        'export class PlantedController {',
+        '  @Get()',
+        '  list(@Caller() caller: CallerIdentity): object {',
+        "    if (caller.keyKind !== 'management') throw new AppError('wrong_key_type', 'listing needs a management key');",
+        '    return {};',
+        '  }',
+        '}',
+        '',
+        "@InternalAuthController('v1/declared', { key: 'management' })",
+        'export class DeclaredController {',
+        '  @Get()',
+        '  list(@Caller() caller: CallerIdentity): object {',
+        '    return { account: caller.accountId };',
+        '  }',
+        '}',
+        '',
+      ].join('\n'));
+      const violations = await routeAccessViolations([folder]);
+      expect(violations).toEqual([
+        `${folder}/planted.controller.ts: GET /v1/planted (PlantedController.list): declares no access`,
+        `${folder}/planted.controller.ts:11: a handler checks the key kind itself (declare it on the controller or route instead)`,
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('the gateway: every Fastify route', async () => {

@@ -27,6 +27,12 @@ export const AUDIT_ACTIONS = [
   'oauth_grant.revoke',
   'purchase.start',
   'credits.grant',
+  'webhook_endpoint.create',
+  'webhook_endpoint.update',
+  'webhook_endpoint.rotate_secret',
+  'webhook_endpoint.delete',
+  'billing_settings.update',
+  'card_setup.start',
   'user.password_reset',
   'notification_settings.update',
 ] as const;

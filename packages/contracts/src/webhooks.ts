@@ -17,6 +17,18 @@ export const WEBHOOK_SIGNATURE_HEADER = 'svc-signature';
 /** The BullMQ queue of deliveries (one job per event and endpoint), under QUEUE_PREFIX's hash tag. */
 export const WEBHOOK_QUEUE = 'webhooks';
 
+/** The ledger worker's queue that puts pending deliveries on WEBHOOK_QUEUE (its own, so it never waits behind a delivery). */
+export const WEBHOOK_DISPATCH_QUEUE = 'webhook-dispatch';
+
+/** The ledger worker's queue of balance.low and key.limit.threshold checks. */
+export const THRESHOLDS_QUEUE = 'thresholds';
+
+/** The ledger worker's queue of automatic top-ups (crossings opened, pending top-ups charged). */
+export const AUTO_TOPUP_QUEUE = 'auto-topup';
+
+/** Deliveries one account may have in flight at once in one worker process, by default (WEBHOOK_ACCOUNT_CONCURRENCY). */
+export const WEBHOOK_ACCOUNT_CONCURRENCY = 4;
+
 /** How long a rotated-out secret keeps signing (a second v1). */
 export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 

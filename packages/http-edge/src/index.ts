@@ -12,15 +12,15 @@ export { secretsEqual, headerValue } from './secrets-equal';
 export { DtoValidationPipe, describeValidationErrors, validateDto } from './validation/validation.pipe';
 export {
   IsUsdAmount, IsFutureTimestamp, IsCalendarDate, IsIntegerText, IsCursor, IsText, IsStringList, IsTimestamp, NoNullCharacter,
-  parseRfc3339, isCalendarDate, hasNullCharacter, isRepresentableTime, encodeTimeIdCursor, decodeTimeIdCursor, MAX_DATE_MS, PageQueryDto, pageLimit, DEFAULT_PAGE_LIMIT,
+  parseRfc3339, isCalendarDate, isEmailAddress, isWellFormedText, hasNullCharacter, isRepresentableTime, encodeTimeIdCursor, decodeTimeIdCursor, MAX_DATE_MS, PageQueryDto, pageLimit, DEFAULT_PAGE_LIMIT,
 } from './validation/validators';
 export type { TimeIdPosition, UsdAmountOptions } from './validation/validators';
 export { TextField, StringField, StringListField, UsdField, EnumField, BooleanField, FutureTimestampField, TimestampField, CalendarDateField, IdField, UrlField, idPattern, EnumListField } from './validation/fields';
 export type { FieldOptions, Presence, StringFieldOptions } from './validation/fields';
 export { internalCaller } from './internal-caller';
 export type { InternalCaller } from './internal-caller';
-export { Public, PublicController, PUBLIC_ROUTE, PUBLIC_ROUTE_CONFIG, guardHook, isUnguardedFastifyRoute, unguardedNestRoutes } from './route-access';
-export type { RouteOptionsSeen } from './route-access';
+export { Public, PublicController, PUBLIC_ROUTE, PUBLIC_ROUTE_CONFIG, guardHook, isUnguardedFastifyRoute, unguardedNestRoutes, ROUTE_ACCESS, DeclareAccess, KeyedGuard, declaredAccess, undeclaredAccessRoutes } from './route-access';
+export type { RouteOptionsSeen, RouteAccess } from './route-access';
 export { DEFAULT_MAX_BODY_DEPTH, FORBIDDEN_KEYS, bodyDepthExceeds, checkBodyDepth, parseJsonBody, forbiddenKeyPath, tooDeepError, installJsonBodyParser } from './body/json-body';
 export type { JsonBodyParserOptions } from './body/json-body';
 export { AddressList, clientAddress, normalizeAddress, parseCidr, parseTrustedProxies, requestClientAddress } from './client-address';

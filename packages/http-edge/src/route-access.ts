@@ -1,6 +1,7 @@
 import { applyDecorators, Controller, RequestMethod, SetMetadata } from '@nestjs/common';
 import type { Type } from '@nestjs/common';
 import { GUARDS_METADATA, METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import type { RequiredKind } from '@svc/contracts';
 
 /**
  * Every route of every service is either public (declared so, here) or guarded: a Nest
@@ -17,6 +18,34 @@ export const Public = (): ClassDecorator & MethodDecorator => SetMetadata(PUBLIC
 /** `@Controller(prefix)` and `@Public()` in one: a controller whose every route anyone may call. */
 export function PublicController(prefix?: string): ClassDecorator {
   return applyDecorators(prefix === undefined ? Controller() : Controller(prefix), Public());
+}
+
+/**
+ * Who may call a guarded route, declared once on its controller (or on one handler, which
+ * then overrides the controller's): `key` is the kind of key a route the gateway forwards, or
+ * an internal route, needs (`management`, `api` or `either`); a route of the dashboard only
+ * (a session) leaves it out. Read by the guard that resolves the caller (account-admin's
+ * ActorGuard, billing's InternalAuthGuard), which refuses another kind with 403 wrong_key_type
+ * before any pipe or handler runs, and by the route-access check (`undeclaredAccessRoutes`).
+ */
+export interface RouteAccess {
+  key?: RequiredKind;
+}
+
+export const ROUTE_ACCESS = 'svc:route-access';
+
+/** Declares a controller's (or one handler's) access rule for the guard that reads it. */
+export const DeclareAccess = (rule: RouteAccess): ClassDecorator & MethodDecorator => SetMetadata(ROUTE_ACCESS, rule);
+
+const KEYED_GUARD = 'svc:keyed-guard';
+
+/** Marks a guard class that enforces the route's declared access (so every route behind it must declare one). */
+export const KeyedGuard = (): ClassDecorator => SetMetadata(KEYED_GUARD, true);
+
+/** The rule a handler declares, else its controller's. */
+export function declaredAccess(controller: Type, handler: unknown): RouteAccess | undefined {
+  const own = typeof handler === 'function' ? (Reflect.getMetadata(ROUTE_ACCESS, handler) as RouteAccess | undefined) : undefined;
+  return own ?? (Reflect.getMetadata(ROUTE_ACCESS, controller) as RouteAccess | undefined);
 }
 
 /** A Fastify route's `config` that declares it public. */
@@ -51,12 +80,24 @@ export function isUnguardedFastifyRoute(route: RouteOptionsSeen): boolean {
   return !hooks.some(isGuardHook);
 }
 
-/** `METHOD /path` of each Nest route that is neither @Public() nor behind a guard. */
-export function unguardedNestRoutes(controllers: readonly Type[]): string[] {
-  const found: string[] = [];
+/** One route of a Nest controller, as the checks below read it. */
+interface NestRoute {
+  controller: Type;
+  /** The handler's name on the controller. */
+  name: string;
+  handler: object;
+  method: string;
+  /** `path` without its leading slash (`v1/keys/:id`). */
+  path: string;
+  /** Every guard of the route: the controller's, then the handler's. */
+  guards: unknown[];
+}
+
+/** Every route (each of its paths) of the controllers. */
+function nestRoutes(controllers: readonly Type[]): NestRoute[] {
+  const routes: NestRoute[] = [];
   for (const controller of controllers) {
     const prefixes = asList(Reflect.getMetadata(PATH_METADATA, controller));
-    const classPublic = Reflect.getMetadata(PUBLIC_ROUTE, controller) === true;
     const classGuards = asList(Reflect.getMetadata(GUARDS_METADATA, controller));
     const proto = controller.prototype as Record<string, unknown>;
     for (const name of Object.getOwnPropertyNames(proto)) {
@@ -64,14 +105,39 @@ export function unguardedNestRoutes(controllers: readonly Type[]): string[] {
       if (typeof handler !== 'function') continue;
       const paths = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
       if (paths === undefined) continue;
-      const guarded = classGuards.length > 0 || asList(Reflect.getMetadata(GUARDS_METADATA, handler)).length > 0;
-      const isPublic = classPublic || Reflect.getMetadata(PUBLIC_ROUTE, handler) === true;
-      if (guarded || isPublic) continue;
+      const guards = [...classGuards, ...asList(Reflect.getMetadata(GUARDS_METADATA, handler))];
       const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
       for (const prefix of prefixes.length === 0 ? [''] : prefixes) {
-        for (const path of asList(paths)) found.push(`${method} /${[prefix, path].map(String).filter((p) => p !== '' && p !== '/').join('/')} (${controller.name}.${name})`);
+        for (const path of asList(paths)) {
+          routes.push({ controller, name, handler, method, guards, path: [prefix, path].map(String).filter((p) => p !== '' && p !== '/').join('/').replace(/^\/+/, '') });
+        }
       }
     }
+  }
+  return routes;
+}
+
+const describeRoute = (route: NestRoute): string => `${route.method} /${route.path} (${route.controller.name}.${route.name})`;
+
+/** `METHOD /path` of each Nest route that is neither @Public() nor behind a guard. */
+export function unguardedNestRoutes(controllers: readonly Type[]): string[] {
+  return nestRoutes(controllers)
+    .filter((route) => route.guards.length === 0 && Reflect.getMetadata(PUBLIC_ROUTE, route.controller) !== true && Reflect.getMetadata(PUBLIC_ROUTE, route.handler) !== true)
+    .map(describeRoute);
+}
+
+/**
+ * `METHOD /path` of each Nest route behind a keyed guard that does not declare its access:
+ * no rule at all, or no `key` on a route outside the dashboard's session surface
+ * (`dashboard/api/...`), whose caller is always a session.
+ */
+export function undeclaredAccessRoutes(controllers: readonly Type[]): string[] {
+  const found: string[] = [];
+  for (const route of nestRoutes(controllers)) {
+    if (!route.guards.some((guard) => typeof guard === 'function' && Reflect.getMetadata(KEYED_GUARD, guard) === true)) continue;
+    const rule = declaredAccess(route.controller, route.handler);
+    if (rule === undefined) found.push(`${describeRoute(route)}: declares no access`);
+    else if (rule.key === undefined && !route.path.startsWith('dashboard/api/')) found.push(`${describeRoute(route)}: declares no key kind`);
   }
   return found;
 }

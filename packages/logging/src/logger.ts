@@ -15,7 +15,7 @@ export function errText(error: unknown): string {
  * Paths every service redacts: a second line of defence should a header object or a body
  * reach a line (call sites log ids and outcomes only). Static paths only: a wildcard path
  * (`*.authorization`) makes pino walk every field of every line, about 8 µs per line here
- * (`npm run bench -- observability`, docs/decisions/0014).
+ * (measured once: docs/decisions/0017 and 0019).
  */
 const REDACTED = [
   'authorization', 'cookie', 'secret', 'password', 'token', 'api_key',

@@ -1,6 +1,6 @@
 import { bool, int, oneOf, parseEnv, secret, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
-import { STRIPE_CLIENT_ENV } from './stripe/stripe-config';
+import { STRIPE_CLIENT_ENV } from './adapters/stripe-config';
 
 /** billing's environment, parsed once at start (main.ts) or from a test's own object. */
 export const BILLING_ENV = {
@@ -26,7 +26,7 @@ export const BILLING_ENV = {
   MIGRATE_ON_START: bool({ default: false }),
   /** A reservation whose search ran past its own bound by more than this is stale (reconciliation). */
   RECONCILE_STALE_AFTER_MS: int({ default: 60_000, min: 0, max: 3_600_000 }),
-  /** Stripe Checkout (src/stripe, src/checkout, src/webhook). No secret key: checkout is 503 payment_disabled. */
+  /** Stripe Checkout and the Stripe webhook (src/adapters/stripe.adapter.ts, src/services/purchases). No secret key: checkout is 503 payment_disabled. */
   ...STRIPE_CLIENT_ENV,
   STRIPE_WEBHOOK_SECRET: secret({ optional: true }),
   CHECKOUT_SUCCESS_URL: url({ default: 'http://localhost:8080/dashboard?checkout=success', protocols: ['http', 'https'] }),

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { ConfigError } from '@svc/config';
-import { startBilling, createLogger } from './app';
+import { startBilling } from './app/app';
+import { createLogger } from './logger';
 import { parseBillingConfig } from './config';
 import type { BillingConfig } from './config';
 import { migrateBillingDatabase } from './db/migrate';

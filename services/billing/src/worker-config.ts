@@ -1,8 +1,9 @@
 import { bool, int, oneOf, parseEnv, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
-import { HYDRATION_ENV } from './hydration/hydration-config';
-import { DEFAULT_SWEEP_SCAN_KEYS } from './settlement/settlement-stream.adapter';
-import { STRIPE_CLIENT_ENV } from './stripe/stripe-config';
+import { HYDRATION_ENV } from './services/hydration/hydration-config';
+import { checkWebhookConfig, WEBHOOK_ENV } from './services/outbound-webhooks/webhook-config';
+import { DEFAULT_SWEEP_SCAN_KEYS } from './services/settlement/settlement-stream.adapter';
+import { STRIPE_CLIENT_ENV } from './adapters/stripe-config';
 
 /**
  * The ledger worker's environment (dist/worker.js), parsed once at start (src/worker.ts):
@@ -57,9 +58,11 @@ export const LEDGER_WORKER_ENV = {
   KEY_USE_FLUSH_INTERVAL_MS: int({ default: 5_000, min: 10, max: 600_000 }),
   /** How often the backlog is logged while records are pending. */
   BACKLOG_LOG_INTERVAL_MS: int({ default: 5_000, min: 100, max: 3_600_000 }),
-  /** Recovery from a Redis that lost its data (src/hydration). */
+  /** Recovery from a Redis that lost its data (src/services/hydration). */
   ...HYDRATION_ENV,
-  /** Automatic top-up's off-session PaymentIntents (src/auto-topup); no secret key: no top-ups are made. */
+  /** Outgoing webhooks, thresholds and the schedule of automatic top-up (src/services/outbound-webhooks). */
+  ...WEBHOOK_ENV,
+  /** Automatic top-up's off-session PaymentIntents (src/services/purchases); no secret key: no top-ups are made. */
   ...STRIPE_CLIENT_ENV,
   /** A pending top-up whose last call to Stripe failed or is still processing is tried (or re-read) again after this. */
   AUTO_TOPUP_RETRY_AFTER_MS: int({ default: 60_000, min: 100, max: 3_600_000 }),
@@ -68,6 +71,6 @@ export const LEDGER_WORKER_ENV = {
 export type LedgerWorkerConfig = EnvOf<typeof LEDGER_WORKER_ENV>;
 
 /** Throws a ConfigError naming the first bad variable. */
-export function parseLedgerWorkerConfig(source: NodeJS.ProcessEnv = process.env): LedgerWorkerConfig {
-  return parseEnv(LEDGER_WORKER_ENV, source);
+export function parseLedgerWorkerConfig(source: NodeJS.ProcessEnv): LedgerWorkerConfig {
+  return checkWebhookConfig(parseEnv(LEDGER_WORKER_ENV, source));
 }

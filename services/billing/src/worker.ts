@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError } from '@svc/config';
-import { createLogger } from './app';
+import { createLogger } from './logger';
 import { startLedgerWorker } from './worker/ledger-worker';
 import { parseLedgerWorkerConfig } from './worker-config';
 import type { LedgerWorkerConfig } from './worker-config';
@@ -9,7 +9,7 @@ import { startTracing } from '@svc/tracing';
 
 function loadConfigOrExit(): LedgerWorkerConfig {
   try {
-    return parseLedgerWorkerConfig();
+    return parseLedgerWorkerConfig(process.env);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`billing-worker: ${error.message}\n`);

@@ -3,47 +3,45 @@ import type { SettlementRecord } from '@svc/contracts';
 import { verifyWebhook } from '@svc/sdk';
 import { waitFor, WebhookReceiver } from '@svc/test-kit';
 import pino from 'pino';
-import { AutoTopupRepository } from '../src/auto-topup/auto-topup.repository';
-import { AutoTopupService, DEFAULT_AUTO_TOPUP_TIMING } from '../src/auto-topup/auto-topup.service';
+import { AutoTopupService, DEFAULT_AUTO_TOPUP_TIMING } from '../src/services/purchases/auto-topup.service';
 import { createBillingDatabase } from '../src/db/prisma.repository';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
-import { SpendableBalanceAdapter } from '../src/spendable/spendable-balance.adapter';
-import { SpendableOutboxService } from '../src/spendable/spendable-outbox.service';
-import { StripeAdapter } from '../src/stripe/stripe.adapter';
-import type { WebhookProcessor } from '../src/webhook-delivery/webhook-processor';
+import { LedgerRepository } from '../src/stores/ledger.repository';
+import { SpendableBalanceAdapter } from '../src/services/spendable/spendable-balance.adapter';
+import { SpendableOutboxService } from '../src/services/spendable/spendable-outbox.service';
+import { StripeAdapter } from '../src/adapters/stripe.adapter';
 import { call, errorOf, operatorHeaders } from './billing-harness';
 import type { JsonResponse } from './billing-harness';
-import { settlementRecord } from './ledger-fixtures';
-import { api as harnessApi, checkout, newAccount, spendableBecomes, startStripeHarness, startTestWebhookProcessor, STRIPE_SECRET } from './stripe-harness';
-import type { StripeHarness } from './stripe-harness';
+import { settlementRecord, TestLedgerAppend } from './ledger-fixtures';
+import { api as harnessApi, autoTopupStores, checkout, newAccount, spendableBecomes, startStripeHarness, startTestWebhookProcessor, STRIPE_SECRET } from './stripe-harness';
+import type { StripeHarness, TestOutbound } from './stripe-harness';
 
 /**
  * Automatic top-up on real PostgreSQL and Redis, billing's /v1 routes in-process, the ledger
- * worker's webhook processor (whose tick evaluates top-ups, as dist/worker.js runs it), and
+ * worker's outbound processors (the auto-topup processor evaluates top-ups, as dist/worker.js runs it), and
  * the fake Stripe over HTTP through the official `stripe` client. The fake also sends each
  * PaymentIntent's own webhook event to billing as it answers, so the synchronous answer and
  * the webhook race on every top-up, as they do with Stripe.
  */
 const silent = pino({ level: 'silent' });
 let h: StripeHarness;
-let processor: WebhookProcessor;
+let processor: TestOutbound;
 let db: ReturnType<typeof createBillingDatabase>;
-let ledger: LedgerRepository;
+let ledger: TestLedgerAppend;
 const replicas: { db: ReturnType<typeof createBillingDatabase>; service: AutoTopupService }[] = [];
 const receivers: WebhookReceiver[] = [];
 
 function topUpService(database: ReturnType<typeof createBillingDatabase>): AutoTopupService {
-  const repository = new LedgerRepository(database.prisma, database.pool);
+  const repository = new LedgerRepository(database.prisma);
   const outbox = new SpendableOutboxService(repository, new SpendableBalanceAdapter(h.redis), silent);
   const stripe = new StripeAdapter({ secretKey: STRIPE_SECRET, apiBase: h.stripe.url, timeoutMs: 2_000 });
-  return new AutoTopupService(new AutoTopupRepository(database.prisma), stripe, outbox, silent, { ...DEFAULT_AUTO_TOPUP_TIMING, retryAfterMs: 300 });
+  return new AutoTopupService(autoTopupStores(database), stripe, outbox, silent, { ...DEFAULT_AUTO_TOPUP_TIMING, retryAfterMs: 300 });
 }
 
 beforeAll(async () => {
   h = await startStripeHarness('auto_topup', { env: { WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true' } });
   h.stripe.setWebhookUrl(h.webhookUrl);
   db = createBillingDatabase(h.databaseUrl, () => undefined);
-  ledger = new LedgerRepository(db.prisma, db.pool);
+  ledger = new TestLedgerAppend(db);
   processor = await startTestWebhookProcessor(h, db, { retryWindowMs: 4_000, autoTopups: topUpService(db) });
 }, 60_000);
 
@@ -347,6 +345,58 @@ describe('auto top-up', () => {
     // The database refuses a second top-up in flight whatever the code does.
     await expect(h.db.query(`INSERT INTO auto_topups (id, account_id, status, amount_micros, month) VALUES ('atu_x1', $1, 'pending', 1, '2026-01'), ('atu_x2', $1, 'pending', 1, '2026-01')`, [accountId]))
       .rejects.toThrow(/auto_topups_one_pending_idx/);
+  });
+
+  it('a top-up given up after 23 hours that Stripe later reports succeeded is credited once and counts against the cap of the month it lands in', async () => {
+    const accountId = await newAccount(h);
+    await saveCard(accountId);
+    // Stripe cannot be reached: the top-up stays pending, tried again and again.
+    h.stripe.failNext('error500', Infinity);
+    await enable(accountId, { threshold_usd: 10, amount_usd: 20, monthly_cap_usd: 40 });
+    const [lost] = await waitFor('the top-up Stripe never answered', async () => {
+      const rows = await h.db.query<{ id: string; status: string; attempts: number }>('SELECT id, status, attempts FROM auto_topups WHERE account_id = $1', [accountId]);
+      return rows.rows[0]?.status === 'pending' && rows.rows[0].attempts > 0 ? rows.rows : undefined;
+    });
+    const lostId = String(lost?.id);
+    // Decided last month, more than 23 hours ago: the worker gives it up.
+    await h.db.query(
+      `UPDATE auto_topups SET created_at = clock_timestamp() - interval '24 hours',
+         month = to_char((clock_timestamp() AT TIME ZONE 'UTC') - interval '1 month', 'YYYY-MM') WHERE id = $1`, [lostId]);
+    await waitFor('the top-up given up', async () => ((await topUps(accountId))[0]?.failure_code === 'processor_unreachable' ? true : undefined));
+    expect((await topUps(accountId))[0]).toMatchObject({ status: 'failed', payment_intent_id: null });
+    h.stripe.clearFailures();
+    // The owner acts: the settings saved again, a new top-up this month, credited.
+    expect((await api('PATCH', accountId, '/v1/billing/settings', { auto_topup: { enabled: true } })).status).toBe(200);
+    await waitFor('the second top-up credited', async () => ((await topUpEntries(accountId)).n === 1 ? true : undefined));
+
+    // Stripe had taken the first payment after all (its answer was lost): its success arrives now.
+    const card = await h.db.query<{ stripe_customer_id: string; payment_method_id: string }>(
+      'SELECT stripe_customer_id, payment_method_id FROM billing_settings WHERE account_id = $1', [accountId]);
+    const stripe = new StripeAdapter({ secretKey: STRIPE_SECRET, apiBase: h.stripe.url, timeoutMs: 2_000 });
+    const late = await stripe.chargeOffSession({
+      customerId: String(card.rows[0]?.stripe_customer_id), paymentMethodId: String(card.rows[0]?.payment_method_id), amountCents: 2_000, accountId,
+      autoTopupId: lostId, creditMicros: 20_000_000, idempotencyKey: lostId,
+    });
+    if (late.kind !== 'intent') throw new Error('the late charge did not succeed in the fake');
+    await waitFor('the late success credited', async () => ((await topUpEntries(accountId)).n === 2 ? true : undefined));
+    // Stripe sends its event again: nothing more.
+    await deliver('payment_intent.succeeded', h.stripe.paymentIntent(late.intent.id));
+    await settle(300);
+    expect(await topUpEntries(accountId)).toEqual({ n: 2, micros: 40_000_000 });
+    expect(await balanceOf(accountId)).toBe(40_000_000);
+    const month = (await h.db.query<{ m: string }>("SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM') AS m")).rows[0]?.m;
+    const rows = await h.db.query<{ id: string; status: string; month: string; payment_intent_id: string | null }>(
+      'SELECT id, status, month, payment_intent_id FROM auto_topups WHERE id = $1', [lostId]);
+    expect(rows.rows[0]).toMatchObject({ status: 'succeeded', month, payment_intent_id: late.intent.id });
+    // It counts in this month, when it landed: 40 of the cap of 40.
+    expect((await api('GET', accountId, '/v1/billing/settings')).body).toMatchObject({ auto_topup: { month_to_date_usd: 40 } });
+
+    // The next crossing this month would pass the cap: refused, no payment.
+    await search(accountId, 35_000_000);
+    await waitFor('the crossing refused by the cap', async () => ((await topUps(accountId)).some((t) => t.status === 'skipped') ? true : undefined));
+    expect((await topUps(accountId)).map((t) => [t.status, t.failure_code])).toEqual([['succeeded', null], ['succeeded', null], ['skipped', 'monthly_cap_reached']]);
+    expect(intentsOf(accountId)).toHaveLength(2);
+    expect(await topUpEntries(accountId)).toEqual({ n: 2, micros: 40_000_000 });
   });
 
   it('a refund of a top-up is debited once, and the ledger, the finance report and Stripe agree to the micro-dollar', async () => {

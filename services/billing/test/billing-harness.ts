@@ -5,9 +5,9 @@ import type { AccountAdminServer, ProtoAccount, ProtoKeyLimit } from '@svc/grpc'
 import { inProcessServiceEnv, startGrpcServer } from '@svc/test-kit';
 import type { LoopbackGrpcServer } from '@svc/test-kit';
 import { Client } from 'pg';
-import { startBilling, createLogger } from '../src/app';
+import { startBilling, createLogger } from '../src/app/app';
 import { parseBillingConfig } from '../src/config';
-import type { RunningBilling } from '../src/app';
+import type { RunningBilling } from '../src/app/app';
 import { migratedBillingDatabase } from './ledger-fixtures';
 
 export const INTERNAL_TOKEN = 'internal-token-for-billing-tests';

@@ -98,7 +98,7 @@ describe('POST /v1/credits/checkout', () => {
     expect(h.stripe.createdSessions).toBe(before + 1);
   });
 
-  it('is 403 wrong_key_type for an API key (after the body is validated)', async () => {
+  it('is 403 wrong_key_type for an API key', async () => {
     const response = await post(h, await newAccount(h), '{"amount_usd": 20}', 'api');
     expect(response.status).toBe(403);
     expect(errorOf(response).code).toBe('wrong_key_type');

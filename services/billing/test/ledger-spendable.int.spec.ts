@@ -3,18 +3,22 @@ import { redisKeys } from '@svc/contracts';
 import type { Redis } from 'ioredis';
 import type { Client } from 'pg';
 import pino from 'pino';
-import type { AccountDirectory } from '../src/accounts/account-directory.adapter';
-import type { LedgerRepository } from '../src/ledger/ledger.repository';
-import { LedgerService } from '../src/ledger/ledger.service';
-import { SpendableBalanceAdapter } from '../src/spendable/spendable-balance.adapter';
-import { SpendableOutboxService } from '../src/spendable/spendable-outbox.service';
+import type { AccountDirectory } from '../src/adapters/account-directory.adapter';
+import { Transactions } from '../src/db/transactions';
+import { AuditRepository } from '../src/stores/audit.repository';
+import type { LedgerRepository } from '../src/stores/ledger.repository';
+import { LedgerService } from '../src/services/ledger/ledger.service';
+import { SpendableBalanceAdapter } from '../src/services/spendable/spendable-balance.adapter';
+import { SpendableOutboxService } from '../src/services/spendable/spendable-outbox.service';
 import { freshLedgerDatabase, newRedis, openLedgerStores } from './ledger-fixtures';
+import type { TestLedgerAppend } from './ledger-fixtures';
 import type { LedgerStores } from './ledger-fixtures';
 
 const logger = pino({ level: 'silent' });
 let redis: Redis;
 let db: Client;
 let repository: LedgerRepository;
+let append: TestLedgerAppend;
 let spendable: SpendableBalanceAdapter;
 let outbox: SpendableOutboxService;
 let ledger: LedgerService;
@@ -38,10 +42,10 @@ async function unapplied(accountId: string): Promise<number> {
 
 beforeAll(async () => {
   stores = await openLedgerStores(await freshLedgerDatabase('spendable'), newRedis());
-  ({ redis, repository, db } = stores);
+  ({ redis, repository, append, db } = stores);
   spendable = new SpendableBalanceAdapter(redis);
   outbox = new SpendableOutboxService(repository, spendable, logger);
-  ledger = new LedgerService(repository, everyAccountExists, outbox, spendable);
+  ledger = new LedgerService({ transactions: new Transactions(stores.prisma), ledger: repository, append, audit: new AuditRepository(stores.prisma) }, everyAccountExists, outbox, spendable);
 }, 60_000);
 
 afterAll(() => stores.close());
@@ -64,7 +68,7 @@ describe('spendable balance: ledger entries reach Redis exactly once', () => {
     const accountId = newId('account');
     await repository.ensureBalance(accountId);
     // The commit without the apply step: what a crash right after the transaction leaves.
-    const committed = await repository.appendEntry({ accountId, kind: 'grant', amountMicros: 2_500_000, reason: 'crash', idempotencyKey: null, requestId: null });
+    const committed = await append.appendEntry({ accountId, kind: 'grant', amountMicros: 2_500_000, reason: 'crash', idempotencyKey: null, requestId: null });
     expect(committed.kind).toBe('created');
     expect(await spendableOf(accountId)).toBeNull();
     expect(await unapplied(accountId)).toBe(1);
@@ -79,7 +83,7 @@ describe('spendable balance: ledger entries reach Redis exactly once', () => {
   it('a process that died after the Redis apply but before marking the entry does not apply it twice', async () => {
     const accountId = newId('account');
     await repository.ensureBalance(accountId);
-    const committed = await repository.appendEntry({ accountId, kind: 'grant', amountMicros: 700_000, reason: 'half', idempotencyKey: null, requestId: null });
+    const committed = await append.appendEntry({ accountId, kind: 'grant', amountMicros: 700_000, reason: 'half', idempotencyKey: null, requestId: null });
     if (committed.kind !== 'created') throw new Error('expected a new entry');
     expect(await spendable.applyOnce(accountId, committed.entry.id, 700_000)).toBe(true);
     expect(await unapplied(accountId)).toBe(1);
@@ -91,7 +95,7 @@ describe('spendable balance: ledger entries reach Redis exactly once', () => {
 
   it('search charges written by the worker are never applied to the spendable balance (the gateway moved it)', async () => {
     const accountId = newId('account');
-    await repository.writeSettlements(accountId, [{
+    await append.writeSettlements(accountId, [{
       v: 1, requestId: newId('request'), accountId, keyId: newId('apiKey'), settledAtMs: Date.now(), chargedMicros: 3_000,
       attempts: [{ index: 0, model: 'brave/web', provider: 'brave', source: 'platform', status: 'success', error: null, reservedMicros: 3_000, chargedMicros: 3_000, timedOut: false, results: 3 }],
     }]);

@@ -7,22 +7,22 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { createLogger, startBilling } from '../src/app';
-import type { RunningBilling } from '../src/app';
-import { BacklogService } from '../src/backlog/backlog.service';
+import { createLogger, startBilling } from '../src/app/app';
+import type { RunningBilling } from '../src/app/app';
+import { BacklogService } from '../src/services/backlog/backlog.service';
 import { parseBillingConfig } from '../src/config';
 import { migrateBillingDatabase } from '../src/db/migrate';
-import { ReconciliationJob } from '../src/reconciliation/reconciliation-job';
-import { ReconciliationRedisAdapter } from '../src/reconciliation/reconciliation-redis.adapter';
-import type { SpendableSnapshot } from '../src/reconciliation/reconciliation-redis.adapter';
-import { ReconciliationRepository } from '../src/reconciliation/reconciliation.repository';
-import { REPORT_ONLY, ReconciliationService } from '../src/reconciliation/reconciliation.service';
-import type { AccountReport } from '../src/reconciliation/reconciliation.service';
-import { RESERVATION_PASS_WITHIN_MS, ReservationWalk } from '../src/reconciliation/reservation-walk';
-import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
-import { SettlementStreamAdapter } from '../src/settlement/settlement-stream.adapter';
-import { SpendableBalanceAdapter } from '../src/spendable/spendable-balance.adapter';
-import { SpendableOutboxService } from '../src/spendable/spendable-outbox.service';
+import { ReconciliationJob } from '../src/services/reconciliation/reconciliation-job';
+import { ReconciliationRedisAdapter } from '../src/services/reconciliation/reconciliation-redis.adapter';
+import type { SpendableSnapshot } from '../src/services/reconciliation/reconciliation-redis.adapter';
+import { ReconciliationRepository } from '../src/stores/reconciliation.repository';
+import { REPORT_ONLY, ReconciliationService } from '../src/services/reconciliation/reconciliation.service';
+import type { AccountReport } from '../src/services/reconciliation/reconciliation.service';
+import { RESERVATION_PASS_WITHIN_MS, ReservationWalk } from '../src/services/reconciliation/reservation-walk';
+import { LedgerDrainService } from '../src/services/settlement/ledger-drain.service';
+import { SettlementStreamAdapter } from '../src/services/settlement/settlement-stream.adapter';
+import { SpendableBalanceAdapter } from '../src/services/spendable/spendable-balance.adapter';
+import { SpendableOutboxService } from '../src/services/spendable/spendable-outbox.service';
 import { FakeAccountAdmin } from './billing-harness';
 import { enqueue, settlementRecord, openLedgerStores, migratedBillingDatabase } from './ledger-fixtures';
 import type { LedgerStores } from './ledger-fixtures';
@@ -50,7 +50,7 @@ afterAll(() => stores.close());
 async function fundedAccount(amountMicros: Micros): Promise<string> {
   const accountId = newId('account');
   await stores.repository.ensureBalance(accountId);
-  const outcome = await stores.repository.appendEntry({ accountId, kind: 'grant', amountMicros, reason: 'test', idempotencyKey: null, requestId: null });
+  const outcome = await stores.append.appendEntry({ accountId, kind: 'grant', amountMicros, reason: 'test', idempotencyKey: null, requestId: null });
   if (outcome.kind !== 'created') throw new Error('grant not created');
   await outbox.applyEntry(outcome.entry);
   return accountId;
@@ -187,7 +187,7 @@ describe('reconciliation: durable vs spendable, per account, under the account l
 
   it('counts a grant not yet applied to the spendable balance (and not once its applied marker is set)', async () => {
     const accountId = await fundedAccount(1_000_000);
-    const outcome = await stores.repository.appendEntry({ accountId, kind: 'grant', amountMicros: 250_000, reason: 'later', idempotencyKey: null, requestId: null });
+    const outcome = await stores.append.appendEntry({ accountId, kind: 'grant', amountMicros: 250_000, reason: 'later', idempotencyKey: null, requestId: null });
     if (outcome.kind !== 'created') throw new Error('grant not created');
 
     expect(await service.reconcileAccount(accountId, REPORT_ONLY)).toMatchObject({ durableMicros: 1_250_000, unappliedMicros: 250_000, driftMicros: 0 });
@@ -204,7 +204,7 @@ describe('reconciliation: durable vs spendable, per account, under the account l
       charged += charge;
       await settle(accountId, charge + 500, charge);
     }
-    const drain = new LedgerDrainService(new SettlementStreamAdapter(stores.redis), stores.repository, logger, { batchSize: 25, maxBatchesPerAccount: 1 });
+    const drain = new LedgerDrainService(new SettlementStreamAdapter(stores.redis), stores.append, logger, { batchSize: 25, maxBatchesPerAccount: 1 });
     let draining = true;
     const reports: AccountReport[] = [];
     const loop = (async (): Promise<void> => {

@@ -6,9 +6,9 @@ import { startRedisCluster } from '@svc/test-kit';
 import type { RedisCluster } from '@svc/test-kit';
 import type { Redis } from 'ioredis';
 import pino from 'pino';
-import { BacklogService } from '../src/backlog/backlog.service';
-import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
-import { SettlementStreamAdapter } from '../src/settlement/settlement-stream.adapter';
+import { BacklogService } from '../src/services/backlog/backlog.service';
+import { LedgerDrainService } from '../src/services/settlement/ledger-drain.service';
+import { SettlementStreamAdapter } from '../src/services/settlement/settlement-stream.adapter';
 import { enqueue, freshLedgerDatabase, ledgerTotals, newRedis, openLedgerStores, settlementRecord } from './ledger-fixtures';
 import type { LedgerStores } from './ledger-fixtures';
 
@@ -48,7 +48,7 @@ describe('settlement streams without a SCAN of the keyspace', () => {
   it('an account a drain popped stays counted until its stream is found empty; a sweep re-marks it', async () => {
     const streams = new SettlementStreamAdapter(redis);
     const backlog = new BacklogService(redis);
-    const drain = new LedgerDrainService(streams, stores.repository, logger, { batchSize: 100 });
+    const drain = new LedgerDrainService(streams, stores.append, logger, { batchSize: 100 });
     const accountId = newId('account');
     await enqueue(redis, [settlementRecord(accountId, 5), settlementRecord(accountId, 6)]);
 
@@ -101,7 +101,7 @@ describe('settlement streams without a SCAN of the keyspace', () => {
     expect(sweeps).toBeGreaterThanOrEqual(8);
     expect(found).toEqual([orphan]);
 
-    const drain = new LedgerDrainService(streams, stores.repository, logger, { batchSize: 100, sweepScanKeys: 100_000 });
+    const drain = new LedgerDrainService(streams, stores.append, logger, { batchSize: 100, sweepScanKeys: 100_000 });
     expect(await drain.sweep()).toBe(1);
     expect(await backlog.measure()).toMatchObject({ pendingRecords: 1, pendingAccounts: 1 });
     expect(await drain.drain()).toMatchObject({ written: 1 });

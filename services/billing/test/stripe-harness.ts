@@ -4,13 +4,26 @@ import { inProcessServiceEnv, redisUrl, waitFor } from '@svc/test-kit';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
 import { FakeStripe } from '../../../tools/fake-stripe/src';
-import { createLogger, startBilling } from '../src/app';
-import type { BillingHooks, RunningBilling } from '../src/app';
+import { createLogger, startBilling } from '../src/app/app';
+import type { BillingHooks, RunningBilling } from '../src/app/app';
 import { parseBillingConfig } from '../src/config';
 import type { createBillingDatabase } from '../src/db/prisma.repository';
-import { parseWebhookConfig } from '../src/webhook-delivery/webhook-config';
-import { startWebhookProcessor } from '../src/webhook-delivery/webhook-processor';
-import type { WebhookProcessor, WebhookProcessorDeps } from '../src/webhook-delivery/webhook-processor';
+import { Transactions } from '../src/db/transactions';
+import type { AutoTopupStores } from '../src/services/purchases/auto-topup.service';
+import { PurchaseCredit } from '../src/services/purchases/purchase-credit';
+import { parseWebhookConfig } from '../src/services/outbound-webhooks/webhook-config';
+import type { WebhookConfig } from '../src/services/outbound-webhooks/webhook-config';
+import { AuditRepository } from '../src/stores/audit.repository';
+import { AutoTopupRepository } from '../src/stores/auto-topups.repository';
+import { EventsRepository } from '../src/stores/events.repository';
+import { LedgerAppendRepository } from '../src/stores/ledger-append.repository';
+import { LedgerRepository } from '../src/stores/ledger.repository';
+import { PurchasesRepository } from '../src/stores/purchases.repository';
+import { ThresholdsRepository } from '../src/stores/thresholds.repository';
+import { DeliveriesRepository } from '../src/stores/webhook-deliveries.repository';
+import { outboundProcessors } from '../src/worker/outbound';
+import type { OutboundParts } from '../src/worker/outbound';
+import { startQueues } from '../src/worker/queue-processor';
 import { call, FakeAccountAdmin, INTERNAL_TOKEN, OPERATOR_TOKEN, operatorHeaders } from './billing-harness';
 import type { JsonResponse } from './billing-harness';
 import { migratedBillingDatabase } from './ledger-fixtures';
@@ -88,26 +101,53 @@ export function api(h: StripeHarness, method: string, accountId: string, path: s
   return call(`${h.billing.publicUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
 }
 
+/** The ledger worker's outbound processors running in this process (stopped by `close`). */
+export interface TestOutbound {
+  close(): Promise<void>;
+}
+
 /**
- * The ledger worker's webhook processor (the code dist/worker.js runs) in this process, on the
- * harness's Redis and account-admin, with short retry delays that give up after `retryWindowMs`.
+ * The ledger worker's outbound processors (webhook dispatch and delivery, thresholds, automatic
+ * top-up: the code dist/worker.js runs) in this process, on the harness's Redis and
+ * account-admin; by default with short retry delays that give up after `retryWindowMs`, or with
+ * `config` as given.
  */
-export function startTestWebhookProcessor(
+export async function startTestWebhookProcessor(
   h: StripeHarness,
   db: ReturnType<typeof createBillingDatabase>,
-  { retryWindowMs, autoTopups }: { retryWindowMs: number; autoTopups?: WebhookProcessorDeps['autoTopups'] },
-): Promise<WebhookProcessor> {
-  return startWebhookProcessor({
-    prisma: db.prisma,
-    redis: { url: redisUrl(STRIPE_REDIS_DB), cluster: false },
-    logger: createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'ledger-worker'),
-    accountAdminGrpcUrl: h.accountAdmin.address,
-    config: parseWebhookConfig({
+  { retryWindowMs, autoTopups, config, onWait }: { retryWindowMs?: number; autoTopups?: OutboundParts['autoTopups']; config?: WebhookConfig; onWait?: OutboundParts['onWait'] },
+): Promise<TestOutbound> {
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'ledger-worker');
+  const redis = { url: redisUrl(STRIPE_REDIS_DB), cluster: false };
+  const outbound = outboundProcessors({
+    stores: { transactions: new Transactions(db.prisma), deliveries: new DeliveriesRepository(db.prisma), thresholds: new ThresholdsRepository(db.prisma), events: new EventsRepository(db.prisma) },
+    config: config ?? parseWebhookConfig({
       WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true', WEBHOOK_DISPATCH_INTERVAL_MS: '50', WEBHOOK_RETRY_BASE_DELAY_MS: '100',
-      WEBHOOK_RETRY_MAX_DELAY_MS: '400', WEBHOOK_RETRY_WINDOW_MS: String(retryWindowMs), WEBHOOK_TIMEOUT_MS: '1000',
+      WEBHOOK_RETRY_MAX_DELAY_MS: '400', WEBHOOK_RETRY_WINDOW_MS: String(retryWindowMs ?? 4_000), WEBHOOK_TIMEOUT_MS: '1000',
     }),
+    redis, logger, accountAdminGrpcUrl: h.accountAdmin.address,
     ...(autoTopups === undefined ? {} : { autoTopups }),
+    ...(onWait === undefined ? {} : { onWait }),
   });
+  const queues = await startQueues(outbound.processors, redis, logger).catch(async (error: unknown) => {
+    await outbound.close();
+    throw error;
+  });
+  return {
+    async close() {
+      await queues.close();
+      await outbound.close();
+    },
+  };
+}
+
+/** The stores automatic top-up writes, on `database` (as the worker composes them). */
+export function autoTopupStores(database: ReturnType<typeof createBillingDatabase>): AutoTopupStores {
+  return {
+    transactions: new Transactions(database.prisma), autoTopups: new AutoTopupRepository(database.prisma), ledger: new LedgerRepository(database.prisma),
+    events: new EventsRepository(database.prisma), audit: new AuditRepository(database.prisma),
+    credit: new PurchaseCredit(new PurchasesRepository(database.prisma), new LedgerAppendRepository(database.pool)),
+  };
 }
 
 export async function newAccount(h: StripeHarness): Promise<string> {

@@ -2,16 +2,14 @@ import { databaseUrl } from '@svc/test-kit';
 import { newId } from '@svc/ids';
 import type { SettlementRecord } from '@svc/contracts';
 import { createBillingDatabase } from '../src/db/prisma.repository';
-import type { BillingDatabase, PrismaClient } from '../src/db/prisma.repository';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
+import type { BillingDatabase } from '../src/db/prisma.repository';
 import { call, errorOf, expectInvalidRequest } from './billing-harness';
-import { settlementRecord } from './ledger-fixtures';
+import { settlementRecord, TestLedgerAppend } from './ledger-fixtures';
 import { asKey, newAccount, startStripeHarness } from './stripe-harness';
 import type { StripeHarness } from './stripe-harness';
 
 let h: StripeHarness;
 let database: BillingDatabase;
-let prisma: PrismaClient;
 let accountId: string;
 const keyA = newId('apiKey');
 const keyB = newId('apiKey');
@@ -32,9 +30,8 @@ beforeAll(async () => {
   h = await startStripeHarness('usage');
   const row = await h.db.query<{ url: string }>('SELECT current_database() AS url');
   database = createBillingDatabase(databaseUrl(row.rows[0]?.url ?? ''), () => undefined);
-  prisma = database.prisma;
   accountId = await newAccount(h);
-  const ledger = new LedgerRepository(prisma, database.pool);
+  const ledger = new TestLedgerAppend(database);
   // The ledger worker's own write path: settlements, usage events and search_charge entries.
   await ledger.writeSettlements(accountId, [
     search(keyA, today, 6_000), search(keyA, today, 6_000), search(keyB, today, 9_000),

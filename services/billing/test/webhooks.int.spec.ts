@@ -4,24 +4,22 @@ import { createBillingDatabase } from '../src/db/prisma.repository';
 import { newId } from '@svc/ids';
 import { ProtoLimitReset } from '@svc/grpc';
 import pino from 'pino';
-import { LedgerRepository } from '../src/ledger/ledger.repository';
-import { LedgerDrainService } from '../src/settlement/ledger-drain.service';
-import { SettlementStreamAdapter } from '../src/settlement/settlement-stream.adapter';
-import { enqueue, settlementRecord } from './ledger-fixtures';
-import type { WebhookProcessor } from '../src/webhook-delivery/webhook-processor';
+import { LedgerDrainService } from '../src/services/settlement/ledger-drain.service';
+import { SettlementStreamAdapter } from '../src/services/settlement/settlement-stream.adapter';
+import { enqueue, settlementRecord, TestLedgerAppend } from './ledger-fixtures';
 import { errorOf, expectInvalidRequest } from './billing-harness';
 import type { JsonResponse } from './billing-harness';
 import { api as harnessApi, checkout, newAccount, startStripeHarness, startTestWebhookProcessor } from './stripe-harness';
-import type { StripeHarness } from './stripe-harness';
+import type { StripeHarness, TestOutbound } from './stripe-harness';
 
 /**
  * Events and webhooks on real PostgreSQL and Redis: billing's /v1 routes in-process, the
- * ledger worker's webhook processor (the code dist/worker.js runs) in-process with short
+ * ledger worker's outbound processors (the code dist/worker.js runs) in-process with short
  * retry delays, the fake Stripe for purchases, and loopback receivers.
  */
 const WINDOW_MS = 4_000;
 let h: StripeHarness;
-let processor: WebhookProcessor;
+let processor: TestOutbound;
 let db: ReturnType<typeof createBillingDatabase>;
 const receivers: WebhookReceiver[] = [];
 
@@ -240,7 +238,7 @@ describe('key.limit.threshold', () => {
     const keyId = newId('apiKey');
     const otherKey = newId('apiKey');
     h.accountAdmin.limits.set(keyId, { keyId, accountId, limitMicros: 10_000, limitReset: ProtoLimitReset.LIMIT_RESET_MONTHLY });
-    const drain = new LedgerDrainService(new SettlementStreamAdapter(h.redis), new LedgerRepository(db.prisma, db.pool), pino({ level: 'silent' }), { batchSize: 100 });
+    const drain = new LedgerDrainService(new SettlementStreamAdapter(h.redis), new TestLedgerAppend(db), pino({ level: 'silent' }), { batchSize: 100 });
     const settle = async (micros: number, key = keyId): Promise<void> => {
       await enqueue(h.redis, [settlementRecord(accountId, micros, { keyId: key })]);
       await drain.drain();

@@ -43,7 +43,18 @@ describe('gateway config', () => {
   it('bounds a search at 45 s by default, never below one provider timeout, and drains 5 s after SIGTERM', () => {
     expect(parseGatewayConfig(base)).toMatchObject({ SEARCH_MAX_DURATION_MS: 45_000, SHUTDOWN_DELAY_MS: 5_000, METRICS_PORT: 9464 });
     expect(() => parseGatewayConfig({ ...base, SEARCH_MAX_DURATION_MS: '10000' })).toThrow(/SEARCH_MAX_DURATION_MS/);
-    expect(parseGatewayConfig({ ...base, SEARCH_MAX_DURATION_MS: '10000', PROVIDER_TIMEOUT_MS: '10000' }).SEARCH_MAX_DURATION_MS).toBe(10_000);
+    // At its least: one provider timeout after the longest a request may take to arrive.
+    expect(parseGatewayConfig({ ...base, SEARCH_MAX_DURATION_MS: '10000', PROVIDER_TIMEOUT_MS: '9000', HTTP_REQUEST_TIMEOUT_MS: '1000' }).SEARCH_MAX_DURATION_MS).toBe(10_000);
+  });
+
+  it('refuses timeouts that contradict each other, naming all three: a request that took HTTP_REQUEST_TIMEOUT_MS to arrive must still leave its first attempt the whole PROVIDER_TIMEOUT_MS within SEARCH_MAX_DURATION_MS', () => {
+    const named = /SEARCH_MAX_DURATION_MS \(45000\) must be at least HTTP_REQUEST_TIMEOUT_MS \(40000\) \+ PROVIDER_TIMEOUT_MS \(15000\)/;
+    expect(() => parseGatewayConfig({ ...base, HTTP_REQUEST_TIMEOUT_MS: '40000' })).toThrow(named);
+    expect(() => parseGatewayConfig({ ...base, HTTP_REQUEST_TIMEOUT_MS: '40000' })).toThrow(ConfigError);
+    expect(() => parseGatewayConfig({ ...base, SEARCH_MAX_DURATION_MS: '20000', PROVIDER_TIMEOUT_MS: '10000', HTTP_REQUEST_TIMEOUT_MS: '10001' })).toThrow(/HTTP_REQUEST_TIMEOUT_MS \(10001\) \+ PROVIDER_TIMEOUT_MS \(10000\)/);
+    expect(() => parseGatewayConfig({ ...base, SEARCH_MAX_DURATION_MS: '20000', PROVIDER_TIMEOUT_MS: '10000', HTTP_REQUEST_TIMEOUT_MS: '10000' })).not.toThrow();
+    // The defaults fit exactly: 30 s to arrive and 15 s for the first call in a 45 s search.
+    expect(parseGatewayConfig(base)).toMatchObject({ HTTP_REQUEST_TIMEOUT_MS: 30_000, PROVIDER_TIMEOUT_MS: 15_000, SEARCH_MAX_DURATION_MS: 45_000 });
   });
 
   it('refuses to start with BYOK enabled and no KEK, naming the variable and never the value', () => {

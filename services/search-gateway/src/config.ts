@@ -142,8 +142,9 @@ function kekRingOf(source: NodeJS.ProcessEnv, byokEnabled: boolean): KekRing | n
 
 /**
  * Parses the environment and checks the rules between variables: a cached key state may
- * never outlive the propagation bound of spec section 3, and an account lease must outlive
- * one provider call. ACCOUNT_LEASE_TTL_MS comes back resolved (never 0).
+ * never outlive the propagation bound of spec section 3, a search's bound must hold the
+ * longest arrival of a request and one provider call, and an account lease must outlive one
+ * provider call. ACCOUNT_LEASE_TTL_MS comes back resolved (never 0).
  */
 export function parseGatewayConfig(source: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const config = parseEnv(gatewayEnvSchema, source);
@@ -152,8 +153,16 @@ export function parseGatewayConfig(source: NodeJS.ProcessEnv = process.env): Gat
   if (config.KEY_CACHE_TTL_MS > config.KEY_PROPAGATION_MAX_MS) {
     throw new ConfigError('KEY_CACHE_TTL_MS', `must not exceed KEY_PROPAGATION_MAX_MS (${config.KEY_PROPAGATION_MAX_MS})`);
   }
-  if (config.SEARCH_MAX_DURATION_MS < config.PROVIDER_TIMEOUT_MS) {
-    throw new ConfigError('SEARCH_MAX_DURATION_MS', `must be at least PROVIDER_TIMEOUT_MS (${config.PROVIDER_TIMEOUT_MS})`);
+  // A search's time runs from its request's arrival: a request that took all of
+  // HTTP_REQUEST_TIMEOUT_MS to arrive must still leave its first attempt its whole provider
+  // timeout (decision 0044). Else a slow sender cuts every first attempt short.
+  const arrivalAndCall = config.HTTP_REQUEST_TIMEOUT_MS + config.PROVIDER_TIMEOUT_MS;
+  if (config.SEARCH_MAX_DURATION_MS < arrivalAndCall) {
+    throw new ConfigError(
+      'SEARCH_MAX_DURATION_MS',
+      `(${config.SEARCH_MAX_DURATION_MS}) must be at least HTTP_REQUEST_TIMEOUT_MS (${config.HTTP_REQUEST_TIMEOUT_MS}) + PROVIDER_TIMEOUT_MS (${config.PROVIDER_TIMEOUT_MS}) = ${arrivalAndCall}: `
+        + 'a request that took its whole arrival time would leave its first provider call less than its timeout; raise SEARCH_MAX_DURATION_MS or lower the others',
+    );
   }
   const leaseTtlMs = config.ACCOUNT_LEASE_TTL_MS === 0 ? config.PROVIDER_TIMEOUT_MS + 5_000 : config.ACCOUNT_LEASE_TTL_MS;
   // A lease shorter than one provider call would let a slow search stop counting while it still runs.

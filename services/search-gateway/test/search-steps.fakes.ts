@@ -43,6 +43,8 @@ export const RECORD: KeyRecord = { id: 'key_unit', accountId: 'acc_unit', kind: 
 export type MoneyCall =
   | { readonly method: 'admitFirst'; readonly ops: readonly MoneyOp[]; readonly lease: LeaseRequest; readonly reserve: ReserveRequest }
   | { readonly method: 'admit'; readonly ops: readonly MoneyOp[]; readonly lease: LeaseRequest; readonly reserve: ReserveRequest; readonly extendLeaseMs: number | undefined }
+  | { readonly method: 'lease'; readonly ops: readonly MoneyOp[]; readonly lease: LeaseRequest; readonly extendLeaseMs: number }
+  | { readonly method: 'giveBack'; readonly ops: readonly MoneyOp[] }
   | { readonly method: 'finish'; readonly ops: readonly MoneyOp[]; readonly outcome: string | null }
   | { readonly method: 'settle'; readonly ops: readonly MoneyOp[]; readonly settlement: Settlement }
   | { readonly method: 'releaseAccount' }
@@ -69,6 +71,7 @@ export class FakeMoney implements SearchMoney {
   readonly admitFirstAnswers: Answer<{ leased: boolean; admission: AdmissionVerdict }>[] = [];
   readonly admitAnswers: Answer<{ leased: boolean; verdict: ReserveVerdict }>[] = [];
   readonly finishAnswers: Answer<{ foreignOutcome: string | null }>[] = [];
+  readonly leaseAnswers: Answer<boolean>[] = [];
   readonly settleAnswers: Answer<undefined>[] = [];
   readonly releaseAnswers: Answer<undefined>[] = [];
   readonly hydrationAnswers: Answer<undefined>[] = [];
@@ -85,6 +88,15 @@ export class FakeMoney implements SearchMoney {
   admit(_scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest, reserve: ReserveRequest, extendLeaseMs?: number): Promise<{ leased: boolean; verdict: ReserveVerdict }> {
     this.calls.push({ method: 'admit', ops: [...ops], lease, reserve, extendLeaseMs });
     return next(this.admitAnswers, { leased: true, verdict: { kind: 'ok' } });
+  }
+
+  lease(_scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest, extendLeaseMs: number): Promise<boolean> {
+    this.calls.push({ method: 'lease', ops: [...ops], lease, extendLeaseMs });
+    return next(this.leaseAnswers, true);
+  }
+
+  giveBack(_scope: MoneyScope, ops: readonly MoneyOp[]): void {
+    this.calls.push({ method: 'giveBack', ops: [...ops] });
   }
 
   finish(_scope: MoneyScope, ops: readonly MoneyOp[], outcome: string | null): Promise<{ foreignOutcome: string | null }> {

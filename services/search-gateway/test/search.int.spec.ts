@@ -266,7 +266,8 @@ describe('POST /v1/search (real Redis, provider simulator, in-process gateway)',
     });
 
     it('SEARCH_MAX_DURATION_MS bounds the whole search: the last attempt gets what is left, later ones are skipped', async () => {
-      const bounded = await gateway({ SEARCH_MAX_DURATION_MS: '600' });
+      // The search's bound holds the longest arrival and one provider call (decision 0044): 200 + 400 ms.
+      const bounded = await gateway({ SEARCH_MAX_DURATION_MS: '600', HTTP_REQUEST_TIMEOUT_MS: '200' });
       const a = await account(1_000_000);
       const reply = await search(bounded, a.secrets[0] ?? '', { query: 'q sim:exa=timeout', models: ['exa/auto', 'exa/fast', 'tavily/basic'], max_results: 20 });
       expect(reply.status).toBe(502);

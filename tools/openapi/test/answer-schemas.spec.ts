@@ -125,7 +125,7 @@ describe('each answer is written once (@svc/contracts) and every copy matches it
 
     it.each([
       ['KeyView', 'services/account-admin/src/keys/keys.service.ts', 'tsconfig.json', 'account-admin', 'ApiKey'],
-      ['UsageRowView', 'services/billing/src/usage/usage.dto.ts', 'tsconfig.json', 'billing', 'UsageRow'],
+      ['UsageRowView', 'services/billing/src/http/usage/usage.dto.ts', 'tsconfig.json', 'billing', 'UsageRow'],
     ] as const)('%s answers the source\'s shape', (type, file, tsconfig, service, name) => {
       const problems = compare(integersAsNumbers(typeSchema(file, tsconfig, type)), integersAsNumbers(source(name)), `${service} ${type}`);
       expect(problems.sort()).toEqual(KNOWN[type]);

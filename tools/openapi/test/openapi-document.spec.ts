@@ -16,7 +16,7 @@ import { OPERATIONS } from '../src/operations';
 const COMMITTED = join(repoRoot(), 'services/search-gateway/openapi.json');
 
 /** DTO files of the operator API, which is internal and not in the document. */
-const INTERNAL_DTO_FILES = ['services/billing/src/operator/operator.dto.ts', 'services/billing/src/finance/finance.dto.ts', 'services/billing/src/reconciliation/reconciliation.dto.ts'];
+const INTERNAL_DTO_FILES = ['services/billing/src/http/operator/operator.dto.ts', 'services/billing/src/http/finance/finance.dto.ts', 'services/billing/src/http/finance/reconciliation.dto.ts'];
 /** DTO classes that are only bases of documented ones (DayRangeQueryDto is documented itself: the dashboard's daily-by-model query). */
 const BASE_DTOS: readonly string[] = [];
 

@@ -1,6 +1,10 @@
 /**
- * Test directives carried in a query: `sim:<provider>=<behaviour>` or `sim:*=<behaviour>`.
- * They are stripped before the query is used; a provider-specific directive wins over `*`.
+ * Test directives carried in a query: `sim:<provider>=<behaviour>` or `sim:*=<behaviour>`,
+ * each a word between ASCII spaces. They are stripped before the query is used; a
+ * provider-specific directive wins over `*`. The rest of the query is kept exactly as it
+ * arrived, as a real provider reads it: no other whitespace is a separator, nothing is
+ * collapsed or normalised, so two texts a person reads alike (`best vpn`, `best\u00a0vpn`,
+ * `café` composed and decomposed) are two queries with their own results.
  */
 
 export const SIM_PROVIDERS = ['brave', 'exa', 'tavily'] as const;
@@ -43,13 +47,12 @@ function parseBehaviour(raw: string): Behaviour | undefined {
   return undefined;
 }
 
-/** Strips every directive from the query and returns the behaviour that applies to `provider`. */
+/** Strips every directive word from the query (the rest kept as it is) and returns the behaviour that applies to `provider`. */
 export function parseQuery(raw: string, provider: SimProvider): ParsedQuery {
   let specific: string | undefined;
   let wildcard: string | undefined;
   const words: string[] = [];
-  for (const word of raw.split(/\s+/)) {
-    if (word === '') continue;
+  for (const word of raw.split(' ')) {
     const match = DIRECTIVE.exec(word);
     if (match === null) {
       words.push(word);

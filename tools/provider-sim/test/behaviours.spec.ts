@@ -11,6 +11,13 @@ describe('provider-sim: directives', () => {
     expect(parseQuery('plain', 'tavily')).toEqual({ ok: true, query: 'plain', behaviour: { kind: 'ok' } });
   });
 
+  it('keeps the rest of the query exactly as it arrived, as a provider reads it: only ASCII spaces separate directive words', () => {
+    for (const text of ['best\uFEFFvpn', 'best\u00a0vpn', 'best\u3000vpn', 'best\u2003vpn', 'best  vpn', 'cafe\u0301', 'caf\u00e9', ' padded ']) {
+      expect(parseQuery(text, 'exa')).toEqual({ ok: true, query: text, behaviour: { kind: 'ok' } });
+      expect(parseQuery(`${text} sim:exa=slow25`, 'exa')).toEqual({ ok: true, query: text, behaviour: { kind: 'slow', ms: 25 } });
+    }
+  });
+
   it('rejects unknown behaviours and targets', () => {
     expect(parseQuery('x sim:exa=slowly', 'exa').ok).toBe(false);
     expect(parseQuery('x sim:google=ok', 'exa').ok).toBe(false);

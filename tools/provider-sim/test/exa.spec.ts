@@ -35,6 +35,14 @@ describe('provider-sim: Exa', () => {
     expect(instant.costDollars.total).toBe(0.004);
   });
 
+  it('answers two texts a person reads alike (another space, a decomposed character) with their own results', async () => {
+    const urls = async (query: string): Promise<string[]> => (await search({ query, numResults: 3 })).json().results.map((r: { url: string }) => r.url);
+    const plain = await urls('best vpn');
+    expect(await urls('best vpn')).toEqual(plain);
+    for (const other of ['best\uFEFFvpn', 'best\u00a0vpn', 'best\u3000vpn', 'best  vpn']) expect(await urls(other)).not.toEqual(plain);
+    expect(await urls('cafe\u0301')).not.toEqual(await urls('caf\u00e9'));
+  });
+
   it('accepts the key as a Bearer token too', async () => {
     const response = await search({ query: 'x' }, { authorization: `Bearer ${KEY}` });
     expect(response.statusCode).toBe(200);

@@ -3,9 +3,9 @@ import { applyDecorators } from '@nestjs/common';
 import type { ApiPropertyOptions } from '@nestjs/swagger';
 import { idPatternSource } from '@svc/ids';
 import type { IdKind } from '@svc/ids';
-import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsDefined, IsEmail, IsIn, IsString, IsUrl, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsDefined, IsIn, IsString, IsUrl, Matches, MaxLength, MinLength, ValidateIf } from 'class-validator';
 import type { ValidationArguments, ValidationOptions } from 'class-validator';
-import { IsCalendarDate, IsFutureTimestamp, IsStringList, IsText, IsTimestamp, IsUsdAmount } from './validators';
+import { IsCalendarDate, IsEmailAddress, IsFutureTimestamp, IsStringList, IsText, IsTimestamp, IsUsdAmount } from './validators';
 
 /**
  * The house field decorators: one declaration per DTO field writes both its class-validator
@@ -75,7 +75,7 @@ export interface StringFieldOptions extends FieldOptions {
   documentPattern?: false;
   /** The rules' order, when a message depends on which speaks first (default: type, length, pattern). */
   order?: readonly ('type' | 'min' | 'max' | 'pattern' | 'email')[];
-  /** Checked as an email address (class-validator's IsEmail) too. */
+  /** Checked as an email address (isEmailAddress: class-validator's isEmail on well-formed text) too. */
   email?: boolean;
 }
 
@@ -91,7 +91,7 @@ export function StringField(options: StringFieldOptions): PropertyDecorator {
     min: options.min === undefined ? undefined : MinLength(options.min, withMessage(options, options.tooShortMessage)),
     max: MaxLength(options.max, withMessage(options, options.tooLongMessage)),
     pattern: options.pattern === undefined ? undefined : Matches(options.pattern, withMessage(options, options.patternMessage)),
-    email: options.email === true ? IsEmail({}, withMessage(options)) : undefined,
+    email: options.email === true ? IsEmailAddress(withMessage(options)) : undefined,
   };
   const order = options.order ?? ['type', 'min', 'max', 'pattern', 'email'];
   return field(options, schema as ApiPropertyOptions, order.map((name) => rules[name]).filter((rule): rule is PropertyDecorator => rule !== undefined));

@@ -1,7 +1,7 @@
 import { LIMITS } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { isUsdAmount } from '@svc/money';
-import { registerDecorator, ValidateIf } from 'class-validator';
+import { isEmail, registerDecorator, ValidateIf } from 'class-validator';
 import type { ValidationArguments, ValidationOptions } from 'class-validator';
 
 /**
@@ -47,6 +47,27 @@ export function IsUsdAmount(range: UsdAmountOptions, options?: ValidationOptions
     (property) => `${property} must be a number ${low} and at most ${range.max}, with at most 6 decimals`,
     options,
   );
+}
+
+/** A UTF-16 code unit of a surrogate pair standing alone: no UTF-8 text (and no email address) can hold it. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** A string without a lone UTF-16 surrogate: text that UTF-8 can carry (String.prototype.isWellFormed, ES2024). */
+export function isWellFormedText(value: string): boolean {
+  return !LONE_SURROGATE.test(value);
+}
+
+/**
+ * An email address (class-validator's isEmail). A string holding a lone surrogate is not
+ * one: it is refused before isEmail, whose byte-length check runs encodeURI and throws
+ * URIError on it (a 500 where a 400 belongs).
+ */
+export function isEmailAddress(value: unknown): value is string {
+  return typeof value === 'string' && isWellFormedText(value) && isEmail(value);
+}
+
+export function IsEmailAddress(options?: ValidationOptions): PropertyDecorator {
+  return decorator('isEmail', isEmailAddress, (property) => `${property} must be an email address`, options);
 }
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-](\d{2}):(\d{2}))$/;

@@ -47,14 +47,14 @@ export class BillingController {
   }
 
   private relay(req: FastifyRequest, reply: FastifyReply, call: Omit<BillingCall, 'requestId' | 'actor'> & { actor: Actor }): Promise<void> {
-    return relayToBilling(this.billing, req, reply, { ...call, clientAddress: call.actor.clientAddress });
+    return relayToBilling(this.billing, req, reply, call);
   }
 }
 
-/** One dashboard call relayed to billing: billing's status and JSON are the answer. */
+/** One dashboard call relayed to billing, with the client's address (billing's audit entries record it): billing's status and JSON are the answer. */
 export async function relayToBilling(billing: BillingAdapter, req: FastifyRequest, reply: FastifyReply, call: Omit<BillingCall, 'requestId' | 'actor'> & { actor: Actor }): Promise<void> {
   if (call.actor.via !== 'session') throw new Error('the billing relay serves dashboard sessions only');
-  const answer = await billing.send({ ...call, actor: call.actor, requestId: req.id });
+  const answer = await billing.send({ ...call, actor: call.actor, clientAddress: call.actor.clientAddress, requestId: req.id });
   await reply
     .code(answer.status)
     .header('content-type', 'application/json; charset=utf-8')

@@ -1,10 +1,10 @@
-import { applyDecorators, Controller, createParamDecorator, Inject, Injectable, SetMetadata, UseGuards } from '@nestjs/common';
+import { applyDecorators, Controller, createParamDecorator, Inject, Injectable, UseGuards } from '@nestjs/common';
 import type { CanActivate, ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';
 import type { RequiredKind } from '@svc/contracts';
 import type { KeyKind } from '@svc/keys';
-import { internalCaller } from '@svc/http-edge';
+import { DeclareAccess, internalCaller, KeyedGuard, ROUTE_ACCESS } from '@svc/http-edge';
 import { APP_CONFIG } from '../config';
 import type { AppConfig } from '../config';
 import { clientAddress } from './client-address';
@@ -71,7 +71,6 @@ interface AccessRule {
   /** The key kind a /v1 route needs; a route on the dashboard only leaves it out (it needs a session). */
   key?: RequiredKind;
 }
-const ACCESS_RULE = 'account-admin:access';
 
 /**
  * Guards a controller or handler with ActorGuard: on /v1 a key of `key` kind, on
@@ -79,7 +78,7 @@ const ACCESS_RULE = 'account-admin:access';
  * caller with `@Actor()`; a handler may narrow the class's rule with its own `@Access`.
  */
 export function Access(rule: AccessRule = {}): ClassDecorator & MethodDecorator {
-  return applyDecorators(SetMetadata(ACCESS_RULE, rule), UseGuards(ActorGuard));
+  return applyDecorators(DeclareAccess(rule), UseGuards(ActorGuard));
 }
 
 /** `@Controller()` and `@Access(rule)` in one: a controller whose every route resolves its caller. */
@@ -91,6 +90,7 @@ const actors = new WeakMap<FastifyRequest, Actor>();
 const READS = new Set(['GET', 'HEAD']);
 
 @Injectable()
+@KeyedGuard()
 export class ActorGuard implements CanActivate {
   constructor(
     @Inject(Reflector) private readonly reflector: Reflector,
@@ -99,7 +99,7 @@ export class ActorGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, [context.getHandler(), context.getClass()]);
+    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ROUTE_ACCESS, [context.getHandler(), context.getClass()]);
     if (rule === undefined) throw new Error('ActorGuard on a route without @Access');
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     // A handler's own @Access adds the guard a second time after the class's: resolve once.

@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { KeyKind } from '@svc/keys';
 import type { LimitReset } from '@svc/contracts';
-import { appendAudit, changed, created } from '../audit/audit';
+import { changed, created } from '../audit/audit';
+import { appendAudit } from '../audit/audit.repository';
 import type { AuditActor, AuditFields } from '../audit/audit';
 import type { AuditAction } from '@svc/contracts';
 import { DatabaseRepository } from '../db/database.repository';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AlertEventType, AuditActor } from '@svc/contracts';
-import { appendAudit } from '../audit/audit';
+import { appendAudit } from '../audit/audit.repository';
 import { DatabaseRepository } from '../db/database.repository';
 
 /** The owner's choices of mail per alert event type (notification_settings; absent: the default). */

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { appendAudit, created } from '../audit/audit';
+import { created } from '../audit/audit';
+import { appendAudit } from '../audit/audit.repository';
 import type { AuditActor } from '../audit/audit';
 import { DatabaseRepository } from '../db/database.repository';
 import { insertKey } from '../keys/keys.repository';

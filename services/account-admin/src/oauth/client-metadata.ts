@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { guardedLookup, hostRefusal, refusedAddressOf, systemResolver } from '@svc/address-policy';
 import type { AddressReach, Resolver } from '@svc/address-policy';
 import { OAUTH_LIMITS } from '@svc/contracts';
+import { isWellFormedText } from '@svc/http-edge';
 import { Agent, request } from 'undici';
 
 /**
@@ -125,6 +126,8 @@ export function checkRedirectUris(value: unknown, _allowPrivate: boolean): strin
   }
   for (const uri of value) {
     if (typeof uri !== 'string' || uri.length > OAUTH_LIMITS.uri.max) throw new ClientMetadataError('every redirect URI must be a string of at most 2048 characters');
+    // A lone UTF-16 surrogate is no character of any URI (and PostgreSQL's text[] could not hold it).
+    if (!isWellFormedText(uri)) throw new ClientMetadataError('a redirect URI must not hold a lone UTF-16 surrogate');
     let url: URL;
     try {
       url = new URL(uri);

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { appendAudit } from '../audit/audit';
+import { appendAudit } from '../audit/audit.repository';
 import type { AuditActor } from '../audit/audit';
 import { DatabaseRepository } from '../db/database.repository';
 import { toRow } from '../db/key-row';

@@ -1,4 +1,4 @@
-import { appendAudit } from '../audit/audit';
+import { appendAudit } from '../audit/audit.repository';
 import type { AuditActor } from '../audit/audit';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Provider } from '@svc/contracts';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { AccountMailKind, AuditActor } from '@svc/contracts';
 import { newId } from '@svc/ids';
-import { appendAudit } from '../audit/audit';
+import { appendAudit } from '../audit/audit.repository';
 import { DatabaseRepository, isUniqueViolation } from '../db/database.repository';
 import type { Prisma } from '../generated/prisma/client';
 import { insertMailMessage } from '../mail/mail-messages.repository';

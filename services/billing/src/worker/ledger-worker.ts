@@ -1,34 +1,42 @@
 import { closeRedisClient, createRedisClient } from '@svc/redis-client';
 import { startMetricsServer } from '@svc/metrics';
 import type { Logger } from 'pino';
-import { logBacklogEvery } from '../backlog/backlog-log';
-import { BacklogService, backlogView } from '../backlog/backlog.service';
+import { logBacklogEvery } from '../services/backlog/backlog-log';
+import { BacklogService, backlogView } from '../services/backlog/backlog.service';
 import { createBillingDatabase, DatabaseProbeRepository } from '../db/prisma.repository';
-import { ConfirmingStreamAdapter } from '../hydration/confirming-stream.adapter';
-import { HydrationLoop } from '../hydration/hydration-loop';
-import { HydrationRedisAdapter } from '../hydration/hydration-redis.adapter';
-import { HydrationRepository } from '../hydration/hydration.repository';
-import { HydrationService } from '../hydration/hydration.service';
-import { GrpcKeyUseSink, KeyUseRecorder } from '../key-use/key-use.recorder';
-import { LedgerRepository } from '../ledger/ledger.repository';
-import { LedgerWorkerMetrics } from '../metrics/metrics';
-import { ReservationWalk } from '../reconciliation/reservation-walk';
-import { ReconciliationJob } from '../reconciliation/reconciliation-job';
-import { ReconciliationRedisAdapter } from '../reconciliation/reconciliation-redis.adapter';
-import { ReconciliationRepository } from '../reconciliation/reconciliation.repository';
-import { ReconciliationService } from '../reconciliation/reconciliation.service';
-import { LedgerDrainService } from '../settlement/ledger-drain.service';
-import { SpendableBalanceAdapter } from '../spendable/spendable-balance.adapter';
-import { SpendableOutboxService } from '../spendable/spendable-outbox.service';
+import { ConfirmingStreamAdapter } from '../services/hydration/confirming-stream.adapter';
+import { HydrationLoop } from '../services/hydration/hydration-loop';
+import { HydrationRedisAdapter } from '../services/hydration/hydration-redis.adapter';
+import { HydrationRepository } from '../stores/hydration.repository';
+import { HydrationService } from '../services/hydration/hydration.service';
+import { GrpcKeyUseSink, KeyUseRecorder } from '../services/key-use/key-use.recorder';
+import { LedgerAppendRepository } from '../stores/ledger-append.repository';
+import { LedgerRepository } from '../stores/ledger.repository';
+import { LedgerWorkerMetrics } from '../services/metrics/metrics';
+import { ReservationWalk } from '../services/reconciliation/reservation-walk';
+import { ReconciliationJob } from '../services/reconciliation/reconciliation-job';
+import { ReconciliationRedisAdapter } from '../services/reconciliation/reconciliation-redis.adapter';
+import { ReconciliationRepository } from '../stores/reconciliation.repository';
+import { ReconciliationService } from '../services/reconciliation/reconciliation.service';
+import { LedgerDrainService } from '../services/settlement/ledger-drain.service';
+import { SpendableBalanceAdapter } from '../services/spendable/spendable-balance.adapter';
+import { SpendableOutboxService } from '../services/spendable/spendable-outbox.service';
 import type { LedgerWorkerConfig } from '../worker-config';
 import { ledgerProcessor } from './ledger.processor';
 import { startQueues } from './queue-processor';
 import { reconcileProcessor } from './reconcile.processor';
 import { startWorkerHealth } from './worker-health';
-import { startWebhookProcessor } from '../webhook-delivery/webhook-processor';
-import { AutoTopupRepository } from '../auto-topup/auto-topup.repository';
-import { AutoTopupService, DEFAULT_AUTO_TOPUP_TIMING } from '../auto-topup/auto-topup.service';
-import { StripeAdapter } from '../stripe/stripe.adapter';
+import { StripeAdapter } from '../adapters/stripe.adapter';
+import { Transactions } from '../db/transactions';
+import { AutoTopupService, DEFAULT_AUTO_TOPUP_TIMING } from '../services/purchases/auto-topup.service';
+import { PurchaseCredit } from '../services/purchases/purchase-credit';
+import { AuditRepository } from '../stores/audit.repository';
+import { AutoTopupRepository } from '../stores/auto-topups.repository';
+import { EventsRepository } from '../stores/events.repository';
+import { PurchasesRepository } from '../stores/purchases.repository';
+import { ThresholdsRepository } from '../stores/thresholds.repository';
+import { DeliveriesRepository } from '../stores/webhook-deliveries.repository';
+import { outboundProcessors } from './outbound';
 
 export interface RunningLedgerWorker {
   url: string;
@@ -63,7 +71,8 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
     const keyUses = new KeyUseRecorder(new GrpcKeyUseSink(config.ACCOUNT_ADMIN_GRPC_URL), logger.child({ component: 'key-use' }), config.KEY_USE_FLUSH_INTERVAL_MS);
     keyUses.start();
     opened.push({ name: 'key-use recorder', close: () => keyUses.stop() });
-    const repository = new LedgerRepository(db.prisma, db.pool);
+    const repository = new LedgerRepository(db.prisma);
+    const ledgerAppend = new LedgerAppendRepository(db.pool);
     const recovery = new HydrationRedisAdapter(data);
     const backlog = new BacklogService(data);
     const reconciliationLog = logger.child({ component: 'reconciliation' });
@@ -77,7 +86,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
     );
     const metrics = new LedgerWorkerMetrics({ backlog: () => backlog.measure(), reconciliation: () => reconciliation.counters });
     // The drain confirms every record it made durable, so the gateways stop retaining it.
-    const drain = new LedgerDrainService(new ConfirmingStreamAdapter(data, recovery), repository, logger.child({ component: 'drain' }), {
+    const drain = new LedgerDrainService(new ConfirmingStreamAdapter(data, recovery), ledgerAppend, logger.child({ component: 'drain' }), {
       batchSize: config.LEDGER_BATCH_SIZE,
       sweepScanKeys: config.LEDGER_SWEEP_SCAN_KEYS,
       observer: metrics,
@@ -85,21 +94,31 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
     });
     const outbox = new SpendableOutboxService(repository, new SpendableBalanceAdapter(data), logger.child({ component: 'outbox' }));
 
-    const queues = await startQueues([
-      ledgerProcessor({ drain, outbox, backlog, logger, drainEveryMs: config.LEDGER_DRAIN_INTERVAL_MS, sweepEveryMs: config.LEDGER_SWEEP_INTERVAL_MS }),
-      reconcileProcessor(reconciliation, config.RECONCILE_INTERVAL_MS),
-    ], target, logger);
-    opened.push({ name: 'queues', close: () => queues.close() });
-    // Webhook delivery and threshold evaluation (decision 0028): their own queue and connections.
-    // Automatic top-up is evaluated at the same tick (off the search path); without a Stripe key it is off.
+    // Webhook dispatch and delivery, thresholds and automatic top-up (decision 0028): one
+    // processor each, on queues of their own. Without a Stripe key there are no top-ups.
     const stripe = config.STRIPE_SECRET_KEY === undefined
       ? null
       : new StripeAdapter({ secretKey: config.STRIPE_SECRET_KEY, apiBase: config.STRIPE_API_BASE, timeoutMs: config.STRIPE_TIMEOUT_MS });
-    const autoTopups = new AutoTopupService(new AutoTopupRepository(db.prisma), stripe, outbox, logger.child({ component: 'auto-topup' }), {
-      ...DEFAULT_AUTO_TOPUP_TIMING, retryAfterMs: config.AUTO_TOPUP_RETRY_AFTER_MS,
+    const transactions = new Transactions(db.prisma);
+    const events = new EventsRepository(db.prisma);
+    const autoTopups = stripe === null ? undefined : new AutoTopupService(
+      {
+        transactions, autoTopups: new AutoTopupRepository(db.prisma), ledger: repository, events,
+        credit: new PurchaseCredit(new PurchasesRepository(db.prisma), ledgerAppend), audit: new AuditRepository(db.prisma),
+      },
+      stripe, outbox, logger.child({ component: 'auto-topup' }), { ...DEFAULT_AUTO_TOPUP_TIMING, retryAfterMs: config.AUTO_TOPUP_RETRY_AFTER_MS },
+    );
+    const outbound = outboundProcessors({
+      stores: { transactions, deliveries: new DeliveriesRepository(db.prisma), thresholds: new ThresholdsRepository(db.prisma), events },
+      config, redis: target, logger, accountAdminGrpcUrl: config.ACCOUNT_ADMIN_GRPC_URL, ...(autoTopups === undefined ? {} : { autoTopups }),
     });
-    const webhooks = await startWebhookProcessor({ prisma: db.prisma, redis: target, logger, accountAdminGrpcUrl: config.ACCOUNT_ADMIN_GRPC_URL, autoTopups });
-    opened.push({ name: 'webhook processor', close: () => webhooks.close() });
+    opened.push({ name: 'outbound parts', close: () => outbound.close() });
+    const queues = await startQueues([
+      ledgerProcessor({ drain, outbox, backlog, logger, drainEveryMs: config.LEDGER_DRAIN_INTERVAL_MS, sweepEveryMs: config.LEDGER_SWEEP_INTERVAL_MS }),
+      reconcileProcessor(reconciliation, config.RECONCILE_INTERVAL_MS),
+      ...outbound.processors,
+    ], target, logger);
+    opened.push({ name: 'queues', close: () => queues.close() });
     opened.push({ name: 'backlog log', close: logBacklogEvery(backlog, logger, config.BACKLOG_LOG_INTERVAL_MS) });
 
     const database = new DatabaseProbeRepository(db.prisma);
@@ -124,7 +143,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
       new HydrationService(new HydrationRepository(db.prisma), recovery, hydrationLog, { graceMs: config.HYDRATION_GRACE_MS }),
       recovery,
       hydrationLog,
-      { intervalMs: config.HYDRATION_INTERVAL_MS, batch: 50, onEpochChange: async () => { await queues.schedule(); await webhooks.schedule(); } },
+      { intervalMs: config.HYDRATION_INTERVAL_MS, batch: 50, onEpochChange: () => queues.schedule() },
     );
     hydration.start();
     opened.push({ name: 'hydration loop', close: () => hydration.stop() });

@@ -2,9 +2,9 @@ import { LEDGER_JOBS, LEDGER_QUEUE } from '@svc/contracts';
 import type { LedgerJobName, LedgerJobPayload } from '@svc/contracts';
 import type { Job } from 'bullmq';
 import pino from 'pino';
-import type { BacklogService } from '../backlog/backlog.service';
-import type { LedgerDrainService } from '../settlement/ledger-drain.service';
-import type { SpendableOutboxService } from '../spendable/spendable-outbox.service';
+import type { BacklogService } from '../services/backlog/backlog.service';
+import type { LedgerDrainService } from '../services/settlement/ledger-drain.service';
+import type { SpendableOutboxService } from '../services/spendable/spendable-outbox.service';
 import { ledgerProcessor } from './ledger.processor';
 
 function parts(calls: string[]): Parameters<typeof ledgerProcessor>[0] {

@@ -1,9 +1,9 @@
 import { LEDGER_JOBS, LEDGER_QUEUE } from '@svc/contracts';
 import type { LedgerJobName, LedgerJobPayload } from '@svc/contracts';
 import type { Logger } from 'pino';
-import type { BacklogService } from '../backlog/backlog.service';
-import type { LedgerDrainService } from '../settlement/ledger-drain.service';
-import type { SpendableOutboxService } from '../spendable/spendable-outbox.service';
+import type { BacklogService } from '../services/backlog/backlog.service';
+import type { LedgerDrainService } from '../services/settlement/ledger-drain.service';
+import type { SpendableOutboxService } from '../services/spendable/spendable-outbox.service';
 import type { QueueProcessor } from './queue-processor';
 
 /** A drain or a sweep that fails is tried again, up to five times, half a second apart and doubling. */

@@ -3,8 +3,8 @@ import { closeRedisClient } from '@svc/redis-client';
 import type { RedisClient, RedisTarget } from '@svc/redis-client';
 import { Queue } from 'bullmq';
 import type { Job, JobsOptions } from 'bullmq';
-import { queueConnection, startWatchedWorker } from '../queues/watched-worker';
-import type { WatchedWorker } from '../queues/watched-worker';
+import { queueConnection, startWatchedWorker } from './watched-worker';
+import type { WatchedWorker } from './watched-worker';
 import type { Logger } from 'pino';
 
 /** A repeating job: one BullMQ job scheduler for the whole deployment, however many replicas. */
@@ -17,9 +17,9 @@ export interface Schedule<Name extends string = string> {
 
 /**
  * One queue of the ledger worker and what runs its jobs: the only thing a queue needs to
- * write. `startQueues` gives each processor its own BullMQ Worker (concurrency 1, on a
- * blocking Redis connection of its own), creates its schedules at start and again after
- * Redis lost its data, replaces a worker that stopped taking its due jobs (src/queues/watched-worker.ts),
+ * write. `startQueues` gives each processor its own BullMQ Worker (concurrency 1 unless the
+ * processor says more, on a blocking Redis connection of its own), creates its schedules at start and again after
+ * Redis lost its data, replaces a worker that stopped taking its due jobs (watched-worker.ts),
  * logs its failures, and closes it (the current job finishes first).
  *
  * To add a queue: write `src/worker/<name>.processor.ts` with a function that returns a
@@ -36,8 +36,20 @@ export interface QueueProcessor<Data = unknown, Name extends string = string> {
   readonly schedules: readonly Schedule<Name>[];
   /** Logged (warn) with the job's name, its attempts and the error when a job fails. */
   readonly failedMessage: string;
-  /** Runs one job. A throw fails the job, and BullMQ retries it as the job's options say. */
-  process(job: Job<Data, unknown, Name>): Promise<unknown>;
+  /** How a failed job is logged instead (e.g. at info, for a delivery that is retried). */
+  logFailure?(job: Job<Data, unknown, Name> | undefined, error: Error): void;
+  /** Jobs run at once by this process's worker (default 1). */
+  readonly concurrency?: number;
+  /** The delay before retry `attemptsMade` of a job whose options say `backoff: { type: 'custom' }`. */
+  readonly backoff?: (attemptsMade: number) => number;
+  /** Schedulers an earlier build kept on this queue, removed at start (their jobs would find no handler). */
+  readonly retiredSchedules?: readonly string[];
+  /**
+   * Runs one job. A throw fails the job, and BullMQ retries it as the job's options say.
+   * `token` is the job's lock, for a job that moves itself back to `delayed` (BullMQ's
+   * `moveToDelayed` followed by a DelayedError, which is no failure and no attempt).
+   */
+  process(job: Job<Data, unknown, Name>, token?: string): Promise<unknown>;
 }
 
 export interface RunningQueues {
@@ -87,15 +99,24 @@ export async function startQueues(processors: readonly QueueProcessor[], target:
     for (const processor of processors) {
       const entry: Started = { processor, queue: new Queue(processor.queue, { connection: queues, prefix: QUEUE_PREFIX }), worker: null };
       started.push(entry);
+      for (const retired of processor.retiredSchedules ?? []) await entry.queue.removeJobScheduler(retired);
       await schedule(entry);
+      const backoff = processor.backoff;
       entry.worker = startWatchedWorker<unknown, string>({
         queue: entry.queue,
         label: processor.label,
-        process: (job) => processor.process(job),
-        options: { prefix: QUEUE_PREFIX, concurrency: 1 },
+        process: (job, token) => processor.process(job, token),
+        options: {
+          prefix: QUEUE_PREFIX,
+          concurrency: processor.concurrency ?? 1,
+          ...(backoff === undefined ? {} : { settings: { backoffStrategy: (attemptsMade: number) => backoff(attemptsMade) } }),
+        },
         connect: () => queueConnection(target, logger),
         onWorker(worker) {
-          worker.on('failed', (job, error) => logger.warn({ queue: processor.queue, job: job?.name, attempts: job?.attemptsMade, err: error }, processor.failedMessage));
+          worker.on('failed', (job, error) => {
+            if (processor.logFailure !== undefined) processor.logFailure(job, error);
+            else logger.warn({ queue: processor.queue, job: job?.name, attempts: job?.attemptsMade, err: error }, processor.failedMessage);
+          });
           worker.on('error', (error) => logger.error({ err: error }, `${processor.label} worker error`));
         },
         schedules: processor.schedules,

@@ -1,5 +1,5 @@
 import { RECONCILE_QUEUE } from '@svc/contracts';
-import type { ReconciliationJob } from '../reconciliation/reconciliation-job';
+import type { ReconciliationJob } from '../services/reconciliation/reconciliation-job';
 import type { QueueProcessor } from './queue-processor';
 
 /** The reconciliation job's name, also its scheduler's id. */

@@ -4,8 +4,8 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { freshRequestIds } from '@svc/http-edge';
 import type { HttpMetrics } from '@svc/metrics';
 import type { Logger } from 'pino';
-import { HealthController, READINESS, WORKER_STATUS } from '../health/health.controller';
-import type { Readiness, WorkerStatus } from '../health/health.controller';
+import { HealthController, READINESS, WORKER_STATUS } from '../http/health/health.controller';
+import type { Readiness, WorkerStatus } from '../http/health/health.controller';
 import { createListener } from '../http/listener';
 
 /** The worker's only HTTP surface: /healthz and /readyz (with the backlog). */

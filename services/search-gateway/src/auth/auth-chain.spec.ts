@@ -1,6 +1,6 @@
 import type { KeyLookup, KeyRecord } from '@svc/contracts';
 import { AppError } from '@svc/errors';
-import { generateSecret, hashSecret } from '@svc/keys';
+import { generateOAuthSecret, generateSecret, hashSecret } from '@svc/keys';
 import pino from 'pino';
 import { AuthChain } from './auth-chain';
 import { KeyCache } from './key-cache';
@@ -90,6 +90,29 @@ describe('AuthChain.authenticate outcomes', () => {
     const rec = record({ kind: 'management', expiresAtMs: NOW + 1 });
     store.answers.set(hashSecret(secret), { kind: 'found', writtenAtMs: NOW, lookup: { found: true, record: rec } });
     await expect(chain.authenticate(`Bearer ${secret}`, 'management')).resolves.toEqual({ ok: true, record: rec, keyHash: hashSecret(secret) });
+  });
+});
+
+describe('AuthChain.authenticateAccessToken (the connector URL, decision 0029)', () => {
+  const origin = (ip: string) => ({ ip, headers: {} });
+
+  it('resolves a token through the same chain to its grant key\'s record, and refuses what is not an access token without a lookup', async () => {
+    const { chain, store, owner } = setup();
+    const token = generateOAuthSecret('access');
+    store.answers.set(hashSecret(token), { kind: 'found', writtenAtMs: NOW, lookup: { found: true, record: record() } });
+    await expect(chain.authenticateAccessToken(`Bearer ${token}`, origin('192.0.2.1'))).resolves.toEqual({ ok: true, record: record(), keyHash: hashSecret(token) });
+    const reads = store.reads;
+    await expect(chain.authenticateAccessToken(`Bearer ${generateSecret('api')}`, origin('192.0.2.1'))).resolves.toEqual({ ok: false, code: 'invalid_api_key', reason: 'malformed' });
+    await expect(chain.authenticateAccessToken(undefined, origin('192.0.2.1'))).resolves.toEqual({ ok: false, code: 'invalid_api_key', reason: 'missing' });
+    expect([store.reads, owner.calls]).toEqual([reads, 0]);
+  });
+
+  it('applies the grant key\'s address fence (allowed_ips) to the client\'s address, as for a key', async () => {
+    const { chain, store } = setup();
+    const token = generateOAuthSecret('access');
+    store.answers.set(hashSecret(token), { kind: 'found', writtenAtMs: NOW, lookup: { found: true, record: record({ allowedIps: ['192.0.2.0/24'] }) } });
+    await expect(chain.authenticateAccessToken(`Bearer ${token}`, origin('198.51.100.7'))).resolves.toEqual({ ok: false, code: 'ip_not_allowed', reason: 'address' });
+    await expect(chain.authenticateAccessToken(`Bearer ${token}`, origin('192.0.2.9'))).resolves.toMatchObject({ ok: true });
   });
 });
 

@@ -2,7 +2,7 @@ import { evaluateKey } from '@svc/contracts';
 import type { KeyLookup, KeyRecord, RequiredKind } from '@svc/contracts';
 import { AppError, describeError } from '@svc/errors';
 import { AddressList, clientAddress } from '@svc/http-edge';
-import { hashSecret, parseBearer } from '@svc/keys';
+import { hashSecret, parseAccessToken, parseBearer } from '@svc/keys';
 import type { Logger } from 'pino';
 import type { KeyCache } from './key-cache';
 import type { KeyOwner } from './key-lookup.grpc';
@@ -117,22 +117,29 @@ export class AuthChain {
   }
 
   /**
-   * Throws AppError('internal') when neither Redis nor account-admin can answer. With
-   * `origin`, a key fenced to addresses (`allowedIps`) is also checked against the client's
-   * address (403 ip_not_allowed); a key without that fence costs nothing more.
+   * An API key (`Authorization: Bearer svc-...`). Throws AppError('internal') when neither
+   * Redis nor account-admin can answer. With `origin`, a key fenced to addresses
+   * (`allowedIps`) is also checked against the client's address (403 ip_not_allowed); a key
+   * without that fence costs nothing more.
    */
   async authenticate(authorization: string | undefined, required: RequiredKind, origin?: ClientOrigin): Promise<AuthOutcome> {
     const parsed = parseBearer(authorization);
     if (!parsed.ok) return { ok: false, code: 'invalid_api_key', reason: parsed.reason };
     const keyHash = hashSecret(parsed.secret);
     const cached = this.cache.get(keyHash);
-    const lookup = cached ?? (await this.fill(keyHash));
-    const outcome = verdict(lookup, keyHash, this.now(), required);
-    if (outcome.ok && outcome.record.allowedIps !== undefined && origin !== undefined
-      && !fenceOf(outcome.record.allowedIps).has(this.clientAddress(origin))) {
-      return { ok: false, code: 'ip_not_allowed', reason: 'address' };
-    }
-    return outcome;
+    return this.decide(cached ?? (await this.fill(keyHash)), keyHash, required, origin);
+  }
+
+  /**
+   * An OAuth access token (`Authorization: Bearer svc-oat-...`, decision 0029), which
+   * account-admin's LookupKey resolves to its grant's API key record: the same chain, kind
+   * and address fence as that key.
+   */
+  async authenticateAccessToken(authorization: string | undefined, origin: ClientOrigin): Promise<AuthOutcome> {
+    const parsed = parseAccessToken(authorization);
+    if (!parsed.ok) return { ok: false, code: 'invalid_api_key', reason: parsed.reason };
+    const keyHash = hashSecret(parsed.token);
+    return this.decide(this.cache.get(keyHash) ?? (await this.fill(keyHash)), keyHash, 'api', origin);
   }
 
   /** The client's address (@svc/http-edge clientAddress with TRUSTED_PROXIES). */
@@ -140,13 +147,14 @@ export class AuthChain {
     return clientAddress(origin.ip, origin.headers['x-forwarded-for'], this.trustedProxies);
   }
 
-  /**
-   * The same chain for a credential already hashed: an OAuth access token (`svc-oat-...`,
-   * decision 0029), which account-admin's LookupKey resolves to its grant's key record.
-   */
-  async authenticateHash(keyHash: string, required: RequiredKind): Promise<AuthOutcome> {
-    const lookup = this.cache.get(keyHash) ?? (await this.fill(keyHash));
-    return verdict(lookup, keyHash, this.now(), required);
+  /** The state table's verdict on a resolved state, then the address fence (only a key that has one, and only with `origin`). */
+  private decide(lookup: KeyLookup, keyHash: string, required: RequiredKind, origin: ClientOrigin | undefined): AuthOutcome {
+    const outcome = verdict(lookup, keyHash, this.now(), required);
+    if (outcome.ok && outcome.record.allowedIps !== undefined && origin !== undefined
+      && !fenceOf(outcome.record.allowedIps).has(this.clientAddress(origin))) {
+      return { ok: false, code: 'ip_not_allowed', reason: 'address' };
+    }
+    return outcome;
   }
 
   /** Drops one hash (a key-change message or a changed-key header). */

@@ -1,14 +1,17 @@
 import { hash } from 'node:crypto';
 
 /**
- * The query as the result cache compares it: Unicode NFC, trimmed, every run of inner
- * whitespace one space; case is kept ("Rust" and "rust" are different searches for some
- * providers, and the cache never guesses).
+ * A search's query in its one normal form (docs/decisions/0043): Unicode NFC, trimmed, every
+ * run of whitespace (JavaScript's \s: Unicode's space separators, U+FEFF, tabs and line
+ * breaks) one space; case is kept ("Rust" and "rust" are different searches for some
+ * providers, and the cache never guesses). The search request holds its query in this form
+ * (toSearchRequest), so it is what the provider receives and what the cache key is made of;
+ * the key normalises again, which changes nothing (the form is idempotent).
  */
 export function normaliseQuery(query: string): string {
   // Printable ASCII words one space apart are already normal (NFC leaves ASCII alone): the
   // common query skips the normalisation, the trim and the collapse (0.06 against 0.36 µs,
-  // `npm run bench -- cache-key`).
+  // measured by a benchmark since removed; decision 0023).
   return NORMAL_ASCII.test(query) ? query : query.normalize('NFC').trim().replace(/\s+/gu, ' ');
 }
 

@@ -2,8 +2,7 @@ import { OAUTH_PATHS } from '@svc/contracts';
 import type { KeyRecord } from '@svc/contracts';
 import { AppError, describeError, errorBody } from '@svc/errors';
 import type { ErrorBody } from '@svc/errors';
-import { bearerChallenge, guardHook, PUBLIC_ROUTE_CONFIG } from '@svc/http-edge';
-import { hashSecret, parseAccessToken } from '@svc/keys';
+import { bearerChallenge, PUBLIC_ROUTE_CONFIG } from '@svc/http-edge';
 import { newRequestId } from '@svc/ids';
 import {
   createMcpHandler,
@@ -19,12 +18,13 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { authError } from '../auth/auth-chain';
-import type { AuthChain } from '../auth/auth-chain';
+import type { AuthChain, AuthFailure } from '../auth/auth-chain';
 import type { CatalogService } from '../catalog/catalog.service';
 import { upstreamRequestHeaders } from '../forward/forward-headers';
 import type { UpstreamClient } from '../forward/upstream.client';
-import { bodyDigest, idempotencyDigest } from '../search/idempotency';
-import { serverTimingHeader, UpstreamTimer } from '../search/server-timing';
+import { idempotencyDigest } from '../search/idempotency';
+import { UpstreamTimer } from '../search/server-timing';
+import { SearchEntry } from '../search/search.entry';
 import { formatSearchBodyErrors, SEARCH_BODY_SCHEMA, searchValidatorCompiler, toSearchRequest } from '../search/search.schema';
 import type { SearchBody } from '../search/search.schema';
 import { refusalError } from '../search/search.routes';
@@ -103,8 +103,11 @@ export class McpEndpoint {
   private readonly schemaValidator = new AjvJsonSchemaValidator();
   /** The 2026-07-28 leg; 2025-era requests never reach it. */
   private readonly modern: McpHttpHandler;
+  /** POST /v1/search's path into a search: one authentication (with the address fence), idempotency and Server-Timing. */
+  private readonly entry: SearchEntry;
 
   constructor(private readonly deps: McpDependencies) {
+    this.entry = new SearchEntry(deps.auth, deps.search);
     this.validateArguments = searchValidatorCompiler({ schema: SEARCH_BODY_SCHEMA, method: 'POST', url: '/mcp', httpPart: 'body' }) as ArgumentsValidator;
     this.modern = createMcpHandler((context) => this.newServer(callerOf(context)), {
       legacy: 'reject',
@@ -115,38 +118,22 @@ export class McpEndpoint {
   }
 
   register(scope: FastifyInstance): void {
-    const callers = new WeakMap<FastifyRequest, { record: KeyRecord; sessionId: string | null }>();
+    // The caller authenticated by the route's guard (SearchEntry: the search route's own), its 2025-era session id read here.
     const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-      const known = callers.get(request);
-      if (known === undefined) throw new Error('mcp handler reached without authentication');
-      await this.serve({ ...known, request, reply, ids: 0 });
+      await this.serve({ record: this.entry.callerOf(request), sessionId: sessionIdOf(request.headers['mcp-session-id']), request, reply, ids: 0 });
     };
-    if (this.deps.publicBaseUrl !== undefined) this.registerOAuth(scope, this.deps.publicBaseUrl.replace(/\/+$/, ''), callers, handler);
-    scope.route({
-      method: 'POST',
-      url: '/mcp',
-      onRequest: guardHook(async (request: FastifyRequest) => {
-        const outcome = await this.deps.auth.authenticate(request.headers.authorization, 'api', request);
-        if (!outcome.ok) throw authError(outcome);
-        callers.set(request, { record: outcome.record, sessionId: sessionIdOf(request.headers['mcp-session-id']) });
-      }),
-      handler,
-    });
+    if (this.deps.publicBaseUrl !== undefined) this.registerOAuth(scope, this.deps.publicBaseUrl.replace(/\/+$/, ''), handler);
+    scope.route({ method: 'POST', url: '/mcp', onRequest: this.entry.guard('api_key'), handler });
   }
 
   /**
    * POST /mcp/oauth, the connector URL: the same MCP server, but its credential is an OAuth
    * access token (`svc-oat-...`), which resolves through the same key chain to its grant's
-   * API key (decision 0029), so the grant key's limits, charges and revocation apply. Its 401s
-   * name the protected-resource metadata (RFC 9728 section 5.1), served beside it; `/mcp`
-   * offers none of this.
+   * API key (decision 0029), so the grant key's limits, charges, revocation and address fence
+   * apply. Its other refusals are 401s that name the protected-resource metadata (RFC 9728
+   * section 5.1), served beside it; `/mcp` offers none of this.
    */
-  private registerOAuth(
-    scope: FastifyInstance,
-    base: string,
-    callers: WeakMap<FastifyRequest, { record: KeyRecord; sessionId: string | null }>,
-    handler: (request: FastifyRequest, reply: FastifyReply) => Promise<void>,
-  ): void {
+  private registerOAuth(scope: FastifyInstance, base: string, handler: (request: FastifyRequest, reply: FastifyReply) => Promise<void>): void {
     const metadataUrl = base + OAUTH_PATHS.resourceMetadata;
     const metadata = JSON.stringify({
       resource: base + OAUTH_PATHS.resource,
@@ -158,20 +145,13 @@ export class McpEndpoint {
     });
     scope.get(OAUTH_PATHS.resourceMetadata, { config: PUBLIC_ROUTE_CONFIG }, (request, reply) =>
       reply.header('x-svc-request-id', request.id).header('cache-control', 'public, max-age=3600').type('application/json').send(metadata));
-    scope.route({
-      method: 'POST',
-      url: OAUTH_PATHS.resource,
-      onRequest: guardHook(async (request: FastifyRequest, reply: FastifyReply) => {
-        const parsed = parseAccessToken(request.headers.authorization);
-        const outcome = parsed.ok ? await this.deps.auth.authenticateHash(hashSecret(parsed.token), 'api') : null;
-        if (outcome === null || !outcome.ok) {
-          void reply.header('www-authenticate', bearerChallenge(request.headers.authorization, { resource_metadata: metadataUrl }));
-          throw new AppError('invalid_api_key', ACCESS_TOKEN_REFUSED);
-        }
-        callers.set(request, { record: outcome.record, sessionId: sessionIdOf(request.headers['mcp-session-id']) });
-      }),
-      handler,
-    });
+    // The grant key's address fence refuses as it does everywhere (403); any other refusal is OAuth's 401 with its challenge.
+    const refused = (failure: AuthFailure, request: FastifyRequest, reply: FastifyReply): AppError => {
+      if (failure.code === 'ip_not_allowed') return authError(failure);
+      void reply.header('www-authenticate', bearerChallenge(request.headers.authorization, { resource_metadata: metadataUrl }));
+      return new AppError('invalid_api_key', ACCESS_TOKEN_REFUSED);
+    };
+    scope.route({ method: 'POST', url: OAUTH_PATHS.resource, onRequest: this.entry.guard('access_token', refused), handler });
   }
 
   /** Hands the request to the SDK (the 2026-07-28 handler or a stateless 2025-era transport) and sends its answer. */
@@ -267,10 +247,11 @@ export class McpEndpoint {
   }
 
   /**
-   * Exactly POST /v1/search: the body schema's validator, toSearchRequest, then
-   * SearchService.search, which does the limits, reservations, fallback and charges.
-   * `idempotency_key` plays the Idempotency-Key header (same digest, same store, scoped to
-   * the API key); without it a 2025-era call is idempotent per (session, JSON-RPC id).
+   * Exactly POST /v1/search: the body schema's validator, toSearchRequest, then the search
+   * route's own path (SearchEntry: the search service, which does the limits, reservations,
+   * fallback and charges; the Idempotency-Key's digest beside the body's; Server-Timing).
+   * `idempotency_key` plays the Idempotency-Key header (same digest, same store, scoped to the
+   * API key); without it a 2025-era call is idempotent per (session, JSON-RPC id).
    */
   private async webSearch(caller: Caller, requestId: string, args: Record<string, unknown>, jsonRpcId: string | number): Promise<CallToolResult> {
     const { [IDEMPOTENCY_KEY_ARGUMENT]: idempotencyKey, ...searchArgs } = args;
@@ -280,22 +261,17 @@ export class McpEndpoint {
     }
     const body = searchArgs as unknown as SearchBody;
     const request = toSearchRequest(body);
-    const idempotency = keyDigest !== null
-      ? { keyDigest, bodyDigest: bodyDigest(body) }
-      : caller.sessionId === null ? null : { keyDigest: toolCallDigest(caller.sessionId, jsonRpcId), bodyDigest: bodyDigest(body) };
-    const upstream = (caller.upstream ??= new UpstreamTimer());
-    const result = await this.deps.search.search({
-      upstream,
+    // The HTTP answer (written by the transport after the tool calls) carries Server-Timing as
+    // POST /v1/search does: the platform's own time and the providers' so far in this request.
+    const result = await this.entry.run({
       record: caller.record,
       requestId,
       request,
-      idempotency,
-      elapsedMs: () => caller.reply.elapsedTime,
+      body,
+      keyDigest: keyDigest ?? (caller.sessionId === null ? null : toolCallDigest(caller.sessionId, jsonRpcId)),
+      reply: caller.reply,
+      upstream: (caller.upstream ??= new UpstreamTimer()),
     });
-    // The HTTP answer (written by the transport after the tool calls) carries Server-Timing as
-    // POST /v1/search does: the platform's own time and the providers' so far in this request.
-    const totalMs = caller.reply.elapsedTime;
-    if (!caller.reply.raw.headersSent) caller.reply.raw.setHeader('server-timing', serverTimingHeader(totalMs, upstream.ms));
     // A refusal (429 with its wait, 503 with 1 s, ...) becomes the platform's error here, as the
     // route makes it for HTTP: with the request id it carries and the wait HTTP sends as Retry-After.
     if (result.kind === 'refused') {

@@ -1,4 +1,5 @@
 import { recoveryKeys, redisKeys, SETTLEMENT_DIRTY_SET } from '@svc/contracts';
+import { describeError } from '@svc/errors';
 import type { RedisClient, RedisTarget } from '@svc/redis-client';
 import type { Logger } from 'pino';
 import { MERGED_SADD, MERGED_ZREM, RedisBatch, replyValues } from '../redis/redis-batch';
@@ -62,6 +63,7 @@ export class MoneyRepository {
   private readonly batch: RedisBatch;
   private readonly clock: () => number;
   private readonly settleOutageWaitMs: number;
+  private readonly log: Logger | undefined;
   /** Settlement records kept until the ledger worker confirms them (recovery from a Redis that lost its data). */
   readonly retainer: SettlementRetainer;
   /** Checks settlements' answers in the background and sends again those Redis did not take. */
@@ -70,6 +72,7 @@ export class MoneyRepository {
   /** `target`: where the batch connections go (the same Redis or Redis Cluster as `redis`). */
   constructor(private readonly redis: RedisClient, target: RedisTarget, options: MoneyRepositoryOptions = {}) {
     const { log } = options;
+    this.log = log;
     this.clock = options.clock ?? Date.now;
     const batch = new RedisBatch(target, (error) => log?.warn({ err: error.message }, 'redis batch connection error'));
     this.settleOutageWaitMs = options.settleOutageWaitMs ?? 0;
@@ -134,6 +137,32 @@ export class MoneyRepository {
     const results = await execAll(pipeline);
     const leased = lease === null || results[results.length - 2] === 1;
     return { leased, verdict: toVerdict(results[results.length - 1]) };
+  }
+
+  /**
+   * The provider lease of an attempt admitted without one (docs/decisions/0042: a follower whose
+   * leader failed calls the provider itself): leftover ops, the extension of the account lease,
+   * the lease; one round trip. False when the provider is at capacity.
+   */
+  async lease(scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest, extendLeaseMs: number): Promise<boolean> {
+    const pipeline = this.batch.pipeline();
+    this.queueOps(pipeline, scope, ops);
+    pipeline.call(encodeLeaseExtendArgs({ inFlightKey: scope.inFlightKey, requestId: scope.requestId, ttlMs: extendLeaseMs }));
+    pipeline.call(encodeLeaseArgs(lease));
+    const results = await execAll(pipeline);
+    return results[results.length - 1] === 1;
+  }
+
+  /**
+   * Sends ops now, without waiting for Redis's answer (a provider lease an attempt holds but
+   * does not need, given back before the attempt waits). A failure is logged; a lease not
+   * given back expires on its own.
+   */
+  giveBack(scope: MoneyScope, ops: readonly MoneyOp[]): void {
+    const pipeline = this.batch.pipeline();
+    this.queueOps(pipeline, scope, ops);
+    if (pipeline.length === 0) return;
+    execAll(pipeline).catch((error: unknown) => this.log?.warn({ request_id: scope.requestId, err: describeError(error) }, 'ops given back early failed; a lease expires on its own'));
   }
 
   /**

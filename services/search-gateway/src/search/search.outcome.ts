@@ -28,10 +28,17 @@ export type AttemptSource = 'platform' | 'byok';
 
 export type SkipReason = 'not_configured' | 'capacity' | 'balance' | 'limit' | 'deadline' | 'unsupported_filter' | 'failing' | 'model_not_allowed';
 
+/**
+ * Why an attempt that was called failed: the provider's failure, or `deadline`, a call whose
+ * timeout the search's own time limit (SEARCH_MAX_DURATION_MS) cut short and that ran out of
+ * it (no provider timeout: refunded, not counted by the breaker; docs/decisions/0044).
+ */
+export type AttemptErrorKind = ProviderFailureKind | 'deadline';
+
 /** What happened to one attempt; an expected outcome, never an exception. */
 export type AttemptResult =
   | { readonly status: 'success'; readonly model: ModelSpec; readonly source: AttemptSource; readonly results: AttemptResults; readonly reservedMicros: Micros; readonly chargedMicros: Micros; readonly cache?: AttemptCache }
-  | { readonly status: 'error'; readonly model: ModelSpec; readonly source: AttemptSource; readonly kind: ProviderFailureKind; readonly error: string; readonly reservedMicros: Micros; readonly chargedMicros: Micros }
+  | { readonly status: 'error'; readonly model: ModelSpec; readonly source: AttemptSource; readonly kind: AttemptErrorKind; readonly error: string; readonly reservedMicros: Micros; readonly chargedMicros: Micros }
   | { readonly status: 'skipped'; readonly model: ModelSpec; readonly source: AttemptSource | null; readonly reason: SkipReason; readonly priceMicros: Micros; readonly filters?: readonly FilterName[]; readonly retryAfterMs?: number };
 
 export const SKIP_MESSAGES: Readonly<Record<SkipReason, string>> = {

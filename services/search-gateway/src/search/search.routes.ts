@@ -1,12 +1,11 @@
-import type { KeyRecord } from '@svc/contracts';
 import { AppError } from '@svc/errors';
-import { guardHook, sendError } from '@svc/http-edge';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sendError } from '@svc/http-edge';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { authError } from '../auth/auth-chain';
 import type { AuthChain } from '../auth/auth-chain';
-import { bodyDigest, idempotencyDigest } from './idempotency';
-import { serverTimingHeader, UpstreamTimer } from './server-timing';
+import { idempotencyDigest } from './idempotency';
+import { UpstreamTimer } from './server-timing';
+import { SearchEntry } from './search.entry';
 import { formatSearchBodyErrors, SEARCH_BODY_SCHEMA, searchValidatorCompiler, toSearchRequest } from './search.schema';
 import type { SearchBody } from './search.schema';
 import type { SearchMetrics } from './search.metrics';
@@ -26,13 +25,14 @@ export function refusalError(refusal: SearchRefusal): AppError {
 }
 
 /**
- * POST /v1/search, Fastify-native: the key is checked in onRequest (before the body is
- * read), the body by the route's JSON schema, then the controller delegates to SearchService.
- * A refusal is answered here as the edge answers every error (sendError), with the request id
- * it carries (the first request's for a copy that waited for it).
+ * POST /v1/search, Fastify-native: the key and its address fence are checked in onRequest
+ * (before the body is read), the body by the route's JSON schema, then the search runs
+ * through SearchEntry (the same path as MCP's web_search). A refusal is answered here as the
+ * edge answers every error (sendError), with the request id it carries (the first request's
+ * for a copy that waited for it).
  */
 export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, search: SearchService, rateLimit: RateLimitHeaders, log: Logger, metrics?: SearchMetrics): void {
-  const authenticated = new WeakMap<FastifyRequest, KeyRecord>();
+  const entry = new SearchEntry(auth, search);
   // x-ratelimit-limit is the configured rate (RATE_LIMIT_PER_SECOND); x-ratelimit-remaining
   // comes from the admission script's answer (SearchReply.rateLimit).
   const limitHeader = String(rateLimit.limit);
@@ -43,35 +43,22 @@ export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, se
     schema: { body: SEARCH_BODY_SCHEMA },
     validatorCompiler: searchValidatorCompiler,
     schemaErrorFormatter: formatSearchBodyErrors,
-    onRequest: guardHook(async (request: FastifyRequest) => {
-      // The key and its address fence, before the body is read.
-      const outcome = await auth.authenticate(request.headers.authorization, 'api', request);
-      if (!outcome.ok) throw authError(outcome);
-      authenticated.set(request, outcome.record);
-    }),
+    // The key and its address fence, before the body is read.
+    onRequest: entry.guard('api_key'),
     handler: async (request, reply) => {
-      const record = authenticated.get(request);
-      if (record === undefined) throw new Error('search handler reached without authentication');
+      const record = entry.callerOf(request);
       const searchRequest = toSearchRequest(request.body);
       const keyDigest = idempotencyDigest(request.headers['idempotency-key']);
       const upstream = new UpstreamTimer();
       let result: SearchResult;
       try {
-        result = await search.search({
-          record,
-          requestId: request.id,
-          request: searchRequest,
-          idempotency: keyDigest === null ? null : { keyDigest, bodyDigest: bodyDigest(request.body) },
-          elapsedMs: () => reply.elapsedTime,
-          upstream,
-        });
+        // Server-Timing (the platform's own time and the providers'), on every search answer.
+        result = await entry.run({ record, requestId: request.id, request: searchRequest, body: request.body, keyDigest, reply, upstream });
       } catch (error) {
         metrics?.threw(request, record, error, upstream.ms);
         throw error;
       }
-      // The platform's own time and the providers' (W3C Server-Timing), on every search answer.
       const upstreamMs = upstream.ms;
-      reply.header('server-timing', serverTimingHeader(reply.elapsedTime, upstreamMs));
       // Counted and logged in the edge's onResponse, after the reply is written.
       if (result.kind === 'refused') {
         metrics?.refused(request, record, result.code, upstreamMs);

@@ -3,6 +3,7 @@ import { canonicalFilters, FILTER_HINTS, FILTER_NAMES, FILTER_SCHEMAS, FilterErr
 import type { FilterName, ModelSpec, SafeSearch, SearchFilters } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
+import { normaliseQuery } from '../cache/cache.key';
 import { CACHE_MODES } from '../cache/cache.ticket';
 import type { CacheMode } from '../cache/cache.ticket';
 
@@ -72,6 +73,12 @@ export function formatSearchBodyErrors(errors: FastifySchemaValidationError[]): 
 }
 
 export interface SearchRequest {
+  /**
+   * The query in its one normal form (normaliseQuery: NFC, trimmed, every run of Unicode
+   * whitespace one space, case kept): what every provider receives, and what the result
+   * cache's key is made of, so an entry only ever holds the answer to its own text
+   * (docs/decisions/0043).
+   */
   readonly query: string;
   /** Fallback order: `model` first, then `models`, duplicates removed. */
   readonly models: readonly ModelSpec[];
@@ -84,11 +91,12 @@ export interface SearchRequest {
   readonly filters?: SearchFilters | undefined;
 }
 
-/** The rules a schema cannot say: the trimmed query's length, at least one model, every id known. */
+/** The rules a schema cannot say: the trimmed query's length, at least one model, every id known; the query in its normal form. */
 export function toSearchRequest(body: SearchBody): SearchRequest {
-  const query = body.query.trim();
-  if (query.length === 0) throw new AppError('invalid_request', 'query must not be empty');
-  if (query.length > MAX_QUERY_CHARS) throw new AppError('invalid_request', `query must be at most ${MAX_QUERY_CHARS} characters`);
+  const trimmed = body.query.trim();
+  if (trimmed.length === 0) throw new AppError('invalid_request', 'query must not be empty');
+  if (trimmed.length > MAX_QUERY_CHARS) throw new AppError('invalid_request', `query must be at most ${MAX_QUERY_CHARS} characters`);
+  const query = normaliseQuery(trimmed);
   const ids: string[] = [];
   if (body.model !== undefined) ids.push(body.model);
   if (body.models !== undefined) ids.push(...body.models);

@@ -6,17 +6,16 @@ import type { ResultCache } from '../cache/result-cache';
 import type { MoneyOp } from '../money/money.ops';
 import { moneyScope } from '../money/money.scope';
 import type { MoneyRepository } from '../money/money.repository';
+import { CacheAnswers } from './cache-answers';
 import { claimValue } from './idempotency';
 import type { SearchMetrics } from './search.metrics';
 import type { AttemptResult } from './search.outcome';
 import { refuse } from './search.result';
 import type { SearchCall, SearchReply, SearchResult } from './search.result';
-import { admitFirst, admitHit, admitNext, releaseAccountLease } from './steps/admit';
-import type { Admission, LaterAdmission } from './steps/admit';
-import { attempt } from './steps/attempt';
-import { abandonTicket, prepareAttempt } from './steps/cache';
+import { admitFirst, admitNext, releaseAccountLease } from './steps/admit';
+import type { Admission } from './steps/admit';
+import type { ProviderCall } from './steps/attempt';
 import { nextAttempt, planAttempts, runningBoundMs } from './steps/plan';
-import type { AttemptRequest } from './steps/plan';
 import { buildReply, replay } from './steps/reply';
 import { settle } from './steps/settle';
 import type { Settled } from './steps/settle';
@@ -60,11 +59,12 @@ export class SearchService {
     private readonly providerKeys: Pick<ProviderKeyCache, 'keysFor'> | null = null,
     /** Provider health and the breaker (docs/decisions/0027); absent: neither. */
     health?: SearchHealth,
-    /** The shared result cache; absent: none (every answer is `off`). */
+    /** The shared result cache, the answer source in front of every provider call; absent: none (every answer is `off`). */
     cache?: ResultCache,
   ) {
     this.settings = settings;
-    this.steps = health === undefined ? { money, providers, settings, metrics, log, cache } : { money, providers, settings, metrics, log, cache, health };
+    const answers = cache === undefined ? undefined : new CacheAnswers(cache);
+    this.steps = health === undefined ? { money, providers, settings, metrics, log, answers } : { money, providers, settings, metrics, log, answers, health };
   }
 
   search(call: SearchCall): Promise<SearchResult> {
@@ -104,7 +104,7 @@ export class SearchService {
     }
   }
 
-  /** Plan, then the first admission; from there the account lease is held (holdingLease). */
+  /** The plan and the search's context, then its attempts. */
   private async searchOnce(call: SearchCall): Promise<SearchResult> {
     const { record, requestId } = call;
     // The key's model fence: none of the requested models allowed is a refusal before anything is held.
@@ -135,82 +135,86 @@ export class SearchService {
       const settled = await settle(steps, ctx, ops, attempts, reply, false);
       return settled.kind === 'foreign' ? replay(steps, ctx, settled.stored, undefined) : reply;
     }
-    // The result cache's lookup of the attempt's model (src/cache) goes out with the first
-    // admission, in the same flush (one round trip, as without a cache): the admission is a
-    // miss's (the model's price, a provider lease), and admitHit fits it to a hit.
-    const looked = prepareAttempt(steps, ctx, planned);
-    let request: AttemptRequest;
-    let first: Admission;
-    if (looked instanceof Promise) {
-      const [found, admission] = await Promise.all([looked, admitFirst(steps, ctx, ops, planned)]);
-      ({ request, first } = found.cache?.kind === 'hit' ? await admitHit(steps, ctx, ops, planned, found, admission) : { request: found, first: admission });
-    } else {
-      request = looked;
-      first = await admitFirst(steps, ctx, ops, request);
-    }
-    // An attempt that led identical searches but runs no call gives its lead back (blocked: in holdingLease).
-    if (first.kind !== 'reserved' && first.kind !== 'blocked' && request.cache !== undefined) abandonTicket(steps, request);
-    switch (first.kind) {
-      case 'refused':
-        return first.refusal;
-      case 'unavailable':
-        await releaseAccountLease(steps, ctx);
-        return refuse.unavailable(requestId);
-      case 'duplicate':
-        await this.money.finish(scope, ops, null);
-        return replay(steps, ctx, first.stored, first.rateLimit);
-      default:
-        return this.holdingLease(ctx, attempts, ops, request, first);
-    }
+    return this.attempts(ctx, attempts, ops, planned);
   }
 
   /**
-   * The attempts from the first admitted one, the settlement and the reply, while the
-   * account in-flight lease is held: every exit that does not give it back in its last round
-   * trip gives it back alone (a fault too, before it is thrown on).
+   * The attempts in fallback order, each opened (its answer source: the result cache in front
+   * of its provider call, or the call alone), admitted, answered or skipped, and closed in the
+   * one `finally` below, where an answer source gives back what it holds (the cache's lead).
+   * Then the settlement and the reply.
+   *
+   * The first admission (the one awaited round trip of a cached key, the answer source's
+   * lookup in its flush) decides whether the search goes on: refused, a duplicate of an earlier
+   * Idempotency-Key and Redis unavailable end it. Reserved or blocked, it took the account's
+   * in-flight lease, held from there to the last round trip: every exit that does not give it
+   * back there gives it back alone, a fault too.
    */
-  private async holdingLease(ctx: SearchContext, attempts: AttemptResult[], ops: MoneyOp[], firstRequest: AttemptRequest, first: Extract<Admission, { kind: 'reserved' | 'blocked' }>): Promise<SearchResult> {
+  private async attempts(ctx: SearchContext, attempts: AttemptResult[], ops: MoneyOp[], planned: ProviderCall): Promise<SearchResult> {
     const steps = this.steps;
     const { call } = ctx;
-    let reply: SearchReply;
-    let settled: Settled;
-    let request = firstRequest;
+    let first: Admission | undefined;
+    let ended: Extract<Admission, { kind: 'refused' | 'duplicate' | 'unavailable' }> | undefined;
+    let reply: SearchReply | undefined;
+    let settled: Settled | undefined;
     try {
-      let admission: LaterAdmission = first;
-      for (;;) {
-        if (admission.kind !== 'reserved' && request.cache !== undefined) abandonTicket(steps, request);
-        if (admission.kind === 'unavailable') {
-          await releaseAccountLease(steps, ctx);
-          return refuse.unavailable(call.requestId);
+      for (let next: ProviderCall | null = planned; next !== null; next = nextAttempt(steps, ctx, attempts, next.index + 1, undefined)) {
+        const answering = steps.answers?.open(steps, ctx, next) ?? next;
+        try {
+          const admission = first === undefined ? (first = await admitFirst(steps, ctx, ops, answering)) : await admitNext(steps, ctx, ops, attempts, answering);
+          if (admission.kind === 'reserved') {
+            const result = await answering.answer(steps, ctx, ops, admission.leased, admission.reservedMicros);
+            attempts.push(result);
+            if (result.status === 'success') break;
+          } else if (admission.kind === 'blocked') {
+            const { planned: skipped } = answering.request;
+            attempts.push({ status: 'skipped', model: skipped.model, source: skipped.source, reason: admission.reason, priceMicros: (answering.cheaper ?? answering.reserve).amountMicros });
+          } else {
+            ended = admission;
+            break;
+          }
+        } finally {
+          answering.close();
         }
-        if (admission.kind === 'blocked') {
-          attempts.push({ status: 'skipped', model: request.planned.model, source: request.planned.source, reason: admission.reason, priceMicros: request.amountMicros });
-        } else {
-          const result = await attempt(steps, ctx, ops, request);
-          attempts.push(result);
-          if (result.status === 'success') break;
-        }
-        const next = nextAttempt(steps, ctx, attempts, request.index + 1, undefined);
-        if (next === null) break;
-        const looked = prepareAttempt(steps, ctx, next);
-        request = looked instanceof Promise ? await looked : looked;
-        admission = await admitNext(steps, ctx, ops, attempts, request);
       }
-      reply = buildReply(call.requestId, attempts, call.elapsedMs(), first.rateLimit);
-      settled = await settle(steps, ctx, ops, attempts, reply, true);
+      if (ended === undefined) {
+        reply = buildReply(call.requestId, attempts, call.elapsedMs(), holdsLease(first) ? first.rateLimit : undefined);
+        settled = await settle(steps, ctx, ops, attempts, reply, true);
+      }
     } catch (error) {
-      if (request.cache !== undefined) abandonTicket(steps, request);
-      await releaseAccountLease(steps, ctx);
+      if (holdsLease(first)) await releaseAccountLease(steps, ctx);
       throw error;
     }
+    if (ended !== undefined) return this.ended(ctx, ops, ended);
+    if (reply === undefined || settled === undefined) throw new Error('a search ended without a reply');
     switch (settled.kind) {
       case 'failed':
         await releaseAccountLease(steps, ctx);
         return refuse.settlementFailed(call.requestId);
       case 'foreign':
-        return replay(steps, ctx, settled.stored, first.rateLimit);
-      default:
+        return replay(steps, ctx, settled.stored, reply.rateLimit);
+      case 'settled':
+      case 'finished':
         return reply;
     }
   }
+
+  /** A search its admission ended: refused (nothing held), Redis unavailable (the account lease given back alone), or the repeat of an earlier Idempotency-Key. */
+  private async ended(ctx: SearchContext, ops: MoneyOp[], ended: Extract<Admission, { kind: 'refused' | 'duplicate' | 'unavailable' }>): Promise<SearchResult> {
+    switch (ended.kind) {
+      case 'refused':
+        return ended.refusal;
+      case 'unavailable':
+        await releaseAccountLease(this.steps, ctx);
+        return refuse.unavailable(ctx.call.requestId);
+      case 'duplicate':
+        await this.money.finish(ctx.scope, ops, null);
+        return replay(this.steps, ctx, ended.stored, ended.rateLimit);
+    }
+  }
+}
+
+/** Whether the search's first admission took the account's in-flight lease: it reserved or blocked. */
+function holdsLease(first: Admission | undefined): first is Extract<Admission, { kind: 'reserved' | 'blocked' }> {
+  return first !== undefined && (first.kind === 'reserved' || first.kind === 'blocked');
 }

@@ -1,10 +1,11 @@
-import { AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, AUDIT_CSV_COLUMNS } from '@svc/contracts/audit';
+import { AUDIT_ACTIONS, AUDIT_ACTOR_KINDS } from '@svc/contracts/audit';
 import { LIMITS } from '@svc/contracts/limits';
 import { useId, useState } from 'react';
 import type { FormEvent, ReactNode } from 'react';
 import { api, qs } from '../api';
 import type { ApiError, AuditEntry, List } from '../api';
 import { Empty, ErrorNote, Field, Loading, RegionTable, asApiError, useLoad } from '../components';
+import { auditCsv } from '../csv-files';
 import { dateTime } from '../format';
 
 const PAGE = 50;
@@ -28,22 +29,6 @@ function show(value: unknown): string {
   if (value === null) return '—';
   if (Array.isArray(value)) return value.join(', ');
   return String(value);
-}
-
-/** One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break; a leading =, +, - or @ is escaped for spreadsheets. */
-function csvField(value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
-}
-
-/** The entries as CSV: the columns of AUDIT_CSV_COLUMNS, `changes` as JSON. */
-export function auditCsv(entries: readonly AuditEntry[]): string {
-  const cells = (entry: AuditEntry): Record<(typeof AUDIT_CSV_COLUMNS)[number], string> => ({
-    at: entry.at, actor_kind: entry.actor.kind, actor_id: entry.actor.id, client_address: entry.client_address ?? '',
-    action: entry.action, target_id: entry.target_id, changes: JSON.stringify(entry.changes),
-  });
-  const lines = [AUDIT_CSV_COLUMNS.join(','), ...entries.map((entry) => { const row = cells(entry); return AUDIT_CSV_COLUMNS.map((column) => csvField(row[column])).join(','); })];
-  return `${lines.join('\r\n')}\r\n`;
 }
 
 /** Who changed what in the account, newest first: filters, pages and a CSV export of every matching entry. */

@@ -4,6 +4,7 @@ import type { FormEvent, ReactNode } from 'react';
 import { api, qs } from '../api';
 import type { ApiKey, Grouping, List, Usage, UsageRow } from '../api';
 import { BarChart } from '../chart';
+import { usageCsv } from '../csv-files';
 import { Empty, ErrorNote, Loading, RegionTable, useLoad } from '../components';
 import { daysBefore, usd, utcDay } from '../format';
 
@@ -19,11 +20,6 @@ function groupOf(row: UsageRow, grouping: Grouping): string {
 
 function labelOf(row: UsageRow, grouping: Grouping, keyNames: ReadonlyMap<string, string>): string {
   return grouping === 'key' ? keyNames.get(row.key_id ?? '') ?? `${row.key_id ?? ''} (deleted)` : groupOf(row, grouping);
-}
-
-function csvCell(value: string | number): string {
-  const text = String(value);
-  return /[",\n\r]/.test(text) || /^[=+\-@]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 /** Usage over a date range, grouped by day, model or key: a chart, a table and a CSV file. */
@@ -47,9 +43,7 @@ export function UsagePage(): ReactNode {
 
   const csvHref = useMemo(() => {
     if (usage.data === null) return null;
-    const header = [query.group_by === 'day' ? 'date' : query.group_by === 'model' ? 'model' : 'key_id', 'searches', 'failed_attempts', 'cost_usd', 'byok_fee_usd', 'cache_hits', 'cache_saved_usd'];
-    const lines = [header.join(','), ...usage.data.data.map((r) => [groupOf(r, query.group_by), r.searches, r.failed_attempts, r.cost_usd, r.byok_fee_usd, r.cache_hits, r.cache_saved_usd].map(csvCell).join(','))];
-    return URL.createObjectURL(new Blob([`${lines.join('\r\n')}\r\n`], { type: 'text/csv;charset=utf-8' }));
+    return URL.createObjectURL(new Blob([usageCsv(usage.data.data, query.group_by)], { type: 'text/csv;charset=utf-8' }));
   }, [usage.data, query.group_by]);
 
   return (

@@ -2,13 +2,12 @@ import { admittedOk, harness, messages, searchCall, searchContext, SETTINGS } fr
 import type { Harness } from '../../../test/search-steps.fakes';
 import type { MoneyOp } from '../../money/money.ops';
 import type { AttemptResult } from '../search.outcome';
-import type { SearchContext } from './search-steps';
-import { admitFirst, admitHit, admitNext, providerCalled, releaseAccountLease, reservationOf } from './admit';
-import type { Admission } from './admit';
+import type { Answering, SearchContext } from './search-steps';
+import { admitFirst, admitNext, providerCalled, releaseAccountLease, reservationOf } from './admit';
 import { nextAttempt } from './plan';
-import type { AttemptRequest } from './plan';
+import type { ProviderCall } from './attempt';
 
-function setup(settings = SETTINGS, idempotent = false): Harness & { ctx: SearchContext; request: AttemptRequest; ops: MoneyOp[] } {
+function setup(settings = SETTINGS, idempotent = false): Harness & { ctx: SearchContext; request: ProviderCall; ops: MoneyOp[] } {
   const h = harness(settings);
   const ctx = searchContext(h.steps, searchCall({ models: ['exa/fast', 'brave/web'], idempotency: idempotent ? { keyDigest: 'kd', bodyDigest: 'bd' } : null }));
   const request = nextAttempt(h.steps, ctx, [], 0, ctx.claim);
@@ -25,7 +24,7 @@ describe('admit', () => {
       it('one round trip with no leftover ops: the attempt is both lease and reserve request, the claim rides along', async () => {
         const { steps, money, ctx, request, ops } = setup(SETTINGS, true);
         money.admitFirstAnswers.push(admittedOk(7));
-        expect(await admitFirst(steps, ctx, ops, request)).toEqual({ kind: 'reserved', rateLimit: { limit: 5, remaining: 7 } });
+        expect(await admitFirst(steps, ctx, ops, request)).toEqual({ kind: 'reserved', rateLimit: { limit: 5, remaining: 7 }, leased: true, reservedMicros: 9_000 });
         expect(money.calls).toEqual([{ method: 'admitFirst', ops: [], lease: request, reserve: request }]);
         expect(request.claim).toEqual(ctx.claim);
         expect(ops).toEqual([]);
@@ -125,7 +124,7 @@ describe('admit', () => {
         const { steps, money, ctx, request, ops } = setup();
         money.admitFirstAnswers.push({ leased: true, admission: { kind: 'cold' } }, admittedOk(6));
         money.warmAnswers.push(true);
-        expect(await admitFirst(steps, ctx, ops, request)).toEqual({ kind: 'reserved', rateLimit: { limit: 5, remaining: 6 } });
+        expect(await admitFirst(steps, ctx, ops, request)).toEqual({ kind: 'reserved', rateLimit: { limit: 5, remaining: 6 }, leased: true, reservedMicros: 9_000 });
         expect(money.methods).toEqual(['admitFirst', 'finish', 'requestHydration', 'isWarm', 'admitFirst']);
       });
 
@@ -158,40 +157,61 @@ describe('admit', () => {
     });
   });
 
-  describe('admitHit: the first admission went out as a miss beside the lookup, which found a hit', () => {
-    const hitOf = (request: AttemptRequest): AttemptRequest => ({ ...request, amountMicros: 900, cache: { kind: 'hit', entry: 'e', asked: 10, answer: { count: 1, json: '[]', ageS: 0 }, priceMicros: 900 } });
+  describe('an attempt answered without its provider (a stored answer found by the lookup sent beside the admission)', () => {
+    /** The cache's Answering for a stored answer found in Redis: admitted as a miss (the model's price, a provider lease), then ready as `answers` with the cache price as the cheaper reservation. */
+    const storedAnswer = (request: ProviderCall): Answering => ({
+      request, reserve: request, lease: request, cheaper: { index: request.index, amountMicros: 900 },
+      ready: () => Promise.resolve('answers'), answer: () => Promise.reject(new Error('not answered here')), close: () => undefined,
+    });
 
-    it('reserved: keeps the larger reservation (the settlement gives back the rest), the provider lease queued back', async () => {
+    it('reserved: keeps the larger reservation (the settlement gives back the rest); the provider lease it does not need is queued back', async () => {
       const { steps, money, ctx, request, ops } = setup();
-      const first: Admission = { kind: 'reserved', rateLimit: { limit: 5, remaining: 4 } };
-      const fitted = await admitHit(steps, ctx, ops, request, hitOf(request), first);
-      expect(fitted.first).toBe(first);
-      expect([fitted.request.amountMicros, fitted.request.cache?.kind]).toEqual([request.amountMicros, 'hit']);
+      money.admitFirstAnswers.push(admittedOk(4));
+      expect(await admitFirst(steps, ctx, ops, storedAnswer(request))).toEqual({ kind: 'reserved', rateLimit: { limit: 5, remaining: 4 }, leased: false, reservedMicros: 9_000 });
       expect(ops).toEqual([unlease()]);
-      expect(money.calls).toEqual([]);
+      expect(money.methods).toEqual(['admitFirst']);
     });
 
-    it('blocked at the model\'s price (limit, balance or capacity): admitted once more at the cache price, without a provider lease', async () => {
+    it('the provider at capacity does not block it: reserved as it is, nothing queued, no second round trip', async () => {
       const { steps, money, ctx, request, ops } = setup();
-      ops.push({ kind: 'release', index: 0, keepMicros: 0 });
-      const hit = hitOf(request);
-      const fitted = await admitHit(steps, ctx, ops, request, hit, { kind: 'blocked', reason: 'capacity', rateLimit: { limit: 5, remaining: 4 } });
-      expect(fitted).toEqual({ request: hit, first: { kind: 'reserved', rateLimit: { limit: 5, remaining: 4 } } });
-      expect(money.calls).toEqual([{ method: 'admit', ops: [{ kind: 'release', index: 0, keepMicros: 0 }], lease: null, reserve: hit, extendLeaseMs: SETTINGS.admission.leaseTtlMs }]);
+      money.admitFirstAnswers.push(admittedOk(4, false));
+      expect(await admitFirst(steps, ctx, ops, storedAnswer(request))).toEqual({ kind: 'reserved', rateLimit: { limit: 5, remaining: 4 }, leased: false, reservedMicros: 9_000 });
+      expect(ops).toEqual([]);
+      expect(money.methods).toEqual(['admitFirst']);
     });
 
-    it('blocked again at the cache price: the hit is skipped like any blocked attempt', async () => {
+    it('blocked at the model\'s price (limit or balance): admitted once more at the cache price, without a provider lease or the claim', async () => {
+      const { steps, money, ctx, request, ops } = setup(SETTINGS, true);
+      money.admitFirstAnswers.push({ leased: true, admission: { kind: 'admitted', remaining: 4, verdict: { kind: 'balance' } } });
+      const answering = storedAnswer(request);
+      expect(await admitFirst(steps, ctx, ops, answering)).toEqual({ kind: 'reserved', rateLimit: { limit: 5, remaining: 4 }, leased: false, reservedMicros: 900 });
+      expect(money.calls[1]).toEqual({ method: 'admit', ops: [unlease()], lease: null, reserve: { index: 0, amountMicros: 900 }, extendLeaseMs: SETTINGS.admission.leaseTtlMs });
+      expect(ops).toEqual([]);
+    });
+
+    it('blocked again at the cache price: the attempt is skipped like any blocked attempt', async () => {
       const { steps, money, ctx, request, ops } = setup();
+      money.admitFirstAnswers.push({ leased: false, admission: { kind: 'admitted', remaining: 1, verdict: { kind: 'limit' } } });
       money.admitAnswers.push({ leased: true, verdict: { kind: 'balance' } });
-      const fitted = await admitHit(steps, ctx, ops, request, hitOf(request), { kind: 'blocked', reason: 'balance', rateLimit: { limit: 5, remaining: 1 } });
-      expect(fitted.first).toEqual({ kind: 'blocked', reason: 'balance', rateLimit: { limit: 5, remaining: 1 } });
+      expect(await admitFirst(steps, ctx, ops, storedAnswer(request))).toEqual({ kind: 'blocked', reason: 'balance', rateLimit: { limit: 5, remaining: 1 } });
     });
 
     it('refused or duplicate: stands as it is, nothing more sent', async () => {
-      const { steps, money, ctx, request, ops } = setup();
-      const first: Admission = { kind: 'duplicate', stored: 'x', rateLimit: undefined };
-      expect((await admitHit(steps, ctx, ops, request, hitOf(request), first)).first).toBe(first);
-      expect(money.calls).toEqual([]);
+      const { steps, money, ctx, request, ops } = setup(SETTINGS, true);
+      money.admitFirstAnswers.push({ leased: false, admission: { kind: 'admitted', remaining: 6, verdict: { kind: 'dup', stored: 'x' } } });
+      expect(await admitFirst(steps, ctx, ops, storedAnswer(request))).toEqual({ kind: 'duplicate', stored: 'x', rateLimit: { limit: 5, remaining: 6 } });
+      money.admitFirstAnswers.push({ leased: false, admission: { kind: 'too_many' } });
+      expect(await admitFirst(steps, ctx, ops, storedAnswer(request))).toMatchObject({ kind: 'refused', refusal: { code: 'too_many_concurrent_requests' } });
+      expect(money.methods).toEqual(['admitFirst', 'admitFirst']);
+    });
+
+    it('a later attempt too: a follower reserved at the model\'s price gives back its lease, a provider call asked for none takes its own before calling', async () => {
+      const { steps, ctx, request, ops } = setup();
+      const follower: Answering = { ...storedAnswer(request), cheaper: null, ready: () => 'answers' };
+      expect(await admitNext(steps, ctx, ops, [], follower)).toEqual({ kind: 'reserved', rateLimit: undefined, leased: false, reservedMicros: 9_000 });
+      expect(ops).toEqual([unlease()]);
+      const unleased: Answering = { ...follower, lease: null, ready: () => 'calls' };
+      expect(await admitNext(steps, ctx, [], [], unleased)).toEqual({ kind: 'reserved', rateLimit: undefined, leased: false, reservedMicros: 9_000 });
     });
   });
 
@@ -207,7 +227,7 @@ describe('admit', () => {
       it('sends the leftover ops (the list is emptied), extends the account lease, takes lease and reservation without a claim', async () => {
         const { steps, money, ctx, request } = later();
         const ops: MoneyOp[] = [{ kind: 'release', index: 0, keepMicros: 0 }, unlease()];
-        expect(await admitNext(steps, ctx, ops, [called], request)).toEqual({ kind: 'reserved', rateLimit: undefined });
+        expect(await admitNext(steps, ctx, ops, [called], request)).toEqual({ kind: 'reserved', rateLimit: undefined, leased: true, reservedMicros: 6_000 });
         expect(money.calls).toEqual([{ method: 'admit', ops: [{ kind: 'release', index: 0, keepMicros: 0 }, unlease()], lease: request, reserve: request, extendLeaseMs: 60_000 }]);
         expect(request.claim).toBeUndefined();
         expect(ops).toEqual([]);

@@ -1,12 +1,11 @@
 import { describeError } from '@svc/errors';
+import type { Micros } from '@svc/money';
 import { NO_OPS } from '../../money/money.ops';
-import type { AdmissionVerdict, MoneyOp, ReserveVerdict } from '../../money/money.ops';
+import type { AdmissionVerdict, LeaseRequest, MoneyOp, ReserveRequest, ReserveVerdict } from '../../money/money.ops';
 import { refuse } from '../search.result';
 import type { RateLimitState, SearchRefusal } from '../search.result';
 import type { AttemptResult } from '../search.outcome';
-import type { AttemptRequest } from './plan';
-import { takesProviderLease } from './cache';
-import type { SearchContext, SearchSteps } from './search-steps';
+import type { Answering, Readiness, SearchContext, SearchSteps } from './search-steps';
 
 /** Why an admitted attempt is not run: the key's limit, the balance, or capacity (the provider's, or a cold account). */
 export type BlockReason = 'limit' | 'balance' | 'capacity';
@@ -14,7 +13,9 @@ export type BlockReason = 'limit' | 'balance' | 'capacity';
 /**
  * What an admission makes of an attempt. `rateLimit` is the key's state after the search's
  * first admission (undefined on a later one).
- * - `reserved`: its most possible cost is held and the provider lease taken: call it;
+ * - `reserved`: its most possible cost is held (`reservedMicros`): answer it; `leased` whether
+ *   it holds a provider lease (an attempt answered without its provider holds none, and a
+ *   provider call admitted without one takes one before it calls);
  * - `blocked`: not run (an attempt skipped for `reason`); what it took goes back with the
  *   search's next round trip (queued in its ops);
  * - `duplicate`: the Idempotency-Key belongs to an earlier request whose claim or outcome is
@@ -25,7 +26,7 @@ export type BlockReason = 'limit' | 'balance' | 'capacity';
  *   held (the caller gives it back).
  */
 export type Admission =
-  | { readonly kind: 'reserved'; readonly rateLimit: RateLimitState | undefined }
+  | { readonly kind: 'reserved'; readonly rateLimit: RateLimitState | undefined; readonly leased: boolean; readonly reservedMicros: Micros }
   | { readonly kind: 'blocked'; readonly reason: BlockReason; readonly rateLimit: RateLimitState | undefined }
   | { readonly kind: 'duplicate'; readonly stored: string; readonly rateLimit: RateLimitState | undefined }
   | { readonly kind: 'refused'; readonly refusal: SearchRefusal }
@@ -34,74 +35,104 @@ export type Admission =
 /** What a later admission (no claim, the account lease already held) can make of an attempt. */
 export type LaterAdmission = Extract<Admission, { kind: 'reserved' | 'blocked' | 'unavailable' }>;
 
-/** The admission's verdict on an attempt, before the search's rate state is attached. */
-export type Reservation = 'reserved' | BlockReason | 'duplicate';
+/**
+ * The admission's verdict on an attempt, before the search's rate state is attached:
+ * `reserved` with its provider lease, `unleased` reserved without one, or why it is not run.
+ */
+export type Reservation = 'reserved' | 'unleased' | BlockReason | 'duplicate';
 
-// The outcomes of later admissions carry nothing of their own: one object each.
-const RESERVED: LaterAdmission = { kind: 'reserved', rateLimit: undefined };
+// The outcomes of later admissions that carry nothing of their own: one object each.
 const BLOCKED_LIMIT: LaterAdmission = { kind: 'blocked', reason: 'limit', rateLimit: undefined };
 const BLOCKED_BALANCE: LaterAdmission = { kind: 'blocked', reason: 'balance', rateLimit: undefined };
 const BLOCKED_CAPACITY: LaterAdmission = { kind: 'blocked', reason: 'capacity', rateLimit: undefined };
 const UNAVAILABLE: LaterAdmission = { kind: 'unavailable' };
 
 /**
- * What an admitted attempt's reserve verdict makes of it, queueing in `ops` what it leaves
- * to give back: the provider lease of an attempt not run, the reservation of one that got no
- * provider lease. A cold account (Redis lost its data during the search) reserved nothing:
- * the attempt is skipped as capacity.
+ * What an admitted attempt's reserve verdict makes of it, once its answer source is `ready`
+ * (docs/decisions/0042: only a provider call takes a provider-capacity lease), queueing in
+ * `ops` what it leaves to give back:
+ * - an attempt answered without its provider (`answers`) is reserved whether or not a lease
+ *   was taken beside its lookup; one it was given goes back;
+ * - a provider call is reserved with the lease it was given; one that asked for a lease and
+ *   got none is blocked for capacity (its reservation goes back); one that asked for none is
+ *   reserved without (it takes one before its call);
+ * - a verdict that reserved nothing (limit, balance, a duplicate claim, a cold account) gives
+ *   back the lease, if one was taken; a cold account (Redis lost its data during the search)
+ *   is skipped as capacity.
+ * `leased` is the money port's: true when the lease was taken or none was asked; `asked` the
+ * lease this admission asked for (the answering's own, none on a re-admission at a cheaper price).
  */
-export function reservationOf(ops: MoneyOp[], verdict: ReserveVerdict, leased: boolean, request: AttemptRequest): Reservation {
+export function reservationOf(ops: MoneyOp[], verdict: ReserveVerdict, leased: boolean, answering: Answering, readiness: Readiness = 'calls', asked: LeaseRequest | null = answering.lease): Reservation {
+  const took = leased && asked !== null;
+  const { request } = answering;
   switch (verdict.kind) {
     case 'ok':
-      if (leased) return 'reserved';
-      ops.push({ kind: 'release', index: request.index, keepMicros: 0 });
-      return 'capacity';
+      if (readiness === 'calls') {
+        if (took) return 'reserved';
+        if (asked === null) return 'unleased';
+        ops.push({ kind: 'release', index: request.index, keepMicros: 0 });
+        return 'capacity';
+      }
+      if (took) ops.push({ kind: 'unlease', provider: request.provider, leaseId: request.leaseId });
+      return 'unleased';
     case 'dup':
     case 'limit':
     case 'balance':
     case 'cold':
-      if (leased && takesProviderLease(request)) ops.push({ kind: 'unlease', provider: request.provider, leaseId: request.leaseId });
+      if (took) ops.push({ kind: 'unlease', provider: request.provider, leaseId: request.leaseId });
       return verdict.kind === 'dup' ? 'duplicate' : verdict.kind === 'cold' ? 'capacity' : verdict.kind;
   }
 }
 
 /**
- * The search's first admission (one round trip, with the provider lease beside it): the
- * key's rate, the account's in-flight lease, the Idempotency-Key claim and the first
- * reservation. A refused one gives back the provider lease it may have taken; a cold account
- * asks for its hydration, waits for it and is admitted once more, else refused.
+ * The search's first admission (one round trip, with the provider lease beside it, and its
+ * answer source's own I/O in the same flush): the key's rate, the account's in-flight lease,
+ * the Idempotency-Key claim and the first reservation. A refused one gives back the provider
+ * lease it may have taken; a cold account asks for its hydration, waits for it and is admitted
+ * once more, else refused.
  */
-export async function admitFirst(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], request: AttemptRequest): Promise<Admission> {
+export async function admitFirst(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], answering: Answering): Promise<Admission> {
   let answer: { leased: boolean; admission: AdmissionVerdict };
   try {
     // A search's first round trip: nothing is left over from an earlier one.
-    answer = await steps.money.admitFirst(ctx.scope, NO_OPS, takesProviderLease(request) ? request : null, request, steps.settings.admission);
+    answer = await steps.money.admitFirst(ctx.scope, NO_OPS, answering.lease, answering.reserve, steps.settings.admission);
   } catch (error) {
     return admissionFailed(steps, ctx, error);
   }
-  return admitted(steps, ops, request, answer) ?? refused(steps, ctx, ops, request, answer, true);
+  if (answer.admission.kind !== 'admitted') return refused(steps, ctx, ops, answering, answer, true);
+  const admission = admitted(steps, ctx, ops, answering, answer.admission, answer.leased);
+  return admission instanceof Promise ? await admission : admission;
 }
 
 /**
  * A later attempt's admission: the search's leftover ops, the account lease extended, the
- * provider lease and the reservation, in one round trip. Redis failing after a provider call
- * is a fault (thrown: what was called must still be settled by reconciliation).
+ * provider lease and the reservation, in one round trip (with the answer source's own I/O
+ * in the same flush). Redis failing after a provider call is a fault (thrown: what was called
+ * must still be settled by reconciliation).
  */
-export async function admitNext(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], attempts: readonly AttemptResult[], request: AttemptRequest): Promise<LaterAdmission> {
+export async function admitNext(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], attempts: readonly AttemptResult[], answering: Answering): Promise<LaterAdmission> {
   let answer: { leased: boolean; verdict: ReserveVerdict };
   try {
-    answer = await steps.money.admit(ctx.scope, ops.splice(0), takesProviderLease(request) ? request : null, request, steps.settings.admission.leaseTtlMs);
+    answer = await steps.money.admit(ctx.scope, ops.splice(0), answering.lease, answering.reserve, steps.settings.admission.leaseTtlMs);
   } catch (error) {
     if (providerCalled(attempts)) throw error;
     return admissionFailed(steps, ctx, error);
   }
-  switch (reservationOf(ops, answer.verdict, answer.leased, request)) {
+  const readiness = answering.ready();
+  const reservation = reservationOf(ops, answer.verdict, answer.leased, answering, readiness instanceof Promise ? await readiness : readiness);
+  return later(steps, ctx, ops, attempts, answering, reservation, answering.reserve);
+}
+
+/** A later admission's outcome; a money block at the model's price is admitted once more at a cheaper reservation that covers the attempt. */
+async function later(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], attempts: readonly AttemptResult[], answering: Answering, reservation: Reservation, reserve: ReserveRequest): Promise<LaterAdmission> {
+  switch (reservation) {
     case 'reserved':
-      return RESERVED;
+    case 'unleased':
+      return { kind: 'reserved', rateLimit: undefined, leased: reservation === 'reserved', reservedMicros: reserve.amountMicros };
     case 'limit':
-      return BLOCKED_LIMIT;
     case 'balance':
-      return BLOCKED_BALANCE;
+      if (answering.cheaper !== null && reserve !== answering.cheaper) return admitCheaper(steps, ctx, ops, attempts, answering, answering.cheaper);
+      return reservation === 'limit' ? BLOCKED_LIMIT : BLOCKED_BALANCE;
     case 'capacity':
       return BLOCKED_CAPACITY;
     case 'duplicate':
@@ -111,28 +142,20 @@ export async function admitNext(steps: SearchSteps, ctx: SearchContext, ops: Mon
 }
 
 /**
- * The first admission went out beside the result cache's lookup, in the same flush, as for a
- * miss (the model's price, a provider lease); the lookup found a hit. What the hit makes of it:
- * - reserved: the hit keeps the larger reservation (it is charged the cache price, and the
- *   rest goes back at the settlement) and its provider lease goes back with the search's next
- *   round trip;
- * - blocked (the model's price passed the key's limit or the balance, or the provider was at
- *   capacity): admitted once more as the hit it is, at the cache price and without a lease,
- *   so a hit is still checked against the limit and the balance at the cache price;
- * - anything else (refused, duplicate, unavailable) stands as it is.
+ * An attempt whose reservation at the model's price was blocked (the key's limit or the
+ * balance) but whose answer source answers it for less (a stored answer at the cache price):
+ * admitted once more at that price, without a provider lease, so it is checked against the
+ * limit and the balance at what it costs (one more round trip, only then).
  */
-export async function admitHit(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], speculative: AttemptRequest, hit: AttemptRequest, first: Admission): Promise<{ request: AttemptRequest; first: Admission }> {
-  switch (first.kind) {
-    case 'reserved':
-      ops.push({ kind: 'unlease', provider: speculative.provider, leaseId: speculative.leaseId });
-      return { request: { ...hit, amountMicros: speculative.amountMicros }, first };
-    case 'blocked': {
-      const again = await admitNext(steps, ctx, ops, [], hit);
-      return { request: hit, first: again.kind === 'unavailable' ? again : { ...again, rateLimit: first.rateLimit } };
-    }
-    default:
-      return { request: hit, first };
+async function admitCheaper(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], attempts: readonly AttemptResult[], answering: Answering, cheaper: ReserveRequest): Promise<LaterAdmission> {
+  let answer: { leased: boolean; verdict: ReserveVerdict };
+  try {
+    answer = await steps.money.admit(ctx.scope, ops.splice(0), null, cheaper, steps.settings.admission.leaseTtlMs);
+  } catch (error) {
+    if (providerCalled(attempts)) throw error;
+    return admissionFailed(steps, ctx, error);
   }
+  return later(steps, ctx, ops, attempts, answering, reservationOf(ops, answer.verdict, answer.leased, answering, 'answers', null), cheaper);
 }
 
 /** Gives back the account in-flight lease alone (an exit whose last round trip did not); it expires on its own otherwise. */
@@ -156,30 +179,43 @@ function admissionFailed(steps: SearchSteps, ctx: SearchContext, error: unknown)
   return UNAVAILABLE;
 }
 
-/** The first admission's answer when admitted (with the key's rate state), else null. */
-function admitted(steps: SearchSteps, ops: MoneyOp[], request: AttemptRequest, answer: { leased: boolean; admission: AdmissionVerdict }): Admission | null {
-  const verdict = answer.admission;
-  if (verdict.kind !== 'admitted') return null;
+/** The first admission's answer when admitted, with the key's rate state, once the answer source is ready (at once for a provider call). */
+function admitted(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], answering: Answering, verdict: Extract<AdmissionVerdict, { kind: 'admitted' }>, leased: boolean): Admission | Promise<Admission> {
   const rateLimit: RateLimitState = { limit: steps.settings.admission.ratePerSecond, remaining: verdict.remaining };
-  const reserve = verdict.verdict;
-  const reservation = reservationOf(ops, reserve, answer.leased, request);
+  const readiness = answering.ready();
+  return readiness instanceof Promise
+    ? readiness.then((ready) => first(steps, ctx, ops, answering, verdict.verdict, leased, ready, rateLimit))
+    : first(steps, ctx, ops, answering, verdict.verdict, leased, readiness, rateLimit);
+}
+
+/** What the first admission's reserve verdict makes of the attempt (see reservationOf), with the key's rate state. */
+function first(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], answering: Answering, reserve: ReserveVerdict, leased: boolean, readiness: Readiness, rateLimit: RateLimitState): Admission | Promise<Admission> {
+  const reservation = reservationOf(ops, reserve, leased, answering, readiness);
   switch (reservation) {
     case 'reserved':
-      return { kind: 'reserved', rateLimit };
+    case 'unleased':
+      return { kind: 'reserved', rateLimit, leased: reservation === 'reserved', reservedMicros: answering.reserve.amountMicros };
     case 'duplicate':
       return { kind: 'duplicate', stored: reserve.kind === 'dup' ? reserve.stored : '', rateLimit };
-    default:
+    case 'limit':
+    case 'balance':
+      if (answering.cheaper !== null) {
+        return admitCheaper(steps, ctx, ops, [], answering, answering.cheaper).then((again) => (again.kind === 'unavailable' ? again : { ...again, rateLimit }));
+      }
+      return { kind: 'blocked', reason: reservation, rateLimit };
+    case 'capacity':
       return { kind: 'blocked', reason: reservation, rateLimit };
   }
 }
 
 /** A first admission Redis refused (rate, account cap, cold account): nothing is held but perhaps the provider lease. */
-async function refused(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], request: AttemptRequest, answer: { leased: boolean; admission: AdmissionVerdict }, retryCold: boolean): Promise<Admission> {
+async function refused(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], answering: Answering, answer: { leased: boolean; admission: AdmissionVerdict }, retryCold: boolean): Promise<Admission> {
   const { money, log, settings } = steps;
   const { scope } = ctx;
-  if (answer.leased && takesProviderLease(request)) {
-    await money.finish(scope, [{ kind: 'unlease', provider: request.provider, leaseId: request.leaseId }], null).catch((cause: unknown) => {
-      log.warn({ request_id: scope.requestId, provider: request.provider, err: describeError(cause) }, 'provider lease release failed; it expires on its own');
+  const lease = answering.lease;
+  if (answer.leased && lease !== null) {
+    await money.finish(scope, [{ kind: 'unlease', provider: lease.provider, leaseId: lease.leaseId }], null).catch((cause: unknown) => {
+      log.warn({ request_id: scope.requestId, provider: lease.provider, err: describeError(cause) }, 'provider lease release failed; it expires on its own');
     });
   }
   const verdict = answer.admission;
@@ -194,11 +230,11 @@ async function refused(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], r
       if (retryCold && (await waitWarm(steps, scope.accountId))) {
         let again: { leased: boolean; admission: AdmissionVerdict };
         try {
-          again = await money.admitFirst(scope, NO_OPS, takesProviderLease(request) ? request : null, request, settings.admission);
+          again = await money.admitFirst(scope, NO_OPS, lease, answering.reserve, settings.admission);
         } catch (error) {
           return admissionFailed(steps, ctx, error);
         }
-        return admitted(steps, ops, request, again) ?? refused(steps, ctx, ops, request, again, false);
+        return again.admission.kind === 'admitted' ? await admitted(steps, ctx, ops, answering, again.admission, again.leased) : await refused(steps, ctx, ops, answering, again, false);
       }
       return { kind: 'refused', refusal: refuse.cold(ctx.call.requestId) };
     }

@@ -2,12 +2,12 @@ import { failure, FakeProviders, harness, messages, model, searchCall, searchCon
 import type { MoneyOp } from '../../money/money.ops';
 import { attempt } from './attempt';
 import { nextAttempt } from './plan';
-import type { AttemptRequest } from './plan';
+import type { ProviderCall } from './attempt';
 
 function setup(modelId = 'exa/auto', own: Record<string, string> = {}, providers = new FakeProviders()) {
   const h = harness(SETTINGS, providers);
   const ctx = searchContext(h.steps, searchCall({ models: [modelId], maxResults: 20 }), own);
-  const request = nextAttempt(h.steps, ctx, [], 0, undefined) as AttemptRequest;
+  const request = nextAttempt(h.steps, ctx, [], 0, undefined) as ProviderCall;
   return { ...h, ctx, request, ops: [] as MoneyOp[] };
 }
 
@@ -43,6 +43,32 @@ describe('attempt', () => {
       const { steps, ctx, request, ops, providers } = setup('exa/auto', { exa: 'own' });
       providers.answer('exa', failure('timeout', null));
       expect(await attempt(steps, ctx, ops, request)).toMatchObject({ source: 'byok', reservedMicros: 1_075, chargedMicros: 450 });
+    });
+  });
+
+  describe('error: cut short by the search\'s own time limit (deadline)', () => {
+    function cutShort(leftMs: number) {
+      const recorded: string[] = [];
+      const h = harness({ ...SETTINGS, maxDurationMs: 10_000 }, new FakeProviders().answer('exa', failure('timeout', null)));
+      const steps = { ...h.steps, health: { blockedMs: () => -1, skipped: () => undefined, record: (_p: string, _s: string, _m: string, outcome: string) => recorded.push(outcome) } };
+      const ctx = searchContext(steps, searchCall({ models: ['exa/auto'], maxResults: 20, elapsedMs: 10_000 - leftMs }));
+      const request = nextAttempt(steps, ctx, [], 0, undefined) as ProviderCall;
+      return { ...h, steps, ctx, request, recorded, ops: [] as MoneyOp[] };
+    }
+
+    it('a call given less than PROVIDER_TIMEOUT_MS that runs out of it is no provider timeout: refunded, no base price, not recorded for the breaker, not counted as a provider failure', async () => {
+      const { steps, ctx, request, ops, failures, recorded } = cutShort(300);
+      expect(request.timeoutMs).toBe(300);
+      expect(await attempt(steps, ctx, ops, request)).toEqual({ status: 'error', model: model('exa/auto'), source: 'platform', kind: 'deadline', error: 'provider timeout', reservedMicros: 21_500, chargedMicros: 0 });
+      expect(ops).toEqual([{ kind: 'release', index: 0, keepMicros: 0 }, { kind: 'unlease', provider: 'exa', leaseId: 'req_unit:0' }]);
+      expect([failures, recorded]).toEqual([[], []]);
+    });
+
+    it('a call given its whole PROVIDER_TIMEOUT_MS is a provider timeout, recorded and kept at the base price', async () => {
+      const { steps, ctx, request, ops, failures, recorded } = cutShort(5_000);
+      expect(request.timeoutMs).toBe(SETTINGS.providerTimeoutMs);
+      expect(await attempt(steps, ctx, ops, request)).toMatchObject({ kind: 'timeout', chargedMicros: 9_000 });
+      expect([failures, recorded]).toEqual([['exa:timeout'], ['timeout']]);
     });
   });
 

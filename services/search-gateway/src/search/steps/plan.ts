@@ -1,15 +1,15 @@
-import { byokFeeMicros, costMicros, maxCostMicros, modelAllowed, unsupportedFilters } from '@svc/contracts';
-import type { FilterName, Provider, SearchFilters } from '@svc/contracts';
-import type { Micros } from '@svc/money';
+import { byokFeeMicros, maxCostMicros, modelAllowed, unsupportedFilters } from '@svc/contracts';
+import type { FilterName, SearchFilters } from '@svc/contracts';
 import type { ProviderKeySet } from '../../byok/provider-key-cache';
-import type { CacheTicket } from '../../cache/cache.ticket';
-import type { Claim, LeaseRequest, ReserveRequest } from '../../money/money.ops';
+import type { Claim } from '../../money/money.ops';
 import type { AttemptResult } from '../search.outcome';
 import type { SearchRequest } from '../search.schema';
+import { ProviderCall } from './attempt';
+import { DEFAULT_BYOK_FEE_PERCENT } from './price';
 import type { PlannedAttempt, SearchContext, SearchSettings, SearchSteps } from './search-steps';
 
-/** BYOK_FEE_PERCENT's default. */
-const DEFAULT_BYOK_FEE_PERCENT = 5;
+export { chargeOf, keptOnTimeout } from './price';
+export type { AttemptRequest } from './search-steps';
 
 /**
  * Attempts in order (docs/api.md 10.4): per model, the account's own key (`byok`) first
@@ -35,24 +35,11 @@ export function runningBoundMs(settings: SearchSettings, attempts: number): numb
   return attempts * (settings.providerTimeoutMs + settings.leaseMarginMs) + 30_000;
 }
 
-/** What an answered attempt is charged for `results` results: the model's cost, or the BYOK fee of it. */
-export function chargeOf(planned: PlannedAttempt, results: number, settings: SearchSettings): Micros {
-  const cost = costMicros(planned.model, results);
-  return planned.source === 'byok' ? byokFeeMicros(cost, settings.byokFeePercent ?? DEFAULT_BYOK_FEE_PERCENT) : cost;
-}
-
-/** What a timed-out attempt keeps: the model's base price, or the BYOK fee of it (never more than it reserved). */
-export function keptOnTimeout(planned: PlannedAttempt, settings: SearchSettings): Micros {
-  const base = planned.model.baseMicros;
-  const kept = planned.source === 'byok' ? byokFeeMicros(base, settings.byokFeePercent ?? DEFAULT_BYOK_FEE_PERCENT) : base;
-  return Math.min(kept, planned.priceMicros);
-}
-
 /**
  * Whether an attempt's turn runs it:
  * - `after_byok`: a platform attempt right after its model's BYOK attempt that did not fail
- *   outright (it timed out, or money or capacity blocked it): it would meet the same block,
- *   or wait again. Not shown among the attempts;
+ *   outright (it timed out, was cut short by the search's time limit, or money or capacity
+ *   blocked it): it would meet the same block, or wait again. Not shown among the attempts;
  * - `deadline`: SEARCH_MAX_DURATION_MS has passed (skipped, shown);
  * - `not_configured`: no key for its provider and source (skipped, shown);
  * - `run`: admit it.
@@ -62,7 +49,7 @@ export type AttemptGate = 'run' | 'after_byok' | 'deadline' | 'not_configured';
 /** `previous`: the last attempt recorded so far; `leftMs`: what is left of the search's time. */
 export function gateAttempt(planned: PlannedAttempt, previous: AttemptResult | undefined, leftMs: number): AttemptGate {
   if (planned.source === 'platform' && previous !== undefined && previous.source === 'byok' && previous.model.id === planned.model.id
-    && (previous.status === 'skipped' || (previous.status === 'error' && previous.kind === 'timeout'))) {
+    && (previous.status === 'skipped' || (previous.status === 'error' && (previous.kind === 'timeout' || previous.kind === 'deadline')))) {
     return 'after_byok';
   }
   if (leftMs < 1) return 'deadline';
@@ -86,25 +73,11 @@ function sameModelRefused(previous: AttemptResult | undefined, planned: PlannedA
 }
 
 /**
- * An attempt that passed its gate, as its admission and its provider call take it: it is the
- * lease request and the reserve request of the money round trip, and carries the provider
- * call's key and timeout. One object per attempt.
- */
-export interface AttemptRequest extends LeaseRequest, ReserveRequest {
-  readonly planned: PlannedAttempt;
-  readonly apiKey: string;
-  /** The provider call's timeout: PROVIDER_TIMEOUT_MS, cut to what is left of the search's time. */
-  readonly timeoutMs: number;
-  /** What the result cache made of it (src/cache); absent when the search or the deployment uses no cache. */
-  readonly cache?: CacheTicket;
-}
-
-/**
  * The next attempt to admit, from plan index `from`: the attempts passed over are recorded
  * in `attempts` (a filter it cannot honour, the deadline, not configured) or left out (after_byok). Null when no attempt
  * is left. A model outside the key's `allowedModels` is skipped (`model not allowed for this key`). `claim`: the Idempotency-Key claim (the search's first admission only).
  */
-export function nextAttempt(steps: Pick<SearchSteps, 'settings' | 'health'>, ctx: SearchContext, attempts: AttemptResult[], from: number, claim: Claim | undefined): AttemptRequest | null {
+export function nextAttempt(steps: Pick<SearchSteps, 'settings' | 'health'>, ctx: SearchContext, attempts: AttemptResult[], from: number, claim: Claim | undefined): ProviderCall | null {
   const { plan, call } = ctx;
   const { settings } = steps;
   const modelFence = call.record.allowedModels;
@@ -129,7 +102,7 @@ export function nextAttempt(steps: Pick<SearchSteps, 'settings' | 'health'>, ctx
     const gate = gateAttempt(planned, attempts[attempts.length - 1], leftMs);
     if (gate === 'run') {
       if (breakerGate(steps, planned, attempts)) continue;
-      return attemptRequest(settings, call.requestId, planned, claim, leftMs);
+      return new ProviderCall(planned, settings, call.requestId, claim, leftMs);
     }
     if (gate !== 'after_byok') attempts.push({ status: 'skipped', model: planned.model, source: null, reason: gate, priceMicros: planned.priceMicros });
   }
@@ -151,20 +124,4 @@ export function breakerGate(steps: Pick<SearchSteps, 'health'>, planned: Planned
   health.skipped(provider);
   attempts.push({ status: 'skipped', model: planned.model, source: 'platform', reason: 'failing', priceMicros: planned.priceMicros, retryAfterMs: blockedMs });
   return true;
-}
-
-function attemptRequest(settings: SearchSettings, requestId: string, planned: PlannedAttempt, claim: Claim | undefined, leftMs: number): AttemptRequest {
-  const provider: Provider = planned.model.provider;
-  return {
-    planned,
-    provider,
-    leaseId: `${requestId}:${planned.index}`,
-    cap: settings.maxInFlight[provider],
-    lifetimeMs: settings.providerTimeoutMs + settings.leaseMarginMs,
-    index: planned.index,
-    amountMicros: planned.priceMicros,
-    claim,
-    apiKey: planned.apiKey ?? '',
-    timeoutMs: Math.min(settings.providerTimeoutMs, Math.floor(leftMs)),
-  };
 }

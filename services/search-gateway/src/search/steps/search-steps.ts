@@ -1,13 +1,13 @@
 import type { ModelSpec, Provider } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import type { Logger } from 'pino';
-import type { ResultCache } from '../../cache/result-cache';
+import type { AttemptCache } from '../../cache/cache.ticket';
 import type {
   AdmissionRequest, AdmissionVerdict, Claim, LeaseRequest, MoneyOp, ReserveRequest, ReserveVerdict, Settlement,
 } from '../../money/money.ops';
 import type { MoneyScope } from '../../money/money.scope';
-import type { ProviderFailureKind, ProviderOutcome, ProviderSearchRequest } from '../../providers';
-import type { AttemptSource } from '../search.outcome';
+import type { NormalizedResult, ProviderFailureKind, ProviderOutcome, ProviderSearchRequest } from '../../providers';
+import type { AttemptResult, AttemptResults, AttemptSource } from '../search.outcome';
 import type { SearchCall } from '../search.result';
 
 export interface SearchSettings {
@@ -42,6 +42,10 @@ export interface SearchMoney {
   readonly saturated: boolean;
   admitFirst(scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest | null, reserve: ReserveRequest, admission: AdmissionRequest): Promise<{ leased: boolean; admission: AdmissionVerdict }>;
   admit(scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest | null, reserve: ReserveRequest, extendLeaseMs?: number): Promise<{ leased: boolean; verdict: ReserveVerdict }>;
+  /** An attempt admitted without a provider lease takes one before its call: leftover ops, the account lease extended, the lease. */
+  lease(scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest, extendLeaseMs: number): Promise<boolean>;
+  /** Sends ops now without waiting for Redis (a provider lease an attempt does not need); a failure is logged, the lease expires on its own. */
+  giveBack(scope: MoneyScope, ops: readonly MoneyOp[]): void;
   finish(scope: MoneyScope, ops: readonly MoneyOp[], unsettledOutcome: string | null): Promise<{ foreignOutcome: string | null }>;
   settle(scope: MoneyScope, ops: readonly MoneyOp[], settlement: Settlement): Promise<void>;
   releaseAccount(scope: MoneyScope): Promise<void>;
@@ -77,8 +81,12 @@ export interface SearchSteps {
   readonly settings: SearchSettings;
   readonly metrics: { countFailure(provider: Provider, kind: ProviderFailureKind): void };
   readonly log: Logger;
-  /** The shared result cache (docs/decisions/0023); absent: no cache (every search answers `off`). */
-  readonly cache?: ResultCache | undefined;
+  /**
+   * What answers an attempt instead of its provider when it can (docs/decisions/0042): the
+   * result cache (docs/decisions/0023). Absent: every attempt is answered by its provider call
+   * (every search answers `off`).
+   */
+  readonly answers?: AnswerSource | undefined;
 }
 
 /** One attempt of a search's plan. */
@@ -104,4 +112,76 @@ export interface SearchContext {
   readonly boundMs: number;
   /** The Idempotency-Key claim its first admission writes; undefined without the header. */
   readonly claim: Claim | undefined;
+}
+
+/**
+ * An attempt that passed its gate, as its admission and its provider call take it: it is the
+ * lease request and the reserve request of the money round trip, and carries the provider
+ * call's key and timeout. One object per attempt (a ProviderCall, steps/attempt.ts).
+ */
+export interface AttemptRequest extends LeaseRequest, ReserveRequest {
+  readonly planned: PlannedAttempt;
+  readonly apiKey: string;
+  /** The provider call's timeout: PROVIDER_TIMEOUT_MS, cut to what is left of the search's time. */
+  readonly timeoutMs: number;
+}
+
+/**
+ * How an attempt will be answered, once its source knows (docs/decisions/0042):
+ * - `calls`: by a call to its provider, which needs a provider-capacity lease;
+ * - `answers`: without one (a stored answer, or the answer of an identical call in flight).
+ */
+export type Readiness = 'calls' | 'answers';
+
+/**
+ * One attempt from its admission to its answer, as the steps see it (docs/decisions/0042).
+ * The steps admit it for `reserve` and `lease`, fit the admission to `ready()`, have it
+ * `answer`, and `close` it exactly once, whatever happened; they never look inside. A
+ * provider call (ProviderCall, steps/attempt.ts) is one; an answer source in front of it (the
+ * result cache) makes others.
+ */
+export interface Answering {
+  /** The attempt as planned and gated. */
+  readonly request: AttemptRequest;
+  /** What its admission reserves: the most it can cost, as far as is known before the admission. */
+  readonly reserve: ReserveRequest;
+  /** The provider lease its admission takes, or null when it is known to call no provider now. */
+  readonly lease: LeaseRequest | null;
+  /**
+   * How it will be answered: known at once, or once what it sent beside the admission (in the
+   * same flush: the cache's lookup) has answered.
+   */
+  ready(): Readiness | Promise<Readiness>;
+  /**
+   * Once ready: a smaller reservation that still covers it (a stored answer's cache price),
+   * taken when the admission's reservation was blocked by the key's limit or the balance; else null.
+   */
+  readonly cheaper: ReserveRequest | null;
+  /**
+   * Its answer, once admitted: `leased` whether it holds a provider lease (a provider call
+   * without one takes one first, and is skipped for capacity when none is free), `reservedMicros`
+   * what its admission reserved. Queues in `ops` what it gives back with the next round trip.
+   */
+  answer(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], leased: boolean, reservedMicros: Micros): Promise<AttemptResult>;
+  /** Gives back what it holds outside the money (the cache's lead of identical searches). Called once per attempt. */
+  close(): void;
+}
+
+/** What becomes of a provider's successful answer: kept (the cache stores it) and how the reply shows it. */
+export interface AnswerKeeper {
+  kept(request: AttemptRequest, results: readonly NormalizedResult[]): { readonly cache: AttemptCache; readonly results: AttemptResults };
+}
+
+/** A provider call, as an answer source in front of it calls it: with a keeper of its answer. */
+export interface Callable extends Answering, AttemptRequest {
+  call(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], leased: boolean, keeper: AnswerKeeper | null): Promise<AttemptResult>;
+}
+
+/**
+ * What answers attempts instead of their provider when it can (the result cache, decision
+ * 0042): it opens, per attempt, the Answering the steps admit and run (the provider call
+ * itself when it has nothing to offer).
+ */
+export interface AnswerSource {
+  open(steps: SearchSteps, ctx: SearchContext, call: Callable): Answering;
 }
