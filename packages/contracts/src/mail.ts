@@ -10,6 +10,12 @@
 export const MAIL_QUEUE = 'mail';
 
 /**
+ * billing's ledger worker's queue (under its QUEUE_PREFIX) whose repeating job hands the alert
+ * events not handed over yet to MAIL_QUEUE as `alert` jobs.
+ */
+export const ALERT_MAIL_QUEUE = 'alert-mail';
+
+/**
  * The key prefix of the mail queue (Queue and Worker `prefix`). A hash tag of its own, so on a
  * Redis Cluster every key of the queue shares one slot (BullMQ's scripts need that) and the
  * mail queue does not sit in the ledger queues' slot.
