@@ -1,9 +1,9 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { bearer, call, repoRoot, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
+import { bearer, call, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
 import { useStripeStack } from './stripe-stack';
-import { useChromium } from './chromium';
+import { checkPage, DESKTOP, SHOTS, useChromium } from './chromium';
 
 /**
  * The dashboard in a real browser (Debian's Chromium driven by playwright-core) against the
@@ -14,10 +14,6 @@ import { useChromium } from './chromium';
 const STRIPE_KEY = 'sk_test_fake_dashboard';
 const WEBHOOK_SECRET = 'whsec_fake_dashboard';
 const PASSWORD = 'a long enough password';
-const SHOTS = join(repoRoot(), 'test/e2e/screenshots');
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 375, height: 812 };
 
 const PAGES = [
   { path: '', name: 'overview', heading: 'Overview' },
@@ -29,6 +25,7 @@ const PAGES = [
   { path: '/activity', name: 'activity', heading: 'Activity' },
   { path: '/audit-log', name: 'audit-log', heading: 'Audit log' },
   { path: '/status', name: 'provider-status', heading: 'Provider status' },
+  { path: '/notifications', name: 'notifications', heading: 'Notifications' },
 ] as const;
 
 describe('the dashboard in Chromium', () => {
@@ -398,25 +395,7 @@ describe('the dashboard in Chromium', () => {
   it('every page, signed out and in, at desktop and phone width: screenshots, no horizontal overflow, and no serious or critical axe-core violation', async () => {
     const page = await newPage();
     const problems: string[] = [];
-    const check = async (name: string, { fullPage = true } = {}): Promise<void> => {
-      for (const [size, viewport] of [['desktop', DESKTOP], ['phone', PHONE]] as const) {
-        await page.setViewportSize(viewport);
-        await page.waitForTimeout(150); // let the chart follow the new width before the picture
-        await page.screenshot({ path: join(SHOTS, `dashboard-${name}-${size}.png`), fullPage });
-        const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
-        if (overflow > 0) problems.push(`${name} at ${size}: the page is ${overflow}px wider than the screen`);
-        // At desktop width every table shows all its columns without scrolling sideways.
-        const tables = size === 'desktop' ? await page.evaluate<number>("Math.max(0, ...[...document.querySelectorAll('.table-wrap')].map((w) => w.scrollWidth - w.clientWidth))") : 0;
-        if (tables > 0) problems.push(`${name} at ${size}: a table is ${tables}px wider than its frame`);
-        if (!(await page.evaluate<boolean>("'axe' in window"))) await page.evaluate(AXE_SOURCE);
-        const violations = await page.evaluate<{ id: string; impact: string | null; targets: string[] }[]>(`
-          axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations.map((v) => ({
-            id: v.id, impact: v.impact, targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)),
-          })))`);
-        for (const v of violations) if (v.impact === 'serious' || v.impact === 'critical') problems.push(`${name} at ${size}: ${v.impact} ${v.id} ${v.targets.join(' ')}`);
-      }
-      await page.setViewportSize(DESKTOP);
-    };
+    const check = (name: string, options: { fullPage?: boolean } = {}): Promise<void> => checkPage(page, name, problems, options);
 
     await page.goto(`${suite.gw}/dashboard/login`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();

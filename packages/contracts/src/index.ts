@@ -31,3 +31,7 @@ export type { AnswerSchema, AnswerSchemaName } from './answers';
 export { MODEL_NOT_ALLOWED_MESSAGE, isModelFenceEntry, modelAllowed } from './key-fences';
 export { AUDIT_ACTOR_KINDS, AUDIT_ACTIONS, AUDIT_CSV_COLUMNS, auditView, isAuditAction, isAuditActorKind } from './audit';
 export type { AuditActor, AuditActorKind, AuditAction, AuditDraft, AuditRow, AuditValue, AuditChange, AuditEntryView } from './audit';
+export {
+  MAIL_QUEUE, ALERT_MAIL_QUEUE, MAIL_QUEUE_PREFIX, MAIL_JOB_NAMES, MAIL_JOB_OPTIONS, ALERT_EVENT_TYPES, EMAIL_ALERT_DEFAULTS, ACCOUNT_MAIL_KINDS, alertJobId, isAlertEventType,
+} from './mail';
+export type { AlertEvent, AlertEventType, AccountMailKind, MailKind, MailJobs, MailJobName, MailJobData } from './mail';

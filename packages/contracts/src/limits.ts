@@ -18,6 +18,8 @@ export const LIMITS = {
   password: { min: 12, max: 1_024 },
   /** An email address, in characters (RFC 5321's path limit). */
   email: { max: 254 },
+  /** The token of a mailed link (sign-up confirmation, password reset) as a page posts it: 43 characters; longer is refused before any lookup. */
+  linkToken: { min: 1, max: 128 },
   /** A provider's API key stored for BYOK, in characters. */
   providerKey: { min: 1, max: 512 },
   /** A checkout success or cancel URL, in characters. */

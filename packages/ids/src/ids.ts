@@ -21,6 +21,7 @@ export const ID_PREFIXES = {
   webhookDelivery: 'whd_',
   auditEntry: 'aud_',
   autoTopup: 'atu_',
+  mailMessage: 'eml_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

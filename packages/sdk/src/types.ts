@@ -117,7 +117,8 @@ export type AuditAction =
   | 'oauth_grant.create' | 'oauth_grant.revoke'
   | 'purchase.start' | 'credits.grant'
   | 'webhook_endpoint.create' | 'webhook_endpoint.update' | 'webhook_endpoint.rotate_secret' | 'webhook_endpoint.delete'
-  | 'billing_settings.update' | 'card_setup.start';
+  | 'billing_settings.update' | 'card_setup.start'
+  | 'user.password_reset' | 'notification_settings.update';
 
 /** A recorded value: never a secret, a key hash or a provider key. */
 export type AuditValue = string | number | boolean | null | string[];

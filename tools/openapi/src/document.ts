@@ -7,7 +7,10 @@ import { httpStatusOf } from '@svc/errors';
 import { CACHE_STATUSES, FILTER_DESCRIPTIONS, FILTER_NAMES, LIMITS, REQUEST_ID_SCHEMA } from '@svc/contracts';
 import { PageQueryDto } from '@svc/http-edge';
 import type { ErrorCode } from '@svc/errors';
-import { ConsentDto, DASHBOARD_PAGES, KeyBodyDto, ListQueryDto, LoginDto, ManagementKeyCreateDto, ManagementKeyUpdateDto, PutProviderKeyDto, SignupDto } from '@svc/account-admin';
+import {
+  ConfirmSignupDto, ConsentDto, DASHBOARD_PAGES, KeyBodyDto, ListQueryDto, LoginDto, ManagementKeyCreateDto, ManagementKeyUpdateDto, NotificationSettingDto, PasswordResetDto,
+  PasswordResetRequestDto, PutProviderKeyDto, SignupDto,
+} from '@svc/account-admin';
 import { AutoTopupSettingsDto, AutoTopupSetupDto, BillingSettingsDto, CheckoutBodyDto, CreateEndpointDto, DayRangeQueryDto, EventsQueryDto, UpdateEndpointDto, UsageQueryDto } from '@svc/billing';
 import { MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '@svc/search-gateway';
 import { AuditLogQueryDto } from '@svc/http-edge';
@@ -43,7 +46,11 @@ export const DTO_MODELS: Readonly<Record<string, new () => object>> = {
   DayRangeQuery: DayRangeQueryDto,
   CheckoutBody: CheckoutBodyDto,
   SignupBody: SignupDto,
+  ConfirmSignupBody: ConfirmSignupDto,
   LoginBody: LoginDto,
+  PasswordResetRequestBody: PasswordResetRequestDto,
+  PasswordResetBody: PasswordResetDto,
+  NotificationSettingBody: NotificationSettingDto,
   ManagementKeyCreateBody: ManagementKeyCreateDto,
   ManagementKeyUpdateBody: ManagementKeyUpdateDto,
   ProviderKeyBody: PutProviderKeyDto,
@@ -205,6 +212,8 @@ function pathParameter(name: string, path: string): Schema {
       return { name, in: 'path', required: true, description: "A page of the web app; another name is the edge's 404 not_found.", schema: { enum: [...DASHBOARD_PAGES] } };
     case 'file':
       return { name, in: 'path', required: true, description: 'A file name the build wrote, as the page links it; another is 404 not_found.', schema: { type: 'string' } };
+    case 'event_type':
+      return { name, in: 'path', required: true, description: 'An alert event type; another is 400 invalid_request.', schema: { type: 'string' } };
     default:
       throw new Error(`no description of the path parameter ${name}`);
   }

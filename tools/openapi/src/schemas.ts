@@ -1,4 +1,4 @@
-import { ANSWER_SCHEMAS, API_KEY_FIELDS, AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, CACHE_STATUSES, FILTER_SCHEMAS, LIMITS, MODEL_PRICING_FIELDS, OAUTH_LIMITS, PROVIDERS, REQUEST_ID_SCHEMA, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, closedObject } from '@svc/contracts';
+import { ALERT_EVENT_TYPES, ANSWER_SCHEMAS, API_KEY_FIELDS, AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, CACHE_STATUSES, FILTER_SCHEMAS, LIMITS, MODEL_PRICING_FIELDS, OAUTH_LIMITS, PROVIDERS, REQUEST_ID_SCHEMA, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, closedObject } from '@svc/contracts';
 import { ERROR_CODES } from '@svc/errors';
 import type { ErrorCode } from '@svc/errors';
 
@@ -201,6 +201,24 @@ export function componentSchemas(): Record<string, Schema> {
     }),
     SignedIn: closed({ account_id: id('acct', 'The account.'), email: { type: 'string' }, csrf_token: { type: 'string', description: 'Send it as x-csrf-token on every mutating dashboard call.' }, request_id: requestId }),
     Me: closed({ account_id: id('acct', 'The account.'), email: { type: 'string' }, request_id: requestId }),
+    CheckEmail: closed({
+      status: { const: 'check_email', description: 'A message was sent to the address: the same answer whether or not an account uses it.' },
+      email: { type: 'string', description: 'The address, trimmed and lower-cased.' },
+      request_id: requestId,
+    }),
+    SignupConfirmed: closed({ email: { type: 'string', description: 'The confirmed address: its account exists and can sign in from now on.' }, confirmed: { const: true }, request_id: requestId }),
+    NotificationSetting: closed({
+      event_type: { enum: [...ALERT_EVENT_TYPES] },
+      email: { type: 'boolean', description: 'Whether the owner gets this alert by email.' },
+      email_default: { type: 'boolean', description: 'The choice an account that never chose has.' },
+    }),
+    NotificationSettingResponse: closed({
+      event_type: { enum: [...ALERT_EVENT_TYPES] },
+      email: { type: 'boolean' },
+      email_default: { type: 'boolean' },
+      request_id: requestId,
+    }),
+    NotificationSettings: closed({ data: { type: 'array', items: ref('NotificationSetting') }, request_id: requestId }),
     ManagementKey: closed(managementKeyFields),
     ManagementKeyResponse: closed({ ...managementKeyFields, request_id: requestId }),
     CreatedManagementKey: closed({
