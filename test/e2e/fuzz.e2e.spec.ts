@@ -186,6 +186,13 @@ const keyBody = fc.record({
   disabled: fc.oneof(fc.boolean(), hostileValue),
 }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
 const credentialsBody = fc.record({ email: fc.oneof(fc.emailAddress(), hostileText), password: fc.oneof(fc.string({ minLength: 12, maxLength: 40 }), hostileText) }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+/** The mail links' bodies: a link's token (a real link's shape, or hostile), with a new password for a reset. */
+const linkToken = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{43}$/), hostileText, fc.constant('t'.repeat(300)));
+const confirmBody = fc.record({ token: linkToken }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const resetBody = fc.record({ token: linkToken, password: fc.oneof(fc.string({ minLength: 12, maxLength: 40 }), hostileText) }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const resetRequestBody = fc.record({ email: fc.oneof(fc.emailAddress(), hostileText) }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const notificationBody = fc.record({ email: fc.oneof(fc.boolean(), hostileText, fc.constant(null)) }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const notificationType = fc.oneof(fc.constantFrom('balance.low', 'key.limit.threshold', 'auto_topup.failed', 'auto_topup.succeeded', '__proto__', 'constructor'), segment);
 const checkoutBody = fc.record({
   amount_usd: fc.oneof(fc.integer({ min: 0, max: 20_000 }), fc.double({ min: 0, max: 20_000 }), hostileValue),
   success_url: fc.oneof(fc.webUrl(), hostileText), cancel_url: fc.oneof(fc.webUrl(), hostileText),
@@ -302,7 +309,12 @@ function routes(secrets: Secrets, gw: string): fc.Arbitrary<RouteRequest> {
     ['/v1/usage', ['GET', 'POST'], fc.constant('/v1/usage')],
     ['/dashboard', ['GET', 'POST'], fc.constant('/dashboard')],
     ['/dashboard/api/signup', ['POST', 'POST', 'GET'], fc.constant('/dashboard/api/signup'), credentialsBody],
+    ['/dashboard/api/signup/confirm', ['POST', 'GET'], fc.constant('/dashboard/api/signup/confirm'), confirmBody],
     ['/dashboard/api/login', ['POST'], fc.constant('/dashboard/api/login'), credentialsBody],
+    ['/dashboard/api/password-reset', ['POST', 'GET'], fc.constant('/dashboard/api/password-reset'), resetRequestBody],
+    ['/dashboard/api/password-reset/confirm', ['POST'], fc.constant('/dashboard/api/password-reset/confirm'), resetBody],
+    ['/dashboard/api/notifications', ['GET', 'POST'], fc.constant('/dashboard/api/notifications')],
+    ['/dashboard/api/notifications/:event_type', ['PUT', 'GET'], notificationType.map((t) => `/dashboard/api/notifications/${t}`), notificationBody],
     ['/dashboard/api/logout', ['POST'], fc.constant('/dashboard/api/logout')],
     ['/dashboard/api/me', ['GET', 'DELETE'], fc.constant('/dashboard/api/me')],
     ['/dashboard/api/management-keys', ['GET', 'POST'], fc.constant('/dashboard/api/management-keys'), keyBody],
