@@ -224,7 +224,7 @@ export function searchCall(options: CallOptions = {}): SearchCall {
   return {
     record: options.record ?? RECORD,
     requestId: options.requestId ?? 'req_unit',
-    request: { query: 'unit', models: (options.models ?? ['exa/fast']).map(model), maxResults: options.maxResults ?? 10, cache: 'default', cacheMaxAgeS: null },
+    request: { query: 'unit', models: (options.models ?? ['exa/fast']).map(model), maxResults: options.maxResults ?? 10, cache: 'default', cacheMaxAgeS: null, contents: 'none', maxCharsPerResult: 5_000, maxTotalChars: null },
     idempotency: options.idempotency ?? null,
     elapsedMs: () => elapsed,
   };
