@@ -229,7 +229,7 @@ const COMMANDS: Command[] = [
     run: async (ctx) => {
       const pricing = await ctx.client.pricing();
       ctx.print(pricing, () =>
-        table(['MODEL', 'KIND', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD', 'PER_URL_USD'], pricing.models.map((m) => [m.id, m.kind, m.base_usd, m.included_results, m.per_result_usd, m.per_url_usd])) +
+        table(['MODEL', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD', 'PER_URL_USD', 'KIND'], pricing.models.map((m) => [m.id, m.base_usd, m.included_results, m.per_result_usd, m.per_url_usd, m.kind])) +
         `\nCredits can be bought from ${pricing.purchase.min_usd} to ${pricing.purchase.max_usd} ${pricing.currency}.\n` +
         `Own provider keys (BYOK): ${pricing.byok.enabled ? `enabled, fee ${pricing.byok.fee_percent}% of the model's price` : 'not available'}.\n`);
     },
