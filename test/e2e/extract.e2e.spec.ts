@@ -236,6 +236,30 @@ describe('extract and page content, end to end', () => {
     expect(text).toContain('## ');
   });
 
+  it('the MCP tools\' default budget keeps a tool result under 25,000 tokens of output (at 2 characters a token or more), whatever the pages', async () => {
+    const { secret } = await fundedKey(5);
+    const transport = new StreamableHTTPClientTransport(new URL(`${suite.gw}/mcp`), { requestInit: { headers: bearer(secret) } });
+    const client = new McpClient({ name: 'e2e-budget', version: '1.0.0' });
+    await client.connect(transport);
+    clients.push(client);
+    const urls = Array.from({ length: LIMITS.extractUrls.max }, (_, i) => `https://example.com/sim-chars-100000/budget-${i}`);
+    const fetched = (await client.callTool({ name: 'web_fetch', arguments: { urls, model: 'exa/contents', max_chars_per_url: LIMITS.extractCharsPerUrl.max } })) as CallToolResult;
+    expect(fetched.isError).toBeFalsy();
+    const fetchedAnswer = fetched.structuredContent as { truncated: boolean; results: { title: string; chars: number }[]; cost_usd: number };
+    expect(fetchedAnswer.truncated).toBe(true);
+    expect(fetchedAnswer.results.reduce((sum, r) => sum + r.chars + r.title.length, 0)).toBeLessThanOrEqual(LIMITS.mcpTotalChars.default);
+    // Every page was fetched and is charged: the budget limits the output, not the work.
+    expect(fetchedAnswer.cost_usd).toBe(extractCostMicros(EXA, urls.length) / 1e6);
+    expect(JSON.stringify({ content: fetched.content, structuredContent: fetched.structuredContent }).length).toBeLessThan(50_000);
+    const searched = (await client.callTool({ name: 'web_search', arguments: { query: 'budget', model: 'exa/deep', max_results: 100, contents: 'text', max_chars_per_result: 20_000 } })) as CallToolResult;
+    expect(searched.isError).toBeFalsy();
+    expect((searched.structuredContent as { truncated?: boolean }).truncated).toBe(true);
+    expect(JSON.stringify({ content: searched.content, structuredContent: searched.structuredContent }).length).toBeLessThan(50_000);
+    // A call that sends its own budget gets it.
+    const own = (await client.callTool({ name: 'web_fetch', arguments: { urls: urls.slice(0, 2), model: 'exa/contents', max_chars_per_url: 30_000, max_total_chars: 60_000 } })) as CallToolResult;
+    expect((own.structuredContent as { results: unknown[] }).results).toHaveLength(2);
+  });
+
   it('GET /v1/models lists every model with its kind; extract models with per_url_usd, url_block and what they honour', async () => {
     const models = await call('GET', `${suite.gw}/v1/models`);
     const byId = new Map((models.body.data as { id: string }[]).map((m) => [m.id, m]));
