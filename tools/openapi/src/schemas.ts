@@ -1,4 +1,4 @@
-import { ANSWER_SCHEMAS, API_KEY_FIELDS, AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, CACHE_STATUSES, FILTER_SCHEMAS, LIMITS, MODEL_PRICING_FIELDS, OAUTH_LIMITS, PROVIDERS, REQUEST_ID_SCHEMA, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, closedObject } from '@svc/contracts';
+import { ANSWER_SCHEMAS, API_KEY_FIELDS, AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, CACHE_STATUSES, FILTER_SCHEMAS, LIMITS, MODEL_PRICING_FIELDS, OAUTH_LIMITS, PROVIDERS, REQUEST_ID_SCHEMA, REQUEST_KINDS, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, closedObject } from '@svc/contracts';
 import { ERROR_CODES } from '@svc/errors';
 import type { ErrorCode } from '@svc/errors';
 
@@ -224,7 +224,7 @@ export function componentSchemas(): Record<string, Schema> {
       error: { type: ['string', 'null'], description: 'Short reason of an error or skip; null on success.' },
       cost_usd: usd('What this attempt was charged.'),
       timed_out: { type: 'boolean' },
-      results: { type: 'integer', minimum: 0 },
+      results: { type: 'integer', minimum: 0, description: 'Results returned (an extract: pages that came back).' },
       cache: { enum: [...CACHE_STATUSES, null], description: 'The result cache\'s part in an answered attempt (hit, joined, miss, off); null otherwise and on searches settled before the cache.' },
       saved_usd: usd('What a hit or joined attempt saved against the provider\'s price.'),
     }, [], 'One attempt of a search, in order.'),
@@ -232,6 +232,7 @@ export function componentSchemas(): Record<string, Schema> {
       request_id: { ...requestId, description: 'The request id of the search.' },
       created_at: timestamp('When the search settled.'),
       key_id: id('key', 'The API key that searched.'),
+      kind: { enum: [...REQUEST_KINDS], description: 'search (POST /v1/search, web_search) or extract (POST /v1/extract, web_fetch).' },
       model: { type: ['string', 'null'], description: 'The model of the final attempt: the one that answered, else the last one tried.' },
       status: { enum: ['success', 'failed'], description: 'success when an attempt answered.' },
       cost_usd: usd("The search's charge."),
