@@ -192,7 +192,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     // web_fetch's arguments by the rules of POST /v1/extract.
     const fetch = async (args: Record<string, unknown>): Promise<CallToolResult> => (await client.callTool({ name: 'web_fetch', arguments: args })) as CallToolResult;
     expect(toolError(await fetch({ urls: [], model: 'exa/contents' }))).toMatchObject({ code: 'invalid_request', message: 'arguments field urls must NOT have fewer than 1 items' });
-    expect(toolError(await fetch({ urls: ['ftp://example.com/x'], model: 'exa/contents' }))).toMatchObject({ code: 'invalid_request', message: 'urls.0 must be an http or https URL without a user or password' });
+    expect(toolError(await fetch({ urls: ['ftp://example.com/x'], model: 'exa/contents' }))).toMatchObject({ code: 'invalid_request', message: 'urls.0 must be an http or https URL without a user or password, control characters or lone surrogates' });
     expect(toolError(await fetch({ urls: ['https://example.com/x'], model: 'exa/fast' }))).toMatchObject({ code: 'unknown_model' });
     expect(toolError(await fetch({ urls: ['https://example.com/x'], model: 'exa/contents', format: 'markdown' }))).toMatchObject({ code: 'unsupported_option' });
   });

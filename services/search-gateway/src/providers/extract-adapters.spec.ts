@@ -100,6 +100,7 @@ describe('page text and URLs', () => {
     expect(normaliseUrl('HTTP://Example.com:80/a/%7e/../b#frag')).toBe('http://example.com/a/b');
     expect(normaliseUrl('https://example.com')).toBe('https://example.com/');
     expect(normaliseUrl('https://example.com/?utm_source=x')).toBe('https://example.com/?utm_source=x');
-    for (const bad of ['ftp://example.com/', 'mailto:a@b.test', 'https://u:p@example.com/', 'https://u@example.com/', '//example.com/', 'example.com']) expect(normaliseUrl(bad)).toBeNull();
+    for (const bad of ['ftp://example.com/', 'mailto:a@b.test', 'https://u:p@example.com/', 'https://u@example.com/', '//example.com/', 'example.com',
+      'https://example.com/\ud800', 'https://exa\udfffmple.com/', 'https://exa\nmple.com/', 'https://example.com/a\tb', 'https://example.com/\u0000', ' https://example.com/\u007f']) expect(normaliseUrl(bad)).toBeNull();
   });
 });

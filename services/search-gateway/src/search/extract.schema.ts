@@ -76,7 +76,7 @@ export function toExtractRequest(body: ExtractBody): ExtractRequest {
   const seen = new Set<string>();
   body.urls.forEach((raw, index) => {
     const url = normaliseUrl(raw);
-    if (url === null) throw new AppError('invalid_request', `urls.${index} must be an http or https URL without a user or password`);
+    if (url === null) throw new AppError('invalid_request', `urls.${index} must be an http or https URL without a user or password, control characters or lone surrogates`);
     if (url.length > LIMITS.extractUrlChars.max) throw new AppError('invalid_request', `urls.${index} is longer than ${LIMITS.extractUrlChars.max} characters in its normal form`);
     if (seen.has(url)) return;
     seen.add(url);
