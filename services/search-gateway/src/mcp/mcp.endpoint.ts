@@ -25,6 +25,8 @@ import type { UpstreamClient } from '../forward/upstream.client';
 import { idempotencyDigest } from '../search/idempotency';
 import { UpstreamTimer } from '../search/server-timing';
 import { SearchEntry } from '../search/search.entry';
+import type { SearchAsked } from '../search/search.entry';
+import type { AttemptedRequest } from '../search/search.result';
 import { EXTRACT_BODY_SCHEMA, toExtractRequest } from '../search/extract.schema';
 import type { ExtractBody } from '../search/extract.schema';
 import { formatSearchBodyErrors, SEARCH_BODY_SCHEMA, searchValidatorCompiler, toSearchRequest } from '../search/search.schema';
@@ -262,26 +264,9 @@ export class McpEndpoint {
    * API key); without it a 2025-era call is idempotent per (session, JSON-RPC id).
    */
   private async webSearch(caller: Caller, requestId: string, args: Record<string, unknown>, jsonRpcId: string | number): Promise<CallToolResult> {
-    const { [IDEMPOTENCY_KEY_ARGUMENT]: idempotencyKey, ...searchArgs } = args;
-    const keyDigest = idempotencyKey === undefined ? null : idempotencyKeyDigest(idempotencyKey);
-    if (this.validateArguments(searchArgs) !== true) {
-      throw new AppError('invalid_request', `arguments ${formatSearchBodyErrors(this.validateArguments.errors ?? []).message}`);
-    }
-    const body = searchArgs as unknown as SearchBody;
-    const parsed = toSearchRequest(body);
-    // The tools' default budget on the answer's text (MCP_DEFAULT_TOTAL_CHARS), not part of the arguments compared by idempotency.
-    const request = parsed.maxTotalChars === null ? { ...parsed, maxTotalChars: MCP_DEFAULT_TOTAL_CHARS } : parsed;
-    // The HTTP answer (written by the transport after the tool calls) carries Server-Timing as
-    // POST /v1/search does: the platform's own time and the providers' so far in this request.
-    const result = await this.entry.run({
-      record: caller.record,
-      requestId,
-      request,
-      body,
-      keyDigest: keyDigest ?? (caller.sessionId === null ? null : toolCallDigest(caller.sessionId, jsonRpcId)),
-      reply: caller.reply,
-      upstream: (caller.upstream ??= new UpstreamTimer()),
-    });
+    const { body, keyDigest } = this.argumentsOf(args, this.validateArguments);
+    const request = withToolBudget(toSearchRequest(body as unknown as SearchBody));
+    const result = await this.entry.run(askedOf(caller, requestId, request, body, keyDigest, jsonRpcId));
     return toolResult(result, keyDigest !== null, (answer: SearchSuccessView & Record<string, unknown>) => searchText(answer));
   }
 
@@ -291,24 +276,18 @@ export class McpEndpoint {
    * idempotency), with the tools' default budget on the answer's text.
    */
   private async webFetch(caller: Caller, requestId: string, args: Record<string, unknown>, jsonRpcId: string | number): Promise<CallToolResult> {
-    const { [IDEMPOTENCY_KEY_ARGUMENT]: idempotencyKey, ...fetchArgs } = args;
-    const keyDigest = idempotencyKey === undefined ? null : idempotencyKeyDigest(idempotencyKey);
-    if (this.validateFetchArguments(fetchArgs) !== true) {
-      throw new AppError('invalid_request', `arguments ${formatSearchBodyErrors(this.validateFetchArguments.errors ?? []).message}`);
-    }
-    const body = fetchArgs as unknown as ExtractBody;
-    const parsed = toExtractRequest(body);
-    const request = parsed.maxTotalChars === null ? { ...parsed, maxTotalChars: MCP_DEFAULT_TOTAL_CHARS } : parsed;
-    const result = await this.entry.extract({
-      record: caller.record,
-      requestId,
-      request,
-      body,
-      keyDigest: keyDigest ?? (caller.sessionId === null ? null : toolCallDigest(caller.sessionId, jsonRpcId)),
-      reply: caller.reply,
-      upstream: (caller.upstream ??= new UpstreamTimer()),
-    });
+    const { body, keyDigest } = this.argumentsOf(args, this.validateFetchArguments);
+    const request = withToolBudget(toExtractRequest(body as unknown as ExtractBody));
+    const result = await this.entry.extract(askedOf(caller, requestId, request, body, keyDigest, jsonRpcId));
     return toolResult(result, keyDigest !== null, (answer: FetchSuccessView & Record<string, unknown>) => fetchText(answer));
+  }
+
+  /** A tool's arguments as its route's body (checked by that body's validator) and the digest of its `idempotency_key`, taken out of them. */
+  private argumentsOf(args: Record<string, unknown>, validate: ArgumentsValidator): { body: Record<string, unknown>; keyDigest: string | null } {
+    const { [IDEMPOTENCY_KEY_ARGUMENT]: idempotencyKey, ...body } = args;
+    const keyDigest = idempotencyKey === undefined ? null : idempotencyKeyDigest(idempotencyKey);
+    if (validate(body) !== true) throw new AppError('invalid_request', `arguments ${formatSearchBodyErrors(validate.errors ?? []).message}`);
+    return { body, keyDigest };
   }
 
   private listModels(requestId: string): CallToolResult {
@@ -348,6 +327,29 @@ export class McpEndpoint {
  * ...) becomes the platform's error, as the route makes it for HTTP, with the request id it
  * carries and the wait HTTP sends as Retry-After; a 200 its text (`text`) and structured content.
  */
+/** The tools' default budget on the answer's text (MCP_DEFAULT_TOTAL_CHARS) where the arguments give none; not part of what idempotency compares. */
+function withToolBudget<R extends { readonly maxTotalChars: number | null }>(request: R): R {
+  return request.maxTotalChars === null ? { ...request, maxTotalChars: MCP_DEFAULT_TOTAL_CHARS } : request;
+}
+
+/**
+ * A tool call as its route hands a search or extract to SearchEntry. The HTTP answer (written
+ * by the transport after the tool calls) carries Server-Timing as the route's does: the
+ * platform's own time and the providers' so far in this request. Without an idempotency_key a
+ * 2025-era call is idempotent per (session, JSON-RPC id).
+ */
+function askedOf<R extends AttemptedRequest>(caller: Caller, requestId: string, request: R, body: unknown, keyDigest: string | null, jsonRpcId: string | number): SearchAsked<R> {
+  return {
+    record: caller.record,
+    requestId,
+    request,
+    body,
+    keyDigest: keyDigest ?? (caller.sessionId === null ? null : toolCallDigest(caller.sessionId, jsonRpcId)),
+    reply: caller.reply,
+    upstream: (caller.upstream ??= new UpstreamTimer()),
+  };
+}
+
 function toolResult<V>(result: SearchResult, keyed: boolean, text: (answer: V & Record<string, unknown>) => string): CallToolResult {
   if (result.kind === 'refused') {
     const error = keyed && result.reason === 'body_mismatch'

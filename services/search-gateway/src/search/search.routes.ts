@@ -7,10 +7,12 @@ import type { AuthChain } from '../auth/auth-chain';
 import { idempotencyDigest } from './idempotency';
 import { UpstreamTimer } from './server-timing';
 import { EXTRACT_BODY_SCHEMA, toExtractRequest } from './extract.schema';
-import type { ExtractBody } from './extract.schema';
+import type { ExtractBody, ExtractRequest } from './extract.schema';
 import { SearchEntry } from './search.entry';
+import type { SearchAsked } from './search.entry';
+import type { AttemptedRequest } from './search.result';
 import { formatSearchBodyErrors, SEARCH_BODY_SCHEMA, searchValidatorCompiler, toSearchRequest } from './search.schema';
-import type { SearchBody } from './search.schema';
+import type { SearchBody, SearchRequest } from './search.schema';
 import type { SearchMetrics } from './search.metrics';
 import type { SearchRefusal, SearchResult, SearchService } from './search.service';
 
@@ -40,54 +42,38 @@ export function registerSearchRoutes(scope: FastifyInstance, auth: AuthChain, se
   // comes from the admission script's answer (SearchReply.rateLimit).
   const limitHeader = String(rateLimit.limit);
 
-  scope.route<{ Body: SearchBody }>({
-    method: 'POST',
-    url: '/v1/search',
-    schema: { body: SEARCH_BODY_SCHEMA },
-    validatorCompiler: searchValidatorCompiler,
-    schemaErrorFormatter: formatSearchBodyErrors,
-    // The key and its address fence, before the body is read.
-    onRequest: entry.guard('api_key'),
-    handler: async (request, reply) => {
-      const record = entry.callerOf(request);
-      const searchRequest = toSearchRequest(request.body);
-      const keyDigest = idempotencyDigest(request.headers['idempotency-key']);
-      const upstream = new UpstreamTimer();
-      let result: SearchResult;
-      try {
-        // Server-Timing (the platform's own time and the providers'), on every search answer.
-        result = await entry.run({ record, requestId: request.id, request: searchRequest, body: request.body, keyDigest, reply, upstream });
-      } catch (error) {
-        metrics?.threw(request, record, error, upstream.ms);
-        throw error;
-      }
-      return answer(request, reply, record, result, upstream.ms, 'search');
-    },
-  });
-
+  post<SearchBody, SearchRequest>('/v1/search', SEARCH_BODY_SCHEMA, toSearchRequest, (asked) => entry.run(asked), 'search');
   // POST /v1/extract (docs/decisions/0058): the search route's guard, limits, money and replies.
-  scope.route<{ Body: ExtractBody }>({
-    method: 'POST',
-    url: '/v1/extract',
-    schema: { body: EXTRACT_BODY_SCHEMA },
-    validatorCompiler: searchValidatorCompiler,
-    schemaErrorFormatter: formatSearchBodyErrors,
-    onRequest: entry.guard('api_key'),
-    handler: async (request, reply) => {
-      const record = entry.callerOf(request);
-      const extractRequest = toExtractRequest(request.body);
-      const keyDigest = idempotencyDigest(request.headers['idempotency-key']);
-      const upstream = new UpstreamTimer();
-      let result: SearchResult;
-      try {
-        result = await entry.extract({ record, requestId: request.id, request: extractRequest, body: request.body, keyDigest, reply, upstream });
-      } catch (error) {
-        metrics?.threw(request, record, error, upstream.ms, 'extract');
-        throw error;
-      }
-      return answer(request, reply, record, result, upstream.ms, 'extract');
-    },
-  });
+  post<ExtractBody, ExtractRequest>('/v1/extract', EXTRACT_BODY_SCHEMA, toExtractRequest, (asked) => entry.extract(asked), 'extract');
+
+  /** A route of its kind: its body's schema, the request the body makes, and SearchEntry's way in for it. */
+  function post<B, R extends AttemptedRequest>(url: string, schema: object, requestOf: (body: B) => R, run: (asked: SearchAsked<R>) => Promise<SearchResult>, kind: RequestKind): void {
+    scope.route({
+      method: 'POST',
+      url,
+      schema: { body: schema },
+      validatorCompiler: searchValidatorCompiler,
+      schemaErrorFormatter: formatSearchBodyErrors,
+      // The key and its address fence, before the body is read.
+      onRequest: entry.guard('api_key'),
+      handler: async (request, reply) => {
+        const record = entry.callerOf(request);
+        // The schema's validator has checked the body (a 400 before the handler otherwise).
+        const asked = requestOf(request.body as B);
+        const keyDigest = idempotencyDigest(request.headers['idempotency-key']);
+        const upstream = new UpstreamTimer();
+        let result: SearchResult;
+        try {
+          // Server-Timing (the platform's own time and the providers'), on every answer.
+          result = await run({ record, requestId: request.id, request: asked, body: request.body, keyDigest, reply, upstream });
+        } catch (error) {
+          metrics?.threw(request, record, error, upstream.ms, kind);
+          throw error;
+        }
+        return answer(request, reply, record, result, upstream.ms, kind);
+      },
+    });
+  }
 
   /** A search's or an extract's result as the HTTP answer: its refusal as the platform's error, or its reply with its headers. */
   function answer(request: FastifyRequest, reply: FastifyReply, record: KeyRecord, result: SearchResult, upstreamMs: number, kind: RequestKind): FastifyReply {
