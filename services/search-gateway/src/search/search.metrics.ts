@@ -135,7 +135,6 @@ export class SearchMetrics implements ProviderCallObserver {
     this.pending.set(request, { record, reply: null, errorCode: error instanceof AppError ? error.code : 'internal', copy: false, upstreamMs, kind });
   }
 
-
   /**
    * After the reply of POST /v1/search was written (the edge's onResponse): counts the
    * search and returns the fields of its log line; undefined when the request never reached
