@@ -40,7 +40,7 @@ const TAVILY_API: ProviderApi = {
     max_results: cap,
     ...(search.filters === undefined ? {} : tavilyFilterFields(search.filters)),
     // Contents `text`: the page's text (Tavily's raw content, at no extra credit), cut here at the cap.
-    ...(search.contents === 'text' ? RAW_TEXT : {}),
+    ...(search.contents === 'text' ? RAW_TEXT : NO_FIELDS),
   }),
   classify: classifyTavilyError,
   itemsOf: resultsField,
@@ -51,6 +51,8 @@ const TAVILY_API: ProviderApi = {
 };
 
 const RAW_TEXT = Object.freeze({ include_raw_content: 'text' });
+/** No field added: one frozen object, so a search without contents allocates nothing for them. */
+const NO_FIELDS = Object.freeze({});
 
 /** Tavily: `POST /search` with `search_depth` = the model's upstream variant. */
 export class TavilyAdapter extends HttpSearchAdapter {
