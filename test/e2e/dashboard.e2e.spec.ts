@@ -434,9 +434,16 @@ describe('the dashboard in Chromium', () => {
       requestIds.push(String(searched.body.request_id));
     }
     expect(statuses).toEqual(['miss', 'off', 'off', 'hit']);
-    await waitFor('four searches in the activity', async () => {
+    // A page read (an extract): one page from Exa, one Exa cannot fetch from Tavily.
+    const extracted = await call('POST', `${suite.gw}/v1/extract`, {
+      body: { urls: ['https://docs.example.org/guide/setup', 'https://example.com/sim-fail-exa/article'], models: ['exa/contents', 'tavily/extract'], cache: 'off' },
+      headers: bearer(secret),
+    });
+    expect(extracted.status).toBe(200);
+    const extractId = String(extracted.body.request_id);
+    await waitFor('four searches and a page read in the activity', async () => {
       const activity = await page.request.get(`${suite.gw}/dashboard/api/activity`);
-      return ((await activity.json()) as { data: unknown[] }).data.length === 4 ? true : undefined;
+      return ((await activity.json()) as { data: unknown[] }).data.length === 5 ? true : undefined;
     }, { timeoutMs: 30_000 });
     // A provider key for the picture, set after the searches (the simulator would refuse it).
     expect((await page.request.put(`${suite.gw}/dashboard/api/provider-keys/exa`, { data: { key: 'exa-docs-example-9f3c' }, headers })).status()).toBe(200);
@@ -446,8 +453,16 @@ describe('the dashboard in Chromium', () => {
       await page.getByRole('heading', { level: 1, name: p.heading }).waitFor();
       await page.getByRole('status').filter({ hasText: 'Loading' }).first().waitFor({ state: 'detached' }).catch(() => undefined);
       if (p.name === 'activity') {
-        await page.getByRole('button', { name: '2 attempts' }).click();
-        expect((await page.getByTestId('activity-cache').allTextContents())[0]).toBe('From cache');
+        // The page read first (newest), as such, with its two models' pages; the searches as searches.
+        expect(await page.getByTestId('activity-kind').allTextContents()).toEqual(['Page read', 'Search', 'Search', 'Search', 'Search']);
+        const readRow = page.locator(`tr[data-request-id="${extractId}"]`);
+        await readRow.getByRole('button', { name: '2 attempts' }).click();
+        const readAttempts = await page.locator(`#attempts-${extractId} li`).allTextContents();
+        expect(readAttempts).toEqual([expect.stringContaining('exa/contents via exa: success'), expect.stringContaining('tavily/extract via tavily: success')]);
+        expect(readAttempts[0]).toContain('1 page, $0.00125');
+        await readRow.getByRole('button', { name: '2 attempts' }).click();
+        await page.locator(`tr[data-request-id="${requestIds[2] ?? ''}"]`).getByRole('button', { name: '2 attempts' }).click();
+        expect((await page.getByTestId('activity-cache').allTextContents())[1]).toBe('From cache');
         // Each search with the filters it was made with, in the declaration's order; none on the others.
         const filtersOf = (i: number) => page.locator(`tr[data-request-id="${requestIds[i] ?? ''}"] [data-testid="activity-filters"]`);
         expect(await filtersOf(1).locator('li').allTextContents()).toEqual(['country DE', 'language de', 'published after 2025-01-31 11:00:00 UTC', 'safe search strict']);
@@ -463,6 +478,16 @@ describe('the dashboard in Chromium', () => {
       }
       if (p.name === 'usage') expect(await text(page, 'usage-cache')).toBe('1 answered from the cache, saving $0.0081');
       await check(p.name);
+      if (p.name === 'usage') {
+        // By kind: the searches and the page reads, each with its cost.
+        await page.getByLabel('Group by').selectOption('kind');
+        await page.getByRole('button', { name: 'Show' }).click();
+        const table = page.getByRole('region', { name: 'Usage table' });
+        await table.getByRole('rowheader', { name: 'Page reads (extract)' }).waitFor();
+        expect(await table.locator('tbody th').allTextContents()).toEqual(['Page reads (extract)', 'Searches']);
+        expect(await table.locator('tbody tr').first().locator('[data-label="Cost"]').textContent()).toBe('$0.01125');
+        await check('usage-by-kind');
+      }
       if (p.name === 'api-keys') {
         // The dialogs too: creating a key (every field), its secret shown once, and a confirmation.
         const dialog = await openKeyForm(page, { 'Name': 'nightly jobs', 'Spending limit (USD)': '20', 'Limit resets': 'weekly' });

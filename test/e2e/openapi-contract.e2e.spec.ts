@@ -324,6 +324,21 @@ describe('the OpenAPI document against real answers', () => {
     expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'exa/fast' }, headers: bearer(String(poorKey.body.secret)) }, 402), 'insufficient_credits');
   });
 
+  it('extracts: success with a URL from each model and one failed, no URL at all, a body refused, an option no model honours', async () => {
+    const api = bearer(apiKey.secret);
+    const urls = ['https://example.com/contract/page', 'https://example.com/sim-fail-exa/page', 'https://example.com/sim-fail-all/page'];
+    const ok = await check('POST', '/v1/extract', '/v1/extract', { body: { urls, models: ['exa/contents', 'tavily/extract'], query: 'contract page' }, headers: api }, 200);
+    expect(ok.body.results).toHaveLength(2);
+    expect(ok.body.failed).toHaveLength(1);
+    expectCode(await check('POST', '/v1/extract', '/v1/extract', { body: { urls: ['https://example.com/sim-fail-all/x'], model: 'exa/contents' }, headers: api }, 502), 'all_providers_failed');
+    expectCode(await check('POST', '/v1/extract', '/v1/extract', { body: { urls: ['ftp://example.com/x'], model: 'exa/contents' }, headers: api }, 400), 'invalid_request');
+    expectCode(await check('POST', '/v1/extract', '/v1/extract', { body: { urls: ['https://example.com/x'], model: 'exa/fast' }, headers: api }, 400), 'unknown_model');
+    expectCode(await check('POST', '/v1/extract', '/v1/extract', { body: { urls: ['https://example.com/x'], model: 'exa/contents', format: 'markdown' }, headers: api }, 400), 'unsupported_option');
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'brave/web', contents: 'text' }, headers: api }, 400), 'unsupported_option');
+    const text = await check('POST', '/v1/search', '/v1/search', { body: { query: 'contract contents', model: 'exa/fast', max_results: 2, contents: 'highlights', max_total_chars: 200 }, headers: api }, 200);
+    expect(text.body.results[0].highlights).toBeDefined();
+  });
+
   it('searches: rate, concurrency and capacity refusals carry Retry-After', async () => {
     const mgmt = bearer(managementKey);
     // Rate: a fresh key has a burst of 6 and then one search a second.

@@ -1,13 +1,16 @@
-export { CATALOG, PROVIDERS, findModel, isProvider, maxCostMicros, costMicros, resultCap, byokFeeMicros, cachePriceMicros, DEFAULT_CACHE_PRICE_PERCENT } from './catalog';
-export type { Provider, ModelSpec } from './catalog';
+export {
+  CATALOG, PROVIDERS, findModel, isProvider, maxCostMicros, costMicros, resultCap, byokFeeMicros, cachePriceMicros, DEFAULT_CACHE_PRICE_PERCENT,
+  MODEL_KINDS, SEARCH_CONTENTS, EXTRACT_FORMATS, EXTRACT_OPTIONS, EXTRACT_CATALOG, MODELS, findExtractModel, isModelId, extractCostMicros, extractCachePriceMicros,
+} from './catalog';
+export type { Provider, ModelSpec, ModelKind, SearchContents, ExtractFormat, ExtractOption, ExtractModelSpec, CatalogModel } from './catalog';
 export { KEY_CHANGES_CHANNEL, evaluateKey, isKeyChangeMessage, LIMIT_RESETS } from './key-record';
 export type { KeyRecord, KeyLookup, KeyChangeMessage, LimitReset, RequiredKind, KeyVerdict } from './key-record';
 export { periodOf } from './key-periods';
 export type { Period } from './key-periods';
 export { redisKeys } from './redis-keys';
 export { INTERNAL_HEADERS } from './internal-headers';
-export { RESERVATION_TTL_GRACE_MS, SETTLEMENT_FIELD, SETTLEMENT_DIRTY_SET, SETTLEMENT_STREAMS_SET, LEDGER_QUEUE, RECONCILE_QUEUE, QUEUE_PREFIX, LEDGER_JOBS, isSettlementRecord, CACHE_STATUSES } from './settlement';
-export type { SettledAttempt, SettlementRecord, LedgerJobName, LedgerJobPayload, CacheStatus } from './settlement';
+export { RESERVATION_TTL_GRACE_MS, SETTLEMENT_FIELD, SETTLEMENT_DIRTY_SET, SETTLEMENT_STREAMS_SET, LEDGER_QUEUE, RECONCILE_QUEUE, QUEUE_PREFIX, LEDGER_JOBS, isSettlementRecord, CACHE_STATUSES, REQUEST_KINDS, recordKind } from './settlement';
+export type { SettledAttempt, SettlementRecord, LedgerJobName, LedgerJobPayload, CacheStatus, RequestKind } from './settlement';
 export { recoveryKeys, SETTLE_CONFIRM_TTL_SECONDS, SETTLE_CONFIRM_BUCKET_MS, ENSURE_EPOCH_LUA, epochCreatedMs, ShardEpochs } from './recovery';
 export { LIMITS } from './limits';
 export type { ManagementKeyView, ActivityAttemptView, ActivityView, PurchaseView, DailySpendView, ConsentView, ConnectedAppView } from './dashboard-views';

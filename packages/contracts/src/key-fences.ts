@@ -1,4 +1,4 @@
-import { findModel, isProvider } from './catalog';
+import { isModelId, isProvider } from './catalog';
 import type { ModelSpec } from './catalog';
 
 /**
@@ -11,11 +11,11 @@ import type { ModelSpec } from './catalog';
 /** The `error` of an attempt skipped because the key may not use its model. */
 export const MODEL_NOT_ALLOWED_MESSAGE = 'model not allowed for this key';
 
-/** An entry of `allowed_models`: a catalog model id, or `<provider>/*` for every model of a provider. */
+/** An entry of `allowed_models`: a catalog model id (of any kind), or `<provider>/*` for every model of a provider. */
 export function isModelFenceEntry(value: unknown): value is string {
   if (typeof value !== 'string') return false;
   if (value.endsWith('/*')) return isProvider(value.slice(0, -2));
-  return findModel(value) !== undefined;
+  return isModelId(value);
 }
 
 /** Whether a fence's entries let a key use `model` (a record without the fence allows every model). */

@@ -59,6 +59,22 @@ export interface SettlementRecord {
    * activity; never part of the money (docs/decisions/0022, "What a search's record keeps").
    */
   filters?: SearchFilters;
+  /**
+   * What the request was: absent for a search (every record written before extracts, and
+   * every search since: a search's record is the same bytes as before), `extract` for
+   * POST /v1/extract (docs/decisions/0058). Billing keeps it with the settlement, its usage
+   * events and its charge entries.
+   */
+  kind?: 'extract';
+}
+
+/** What a settled request was: a search (POST /v1/search, MCP web_search) or an extract (POST /v1/extract, MCP web_fetch). */
+export const REQUEST_KINDS = ['search', 'extract'] as const;
+export type RequestKind = (typeof REQUEST_KINDS)[number];
+
+/** The kind of a settlement record: a record without one is a search. */
+export function recordKind(record: Pick<SettlementRecord, 'kind'>): RequestKind {
+  return record.kind ?? 'search';
 }
 
 /**

@@ -1,4 +1,4 @@
-import { CATALOG } from '@svc/contracts';
+import { MODELS } from '@svc/contracts';
 import { isId } from '@svc/ids';
 import { freePort } from '@svc/test-kit';
 import { FakeAccountAdminGrpc, startGateway } from './harness';
@@ -36,19 +36,24 @@ describe('gateway edge: public routes, request ids, 404/405/400 (real Redis, in-
     expect(bodyId).toBe(header);
   }
 
-  it('GET /v1/models lists the whole catalog with USD prices and availability from the platform keys', async () => {
+  it('GET /v1/models lists the whole catalog (search models, then extract models) with USD prices and availability from the platform keys', async () => {
     const { response, body } = await getJson('/v1/models');
     expect(response.status).toBe(200);
     expectRequestId(response, body.request_id);
     const data = body.data as Record<string, unknown>[];
-    expect(data.map((model) => model.id)).toEqual(CATALOG.map((model) => model.id));
+    expect(data.map((model) => model.id)).toEqual(MODELS.map((model) => model.id));
     expect(data.find((model) => model.id === 'exa/auto')).toEqual({
-      id: 'exa/auto', provider: 'exa', variant: 'auto', description: 'Exa search, automatic mode', max_results: 100,
-      pricing: { base_usd: 0.009, included_results: 10, per_result_usd: 0.00125, cache_price_usd: null }, available: true, status: 'operational',
-      supported_filters: ['include_domains', 'exclude_domains', 'country', 'published_after', 'published_before'],
+      id: 'exa/auto', kind: 'search', provider: 'exa', variant: 'auto', description: 'Exa search, automatic mode', max_results: 100,
+      pricing: { base_usd: 0.009, included_results: 10, per_result_usd: 0.00125, cache_price_usd: null, contents_usd: 0 }, available: true, status: 'operational',
+      supported_filters: ['include_domains', 'exclude_domains', 'country', 'published_after', 'published_before'], supported_contents: ['none', 'text', 'highlights'],
+    });
+    expect(data.find((model) => model.id === 'exa/contents')).toEqual({
+      id: 'exa/contents', kind: 'extract', provider: 'exa', variant: 'contents', description: expect.any(String), max_results: 20,
+      pricing: { base_usd: 0, included_results: null, per_result_usd: 0, cache_price_usd: null, per_url_usd: 0.00125, url_block: 1 }, available: true, status: 'operational',
+      supported_filters: [], supported_formats: ['text'], supported_options: ['max_age_s', 'query'],
     });
     expect(data.find((model) => model.id === 'brave/web')).toMatchObject({ pricing: { base_usd: 0.006, included_results: null, per_result_usd: 0 }, available: false, status: 'unavailable' });
-    expect(data.filter((model) => model.available === true).map((model) => model.provider)).toEqual(CATALOG.filter((model) => model.provider === 'exa').map(() => 'exa'));
+    expect(data.filter((model) => model.available === true).map((model) => model.provider)).toEqual(MODELS.filter((model) => model.provider === 'exa').map(() => 'exa'));
   });
 
   it('GET /v1/credits/pricing gives prices, purchase bounds and the BYOK settings', async () => {
@@ -58,7 +63,10 @@ describe('gateway edge: public routes, request ids, 404/405/400 (real Redis, in-
     expect(body.currency).toBe('USD');
     expect(body.purchase).toEqual({ min_usd: 5, max_usd: 10000 });
     expect(body.byok).toEqual({ enabled: true, fee_percent: 7 });
-    expect((body.models as { id: string }[]).find((model) => model.id === 'tavily/basic')).toEqual({ id: 'tavily/basic', base_usd: 0.01, included_results: null, per_result_usd: 0, cache_price_usd: null });
+    expect((body.models as { id: string }[]).find((model) => model.id === 'tavily/basic')).toEqual({ id: 'tavily/basic', kind: 'search', base_usd: 0.01, included_results: null, per_result_usd: 0, cache_price_usd: null, contents_usd: 0 });
+    expect((body.models as { id: string }[]).find((model) => model.id === 'tavily/extract')).toEqual({
+      id: 'tavily/extract', kind: 'extract', base_usd: 0, included_results: null, per_result_usd: 0, cache_price_usd: null, per_url_usd: 0.002, url_block: 5,
+    });
   });
 
   it('every response gets a fresh request id, also in error bodies', async () => {

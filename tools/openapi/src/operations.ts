@@ -184,7 +184,21 @@ export const OPERATIONS: readonly Operation[] = [
     body: { schema: 'SearchBody' },
     headerParameters: ['IdempotencyKey'],
     success: { status: 200, description: 'The first answer.', schema: 'SearchResponse', headers: ['RateLimitLimit', 'RateLimitRemaining', 'Cache', 'ServerTiming'] },
-    errors: ['invalid_request', 'unknown_model', 'unsupported_filter', ...ONE_KIND, 'ip_not_allowed', 'model_not_allowed', 'insufficient_credits', 'key_limit_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
+    errors: ['invalid_request', 'unknown_model', 'unsupported_filter', 'unsupported_option', ...ONE_KIND, 'ip_not_allowed', 'model_not_allowed', 'insufficient_credits', 'key_limit_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
+    errorHeaders: { 429: ['RetryAfter'], 503: ['RetryAfter'] },
+  },
+  {
+    method: 'post', path: '/v1/extract', operationId: 'extract', tag: 'search', access: 'api', servedBy: 'search-gateway', sdk: true,
+    summary: 'The text of known pages, with fallback per URL over the extract models named',
+    description:
+      'Sends the URLs to `model`, then each URL the first could not fetch to the next of `models`, and answers with a result per URL that came back ' +
+      '(with the model that served it), the URLs no model could fetch, and every attempt. Charged per URL that came back at its model\'s per_url_usd ' +
+      '(in whole blocks of url_block URLs per model call); a URL that failed is never charged. No URL fetched: 502 all_providers_failed, nothing charged. ' +
+      'The search route\'s limits, Idempotency-Key, refusals and Server-Timing.',
+    body: { schema: 'ExtractBody' },
+    headerParameters: ['IdempotencyKey'],
+    success: { status: 200, description: 'The pages that came back (at least one).', schema: 'ExtractResponse', headers: ['RateLimitLimit', 'RateLimitRemaining', 'Cache', 'ServerTiming'] },
+    errors: ['invalid_request', 'unknown_model', 'unsupported_option', ...ONE_KIND, 'ip_not_allowed', 'model_not_allowed', 'insufficient_credits', 'key_limit_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
     errorHeaders: { 429: ['RetryAfter'], 503: ['RetryAfter'] },
   },
   {
@@ -212,7 +226,7 @@ export const OPERATIONS: readonly Operation[] = [
   },
   {
     method: 'get', path: '/v1/usage', operationId: 'getUsage', tag: 'usage', access: 'either', servedBy: 'billing', sdk: true,
-    summary: 'Searches and spend per day, model or key',
+    summary: 'Searches (and extracts) and spend per day, model, key or kind',
     description: 'An API key sees only its own usage; other query parameters are refused.',
     query: 'UsageQuery',
     success: { status: 200, description: 'The usage of the period.', schema: 'Usage' },
