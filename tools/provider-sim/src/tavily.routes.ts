@@ -125,7 +125,7 @@ function success(params: TavilyParams, query: string, empty: boolean, startedAt:
         title: result.title,
         content: result.snippet,
         score: result.score,
-        raw_content: params.rawContent === null ? null : rawPage(result.url, params.rawContent),
+        raw_content: params.rawContent === null ? null : rawPage(result.pageUrl, params.rawContent),
         // A date only for news, or when the request asked for a date range.
         ...(params.news || params.constraints.fromMs !== undefined || params.constraints.toMs !== undefined ? { published_date: result.publishedAt.toUTCString() } : {}),
       })),
