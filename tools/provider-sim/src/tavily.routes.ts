@@ -111,8 +111,8 @@ function validate(request: FastifyRequest): Validation<TavilyParams> {
   };
 }
 
-function success(params: TavilyParams, query: string, empty: boolean, startedAt: number): SimReply {
-  const results = empty ? [] : resultsFor(`tavily/${params.depth}`, query, params.maxResults, 0, params.constraints);
+function success(params: TavilyParams, query: string, empty: boolean, startedAt: number, unfiltered = false): SimReply {
+  const results = empty ? [] : resultsFor(`tavily/${params.depth}`, query, params.maxResults, 0, unfiltered ? {} : params.constraints);
   return {
     status: 200,
     body: {

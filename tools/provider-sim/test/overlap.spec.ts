@@ -56,4 +56,13 @@ describe('provider-sim: answers that overlap across providers', () => {
       expect(fromTavily?.raw_content.startsWith((fromExa?.text ?? '').slice(0, 200))).toBe(true);
     }
   });
+
+  it('`unfiltered` answers as a provider that ignores the domain and date filters', async () => {
+    const body = (directive: string) => ({ query: `${QUERY}${directive}`, numResults: 20, type: 'fast', includeDomains: ['example.org'] });
+    const honoured = (await sim.app.inject({ method: 'POST', url: '/exa/search', payload: body(''), headers: { 'x-api-key': 'sim-exa-key' } })).json();
+    const ignored = (await sim.app.inject({ method: 'POST', url: '/exa/search', payload: body(' sim:exa=unfiltered'), headers: { 'x-api-key': 'sim-exa-key' } })).json();
+    const inside = (url: string): boolean => /(^|\.)example\.org$/.test(new URL(url).hostname);
+    expect(honoured.results.every((r: { url: string }) => inside(r.url))).toBe(true);
+    expect(ignored.results.some((r: { url: string }) => !inside(r.url))).toBe(true);
+  });
 });
