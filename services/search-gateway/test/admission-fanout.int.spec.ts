@@ -62,7 +62,7 @@ describe('a fan-out\'s admission and settlement (real Redis)', () => {
     expect(await redis.get(redisKeys.accountReserved(accountId))).toBe('25000');
     expect(await redis.get(redisKeys.keyHold(accountId, record.id))).toBe('25000');
     expect(await redis.hgetall(scope.reservationKey)).toEqual({ 0: '9000', 1: '6000', 2: '10000' });
-    expect(await redis.zrange(redisKeys.accountInFlight(accountId), 0, -1)).toEqual([scope.requestId]);
+    expect(await redis.zrange(redisKeys.accountInFlight(accountId), '0', '-1')).toEqual([scope.requestId]);
     for (const [i, provider] of PROVIDERS.entries()) expect(await redis.zscore(redisKeys.providerLeases(provider), `${scope.requestId}:${i}`)).not.toBeNull();
 
     // Settled as one record of three attempts: the first answered (charged 7,000 of 9,000), the

@@ -554,6 +554,14 @@ end
 -- Decisions, in order, on the values kept here; then the writes they make.
 local rateEnd, leases, claims, holds, holdAdd, holdTtl, extraHolds = {}, {}, {}, {}, {}, {}, {}
 local reservedSum = 0
+-- Holds an amount decided 'ok': off the balance, onto the reserved total and the key's hold.
+local function take(holdKey, ttl, amount)
+  balance = balance - amount
+  reservedSum = reservedSum + amount
+  hold[holdKey] = hold[holdKey] + amount
+  holdAdd[holdKey] = (holdAdd[holdKey] or 0) + amount
+  holdTtl[holdKey] = ttl
+end
 for i = 1, n do
   if out[i] == nil then
     local k, a = 3 + 5 * (i - 1), 4 + 9 * (i - 1)
@@ -589,25 +597,16 @@ for i = 1, n do
         claims[#claims + 1] = i
       end
       if verdict == 'ok' then
-        balance = balance - am
-        reservedSum = reservedSum + am
-        hold[holdKey] = hold[holdKey] + am
-        holdAdd[holdKey] = (holdAdd[holdKey] or 0) + am
-        holdTtl[holdKey] = ARGV[a + 4]
+        take(holdKey, ARGV[a + 4], am)
         holds[#holds + 1] = i
       end
       out[i] = {verdict, remaining}
       -- A fan-out's further reservations, each decided by the same rule on what is left.
       for _, extra in ipairs(further[i]) do
-        local extraAmount = extra[2]
-        local extraVerdict = reservationVerdict(extraAmount, li, li >= 0 and used[limitKey] or 0, hold[holdKey], balance)
+        local extraVerdict = reservationVerdict(extra[2], li, li >= 0 and used[limitKey] or 0, hold[holdKey], balance)
         if extraVerdict == 'ok' then
-          balance = balance - extraAmount
-          reservedSum = reservedSum + extraAmount
-          hold[holdKey] = hold[holdKey] + extraAmount
-          holdAdd[holdKey] = (holdAdd[holdKey] or 0) + extraAmount
-          holdTtl[holdKey] = ARGV[a + 4]
-          extraHolds[#extraHolds + 1] = {KEYS[k + 2], extra[1], extraAmount, ARGV[a + 4]}
+          take(holdKey, ARGV[a + 4], extra[2])
+          extraHolds[#extraHolds + 1] = {KEYS[k + 2], extra[1], extra[2], ARGV[a + 4]}
         end
         out[i][#out[i] + 1] = extraVerdict
       end

@@ -291,18 +291,7 @@ export class SearchService {
       if (holdsLease(first)) await releaseAccountLease(steps, ctx);
       throw error;
     }
-    if (ended !== undefined) return this.ended(steps, ctx, ops, ended);
-    if (reply === undefined || settled === undefined) throw new Error('a search ended without a reply');
-    switch (settled.kind) {
-      case 'failed':
-        await releaseAccountLease(steps, ctx);
-        return refuse.settlementFailed(call.requestId);
-      case 'foreign':
-        return replay(steps, ctx, settled.stored, reply.rateLimit);
-      case 'settled':
-      case 'finished':
-        return reply;
-    }
+    return this.concluded(steps, ctx, ops, ended, reply, settled);
   }
 
   /**
@@ -372,12 +361,23 @@ export class SearchService {
       if (admission?.kind === 'admitted') await releaseAccountLease(steps, ctx);
       throw error;
     }
+    return this.concluded(steps, ctx, ops, ended, reply, settled);
+  }
+
+  /**
+   * What a request's attempts came to: ended by its admission, or its reply as its settlement
+   * leaves it (the reply itself, at once; the first request's for a repeat; a refusal when the
+   * settlement could not be handed to Redis).
+   */
+  private concluded<R extends AttemptedRequest>(
+    steps: SearchSteps<R>, ctx: SearchContext<R>, ops: MoneyOp[], ended: Extract<Admission, { kind: 'refused' | 'duplicate' | 'unavailable' }> | undefined,
+    reply: SearchReply | undefined, settled: Settled | undefined,
+  ): SearchResult | Promise<SearchResult> {
     if (ended !== undefined) return this.ended(steps, ctx, ops, ended);
-    if (reply === undefined || settled === undefined) throw new Error('a fan-out ended without a reply');
+    if (reply === undefined || settled === undefined) throw new Error('a search ended without a reply');
     switch (settled.kind) {
       case 'failed':
-        await releaseAccountLease(steps, ctx);
-        return refuse.settlementFailed(call.requestId);
+        return releaseAccountLease(steps, ctx).then(() => refuse.settlementFailed(ctx.call.requestId));
       case 'foreign':
         return replay(steps, ctx, settled.stored, reply.rateLimit);
       case 'settled':

@@ -126,6 +126,12 @@ export function nextAttempt(steps: Pick<SearchSteps, 'settings' | 'health'>, ctx
   return nextOf(steps, ctx, attempts, from, claim, searchGate, searchCall);
 }
 
+/** A kind of request's own gate before an admission (what its model cannot honour); a module function. */
+export type KindGate<R extends AttemptedRequest> = (planned: PlannedAttempt<ModelOf<R>>, request: R) => OptionSkip | null;
+
+/** A kind of request's attempt, once its gates let it through; a module function. */
+export type MakeAttempt<R extends AttemptedRequest, C> = (planned: PlannedAttempt<ModelOf<R>>, settings: SearchSettings, ctx: SearchContext<R>, claim: Claim | undefined, leftMs: number, attempts: readonly AttemptResult[]) => C;
+
 /** What the gates make of a plan's attempt: a call with its most possible cost (what it reserves) and its plan index. */
 export interface Gated {
   readonly index: number;
@@ -139,13 +145,7 @@ export interface Gated {
  * is tried. Nothing more is read for a request without a cap.
  */
 export function nextOf<R extends AttemptedRequest, C extends Gated>(
-  steps: Pick<SearchSteps, 'settings' | 'health'>,
-  ctx: SearchContext<R>,
-  attempts: AttemptResult[],
-  from: number,
-  claim: Claim | undefined,
-  gate: (planned: PlannedAttempt<ModelOf<R>>, request: R) => OptionSkip | null,
-  make: (planned: PlannedAttempt<ModelOf<R>>, settings: SearchSettings, ctx: SearchContext<R>, claim: Claim | undefined, leftMs: number, attempts: readonly AttemptResult[]) => C,
+  steps: Pick<SearchSteps, 'settings' | 'health'>, ctx: SearchContext<R>, attempts: AttemptResult[], from: number, claim: Claim | undefined, gate: KindGate<R>, make: MakeAttempt<R, C>,
 ): C | null {
   const cap = ctx.call.request.maxCostMicros;
   for (let start = from; ;) {
@@ -165,13 +165,7 @@ export function nextOf<R extends AttemptedRequest, C extends Gated>(
  * nothing is allocated per call for them. The attempts passed over are recorded in `attempts`.
  */
 export function gateNext<R extends AttemptedRequest, C>(
-  steps: Pick<SearchSteps, 'settings' | 'health'>,
-  ctx: SearchContext<R>,
-  attempts: AttemptResult[],
-  from: number,
-  claim: Claim | undefined,
-  gate: (planned: PlannedAttempt<ModelOf<R>>, request: R) => OptionSkip | null,
-  make: (planned: PlannedAttempt<ModelOf<R>>, settings: SearchSettings, ctx: SearchContext<R>, claim: Claim | undefined, leftMs: number, attempts: readonly AttemptResult[]) => C,
+  steps: Pick<SearchSteps, 'settings' | 'health'>, ctx: SearchContext<R>, attempts: AttemptResult[], from: number, claim: Claim | undefined, gate: KindGate<R>, make: MakeAttempt<R, C>,
 ): C | null {
   const { plan, call } = ctx;
   const { settings } = steps;
