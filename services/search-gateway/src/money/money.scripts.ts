@@ -493,9 +493,10 @@ export function encodeIdempotencyReleaseArgs(input: IdempotencyReleaseInput): Sc
  * `remaining` is how many more requests the key's burst holds right after this one.
  */
 export const ADMIT_LUA = `${RESERVATION_RULE_LUA}
--- A fan-out's further reservations: '0' is none; else index:amount pairs joined by ','. Nil when malformed.
+-- A fan-out's further reservations: '0' is none (one shared empty list); else index:amount pairs joined by ','. Nil when malformed.
+local NONE = {}
 local function furtherOf(text)
-  if text == '0' then return {} end
+  if text == '0' then return NONE end
   local list, parts = {}, {}
   for index, amount in string.gmatch(text, '(%d+):(%d+)') do
     list[#list + 1] = {index, tonumber(amount)}
