@@ -441,9 +441,13 @@ describe('the dashboard in Chromium', () => {
     });
     expect(extracted.status).toBe(200);
     const extractId = String(extracted.body.request_id);
-    await waitFor('four searches and a page read in the activity', async () => {
+    // Last, a fan-out: two models asked at once, their answers merged (its row names both).
+    const fanned = await call('POST', `${suite.gw}/v1/search`, { body: { query: 'fifth', models: ['brave/web', 'brave/news'], strategy: 'fanout', cache: 'off', max_results: 5 }, headers: bearer(secret) });
+    expect([fanned.status, fanned.body.models]).toEqual([200, ['brave/web', 'brave/news']]);
+    const fanoutId = String(fanned.body.request_id);
+    await waitFor('five searches and a page read in the activity', async () => {
       const activity = await page.request.get(`${suite.gw}/dashboard/api/activity`);
-      return ((await activity.json()) as { data: unknown[] }).data.length === 5 ? true : undefined;
+      return ((await activity.json()) as { data: unknown[] }).data.length === 6 ? true : undefined;
     }, { timeoutMs: 30_000 });
     // A provider key for the picture, set after the searches (the simulator would refuse it).
     expect((await page.request.put(`${suite.gw}/dashboard/api/provider-keys/exa`, { data: { key: 'exa-docs-example-9f3c' }, headers })).status()).toBe(200);
@@ -453,8 +457,15 @@ describe('the dashboard in Chromium', () => {
       await page.getByRole('heading', { level: 1, name: p.heading }).waitFor();
       await page.getByRole('status').filter({ hasText: 'Loading' }).first().waitFor({ state: 'detached' }).catch(() => undefined);
       if (p.name === 'activity') {
-        // The page read first (newest), as such, with its two models' pages; the searches as searches.
-        expect(await page.getByTestId('activity-kind').allTextContents()).toEqual(['Page read', 'Search', 'Search', 'Search', 'Search']);
+        // The fan-out first (newest), then the page read, as such, with its two models' pages; the searches as searches.
+        expect(await page.getByTestId('activity-kind').allTextContents()).toEqual(['Fan-out', 'Page read', 'Search', 'Search', 'Search', 'Search']);
+        // The fan-out names each model that answered; its attempts, each model with its results and cost.
+        const fanoutRow = page.locator(`tr[data-request-id="${fanoutId}"]`);
+        expect(await fanoutRow.getByTestId('activity-models').locator('li').allTextContents()).toEqual(['brave/web', 'brave/news']);
+        await fanoutRow.getByRole('button', { name: '2 attempts' }).click();
+        const fanoutAttempts = await page.locator(`#attempts-${fanoutId} li`).allTextContents();
+        expect(fanoutAttempts).toEqual([expect.stringContaining('brave/web via brave: success, 5 results, $0.006'), expect.stringContaining('brave/news via brave: success, 5 results, $0.006')]);
+        await fanoutRow.getByRole('button', { name: '2 attempts' }).click();
         const readRow = page.locator(`tr[data-request-id="${extractId}"]`);
         await readRow.getByRole('button', { name: '2 attempts' }).click();
         const readAttempts = await page.locator(`#attempts-${extractId} li`).allTextContents();
@@ -462,7 +473,7 @@ describe('the dashboard in Chromium', () => {
         expect(readAttempts[0]).toContain('1 page, $0.00125');
         await readRow.getByRole('button', { name: '2 attempts' }).click();
         await page.locator(`tr[data-request-id="${requestIds[2] ?? ''}"]`).getByRole('button', { name: '2 attempts' }).click();
-        expect((await page.getByTestId('activity-cache').allTextContents())[1]).toBe('From cache');
+        expect((await page.getByTestId('activity-cache').allTextContents())[2]).toBe('From cache');
         // Each search with the filters it was made with, in the declaration's order; none on the others.
         const filtersOf = (i: number) => page.locator(`tr[data-request-id="${requestIds[i] ?? ''}"] [data-testid="activity-filters"]`);
         expect(await filtersOf(1).locator('li').allTextContents()).toEqual(['country DE', 'language de', 'published after 2025-01-31 11:00:00 UTC', 'safe search strict']);

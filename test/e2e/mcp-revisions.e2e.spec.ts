@@ -61,11 +61,11 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(['get_credits', 'list_models', 'web_fetch', 'web_search']);
       expect(Object.keys(tools.find((t) => t.name === 'web_search')?.inputSchema.properties ?? {}).sort()).toEqual([
-        'cache', 'cache_max_age_s', 'contents', 'country', 'exclude_domains', 'idempotency_key', 'include_domains', 'language', 'max_chars_per_result', 'max_results',
-        'max_total_chars', 'model', 'models', 'published_after', 'published_before', 'query', 'safesearch',
+        'cache', 'cache_max_age_s', 'contents', 'country', 'exclude_domains', 'fanout_wait_ms', 'idempotency_key', 'include_domains', 'language', 'max_chars_per_result',
+        'max_cost_usd', 'max_results', 'max_total_chars', 'model', 'models', 'published_after', 'published_before', 'query', 'safesearch', 'strategy',
       ]);
       expect(Object.keys(tools.find((t) => t.name === 'web_fetch')?.inputSchema.properties ?? {}).sort()).toEqual([
-        'cache', 'cache_max_age_s', 'format', 'idempotency_key', 'max_age_s', 'max_chars_per_url', 'max_total_chars', 'model', 'models', 'query', 'urls',
+        'cache', 'cache_max_age_s', 'format', 'idempotency_key', 'max_age_s', 'max_chars_per_url', 'max_cost_usd', 'max_total_chars', 'model', 'models', 'query', 'urls',
       ]);
 
       const args = { query: `mcp ${revision} parity`, models: ['exa/fast', 'brave/web'], max_results: 3 };

@@ -62,13 +62,17 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     const webSearch = tools.find((t) => t.name === 'web_search');
     expect(webSearch?.inputSchema).toMatchObject({ type: 'object', required: ['query'], additionalProperties: false });
     expect(Object.keys(webSearch?.inputSchema.properties ?? {}).sort()).toEqual([
-      'cache', 'cache_max_age_s', 'contents', 'country', 'exclude_domains', 'idempotency_key', 'include_domains', 'language', 'max_chars_per_result', 'max_results',
-      'max_total_chars', 'model', 'models', 'published_after', 'published_before', 'query', 'safesearch',
+      'cache', 'cache_max_age_s', 'contents', 'country', 'exclude_domains', 'fanout_wait_ms', 'idempotency_key', 'include_domains', 'language', 'max_chars_per_result',
+      'max_cost_usd', 'max_results', 'max_total_chars', 'model', 'models', 'published_after', 'published_before', 'query', 'safesearch', 'strategy',
     ]);
     const webFetch = tools.find((t) => t.name === 'web_fetch');
     expect(webFetch?.inputSchema).toMatchObject({ type: 'object', required: ['urls'], additionalProperties: false });
     expect(webFetch?.outputSchema?.required).toEqual(expect.arrayContaining(['results', 'failed', 'attempts', 'cost_usd', 'truncated']));
-    expect(webSearch?.outputSchema?.required).toEqual(expect.arrayContaining(['results', 'model', 'cost_usd', 'attempts', 'request_id']));
+    // A search answers either a fallback's body or a fan-out's (strategy "fanout"): an object's schema, one of the two.
+    const answers = (webSearch?.outputSchema as { type?: string; oneOf?: { required?: string[] }[] } | undefined);
+    expect(answers?.type).toBe('object');
+    expect(answers?.oneOf?.[0]?.required).toEqual(expect.arrayContaining(['results', 'model', 'cost_usd', 'attempts', 'request_id']));
+    expect(answers?.oneOf?.[1]?.required).toEqual(expect.arrayContaining(['results', 'models', 'strategy', 'cost_usd', 'attempts', 'request_id']));
     const models = (await client.callTool({ name: 'list_models', arguments: {} })) as CallToolResult;
     const http = await call('GET', `${gw(0)}/v1/models`);
     expect((models.structuredContent as { data: unknown }).data).toEqual(http.body.data);

@@ -1,6 +1,6 @@
 import { idPatternSource } from '@svc/ids';
 import type { IdKind } from '@svc/ids';
-import { EXTRACT_FORMATS, EXTRACT_OPTIONS, MODEL_KINDS, MODELS, PROVIDERS, SEARCH_CONTENTS } from './catalog';
+import { EXTRACT_FORMATS, EXTRACT_OPTIONS, MODEL_KINDS, MODELS, PROVIDERS, SEARCH_CONTENTS, SEARCH_STRATEGIES } from './catalog';
 import { FILTER_NAMES } from './filters';
 import { LIMIT_RESETS } from './key-record';
 import { LIMITS } from './limits';
@@ -80,6 +80,20 @@ export const MODEL_PRICING_FIELDS: Readonly<Record<string, AnswerSchema>> = {
   url_block: { type: 'integer', minimum: 1, description: 'Extract models: URLs are charged in whole blocks of this many per model call (1: each on its own), as the provider bills them.' },
 };
 
+/** A search result's fields (POST /v1/search's `results[]`); a fan-out's merged result has them too. */
+const SEARCH_RESULT_FIELDS: Readonly<Record<string, AnswerSchema>> = {
+  position: { type: 'integer', minimum: 1 },
+  title: { type: 'string' },
+  url: { type: 'string' },
+  snippet: { type: 'string' },
+  published_at: { type: ['string', 'null'] },
+  score: { type: ['number', 'null'] },
+  text: { type: 'string', description: 'With contents "text": the page\'s text, at most max_chars_per_result characters.' },
+  highlights: { type: 'array', items: { type: 'string' }, description: 'With contents "highlights": the page\'s most relevant passages, at most max_chars_per_result characters in all.' },
+  truncated: { type: 'boolean', description: 'With contents: whether text or highlights were cut (max_chars_per_result, or the answer\'s max_total_chars).' },
+};
+const SEARCH_RESULT_OPTIONAL = ['text', 'highlights', 'truncated'];
+
 /** The optional fields of MODEL_PRICING_FIELDS: by kind of model. */
 const MODEL_PRICING_OPTIONAL = ['contents_usd', 'per_url_usd', 'url_block'];
 
@@ -102,17 +116,7 @@ export const ANSWER_SCHEMAS = {
     ['source', 'cost_usd'],
     'An attempt that did not answer.',
   ),
-  SearchResult: closedObject({
-    position: { type: 'integer', minimum: 1 },
-    title: { type: 'string' },
-    url: { type: 'string' },
-    snippet: { type: 'string' },
-    published_at: { type: ['string', 'null'] },
-    score: { type: ['number', 'null'] },
-    text: { type: 'string', description: 'With contents "text": the page\'s text, at most max_chars_per_result characters.' },
-    highlights: { type: 'array', items: { type: 'string' }, description: 'With contents "highlights": the page\'s most relevant passages, at most max_chars_per_result characters in all.' },
-    truncated: { type: 'boolean', description: 'With contents: whether text or highlights were cut (max_chars_per_result, or the answer\'s max_total_chars).' },
-  }, ['text', 'highlights', 'truncated']),
+  SearchResult: closedObject(SEARCH_RESULT_FIELDS, SEARCH_RESULT_OPTIONAL),
   SearchResponse: closedObject({
     request_id: REQUEST_ID_SCHEMA,
     model: ref('ModelId'),
@@ -128,6 +132,53 @@ export const ANSWER_SCHEMAS = {
     }),
     truncated: { const: true, description: 'Present when max_total_chars cut the last results\' text or dropped them.' },
   }, ['truncated']),
+  SearchStrategy: { enum: [...SEARCH_STRATEGIES], description: 'fallback (the default): the models in order, the first answer; fanout: every model at once, the answers merged.' },
+  FanoutSource: closedObject({
+    model: ref('ModelId'),
+    position: { type: 'integer', minimum: 1, description: 'The result\'s position in that model\'s own answer.' },
+  }, [], 'A model that returned the result.'),
+  FanoutResult: closedObject({
+    ...SEARCH_RESULT_FIELDS,
+    position: { type: 'integer', minimum: 1, description: 'Its place in the merged list (1, 2, …).' },
+    url: { type: 'string', description: 'As the best-ranked source returned it (the one whose title and snippet are kept).' },
+    score: { type: 'number', description: 'Its reciprocal rank fusion score: the sum over its sources of 1 / (k + position); the list is ordered by it.' },
+    sources: { type: 'array', minItems: 1, items: ref('FanoutSource'), description: 'Every model that returned it (its URL in the same normal form), best-ranked first.' },
+  }, SEARCH_RESULT_OPTIONAL, 'A merged result: the best-ranked source\'s fields, and every model that returned it.'),
+  FanoutAttempt: closedObject(
+    {
+      model: { type: 'string' },
+      source: { enum: ['platform', 'byok'], description: 'Whose provider key the attempt used; absent when the provider is not configured.' },
+      status: { enum: ['success', 'error', 'skipped'], description: 'success: the model answered; error: called, it failed or was cancelled at fanout_wait_ms; skipped: not called.' },
+      results: { type: 'integer', minimum: 0, description: 'On success: how many results the model returned (what it is charged for).' },
+      cost_usd: usd('What this attempt was charged: its price for the results it returned, a timeout\'s base price, else 0.'),
+      error: { type: 'string', description: 'Why it was skipped or failed; absent on success.' },
+      cache: closedObject({
+        status: { enum: [...CACHE_STATUSES] },
+        age_s: { type: 'integer', minimum: 0 },
+      }, [], 'On success: how the result cache took part in this model\'s answer.'),
+    },
+    ['source', 'results', 'error', 'cache'],
+    'One model of a fan-out: called or skipped.',
+  ),
+  FanoutSearchResponse: closedObject({
+    request_id: REQUEST_ID_SCHEMA,
+    strategy: { const: 'fanout' },
+    models: { type: 'array', minItems: 1, items: ref('ModelId'), description: 'The models that answered, in the order asked.' },
+    results: { type: 'array', items: ref('FanoutResult'), description: 'The answers merged: each URL once, by reciprocal rank fusion, the filters applied again, at most max_results.' },
+    cost_usd: usd('The total charged for this request: the sum of the attempts\' cost_usd.'),
+    attempts: { type: 'array', items: ref('FanoutAttempt'), description: 'Every model asked, in the order asked.' },
+    duplicates_removed: { type: 'integer', minimum: 0, description: 'Results dropped because another (or the same) model returned the same URL.' },
+    latency_ms: { type: 'integer', minimum: 0, description: 'Milliseconds from the request\'s arrival to the answer, rounded.' },
+    cache: closedObject({
+      status: { enum: [...CACHE_STATUSES], description: 'hit: every answer came from the cache (hit or joined); miss: at least one model was called and its answer stored; off: no cache.' },
+      age_s: { type: 'integer', minimum: 0, description: 'On hit: seconds since the oldest answer was stored; else 0.' },
+    }),
+    truncated: { const: true, description: 'Present when max_total_chars cut the last results\' text or dropped them.' },
+  }, ['truncated']),
+  SearchAnswer: {
+    oneOf: [ref('SearchResponse'), ref('FanoutSearchResponse')],
+    description: 'POST /v1/search\'s 200: a fallback search\'s answer (SearchResponse), or a fan-out\'s (FanoutSearchResponse, strategy "fanout").',
+  },
   ExtractResult: closedObject({
     url: { type: 'string', description: 'The URL in its normal form (the one the provider was sent).' },
     model: ref('ModelId'),

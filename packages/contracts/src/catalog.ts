@@ -24,6 +24,15 @@ export type ModelKind = (typeof MODEL_KINDS)[number];
 export const SEARCH_CONTENTS = ['none', 'text', 'highlights'] as const;
 export type SearchContents = (typeof SEARCH_CONTENTS)[number];
 
+/**
+ * How POST /v1/search uses the models it names (`strategy`): `fallback` (the default) tries them
+ * in order and answers with the first that answers; `fanout` calls every one that passes its
+ * checks at the same time and answers with their results merged (reciprocal rank fusion, URLs
+ * de-duplicated), each model charged for what it returned.
+ */
+export const SEARCH_STRATEGIES = ['fallback', 'fanout'] as const;
+export type SearchStrategy = (typeof SEARCH_STRATEGIES)[number];
+
 export interface ModelSpec {
   readonly kind: 'search';
   readonly id: string;

@@ -190,6 +190,37 @@ export function hostnameMatches(hostname: string, domain: string): boolean {
   return hostname === domain || hostname.endsWith(`.${domain}`);
 }
 
+/**
+ * Whether a result a provider returned lies inside the filters that can be checked on the
+ * result itself (a fan-out applies them again to its merged list, docs/api.md "Fan-out"): its
+ * URL's host inside `include_domains` (a listed hostname or a subdomain of one) and outside
+ * `exclude_domains`; its publication time, when it has one, inside `published_after` ..
+ * `published_before` (a date stands for its whole UTC day). A result without a date is kept: its
+ * provider applied the date filter and nothing here says otherwise. A URL that does not parse is
+ * outside any domain filter. `country`, `language` and `safesearch` cannot be checked on a result.
+ */
+export function resultWithinFilters(url: string, publishedAt: string | null, filters: SearchFilters): boolean {
+  const include = filters.include_domains;
+  const exclude = filters.exclude_domains;
+  if (include !== undefined || exclude !== undefined) {
+    let hostname: string;
+    try {
+      hostname = new URL(url).hostname.toLowerCase();
+    } catch {
+      return false;
+    }
+    if (include !== undefined && !include.some((domain) => hostnameMatches(hostname, domain))) return false;
+    if (exclude?.some((domain) => hostnameMatches(hostname, domain)) === true) return false;
+  }
+  if (publishedAt !== null && (filters.published_after !== undefined || filters.published_before !== undefined)) {
+    const at = Date.parse(publishedAt);
+    if (Number.isNaN(at)) return true;
+    if (filters.published_after !== undefined && at < filterInstantMs(filters.published_after, 'start')) return false;
+    if (filters.published_before !== undefined && at > filterInstantMs(filters.published_before, 'end')) return false;
+  }
+  return true;
+}
+
 const HOSTNAME = new RegExp(HOSTNAME_PATTERN);
 const DATE_OR_DATE_TIME = new RegExp(RFC3339_DATE_OR_DATE_TIME_PATTERN);
 const COUNTRY_SET: ReadonlySet<string> = new Set(COUNTRY_CODES);

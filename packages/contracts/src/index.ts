@@ -1,8 +1,8 @@
 export {
   CATALOG, PROVIDERS, findModel, isProvider, maxCostMicros, costMicros, resultCap, byokFeeMicros, cachePriceMicros, DEFAULT_CACHE_PRICE_PERCENT,
-  MODEL_KINDS, SEARCH_CONTENTS, EXTRACT_FORMATS, EXTRACT_OPTIONS, EXTRACT_CATALOG, MODELS, findExtractModel, isModelId, extractCostMicros, extractCachePriceMicros,
+  MODEL_KINDS, SEARCH_CONTENTS, SEARCH_STRATEGIES, EXTRACT_FORMATS, EXTRACT_OPTIONS, EXTRACT_CATALOG, MODELS, findExtractModel, isModelId, extractCostMicros, extractCachePriceMicros,
 } from './catalog';
-export type { Provider, ModelSpec, ModelKind, SearchContents, ExtractFormat, ExtractOption, ExtractModelSpec, CatalogModel } from './catalog';
+export type { Provider, ModelSpec, ModelKind, SearchContents, SearchStrategy, ExtractFormat, ExtractOption, ExtractModelSpec, CatalogModel } from './catalog';
 export { KEY_CHANGES_CHANNEL, evaluateKey, isKeyChangeMessage, LIMIT_RESETS } from './key-record';
 export type { KeyRecord, KeyLookup, KeyChangeMessage, LimitReset, RequiredKind, KeyVerdict } from './key-record';
 export { periodOf } from './key-periods';
@@ -18,7 +18,7 @@ export { PROVIDER_KEY_CHANGES_CHANNEL, isProviderKeyChangeMessage } from './prov
 export type { ProviderKeyChangeMessage } from './provider-keys';
 export {
   FILTER_NAMES, FILTER_SCHEMAS, FILTER_DESCRIPTIONS, FILTER_HINTS, MAX_FILTER_DOMAINS, SAFESEARCH_LEVELS, COUNTRY_CODES, LANGUAGE_CODES,
-  HOSTNAME_PATTERN, RFC3339_DATE_OR_DATE_TIME_PATTERN, FilterError, canonicalFilters, isCanonicalFilters, filterNamesOf, filterInstantMs, unsupportedFilters, hostnameMatches,
+  HOSTNAME_PATTERN, RFC3339_DATE_OR_DATE_TIME_PATTERN, FilterError, canonicalFilters, isCanonicalFilters, filterNamesOf, filterInstantMs, unsupportedFilters, hostnameMatches, resultWithinFilters,
 } from './filters';
 export type { FilterName, SafeSearch, SearchFilters } from './filters';
 export { providerHealthKeys, BREAKER_MODES, MODEL_STATUSES, HEALTH_LATENCY_BUCKETS_MS, HEALTH_MINUTE_TTL_MS } from './provider-health';

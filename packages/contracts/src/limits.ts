@@ -77,4 +77,17 @@ export const LIMITS = {
    * (English runs about 4): a client's cap on a tool's output is about 25,000 tokens.
    */
   mcpTotalChars: { default: 20_000 },
+  /** POST /v1/search with `strategy: "fanout"`: how many models (`model` and `models` together, each once) are called at once. */
+  fanoutModels: { min: 2, max: 5 },
+  /**
+   * POST /v1/search `fanout_wait_ms`: how long a fan-out waits for its models once they are called,
+   * in milliseconds; a model still running then is cancelled (its attempt a timeout). The default is
+   * the gateway's FANOUT_WAIT_MS, whose own default is this `default`.
+   */
+  fanoutWaitMs: { min: 100, max: 60_000, default: 10_000 },
+  /**
+   * `max_cost_usd` of a search or an extract (fallback or fan-out): the most the request may cost.
+   * Above 0, at most this, whole micro-USD (at most 6 decimals).
+   */
+  maxCostUsd: { max: 1_000 },
 } as const;

@@ -4,7 +4,7 @@ describe('error model', () => {
   it.each([
     ['invalid_request', 400], ['unknown_model', 400], ['unknown_provider', 400], ['unsupported_filter', 400], ['unsupported_option', 400],
     ['invalid_api_key', 401], ['key_disabled', 401], ['key_expired', 401],
-    ['insufficient_credits', 402], ['key_limit_exceeded', 402], ['wrong_key_type', 403],
+    ['insufficient_credits', 402], ['key_limit_exceeded', 402], ['max_cost_exceeded', 402], ['wrong_key_type', 403],
     ['ip_not_allowed', 403], ['model_not_allowed', 403],
     ['not_found', 404], ['rate_limited', 429], ['too_many_concurrent_requests', 429],
     ['internal', 500], ['all_providers_failed', 502], ['payment_error', 502],
@@ -13,8 +13,8 @@ describe('error model', () => {
     expect(httpStatusOf(code)).toBe(status);
   });
 
-  it('has the 18 codes of the spec, unsupported_filter, the key fences\' two and unsupported_option (docs/api.md), each with a gRPC status', () => {
-    expect(ERROR_CODES).toHaveLength(22);
+  it('has the 18 codes of the spec, unsupported_filter, the key fences\' two, unsupported_option and max_cost_exceeded (docs/api.md), each with a gRPC status', () => {
+    expect(ERROR_CODES).toHaveLength(23);
     for (const code of ERROR_CODES) expect(grpcStatusOf(code)).toBeGreaterThan(0);
   });
 

@@ -22,6 +22,7 @@ export const ERROR_CODES = [
   'ip_not_allowed',
   'model_not_allowed',
   'unsupported_option',
+  'max_cost_exceeded',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -40,9 +41,9 @@ export interface AttemptView {
 }
 
 export interface ErrorExtra {
-  /** Only on insufficient_credits and key_limit_exceeded. */
+  /** Only on insufficient_credits, key_limit_exceeded and max_cost_exceeded. */
   needed_usd?: number;
-  /** Only on all_providers_failed, unsupported_filter and unsupported_option. */
+  /** Only on all_providers_failed, unsupported_filter, unsupported_option and max_cost_exceeded. */
   attempts?: AttemptView[];
   /** Seconds; sent as the Retry-After header, not in the body. */
   retryAfterSeconds?: number;
@@ -84,6 +85,7 @@ export function httpStatusOf(code: ErrorCode): number {
       return 401;
     case 'insufficient_credits':
     case 'key_limit_exceeded':
+    case 'max_cost_exceeded':
       return 402;
     case 'wrong_key_type':
     case 'ip_not_allowed':
@@ -131,6 +133,7 @@ export function grpcStatusOf(code: ErrorCode): number {
       return 5; // NOT_FOUND
     case 'insufficient_credits':
     case 'key_limit_exceeded':
+    case 'max_cost_exceeded':
       return 9; // FAILED_PRECONDITION
     case 'rate_limited':
     case 'too_many_concurrent_requests':

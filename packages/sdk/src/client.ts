@@ -25,6 +25,8 @@ import type {
   Provider,
   ProviderKeyList,
   ProviderKeyResponse,
+  FanoutSearchResponse,
+  SearchAnswer,
   SearchRequest,
   SearchResponse,
   ServiceStatus,
@@ -141,8 +143,15 @@ export class SearchGateway {
     this.auditLog = new AuditLogApi((call, opts) => this.#request(call, opts));
   }
 
-  /** POST /v1/search (API key). Carries an `Idempotency-Key`, the same on every retry. */
-  search(body: SearchRequest, options: SearchOptions = {}): Promise<SearchResponse> {
+  /**
+   * POST /v1/search (API key). Carries an `Idempotency-Key`, the same on every retry. With
+   * `strategy: "fanout"` the answer is a FanoutSearchResponse (the models' results merged), else a
+   * SearchResponse (the first model that answered).
+   */
+  search(body: SearchRequest & { strategy: 'fanout' }, options?: SearchOptions): Promise<FanoutSearchResponse>;
+  search(body: SearchRequest & { strategy?: 'fallback' }, options?: SearchOptions): Promise<SearchResponse>;
+  search(body: SearchRequest, options?: SearchOptions): Promise<SearchAnswer>;
+  search(body: SearchRequest, options: SearchOptions = {}): Promise<SearchAnswer> {
     const idempotencyKey = options.idempotencyKey ?? randomUuid();
     return this.#request({ method: 'POST', path: '/v1/search', auth: 'api', body, idempotencyKey }, options);
   }

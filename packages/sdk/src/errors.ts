@@ -58,17 +58,17 @@ export class SearchGatewayError extends Error {
     Object.defineProperty(this, BRAND, { value: true });
   }
 
-  /** `needed_usd` of a 402 (`insufficient_credits`, `key_limit_exceeded`); else null. */
+  /** `needed_usd` of a 402 (`insufficient_credits`, `key_limit_exceeded`, `max_cost_exceeded`); else null. */
   get neededUsd(): number | null {
     const error = this.error;
     if (error === null) return null;
-    return error.code === 'insufficient_credits' || error.code === 'key_limit_exceeded' ? error.needed_usd : null;
+    return error.code === 'insufficient_credits' || error.code === 'key_limit_exceeded' || error.code === 'max_cost_exceeded' ? error.needed_usd : null;
   }
 
-  /** `attempts` of a 502 `all_providers_failed` or a 400 `unsupported_filter` or `unsupported_option`; else null. */
+  /** `attempts` of a 502 `all_providers_failed`, a 400 `unsupported_filter` or `unsupported_option`, or a 402 `max_cost_exceeded`; else null. */
   get attempts(): Attempt[] | null {
     const error = this.error;
-    return error !== null && (error.code === 'all_providers_failed' || error.code === 'unsupported_filter' || error.code === 'unsupported_option') ? error.attempts : null;
+    return error !== null && (error.code === 'all_providers_failed' || error.code === 'unsupported_filter' || error.code === 'unsupported_option' || error.code === 'max_cost_exceeded') ? error.attempts : null;
   }
 
   /** True for any SearchGatewayError, also one made by another copy of the SDK (its ESM and CommonJS builds). */

@@ -22,7 +22,7 @@ export const PROVIDERS: readonly Provider[] = ['brave', 'exa', 'tavily'];
 // ---------------------------------------------------------------------------------------
 // Errors
 
-/** The closed set of error codes (spec section 7, in the order of its table, then `unsupported_filter`, then the key fences' `ip_not_allowed` and `model_not_allowed`, then `unsupported_option`). */
+/** The closed set of error codes (spec section 7, in the order of its table, then `unsupported_filter`, then the key fences' `ip_not_allowed` and `model_not_allowed`, then `unsupported_option`, then `max_cost_exceeded`). */
 export const ERROR_CODES = [
   'invalid_request',
   'unknown_model',
@@ -46,6 +46,7 @@ export const ERROR_CODES = [
   'ip_not_allowed',
   'model_not_allowed',
   'unsupported_option',
+  'max_cost_exceeded',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -66,6 +67,16 @@ export interface PaymentError extends ErrorFields<PaymentErrorCode> {
   needed_usd: number;
 }
 
+/**
+ * 402 `max_cost_exceeded`: every requested model would take the request past its `max_cost_usd`
+ * (nothing was charged). `needed_usd`: the least `max_cost_usd` that lets one of them run;
+ * `attempts`: every model, each skipped with its reason.
+ */
+export interface MaxCostError extends ErrorFields<'max_cost_exceeded'> {
+  needed_usd: number;
+  attempts: Attempt[];
+}
+
 /** The codes whose error object carries `attempts`. */
 export type AttemptsErrorCode = 'all_providers_failed' | 'unsupported_filter' | 'unsupported_option';
 
@@ -79,10 +90,10 @@ export interface AllProvidersFailedError extends ErrorFields<AttemptsErrorCode> 
   attempts: Attempt[];
 }
 
-export type PlainError = ErrorFields<Exclude<ErrorCode, PaymentErrorCode | AttemptsErrorCode>>;
+export type PlainError = ErrorFields<Exclude<ErrorCode, PaymentErrorCode | AttemptsErrorCode | 'max_cost_exceeded'>>;
 
 /** The `error` object of an error body, discriminated by `code`. */
-export type ApiError = PaymentError | AllProvidersFailedError | PlainError;
+export type ApiError = PaymentError | MaxCostError | AllProvidersFailedError | PlainError;
 
 /** An error body: `{"error": {...}}`. */
 export interface ErrorResponse {
@@ -323,7 +334,19 @@ export interface SearchRequest {
   max_chars_per_result?: Integer;
   /** 100..2,000,000: the most characters of text in the whole answer (the last results cut or dropped; `truncated: true`). */
   max_total_chars?: Integer;
+  /**
+   * `fallback` (default): the models in order, the first answer. `fanout`: 2..5 models (`model` and
+   * `models` together) called at once, their results merged (FanoutSearchResponse).
+   */
+  strategy?: SearchStrategy;
+  /** With `strategy: "fanout"`: 100..60,000 ms to wait for the models once called (default: the deployment's, 10,000). */
+  fanout_wait_ms?: Integer;
+  /** The most this search may cost, in USD (above 0, at most 1,000, 6 decimals at most); else 402 `max_cost_exceeded`. */
+  max_cost_usd?: number;
 }
+
+/** How a search uses its models. */
+export type SearchStrategy = 'fallback' | 'fanout';
 
 export type CacheMode = 'default' | 'refresh' | 'off';
 
@@ -406,7 +429,65 @@ export interface Attempt {
   cost_usd?: number;
 }
 
-/** POST /v1/search, 200. */
+/** A model that returned a merged result, and the result's position in that model's answer. */
+export interface FanoutSource {
+  model: string;
+  position: Integer;
+}
+
+/** A fan-out's merged result: the best-ranked source's fields, its place and fused score, and every model that returned it. */
+export interface FanoutResult {
+  /** Its place in the merged list. */
+  position: Integer;
+  title: string;
+  /** As the best-ranked source returned it. */
+  url: string;
+  snippet: string;
+  published_at: string | null;
+  /** Its reciprocal rank fusion score (the list is ordered by it). */
+  score: number;
+  text?: string;
+  highlights?: string[];
+  truncated?: boolean;
+  /** Every model that returned it, best-ranked first. */
+  sources: FanoutSource[];
+}
+
+/** One model of a fan-out: called or skipped, with what it cost. */
+export interface FanoutAttempt {
+  model: string;
+  source?: AttemptSource;
+  status: 'success' | 'error' | 'skipped';
+  /** On success: how many results the model returned. */
+  results?: Integer;
+  cost_usd: number;
+  /** Why it was skipped or failed; absent on success. */
+  error?: string;
+  /** On success: the result cache's part in its answer. */
+  cache?: SearchCache;
+}
+
+/** POST /v1/search with `strategy: "fanout"`, 200. */
+export interface FanoutSearchResponse {
+  request_id: string;
+  strategy: 'fanout';
+  /** The models that answered, in the order asked. */
+  models: string[];
+  results: FanoutResult[];
+  /** The total charged: the sum of the attempts' cost_usd. */
+  cost_usd: number;
+  /** Every model asked, in the order asked. */
+  attempts: FanoutAttempt[];
+  duplicates_removed: Integer;
+  latency_ms: Integer;
+  cache: SearchCache;
+  truncated?: true;
+}
+
+/** POST /v1/search, 200: a fallback's answer or a fan-out's. */
+export type SearchAnswer = SearchResponse | FanoutSearchResponse;
+
+/** POST /v1/search, 200 (the fallback strategy). */
 export interface SearchResponse {
   request_id: string;
   /** The model that answered. */
@@ -447,6 +528,8 @@ export interface ExtractRequest {
   max_total_chars?: Integer;
   cache?: CacheMode;
   cache_max_age_s?: Integer;
+  /** The most this extract may cost, in USD (above 0, at most 1,000, 6 decimals at most); else 402 `max_cost_exceeded`. */
+  max_cost_usd?: number;
 }
 
 /** One page that came back. */
@@ -741,7 +824,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: 'GET', path: '/v1/models', key: 'none', status: 200, request: null, query: null, response: 'ModelList' },
   { method: 'GET', path: '/v1/credits/pricing', key: 'none', status: 200, request: null, query: null, response: 'Pricing' },
   { method: 'GET', path: '/v1/status', key: 'none', status: 200, request: null, query: null, response: 'ServiceStatus' },
-  { method: 'POST', path: '/v1/search', key: 'api', status: 200, request: 'SearchRequest', query: null, response: 'SearchResponse' },
+  { method: 'POST', path: '/v1/search', key: 'api', status: 200, request: 'SearchRequest', query: null, response: 'SearchAnswer' },
   { method: 'POST', path: '/v1/extract', key: 'api', status: 200, request: 'ExtractRequest', query: null, response: 'ExtractResponse' },
   { method: 'GET', path: '/v1/credits', key: 'either', status: 200, request: null, query: null, response: 'Credits' },
   { method: 'GET', path: '/v1/key', key: 'either', status: 200, request: null, query: null, response: 'KeyInfo' },

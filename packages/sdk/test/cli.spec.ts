@@ -182,6 +182,34 @@ describe('svc command line', () => {
       expect(server.seen[0]?.headers['idempotency-key']).toBe('k-1');
     });
 
+    it('search --fanout sends strategy fanout (with --fanout-wait-ms and --max-cost) and prints the merged results with their sources', async () => {
+      server.script(json(200, {
+        request_id: 'req_f', strategy: 'fanout', models: ['exa/fast', 'brave/web'], cost_usd: 0.015, latency_ms: 40, duplicates_removed: 1,
+        results: [{ position: 1, title: 'Rust', url: 'https://example.org/rust', snippet: 's', published_at: null, score: 0.0328, sources: [{ model: 'exa/fast', position: 1 }, { model: 'brave/web', position: 2 }] }],
+        attempts: [
+          { model: 'exa/fast', source: 'platform', status: 'success', results: 1, cost_usd: 0.009, cache: { status: 'off', age_s: 0 } },
+          { model: 'brave/web', source: 'platform', status: 'success', results: 2, cost_usd: 0.006, cache: { status: 'off', age_s: 0 } },
+          { model: 'tavily/basic', source: 'platform', status: 'skipped', cost_usd: 0, error: 'over max_cost_usd: needs up to 0.01 USD, 0.005 USD of max_cost_usd left' },
+        ],
+        cache: { status: 'off', age_s: 0 },
+      }));
+      const result = await run(['search', 'rust', '-m', 'exa/fast', '-m', 'brave/web', '-m', 'tavily/basic', '--fanout', '--fanout-wait-ms', '2000', '--max-cost', '0.02']);
+      expect(result.code).toBe(0);
+      expect(server.bodyOf(0)).toEqual({ query: 'rust', models: ['exa/fast', 'brave/web', 'tavily/basic'], strategy: 'fanout', fanout_wait_ms: 2000, max_cost_usd: 0.02 });
+      expect(result.stdout).toContain('1 result merged from exa/fast, brave/web: cost 0.015 USD, 1 duplicate removed');
+      expect(result.stdout).toContain('tavily/basic skipped, 0 USD (over max_cost_usd');
+      expect(result.stdout).toMatch(/1\s+Rust\s+https:\/\/example.org\/rust\s+exa\/fast#1 brave\/web#2\n/);
+      const bad = await run(['search', 'q', '-m', 'exa/fast', '--fanout-wait-ms', '100']);
+      expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('--fanout-wait-ms needs --fanout')]);
+      server.script(apiError(402, 'max_cost_exceeded', { needed_usd: 0.006, attempts: [] }));
+      const capped = await run(['search', 'q', '-m', 'brave/web', '--max-cost', '0.001']);
+      expect(capped.code).toBe(4);
+      expect(server.bodyOf(0)).toEqual({ query: 'q', model: 'brave/web', max_cost_usd: 0.001 });
+      server.script(json(200, { ok: true }));
+      await run(['extract', 'https://example.org/a', '-m', 'exa/contents', '--max-cost', '0.5']);
+      expect(server.bodyOf(0)).toEqual({ urls: ['https://example.org/a'], model: 'exa/contents', max_cost_usd: 0.5 });
+    });
+
     it('--json prints the API\'s body unchanged', async () => {
       const body = { balance_usd: 12.5, reserved_usd: 0, total_purchased_usd: 0, total_spent_usd: 0, request_id: 'req_2' };
       server.script(json(200, body));

@@ -1,6 +1,6 @@
 import { bool, ConfigError, int, oneOf, parseEnv, readSetting, secret, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
-import { DEFAULT_CACHE_PRICE_PERCENT, isModelId } from '@svc/contracts';
+import { DEFAULT_CACHE_PRICE_PERCENT, isModelId, LIMITS } from '@svc/contracts';
 import { parseTrustedProxies } from '@svc/http-edge';
 import type { AddressList } from '@svc/http-edge';
 import { serviceKekRing } from '@svc/keys';
@@ -63,6 +63,18 @@ export const gatewayEnvSchema = {
    * set above it, so a rollout never cuts a search short.
    */
   SEARCH_MAX_DURATION_MS: int({ default: 45_000, min: 1, max: 3_600_000 }),
+  /**
+   * A fan-out (POST /v1/search `strategy: "fanout"`) waits this long for its models once they
+   * are called, unless the body's `fanout_wait_ms` says otherwise; a model still running then is
+   * cancelled and its attempt is a timeout (its base price kept). docs/api.md, "Fan-out".
+   */
+  FANOUT_WAIT_MS: int({ default: LIMITS.fanoutWaitMs.default, min: LIMITS.fanoutWaitMs.min, max: LIMITS.fanoutWaitMs.max }),
+  /**
+   * The constant k of a fan-out's reciprocal rank fusion: a result's score is the sum over the
+   * models that returned it of 1 / (k + its position there). 60 is the value of the method's
+   * paper; a smaller k weighs the top positions more against agreement between models.
+   */
+  FANOUT_RRF_K: int({ default: 60, min: 1, max: 10_000 }),
   /** After SIGTERM: how long the gateway keeps serving (unready, connection: close) before it stops accepting. */
   SHUTDOWN_DELAY_MS: int({ default: 5_000, min: 0, max: 600_000 }),
   /**

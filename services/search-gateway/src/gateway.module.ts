@@ -174,6 +174,8 @@ export class GatewayModule {
                   leaseTtlMs: config.ACCOUNT_LEASE_TTL_MS,
                 },
                 byokFeePercent: config.BYOK_FEE_PERCENT,
+                fanoutWaitMs: config.FANOUT_WAIT_MS,
+                fanoutRrfK: config.FANOUT_RRF_K,
               },
               metrics,
               log,

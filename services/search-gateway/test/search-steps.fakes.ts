@@ -6,7 +6,7 @@ import { NO_PROVIDER_KEYS } from '../src/byok/provider-key-cache';
 import type { ProviderKeySet } from '../src/byok/provider-key-cache';
 import { moneyScope } from '../src/money/money.scope';
 import type { MoneyScope } from '../src/money/money.scope';
-import type { AdmissionVerdict, LeaseRequest, MoneyOp, ReserveRequest, ReserveVerdict, Settlement } from '../src/money/money.ops';
+import type { AdmissionRequest, AdmissionVerdict, FanoutAdmissionVerdict, LeaseRequest, MoneyOp, ReserveRequest, ReserveVerdict, Settlement } from '../src/money/money.ops';
 import type { ExtractOutcome, ExtractProvider, ProviderExtractRequest, ProviderOutcome, ProviderSearchRequest } from '../src/providers';
 import { claimValue } from '../src/search/idempotency';
 import type { SearchCall } from '../src/search/search.result';
@@ -44,6 +44,7 @@ export type MoneyCall =
   | { readonly method: 'admitFirst'; readonly ops: readonly MoneyOp[]; readonly lease: LeaseRequest; readonly reserve: ReserveRequest }
   | { readonly method: 'admit'; readonly ops: readonly MoneyOp[]; readonly lease: LeaseRequest; readonly reserve: ReserveRequest; readonly extendLeaseMs: number | undefined }
   | { readonly method: 'lease'; readonly ops: readonly MoneyOp[]; readonly lease: LeaseRequest; readonly extendLeaseMs: number }
+  | { readonly method: 'admitFanout'; readonly leases: readonly (LeaseRequest | null)[]; readonly reserves: readonly ReserveRequest[] }
   | { readonly method: 'giveBack'; readonly ops: readonly MoneyOp[] }
   | { readonly method: 'finish'; readonly ops: readonly MoneyOp[]; readonly outcome: string | null }
   | { readonly method: 'settle'; readonly ops: readonly MoneyOp[]; readonly settlement: Settlement }
@@ -72,6 +73,8 @@ export class FakeMoney implements SearchMoney {
   readonly admitAnswers: Answer<{ leased: boolean; verdict: ReserveVerdict }>[] = [];
   readonly finishAnswers: Answer<{ foreignOutcome: string | null }>[] = [];
   readonly leaseAnswers: Answer<boolean>[] = [];
+  /** A fan-out admission's answers; default: admitted, every reservation ok and every lease taken. */
+  readonly admitFanoutAnswers: Answer<{ leased: boolean[]; admission: FanoutAdmissionVerdict }>[] = [];
   readonly settleAnswers: Answer<undefined>[] = [];
   readonly releaseAnswers: Answer<undefined>[] = [];
   readonly hydrationAnswers: Answer<undefined>[] = [];
@@ -88,6 +91,11 @@ export class FakeMoney implements SearchMoney {
   admit(_scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest, reserve: ReserveRequest, extendLeaseMs?: number): Promise<{ leased: boolean; verdict: ReserveVerdict }> {
     this.calls.push({ method: 'admit', ops: [...ops], lease, reserve, extendLeaseMs });
     return next(this.admitAnswers, { leased: true, verdict: { kind: 'ok' } });
+  }
+
+  admitFanout(_scope: MoneyScope, leases: readonly (LeaseRequest | null)[], reserves: readonly ReserveRequest[], _admission: AdmissionRequest): Promise<{ leased: boolean[]; admission: FanoutAdmissionVerdict }> {
+    this.calls.push({ method: 'admitFanout', leases: [...leases], reserves: [...reserves] });
+    return next(this.admitFanoutAnswers, { leased: leases.map(() => true), admission: { kind: 'admitted', remaining: 9, verdicts: reserves.map(() => ({ kind: 'ok' as const })) } });
   }
 
   lease(_scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest, extendLeaseMs: number): Promise<boolean> {

@@ -115,8 +115,14 @@ function searchBodySchema(): Schema {
   copy.properties.contents = { ...copy.properties.contents, description: 'What each result carries besides its snippet: none (default), text (the page\'s text) or highlights (its most relevant passages). A model that cannot return them is skipped (400 unsupported_option when every model is); see supported_contents in GET /v1/models.' };
   copy.properties.max_chars_per_result = { ...copy.properties.max_chars_per_result, description: `With contents: the most characters of text, or of all highlights, per result (default ${LIMITS.searchCharsPerResult.default}). Without contents: 400.` };
   copy.properties.max_total_chars = { ...copy.properties.max_total_chars, description: 'The most characters of text in the whole answer (its results\' titles, snippets, text and highlights): the last results are cut or dropped, and the answer says truncated: true.' };
+  copy.properties.strategy = { ...copy.properties.strategy, description: `fallback (default): the models in order, the first answer (SearchResponse). fanout: ${LIMITS.fanoutModels.min} to ${LIMITS.fanoutModels.max} models (model and models together) called at once, each that passes its checks admitted and charged for the results it returned; their results merged by reciprocal rank fusion, each URL once (FanoutSearchResponse).` };
+  copy.properties.fanout_wait_ms = { ...copy.properties.fanout_wait_ms, description: `With strategy fanout: how long to wait for the models once called (default: the deployment's FANOUT_WAIT_MS, ${LIMITS.fanoutWaitMs.default}); a model still running then is cancelled, its attempt a timeout that keeps its base price. Without fanout: 400.` };
+  copy.properties.max_cost_usd = { ...copy.properties.max_cost_usd, description: MAX_COST_DESCRIPTION };
   return copy;
 }
+
+/** max_cost_usd, on a search and an extract. */
+const MAX_COST_DESCRIPTION = 'The most this request may cost, in USD (at most 6 decimals). A model whose most possible cost would take the request past it (with what earlier attempts kept, or the fan-out\'s models before it reserved) is skipped with the reason; when none can run: 402 max_cost_exceeded, nothing charged. Never charged above it.';
 
 /** The gateway's own JSON schema of the extract body, with what its handler checks beyond it. */
 function extractBodySchema(): Schema {
@@ -132,6 +138,7 @@ function extractBodySchema(): Schema {
   copy.properties.max_total_chars = { ...copy.properties.max_total_chars, description: 'The most characters of text in the whole answer (its results\' titles and text): the last results are cut or dropped (still charged: they were fetched), and the answer says truncated: true.' };
   copy.properties.cache = { ...copy.properties.cache, description: 'The shared result cache, per URL and model: default (a page stored for the same model, URL, format and query, at the model\'s cache_price_usd per URL; the others fetched and stored), refresh (fetch and store), off (neither).' };
   copy.properties.cache_max_age_s = { ...copy.properties.cache_max_age_s, description: 'The oldest stored page accepted, in seconds.' };
+  copy.properties.max_cost_usd = { ...copy.properties.max_cost_usd, description: MAX_COST_DESCRIPTION };
   return copy;
 }
 
@@ -291,7 +298,7 @@ const DESCRIPTION = [
   'Web search from Brave, Exa and Tavily behind one API, paid from prepaid USD credits.',
   '',
   '- Every response carries `x-svc-request-id`; every JSON body the API writes carries the same id as `request_id` (inside `error` on an error body).',
-  '- An error body is `{"error": {"code", "message", "request_id"}}`, plus `needed_usd` on 402s and `attempts` on `all_providers_failed`. Branch on the status and `code`, never on `message`.',
+  '- An error body is `{"error": {"code", "message", "request_id"}}`, plus `needed_usd` on 402s and `attempts` on `all_providers_failed` and `max_cost_exceeded`. Branch on the status and `code`, never on `message`.',
   '- An unknown path is 404 `not_found`; a known path with another method is 405 with `Allow` and code `invalid_request`; both come before any key check. A 500 is always `internal` with the message `internal error`.',
   '- Requests refused before any handler get the same error body with code `invalid_request`: a malformed query string or path (400), a path segment over 256 characters (414), a body over the limit (413), headers over 16 KiB (431), a request not received within the timeout (408).',
   '- Money is a JSON number of USD, exact to 6 decimals. Timestamps are RFC 3339 UTC with milliseconds.',

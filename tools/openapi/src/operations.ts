@@ -176,15 +176,18 @@ export const OPERATIONS: readonly Operation[] = [
   },
   {
     method: 'post', path: '/v1/search', operationId: 'search', tag: 'search', access: 'api', servedBy: 'search-gateway', sdk: true,
-    summary: 'One web search, in fallback order over the models named',
+    summary: 'One web search, in fallback order over the models named, or fanned out to all of them at once',
     description:
-      'Tries `model`, then each of `models`, and answers with the first that returns results. ' +
+      'Tries `model`, then each of `models`, and answers with the first that returns results (SearchResponse). ' +
+      'With `strategy: "fanout"`, calls 2 to 5 models at once and answers with their results merged by reciprocal rank fusion, each URL once, ' +
+      'with the models that returned it (FanoutSearchResponse); each model is charged for the results it returned. ' +
+      '`max_cost_usd` caps what the request may cost: a model whose most possible cost would pass it is skipped, and when none can run the answer is 402 max_cost_exceeded, nothing charged. ' +
       '`query` is 1..2,000 characters after trimming; at least one of `model` and `models` is needed. ' +
       'Charged from the account balance; a repeat of an `Idempotency-Key` returns the first outcome.',
     body: { schema: 'SearchBody' },
     headerParameters: ['IdempotencyKey'],
-    success: { status: 200, description: 'The first answer.', schema: 'SearchResponse', headers: ['RateLimitLimit', 'RateLimitRemaining', 'Cache', 'ServerTiming'] },
-    errors: ['invalid_request', 'unknown_model', 'unsupported_filter', 'unsupported_option', ...ONE_KIND, 'ip_not_allowed', 'model_not_allowed', 'insufficient_credits', 'key_limit_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
+    success: { status: 200, description: 'The first answer (fallback), or the answers merged (fan-out).', schema: 'SearchAnswer', headers: ['RateLimitLimit', 'RateLimitRemaining', 'Cache', 'ServerTiming'] },
+    errors: ['invalid_request', 'unknown_model', 'unsupported_filter', 'unsupported_option', ...ONE_KIND, 'ip_not_allowed', 'model_not_allowed', 'insufficient_credits', 'key_limit_exceeded', 'max_cost_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
     errorHeaders: { 429: ['RetryAfter'], 503: ['RetryAfter'] },
   },
   {
@@ -194,11 +197,12 @@ export const OPERATIONS: readonly Operation[] = [
       'Sends the URLs to `model`, then each URL the first could not fetch to the next of `models`, and answers with a result per URL that came back ' +
       '(with the model that served it), the URLs no model could fetch, and every attempt. Charged per URL that came back at its model\'s per_url_usd ' +
       '(in whole blocks of url_block URLs per model call); a URL that failed is never charged. No URL fetched: 502 all_providers_failed, nothing charged. ' +
+      '`max_cost_usd` caps what the request may cost (402 max_cost_exceeded when no model can run under it). ' +
       'The search route\'s limits, Idempotency-Key, refusals and Server-Timing.',
     body: { schema: 'ExtractBody' },
     headerParameters: ['IdempotencyKey'],
     success: { status: 200, description: 'The pages that came back (at least one).', schema: 'ExtractResponse', headers: ['RateLimitLimit', 'RateLimitRemaining', 'Cache', 'ServerTiming'] },
-    errors: ['invalid_request', 'unknown_model', 'unsupported_option', ...ONE_KIND, 'ip_not_allowed', 'model_not_allowed', 'insufficient_credits', 'key_limit_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
+    errors: ['invalid_request', 'unknown_model', 'unsupported_option', ...ONE_KIND, 'ip_not_allowed', 'model_not_allowed', 'insufficient_credits', 'key_limit_exceeded', 'max_cost_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
     errorHeaders: { 429: ['RetryAfter'], 503: ['RetryAfter'] },
   },
   {

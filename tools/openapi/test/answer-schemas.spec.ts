@@ -77,7 +77,7 @@ describe('each answer is written once (@svc/contracts) and every copy matches it
   });
 
   it.each([
-    ['web_search', WEB_SEARCH_OUTPUT_SCHEMA, 'SearchResponse'],
+    ['web_search', WEB_SEARCH_OUTPUT_SCHEMA, 'SearchAnswer'],
     ['web_fetch', WEB_FETCH_OUTPUT_SCHEMA, 'ExtractResponse'],
     ['list_models', LIST_MODELS_OUTPUT_SCHEMA, 'ModelList'],
     ['get_credits', GET_CREDITS_OUTPUT_SCHEMA, 'Credits'],
@@ -92,6 +92,8 @@ describe('each answer is written once (@svc/contracts) and every copy matches it
       ['SearchResponse', 'SearchResponse'], ['SearchResult', 'SearchResult'], ['Attempt', 'Attempt'], ['ApiKey', 'ApiKey'], ['UsageRow', 'UsageRow'],
       ['ModelList', 'ModelList'], ['Model', 'Model'], ['ModelPricing', 'ModelPricing'], ['Credits', 'Credits'],
       ['ExtractResponse', 'ExtractResponse'], ['ExtractResult', 'ExtractResult'], ['ExtractAttempt', 'ExtractAttempt'], ['ExtractFailure', 'ExtractFailure'],
+      ['FanoutSearchResponse', 'FanoutSearchResponse'], ['FanoutResult', 'FanoutResult'], ['FanoutAttempt', 'FanoutAttempt'], ['FanoutSource', 'FanoutSource'],
+      ['SearchAnswer', 'SearchAnswer'], ['SearchStrategy', 'SearchStrategy'],
     ] as const)(
       'the SDK\'s %s is the source\'s %s',
       (sdkType, name) => {

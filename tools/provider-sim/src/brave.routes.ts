@@ -127,8 +127,8 @@ function ageOf(date: Date): string {
   return date.toLocaleDateString('en-US', { month: 'long', day: 'numeric', year: 'numeric', timeZone: 'UTC' });
 }
 
-function success(params: BraveParams, q: string, empty: boolean): SimReply {
-  const results = empty ? [] : resultsFor(`brave/${params.endpoint}`, q, params.count, params.offset * params.count, params.constraints);
+function success(params: BraveParams, q: string, empty: boolean, unfiltered = false): SimReply {
+  const results = empty ? [] : resultsFor(`brave/${params.endpoint}`, q, params.count, params.offset * params.count, unfiltered ? {} : params.constraints);
   const headers = {
     'x-ratelimit-limit': '50, 15000000',
     'x-ratelimit-policy': '50;w=1, 15000000;w=2592000',
@@ -195,7 +195,7 @@ export function braveRoutes(context: SimContext, apiKey: string) {
       authorize: (request) => accepts(apiKey, request.headers['x-subscription-token']),
       validate: (request) => validate(endpoint, request),
       failure,
-      success: (params, q, empty) => success(params, q, empty),
+      success: (params, q, empty, _startedAt, unfiltered) => success(params, q, empty, unfiltered),
     });
     registerProviderApi(app, context, {
       provider: 'brave',

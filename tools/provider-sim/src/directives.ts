@@ -21,6 +21,8 @@ export type Behaviour =
   /** The first request of this query (per provider) waits `ms` and answers 500; every later one answers normally. */
   | { readonly kind: 'failfirst'; readonly ms: number }
   | { readonly kind: 'empty' }
+  /** 200 with results as if no domain or date filter had been sent (a provider that does not honour them). */
+  | { readonly kind: 'unfiltered' }
   | { readonly kind: 'malformed' };
 
 export const MAX_SLOW_MS = 600_000;
@@ -30,7 +32,7 @@ export type ParsedQuery =
   | { readonly ok: false; readonly problem: string };
 
 const DIRECTIVE = /^sim:([^=\s]+)=(\S*)$/;
-const SIMPLE = ['ok', 'error500', 'error429', 'quota', 'badkey', 'timeout', 'empty', 'malformed'] as const;
+const SIMPLE = ['ok', 'error500', 'error429', 'quota', 'badkey', 'timeout', 'empty', 'malformed', 'unfiltered'] as const;
 
 function parseBehaviour(raw: string): Behaviour | undefined {
   if ((SIMPLE as readonly string[]).includes(raw)) return { kind: raw as (typeof SIMPLE)[number] };

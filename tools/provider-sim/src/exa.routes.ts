@@ -149,8 +149,8 @@ function validate(request: FastifyRequest): Validation<ExaParams> {
   };
 }
 
-function success(params: ExaParams, query: string, empty: boolean, startedAt: number): SimReply {
-  const results = empty ? [] : resultsFor(`exa/${params.type}`, query, params.numResults, 0, params.constraints);
+function success(params: ExaParams, query: string, empty: boolean, startedAt: number, unfiltered = false): SimReply {
+  const results = empty ? [] : resultsFor(`exa/${params.type}`, query, params.numResults, 0, unfiltered ? {} : params.constraints);
   const priceMicros = PRICE_MICROS[params.type] + Math.max(0, results.length - 10) * PER_EXTRA_RESULT_MICROS;
   return {
     status: 200,
@@ -164,8 +164,8 @@ function success(params: ExaParams, query: string, empty: boolean, startedAt: nu
         publishedDate: result.publishedAt.toISOString(),
         author: result.author,
         ...(params.type === 'auto' ? {} : { score: result.score }),
-        ...(params.highlights === null ? {} : highlightsOf(result.url, result.snippet, result.score, params.highlights, query)),
-        ...(params.text === null ? {} : { text: pageText(result.url, params.text) }),
+        ...(params.highlights === null ? {} : highlightsOf(result.pageUrl, result.snippet, result.score, params.highlights, query)),
+        ...(params.text === null ? {} : { text: pageText(result.pageUrl, params.text) }),
       })),
       costDollars: { total: dollars(priceMicros), search: { [params.type]: dollars(priceMicros) } },
       searchTime: Date.now() - startedAt,

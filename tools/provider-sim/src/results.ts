@@ -3,7 +3,10 @@ import { createHash } from 'node:crypto';
 /** One deterministic result; each provider route shapes it into its own wire format. */
 export interface SimResult {
   readonly title: string;
+  /** As this provider gives it: a shared page's URL carries the provider's own spelling (see SHARED_PERCENT). */
   readonly url: string;
+  /** The page's own URL, which its text is derived from (pageFor): the same for every provider that returns it. */
+  readonly pageUrl: string;
   readonly snippet: string;
   readonly extraSnippets: readonly string[];
   readonly publishedAt: Date;
@@ -87,29 +90,80 @@ function publishedAt(bytes: Buffer, constraints: ResultConstraints): Date {
 }
 
 /**
+ * The share of each answer (in percent of its ranks) drawn from one pool of pages per query that
+ * every provider and variant draws from, so that providers overlap as real ones do: which ranks
+ * of an answer are shared is decided per seed and rank (about this share of them), and the
+ * shared ranks take the pool's pages in the pool's order (the first shared rank its first page,
+ * and so on). A shared page keeps its own title, date, author and text everywhere (its snippet and
+ * score say where it ranks), and each provider spells its URL its own way (providerSpelling).
+ */
+export const SHARED_PERCENT = 40;
+
+/**
+ * How a provider writes a shared page's URL: Brave adds tracking parameters (`utm_source`,
+ * `utm_medium`), Exa writes the host in capitals and adds a trailing slash, Tavily adds a click id
+ * (`gclid`) and a fragment. The same page, as a merge that normalises URLs recognises.
+ */
+export function providerSpelling(provider: string, url: string): string {
+  const parsed = new URL(url);
+  switch (provider) {
+    case 'brave':
+      return `${url}?utm_source=brave&utm_medium=search`;
+    case 'exa':
+      return `https://${parsed.hostname.toUpperCase()}${parsed.pathname}/`;
+    case 'tavily':
+      return `${url}?gclid=sim-tavily#overview`;
+    default:
+      return url;
+  }
+}
+
+/** Whether rank `rank` of `seed`'s answer to `query` is a shared page. */
+function sharedAt(seed: string, query: string, rank: number): boolean {
+  const bytes = digest(`shared\u0000${seed}\u0000${query}\u0000${rank}`);
+  return (bytes.readUInt16BE(0) % 100) < SHARED_PERCENT;
+}
+
+/** One result made from a digest: a page of its own (`bytes` of seed, query and rank) or of the shared pool. */
+function resultOf(bytes: Buffer, query: string, rank: number, constraints: ResultConstraints): Omit<SimResult, 'url' | 'pageUrl'> & { readonly url: string } {
+  const topic = topicOf(query);
+  const word = (n: number): string => WORDS[(bytes[n] ?? 0) % WORDS.length] ?? 'page';
+  const domain = domainFor(bytes, constraints);
+  const id = bytes.subarray(8, 12).toString('hex');
+  const score = Math.round((0.99 - rank * 0.009 - (bytes[16] ?? 0) / 100_000) * 10_000) / 10_000;
+  return {
+    title: `${topic}: ${word(0)} ${word(1)}`,
+    url: `https://${domain}/${slugOf(query)}-${id}`,
+    snippet: `${topic} ${word(3)} and ${word(4)}, result ${rank + 1} of the simulator.`,
+    extraSnippets: [`More about ${topic}: ${word(5)}.`, `${topic} ${word(6)} in brief.`],
+    publishedAt: publishedAt(bytes, constraints),
+    author: AUTHORS[(bytes[7] ?? 0) % AUTHORS.length] ?? 'A. Writer',
+    score: Math.max(0.0001, score),
+  };
+}
+
+/**
  * Results `offset .. offset+count-1` for a query: the same seed and query always give the
- * same results. `seed` separates providers and variants; `constraints` are the request's
- * filters, which every result honours.
+ * same results. `seed` (`<provider>/<variant>`) separates providers and variants, except for the
+ * shared pages (SHARED_PERCENT), which every seed draws from one pool per query; `constraints`
+ * are the request's filters, which every result honours.
  */
 export function resultsFor(seed: string, query: string, count: number, offset = 0, constraints: ResultConstraints = {}): SimResult[] {
   const out: SimResult[] = [];
-  const topic = topicOf(query);
+  const provider = seed.split('/')[0] ?? seed;
+  // The pool's pages taken by the ranks before `offset` (a later page of Brave's answer goes on from there).
+  let pooled = 0;
+  for (let rank = 0; rank < offset; rank += 1) if (sharedAt(seed, query, rank)) pooled += 1;
   for (let i = 0; i < count; i += 1) {
     const rank = offset + i;
-    const bytes = digest(`${seed}\u0000${query}\u0000${rank}`);
-    const word = (n: number): string => WORDS[(bytes[n] ?? 0) % WORDS.length] ?? 'page';
-    const domain = domainFor(bytes, constraints);
-    const id = bytes.subarray(8, 12).toString('hex');
-    const score = Math.round((0.99 - rank * 0.009 - (bytes[16] ?? 0) / 100_000) * 10_000) / 10_000;
-    out.push({
-      title: `${topic}: ${word(0)} ${word(1)}`,
-      url: `https://${domain}/${slugOf(query)}-${id}`,
-      snippet: `${topic} ${word(3)} and ${word(4)}, result ${rank + 1} of the simulator.`,
-      extraSnippets: [`More about ${topic}: ${word(5)}.`, `${topic} ${word(6)} in brief.`],
-      publishedAt: publishedAt(bytes, constraints),
-      author: AUTHORS[(bytes[7] ?? 0) % AUTHORS.length] ?? 'A. Writer',
-      score: Math.max(0.0001, score),
-    });
+    if (sharedAt(seed, query, rank)) {
+      const page = resultOf(digest(`pool\u0000${query}\u0000${pooled}`), query, rank, constraints);
+      pooled += 1;
+      out.push({ ...page, url: providerSpelling(provider, page.url), pageUrl: page.url });
+      continue;
+    }
+    const own = resultOf(digest(`${seed}\u0000${query}\u0000${rank}`), query, rank, constraints);
+    out.push({ ...own, pageUrl: own.url });
   }
   return out;
 }

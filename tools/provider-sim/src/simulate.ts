@@ -27,7 +27,8 @@ export interface ProviderSpec<P> {
   validate(request: FastifyRequest): Validation<P>;
   /** The provider's own error reply; `detail` only for `directive` problems. */
   failure(kind: FailureKind, detail: string): SimReply;
-  success(params: P, query: string, empty: boolean, startedAt: number): SimReply;
+  /** `unfiltered`: the results as if the request had sent no domain or date filter (the `unfiltered` directive). */
+  success(params: P, query: string, empty: boolean, startedAt: number, unfiltered?: boolean): SimReply;
 }
 
 /** One authorized provider request as it arrived (no headers: never a key). */
@@ -165,6 +166,8 @@ export function simulatedHandler<P>(spec: ProviderSpec<P>, context: SimContext) 
         return sendReply(reply, spec.success(valid.params, parsed.query, false, startedAt));
       case 'empty':
         return sendReply(reply, spec.success(valid.params, parsed.query, true, startedAt));
+      case 'unfiltered':
+        return sendReply(reply, spec.success(valid.params, parsed.query, false, startedAt, true));
       case 'slow':
         if (!(await context.pause(reply, behaviour.ms))) return gone(request, reply);
         return sendReply(reply, spec.success(valid.params, parsed.query, false, startedAt));

@@ -111,8 +111,8 @@ function validate(request: FastifyRequest): Validation<TavilyParams> {
   };
 }
 
-function success(params: TavilyParams, query: string, empty: boolean, startedAt: number): SimReply {
-  const results = empty ? [] : resultsFor(`tavily/${params.depth}`, query, params.maxResults, 0, params.constraints);
+function success(params: TavilyParams, query: string, empty: boolean, startedAt: number, unfiltered = false): SimReply {
+  const results = empty ? [] : resultsFor(`tavily/${params.depth}`, query, params.maxResults, 0, unfiltered ? {} : params.constraints);
   return {
     status: 200,
     body: {
@@ -125,7 +125,7 @@ function success(params: TavilyParams, query: string, empty: boolean, startedAt:
         title: result.title,
         content: result.snippet,
         score: result.score,
-        raw_content: params.rawContent === null ? null : rawPage(result.url, params.rawContent),
+        raw_content: params.rawContent === null ? null : rawPage(result.pageUrl, params.rawContent),
         // A date only for news, or when the request asked for a date range.
         ...(params.news || params.constraints.fromMs !== undefined || params.constraints.toMs !== undefined ? { published_date: result.publishedAt.toUTCString() } : {}),
       })),

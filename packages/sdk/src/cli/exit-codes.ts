@@ -10,7 +10,7 @@ export const EXIT = {
   usage: 2,
   /** 401 or 403: no key, a wrong, disabled or expired key, or the wrong kind of key. */
   auth: 3,
-  /** 402: not enough credits, or the key's credit limit. */
+  /** 402: not enough credits, the key's credit limit, or the request's max_cost_usd. */
   payment: 4,
   /** 429 or 503: rate, concurrency, capacity, or a feature off on this deployment. */
   unavailable: 5,

@@ -3,7 +3,7 @@ import { SearchGateway } from '../client.js';
 import type { FetchLike } from '../client.js';
 import { SearchGatewayConnectionError, SearchGatewayError } from '../errors.js';
 import { FILTER_NAMES, PROVIDERS } from '../types.js';
-import type { ApiKey, AuditEntry, AuditLogQuery, CacheMode, CreateKeyRequest, ExtractFormat, FilterName, LimitReset, Provider, SearchContents, SearchRequest, UpdateKeyRequest, UsageGroupBy } from '../types.js';
+import type { ApiKey, AuditEntry, AuditLogQuery, CacheMode, CreateKeyRequest, ExtractFormat, FanoutSearchResponse, FilterName, LimitReset, Provider, SearchContents, SearchRequest, SearchResponse, UpdateKeyRequest, UsageGroupBy } from '../types.js';
 import { VERSION } from '../version.js';
 import { EXIT, UsageError, exitCodeFor } from './exit-codes.js';
 import { keyValues, table } from './format.js';
@@ -104,13 +104,16 @@ function filterFields(values: Context['values']): Partial<SearchRequest> {
 const COMMANDS: Command[] = [
   {
     name: 'search',
-    summary: 'search the web with one model or several in fallback order',
-    args: '<query...> -m <model> [-m <model>...] [--max <n>] [--contents none|text|highlights] [--max-chars <n>] [--max-total-chars <n>] [--cache default|refresh|off] [--cache-max-age <s>] [filters]',
+    summary: 'search the web with one model or several in fallback order, or several at once (--fanout)',
+    args: '<query...> -m <model> [-m <model>...] [--fanout [--fanout-wait-ms <ms>]] [--max-cost <usd>] [--max <n>] [--contents none|text|highlights] [--max-chars <n>] [--max-total-chars <n>] [--cache default|refresh|off] [--cache-max-age <s>] [filters]',
     notes: [
       'The first model that answers wins; a failed model falls back to the next.',
+      'With --fanout, 2 to 5 models are asked at once and their results merged (each URL once, with the models that returned it); each model is charged for what it returned.',
+      '--max-cost caps what the search may cost: a model that would take it past the cap is skipped.',
       'A model that cannot honour every filter given, or return the contents asked, is skipped (see svc models, FILTERS and CONTENTS).',
       'Needs an API key in SVC_API_KEY.',
       'Example: svc search "rust async runtimes" -m exa/fast -m brave/web --max 5',
+      'Example: svc search "rust async runtimes" -m exa/fast -m brave/web -m tavily/basic --fanout --max-cost 0.03',
     ],
     options: {
       model: { type: 'string', short: 'm', multiple: true, value: 'model', help: 'a model id (see svc models); repeat for fallbacks' },
@@ -121,6 +124,9 @@ const COMMANDS: Command[] = [
       contents: { type: 'string', value: 'what', help: 'what each result carries besides its snippet: none (default), text or highlights' },
       'max-chars': { type: 'string', value: 'n', help: 'with --contents: the most characters of text per result, 100..20000 (default 5000)' },
       'max-total-chars': { type: 'string', value: 'n', help: 'the most characters of text in the whole answer (the last results cut or dropped)' },
+      fanout: { type: 'boolean', help: 'ask every model at once and merge their results (strategy fanout; 2 to 5 models)' },
+      'fanout-wait-ms': { type: 'string', value: 'ms', help: 'with --fanout: how long to wait for the models (a model still running then is cancelled)' },
+      'max-cost': { type: 'string', value: 'usd', help: 'the most the search may cost, in USD' },
       ...FILTER_FLAGS,
     },
     positionals: [1, Infinity],
@@ -133,15 +139,24 @@ const COMMANDS: Command[] = [
       if (contents !== undefined && !SEARCH_CONTENTS.includes(contents as SearchContents)) throw new UsageError('--contents must be none, text or highlights');
       const maxChars = optionalInteger(ctx.values['max-chars'], '--max-chars');
       const maxTotal = optionalInteger(ctx.values['max-total-chars'], '--max-total-chars');
+      const fanout = ctx.values.fanout === true;
+      const wait = optionalInteger(ctx.values['fanout-wait-ms'], '--fanout-wait-ms');
+      if (wait !== undefined && !fanout) throw new UsageError('--fanout-wait-ms needs --fanout');
       const [first, ...rest] = models;
-      const body = {
+      const body: SearchRequest = {
         query, ...(rest.length === 0 ? { model: first } : { models }), ...(max === undefined ? {} : { max_results: max }),
         ...cacheFields(ctx.values), ...filterFields(ctx.values),
         ...(contents === undefined ? {} : { contents: contents as SearchContents }), ...(maxChars === undefined ? {} : { max_chars_per_result: maxChars }),
         ...(maxTotal === undefined ? {} : { max_total_chars: maxTotal }),
+        ...(fanout ? { strategy: 'fanout' } : {}), ...(wait === undefined ? {} : { fanout_wait_ms: wait }), ...maxCostField(ctx.values),
       };
       const idempotencyKey = text(ctx.values['idempotency-key']);
-      const result = await ctx.client.search(body, idempotencyKey === undefined ? {} : { idempotencyKey });
+      const answer = await ctx.client.search(body, idempotencyKey === undefined ? {} : { idempotencyKey });
+      if ('strategy' in answer) {
+        ctx.print(answer, () => fanoutText(answer));
+        return;
+      }
+      const result: SearchResponse = answer;
       ctx.print(result, () => {
         const head = `${result.model} (${result.source}) answered with ${result.results.length} result${result.results.length === 1 ? '' : 's'}: ` +
           `cost ${result.cost_usd} USD, ${result.latency_ms} ms, cache ${result.cache.status}${result.cache.status === 'hit' || result.cache.status === 'joined' ? ` (${result.cache.age_s} s old)` : ''}, request ${result.request_id}\n`;
@@ -155,7 +170,7 @@ const COMMANDS: Command[] = [
   {
     name: 'extract',
     summary: 'read the text of web pages, with fallback per URL over the extract models',
-    args: '<url...> -m <model> [-m <model>...] [--format text|markdown] [--max-chars <n>] [--query <text>] [--max-age <s>] [--max-total-chars <n>] [--cache default|refresh|off] [--cache-max-age <s>]',
+    args: '<url...> -m <model> [-m <model>...] [--format text|markdown] [--max-chars <n>] [--query <text>] [--max-age <s>] [--max-total-chars <n>] [--max-cost <usd>] [--cache default|refresh|off] [--cache-max-age <s>]',
     notes: [
       'A URL the first model cannot fetch is tried at the next; only the URLs that come back are charged.',
       'A model that cannot honour the format, --query or --max-age is skipped (see svc models, FORMATS and OPTIONS).',
@@ -172,6 +187,7 @@ const COMMANDS: Command[] = [
       'idempotency-key': { type: 'string', value: 'key', help: 'Idempotency-Key of the extract (default: a random one)' },
       cache: { type: 'string', value: 'mode', help: 'the result cache: default (a page read before, at the cache price), refresh (fetch, store), off' },
       'cache-max-age': { type: 'string', value: 's', help: 'accept a cached page at most this many seconds old' },
+      'max-cost': { type: 'string', value: 'usd', help: 'the most the extract may cost, in USD' },
     },
     positionals: [1, 20],
     run: async (ctx) => {
@@ -188,6 +204,7 @@ const COMMANDS: Command[] = [
         urls: ctx.positionals, ...(rest.length === 0 ? { model: first } : { models }), ...cacheFields(ctx.values),
         ...(format === undefined ? {} : { format: format as ExtractFormat }), ...(maxChars === undefined ? {} : { max_chars_per_url: maxChars }),
         ...(query === undefined ? {} : { query }), ...(maxAge === undefined ? {} : { max_age_s: maxAge }), ...(maxTotal === undefined ? {} : { max_total_chars: maxTotal }),
+        ...maxCostField(ctx.values),
       };
       const idempotencyKey = text(ctx.values['idempotency-key']);
       const result = await ctx.client.extract(body, idempotencyKey === undefined ? {} : { idempotencyKey });
@@ -737,6 +754,20 @@ function optionalInteger(value: string | boolean | string[] | undefined, name: s
   if (raw === undefined) return undefined;
   if (!/^\d+$/.test(raw)) throw new UsageError(`${name} must be a whole number (got "${raw}")`);
   return Number(raw);
+}
+
+/** `--max-cost <usd>` as the request's max_cost_usd (the API checks its range and decimals). */
+function maxCostField(values: Context['values']): { max_cost_usd?: number } {
+  const raw = text(values['max-cost']);
+  return raw === undefined ? {} : { max_cost_usd: number(raw, '--max-cost') };
+}
+
+/** A fan-out's answer as text: the models asked and what each cost, then the merged results with their sources. */
+function fanoutText(answer: FanoutSearchResponse): string {
+  const head = `${answer.results.length} result${answer.results.length === 1 ? '' : 's'} merged from ${answer.models.join(', ')}: ` +
+    `cost ${answer.cost_usd} USD, ${answer.duplicates_removed} duplicate${answer.duplicates_removed === 1 ? '' : 's'} removed, ${answer.latency_ms} ms, request ${answer.request_id}\n`;
+  const attempts = answer.attempts.map((a) => `  ${a.model} ${a.status}${a.results === undefined ? '' : ` ${a.results} results`}, ${a.cost_usd} USD${a.error === undefined ? '' : ` (${a.error})`}\n`).join('');
+  return head + attempts + '\n' + table(['#', 'TITLE', 'URL', 'FROM'], answer.results.map((r) => [r.position, r.title, r.url, r.sources.map((source) => `${source.model}#${source.position}`).join(' ')]));
 }
 
 function optionalField<K extends string>(name: K, value: number | undefined): Partial<Record<K, number>> {

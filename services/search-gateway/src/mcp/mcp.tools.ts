@@ -27,6 +27,8 @@ const EXTRACT_MODEL_IDS = EXTRACT_CATALOG.map((model) => model.id).join(', ');
  */
 export const MCP_DEFAULT_TOTAL_CHARS = LIMITS.mcpTotalChars.default;
 
+const MAX_COST_DESCRIPTION = `The most this call may cost, in USD (above 0, at most ${LIMITS.maxCostUsd.max}, 6 decimals at most). A model whose most possible cost would take the call past it is skipped; when none can run, the call fails with max_cost_exceeded and costs nothing.`;
+
 const BUDGET_DESCRIPTION = `The most characters of text in the whole answer (${LIMITS.maxTotalChars.min} to ${LIMITS.maxTotalChars.max}); the last results are cut or dropped and the answer says truncated. Default here: ${MCP_DEFAULT_TOTAL_CHARS}, which keeps a tool result under 25,000 tokens.`;
 
 /** What each field of POST /v1/search means, for the agent reading the tool's schema. */
@@ -42,6 +44,9 @@ const FIELD_DESCRIPTIONS: Readonly<Record<keyof typeof SEARCH_BODY_SCHEMA.proper
   contents: 'What each result carries besides its snippet: "none" (default), "text" (the page\'s text) or "highlights" (its most relevant passages). A model that cannot return them is skipped (see supported_contents in list_models).',
   max_chars_per_result: `With contents: the most characters of text (or of all highlights) per result (${LIMITS.searchCharsPerResult.min} to ${LIMITS.searchCharsPerResult.max}, default ${LIMITS.searchCharsPerResult.default}).`,
   max_total_chars: BUDGET_DESCRIPTION,
+  strategy: `How the models are used: "fallback" (default) tries them in order and answers with the first that answers; "fanout" calls ${LIMITS.fanoutModels.min} to ${LIMITS.fanoutModels.max} models at once and merges their results (each URL once, ranked by reciprocal rank fusion, with the models that returned it), each model charged for what it returned.`,
+  fanout_wait_ms: `With strategy "fanout": how long to wait for the models once called (${LIMITS.fanoutWaitMs.min} to ${LIMITS.fanoutWaitMs.max} ms); a model still running then is cancelled and keeps its base price.`,
+  max_cost_usd: MAX_COST_DESCRIPTION,
 };
 
 /** What each field of POST /v1/extract means, for the agent reading web_fetch's schema. */
@@ -56,6 +61,7 @@ const FETCH_FIELD_DESCRIPTIONS: Readonly<Record<keyof typeof EXTRACT_BODY_SCHEMA
   max_total_chars: BUDGET_DESCRIPTION,
   cache: 'The shared result cache: "default" serves a page read before at the model\'s cache price (see list_models), "refresh" fetches it again and stores it, "off" neither.',
   cache_max_age_s: `The oldest stored page accepted, in seconds (0 to ${MAX_CACHE_MAX_AGE_S}); default: any page the cache still holds.`,
+  max_cost_usd: MAX_COST_DESCRIPTION,
 };
 
 /**
@@ -93,10 +99,11 @@ export const WEB_SEARCH_INPUT_SCHEMA = {
 } as const;
 
 /**
- * The 200 body of POST /v1/search: the search answer's one schema (@svc/contracts), its
- * references to the result, attempt, model and provider schemas written out in place.
+ * The 200 body of POST /v1/search: the search answer's one schema (@svc/contracts): a fallback's
+ * answer or a fan-out's (SearchAnswer), its references to the result, attempt, model and provider
+ * schemas written out in place. An MCP output schema is an object's: `type` says so at the root.
  */
-export const WEB_SEARCH_OUTPUT_SCHEMA = inlineAnswerSchema(ANSWER_SCHEMAS.SearchResponse);
+export const WEB_SEARCH_OUTPUT_SCHEMA = { type: 'object', ...inlineAnswerSchema(ANSWER_SCHEMAS.SearchAnswer) };
 
 /**
  * The web_fetch input schema: POST /v1/extract's body schema with a description on each field,
@@ -142,7 +149,8 @@ export const TOOLS: readonly Tool[] = [
     title: 'Web search',
     description:
       'Search the web through Brave, Exa or Tavily with one API key and one prepaid balance. Give a model or an ordered list of models: ' +
-      'when one fails the next is tried, and only the model that answers is charged. Optional filters (domains, country, language, dates, safesearch) are never dropped: ' +
+      'when one fails the next is tried, and only the model that answers is charged; or strategy "fanout" to ask several at once and get their results merged, each URL once. ' +
+      'max_cost_usd caps what the call may cost. Optional filters (domains, country, language, dates, safesearch) are never dropped: ' +
       'a model that cannot honour one is skipped (see supported_filters in list_models). Returns the results (title, url, snippet, date; with contents, the page text or highlights) and what the search cost. ' +
       `The answer's text is capped at ${MCP_DEFAULT_TOTAL_CHARS} characters unless max_total_chars says otherwise.`,
     inputSchema: WEB_SEARCH_INPUT_SCHEMA as unknown as Tool['inputSchema'],
@@ -185,19 +193,25 @@ interface SearchResultView {
   published_at: string | null;
   text?: string;
   highlights?: readonly string[];
+  /** A fan-out's merged result: the models that returned it and where. */
+  sources?: readonly { model: string; position: number }[];
 }
 
 interface AttemptTextView {
   model: string;
   status: string;
-  error: string;
+  /** Absent on a fan-out's answered model. */
+  error?: string;
   cost_usd?: number;
 }
 
-/** The parts of a 200 search body the text shows. */
+/** The parts of a 200 search body the text shows (a fallback's: `model`; a fan-out's: `strategy`, `models`, each result's `sources`). */
 export interface SearchSuccessView {
   request_id: string;
-  model: string;
+  model?: string;
+  strategy?: 'fanout';
+  models?: readonly string[];
+  duplicates_removed?: number;
   results: readonly SearchResultView[];
   cost_usd: number;
   attempts: readonly AttemptTextView[];
@@ -207,7 +221,7 @@ export interface SearchSuccessView {
 
 function attemptLine(attempt: AttemptTextView): string {
   const cost = attempt.cost_usd === undefined ? '' : `, kept ${attempt.cost_usd} USD`;
-  return `- ${attempt.model}: ${attempt.status} (${attempt.error}${cost})`;
+  return `- ${attempt.model}: ${attempt.status} (${attempt.error ?? ''}${cost})`;
 }
 
 /** A search's answer as text an agent reads: one numbered block per result. */
@@ -216,13 +230,23 @@ export function searchText(body: SearchSuccessView): string {
   const cached = body.cache === undefined || body.cache.status === 'off' || body.cache.status === 'miss'
     ? ''
     : `, ${body.cache.status === 'hit' ? 'from the cache' : 'joined an identical search'}, ${body.cache.age_s} s old`;
-  const lines = [`${count} result${count === 1 ? '' : 's'} from ${body.model} (cost ${body.cost_usd} USD${cached}, request ${body.request_id})`];
-  if (body.attempts.length > 0) {
+  const fanout = body.strategy === 'fanout';
+  const from = fanout ? `merged from ${(body.models ?? []).join(', ')}` : `from ${body.model ?? ''}`;
+  const lines = [`${count} result${count === 1 ? '' : 's'} ${from} (cost ${body.cost_usd} USD${cached}, request ${body.request_id})`];
+  if (fanout) {
+    lines.push(`Models asked (${body.duplicates_removed ?? 0} duplicate results removed):`);
+    for (const attempt of body.attempts) {
+      // A fan-out shows every model's cost; a failed or skipped one that cost nothing shows none.
+      if (attempt.status === 'success') lines.push(`- ${attempt.model}: answered (${attempt.cost_usd ?? 0} USD)`);
+      else lines.push(attemptLine(attempt.cost_usd === 0 ? { model: attempt.model, status: attempt.status, error: attempt.error ?? '' } : attempt));
+    }
+  } else if (body.attempts.length > 0) {
     lines.push('Tried before it:');
     for (const attempt of body.attempts) lines.push(attemptLine(attempt));
   }
   for (const result of body.results) {
     lines.push('', `${result.position}. ${result.title}`, `   ${result.url}`);
+    if (result.sources !== undefined) lines.push(`   from ${result.sources.map((source) => `${source.model} #${source.position}`).join(', ')}`);
     if (result.published_at !== null) lines.push(`   published ${result.published_at}`);
     if (result.snippet !== '') lines.push(`   ${result.snippet}`);
     if (result.highlights !== undefined) for (const highlight of result.highlights) lines.push(`   > ${highlight}`);
@@ -266,7 +290,11 @@ export function fetchText(body: FetchSuccessView): string {
 export function errorResult(body: ErrorBody, retryAfterSeconds: number | undefined): CallToolResult {
   const { code, message } = body.error;
   const lines = [`Error ${code}: ${message}`];
-  if (body.error.needed_usd !== undefined) lines.push(`needed_usd: ${body.error.needed_usd} (the least one of the requested models needs)`);
+  if (body.error.needed_usd !== undefined) {
+    lines.push(code === 'max_cost_exceeded'
+      ? `needed_usd: ${body.error.needed_usd} (the least max_cost_usd that lets one of the requested models run)`
+      : `needed_usd: ${body.error.needed_usd} (the least one of the requested models needs)`);
+  }
   if (retryAfterSeconds !== undefined) lines.push(`retry after ${retryAfterSeconds} s`);
   if (body.error.attempts !== undefined) {
     lines.push('attempts:');

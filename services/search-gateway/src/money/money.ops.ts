@@ -68,6 +68,16 @@ export type AdmissionVerdict =
   | { readonly kind: 'too_many' }
   | { readonly kind: 'admitted'; readonly remaining: number; readonly verdict: ReserveVerdict };
 
+/**
+ * The answer of a fan-out's admission (one ADMIT_LUA request with every model's reservation):
+ * as a first admission's, and when admitted, one reserve verdict per reservation in the order
+ * sent (`verdicts[0]` the first's; a duplicate claim answers `dup` for the first and nothing for
+ * the others, which then hold nothing).
+ */
+export type FanoutAdmissionVerdict =
+  | Exclude<AdmissionVerdict, { kind: 'admitted' }>
+  | { readonly kind: 'admitted'; readonly remaining: number; readonly verdicts: readonly ReserveVerdict[] };
+
 export interface Settlement {
   readonly record: SettlementRecord;
   /** The outcome to keep under the Idempotency-Key, or null. */

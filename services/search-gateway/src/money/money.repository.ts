@@ -4,7 +4,7 @@ import type { RedisClient, RedisTarget } from '@svc/redis-client';
 import type { Logger } from 'pino';
 import { MERGED_SADD, MERGED_ZREM, RedisBatch, replyValues } from '../redis/redis-batch';
 import type { BatchPipeline } from '../redis/redis-batch';
-import type { AdmissionRequest, AdmissionVerdict, LeaseRequest, MoneyOp, OutgoingSettlement, ReserveRequest, ReserveVerdict, Settlement } from './money.ops';
+import type { AdmissionRequest, AdmissionVerdict, FanoutAdmissionVerdict, LeaseRequest, MoneyOp, OutgoingSettlement, ReserveRequest, ReserveVerdict, Settlement } from './money.ops';
 import type { MoneyScope } from './money.scope';
 import {
   encodeAdmitArgs, encodeIdempotencyReleaseArgs, encodeIdempotencyStoreArgs, encodeLeaseArgs, encodeLeaseExtendArgs, encodeReleaseArgs,
@@ -106,6 +106,30 @@ export class MoneyRepository {
     const results = await execAll(pipeline);
     const leased = lease === null || results[results.length - 2] === 1;
     return { leased, admission: toAdmission(results[results.length - 1]) };
+  }
+
+  /**
+   * A fan-out's admission (docs/api.md, "Fan-out"): every called model's provider lease, then one
+   * admission script call for the request (its rate token, its account in-flight lease and its
+   * claim once) with every model's reservation, decided in order: one round trip. `leases[i]`
+   * and `reserves[i]` are model i's (a null lease: none asked); `leased[i]` whether it was
+   * taken (true when none was asked). On a refusal the leases may have been taken; the caller
+   * gives them back.
+   */
+  async admitFanout(scope: MoneyScope, leases: readonly (LeaseRequest | null)[], reserves: readonly ReserveRequest[], admission: AdmissionRequest): Promise<{ leased: boolean[]; admission: FanoutAdmissionVerdict }> {
+    const [first, ...further] = reserves;
+    if (first === undefined) throw new Error('a fan-out admission without a reservation');
+    this.retainer.start();
+    const pipeline = this.batch.pipeline();
+    const at: number[] = [];
+    for (const lease of leases) {
+      at.push(lease === null ? -1 : pipeline.length);
+      if (lease !== null) pipeline.call(encodeLeaseArgs(lease));
+    }
+    pipeline.call(encodeAdmitArgs({ scope, limits: admission, reserve: first, further }));
+    const results = await execAll(pipeline);
+    const leased = at.map((index) => index < 0 || results[index] === 1);
+    return { leased, admission: toFanoutAdmission(results[results.length - 1], reserves.length) };
   }
 
   /** Asks the ledger worker to rebuild a cold account's spendable side from the ledger. */
@@ -324,6 +348,17 @@ function toVerdict(value: unknown): ReserveVerdict {
       if (typeof stored === 'string') return { kind: 'dup', stored };
   }
   throw new Error('unexpected reserve reply');
+}
+
+/** A fan-out admission's answer: the first admission's, with one reserve verdict per reservation. */
+function toFanoutAdmission(value: unknown, reservations: number): FanoutAdmissionVerdict {
+  const admission = toAdmission(value);
+  if (admission.kind !== 'admitted') return admission;
+  const { verdict } = admission;
+  if (verdict.kind === 'dup') return { kind: 'admitted', remaining: admission.remaining, verdicts: [verdict] };
+  const further = (value as unknown[]).slice(2);
+  if (further.length !== reservations - 1) throw new Error('unexpected admit reply');
+  return { kind: 'admitted', remaining: admission.remaining, verdicts: [verdict, ...further.map((kind) => toVerdict([kind]))] };
 }
 
 function toAdmission(value: unknown): AdmissionVerdict {

@@ -478,18 +478,33 @@ export function encodeIdempotencyReleaseArgs(input: IdempotencyReleaseInput): Sc
  * RESERVE_LUA's KEYS[6]).
  * ARGV[1] requests per second (> 0), ARGV[2] burst (>= 1), ARGV[3] account cap (>= 1),
  * ARGV[4] lease ttl ms; then 9 per request: amount (>= 0), key limit (-1: none), attempt index,
- * reservation hash ttl ms (also the hold's), unused, claim '1'/'0', claim value, claim ttl
- * ms, request id (the lease member).
+ * reservation hash ttl ms (also the hold's), a fan-out's further reservations ('0': none; else
+ * `index:amount` pairs joined by ',', each decided after the first as RESERVE_LUA would, in
+ * order, against what the ones before left), claim '1'/'0', claim value, claim ttl ms, request
+ * id (the lease member). A fan-out is one request: one rate token, one in-flight lease, one claim.
  * Returns one reply per request: {'cold'} (nothing written: the account's spendable side has
  * not been rebuilt since Redis lost its data; checked first), {'rate', retry ms} (nothing
  * written: ms until one more request fits), {'busy'} (nothing written: the account holds cap
  * live leases), {'dup', remaining, stored} (nothing written: the idempotency key belongs to
  * an earlier request), {verdict, remaining} with verdict 'ok' | 'limit' | 'balance' as
- * RESERVE_LUA (token and lease taken, claim written; reserved only on 'ok'), or
+ * RESERVE_LUA (token and lease taken, claim written; reserved only on 'ok'), followed by one
+ * verdict per further reservation of a fan-out ('ok' | 'limit' | 'balance'), or
  * {'err', message} (that request's arguments or keys are not valid; nothing written for it).
  * `remaining` is how many more requests the key's burst holds right after this one.
  */
 export const ADMIT_LUA = `${RESERVATION_RULE_LUA}
+-- A fan-out's further reservations: '0' is none (one shared empty list); else index:amount pairs joined by ','. Nil when malformed.
+local NONE = {}
+local function furtherOf(text)
+  if text == '0' then return NONE end
+  local list, parts = {}, {}
+  for index, amount in string.gmatch(text, '(%d+):(%d+)') do
+    list[#list + 1] = {index, tonumber(amount)}
+    parts[#parts + 1] = index .. ':' .. amount
+  end
+  if #list == 0 or table.concat(parts, ',') ~= text then return nil end
+  return list
+end
 local n = (#KEYS - 3) / 5
 if n < 1 or n % 1 ~= 0 or #ARGV ~= 4 + 9 * n then return redis.error_reply('admit: bad arguments') end
 local rate = tonumber(ARGV[1])
@@ -518,15 +533,15 @@ local window = burst * interval
 local live = redis.call('ZCOUNT', KEYS[3], '(' .. nowMs, '+inf')
 -- Reads, once per key, and checks: a request with a bad argument or value gets 'err'.
 local tats, used, idem, hold = {}, {}, {}, {}
-local amount, limit = {}, {}
+local amount, limit, further = {}, {}, {}
 for i = 1, n do
   local k, a = 3 + 5 * (i - 1), 4 + 9 * (i - 1)
-  local am, li, ex = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 5])
+  local am, li, ex = tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), furtherOf(ARGV[a + 5])
   if am == nil or am < 0 or am % 1 ~= 0 or li == nil or ex == nil
     or tonumber(ARGV[a + 4]) == nil or tonumber(ARGV[a + 8]) == nil or ARGV[a + 9] == '' then
     out[i] = {'err', 'admit: bad arguments'}
   else
-    amount[i], limit[i] = am, li
+    amount[i], limit[i], further[i] = am, li, ex
     local rateKey, limitKey = KEYS[k + 4], KEYS[k + 1]
     if tats[rateKey] == nil then tats[rateKey] = tonumber(redis.call('GET', rateKey) or '0') or false end
     if li >= 0 and used[limitKey] == nil then used[limitKey] = tonumber(redis.call('GET', limitKey) or '0') or false end
@@ -538,8 +553,16 @@ for i = 1, n do
   end
 end
 -- Decisions, in order, on the values kept here; then the writes they make.
-local rateEnd, leases, claims, holds, holdAdd, holdTtl = {}, {}, {}, {}, {}, {}
+local rateEnd, leases, claims, holds, holdAdd, holdTtl, extraHolds = {}, {}, {}, {}, {}, {}, {}
 local reservedSum = 0
+-- Holds an amount decided 'ok': off the balance, onto the reserved total and the key's hold.
+local function take(holdKey, ttl, amount)
+  balance = balance - amount
+  reservedSum = reservedSum + amount
+  hold[holdKey] = hold[holdKey] + amount
+  holdAdd[holdKey] = (holdAdd[holdKey] or 0) + amount
+  holdTtl[holdKey] = ttl
+end
 for i = 1, n do
   if out[i] == nil then
     local k, a = 3 + 5 * (i - 1), 4 + 9 * (i - 1)
@@ -575,14 +598,19 @@ for i = 1, n do
         claims[#claims + 1] = i
       end
       if verdict == 'ok' then
-        balance = balance - am
-        reservedSum = reservedSum + am
-        hold[holdKey] = hold[holdKey] + am
-        holdAdd[holdKey] = (holdAdd[holdKey] or 0) + am
-        holdTtl[holdKey] = ARGV[a + 4]
+        take(holdKey, ARGV[a + 4], am)
         holds[#holds + 1] = i
       end
       out[i] = {verdict, remaining}
+      -- A fan-out's further reservations, each decided by the same rule on what is left.
+      for _, extra in ipairs(further[i]) do
+        local extraVerdict = reservationVerdict(extra[2], li, li >= 0 and used[limitKey] or 0, hold[holdKey], balance)
+        if extraVerdict == 'ok' then
+          take(holdKey, ARGV[a + 4], extra[2])
+          extraHolds[#extraHolds + 1] = {KEYS[k + 2], extra[1], extra[2], ARGV[a + 4]}
+        end
+        out[i][#out[i] + 1] = extraVerdict
+      end
     end
   end
 end
@@ -615,14 +643,26 @@ for _, i in ipairs(holds) do
   redis.call('HSET', rsvKey, ARGV[a + 3], ARGV[a + 1])
   redis.call('PEXPIRE', rsvKey, ARGV[a + 4])
 end
+for _, extra in ipairs(extraHolds) do
+  redis.call('HSET', extra[1], extra[2], string.format('%d', extra[3]))
+  redis.call('PEXPIRE', extra[1], extra[4])
+end
 return out
 `;
 
-/** ADMIT_LUA's input: a search's first admission with its first reservation. */
+/** ADMIT_LUA's input: a search's first admission with its first reservation (and a fan-out's further ones). */
 export interface AdmitInput {
   readonly scope: MoneyScope;
   readonly limits: AdmissionRequest;
   readonly reserve: ReserveRequest;
+  /** A fan-out's other models' reservations, decided after the first in this order; absent: none. */
+  readonly further?: readonly ReserveRequest[];
+}
+
+/** The further reservations' ARGV slot: 0 for none, else `index:amount` pairs joined by ','. */
+function furtherArg(further: readonly ReserveRequest[] | undefined): string | number {
+  if (further === undefined || further.length === 0) return 0;
+  return further.map((reserve) => `${reserve.index}:${reserve.amountMicros}`).join(',');
 }
 
 /**
@@ -639,7 +679,7 @@ export function encodeAdmitArgs(input: AdmitInput): MergedCall {
     keys: [scope.balanceKey, scope.reservedKey, scope.inFlightKey],
     fixed: [limits.ratePerSecond, limits.burst, limits.accountCap, limits.leaseTtlMs],
     memberKeys: [scope.limitKey, scope.reservationKey, scope.idempotencyKey ?? scope.reservationKey, scope.rateKey, scope.holdKey],
-    memberArgs: [reserve.amountMicros, scope.limitMicros, reserve.index, scope.reservationTtlMs, 0,
+    memberArgs: [reserve.amountMicros, scope.limitMicros, reserve.index, scope.reservationTtlMs, input.further === undefined ? 0 : furtherArg(input.further),
       claim === undefined ? '0' : '1', claim?.value ?? '', claim?.ttlMs ?? 0, scope.requestId],
   };
 }

@@ -1,7 +1,7 @@
 export { BraveAdapter, BRAVE_PRODUCTION_BASE_URL } from './brave.adapter';
 export { ExaAdapter, ExaContentsAdapter, EXA_PRODUCTION_BASE_URL } from './exa.adapter';
 export { TavilyAdapter, TavilyExtractAdapter, TAVILY_PRODUCTION_BASE_URL } from './tavily.adapter';
-export { normaliseUrl } from './page-url';
+export { normaliseUrl, resultIdentity, TRACKING_PARAMETERS } from './page-url';
 export { cutPassages, cutText } from './result-fields';
 export { ProviderRegistry } from './provider-registry';
 export { TimedProvider } from './timed-provider';

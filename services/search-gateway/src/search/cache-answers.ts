@@ -9,6 +9,7 @@ import type { LeaseRequest, MoneyOp, ReserveRequest } from '../money/money.ops';
 import type { NormalizedResult } from '../providers';
 import { ResultsJson } from './search.outcome';
 import type { AttemptResult, AttemptResults } from './search.outcome';
+import { timeoutOf } from './steps/attempt';
 import { chargeOf } from './steps/price';
 import type { AnswerKeeper, AnswerSource, Answering, AttemptRequest, Callable, Readiness, SearchContext, SearchSteps } from './steps/search-steps';
 
@@ -126,7 +127,7 @@ class CachedAttempt implements Answering, AnswerKeeper {
         // A provider lease taken beside the lookup goes back now, not after the wait: a search
         // served another's answer holds no provider capacity.
         if (ops.length > 0) steps.money.giveBack(ctx.scope, ops.splice(0));
-        const joined = await this.cache.join(this.entry, this.asked, this.maxAgeMs, this.call.timeoutMs);
+        const joined = await this.cache.join(this.entry, this.asked, this.maxAgeMs, timeoutOf(this.call));
         if (joined.kind === 'joined') return this.served(steps, joined.answer, 'joined', reservedMicros);
         // The leader failed, went away or ran past the provider timeout: this search calls the
         // provider itself (taking its lease now) and stores its answer.

@@ -31,7 +31,7 @@ describe('POST /v1/extract body', () => {
   it('applies the defaults and keeps the options sent', () => {
     expect(parse({ urls: ['https://a.test'], models: ['tavily/extract', 'exa/contents', 'tavily/extract'] })).toEqual({
       kind: 'extract', urls: ['https://a.test/'], models: [expect.objectContaining({ id: 'tavily/extract' }), expect.objectContaining({ id: 'exa/contents' })],
-      format: 'text', maxCharsPerUrl: 20_000, query: null, maxAgeS: null, maxTotalChars: null, cache: 'default', cacheMaxAgeS: null,
+      format: 'text', maxCharsPerUrl: 20_000, query: null, maxAgeS: null, maxTotalChars: null, cache: 'default', cacheMaxAgeS: null, maxCostMicros: null,
     });
     const sent = parse({ urls: ['https://a.test'], model: 'exa/contents', query: '  rust\u00a0 async  ', max_age_s: 600, cache_max_age_s: 3_600, max_total_chars: 500, format: 'text' });
     expect(sent).toMatchObject({ query: 'rust async', maxAgeS: 600, cacheMaxAgeS: 600, maxTotalChars: 500 });

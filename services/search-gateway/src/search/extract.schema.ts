@@ -5,7 +5,8 @@ import { normaliseQuery } from '../cache/cache.key';
 import { CACHE_MODES } from '../cache/cache.ticket';
 import type { CacheMode } from '../cache/cache.ticket';
 import { normaliseUrl } from '../providers';
-import { MAX_CACHE_MAX_AGE_S, MAX_MODELS } from './search.schema';
+import type { Micros } from '@svc/money';
+import { MAX_CACHE_MAX_AGE_S, MAX_COST_SCHEMA, MAX_MODELS, maxCostOf } from './search.schema';
 
 /** The body as the JSON schema admits it (before the URLs' normal form and the catalog checks). */
 export interface ExtractBody {
@@ -19,6 +20,7 @@ export interface ExtractBody {
   max_total_chars?: number;
   cache: CacheMode;
   cache_max_age_s?: number;
+  max_cost_usd?: number;
 }
 
 /**
@@ -44,6 +46,7 @@ export const EXTRACT_BODY_SCHEMA = {
     max_total_chars: { type: 'integer', minimum: LIMITS.maxTotalChars.min, maximum: LIMITS.maxTotalChars.max },
     cache: { type: 'string', enum: CACHE_MODES, default: 'default' },
     cache_max_age_s: { type: 'integer', minimum: 0, maximum: MAX_CACHE_MAX_AGE_S },
+    max_cost_usd: MAX_COST_SCHEMA,
   },
 } as const;
 
@@ -68,6 +71,8 @@ export interface ExtractRequest {
   readonly cache: CacheMode;
   /** The oldest stored page accepted, in seconds (cache_max_age_s, and max_age_s when sent: the smaller); null: any live entry. */
   readonly cacheMaxAgeS: number | null;
+  /** The most the request may cost (max_cost_usd), in micro-USD; null: no cap. */
+  readonly maxCostMicros?: Micros | null;
 }
 
 /** The rules a schema cannot say: each URL's normal form, the query's length after trimming, at least one model, every id an extract model. */
@@ -108,5 +113,6 @@ export function toExtractRequest(body: ExtractBody): ExtractRequest {
     kind: 'extract', urls, models, format: body.format, maxCharsPerUrl: body.max_chars_per_url, query, maxAgeS,
     maxTotalChars: body.max_total_chars ?? null, cache: body.cache,
     cacheMaxAgeS: maxAgeS === null ? cacheMaxAgeS : cacheMaxAgeS === null ? maxAgeS : Math.min(maxAgeS, cacheMaxAgeS),
+    maxCostMicros: maxCostOf(body.max_cost_usd),
   };
 }

@@ -40,6 +40,11 @@ export interface SearchLogFields {
 /** The platform's own time is milliseconds: finer buckets at the low end than LATENCY_BUCKETS_S. */
 const OVERHEAD_BUCKETS_S = [0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.015, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
+/** A fan-out calls 1 to 5 models (LIMITS.fanoutModels; 0 when none passed its checks). */
+const FANOUT_WIDTH_BUCKETS = [0, 1, 2, 3, 4, 5];
+/** A fan-out's merged results: at most max_results (100). */
+const FANOUT_RESULT_BUCKETS = [0, 1, 3, 5, 10, 20, 30, 50, 75, 100];
+
 const REFUSAL_OF: Readonly<Record<string, string>> = {
   rate_limited: 'rate_limit',
   too_many_concurrent_requests: 'in_flight',
@@ -69,6 +74,9 @@ export class SearchMetrics implements ProviderCallObserver {
   private readonly refusals: HotCounter<'reason'>;
   private readonly extracts: HotCounter<'outcome'>;
   private readonly extractDuration: HotHistogram<'outcome'>;
+  private readonly fanoutWidth: HotHistogram<'outcome'>;
+  private readonly fanoutMerged: HotHistogram<'outcome'>;
+  private readonly fanoutDuplicates: HotCounter<'outcome'>;
 
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
@@ -89,6 +97,10 @@ export class SearchMetrics implements ProviderCallObserver {
     for (const reason of ['rate_limit', 'in_flight', 'capacity', 'overloaded']) this.refusals.child(reason);
     this.extracts = new HotCounter({ name: 'gateway_extracts_total', help: 'Extracts answered (POST /v1/extract), by outcome (ok: at least one URL came back, or the error code)', labelNames: ['outcome'], registers });
     this.extractDuration = new HotHistogram({ name: 'gateway_extract_duration_seconds', help: 'Time from an extract\'s arrival to its reply, by outcome', labelNames: ['outcome'], buckets: LATENCY_BUCKETS_S, registers });
+    // Fan-outs (POST /v1/search strategy "fanout"): how many models each called, what the merge kept and dropped.
+    this.fanoutWidth = new HotHistogram({ name: 'gateway_fanout_width', help: 'Models called at once per fan-out search (those that passed their checks and were admitted), by outcome', labelNames: ['outcome'], buckets: FANOUT_WIDTH_BUCKETS, registers });
+    this.fanoutMerged = new HotHistogram({ name: 'gateway_fanout_merged_results', help: 'Results of a fan-out\'s answer after the merge (duplicates removed, filters applied again, max_results), by outcome', labelNames: ['outcome'], buckets: FANOUT_RESULT_BUCKETS, registers });
+    this.fanoutDuplicates = new HotCounter({ name: 'gateway_fanout_duplicates_removed_total', help: 'Results a fan-out\'s merge dropped because another model (or the same) returned the same page, by outcome', labelNames: ['outcome'], registers });
     // Read from the batch's plain counters at scrape: nothing is added to the search path.
     let seen = { awaited: redisBatchCounters.awaited, sent: redisBatchCounters.sent };
     const roundTrips: Counter<'kind'> = new Counter({
@@ -167,6 +179,9 @@ export class SearchMetrics implements ProviderCallObserver {
         case 'payment':
           outcome = decided.code;
           break;
+        case 'cost_cap':
+          outcome = 'max_cost_exceeded';
+          break;
         case 'overloaded':
           outcome = 'overloaded';
           this.refusals.child('capacity').inc();
@@ -193,6 +208,12 @@ export class SearchMetrics implements ProviderCallObserver {
       this.searches.child(outcome, model ?? 'none').inc();
       this.duration.child(outcome).observe(durationMs / 1000);
       this.overhead.child(outcome).observe(Math.max(0, durationMs - pending.upstreamMs) / 1000);
+      const fanout = pending.copy ? undefined : reply?.fanout;
+      if (fanout !== undefined) {
+        this.fanoutWidth.child(outcome).observe(fanout.width);
+        this.fanoutMerged.child(outcome).observe(fanout.merged);
+        if (fanout.duplicates > 0) this.fanoutDuplicates.child(outcome).inc(fanout.duplicates);
+      }
     }
     return { account_id: record.accountId, key_id: record.id, model, models, outcome, cost_usd: microsToUsd(costMicros) };
   }

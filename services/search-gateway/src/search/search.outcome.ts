@@ -51,7 +51,9 @@ export type SkipReason = 'not_configured' | 'capacity' | 'balance' | 'limit' | '
   /** A search's `contents` the model cannot return (its names in `options`). */
   | 'unsupported_contents'
   /** An extract's option or format the model cannot honour (its names in `options`). */
-  | 'unsupported_option';
+  | 'unsupported_option'
+  /** Its reservation would take the request's total past max_cost_usd (docs/api.md, "The cost cap"). */
+  | 'cost_cap';
 
 /**
  * Why an attempt that was called failed: the provider's failure, or `deadline`, a call whose
@@ -78,6 +80,8 @@ export type AttemptResult =
     readonly status: 'skipped'; readonly model: CatalogModel; readonly source: AttemptSource | null; readonly reason: SkipReason; readonly priceMicros: Micros; readonly filters?: readonly FilterName[]; readonly retryAfterMs?: number;
     /** unsupported_contents and unsupported_option: what the model cannot honour. */
     readonly options?: readonly string[];
+    /** cost_cap: what the request already held or kept when this attempt's reservation (`priceMicros`) met the cap, and the cap. */
+    readonly cap?: { readonly spentMicros: Micros; readonly capMicros: Micros };
   };
 
 export const SKIP_MESSAGES: Readonly<Record<SkipReason, string>> = {
@@ -93,11 +97,16 @@ export const SKIP_MESSAGES: Readonly<Record<SkipReason, string>> = {
   model_not_allowed: MODEL_NOT_ALLOWED_MESSAGE,
   unsupported_contents: 'unsupported contents',
   unsupported_option: 'unsupported option',
+  cost_cap: 'over max_cost_usd',
 };
 
 /** A skipped attempt's `error`: its reason, and for an unsupported filter, contents or option the names it cannot honour. */
 export function skipMessage(attempt: Extract<AttemptResult, { status: 'skipped' }>): string {
   if (attempt.reason === 'unsupported_filter' && attempt.filters !== undefined) return `unsupported filter: ${attempt.filters.join(', ')}`;
+  if (attempt.cap !== undefined) {
+    const { spentMicros, capMicros } = attempt.cap;
+    return `${SKIP_MESSAGES.cost_cap}: needs up to ${microsToUsd(attempt.priceMicros)} USD, ${microsToUsd(Math.max(0, capMicros - spentMicros))} USD of max_cost_usd left`;
+  }
   if (attempt.options !== undefined) return `${SKIP_MESSAGES[attempt.reason]}: ${attempt.options.join(', ')}`;
   return SKIP_MESSAGES[attempt.reason];
 }
@@ -105,6 +114,11 @@ export function skipMessage(attempt: Extract<AttemptResult, { status: 'skipped' 
 /** An attempt skipped for something sent that its model cannot honour (a filter, contents, an extract option). */
 export function isUnsupported(attempt: AttemptResult): boolean {
   return attempt.status === 'skipped' && (attempt.reason === 'unsupported_filter' || attempt.reason === 'unsupported_contents' || attempt.reason === 'unsupported_option');
+}
+
+/** An attempt skipped by money: the key's limit, the balance, or the request's max_cost_usd. */
+function isMoneyBlock(attempt: AttemptResult): boolean {
+  return attempt.status === 'skipped' && (attempt.reason === 'balance' || attempt.reason === 'limit' || attempt.reason === 'cost_cap');
 }
 
 function isFenced(attempt: AttemptResult): boolean {
@@ -115,6 +129,8 @@ function isFenced(attempt: AttemptResult): boolean {
 export type SearchOutcome =
   | { kind: 'success'; index: number }
   | { kind: 'payment'; code: 'key_limit_exceeded' | 'insufficient_credits'; neededMicros: Micros }
+  /** Every model that money could have run was over max_cost_usd: `neededMicros`, the least cap that would have run one. */
+  | { kind: 'cost_cap'; neededMicros: Micros }
   | { kind: 'overloaded' }
   | { kind: 'unsupported_filter' }
   /** Every model skipped for what it cannot honour, not only filters (contents, an extract option): 400 unsupported_option. */
@@ -131,18 +147,28 @@ export function decideOutcome(all: readonly AttemptResult[]): SearchOutcome {
   if (attempts.length > 0 && attempts.every(isUnsupported)) {
     return attempts.every((a) => a.status === 'skipped' && a.reason === 'unsupported_filter') ? { kind: 'unsupported_filter' } : { kind: 'unsupported_option' };
   }
-  const moneyBlocks = attempts.filter((a) => a.status === 'skipped' && (a.reason === 'balance' || a.reason === 'limit'));
+  // Blocks by money: the key's limit, the balance, and the request's own cap (max_cost_usd). Every
+  // model blocked so: 402, the cap's code only when the cap alone blocked them (docs/api.md, "The cost cap").
+  const moneyBlocks = attempts.filter(isMoneyBlock);
   if (attempts.length > 0 && moneyBlocks.length === attempts.length) {
     let needed = Number.MAX_SAFE_INTEGER;
+    let capNeeded = Number.MAX_SAFE_INTEGER;
     let anyLimit = false;
+    let anyMoney = false;
     for (const block of moneyBlocks) {
       if (block.status !== 'skipped') continue;
+      if (block.reason === 'cost_cap') {
+        capNeeded = Math.min(capNeeded, (block.cap?.spentMicros ?? 0) + block.priceMicros);
+        continue;
+      }
+      anyMoney = true;
       needed = Math.min(needed, block.priceMicros);
       if (block.reason === 'limit') anyLimit = true;
     }
+    if (!anyMoney) return { kind: 'cost_cap', neededMicros: capNeeded };
     return { kind: 'payment', code: anyLimit ? 'key_limit_exceeded' : 'insufficient_credits', neededMicros: needed };
   }
-  const rest = attempts.filter((a) => !(a.status === 'skipped' && (a.reason === 'balance' || a.reason === 'limit')));
+  const rest = attempts.filter((a) => !isMoneyBlock(a));
   if (rest.length > 0 && rest.every((a) => a.status === 'skipped' && (a.reason === 'capacity' || a.reason === 'failing'))) return { kind: 'overloaded' };
   return { kind: 'failed' };
 }

@@ -14,6 +14,8 @@ export interface AttemptedRequest {
   readonly models: readonly CatalogModel[];
   /** A search's filters (canonical), which its record keeps; never on an extract. */
   readonly filters?: SearchFilters | undefined;
+  /** The most the request may cost (max_cost_usd), in micro-USD; null or absent: no cap (docs/api.md, "The cost cap"). */
+  readonly maxCostMicros?: number | null;
 }
 
 export interface SearchCall<R extends AttemptedRequest = SearchRequest> {
@@ -49,6 +51,8 @@ export interface SearchReply {
   readonly retryAfterSeconds?: number;
   /** A 200's cache status (the x-svc-cache header); undefined on an error reply. */
   readonly cache?: CacheStatus | undefined;
+  /** A fan-out's figures for the metrics (models called, merged results, duplicates removed); undefined on a fallback's reply. */
+  readonly fanout?: { readonly width: number; readonly merged: number; readonly duplicates: number } | undefined;
 }
 
 /**

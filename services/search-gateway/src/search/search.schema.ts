@@ -1,7 +1,9 @@
 import { AjvCompiler } from '@fastify/ajv-compiler';
-import { canonicalFilters, FILTER_HINTS, FILTER_NAMES, FILTER_SCHEMAS, FilterError, findModel, LIMITS, SEARCH_CONTENTS } from '@svc/contracts';
-import type { FilterName, ModelSpec, SafeSearch, SearchContents, SearchFilters } from '@svc/contracts';
+import { canonicalFilters, FILTER_HINTS, FILTER_NAMES, FILTER_SCHEMAS, FilterError, findModel, LIMITS, SEARCH_CONTENTS, SEARCH_STRATEGIES } from '@svc/contracts';
+import type { FilterName, ModelSpec, SafeSearch, SearchContents, SearchFilters, SearchStrategy } from '@svc/contracts';
 import { AppError } from '@svc/errors';
+import { isUsdAmount, usdToMicros } from '@svc/money';
+import type { Micros } from '@svc/money';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
 import { normaliseQuery } from '../cache/cache.key';
 import { CACHE_MODES } from '../cache/cache.ticket';
@@ -31,6 +33,9 @@ export interface SearchBody {
   contents?: SearchContents;
   max_chars_per_result?: number;
   max_total_chars?: number;
+  strategy?: SearchStrategy;
+  fanout_wait_ms?: number;
+  max_cost_usd?: number;
 }
 
 /**
@@ -42,6 +47,23 @@ export const CONTENTS_SCHEMAS = {
   contents: { type: 'string', enum: SEARCH_CONTENTS },
   max_chars_per_result: { type: 'integer', minimum: LIMITS.searchCharsPerResult.min, maximum: LIMITS.searchCharsPerResult.max },
   max_total_chars: { type: 'integer', minimum: LIMITS.maxTotalChars.min, maximum: LIMITS.maxTotalChars.max },
+} as const;
+
+/**
+ * `max_cost_usd` of a search or an extract: the most the request may cost (docs/api.md, "The cost
+ * cap"). Above 0 and at most LIMITS.maxCostUsd.max here; whole micro-USD is checked after the
+ * schema (maxCostOf), since a JSON Schema `multipleOf` on decimals is not exact.
+ */
+export const MAX_COST_SCHEMA = { type: 'number', exclusiveMinimum: 0, maximum: LIMITS.maxCostUsd.max } as const;
+
+/**
+ * How a search uses its models (docs/api.md, "Fan-out"): `strategy` (default `fallback`) and,
+ * with `fanout`, `fanout_wait_ms`. No defaults in the schema: a body without them is left as it
+ * was sent (its Idempotency-Key digest too).
+ */
+export const STRATEGY_SCHEMAS = {
+  strategy: { type: 'string', enum: SEARCH_STRATEGIES },
+  fanout_wait_ms: { type: 'integer', minimum: LIMITS.fanoutWaitMs.min, maximum: LIMITS.fanoutWaitMs.max },
 } as const;
 
 /** POST /v1/search (docs/api.md 10.1): unknown fields rejected, no type coercion. */
@@ -59,6 +81,8 @@ export const SEARCH_BODY_SCHEMA = {
     // The filters, as packages/contracts declares them (docs/api.md, "Filters").
     ...FILTER_SCHEMAS,
     ...CONTENTS_SCHEMAS,
+    ...STRATEGY_SCHEMAS,
+    max_cost_usd: MAX_COST_SCHEMA,
   },
 } as const;
 
@@ -110,6 +134,19 @@ export interface SearchRequest {
   readonly maxCharsPerResult: number;
   /** The most characters of text the whole answer carries (its results' titles, snippets, text and highlights); null: no budget. */
   readonly maxTotalChars: number | null;
+  /** `fallback` (the models in order; absent means it too) or `fanout` (every model at once, the answers merged). */
+  readonly strategy?: SearchStrategy;
+  /** A fan-out's wait for its models once called (fanout_wait_ms); null: the deployment's FANOUT_WAIT_MS. */
+  readonly fanoutWaitMs?: number | null;
+  /** The most the request may cost (max_cost_usd), in micro-USD; null: no cap. */
+  readonly maxCostMicros?: Micros | null;
+}
+
+/** A body's `max_cost_usd` in micro-USD (null without one); more than 6 decimals is 400. */
+export function maxCostOf(usd: number | undefined): Micros | null {
+  if (usd === undefined) return null;
+  if (!isUsdAmount(usd)) throw new AppError('invalid_request', 'max_cost_usd must be a USD amount with at most 6 decimals');
+  return usdToMicros(usd);
 }
 
 /** The rules a schema cannot say: the trimmed query's length, at least one model, every id known; the query in its normal form. */
@@ -132,6 +169,11 @@ export function toSearchRequest(body: SearchBody): SearchRequest {
     models.push(model);
   }
   if (models.length > MAX_MODELS) throw new AppError('invalid_request', `at most ${MAX_MODELS} models`);
+  const strategy = body.strategy ?? 'fallback';
+  if (strategy === 'fanout' && (models.length < LIMITS.fanoutModels.min || models.length > LIMITS.fanoutModels.max)) {
+    throw new AppError('invalid_request', `strategy "fanout" takes ${LIMITS.fanoutModels.min} to ${LIMITS.fanoutModels.max} models (model and models together, each once)`);
+  }
+  if (body.fanout_wait_ms !== undefined && strategy !== 'fanout') throw new AppError('invalid_request', 'fanout_wait_ms needs strategy "fanout"');
   let filters: SearchFilters | undefined;
   try {
     filters = canonicalFilters(body);
@@ -145,5 +187,6 @@ export function toSearchRequest(body: SearchBody): SearchRequest {
   return {
     query, models, maxResults: body.max_results, filters, cache: body.cache, cacheMaxAgeS: body.cache_max_age_s ?? null,
     contents: body.contents ?? 'none', maxCharsPerResult: body.max_chars_per_result ?? LIMITS.searchCharsPerResult.default, maxTotalChars: body.max_total_chars ?? null,
+    strategy, fanoutWaitMs: body.fanout_wait_ms ?? null, maxCostMicros: maxCostOf(body.max_cost_usd),
   };
 }

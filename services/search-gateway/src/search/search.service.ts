@@ -16,15 +16,18 @@ import type { AttemptResult } from './search.outcome';
 import { refuse } from './search.result';
 import type { AttemptedRequest, RateLimitState, SearchCall, SearchReply, SearchResult } from './search.result';
 import type { SearchRequest } from './search.schema';
-import { admitFirst, admitNext, releaseAccountLease } from './steps/admit';
-import type { Admission } from './steps/admit';
+import { admitFanout, admitFirst, admitNext, releaseAccountLease } from './steps/admit';
+import type { Admission, FanoutAdmission } from './steps/admit';
+import { ProviderCall } from './steps/attempt';
+import { gateFanout, planFanout } from './steps/fanout';
+import { buildFanoutReply, DEFAULT_RRF_K } from './steps/fanout-reply';
 import { extractCall, extractDone, extractGate, extractPlanPrice } from './steps/extract';
 import { buildExtractReply } from './steps/extract-reply';
 import { nextAttempt, nextOf, planAttempts, planOf, runningBoundMs } from './steps/plan';
 import { buildReply, replay } from './steps/reply';
 import { settle } from './steps/settle';
 import type { Settled } from './steps/settle';
-import type { Callable, ModelOf, PlannedAttempt, SearchContext, SearchHealth, SearchMoney, SearchProviders, SearchSettings, SearchSteps } from './steps/search-steps';
+import type { Answering, Callable, ModelOf, PlannedAttempt, SearchContext, SearchHealth, SearchMoney, SearchProviders, SearchSettings, SearchSteps } from './steps/search-steps';
 
 export type { SearchSettings } from './steps/search-steps';
 
@@ -41,6 +44,8 @@ export type { RateLimitState, SearchCall, SearchRefusal, SearchReply, SearchResu
  */
 interface Flow<R extends AttemptedRequest> {
   readonly steps: SearchSteps<R>;
+  /** Its models are called at once (a fan-out, SearchService.fanout), not one after another. */
+  readonly fanout: boolean;
   plan(request: R, accountKeys: ProviderKeySet): PlannedAttempt<ModelOf<R>>[];
   next(ctx: SearchContext<R>, attempts: AttemptResult[], from: number, claim: SearchContext<R>['claim']): Callable<R> | null;
   done(result: AttemptResult, ctx: SearchContext<R>, attempts: readonly AttemptResult[]): boolean;
@@ -48,6 +53,8 @@ interface Flow<R extends AttemptedRequest> {
 }
 
 class SearchFlow implements Flow<SearchRequest> {
+  readonly fanout: boolean = false;
+
   constructor(readonly steps: SearchSteps) {}
 
   plan(request: SearchRequest, accountKeys: ProviderKeySet): PlannedAttempt[] {
@@ -68,7 +75,26 @@ class SearchFlow implements Flow<SearchRequest> {
   }
 }
 
+/**
+ * A fan-out (POST /v1/search `strategy: "fanout"`, docs/api.md "Fan-out"): one attempt per model,
+ * every one that passes its gates admitted in one round trip and called at once, the answers
+ * merged. The plan and the reply are its own; the attempts are SearchService.fanout's.
+ */
+class FanoutFlow extends SearchFlow {
+  override readonly fanout: boolean = true;
+
+  override plan(request: SearchRequest, accountKeys: ProviderKeySet): PlannedAttempt[] {
+    return planFanout(this.steps, request, accountKeys);
+  }
+
+  override reply(ctx: SearchContext, attempts: readonly AttemptResult[], elapsedMs: number, rateLimit: RateLimitState | undefined): SearchReply {
+    return buildFanoutReply(ctx, attempts, elapsedMs, rateLimit, this.steps.settings.fanoutRrfK ?? DEFAULT_RRF_K);
+  }
+}
+
 class ExtractFlow implements Flow<ExtractRequest> {
+  readonly fanout: boolean = false;
+
   constructor(readonly steps: SearchSteps<ExtractRequest>) {}
 
   /** Each attempt reserves for the URLs still missing when its turn comes; the plan holds the most: every URL. */
@@ -103,6 +129,7 @@ class ExtractFlow implements Flow<ExtractRequest> {
 export class SearchService {
   private readonly settings: SearchSettings;
   private readonly searches: SearchFlow;
+  private readonly fanouts: FanoutFlow;
   private readonly extracts: ExtractFlow;
 
   /**
@@ -130,11 +157,12 @@ export class SearchService {
     const answers = cache === undefined ? undefined : new CacheAnswers(cache);
     const pages = cache === undefined ? undefined : new ExtractCacheAnswers(cache);
     this.searches = new SearchFlow(health === undefined ? { money, providers, settings, metrics, log, answers } : { money, providers, settings, metrics, log, answers, health });
+    this.fanouts = new FanoutFlow(this.searches.steps);
     this.extracts = new ExtractFlow(health === undefined ? { money, providers, settings, metrics, log, answers: pages } : { money, providers, settings, metrics, log, answers: pages, health });
   }
 
   search(call: SearchCall): Promise<SearchResult> {
-    return this.run(this.searches, call);
+    return this.run(call.request.strategy === 'fanout' ? this.fanouts : this.searches, call);
   }
 
   /** POST /v1/extract and MCP's web_fetch (docs/decisions/0058): the search's path, with an extract's attempts. */
@@ -204,6 +232,7 @@ export class SearchService {
     };
     const attempts: AttemptResult[] = [];
     const ops: MoneyOp[] = [];
+    if (flow.fanout) return this.fanout(flow as unknown as FanoutFlow, ctx as unknown as SearchContext, attempts, ops);
     const planned = flow.next(ctx, attempts, 0, ctx.claim);
     if (planned === null) {
       // No attempt reached an admission (the deadline, providers not configured): nothing is held.
@@ -262,12 +291,93 @@ export class SearchService {
       if (holdsLease(first)) await releaseAccountLease(steps, ctx);
       throw error;
     }
+    return this.concluded(steps, ctx, ops, ended, reply, settled);
+  }
+
+  /**
+   * A fan-out's attempts (docs/api.md, "Fan-out"; docs/decisions/0066): every model's gates and
+   * the cost cap (gateFanout), then one admission for all that pass (one round trip: the rate
+   * token, the account's in-flight lease and the claim once, a reservation and a provider lease
+   * per model), then every reserved model answered at once, each on its own answer source (the
+   * result cache per model) with its own money ops, until each answered, failed, or was cancelled
+   * at the end of the wait. Each answer source is closed in the one `finally` once every model
+   * ended. The attempts are kept in the order asked; the settlement is one record with all of
+   * them, sent in one round trip as a fallback's.
+   */
+  private async fanout(flow: FanoutFlow, ctx: SearchContext, attempts: AttemptResult[], ops: MoneyOp[]): Promise<SearchResult> {
+    const steps = flow.steps;
+    const { call } = ctx;
+    const gated = gateFanout(steps, ctx);
+    if (gated.calls.length === 0) {
+      // No model reached an admission (filters, contents, the cap, the breaker, …): nothing is held.
+      attempts.push(...gated.slots as AttemptResult[]);
+      const reply = flow.reply(ctx, attempts, call.elapsedMs(), undefined);
+      const settled = await settle(steps, ctx, ops, attempts, reply, false);
+      return settled.kind === 'foreign' ? replay(steps, ctx, settled.stored, undefined) : reply;
+    }
+    const answerings: Answering[] = gated.calls.map((planned) => steps.answers?.open(steps, ctx, planned) ?? planned);
+    const own: MoneyOp[][] = answerings.map(() => []);
+    let admission: FanoutAdmission | undefined;
+    let ended: Exclude<FanoutAdmission, { kind: 'admitted' }> | undefined;
+    let reply: SearchReply | undefined;
+    let settled: Settled | undefined;
+    try {
+      try {
+        admission = await admitFanout(steps, ctx, ops, answerings, own);
+        if (admission.kind === 'admitted') {
+          const { fits } = admission;
+          gated.wait.endsAt = performance.now() + gated.waitMs;
+          const answered = await Promise.allSettled(answerings.map((answering, i): Promise<AttemptResult> => {
+            const fit = fits[i];
+            if (fit === undefined) throw new Error('a fan-out model without its admission');
+            if (fit.kind === 'reserved') return answering.answer(steps, ctx, own[i] as MoneyOp[], fit.leased, fit.reservedMicros);
+            const { planned } = answering.request;
+            return Promise.resolve({ status: 'skipped', model: planned.model, source: planned.source, reason: fit.reason, priceMicros: (answering.cheaper ?? answering.reserve).amountMicros });
+          }));
+          for (const list of own) ops.push(...list);
+          let next = 0;
+          for (const slot of gated.slots) {
+            if (!(slot instanceof ProviderCall)) {
+              attempts.push(slot);
+              continue;
+            }
+            const outcome = answered[next++];
+            if (outcome === undefined) throw new Error('a fan-out model without its answer');
+            if (outcome.status === 'rejected') throw outcome.reason;
+            attempts.push(outcome.value);
+          }
+        } else {
+          ended = admission;
+          for (const list of own) ops.push(...list);
+        }
+      } finally {
+        for (const answering of answerings) answering.close();
+      }
+      if (ended === undefined) {
+        reply = flow.reply(ctx, attempts, call.elapsedMs(), admission.kind === 'admitted' ? admission.rateLimit : undefined);
+        settled = await settle(steps, ctx, ops, attempts, reply, true);
+      }
+    } catch (error) {
+      if (admission?.kind === 'admitted') await releaseAccountLease(steps, ctx);
+      throw error;
+    }
+    return this.concluded(steps, ctx, ops, ended, reply, settled);
+  }
+
+  /**
+   * What a request's attempts came to: ended by its admission, or its reply as its settlement
+   * leaves it (the reply itself, at once; the first request's for a repeat; a refusal when the
+   * settlement could not be handed to Redis).
+   */
+  private concluded<R extends AttemptedRequest>(
+    steps: SearchSteps<R>, ctx: SearchContext<R>, ops: MoneyOp[], ended: Extract<Admission, { kind: 'refused' | 'duplicate' | 'unavailable' }> | undefined,
+    reply: SearchReply | undefined, settled: Settled | undefined,
+  ): SearchResult | Promise<SearchResult> {
     if (ended !== undefined) return this.ended(steps, ctx, ops, ended);
     if (reply === undefined || settled === undefined) throw new Error('a search ended without a reply');
     switch (settled.kind) {
       case 'failed':
-        await releaseAccountLease(steps, ctx);
-        return refuse.settlementFailed(call.requestId);
+        return releaseAccountLease(steps, ctx).then(() => refuse.settlementFailed(ctx.call.requestId));
       case 'foreign':
         return replay(steps, ctx, settled.stored, reply.rateLimit);
       case 'settled':

@@ -7,7 +7,7 @@ import type { ActivityItem, ApiError, ApiKey, List, SearchFilters } from '../api
 import { Empty, ErrorNote, Loading, RegionTable, asApiError, useLoad } from '../components';
 import { dateTime, usd } from '../format';
 
-/** The account's recent searches and page reads (extracts), newest first, each with its kind and its attempts (the fallback chain). */
+/** The account's recent searches and page reads (extracts), newest first, each with its kind and its attempts (the fallback chain, or a fan-out's models). */
 export function ActivityPage(): ReactNode {
   const first = useLoad(() => api<List<ActivityItem>>('GET', `/activity${qs({ limit: 25 })}`), []);
   const keys = useLoad(() => api<List<ApiKey>>('GET', `/keys${qs({ limit: LIMITS.pageSize.max })}`), []);
@@ -44,12 +44,18 @@ export function ActivityPage(): ReactNode {
           {items.map((item) => {
             const expanded = open.has(item.request_id);
             const detailsId = `attempts-${item.request_id}`;
+            const fanout = isFanout(item);
             return (
               <Fragment key={item.request_id}>
                 <tr data-request-id={item.request_id}>
                   <td data-label="Time" className="wrap">{dateTime(item.created_at)}</td>
                   <td data-label="Key">{keyNames.get(item.key_id) ?? <code className="small">{item.key_id}</code>}</td>
-                  <td data-label="Kind and model" className="wrap"><span className={`badge kind-${item.kind}`} data-testid="activity-kind">{item.kind === 'extract' ? 'Page read' : 'Search'}</span> <code>{item.model ?? '—'}</code></td>
+                  <td data-label="Kind and model" className="wrap">
+                    <span className={`badge kind-${fanout ? 'fanout' : item.kind}`} data-testid="activity-kind">{item.kind === 'extract' ? 'Page read' : fanout ? 'Fan-out' : 'Search'}</span>{' '}
+                    {fanout
+                      ? <ul className="fanout-models" data-testid="activity-models" aria-label="Models that answered">{item.attempts.filter((a) => a.status === 'success').map((a) => <li key={a.model}><code>{a.model}</code></li>)}</ul>
+                      : <code>{item.model ?? '—'}</code>}
+                  </td>
                   <td data-label="Outcome"><span className={`badge ${item.status === 'success' ? 'on' : 'off'}`}>{item.status === 'success' ? 'Answered' : 'Failed'}</span></td>
                   <td className="num" data-label="Cost">{usd(item.cost_usd, { precise: true })}</td>
                   <td data-label="Filters" data-testid="activity-filters">{item.filters === null ? (item.kind === 'extract' ? '—' : 'None') : <FilterList filters={item.filters} />}</td>
@@ -84,6 +90,15 @@ export function ActivityPage(): ReactNode {
       {cursor !== null && <button type="button" className="secondary" onClick={loadMore} disabled={loadingMore}>{loadingMore ? 'Loading…' : 'Show older searches'}</button>}
     </>
   );
+}
+
+/**
+ * A search that asked several models at once (strategy "fanout", docs/api.md 10.13): more than
+ * one of its attempts answered, which a fallback never does (it stops at its first answer).
+ * Its row names every model that answered; its attempts list each model with its own cost.
+ */
+function isFanout(item: ActivityItem): boolean {
+  return item.kind === 'search' && item.attempts.filter((a) => a.status === 'success').length > 1;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { describeError } from '@svc/errors';
 import type { Micros } from '@svc/money';
 import { NO_OPS } from '../../money/money.ops';
-import type { AdmissionVerdict, LeaseRequest, MoneyOp, ReserveRequest, ReserveVerdict } from '../../money/money.ops';
+import type { AdmissionVerdict, FanoutAdmissionVerdict, LeaseRequest, MoneyOp, ReserveRequest, ReserveVerdict } from '../../money/money.ops';
 import { refuse } from '../search.result';
 import type { RateLimitState, SearchRefusal } from '../search.result';
 import type { AttemptResult } from '../search.outcome';
@@ -157,6 +157,93 @@ async function admitCheaper<R extends AttemptedRequest>(steps: SearchSteps<R>, c
     return admissionFailed(steps, ctx, error);
   }
   return later(steps, ctx, ops, attempts, answering, reservationOf(ops, answer.verdict, answer.leased, answering, 'answers', null), cheaper);
+}
+
+/**
+ * What a fan-out's admission makes of it (docs/api.md, "Fan-out"):
+ * - `admitted`: the request passed the key's rate and the account's in-flight cap (its lease is
+ *   held from here); `fits[i]` is what became of model i: `reserved` (answer it) or `blocked`;
+ * - `duplicate`, `refused`, `unavailable`: as a first admission's (the whole request ends).
+ */
+export type FanoutAdmission =
+  | { readonly kind: 'admitted'; readonly rateLimit: RateLimitState; readonly fits: readonly Extract<Admission, { kind: 'reserved' | 'blocked' }>[] }
+  | Extract<Admission, { kind: 'duplicate' | 'refused' | 'unavailable' }>;
+
+/**
+ * A fan-out's admission, one round trip (decision 0004's batching): every called model's
+ * provider lease, and one admission script request for the whole search (one rate token, one
+ * account in-flight lease, the Idempotency-Key claim on the first reservation) that reserves every
+ * model's most possible cost in the order asked, each decided by the reservation rule on what the
+ * ones before it left. Each answer source's own I/O (the cache's lookup) goes in the same flush.
+ * Then each model's admission is fitted to what its source needs, as a later attempt's is: its
+ * ops (a lease or reservation to give back) go into `own[i]`. A refused request gives back every
+ * lease it took; a cold account asks for its hydration, waits for it and is admitted once more.
+ */
+export async function admitFanout<R extends AttemptedRequest>(steps: SearchSteps<R>, ctx: SearchContext<R>, ops: MoneyOp[], answerings: readonly Answering<R>[], own: MoneyOp[][]): Promise<FanoutAdmission> {
+  const { money, settings, log } = steps;
+  const { scope } = ctx;
+  const leases = answerings.map((answering) => answering.lease);
+  // The Idempotency-Key claim goes with the request's first reservation.
+  const reserves = answerings.map((answering, i): ReserveRequest => (i === 0 ? { index: answering.reserve.index, amountMicros: answering.reserve.amountMicros, claim: ctx.claim } : answering.reserve));
+  let answer: { leased: boolean[]; admission: FanoutAdmissionVerdict };
+  for (let retry = true; ; retry = false) {
+    try {
+      answer = await money.admitFanout(scope, leases, reserves, settings.admission);
+    } catch (error) {
+      return admissionFailed(steps, ctx, error) as Extract<Admission, { kind: 'unavailable' }>;
+    }
+    const verdict = answer.admission;
+    if (verdict.kind === 'admitted') break;
+    const taken = takenLeases(leases, answer.leased);
+    if (taken.length > 0) {
+      await money.finish(scope, taken, null).catch((cause: unknown) => {
+        log.warn({ request_id: scope.requestId, err: describeError(cause) }, 'provider leases release failed; they expire on their own');
+      });
+    }
+    switch (verdict.kind) {
+      case 'cold':
+        await money.requestHydration(scope.accountId).catch((cause: unknown) => {
+          log.warn({ request_id: scope.requestId, account_id: scope.accountId, err: describeError(cause) }, 'hydration request failed');
+        });
+        if (retry && (await waitWarm(steps, scope.accountId))) continue;
+        return { kind: 'refused', refusal: refuse.cold(ctx.call.requestId) };
+      case 'rate_limited':
+        return { kind: 'refused', refusal: refuse.rateLimited(ctx.call.requestId, settings.admission.ratePerSecond, settings.admission.burst, verdict.retryAfterMs) };
+      case 'too_many':
+        return { kind: 'refused', refusal: refuse.tooMany(ctx.call.requestId, settings.admission.accountCap) };
+    }
+  }
+  const { admission, leased } = answer;
+  if (admission.kind !== 'admitted') throw new Error('a fan-out admission left its loop unadmitted');
+  const rateLimit: RateLimitState = { limit: settings.admission.ratePerSecond, remaining: admission.remaining };
+  const first = admission.verdicts[0];
+  if (first?.kind === 'dup') {
+    // A repeat of an earlier Idempotency-Key: nothing was reserved, the leases it took go back.
+    ops.push(...takenLeases(leases, leased));
+    return { kind: 'duplicate', stored: first.stored, rateLimit };
+  }
+  const fits = await Promise.all(answerings.map(async (answering, i) => {
+    const verdict = admission.verdicts[i];
+    if (verdict === undefined) throw new Error('a fan-out admission without a verdict for every model');
+    const readiness = answering.ready();
+    const reservation = reservationOf(own[i] as MoneyOp[], verdict, leased[i] === true, answering, readiness instanceof Promise ? await readiness : readiness);
+    const fit = await later(steps, ctx, own[i] as MoneyOp[], NO_CALLS, answering, reservation, answering.reserve);
+    // Redis failing on a model's cheaper re-admission: that model holds nothing, it is skipped.
+    return fit.kind === 'unavailable' ? BLOCKED_CAPACITY as Extract<Admission, { kind: 'blocked' }> : fit;
+  }));
+  return { kind: 'admitted', rateLimit, fits };
+}
+
+/** No provider was called yet (a fan-out's models are fitted before any of them is called). */
+const NO_CALLS: readonly AttemptResult[] = [];
+
+/** The unlease ops of the leases an admission took. */
+function takenLeases(leases: readonly (LeaseRequest | null)[], leased: readonly boolean[]): MoneyOp[] {
+  const taken: MoneyOp[] = [];
+  leases.forEach((lease, i) => {
+    if (lease !== null && leased[i] === true) taken.push({ kind: 'unlease', provider: lease.provider, leaseId: lease.leaseId });
+  });
+  return taken;
 }
 
 /** Gives back the account in-flight lease alone (an exit whose last round trip did not); it expires on its own otherwise. */

@@ -27,7 +27,11 @@ export class ProviderCall implements Callable {
   /** The provider call's timeout: PROVIDER_TIMEOUT_MS, cut to what is left of the search's time. */
   readonly timeoutMs: number;
 
-  constructor(readonly planned: PlannedAttempt, settings: SearchSettings, requestId: string, readonly claim: Claim | undefined, leftMs: number) {
+  /**
+   * `fanout`: the wait of the fan-out this call is part of (docs/api.md, "Fan-out"): its call is
+   * also cut at the wait's end. Undefined for a fallback's attempt.
+   */
+  constructor(readonly planned: PlannedAttempt, settings: SearchSettings, requestId: string, readonly claim: Claim | undefined, leftMs: number, readonly fanout: FanoutWait | undefined = undefined) {
     const provider = planned.model.provider;
     this.provider = provider;
     this.leaseId = `${requestId}:${planned.index}`;
@@ -74,6 +78,25 @@ export class ProviderCall implements Callable {
 }
 
 /**
+ * A fan-out's wait for its models (fanout_wait_ms): when it ends, in `performance.now()`
+ * milliseconds; set once the models are admitted, just before they are called.
+ */
+export interface FanoutWait {
+  endsAt: number;
+}
+
+/**
+ * The timeout an attempt's provider call gets now (or the wait for an identical search's
+ * answer): its own (PROVIDER_TIMEOUT_MS, cut to what is left of the search's time), and in a
+ * fan-out no longer than what is left of the wait (0 when nothing is left).
+ */
+export function timeoutOf(request: AttemptRequest): number {
+  const wait = request.fanout;
+  if (wait === undefined) return request.timeoutMs;
+  return Math.max(0, Math.min(request.timeoutMs, Math.floor(wait.endsAt - performance.now())));
+}
+
+/**
  * A reserved attempt's provider call (undici, with a timer that aborts it): its result is
  * `success` (charged for the results it returned) or `error` (a provider timeout keeps the
  * model's base price, any other failure keeps nothing; a call cut short by the search's own
@@ -90,6 +113,15 @@ export async function attempt(steps: SearchSteps, ctx: SearchContext, ops: Money
   const { planned, provider } = request;
   const { model, source } = planned;
   const { call } = ctx;
+  // The call's timeout, read once (a fan-out's shrinks as its wait runs out).
+  const timeoutMs = timeoutOf(request);
+  if (timeoutMs < 1) {
+    // A fan-out whose wait ended before this call could start (it waited for an identical
+    // search that failed): never called, so nothing kept. A fallback's attempt always has time.
+    ops.push({ kind: 'release', index: request.index, keepMicros: 0 });
+    if (leased) ops.push({ kind: 'unlease', provider, leaseId: request.leaseId });
+    return { status: 'error', model, source, kind: 'deadline', error: 'fanout_wait_ms ended before the call', reservedMicros: planned.priceMicros, chargedMicros: 0 };
+  }
   if (!leased && !(await takeLease(steps, ctx, ops, request))) {
     ops.push({ kind: 'release', index: request.index, keepMicros: 0 });
     return { status: 'skipped', model, source, reason: 'capacity', priceMicros: request.amountMicros };
@@ -105,7 +137,7 @@ export async function attempt(steps: SearchSteps, ctx: SearchContext, ops: Money
   try {
     const search = call.request;
     outcome = await steps.providers.adapter(provider).search({
-      query: search.query, model, maxResults: search.maxResults, apiKey: request.apiKey, timeoutMs: request.timeoutMs, filters: search.filters,
+      query: search.query, model, maxResults: search.maxResults, apiKey: request.apiKey, timeoutMs, filters: search.filters,
       contents: search.contents, maxCharsPerResult: search.maxCharsPerResult,
     });
   } catch (error) {
@@ -117,7 +149,7 @@ export async function attempt(steps: SearchSteps, ctx: SearchContext, ops: Money
   // A call whose timeout the search's own time limit cut short (SEARCH_MAX_DURATION_MS) and that
   // ran out of it is no provider timeout: it says nothing of the provider's health, and keeps
   // no base price (the spec's rule is for a provider timeout). Decision 0044.
-  const cut = !outcome.ok && outcome.kind === 'timeout' && request.timeoutMs < steps.settings.providerTimeoutMs;
+  const cut = !outcome.ok && outcome.kind === 'timeout' && timeoutMs < steps.settings.providerTimeoutMs;
   // Provider health (docs/decisions/0027): in-process counters, flushed to Redis in the background.
   if (!cut) health?.record(provider, source, model.id, outcome.ok ? 'ok' : outcome.kind, endedAt - startedAt);
   if (outcome.ok) {
@@ -128,6 +160,14 @@ export async function attempt(steps: SearchSteps, ctx: SearchContext, ops: Money
     return { status: 'success', model, source, results: kept.results, reservedMicros: planned.priceMicros, chargedMicros, cache: kept.cache };
   }
   if (cut) {
+    if (timeoutMs < request.timeoutMs) {
+      // A fan-out's model still running when its wait ended: cancelled, and its attempt is a
+      // timeout that keeps the base price (the provider may bill the call). Not the provider's
+      // failure: not counted by its health, nor as a provider timeout.
+      const kept = keptOnTimeout(planned, steps.settings);
+      ops.push({ kind: 'release', index: request.index, keepMicros: kept }, { kind: 'unlease', provider, leaseId: request.leaseId });
+      return { status: 'error', model, source, kind: 'timeout', error: `no answer within fanout_wait_ms (${timeoutMs} ms): cancelled`, reservedMicros: planned.priceMicros, chargedMicros: kept };
+    }
     ops.push({ kind: 'release', index: request.index, keepMicros: 0 }, { kind: 'unlease', provider, leaseId: request.leaseId });
     return { status: 'error', model, source, kind: 'deadline', error: outcome.error, reservedMicros: planned.priceMicros, chargedMicros: 0 };
   }

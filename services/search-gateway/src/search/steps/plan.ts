@@ -1,11 +1,13 @@
 import { byokFeeMicros, maxCostMicros, modelAllowed, unsupportedFilters } from '@svc/contracts';
 import type { CatalogModel, FilterName, ModelSpec, SearchContents, SearchFilters } from '@svc/contracts';
+import type { Micros } from '@svc/money';
 import type { ProviderKeySet } from '../../byok/provider-key-cache';
 import type { Claim } from '../../money/money.ops';
 import type { AttemptResult, SkipReason } from '../search.outcome';
 import type { AttemptedRequest } from '../search.result';
 import type { SearchRequest } from '../search.schema';
 import { ProviderCall } from './attempt';
+import { spentMicros, withinCap } from './cost-cap';
 import { DEFAULT_BYOK_FEE_PERCENT } from './price';
 import type { ModelOf, PlannedAttempt, SearchContext, SearchSettings, SearchSteps } from './search-steps';
 
@@ -98,7 +100,7 @@ export interface OptionSkip {
 }
 
 /** A search's gates before its admission: the filters, then the contents. Nothing allocated for a search with neither. */
-function searchGate(planned: PlannedAttempt, request: SearchRequest): OptionSkip | null {
+export function searchGate(planned: PlannedAttempt, request: SearchRequest): OptionSkip | null {
   const unsupported = filterGate(planned, request.filters);
   if (unsupported !== null) return { reason: 'unsupported_filter', filters: unsupported };
   const contents = contentsGate(planned, request.contents);
@@ -124,20 +126,46 @@ export function nextAttempt(steps: Pick<SearchSteps, 'settings' | 'health'>, ctx
   return nextOf(steps, ctx, attempts, from, claim, searchGate, searchCall);
 }
 
+/** A kind of request's own gate before an admission (what its model cannot honour); a module function. */
+export type KindGate<R extends AttemptedRequest> = (planned: PlannedAttempt<ModelOf<R>>, request: R) => OptionSkip | null;
+
+/** A kind of request's attempt, once its gates let it through; a module function. */
+export type MakeAttempt<R extends AttemptedRequest, C> = (planned: PlannedAttempt<ModelOf<R>>, settings: SearchSettings, ctx: SearchContext<R>, claim: Claim | undefined, leftMs: number, attempts: readonly AttemptResult[]) => C;
+
+/** What the gates make of a plan's attempt: a call with its most possible cost (what it reserves) and its plan index. */
+export interface Gated {
+  readonly index: number;
+  readonly amountMicros: Micros;
+}
+
 /**
- * The next attempt of any kind of request (see nextAttempt): the gates every kind shares (the
- * key's model fence, the deadline, not configured, the breaker) around its own (`gate`: what
- * its model cannot honour), and its attempt made by `make`. Both are module functions: nothing
- * is allocated per call for them.
+ * The next attempt of any kind of request (see nextAttempt): `gateNext`'s, then the request's
+ * cost cap (max_cost_usd, steps/cost-cap.ts): an attempt whose reservation would take what the
+ * earlier attempts were charged or keep past the cap is skipped (`cost_cap`), and the next one
+ * is tried. Nothing more is read for a request without a cap.
  */
-export function nextOf<R extends AttemptedRequest, C>(
-  steps: Pick<SearchSteps, 'settings' | 'health'>,
-  ctx: SearchContext<R>,
-  attempts: AttemptResult[],
-  from: number,
-  claim: Claim | undefined,
-  gate: (planned: PlannedAttempt<ModelOf<R>>, request: R) => OptionSkip | null,
-  make: (planned: PlannedAttempt<ModelOf<R>>, settings: SearchSettings, ctx: SearchContext<R>, claim: Claim | undefined, leftMs: number, attempts: readonly AttemptResult[]) => C,
+export function nextOf<R extends AttemptedRequest, C extends Gated>(
+  steps: Pick<SearchSteps, 'settings' | 'health'>, ctx: SearchContext<R>, attempts: AttemptResult[], from: number, claim: Claim | undefined, gate: KindGate<R>, make: MakeAttempt<R, C>,
+): C | null {
+  const cap = ctx.call.request.maxCostMicros;
+  for (let start = from; ;) {
+    const made = gateNext(steps, ctx, attempts, start, claim, gate, make);
+    if (made === null || cap === null || cap === undefined) return made;
+    const spent = spentMicros(attempts);
+    if (withinCap(cap, spent, made.amountMicros)) return made;
+    attempts.push(capSkip(ctx.plan[made.index] as PlannedAttempt<ModelOf<R>>, made.amountMicros, spent, cap));
+    start = made.index + 1;
+  }
+}
+
+/**
+ * The next attempt the gates let through, from plan index `from`: the gates every kind shares
+ * (the key's model fence, the deadline, not configured, the breaker) around its own (`gate`:
+ * what its model cannot honour), and its attempt made by `make`. Both are module functions:
+ * nothing is allocated per call for them. The attempts passed over are recorded in `attempts`.
+ */
+export function gateNext<R extends AttemptedRequest, C>(
+  steps: Pick<SearchSteps, 'settings' | 'health'>, ctx: SearchContext<R>, attempts: AttemptResult[], from: number, claim: Claim | undefined, gate: KindGate<R>, make: MakeAttempt<R, C>,
 ): C | null {
   const { plan, call } = ctx;
   const { settings } = steps;
@@ -169,6 +197,11 @@ export function nextOf<R extends AttemptedRequest, C>(
     if (gated !== 'after_byok') attempts.push({ status: 'skipped', model: planned.model, source: null, reason: gated, priceMicros: planned.priceMicros });
   }
   return null;
+}
+
+/** An attempt skipped because its reservation would take the request past its max_cost_usd (`held`: what the request holds or keeps before it). */
+export function capSkip(planned: PlannedAttempt<CatalogModel>, reserveMicros: Micros, heldMicros: Micros, capMicros: Micros): AttemptResult {
+  return { status: 'skipped', model: planned.model, source: planned.source, reason: 'cost_cap', priceMicros: reserveMicros, cap: { spentMicros: heldMicros, capMicros } };
 }
 
 /**

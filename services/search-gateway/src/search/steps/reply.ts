@@ -51,7 +51,7 @@ export function buildReply(requestId: string, attempts: readonly AttemptResult[]
 }
 
 /**
- * The reply of a request no model answered (docs/api.md 10.5): 402 (money blocked every model),
+ * The reply of a request no model answered (docs/api.md 10.5): 402 (money or max_cost_usd blocked every model),
  * 400 (every model skipped for what it cannot honour), 503 (every other model at capacity) or
  * 502 (anything else), each in the platform's error body. `what` names the request in messages.
  */
@@ -63,6 +63,11 @@ export function outcomeReply(outcome: Exclude<SearchOutcome, { kind: 'success' }
         : 'the credit balance cannot cover any of the requested models';
       return errorReply(new AppError(outcome.code, message, { needed_usd: microsToUsd(outcome.neededMicros) }), requestId, attempts, rateLimit);
     }
+    case 'cost_cap':
+      return errorReply(
+        new AppError('max_cost_exceeded', `every requested model would take this ${what} past its max_cost_usd`, { needed_usd: microsToUsd(outcome.neededMicros), attempts: attempts.map(attemptView) }),
+        requestId, attempts, rateLimit,
+      );
     case 'unsupported_filter': {
       const models = attempts.map((a) => `${a.model.id} (${a.status === 'skipped' ? (a.filters ?? []).join(', ') : ''})`).join(', ');
       return errorReply(new AppError('unsupported_filter', `no requested model can honour every filter sent: ${models}`, { attempts: attempts.map(attemptView) }), requestId, attempts, rateLimit);
@@ -81,8 +86,8 @@ export function outcomeReply(outcome: Exclude<SearchOutcome, { kind: 'success' }
   }
 }
 
-/** A search answer's results as objects (a cache hit's stored text parsed: only under a budget). */
-function resultsOf(results: AttemptResults): readonly NormalizedResult[] {
+/** A search answer's results as objects (a cache hit's stored text parsed: only under a budget, or for a fan-out's merge). */
+export function resultsOf(results: AttemptResults): readonly NormalizedResult[] {
   if (results instanceof ResultsJson) return JSON.parse(results.json) as NormalizedResult[];
   return results as readonly NormalizedResult[];
 }
@@ -93,8 +98,8 @@ function resultsOf(results: AttemptResults): readonly NormalizedResult[] {
  * text (else highlights, else snippet) cut to what is left, and none after it. `truncated`
  * when anything was cut or dropped.
  */
-export function withinBudget(results: readonly NormalizedResult[], maxChars: number): { results: NormalizedResult[]; truncated: boolean } {
-  const out: NormalizedResult[] = [];
+export function withinBudget<T extends NormalizedResult>(results: readonly T[], maxChars: number): { results: T[]; truncated: boolean } {
+  const out: T[] = [];
   let left = maxChars;
   for (const result of results) {
     const highlights = result.highlights ?? [];
@@ -112,10 +117,11 @@ export function withinBudget(results: readonly NormalizedResult[], maxChars: num
 }
 
 /** One result cut to `room` characters besides its title: its text first, then its highlights, then its snippet. */
-function cutResult(result: NormalizedResult, room: number): NormalizedResult {
+function cutResult<T extends NormalizedResult>(result: T, room: number): T {
   let left = room;
   const snippet = cutText(result.snippet, left);
   left -= snippet.length;
+  // The result's own fields (a fan-out's sources too) with the cuts below: still a T.
   const cut: { -readonly [K in keyof NormalizedResult]: NormalizedResult[K] } = { ...result, snippet };
   if (result.text !== undefined) {
     cut.text = cutText(result.text, left);
@@ -126,7 +132,7 @@ function cutResult(result: NormalizedResult, room: number): NormalizedResult {
     cut.highlights = cutPassages(result.highlights, Math.max(0, left)).passages;
     cut.truncated = true;
   }
-  return cut;
+  return cut as T;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Micros } from '@svc/money';
 import type { Logger } from 'pino';
 import type { AttemptCache } from '../../cache/cache.ticket';
 import type {
-  AdmissionRequest, AdmissionVerdict, Claim, LeaseRequest, MoneyOp, ReserveRequest, ReserveVerdict, Settlement,
+  AdmissionRequest, AdmissionVerdict, Claim, FanoutAdmissionVerdict, LeaseRequest, MoneyOp, ReserveRequest, ReserveVerdict, Settlement,
 } from '../../money/money.ops';
 import type { MoneyScope } from '../../money/money.scope';
 import type { ExtractProvider, NormalizedResult, ProviderFailureKind, ProviderOutcome, ProviderSearchRequest } from '../../providers';
@@ -32,6 +32,10 @@ export interface SearchSettings {
   readonly maxDurationMs?: number;
   /** BYOK_FEE_PERCENT: a BYOK attempt is charged this percentage of the model's price (default 5). */
   readonly byokFeePercent?: number;
+  /** FANOUT_WAIT_MS: how long a fan-out waits for its models once called, unless its body says (default LIMITS.fanoutWaitMs.default). */
+  readonly fanoutWaitMs?: number;
+  /** FANOUT_RRF_K: the constant k of a fan-out's reciprocal rank fusion (default 60). */
+  readonly fanoutRrfK?: number;
 }
 
 /**
@@ -43,6 +47,8 @@ export interface SearchMoney {
   readonly saturated: boolean;
   admitFirst(scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest | null, reserve: ReserveRequest, admission: AdmissionRequest): Promise<{ leased: boolean; admission: AdmissionVerdict }>;
   admit(scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest | null, reserve: ReserveRequest, extendLeaseMs?: number): Promise<{ leased: boolean; verdict: ReserveVerdict }>;
+  /** A fan-out's admission: every model's lease and reservation with the request's admission, in one round trip (MoneyRepository.admitFanout). */
+  admitFanout(scope: MoneyScope, leases: readonly (LeaseRequest | null)[], reserves: readonly ReserveRequest[], admission: AdmissionRequest): Promise<{ leased: boolean[]; admission: FanoutAdmissionVerdict }>;
   /** An attempt admitted without a provider lease takes one before its call: leftover ops, the account lease extended, the lease. */
   lease(scope: MoneyScope, ops: readonly MoneyOp[], lease: LeaseRequest, extendLeaseMs: number): Promise<boolean>;
   /** Sends ops now without waiting for Redis (a provider lease an attempt does not need); a failure is logged, the lease expires on its own. */
@@ -133,6 +139,8 @@ export interface AttemptRequest<M extends CatalogModel = ModelSpec> extends Leas
   readonly apiKey: string;
   /** The provider call's timeout: PROVIDER_TIMEOUT_MS, cut to what is left of the search's time. */
   readonly timeoutMs: number;
+  /** A fan-out's wait, which cuts the call too (timeoutOf); undefined for a fallback's attempt or an extract's. */
+  readonly fanout?: { readonly endsAt: number } | undefined;
 }
 
 /**
