@@ -2,7 +2,7 @@ export { CATALOG, PROVIDERS, findModel, isProvider, maxCostMicros, costMicros, r
 export type { Provider, ModelSpec } from './catalog';
 export { KEY_CHANGES_CHANNEL, evaluateKey, isKeyChangeMessage, LIMIT_RESETS } from './key-record';
 export type { KeyRecord, KeyLookup, KeyChangeMessage, LimitReset, RequiredKind, KeyVerdict } from './key-record';
-export { periodOf } from './key-periods';
+export { periodOf, KEY_PERIOD_COUNTER_GRACE_MS } from './key-periods';
 export type { Period } from './key-periods';
 export { redisKeys } from './redis-keys';
 export { INTERNAL_HEADERS } from './internal-headers';
@@ -31,3 +31,12 @@ export type { AnswerSchema, AnswerSchemaName } from './answers';
 export { MODEL_NOT_ALLOWED_MESSAGE, isModelFenceEntry, modelAllowed } from './key-fences';
 export { AUDIT_ACTOR_KINDS, AUDIT_ACTIONS, AUDIT_CSV_COLUMNS, auditView, isAuditAction, isAuditActorKind } from './audit';
 export type { AuditActor, AuditActorKind, AuditAction, AuditDraft, AuditRow, AuditValue, AuditChange, AuditEntryView } from './audit';
+export { RESERVATION_RULE_LUA } from './money-rules';
+export { keyFactsHeaders, parseKeyFacts } from './key-facts';
+export type { KeyFacts } from './key-facts';
+export {
+  RESEARCH_PROVIDERS, RESEARCH_METERING, RESEARCH_MODELS, RESEARCH_RULES, RESEARCH_STATUSES, RESEARCH_TERMINAL_STATUSES, RESEARCH_ATTEMPT_STATUSES,
+  RESEARCH_QUEUES, RESEARCH_JOB, DEFAULT_RESEARCH_RUN_TIMEOUT_MS, TAVILY_CREDIT_MICROS, TAVILY_CREDIT_PROVIDER_MICROS,
+  findResearchModel, researchReservationKey, attemptMoney, atOurRateMicros, providerCostMicros, dollarsToMicros,
+} from './research';
+export type { ResearchProvider, ResearchMetering, ResearchModelSpec, ResearchStatus, ResearchAttemptStatus, AttemptMoney } from './research';

@@ -21,6 +21,7 @@ export const ID_PREFIXES = {
   webhookDelivery: 'whd_',
   auditEntry: 'aud_',
   autoTopup: 'atu_',
+  researchRun: 'rsr_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -64,7 +65,7 @@ function randomBase62(length: number): string {
  * PostgreSQL less than half as much per search (docs/decisions/0034). Neither kind is a
  * secret; every other kind stays wholly random.
  */
-export const TIME_ORDERED_KINDS: readonly IdKind[] = ['request', 'ledgerEntry'];
+export const TIME_ORDERED_KINDS: readonly IdKind[] = ['request', 'ledgerEntry', 'researchRun'];
 
 /**
  * The creation time's width: milliseconds since the Unix epoch in base 36, lower case, padded
