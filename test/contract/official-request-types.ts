@@ -9,11 +9,20 @@
  * - Brave: brave-search `webSearch(q, options)` / `newsSearch(q, options)` send `q` and the
  *   options as the query string of GET /web/search and /news/search.
  */
-import type { RegularSearchOptions } from 'exa-js';
-import type { TavilySearchOptions } from '@tavily/core';
+import type { CreateAgentRunParams, RegularSearchOptions } from 'exa-js';
+import type { TavilyResearchOptions, TavilySearchOptions } from '@tavily/core';
 import type { BraveSearchOptions, NewsSearchOptions } from 'brave-search/dist/types';
 
 export type ExaSearchBody = RegularSearchOptions & { query: string };
 export type TavilyOptions = TavilySearchOptions;
 export type BraveWebQuery = BraveSearchOptions & { q: string };
 export type BraveNewsQuery = NewsSearchOptions & { q: string };
+
+/**
+ * Research runs (docs/decisions/0062):
+ * - Exa: exa-js `agent.runs.create(params)` sends the params (less `stream`) as the JSON body of POST /agent/runs.
+ * - Tavily: @tavily/core `research(input, options)` sends `input` and the options renamed to snake_case
+ *   (outputSchema → output_schema, citationFormat → citation_format) as the JSON body of POST /research.
+ */
+export type ExaAgentRunBody = CreateAgentRunParams;
+export type TavilyResearchOptionsType = TavilyResearchOptions;

@@ -6,6 +6,8 @@ import { resultsFor } from './results';
 import type { ResultConstraints } from './results';
 import { registerProviderApi } from './simulate';
 import type { FailureKind, ProviderSpec, SimContext, SimReply, Validation } from './simulate';
+import { exaAgentRoutes } from './research';
+import type { ResearchSim } from './research';
 
 /** Exa: POST /search. */
 
@@ -132,7 +134,7 @@ function success(params: ExaParams, query: string, empty: boolean, startedAt: nu
 
 export const EXA_DEFAULT_KEY = 'sim-exa-key';
 
-export function exaRoutes(context: SimContext, apiKey: string) {
+export function exaRoutes(context: SimContext, apiKey: string, research?: ResearchSim) {
   return async (app: FastifyInstance): Promise<void> => {
     const spec: ProviderSpec<ExaParams> = {
       provider: 'exa',
@@ -149,5 +151,6 @@ export function exaRoutes(context: SimContext, apiKey: string) {
       badRequest: () => errorReply(400, 'INVALID_REQUEST_BODY', 'Request body must be valid JSON'),
       serverError: () => failure('error500', ''),
     });
+    if (research !== undefined) exaAgentRoutes(app, context, research, apiKey);
   };
 }
