@@ -2,6 +2,7 @@ import { redisKeys } from '@svc/contracts';
 import { verifyWebhook } from '@svc/sdk';
 import { bearer, call, grantCredits, newAccount, newApiKey, SETTLING_STACK, useStack, waitFor, WebhookReceiver } from '@svc/test-kit';
 import type { JsonResponse } from '@svc/test-kit';
+import { RESEARCH_WORKER_TEST_ENV } from './research-stack';
 
 /**
  * Research runs end to end (docs/decisions/0062): the public edge, billing's API, the research
@@ -9,12 +10,6 @@ import type { JsonResponse } from '@svc/test-kit';
  * run's money is checked in the ledger (PostgreSQL), in Redis, against reconciliation's
  * equation and in the finance report.
  */
-
-/** Fast polls and a generous provider rate, so a run takes the simulator's time and little more. */
-export const RESEARCH_WORKER_TEST_ENV = {
-  RESEARCH_POLL_MIN_MS: '100', RESEARCH_POLL_MAX_MS: '300', RESEARCH_JOB_LOCK_MS: '2000', RESEARCH_SWEEP_INTERVAL_MS: '500',
-  RESEARCH_EXA_REQUESTS_PER_SECOND: '1000', RESEARCH_TAVILY_REQUESTS_PER_MINUTE: '60000', RESEARCH_CALL_TIMEOUT_MS: '5000',
-} as const;
 
 describe('research runs end to end', () => {
   const receivers: WebhookReceiver[] = [];

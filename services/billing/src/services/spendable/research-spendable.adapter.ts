@@ -126,10 +126,14 @@ end
 return 1
 `;
 
-/** Keeps a key's hold alive at least `ttl` ms (a run longer than a search's hold lifetime). KEYS[1] hold; ARGV[1] ttl ms. */
+/**
+ * Keeps a key's hold alive at least `ttl` ms (a run longer than a search's hold lifetime), and
+ * says whether the account is warm. KEYS[1] the key's hold, KEYS[2] bal; ARGV[1] ttl ms.
+ * Returns 1 (warm) or 0 (cold: its balance key is missing).
+ */
 const KEEP_HOLD_LUA = `
 if redis.call('EXISTS', KEYS[1]) == 1 and redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return 1
+return redis.call('EXISTS', KEYS[2])
 `;
 
 export type ResearchReserveVerdict =
@@ -233,8 +237,14 @@ export class ResearchSpendableAdapter {
     await this.redis.sadd(recoveryKeys.hydrationWanted, accountId);
   }
 
-  /** Keeps the key's hold alive at least `ttlMs` (each step of a long run). */
-  async keepHold(accountId: string, keyId: string, ttlMs: number): Promise<void> {
-    await this.redis.eval(KEEP_HOLD_LUA, 1, redisKeys.keyHold(accountId, keyId), String(ttlMs));
+  /**
+   * Keeps the key's hold alive at least `ttlMs` (each step of a long run). A cold account (Redis
+   * lost its data) is queued for hydration, which rebuilds its balance without the run's hold
+   * and the key's hold with it. True when the account is warm.
+   */
+  async keepHold(accountId: string, keyId: string, ttlMs: number): Promise<boolean> {
+    const warm = (await this.redis.eval(KEEP_HOLD_LUA, 2, redisKeys.keyHold(accountId, keyId), redisKeys.accountBalance(accountId), String(ttlMs))) === 1;
+    if (!warm) await this.requestHydration(accountId);
+    return warm;
   }
 }
