@@ -6,6 +6,7 @@ import { LIMIT_RESETS } from './key-record';
 import { LIMITS } from './limits';
 import { MODEL_STATUSES } from './provider-health';
 import { CACHE_STATUSES } from './settlement';
+import { RESEARCH_ATTEMPT_STATUSES, RESEARCH_MODELS, RESEARCH_PROVIDERS, RESEARCH_STATUSES } from './research';
 
 /**
  * The JSON Schemas (2020-12) of the answers that several places describe, written once:
@@ -75,6 +76,27 @@ export const MODEL_PRICING_FIELDS: Readonly<Record<string, AnswerSchema>> = {
   included_results: { type: ['integer', 'null'], description: 'Results covered by base_usd; null when the provider does not price by count.' },
   per_result_usd: usd('Price of each result beyond included_results (0 when not priced by count).'),
   cache_price_usd: { type: ['number', 'null'], description: 'Price of a search answered from the result cache (hit or joined): CACHE_PRICE_PERCENT of base_usd; null when the deployment has no cache.' },
+};
+
+/** A research run's fields, in a list and alone (docs/api.md, "Research runs"). */
+const RESEARCH_RUN_FIELDS: Readonly<Record<string, AnswerSchema>> = {
+  id: id('researchRun', 'The run id.'),
+  object: { const: 'research_run' },
+  status: { enum: [...RESEARCH_STATUSES], description: 'queued; running; completed, failed or cancelled (settled: cost_usd is final).' },
+  input: { type: 'string' },
+  models: { type: 'array', items: ref('ResearchModelId'), description: 'The models asked for, in fallback order.' },
+  model: { type: ['string', 'null'], description: 'The model that answered, or the one running or next to run; null when none could.' },
+  max_cost_usd: usd('The hard cap.'),
+  held_usd: usd('What the run holds from the balance now: min(the cap, the most its models can cost) until it is settled, then 0.'),
+  cost_usd: { type: ['number', 'null'], description: 'What the run was charged, never above max_cost_usd; null until it is settled.' },
+  attempts: { type: 'array', items: ref('ResearchAttempt') },
+  error: { type: ['string', 'null'] },
+  metadata: { type: ['object', 'null'], additionalProperties: { type: 'string' } },
+  created_at: timestamp(),
+  started_at: { type: ['string', 'null'], format: 'date-time' },
+  completed_at: { type: ['string', 'null'], format: 'date-time', description: 'When the run was settled.' },
+  cancel_requested_at: { type: ['string', 'null'], format: 'date-time' },
+  request_id: REQUEST_ID_SCHEMA,
 };
 
 /** The schemas, by the name the OpenAPI document gives them. */
@@ -155,6 +177,36 @@ export const ANSWER_SCHEMAS = {
     ['date', 'model', 'key_id'],
     'One group; its group field (date, model or key_id) matches group_by.',
   ),
+  // Research runs (docs/api.md, "Research runs"; docs/decisions/0062).
+  ResearchModelId: { enum: RESEARCH_MODELS.map((model) => model.id), description: 'A research model (GET /v1/models, kind "research").' },
+  ResearchAttempt: closedObject({
+    model: ref('ResearchModelId'),
+    provider: { enum: [...RESEARCH_PROVIDERS] },
+    status: { enum: [...RESEARCH_ATTEMPT_STATUSES], description: 'pending: waits its turn; skipped: not run (error says why); running; completed; failed; cancelled.' },
+    error: { type: ['string', 'null'], description: 'Why it was skipped or failed, or how it was cancelled; null otherwise.' },
+    cost_usd: { type: ['number', 'null'], description: 'What this attempt was charged; null until it ended.' },
+  }),
+  ResearchSource: closedObject({ url: { type: 'string' }, title: { type: ['string', 'null'] } }),
+  ResearchRunSummary: closedObject(RESEARCH_RUN_FIELDS, ['request_id'], 'A research run without its output (GET /v1/research).'),
+  ResearchRun: closedObject({
+    ...RESEARCH_RUN_FIELDS,
+    output: {
+      type: ['object', 'null'],
+      required: ['text', 'structured'],
+      additionalProperties: false,
+      properties: {
+        text: { type: ['string', 'null'], description: 'The answer as text.' },
+        structured: { description: 'The answer in the shape of output_schema (null without one).' },
+      },
+      description: 'Null until the run completed (and on a failed or cancelled run).',
+    },
+    sources: { type: 'array', items: ref('ResearchSource'), description: 'The pages the answer cites.' },
+  }, ['request_id'], 'A research run (POST /v1/research, GET /v1/research/{id}, the cancel answer, and the data of research.completed and research.failed).'),
+  ResearchRunList: closedObject({
+    data: { type: 'array', items: ref('ResearchRunSummary') },
+    next_cursor: { type: ['string', 'null'] },
+    request_id: REQUEST_ID_SCHEMA,
+  }),
 } as const satisfies Record<string, AnswerSchema>;
 
 export type AnswerSchemaName = keyof typeof ANSWER_SCHEMAS;

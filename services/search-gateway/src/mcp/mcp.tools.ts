@@ -2,13 +2,14 @@ import { ANSWER_SCHEMAS, CATALOG, FILTER_DESCRIPTIONS, inlineAnswerSchema } from
 import type { ErrorBody } from '@svc/errors';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { DEFAULT_MAX_RESULTS, MAX_CACHE_MAX_AGE_S, MAX_MODELS, MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '../search/search.schema';
+import { RESEARCH_TOOLS } from './mcp.research';
 
 /**
  * The MCP tools of /mcp: their JSON Schemas (input and output) and how their results read as
  * text. Everything here is pure; mcp.endpoint.ts runs the tools.
  */
 
-export const TOOL_NAMES = ['web_search', 'list_models', 'get_credits'] as const;
+export const TOOL_NAMES = ['web_search', 'list_models', 'get_credits', 'deep_research', 'get_research'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 export function isToolName(name: string): name is ToolName {
@@ -114,6 +115,7 @@ export const TOOLS: readonly Tool[] = [
     'The account\'s prepaid credit balance in USD: spendable now, held by searches in flight, bought and spent in all.',
     GET_CREDITS_OUTPUT_SCHEMA,
   ),
+  ...RESEARCH_TOOLS,
 ];
 
 // ---------------------------------------------------------------------------------------
