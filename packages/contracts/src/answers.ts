@@ -6,7 +6,7 @@ import { LIMIT_RESETS } from './key-record';
 import { LIMITS } from './limits';
 import { MODEL_STATUSES } from './provider-health';
 import { CACHE_STATUSES } from './settlement';
-import { RESEARCH_ATTEMPT_STATUSES, RESEARCH_MODELS, RESEARCH_PROVIDERS, RESEARCH_STATUSES } from './research';
+import { RESEARCH_ATTEMPT_STATUSES, RESEARCH_METERING, RESEARCH_MODELS, RESEARCH_PROVIDERS, RESEARCH_STATUSES } from './research';
 
 /**
  * The JSON Schemas (2020-12) of the answers that several places describe, written once:
@@ -76,7 +76,19 @@ export const MODEL_PRICING_FIELDS: Readonly<Record<string, AnswerSchema>> = {
   included_results: { type: ['integer', 'null'], description: 'Results covered by base_usd; null when the provider does not price by count.' },
   per_result_usd: usd('Price of each result beyond included_results (0 when not priced by count).'),
   cache_price_usd: { type: ['number', 'null'], description: 'Price of a search answered from the result cache (hit or joined): CACHE_PRICE_PERCENT of base_usd; null when the deployment has no cache.' },
+  // Research models (kind "research"): base_usd and per_result_usd are 0, included_results and cache_price_usd null.
+  metering: { enum: [...RESEARCH_METERING], description: 'Research models: per_run (a fixed price per run), usage (the provider\'s reported cost at unit_usd per provider USD), credits (the provider\'s reported credits at unit_usd each).' },
+  unit_usd: usd('Research models: the price of one run (per_run), of one USD the provider reports (usage), or of one provider credit (credits).'),
+  max_cost_usd: usd('Research models: the most one run can cost (a metered model with its largest budget); a run never costs more than its max_cost_usd either.'),
+  min_cap_usd: usd('Research models: the least a run\'s max_cost_usd (what the cap leaves, after a model before it) must be for this model to run; below it the model is skipped.'),
 };
+
+/** The fields of MODEL_PRICING_FIELDS only research models have. */
+export const RESEARCH_PRICING_FIELDS: readonly string[] = ['metering', 'unit_usd', 'max_cost_usd', 'min_cap_usd'];
+
+/** The kinds of model of the catalog. */
+export const MODEL_KINDS = ['search', 'research'] as const;
+export type ModelKind = (typeof MODEL_KINDS)[number];
 
 /** A research run's fields, in a list and alone (docs/api.md, "Research runs"). */
 const RESEARCH_RUN_FIELDS: Readonly<Record<string, AnswerSchema>> = {
@@ -91,7 +103,7 @@ const RESEARCH_RUN_FIELDS: Readonly<Record<string, AnswerSchema>> = {
   cost_usd: { type: ['number', 'null'], description: 'What the run was charged, never above max_cost_usd; null until it is settled.' },
   attempts: { type: 'array', items: ref('ResearchAttempt') },
   error: { type: ['string', 'null'] },
-  metadata: { type: ['object', 'null'], additionalProperties: { type: 'string' } },
+  metadata: { anyOf: [{ type: 'object', additionalProperties: { type: 'string' } }, { type: 'null' }], description: 'The labels given at creation; null without any.' },
   created_at: timestamp(),
   started_at: { type: ['string', 'null'], format: 'date-time' },
   completed_at: { type: ['string', 'null'], format: 'date-time', description: 'When the run was settled.' },
@@ -102,7 +114,8 @@ const RESEARCH_RUN_FIELDS: Readonly<Record<string, AnswerSchema>> = {
 /** The schemas, by the name the OpenAPI document gives them. */
 export const ANSWER_SCHEMAS = {
   Provider: { enum: [...PROVIDERS] },
-  ModelId: { enum: CATALOG.map((model) => model.id), description: 'A model of the catalog (GET /v1/models).' },
+  ModelId: { enum: [...CATALOG.map((model) => model.id), ...RESEARCH_MODELS.map((model) => model.id)], description: 'A model of the catalog (GET /v1/models).' },
+  ModelKind: { enum: [...MODEL_KINDS], description: 'search: a model of POST /v1/search; research: of POST /v1/research.' },
   Attempt: closedObject(
     {
       model: { type: 'string' },
@@ -137,18 +150,24 @@ export const ANSWER_SCHEMAS = {
     }),
   }),
   ApiKey: closedObject(API_KEY_FIELDS),
-  ModelPricing: closedObject(MODEL_PRICING_FIELDS),
+  ModelPricing: closedObject(MODEL_PRICING_FIELDS, RESEARCH_PRICING_FIELDS),
   Model: closedObject({
     id: ref('ModelId'),
+    kind: ref('ModelKind'),
     provider: ref('Provider'),
     variant: { type: 'string' },
     description: { type: 'string' },
-    max_results: { type: 'integer', description: 'Most results the upstream returns.' },
+    max_results: { type: 'integer', description: 'Most results the upstream returns (0 on research models: a run is not priced by count).' },
     pricing: ref('ModelPricing'),
     available: { type: 'boolean', description: 'False when this deployment has no platform key for the provider.' },
-    supported_filters: { type: 'array', items: ref('FilterName'), description: 'The search filters this model honours; a search with any other filter skips it.' },
+    supported_filters: { type: 'array', items: ref('FilterName'), description: 'The search filters this model honours; a search with any other filter skips it (none on research models).' },
     status: ref('ModelStatus'),
-  }),
+    research_rules: closedObject({
+      failed: { type: 'string', description: 'What a failed run of this model is charged.' },
+      cancelled: { type: 'string', description: 'What a cancelled run of this model is charged.' },
+      not_started: { type: 'string', description: 'What a run the provider never started is charged (nothing).' },
+    }, [], 'Research models: the rules for a run that did not complete.'),
+  }, ['research_rules']),
   FilterName: { enum: [...FILTER_NAMES], description: 'A search filter of POST /v1/search.' },
   ModelList: closedObject({ data: { type: 'array', items: ref('Model') }, request_id: REQUEST_ID_SCHEMA }),
   ModelStatus: {
@@ -191,13 +210,13 @@ export const ANSWER_SCHEMAS = {
   ResearchRun: closedObject({
     ...RESEARCH_RUN_FIELDS,
     output: {
-      type: ['object', 'null'],
-      required: ['text', 'structured'],
-      additionalProperties: false,
-      properties: {
-        text: { type: ['string', 'null'], description: 'The answer as text.' },
-        structured: { description: 'The answer in the shape of output_schema (null without one).' },
-      },
+      anyOf: [
+        closedObject({
+          text: { type: ['string', 'null'], description: 'The answer as text.' },
+          structured: { description: 'The answer in the shape of output_schema (null without one).' },
+        }),
+        { type: 'null' },
+      ],
       description: 'Null until the run completed (and on a failed or cancelled run).',
     },
     sources: { type: 'array', items: ref('ResearchSource'), description: 'The pages the answer cites.' },

@@ -26,8 +26,8 @@ export {
   WEBHOOK_RETRY_MAX_DELAY_MS, WEBHOOK_RESPONSE_HEAD_BYTES, WEBHOOK_TIMEOUT_MS, KEY_LIMIT_THRESHOLD_PERCENTS, isWebhookEventType,
 } from './webhooks';
 export type { WebhookEventType } from './webhooks';
-export { ANSWER_SCHEMAS, API_KEY_FIELDS, MODEL_PRICING_FIELDS, REQUEST_ID_SCHEMA, closedObject, inlineAnswerSchema } from './answers';
-export type { AnswerSchema, AnswerSchemaName } from './answers';
+export { ANSWER_SCHEMAS, API_KEY_FIELDS, MODEL_KINDS, MODEL_PRICING_FIELDS, RESEARCH_PRICING_FIELDS, REQUEST_ID_SCHEMA, closedObject, inlineAnswerSchema } from './answers';
+export type { AnswerSchema, AnswerSchemaName, ModelKind } from './answers';
 export { MODEL_NOT_ALLOWED_MESSAGE, isModelFenceEntry, modelAllowed } from './key-fences';
 export { AUDIT_ACTOR_KINDS, AUDIT_ACTIONS, AUDIT_CSV_COLUMNS, auditView, isAuditAction, isAuditActorKind } from './audit';
 export type { AuditActor, AuditActorKind, AuditAction, AuditDraft, AuditRow, AuditValue, AuditChange, AuditEntryView } from './audit';
@@ -37,6 +37,6 @@ export type { KeyFacts } from './key-facts';
 export {
   RESEARCH_PROVIDERS, RESEARCH_METERING, RESEARCH_MODELS, RESEARCH_RULES, RESEARCH_STATUSES, RESEARCH_TERMINAL_STATUSES, RESEARCH_ATTEMPT_STATUSES,
   RESEARCH_QUEUES, RESEARCH_JOB, DEFAULT_RESEARCH_RUN_TIMEOUT_MS, TAVILY_CREDIT_MICROS, TAVILY_CREDIT_PROVIDER_MICROS,
-  findResearchModel, researchReservationKey, attemptMoney, atOurRateMicros, providerCostMicros, dollarsToMicros,
+  findResearchModel, minCapMicros, researchReservationKey, attemptMoney, atOurRateMicros, providerCostMicros, dollarsToMicros,
 } from './research';
 export type { ResearchProvider, ResearchMetering, ResearchModelSpec, ResearchStatus, ResearchAttemptStatus, AttemptMoney } from './research';

@@ -99,19 +99,32 @@ export function findResearchModel(id: string): ResearchModelSpec | undefined {
   return BY_ID.get(id);
 }
 
+const NOT_STARTED_RULE = 'charged nothing: a run cancelled or failed before the provider accepted it, or skipped, costs nothing';
+
+/**
+ * The least cap (what is left of it) on which `model` runs, micro-USD: a fixed-price or credit
+ * model's most possible cost; a metered model's smallest budget at its rate (attemptMoney).
+ */
+export function minCapMicros(model: ResearchModelSpec): Micros {
+  if (model.budget === null) return model.maxCostMicros;
+  return Math.ceil((model.budget.minProviderMicros * model.priceMicros) / model.providerPriceMicros);
+}
+
 /**
  * The catalog's rules for a run that did not complete, per provider (GET /v1/models and
  * /v1/credits/pricing show them; docs/api.md states them in prose). A run the provider never
  * started costs nothing, whatever the provider.
  */
-export const RESEARCH_RULES: Readonly<Record<ResearchProvider, { readonly failed: string; readonly cancelled: string }>> = {
+export const RESEARCH_RULES: Readonly<Record<ResearchProvider, { readonly failed: string; readonly cancelled: string; readonly not_started: string }>> = {
   exa: {
     failed: 'charged what Exa reports for the run (costDollars.total) at the model\'s rate, never above the cap; nothing when Exa reports no cost',
     cancelled: 'cancelled at Exa at once and charged what Exa reports for the run so far, at the model\'s rate, never above the cap',
+    not_started: NOT_STARTED_RULE,
   },
   tavily: {
     failed: 'charged nothing: Tavily reports no usage for a failed task',
     cancelled: 'Tavily has no cancel: the task finishes at Tavily and is charged the credits it reports, never above the cap; its output is discarded',
+    not_started: NOT_STARTED_RULE,
   },
 };
 
@@ -162,8 +175,7 @@ export function attemptMoney(model: ResearchModelSpec, remainingMicros: Micros):
   const ceiling = Math.min(remainingMicros, model.maxCostMicros);
   const providerBudget = Math.min(model.budget.maxProviderMicros, Math.floor((ceiling * model.providerPriceMicros) / model.priceMicros));
   if (providerBudget < model.budget.minProviderMicros) {
-    const least = Math.ceil((model.budget.minProviderMicros * model.priceMicros) / model.providerPriceMicros);
-    return { ok: false, reason: `what the cap leaves (${usd(remainingMicros)} USD) is below the smallest budget the provider accepts (${usd(least)} USD at this model's rate)` };
+    return { ok: false, reason: `what the cap leaves (${usd(remainingMicros)} USD) is below the smallest budget the provider accepts (${usd(minCapMicros(model))} USD at this model's rate)` };
   }
   return { ok: true, money: { ceilingMicros: ceiling, providerBudgetMicros: providerBudget } };
 }

@@ -1,4 +1,4 @@
-import { ANSWER_SCHEMAS, API_KEY_FIELDS, AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, CACHE_STATUSES, FILTER_SCHEMAS, LIMITS, MODEL_PRICING_FIELDS, OAUTH_LIMITS, PROVIDERS, REQUEST_ID_SCHEMA, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, closedObject } from '@svc/contracts';
+import { ANSWER_SCHEMAS, API_KEY_FIELDS, AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, CACHE_STATUSES, FILTER_SCHEMAS, LIMITS, MODEL_PRICING_FIELDS, OAUTH_LIMITS, RESEARCH_PRICING_FIELDS, PROVIDERS, REQUEST_ID_SCHEMA, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, closedObject } from '@svc/contracts';
 import { ERROR_CODES } from '@svc/errors';
 import type { ErrorCode } from '@svc/errors';
 
@@ -34,7 +34,7 @@ export function componentSchemas(): Record<string, Schema> {
     type: { enum: [...WEBHOOK_EVENT_TYPES] },
     account_id: id('acct', 'The account.'),
     created_at: timestamp(),
-    data: { type: 'object', description: 'By type: balance.low {balance_usd, threshold_usd}; credits.purchased {amount_usd, balance_usd, ledger_entry_id, source}.' },
+    data: { type: 'object', description: 'By type: balance.low {balance_usd, threshold_usd}; credits.purchased {amount_usd, balance_usd, ledger_entry_id, source}; research.completed and research.failed: the run as GET /v1/research/{id} answers it (ResearchRun, without request_id).' },
   };
   const webhookEndpointFields: Record<string, Schema> = {
     id: id('whe', 'The endpoint id.'),
@@ -84,6 +84,7 @@ export function componentSchemas(): Record<string, Schema> {
     AllProvidersFailedError: closed({ ...errorFields(ATTEMPTS_CODES), attempts: { type: 'array', items: ref('Attempt'), description: 'Every attempt, in order.' } }),
     ApiError: { oneOf: [ref('PlainError'), ref('PaymentError'), ref('AllProvidersFailedError')], description: 'Discriminated by code: needed_usd only on 402s, attempts only on all_providers_failed and unsupported_filter.' },
     ErrorResponse: closed({ error: ref('ApiError') }),
+    ModelKind: ANSWER_SCHEMAS.ModelKind,
     ModelPricing: ANSWER_SCHEMAS.ModelPricing,
     Model: ANSWER_SCHEMAS.Model,
     FilterName: ANSWER_SCHEMAS.FilterName,
@@ -127,7 +128,7 @@ export function componentSchemas(): Record<string, Schema> {
     }),
     Pricing: closed({
       currency: { const: 'USD' },
-      models: { type: 'array', items: closed({ id: ref('ModelId'), ...MODEL_PRICING_FIELDS }) },
+      models: { type: 'array', items: closed({ id: ref('ModelId'), kind: ref('ModelKind'), ...MODEL_PRICING_FIELDS }, RESEARCH_PRICING_FIELDS) },
       purchase: closed({ min_usd: { type: 'number' }, max_usd: { type: 'number' } }, [], 'The checkout amount range.'),
       byok: closed({ enabled: { type: 'boolean' }, fee_percent: { type: 'number' } }),
       cache: closed({ enabled: { type: 'boolean' }, price_percent: { type: ['integer', 'null'], description: 'cache_price_usd as a percentage of base_usd (CACHE_PRICE_PERCENT).' } }),
@@ -135,6 +136,12 @@ export function componentSchemas(): Record<string, Schema> {
     }),
     SearchResult: ANSWER_SCHEMAS.SearchResult,
     SearchResponse: ANSWER_SCHEMAS.SearchResponse,
+    ResearchModelId: ANSWER_SCHEMAS.ResearchModelId,
+    ResearchAttempt: ANSWER_SCHEMAS.ResearchAttempt,
+    ResearchSource: ANSWER_SCHEMAS.ResearchSource,
+    ResearchRunSummary: ANSWER_SCHEMAS.ResearchRunSummary,
+    ResearchRun: ANSWER_SCHEMAS.ResearchRun,
+    ResearchRunList: ANSWER_SCHEMAS.ResearchRunList,
     ApiKey: ANSWER_SCHEMAS.ApiKey,
     ApiKeyResponse: closed({ ...apiKeyFields, request_id: requestId }),
     CreatedApiKey: closed({ ...apiKeyFields, secret: { type: 'string', pattern: '^svc-', description: 'The key, shown only here.' }, request_id: requestId }),

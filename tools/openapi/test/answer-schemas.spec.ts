@@ -90,6 +90,8 @@ describe('each answer is written once (@svc/contracts) and every copy matches it
     it.each([
       ['SearchResponse', 'SearchResponse'], ['SearchResult', 'SearchResult'], ['Attempt', 'Attempt'], ['ApiKey', 'ApiKey'], ['UsageRow', 'UsageRow'],
       ['ModelList', 'ModelList'], ['Model', 'Model'], ['ModelPricing', 'ModelPricing'], ['Credits', 'Credits'],
+      ['ResearchRun', 'ResearchRun'], ['ResearchRunSummary', 'ResearchRunSummary'], ['ResearchRunList', 'ResearchRunList'],
+      ['ResearchAttempt', 'ResearchAttempt'], ['ResearchSource', 'ResearchSource'],
     ] as const)(
       'the SDK\'s %s is the source\'s %s',
       (sdkType, name) => {

@@ -1,4 +1,5 @@
 import { CATALOG, cachePriceMicros, DEFAULT_CACHE_PRICE_PERCENT, LIMITS } from '@svc/contracts';
+import { researchModelsData, researchPrices } from './research-catalog';
 import type { ModelStatus, Provider } from '@svc/contracts';
 import { microsToUsd } from '@svc/money';
 
@@ -26,8 +27,9 @@ export function modelsData(
   statuses: Readonly<Record<string, ModelStatus>> | null = null,
   cachePercent: number | null = DEFAULT_CACHE_PRICE_PERCENT,
 ): object[] {
-  return CATALOG.map((model) => ({
+  const search = CATALOG.map((model) => ({
     id: model.id,
+    kind: 'search',
     provider: model.provider,
     variant: model.variant,
     description: model.description,
@@ -43,19 +45,21 @@ export function modelsData(
     // Provider health (docs/decisions/0027): what this gateway knows of the model now.
     status: statuses?.[model.id] ?? (available[model.provider] ? 'operational' : 'unavailable'),
   }));
+  return [...search, ...researchModelsData(available)];
 }
 
 /** GET /v1/credits/pricing without the request id (docs/api.md section 7). */
 export function pricingBody(byok: ByokSettings, cachePercent: number | null = DEFAULT_CACHE_PRICE_PERCENT): object {
   return {
     currency: 'USD',
-    models: CATALOG.map((model) => ({
+    models: [...CATALOG.map((model) => ({
       id: model.id,
+      kind: 'search',
       base_usd: microsToUsd(model.baseMicros),
       included_results: model.includedResults,
       per_result_usd: microsToUsd(model.perResultMicros),
       cache_price_usd: cachePercent === null ? null : microsToUsd(cachePriceMicros(model, cachePercent)),
-    })),
+    })), ...researchPrices()],
     purchase: { ...PURCHASE_LIMITS_USD },
     byok: { enabled: byok.enabled, fee_percent: byok.feePercent },
     cache: { enabled: cachePercent !== null, price_percent: cachePercent },

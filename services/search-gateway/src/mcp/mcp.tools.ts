@@ -192,18 +192,32 @@ export function errorResult(body: ErrorBody, retryAfterSeconds: number | undefin
 
 interface ModelView {
   id: string;
+  kind?: string;
   description: string;
   max_results: number;
-  pricing: { base_usd: number; included_results: number | null; per_result_usd: number; cache_price_usd: number | null };
+  pricing: {
+    base_usd: number; included_results: number | null; per_result_usd: number; cache_price_usd: number | null;
+    metering?: string; unit_usd?: number; max_cost_usd?: number; min_cap_usd?: number;
+  };
   available: boolean;
   supported_filters: readonly string[];
   status?: string;
+}
+
+const RESEARCH_UNIT: Readonly<Record<string, string>> = { per_run: 'per run', usage: 'per USD the provider reports', credits: 'per provider credit' };
+
+/** A research model's line: how it is metered, the most a run costs and the least cap it runs on. */
+function researchLine(m: ModelView): string {
+  const unit = RESEARCH_UNIT[m.pricing.metering ?? ''] ?? '';
+  return `${m.id} (deep_research): ${m.description}; ${String(m.pricing.unit_usd)} USD ${unit}, at most ${String(m.pricing.max_cost_usd)} USD a run; ` +
+    `runs on a max_cost_usd of at least ${String(m.pricing.min_cap_usd)} USD.${m.available ? '' : ' Not available on this deployment.'}`;
 }
 
 /** The catalog as text: one line per model with its price, cap and filters. */
 export function modelsText(models: readonly ModelView[]): string {
   return models
     .map((m) => {
+      if (m.kind === 'research') return researchLine(m);
       const extra = m.pricing.included_results === null || m.pricing.per_result_usd === 0
         ? ''
         : `, +${m.pricing.per_result_usd} USD per result after ${m.pricing.included_results}`;

@@ -1,11 +1,11 @@
-import { Body, Get, HttpCode, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import { findResearchModel, LIMITS, parseKeyFacts } from '@svc/contracts';
 import type { ResearchStatus } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { DeclareAccess } from '@svc/http-edge';
 import { isId } from '@svc/ids';
 import { usdToMicros } from '@svc/money';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { ResearchService } from '../../services/research/research.service';
 import { researchRunView, researchSummaryView } from '../../services/research/research-view';
 import { encodeCursor, toHistoryPage } from '../../shared/pages';
@@ -69,13 +69,12 @@ export class ResearchController {
     return { ...researchRunView(await this.research.get(caller.accountId, id)), request_id: request.id };
   }
 
-  /** 202 while the run still has to end; 200 for a run that had ended (nothing changes). */
+  /** 200 with the run: cancel_requested_at set while it still has to end; a run that had ended comes back unchanged (nothing changes). */
   @Post(':id/cancel')
-  @HttpCode(202)
-  async cancel(@Caller() caller: CallerIdentity, @Param('id') id: string, @Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<object> {
+  @HttpCode(200)
+  async cancel(@Caller() caller: CallerIdentity, @Param('id') id: string, @Req() request: FastifyRequest): Promise<object> {
     if (!isId('researchRun', id)) throw new AppError('not_found', 'no such research run');
     const { run, accepted } = await this.research.cancel(caller.accountId, id);
-    if (!accepted) void reply.code(200);
     if (accepted) request.log.info({ account_id: caller.accountId, run_id: id }, 'research run cancel requested');
     return { ...researchRunView(run), request_id: request.id };
   }

@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
-import { LIMITS, RESEARCH_MODELS, RESEARCH_STATUSES } from '@svc/contracts';
+import { LIMITS, RESEARCH_STATUSES } from '@svc/contracts';
 import { EnumField, PageQueryDto, StringField, UsdField } from '@svc/http-edge';
 import { IsArray, IsString, registerDecorator, ValidateIf } from 'class-validator';
 import type { ValidationArguments } from 'class-validator';
@@ -74,8 +74,6 @@ function metadataProblem(value: unknown): string | null {
   return null;
 }
 
-const RESEARCH_MODEL_IDS = RESEARCH_MODELS.map((model) => model.id);
-
 /** POST /v1/research (docs/api.md, "Research runs"). Which ids are research models is checked by the service (unknown_model). */
 export class CreateResearchDto {
   @CheckedField('researchInput', { type: 'string', minLength: LIMITS.researchInput.min, maxLength: LIMITS.researchInput.max, description: 'The question or task, 1 to 8,000 characters after trimming.' }, (value) => {
@@ -91,7 +89,7 @@ export class CreateResearchDto {
   @StringField({ presence: 'optional', max: 64, message: 'model must be a research model id (GET /v1/models, kind research)', description: 'One research model.' })
   model?: string;
 
-  @ApiProperty({ required: false, type: 'array', items: { type: 'string', enum: RESEARCH_MODEL_IDS }, minItems: LIMITS.researchModels.min, maxItems: LIMITS.researchModels.max, description: 'Research models in fallback order (after `model` when both are given).' } as never)
+  @ApiProperty({ required: false, type: 'array', items: { type: 'string' }, minItems: LIMITS.researchModels.min, maxItems: LIMITS.researchModels.max, description: 'Research models in fallback order (after `model` when both are given).' } as never)
   @IfPresent()
   @IsArray({ message: `models must be an array of ${LIMITS.researchModels.min} to ${LIMITS.researchModels.max} research model ids` })
   @IsString({ each: true, message: 'models must hold research model ids' })
