@@ -97,7 +97,7 @@ const RESEARCH_RUN_FIELDS: Readonly<Record<string, AnswerSchema>> = {
   status: { enum: [...RESEARCH_STATUSES], description: 'queued; running; completed, failed or cancelled (settled: cost_usd is final).' },
   input: { type: 'string' },
   models: { type: 'array', items: ref('ResearchModelId'), description: 'The models asked for, in fallback order.' },
-  model: { type: ['string', 'null'], description: 'The model that answered, or the one running or next to run; null when none could.' },
+  model: { type: ['string', 'null'], description: 'The model that answered; else the one running or next to run; else the last one that failed or was cancelled; null when none ran.' },
   max_cost_usd: usd('The hard cap.'),
   held_usd: usd('What the run holds from the balance now: min(the cap, the most its models can cost) until it is settled, then 0.'),
   cost_usd: { type: ['number', 'null'], description: 'What the run was charged, never above max_cost_usd; null until it is settled.' },

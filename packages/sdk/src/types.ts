@@ -658,7 +658,7 @@ export interface ResearchRunSummary {
   status: ResearchStatus;
   input: string;
   models: string[];
-  /** The model that answered, or the one running or next to run; null when none could. */
+  /** The model that answered; else the one running or next to run; else the last that failed or was cancelled; null when none ran. */
   model: string | null;
   max_cost_usd: number;
   /** What the run holds from the balance now (0 once settled). */

@@ -499,6 +499,25 @@ export const OPERATIONS: readonly Operation[] = [
     errors: ['invalid_request', ...SESSION_READ],
   },
   {
+    method: 'get', path: '/dashboard/api/research', operationId: 'dashboardListResearch', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: "The signed-in account's research runs, newest first (as GET /v1/research)",
+    query: 'ResearchListQuery',
+    success: { status: 200, description: 'One page.', schema: 'ResearchRunList' },
+    errors: ['invalid_request', ...SESSION_READ],
+  },
+  {
+    method: 'get', path: '/dashboard/api/research/{id}', operationId: 'dashboardGetResearch', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: 'One research run of the signed-in account (as GET /v1/research/{id})',
+    success: { status: 200, description: 'The run.', schema: 'ResearchRun' },
+    errors: ['not_found', ...SESSION_READ],
+  },
+  {
+    method: 'post', path: '/dashboard/api/research/{id}/cancel', operationId: 'dashboardCancelResearch', tag: 'dashboard', access: 'session+csrf', servedBy: 'account-admin', sdk: false,
+    summary: 'Cancels a research run of the signed-in account (as POST /v1/research/{id}/cancel)',
+    success: { status: 200, description: 'The run.', schema: 'ResearchRun' },
+    errors: ['not_found', ...SESSION_CHANGE],
+  },
+  {
     method: 'get', path: '/dashboard/api/provider-keys', operationId: 'dashboardListProviderKeys', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
     summary: "The signed-in account's provider keys (as GET /v1/provider-keys)",
     success: { status: 200, description: 'The stored keys, as labels.', schema: 'ProviderKeyList' },

@@ -13,13 +13,15 @@ function attemptView(a: ResearchRunRow['attempts'][number]): object {
 export function researchSummaryView(row: ResearchRunRow): Record<string, unknown> {
   const current = row.currentAttempt === null ? undefined : row.attempts[row.currentAttempt];
   const answered = row.attempts.find((a) => a.status === 'completed');
+  // A run that ended without an answer names the last model the provider ran (failed or cancelled there).
+  const lastRan = [...row.attempts].reverse().find((a) => a.status === 'failed' || a.status === 'cancelled');
   return {
     id: row.id,
     object: 'research_run',
     status: row.status,
     input: row.input,
     models: row.models,
-    model: answered?.model ?? current?.model ?? null,
+    model: answered?.model ?? current?.model ?? lastRan?.model ?? null,
     max_cost_usd: microsToUsd(row.maxCostMicros),
     held_usd: row.settledAt === null ? microsToUsd(row.heldMicros) : 0,
     cost_usd: usdOrNull(row.costMicros),
