@@ -92,6 +92,11 @@ export class ResearchSim {
 
   constructor(private readonly defaultMs: number, private readonly clock: () => number = Date.now) {}
 
+  /** The simulator's clock (ms). */
+  now(): number {
+    return this.clock();
+  }
+
   create(run: Omit<SimRun, 'createdAtMs' | 'durationMs' | 'cancelledAtMs' | 'polls'>): SimRun {
     const made: SimRun = { ...run, createdAtMs: this.clock(), durationMs: run.directives.durationMs ?? this.defaultMs, cancelledAtMs: null, polls: 0 };
     this.runs.set(made.id, made);
@@ -319,7 +324,7 @@ function exaAgentRoutesIn(app: FastifyInstance, context: SimContext, sim: Resear
     const run = found(request, reply);
     if (run === null) return reply;
     const state = sim.state(run);
-    if (state === 'queued' || state === 'running') run.cancelledAtMs = Date.now();
+    if (state === 'queued' || state === 'running') run.cancelledAtMs = sim.now();
     return send(reply, 200, exaRun(sim, run));
   });
 }

@@ -21,6 +21,8 @@ export interface SimulatorOptions {
   readonly logLevel?: string;
   /** How long a research run takes unless its input says otherwise (default 1,500 ms). */
   readonly researchMs?: number;
+  /** The research runs' clock (ms; tests move it); default Date.now. */
+  readonly researchClock?: () => number;
 }
 
 export const DEFAULT_KEYS = { brave: BRAVE_DEFAULT_KEY, exa: EXA_DEFAULT_KEY, tavily: TAVILY_DEFAULT_KEY } as const;
@@ -38,7 +40,7 @@ export function buildSimulator(options: SimulatorOptions = {}): FastifyInstance 
   });
   const stats = new StatsCounter();
   const context = new SimContext(stats, options.baseLatencyMs ?? 0);
-  const research = new ResearchSim(options.researchMs ?? RESEARCH_DEFAULT_MS);
+  const research = new ResearchSim(options.researchMs ?? RESEARCH_DEFAULT_MS, options.researchClock);
   app.addHook('preClose', async () => context.releaseAll());
 
   app.get('/healthz', async () => ({ ok: true }));
