@@ -180,6 +180,16 @@ describe('research runs end to end', () => {
     expect((await call('GET', `${suite.gw}/v1/research/${ok.body.id}`, { headers: bearer(poor.key) })).status).toBe(404);
     expect((await call('GET', `${suite.gw}/v1/research/rsr_nope`, { headers: bearer(poor.key) })).status).toBe(404);
     await settled(limited.key, ok.body.id);
+    // The key's model fence, forwarded by the gateway: a run of only fenced models is 403; a fenced model among others is skipped.
+    const fenced = await funded('research-fenced', 10_000_000, { allowed_models: ['tavily/*'] });
+    const outside = await create(fenced.key, { input: 'q', model: 'exa/agent-low', max_cost_usd: 2 });
+    expect(outside.status).toBe(403);
+    expect(outside.body.error.code).toBe('model_not_allowed');
+    const mixed = await create(fenced.key, { input: 'q', models: ['exa/agent-low', 'tavily/research-mini'], max_cost_usd: 2 });
+    expect(mixed.status).toBe(202);
+    expect(mixed.body).toMatchObject({ held_usd: 1.1, model: 'tavily/research-mini' });
+    expect(mixed.body.attempts[0]).toMatchObject({ model: 'exa/agent-low', status: 'skipped', error: expect.stringContaining('not allowed') });
+    await settled(fenced.key, mixed.body.id);
   });
 
   it('research.completed and research.failed arrive signed, and are listed in /v1/events', async () => {
