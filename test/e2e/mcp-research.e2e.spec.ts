@@ -47,6 +47,13 @@ describe('deep_research with a tasks-capable client and without', () => {
     return Object.assign(new Response(text, { status: response.status, headers: response.headers }), { json: async () => JSON.parse(text) as unknown });
   };
 
+  /**
+   * The SDK v2 client as ext-tasks' types name it. The package ships CommonJS and ES module
+   * builds, each with its own declaration of Client; this file resolves the CommonJS one and
+   * ext-tasks the ES module one, so TypeScript sees two classes. At run time they are the same.
+   */
+  const asTaskClient = (client: McpClient): Parameters<typeof createTaskSessionFromClient>[0] => client as unknown as Parameters<typeof createTaskSessionFromClient>[0];
+
   async function v2Client(secret: string, tasks: boolean): Promise<McpClient> {
     const transport = new StreamableHTTPClientTransport(new URL(`${suite.gw}/mcp`), { requestInit: { headers: bearer(secret) }, fetch: realmFetch });
     const client = new McpClient(
@@ -92,7 +99,7 @@ describe('deep_research with a tasks-capable client and without', () => {
     const client = await v2Client(secret, true);
     expect(client.getServerCapabilities()?.extensions).toEqual(expect.objectContaining({ [TASKS]: {} }));
     const seen: { method: string; body: unknown }[] = [];
-    const session = createTaskSessionFromClient(client, {
+    const session = createTaskSessionFromClient(asTaskClient(client), {
       endpointId: 'e2e-gateway',
       rawDispatch: rawDispatch(secret, seen),
       v2RequestFraming: { protocolVersion: '2026-07-28', clientInfo: { name: 'e2e-research', version: '1.0.0' }, clientCapabilities: { extensions: { [TASKS]: {} } } },
@@ -122,7 +129,7 @@ describe('deep_research with a tasks-capable client and without', () => {
   it('a tasks-capable client cancels a task with tasks/cancel: the run ends cancelled', async () => {
     const { secret } = await fundedKey(5_000_000);
     const client = await v2Client(secret, true);
-    const session = createTaskSessionFromClient(client, {
+    const session = createTaskSessionFromClient(asTaskClient(client), {
       endpointId: 'e2e-gateway-cancel',
       rawDispatch: rawDispatch(secret, []),
       v2RequestFraming: { protocolVersion: '2026-07-28', clientInfo: { name: 'e2e-research', version: '1.0.0' }, clientCapabilities: { extensions: { [TASKS]: {} } } },

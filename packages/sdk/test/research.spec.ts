@@ -16,10 +16,11 @@ const RUN: ResearchRun = {
   error: null, metadata: null, created_at: '2026-12-20T10:00:00.000Z', started_at: null, completed_at: null, cancel_requested_at: null,
   output: null, sources: [], request_id: 'req_aaaaaaaaaaaaaaaaaaaaaaaa',
 };
-const running: ResearchRun = { ...RUN, status: 'running', started_at: '2026-12-20T10:00:01.000Z', attempts: [{ ...RUN.attempts[0]!, status: 'running' }] };
+const ATTEMPT = { model: 'exa/agent-medium', provider: 'exa', status: 'pending', error: null, cost_usd: null } as const;
+const running: ResearchRun = { ...RUN, status: 'running', started_at: '2026-12-20T10:00:01.000Z', attempts: [{ ...ATTEMPT, status: 'running' }] };
 const completed: ResearchRun = {
   ...running, status: 'completed', held_usd: 0, cost_usd: 0.125, completed_at: '2026-12-20T10:01:00.000Z',
-  attempts: [{ ...RUN.attempts[0]!, status: 'completed', cost_usd: 0.125 }],
+  attempts: [{ ...ATTEMPT, status: 'completed', cost_usd: 0.125 }],
   output: { text: 'The answer.', structured: null }, sources: [{ url: 'https://example.com/a', title: 'A' }],
 };
 

@@ -44,7 +44,7 @@ export async function callJson(
     return { ok: false, failure: { kind: 'retry', error: timedOut ? `no answer within ${settings.timeoutMs} ms` : `unreachable (${describeError(error)})`, retryAfterMs: null } };
   }
   const text = await response.text().catch(() => '');
-  let body: unknown = null;
+  let body: unknown;
   try {
     body = text === '' ? null : JSON.parse(text);
   } catch {
