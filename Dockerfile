@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1.7
 #
 # One multi-stage build for every deployable of the platform. Pick the deployable with
-# --target (search-gateway, account-admin, billing, provider-sim); the ledger worker runs
+# --target (search-gateway, account-admin, billing, provider-sim, mail-catcher); the ledger worker runs
 # the billing image with `node services/billing/dist/worker.js`.
 #
 #   docker build --target search-gateway -t svc/search-gateway:local .
@@ -29,6 +29,7 @@ COPY packages/http-edge/package.json packages/http-edge/
 COPY packages/ids/package.json packages/ids/
 COPY packages/keys/package.json packages/keys/
 COPY packages/logging/package.json packages/logging/
+COPY packages/mail-catcher/package.json packages/mail-catcher/
 COPY packages/metrics/package.json packages/metrics/
 COPY packages/money/package.json packages/money/
 COPY packages/pg-migrate/package.json packages/pg-migrate/
@@ -102,6 +103,14 @@ ENV PORT=9090
 EXPOSE 9090
 HEALTHCHECK --interval=10s --timeout=3s --retries=5 CMD ["node", "deploy/docker/healthcheck.mjs", "9090", "/healthz"]
 CMD ["node", "tools/provider-sim/dist/main.js"]
+
+# The local stack's mail catcher (docker-compose only; production sends through a real relay).
+FROM runtime AS mail-catcher
+ENV PORT=1080 \
+    SMTP_PORT=1025
+EXPOSE 1025 1080
+HEALTHCHECK --interval=10s --timeout=3s --retries=5 CMD ["node", "deploy/docker/healthcheck.mjs", "1080", "/healthz"]
+CMD ["node", "packages/mail-catcher/dist/main.js"]
 
 FROM runtime AS account-admin
 ENV PORT=3001 \

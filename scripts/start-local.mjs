@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Starts the whole platform on this machine: PostgreSQL and Redis (if down), the provider
-// simulator standing in for Brave, Exa and Tavily, account-admin, billing (with the ledger
-// worker and the research worker) and the gateway; then makes a demo account with credits, a
+// simulator standing in for Brave, Exa and Tavily, a mail catcher (every message the platform
+// sends lands there, readable on a web page), account-admin, billing (with the ledger worker
+// and the research worker) and the gateway; then makes a demo account (confirmed) with credits, a
 // dashboard login, a management key and an API key, and prints how to use them.
 // Stays in the foreground; Ctrl-C stops every process it started, by PID.
 import { spawn, spawnSync } from 'node:child_process';
@@ -49,6 +50,9 @@ const PG = process.env.POSTGRES_URL ?? 'postgresql://postgres@127.0.0.1:5432';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const SIM = 'http://127.0.0.1:9090';
 const FAKE_STRIPE = 'http://127.0.0.1:12111';
+// The mail catcher: SMTP for account-admin, and the page that shows what was sent.
+const MAIL_SMTP_PORT = '1025';
+const MAIL_PAGE = 'http://127.0.0.1:1080';
 const REDIS_CLUSTER = process.env.REDIS_CLUSTER ?? 'false';
 const common = { REDIS_URL, REDIS_CLUSTER, INTERNAL_TOKEN: secrets.INTERNAL_TOKEN, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', HOST: '127.0.0.1' };
 // The provider-key KEK goes to account-admin and the gateway only.
@@ -70,9 +74,12 @@ const services = [
     },
   },
   { name: 'provider-sim', script: 'tools/provider-sim/dist/main.js', ready: `${SIM}/_sim/stats`, env: { PORT: '9090', HOST: '127.0.0.1' } },
+  { name: 'mail-catcher', script: 'packages/mail-catcher/dist/main.js', ready: MAIL_PAGE, env: { SMTP_PORT: MAIL_SMTP_PORT, PORT: '1080', HOST: '127.0.0.1' } },
   {
     name: 'account-admin', script: 'services/account-admin/dist/main.js', ready: 'http://127.0.0.1:3001/readyz',
-    env: { ...common, ...kek, PORT: '3001', GRPC_PORT: '50051', DATABASE_URL: `${PG}/svc_account_admin`, COOKIE_SECURE: 'false', MIGRATE_ON_START: 'true' },
+    env: { ...common, ...kek, PORT: '3001', GRPC_PORT: '50051', DATABASE_URL: `${PG}/svc_account_admin`, COOKIE_SECURE: 'false', MIGRATE_ON_START: 'true',
+      // Mail goes to the catcher; a sign-up is confirmed by the link it mails (SIGNUP_CONFIRMATION=off npm start: at once).
+      SMTP_HOST: '127.0.0.1', SMTP_PORT: MAIL_SMTP_PORT, SMTP_TLS: 'off', MAIL_FROM: 'Search gateway <no-reply@localhost>', SIGNUP_CONFIRMATION: 'required' },
   },
   {
     name: 'billing', script: 'services/billing/dist/main.js', ready: 'http://127.0.0.1:3002/readyz',
@@ -146,16 +153,16 @@ async function demoAccount() {
   const base = 'http://127.0.0.1:8080';
   const email = 'demo@example.com';
   const credentials = { email, password: secrets.DEMO_PASSWORD };
-  let auth = await json('POST', `${base}/dashboard/api/signup`, { body: credentials });
-  if (auth.status !== 201) auth = await json('POST', `${base}/dashboard/api/login`, { body: credentials });
+  let auth = await json('POST', `${base}/dashboard/api/login`, { body: credentials });
   if (auth.status === 400) {
-    // The databases hold a demo user from an earlier .local/ (its password is gone): reset it.
+    // No demo user yet (it is made confirmed, without a mail), or one from an earlier .local/
+    // whose password is gone: the operator's command makes it or sets its password.
     run(process.execPath, ['services/account-admin/dist/sessions/reset-password-cli.js'], {
-      DATABASE_URL: `${PG}/svc_account_admin`, RESET_EMAIL: email, RESET_PASSWORD: secrets.DEMO_PASSWORD,
+      DATABASE_URL: `${PG}/svc_account_admin`, RESET_EMAIL: email, RESET_PASSWORD: secrets.DEMO_PASSWORD, RESET_CREATE: 'true',
     });
     auth = await json('POST', `${base}/dashboard/api/login`, { body: credentials });
   }
-  if (auth.status !== 200 && auth.status !== 201) throw new Error(`demo login failed: ${JSON.stringify(auth.body)}`);
+  if (auth.status !== 200) throw new Error(`demo login failed: ${JSON.stringify(auth.body)}`);
   const cookie = (auth.headers.get('set-cookie') ?? '').split(';')[0];
   const session = { cookie, 'x-csrf-token': auth.body.csrf_token };
   const mgmt = await json('POST', `${base}/dashboard/api/management-keys`, { body: { name: `demo ${new Date().toISOString()}` }, headers: session });
@@ -198,6 +205,8 @@ Management key:   ${demo.managementKey}
 API key:          ${demo.apiKey}
 Account:          ${demo.accountId} (25 USD of credits)
 Operator API:     http://127.0.0.1:8081  (token: OPERATOR_TOKEN in .local/secrets.json)
+Mail:             every message sent is caught, not delivered: read it at ${MAIL_PAGE}
+                  (SMTP 127.0.0.1:${MAIL_SMTP_PORT}); ${process.env.SIGNUP_CONFIRMATION === 'off' ? 'sign-up makes the account at once (SIGNUP_CONFIRMATION=off)' : 'a new sign-up is confirmed by the link it mails'}
 Stripe:           a local fake at ${FAKE_STRIPE}; pay a checkout with
                   curl -X POST ${FAKE_STRIPE}/_fake/sessions/<cs_ id>/complete -H 'content-type: application/json' -d '{"deliver":true}'
 

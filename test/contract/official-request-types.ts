@@ -8,15 +8,20 @@
  *   (searchDepth → search_depth, ...) as the JSON body.
  * - Brave: brave-search `webSearch(q, options)` / `newsSearch(q, options)` send `q` and the
  *   options as the query string of GET /web/search and /news/search.
+ * - Exa contents: exa-js `getContents(urls, options)` sends `{ urls, ...options }` to POST /contents.
+ * - Tavily extract: @tavily/core `extract(urls, options)` sends `urls` and the options renamed to
+ *   snake_case to POST /extract.
  */
-import type { CreateAgentRunParams, RegularSearchOptions } from 'exa-js';
-import type { TavilyResearchOptions, TavilySearchOptions } from '@tavily/core';
+import type { ContentsOptions, CreateAgentRunParams, RegularSearchOptions } from 'exa-js';
+import type { TavilyExtractOptions, TavilyResearchOptions, TavilySearchOptions } from '@tavily/core';
 import type { BraveSearchOptions, NewsSearchOptions } from 'brave-search/dist/types';
 
 export type ExaSearchBody = RegularSearchOptions & { query: string };
 export type TavilyOptions = TavilySearchOptions;
 export type BraveWebQuery = BraveSearchOptions & { q: string };
 export type BraveNewsQuery = NewsSearchOptions & { q: string };
+export type ExaContentsBody = ContentsOptions & { urls: string[] };
+export type TavilyExtractOptionsType = TavilyExtractOptions;
 
 /**
  * Research runs (docs/decisions/0062):

@@ -8,12 +8,12 @@ import { createGenerator } from 'ts-json-schema-generator';
 import { Exa, ExaError } from 'exa-js';
 import { tavily } from '@tavily/core';
 import { BraveSearch } from 'brave-search';
-import { CATALOG, canonicalFilters, hostnameMatches } from '@svc/contracts';
-import type { FilterName, ModelSpec, Provider, SearchFilters } from '@svc/contracts';
+import { CATALOG, canonicalFilters, EXTRACT_CATALOG, hostnameMatches } from '@svc/contracts';
+import type { ExtractModelSpec, FilterName, ModelSpec, Provider, SearchFilters } from '@svc/contracts';
 import type { FastifyInstance } from 'fastify';
 import { repoRoot } from '@svc/test-kit';
-import { BraveAdapter, ExaAdapter, TavilyAdapter } from '../../services/search-gateway/src/providers';
-import type { ProviderSearchRequest, SearchProvider } from '../../services/search-gateway/src/providers';
+import { BraveAdapter, ExaAdapter, ExaContentsAdapter, TavilyAdapter, TavilyExtractAdapter } from '../../services/search-gateway/src/providers';
+import type { ExtractProvider, ProviderExtractRequest, ProviderSearchRequest, SearchProvider } from '../../services/search-gateway/src/providers';
 import { buildSimulator, DEFAULT_KEYS } from '../../tools/provider-sim/src/server';
 
 /**
@@ -56,12 +56,12 @@ const camelToSnake = (name: string): string => name.replace(/[A-Z]/g, (letter) =
  * `query` added. The client's index signature (`[key: string]: any`) is not part of the
  * contract: only its declared options are.
  */
-function tavilyBodySchema(): Json {
-  const options = schemaOf('TavilyOptions');
+function tavilyBodySchema(type = 'TavilyOptions', head: Record<string, Json> = { query: { type: 'string' } }): Json {
+  const options = schemaOf(type);
   const properties = options.properties as Record<string, Json>;
-  const renamed: Record<string, Json> = { query: { type: 'string' } };
+  const renamed: Record<string, Json> = { ...head };
   for (const [name, rules] of Object.entries(properties)) renamed[camelToSnake(name)] = rules;
-  return { ...options, properties: renamed, required: ['query'], additionalProperties: false };
+  return { ...options, properties: renamed, required: Object.keys(head), additionalProperties: false };
 }
 
 /** Every value of `property` an object schema (or a union of them) allows, by `enum` and `const`. */
@@ -89,10 +89,16 @@ const ajvQuery = new Ajv({ strict: false, allErrors: true, coerceTypes: true });
 
 const EXA_BODY = schemaOf('ExaSearchBody');
 const TAVILY_BODY = tavilyBodySchema();
+/** exa-js getContents' body: `{ urls, ...ContentsOptions }`. */
+const EXA_CONTENTS_BODY = schemaOf('ExaContentsBody');
+/** @tavily/core extract's body: `urls` and TavilyExtractOptions in snake_case (its `timeout` too: the client puts it in the payload). */
+const TAVILY_EXTRACT_BODY = tavilyBodySchema('TavilyExtractOptionsType', { urls: { type: 'array', items: { type: 'string' } } });
 const BRAVE_QUERY: Record<'web' | 'news', Json> = { web: schemaOf('BraveWebQuery'), news: schemaOf('BraveNewsQuery') };
 const validators = {
   exa: ajv.compile(EXA_BODY),
   tavily: ajv.compile(TAVILY_BODY),
+  exaContents: ajv.compile(EXA_CONTENTS_BODY),
+  tavilyExtract: ajv.compile(TAVILY_EXTRACT_BODY),
   brave: { web: ajvQuery.compile(BRAVE_QUERY.web), news: ajvQuery.compile(BRAVE_QUERY.news) },
 };
 
@@ -133,7 +139,10 @@ class Recorder {
       const text = Buffer.concat(chunks).toString('utf8');
       this.requests.push({ method: request.method ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), body: text === '' ? undefined : JSON.parse(text) });
       const item = { title: 't', url: 'https://example.com/a', description: 'd', content: 'c', score: 0.5 };
-      const body = url.pathname.startsWith('/exa') ? { requestId: 'r', results: [item] }
+      const page = { id: 'https://example.com/a', url: 'https://example.com/a', title: 't', text: 'page text', raw_content: 'page text' };
+      const body = url.pathname === '/exa/contents' ? { requestId: 'r', results: [page], statuses: [{ id: page.url, status: 'success' }] }
+        : url.pathname === '/tavily/extract' ? { results: [page], failed_results: [], response_time: 0.1, request_id: 'r' }
+          : url.pathname.startsWith('/exa') ? { requestId: 'r', results: [item] }
         : url.pathname.startsWith('/tavily') ? { query: 'q', results: [item], response_time: 0.1, request_id: 'r' }
           : url.pathname.endsWith('/news/search') ? { type: 'news', results: [item] } : { type: 'search', web: { results: [item] } };
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -150,6 +159,7 @@ class Recorder {
 // ---------------------------------------------------------------------------------------
 
 const modelsOf = (provider: Provider): ModelSpec[] => CATALOG.filter((model) => model.provider === provider);
+const extractModelsOf = (provider: Provider): ExtractModelSpec[] => EXTRACT_CATALOG.filter((model) => model.provider === provider);
 const QUERY = 'contract suite query';
 
 /** One value of every filter, in canonical form. */
@@ -185,6 +195,7 @@ describe('the providers\' official clients as the contract', () => {
   let simUrl: string;
   const recorder = new Recorder();
   let adapters: Record<Provider, SearchProvider>;
+  let extractors: Partial<Record<Provider, ExtractProvider>>;
 
   beforeAll(async () => {
     simulator = buildSimulator();
@@ -195,10 +206,15 @@ describe('the providers\' official clients as the contract', () => {
       tavily: new TavilyAdapter({ baseUrl: `${recorder.url}/tavily` }),
       brave: new BraveAdapter({ baseUrl: `${recorder.url}/brave/res/v1` }),
     };
+    extractors = {
+      exa: new ExaContentsAdapter({ baseUrl: `${recorder.url}/exa` }),
+      tavily: new TavilyExtractAdapter({ baseUrl: `${recorder.url}/tavily` }),
+    };
   });
 
   afterAll(async () => {
     await Promise.all(Object.values(adapters).map((adapter) => adapter.close()));
+    await Promise.all(Object.values(extractors).map((extractor) => extractor.close()));
     await recorder.stop();
     await simulator.close();
   });
@@ -354,6 +370,100 @@ describe('the providers\' official clients as the contract', () => {
         expect((error as Error).message).toMatch(/^API error \(422\)/);
         expect((error as { responseData?: unknown }).responseData).toEqual(expect.objectContaining({ type: 'ErrorResponse', error: expect.objectContaining({ code: 'VALIDATION', status: 422 }) }));
       }
+    });
+  });
+
+  describe('4. page content: Exa /contents, Tavily /extract and search contents, through the official clients', () => {
+    const URLS = ['https://docs.example.org/contract/page', 'https://example.com/sim-fail-exa/page', 'https://example.net/sim-fail-all/page'];
+    const extractCall = (model: ExtractModelSpec, overrides: Partial<ProviderExtractRequest> = {}): ProviderExtractRequest => ({
+      urls: ['https://example.com/a'], model, format: 'text', maxCharsPerUrl: 2_000, query: null, maxAgeS: null, apiKey: 'recorder-key', timeoutMs: 5_000, ...overrides,
+    });
+
+    it('exa-js getContents: text cut at maxCharacters, a result per page fetched and a status per URL (failures as errors with their tag)', async () => {
+      const answer = await exaClient().getContents(URLS, { text: { maxCharacters: 500 }, maxAgeHours: 24 });
+      expect(answer.results.map((r) => r.url)).toEqual([URLS[0]]);
+      expect(answer.results[0]?.text.length).toBeLessThanOrEqual(500);
+      const statuses = (answer.statuses ?? []) as unknown as { id: string; status: string; error?: { tag: string; httpStatusCode: number } }[];
+      expect(statuses.map((status) => [status.id, status.status])).toEqual([[URLS[0], 'success'], [URLS[1], 'error'], [URLS[2], 'error']]);
+      expect(statuses[1]?.error).toEqual({ tag: 'CRAWL_NOT_FOUND', httpStatusCode: 404 });
+    });
+
+    it('exa-js getContents: highlights for a query, and maxAgeHours 0 (live)', async () => {
+      const answer = await exaClient().getContents([URLS[0] ?? ''], { highlights: { query: 'contract page', maxCharacters: 300 }, maxAgeHours: 0 });
+      expect(answer.results[0]?.highlights.join('').length).toBeLessThanOrEqual(300);
+    });
+
+    it('@tavily/core extract: results and failedResults as the client maps them, credits per 5 successful URLs, each depth and format', async () => {
+      for (const extractDepth of ['basic', 'advanced'] as const) {
+        for (const format of ['markdown', 'text'] as const) {
+          const answer = await tavilyClient().extract(URLS, { extractDepth, format, includeUsage: true, timeout: 10 });
+          expect(answer.results.map((r) => r.url)).toEqual([URLS[0], URLS[1]]);
+          expect(answer.results[0]?.rawContent.length).toBeGreaterThan(0);
+          expect(answer.failedResults).toEqual([{ url: URLS[2], error: expect.any(String) }]);
+          expect(answer.usage).toEqual({ credits: extractDepth === 'advanced' ? 2 : 1 });
+        }
+      }
+      const ranked = await tavilyClient().extract([URLS[0] ?? ''], { query: 'contract page', chunksPerSource: 2 });
+      for (const chunk of (ranked.results[0]?.rawContent ?? '').split(' [...] ')) expect(chunk.length).toBeLessThanOrEqual(500);
+    });
+
+    it('each search model\'s contents, as the catalog sends them, are accepted and answered (Exa text and highlights, Tavily raw content)', async () => {
+      const text = await exaClient().search(QUERY, { type: 'fast', numResults: 3, contents: { text: { maxCharacters: 400 }, highlights: true } });
+      for (const result of text.results) expect(result.text.length).toBeLessThanOrEqual(400);
+      const highlights = await exaClient().search(QUERY, { type: 'fast', numResults: 3, contents: { highlights: { maxCharacters: 200 } } });
+      for (const result of highlights.results) expect(result.highlights.join('').length).toBeLessThanOrEqual(200);
+      const raw = await tavilyClient().search(QUERY, { searchDepth: 'basic', maxResults: 3, includeRawContent: 'text' });
+      for (const result of raw.results) expect(typeof result.rawContent).toBe('string');
+    });
+
+    it.each(EXTRACT_CATALOG.map((model) => [model.id, model] as const))('%s: the adapter\'s request, with every option and format it honours, within the official request types', async (_id, model) => {
+      const extractor = extractors[model.provider];
+      if (extractor === undefined) throw new Error(`no extractor for ${model.provider}`);
+      const variants: Partial<ProviderExtractRequest>[] = [{}];
+      for (const format of model.supportedFormats) variants.push({ format });
+      if (model.supportedOptions.includes('query')) variants.push({ query: 'rank by this' });
+      if (model.supportedOptions.includes('max_age_s')) variants.push({ maxAgeS: 0 }, { maxAgeS: 7_200 });
+      for (const variant of variants) {
+        const outcome = await extractor.extract(extractCall(model, variant));
+        expect(outcome).toEqual(expect.objectContaining({ ok: true }));
+        const sent = recorder.last();
+        if (model.provider === 'exa') {
+          expect([sent.method, sent.path]).toEqual(['POST', '/exa/contents']);
+          expect(problems(validators.exaContents, sent.body)).toEqual([]);
+        } else {
+          expect([sent.method, sent.path]).toEqual(['POST', '/tavily/extract']);
+          expect(problems(validators.tavilyExtract, sent.body)).toEqual([]);
+          expect(sent.body).toEqual(expect.objectContaining({ extract_depth: model.upstreamVariant }));
+        }
+      }
+    });
+
+    it.each(CATALOG.filter((model) => model.supportedContents.length > 1).map((model) => [model.id, model] as const))('%s with each contents it returns: within the official request types', async (_id, model) => {
+      for (const contents of model.supportedContents) {
+        await adapters[model.provider].search({ ...call(model), contents, maxCharsPerResult: 1_000 });
+        const sent = recorder.last();
+        expect(problems(model.provider === 'exa' ? validators.exa : validators.tavily, sent.body)).toEqual([]);
+      }
+    });
+
+    it('the extract recorder check can fail: a field or value the official types do not allow is reported', () => {
+      expect(problems(validators.exaContents, { urls: ['https://x.test'], livecrawl: 'sometimes' })).not.toEqual([]);
+      expect(problems(validators.tavilyExtract, { urls: ['https://x.test'], extract_depth: 'deep' })).not.toEqual([]);
+      expect(problems(validators.tavilyExtract, { urls: ['https://x.test'], max_age: 3 })).not.toEqual([]);
+    });
+
+    it('the simulator refuses what the real APIs refuse: Exa in {requestId, error, tag} (an ExaError), Tavily in {detail: {error}}', async () => {
+      const error = await exaClient().getContents(['https://x.test'], { livecrawl: 'sometimes' as 'never' }).then(() => null, (e: unknown) => e);
+      expect(error).toBeInstanceOf(ExaError);
+      expect((error as ExaError).statusCode).toBe(400);
+      for (const options of [{ extractDepth: 'deep' as 'basic' }, { chunksPerSource: 2 }]) {
+        const refused = await tavilyClient().extract(['https://x.test'], options).then(() => null, (e: unknown) => e);
+        expect(refused).toBeInstanceOf(Error);
+        expect((refused as Error).message).toMatch(/^Invalid (extract_depth|chunks_per_source)/);
+      }
+      const tooMany = await tavilyClient().extract(Array.from({ length: 21 }, (_, i) => `https://x.test/${i}`)).then(() => null, (e: unknown) => e);
+      expect((tooMany as Error).message).toMatch(/Too many URLs/);
+      expect(extractModelsOf('brave')).toEqual([]);
     });
   });
 });

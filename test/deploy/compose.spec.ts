@@ -1,14 +1,16 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  DEPLOYABLES, PROVIDER_SIM, ROOT, arr, composeEnv, composeService, interpolations, knownVars, loadCompose, neededVars,
+  DEPLOYABLES, MAIL_CATCHER, PROVIDER_SIM, ROOT, arr, composeEnv, composeService, interpolations, knownVars, loadCompose, neededVars,
   obj, optArr, readText, text,
 } from './deploy-kit';
 import type { Deployable, Json } from './deploy-kit';
 
 const compose = loadCompose();
 const services = obj(compose['services'], 'services');
-const RUNNABLE: readonly Deployable[] = [...DEPLOYABLES, PROVIDER_SIM];
+const RUNNABLE: readonly Deployable[] = [...DEPLOYABLES, PROVIDER_SIM, MAIL_CATCHER];
+/** The local stand-ins, health-checked on /healthz (they have no stores to be ready for). */
+const STAND_INS: readonly Deployable[] = [PROVIDER_SIM, MAIL_CATCHER];
 
 function healthTest(service: Json, name: string): string[] {
   const healthcheck = obj(service['healthcheck'], `${name}.healthcheck`);
@@ -42,7 +44,7 @@ function dockerfileTargets(): Map<string, string[]> {
 describe('docker-compose.yml: the whole stack on one machine', () => {
   it('defines every service of the platform with PostgreSQL, Redis and the migrations', () => {
     expect(Object.keys(services).sort()).toEqual(
-      ['account-admin', 'billing', 'billing-worker', 'migrate-account-admin', 'migrate-billing', 'postgres', 'provider-sim', 'redis', 'research-worker', 'search-gateway'],
+      ['account-admin', 'billing', 'billing-worker', 'mail-catcher', 'migrate-account-admin', 'migrate-billing', 'postgres', 'provider-sim', 'redis', 'research-worker', 'search-gateway'],
     );
     expect(text(composeService(compose, 'postgres')['image'], 'postgres.image')).toMatch(/^postgres:16(\b|-)/);
     expect(text(composeService(compose, 'redis')['image'], 'redis.image')).toMatch(/^redis:7(\b|-)/);
@@ -63,7 +65,7 @@ describe('docker-compose.yml: the whole stack on one machine', () => {
     expect(env.get('PORT')).toBe(String(deployable.port));
     expect(env.get('HOST')).toBe('0.0.0.0');
     const test = healthTest(service, deployable.name);
-    expect(test.join(' ')).toContain(`healthcheck.mjs ${deployable.port} /${deployable === PROVIDER_SIM ? 'healthz' : 'readyz'}`);
+    expect(test.join(' ')).toContain(`healthcheck.mjs ${deployable.port} /${STAND_INS.includes(deployable) ? 'healthz' : 'readyz'}`);
   });
 
   it('PostgreSQL and Redis have health checks, and PostgreSQL creates both databases on first start', () => {
@@ -112,14 +114,25 @@ describe('docker-compose.yml: the whole stack on one machine', () => {
     }
   });
 
-  it('publishes only the gateway, and the operator API only on the host loopback', () => {
+  it('publishes only the gateway, and the operator API and the mail catcher\'s page only on the host loopback', () => {
     const published = Object.fromEntries(
       Object.entries(services)
         .filter(([, s]) => obj(s, 'service')['ports'] !== undefined)
         .map(([name, s]) => [name, optArr(obj(s, name)['ports'], `${name}.ports`).map((p) => String(p))]),
     );
-    expect(published).toEqual({ billing: ['127.0.0.1:8081:8081'], 'search-gateway': ['8080:8080'] });
+    expect(published).toEqual({ billing: ['127.0.0.1:8081:8081'], 'mail-catcher': ['127.0.0.1:1080:1080'], 'search-gateway': ['8080:8080'] });
     expect(composeEnv(composeService(compose, 'billing'), 'billing').get('OPERATOR_PORT')).toBe('8081');
+  });
+
+  it('account-admin mails through the catcher unless .env names a relay, and confirms sign-ups by mail', () => {
+    const env = composeEnv(composeService(compose, 'account-admin'), 'account-admin');
+    const catcher = composeEnv(composeService(compose, 'mail-catcher'), 'mail-catcher');
+    expect(env.get('SMTP_HOST')).toBe('${SMTP_HOST:-mail-catcher}');
+    expect(env.get('SMTP_PORT')).toBe(`\${SMTP_PORT:-${catcher.get('SMTP_PORT') ?? ''}}`);
+    expect(env.get('SMTP_TLS')).toBe('${SMTP_TLS:-off}');
+    expect(env.get('SIGNUP_CONFIRMATION')).toBe('${SIGNUP_CONFIRMATION:-required}');
+    expect(env.get('MAIL_FROM')).toMatch(/^\$\{MAIL_FROM:-.+<.+@.+>\}$/);
+    expect(env.get('SMTP_PASSWORD')).toBe('${SMTP_PASSWORD:-}');
   });
 
   it('the workers run the billing image with their own entry points', () => {
@@ -207,6 +220,7 @@ describe('Dockerfile: one multi-stage build', () => {
     expect(targets.get('account-admin')).toEqual(['node', 'services/account-admin/dist/main.js']);
     expect(targets.get('billing')).toEqual(['node', 'services/billing/dist/main.js']);
     expect(targets.get('provider-sim')).toEqual(['node', 'tools/provider-sim/dist/main.js']);
+    expect(targets.get('mail-catcher')).toEqual(['node', 'packages/mail-catcher/dist/main.js']);
     const froms = instructions.filter((l) => /^FROM /.test(l));
     expect(froms.at(-1)).toMatch(/AS search-gateway$/);
   });

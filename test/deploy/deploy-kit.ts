@@ -124,8 +124,12 @@ export const DEPLOYABLES: readonly Deployable[] = [
   {
     name: 'account-admin',
     configFiles: ['services/account-admin/src/config.ts'],
-    listed: [...ALL, 'PORT', 'GRPC_PORT', 'HOST', 'DATABASE_URL', 'SESSION_TTL_HOURS', 'COOKIE_SECURE', 'MIGRATE_ON_START', 'BILLING_HTTP_URL'],
-    secrets: ['REDIS_URL', 'INTERNAL_TOKEN', 'DATABASE_URL'],
+    // Mail (decisions 0054, 0055): the SMTP server, the sender, and sign-up confirmed by mail.
+    listed: [
+      ...ALL, 'PORT', 'GRPC_PORT', 'HOST', 'DATABASE_URL', 'SESSION_TTL_HOURS', 'COOKIE_SECURE', 'MIGRATE_ON_START', 'BILLING_HTTP_URL',
+      'SMTP_HOST', 'SMTP_PORT', 'SMTP_TLS', 'MAIL_FROM', 'SIGNUP_CONFIRMATION',
+    ],
+    secrets: ['REDIS_URL', 'INTERNAL_TOKEN', 'DATABASE_URL', 'SMTP_USER', 'SMTP_PASSWORD'],
     port: 3001,
     command: ['node', 'services/account-admin/dist/main.js'],
   },
@@ -169,6 +173,16 @@ export const PROVIDER_SIM: Deployable = {
   secrets: [],
   port: 9090,
   command: ['node', 'tools/provider-sim/dist/main.js'],
+};
+
+/** The local stack's mail catcher (compose only: production sends through a real SMTP relay). */
+export const MAIL_CATCHER: Deployable = {
+  name: 'mail-catcher',
+  configFiles: ['packages/mail-catcher/src/main.ts'],
+  listed: ['PORT', 'HOST', 'SMTP_PORT'],
+  secrets: [],
+  port: 1080,
+  command: ['node', 'packages/mail-catcher/dist/main.js'],
 };
 
 /** The schema of a deployable from its first existing config file (undefined before it exists). */

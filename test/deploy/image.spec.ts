@@ -119,7 +119,8 @@ describe('the image contents (the build stage\'s assembly run on this checkout\'
 
   it('holds the entry points of every target, the migrations and the OpenAPI document', () => {
     for (const file of ['services/search-gateway/dist/main.js', 'services/account-admin/dist/main.js', 'services/billing/dist/main.js', 'services/billing/dist/worker.js',
-      'services/account-admin/dist/db/migrate-cli.js', 'services/billing/dist/db/migrate-cli.js', 'tools/provider-sim/dist/main.js', 'services/search-gateway/openapi.json']) {
+      'services/account-admin/dist/db/migrate-cli.js', 'services/billing/dist/db/migrate-cli.js', 'tools/provider-sim/dist/main.js', 'packages/mail-catcher/dist/main.js',
+      'services/search-gateway/openapi.json']) {
       expect(existsSync(join(out, file))).toBe(true);
     }
     expect(readdirSync(join(out, 'services/billing/prisma/migrations')).length).toBeGreaterThan(0);

@@ -295,7 +295,7 @@ describe('deploy/k8s: the production manifests', () => {
     expect(allowedPeers(podLabelsOf(deployment('search-gateway')), 8080)).toStrictEqual(['anyone']);
   });
 
-  it('egress is denied by default; each service reaches only DNS, its stores, its peers, and (gateway, billing, the worker) the providers, Stripe or webhook endpoints on 443', () => {
+  it('egress is denied by default; each service reaches only DNS, its stores, its peers, and (gateway, billing, the worker) the providers, Stripe or webhook endpoints on 443, (account-admin) the SMTP relay', () => {
     const defaultDeny = byKind(manifests, 'NetworkPolicy').filter((p) => {
       const spec = obj(p.doc['spec'], 'spec');
       return Object.keys(obj(spec['podSelector'], 'podSelector')).length === 0 && spec['egress'] === undefined
@@ -305,7 +305,8 @@ describe('deploy/k8s: the production manifests', () => {
     const stores = storesCidr();
     const dns = ['53 dns'];
     expect(allowedEgress(podLabelsOf(deployment('search-gateway')))).toEqual([...dns, '3001 pod account-admin', '3002 pod billing', '443 public', '50051 pod account-admin', `6379 ip ${stores}`].sort());
-    expect(allowedEgress(podLabelsOf(deployment('account-admin')))).toEqual([...dns, '3002 pod billing', '443 public', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
+    // account-admin also reaches the SMTP relay (submission 587 and implicit TLS 465: decision 0054).
+    expect(allowedEgress(podLabelsOf(deployment('account-admin')))).toEqual([...dns, '3002 pod billing', '443 public', '465 public', '587 public', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
     expect(allowedEgress(podLabelsOf(deployment('billing')))).toEqual([...dns, '443 public', '50051 pod account-admin', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
     expect(allowedEgress(podLabelsOf(deployment('billing-worker')))).toEqual([...dns, '443 public', '50051 pod account-admin', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
     // The research worker: its stores and the providers, nothing of the platform's.
@@ -426,6 +427,16 @@ describe('deploy/k8s: the production manifests', () => {
     const everything = JSON.stringify([...manifests, ...secrets].map((m) => m.doc));
     expect(everything).not.toMatch(/provider-sim|SIM_BASE_LATENCY_MS|sim-brave-key|sim-exa-key|tvly-sim-key/);
     expect(everything).not.toMatch(/127\.0\.0\.1|localhost/);
+  });
+
+  it('production mails through an SMTP relay over TLS, with its credentials in a Secret, and confirms sign-ups by mail', () => {
+    expect(configMapValue('account-admin-config', 'SIGNUP_CONFIRMATION')).toBe('required');
+    expect(['starttls', 'tls']).toContain(configMapValue('account-admin-config', 'SMTP_TLS'));
+    expect(String(configMapValue('account-admin-config', 'MAIL_FROM'))).toMatch(/<[^@\s]+@[^@\s]+>$/);
+    const port = String(configMapValue('account-admin-config', 'SMTP_PORT'));
+    expect(allowedEgress(podLabelsOf(deployment('account-admin')))).toContain(`${port} public`);
+    const template = templateSecrets().find((m) => m.name === 'account-admin-secrets');
+    expect(Object.keys(obj(template?.doc['stringData'], 'account-admin-secrets stringData'))).toEqual(expect.arrayContaining(['SMTP_USER', 'SMTP_PASSWORD']));
   });
 
   it('Redis and PostgreSQL are external: their URLs come only from Secrets', () => {

@@ -1,9 +1,9 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Locator, Page } from 'playwright-core';
-import { bearer, call, repoRoot, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
+import { bearer, call, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
 import { useStripeStack } from './stripe-stack';
-import { useChromium } from './chromium';
+import { checkPage, DESKTOP, SHOTS, useChromium } from './chromium';
 
 /**
  * The dashboard in a real browser (Debian's Chromium driven by playwright-core) against the
@@ -14,10 +14,6 @@ import { useChromium } from './chromium';
 const STRIPE_KEY = 'sk_test_fake_dashboard';
 const WEBHOOK_SECRET = 'whsec_fake_dashboard';
 const PASSWORD = 'a long enough password';
-const SHOTS = join(repoRoot(), 'test/e2e/screenshots');
-const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 375, height: 812 };
 
 const PAGES = [
   { path: '', name: 'overview', heading: 'Overview' },
@@ -29,6 +25,7 @@ const PAGES = [
   { path: '/activity', name: 'activity', heading: 'Activity' },
   { path: '/audit-log', name: 'audit-log', heading: 'Audit log' },
   { path: '/status', name: 'provider-status', heading: 'Provider status' },
+  { path: '/notifications', name: 'notifications', heading: 'Notifications' },
 ] as const;
 
 describe('the dashboard in Chromium', () => {
@@ -398,25 +395,7 @@ describe('the dashboard in Chromium', () => {
   it('every page, signed out and in, at desktop and phone width: screenshots, no horizontal overflow, and no serious or critical axe-core violation', async () => {
     const page = await newPage();
     const problems: string[] = [];
-    const check = async (name: string, { fullPage = true } = {}): Promise<void> => {
-      for (const [size, viewport] of [['desktop', DESKTOP], ['phone', PHONE]] as const) {
-        await page.setViewportSize(viewport);
-        await page.waitForTimeout(150); // let the chart follow the new width before the picture
-        await page.screenshot({ path: join(SHOTS, `dashboard-${name}-${size}.png`), fullPage });
-        const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
-        if (overflow > 0) problems.push(`${name} at ${size}: the page is ${overflow}px wider than the screen`);
-        // At desktop width every table shows all its columns without scrolling sideways.
-        const tables = size === 'desktop' ? await page.evaluate<number>("Math.max(0, ...[...document.querySelectorAll('.table-wrap')].map((w) => w.scrollWidth - w.clientWidth))") : 0;
-        if (tables > 0) problems.push(`${name} at ${size}: a table is ${tables}px wider than its frame`);
-        if (!(await page.evaluate<boolean>("'axe' in window"))) await page.evaluate(AXE_SOURCE);
-        const violations = await page.evaluate<{ id: string; impact: string | null; targets: string[] }[]>(`
-          axe.run(document, { resultTypes: ['violations'] }).then((result) => result.violations.map((v) => ({
-            id: v.id, impact: v.impact, targets: v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)),
-          })))`);
-        for (const v of violations) if (v.impact === 'serious' || v.impact === 'critical') problems.push(`${name} at ${size}: ${v.impact} ${v.id} ${v.targets.join(' ')}`);
-      }
-      await page.setViewportSize(DESKTOP);
-    };
+    const check = (name: string, options: { fullPage?: boolean } = {}): Promise<void> => checkPage(page, name, problems, options);
 
     await page.goto(`${suite.gw}/dashboard/login`);
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
@@ -455,9 +434,16 @@ describe('the dashboard in Chromium', () => {
       requestIds.push(String(searched.body.request_id));
     }
     expect(statuses).toEqual(['miss', 'off', 'off', 'hit']);
-    await waitFor('four searches in the activity', async () => {
+    // A page read (an extract): one page from Exa, one Exa cannot fetch from Tavily.
+    const extracted = await call('POST', `${suite.gw}/v1/extract`, {
+      body: { urls: ['https://docs.example.org/guide/setup', 'https://example.com/sim-fail-exa/article'], models: ['exa/contents', 'tavily/extract'], cache: 'off' },
+      headers: bearer(secret),
+    });
+    expect(extracted.status).toBe(200);
+    const extractId = String(extracted.body.request_id);
+    await waitFor('four searches and a page read in the activity', async () => {
       const activity = await page.request.get(`${suite.gw}/dashboard/api/activity`);
-      return ((await activity.json()) as { data: unknown[] }).data.length === 4 ? true : undefined;
+      return ((await activity.json()) as { data: unknown[] }).data.length === 5 ? true : undefined;
     }, { timeoutMs: 30_000 });
     // A provider key for the picture, set after the searches (the simulator would refuse it).
     expect((await page.request.put(`${suite.gw}/dashboard/api/provider-keys/exa`, { data: { key: 'exa-docs-example-9f3c' }, headers })).status()).toBe(200);
@@ -467,8 +453,16 @@ describe('the dashboard in Chromium', () => {
       await page.getByRole('heading', { level: 1, name: p.heading }).waitFor();
       await page.getByRole('status').filter({ hasText: 'Loading' }).first().waitFor({ state: 'detached' }).catch(() => undefined);
       if (p.name === 'activity') {
-        await page.getByRole('button', { name: '2 attempts' }).click();
-        expect((await page.getByTestId('activity-cache').allTextContents())[0]).toBe('From cache');
+        // The page read first (newest), as such, with its two models' pages; the searches as searches.
+        expect(await page.getByTestId('activity-kind').allTextContents()).toEqual(['Page read', 'Search', 'Search', 'Search', 'Search']);
+        const readRow = page.locator(`tr[data-request-id="${extractId}"]`);
+        await readRow.getByRole('button', { name: '2 attempts' }).click();
+        const readAttempts = await page.locator(`#attempts-${extractId} li`).allTextContents();
+        expect(readAttempts).toEqual([expect.stringContaining('exa/contents via exa: success'), expect.stringContaining('tavily/extract via tavily: success')]);
+        expect(readAttempts[0]).toContain('1 page, $0.00125');
+        await readRow.getByRole('button', { name: '2 attempts' }).click();
+        await page.locator(`tr[data-request-id="${requestIds[2] ?? ''}"]`).getByRole('button', { name: '2 attempts' }).click();
+        expect((await page.getByTestId('activity-cache').allTextContents())[1]).toBe('From cache');
         // Each search with the filters it was made with, in the declaration's order; none on the others.
         const filtersOf = (i: number) => page.locator(`tr[data-request-id="${requestIds[i] ?? ''}"] [data-testid="activity-filters"]`);
         expect(await filtersOf(1).locator('li').allTextContents()).toEqual(['country DE', 'language de', 'published after 2025-01-31 11:00:00 UTC', 'safe search strict']);
@@ -484,6 +478,16 @@ describe('the dashboard in Chromium', () => {
       }
       if (p.name === 'usage') expect(await text(page, 'usage-cache')).toBe('1 answered from the cache, saving $0.0081');
       await check(p.name);
+      if (p.name === 'usage') {
+        // By kind: the searches and the page reads, each with its cost.
+        await page.getByLabel('Group by').selectOption('kind');
+        await page.getByRole('button', { name: 'Show' }).click();
+        const table = page.getByRole('region', { name: 'Usage table' });
+        await table.getByRole('rowheader', { name: 'Page reads (extract)' }).waitFor();
+        expect(await table.locator('tbody th').allTextContents()).toEqual(['Page reads (extract)', 'Searches']);
+        expect(await table.locator('tbody tr').first().locator('[data-label="Cost"]').textContent()).toBe('$0.01125');
+        await check('usage-by-kind');
+      }
       if (p.name === 'api-keys') {
         // The dialogs too: creating a key (every field), its secret shown once, and a confirmation.
         const dialog = await openKeyForm(page, { 'Name': 'nightly jobs', 'Spending limit (USD)': '20', 'Limit resets': 'weekly' });

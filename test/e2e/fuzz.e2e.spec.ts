@@ -51,6 +51,8 @@ const REGRESSIONS: (Omit<FuzzRequest, 'headers'> & { status?: number })[] = [
   { route: '/v1/keys/:id', method: 'GET', path: '/v1/keys/%ff' },
   { route: '/dashboard/api/signup', method: 'POST', path: '/dashboard/api/signup', body: '{"email":"a\\u0000@x.io","password":"correct horse battery"}' },
   { route: '/v1/search', method: 'POST', path: '/v1/search', body: '{"query":"q","models":[],"max_results":1e309}' },
+  { route: '/v1/extract', method: 'POST', path: '/v1/extract', body: '{"urls":["https://example.com/\\ud800"]}' },
+  { route: '/v1/extract', method: 'POST', path: '/v1/extract', body: '{"urls":["http://[::1"],"max_total_chars":1e309}' },
   { route: '/v1/credits/checkout', method: 'POST', path: '/v1/credits/checkout', body: '{"amount_usd":5,"success_url":"http://[::1"}' },
   // Seed 20261124 found it: the whole-cents check converted 1e308 to micro-USD (a RangeError, 500).
   { route: '/v1/credits/checkout', method: 'POST', path: '/v1/credits/checkout', body: '{"success_url":1e-7,"amount_usd":1e+308}' },
@@ -146,7 +148,8 @@ const prototypeBody = fc.tuple(prototypeKey, fc.constantFrom(...FIELD_NAMES_FOR_
 
 /** Bodies: right-shaped objects with hostile values, random JSON, and text that is not JSON. */
 const FIELDS: string[] = ['query', 'model', 'models', 'max_results', 'name', 'limit_usd', 'limit_reset', 'expires_at', 'disabled', 'email', 'password',
-  'amount_usd', 'success_url', 'cancel_url', 'key', 'type', 'data', '__proto__', 'constructor', 'extra', 'url', 'events', 'enabled', 'client_name', 'redirect_uris'];
+  'amount_usd', 'success_url', 'cancel_url', 'key', 'type', 'data', '__proto__', 'constructor', 'extra', 'url', 'events', 'enabled', 'client_name', 'redirect_uris',
+  'urls', 'contents', 'format'];
 const body = fc.oneof(
   { weight: 5, arbitrary: fc.dictionary(fc.constantFrom(...FIELDS), hostileValue, { maxKeys: 5 }).map((o) => JSON.stringify(o)) },
   { weight: 1, arbitrary: fc.json() },
@@ -164,7 +167,7 @@ const queryString = fc.oneof(
   // One end alone: the other is the default (today, or 29 days before the given end).
   fc.tuple(fc.constantFrom('from', 'to'), rangeEnd).map(([end, value]) => `?${end}=${percentEncode(value)}`),
   prototypeKey.map((key) => `?${key}=1`),
-  fc.constantFrom('?limit=abc', '?limit=0', '?limit=101', '?limit=1&limit=2', '?cursor=', '?from=2026-13-01', '?group_by=hour', '?%', '?a=%zz', '?from=2020-01-01&to=2026-01-01'),
+  fc.constantFrom('?limit=abc', '?limit=0', '?limit=101', '?limit=1&limit=2', '?cursor=', '?from=2026-13-01', '?group_by=hour', '?group_by=kind', '?%', '?a=%zz', '?from=2020-01-01&to=2026-01-01'),
 );
 
 const segment = fc.oneof(hostileText.map((t) => percentEncode(t)), fc.constantFrom('%ff', '%00', '..', 'brave', 'exa', 'tavily', 'BRAVE', 'a'.repeat(101), 'a'.repeat(300)));
@@ -177,6 +180,25 @@ const searchBody = fc.record({
   model: fc.oneof(fc.constantFrom(...MODEL_IDS), hostileText),
   models: fc.oneof(fc.array(fc.constantFrom(...MODEL_IDS), { maxLength: 12 }), fc.array(hostileText, { maxLength: 3 })),
   max_results: fc.oneof(fc.integer({ min: -5, max: 150 }), hostileValue),
+  contents: fc.oneof(fc.constantFrom('none', 'text', 'highlights'), hostileValue),
+  max_chars_per_result: fc.oneof(fc.integer({ min: -5, max: 30_000 }), hostileValue),
+  max_total_chars: fc.oneof(fc.integer({ min: -5, max: 3_000_000 }), hostileValue),
+}, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const EXTRACT_MODEL_IDS = ['exa/contents', 'tavily/extract', 'tavily/extract-advanced'];
+/** POST /v1/extract: URLs (public, private, hostile, failing on purpose at the simulator), models, formats and options. */
+const extractBody = fc.record({
+  urls: fc.oneof(
+    { weight: 3, arbitrary: fc.array(fc.oneof(fc.webUrl({ validSchemes: ['https', 'http'] }), fc.constantFrom('https://example.com/sim-fail-exa', 'https://example.com/sim-fail-all', 'https://example.com/a#frag')), { minLength: 1, maxLength: 4 }) },
+    fc.array(fc.oneof(hostileText, fc.constantFrom('http://[::1', 'https://example.com/\ud800', 'ftp://example.com/', `https://example.com/${'p'.repeat(3000)}`)), { maxLength: 25 }),
+    hostileValue,
+  ),
+  model: fc.oneof(fc.constantFrom(...EXTRACT_MODEL_IDS, 'exa/fast'), hostileText),
+  models: fc.oneof(fc.array(fc.constantFrom(...EXTRACT_MODEL_IDS), { maxLength: 4 }), fc.array(hostileText, { maxLength: 3 })),
+  format: fc.oneof(fc.constantFrom('text', 'markdown'), hostileValue),
+  query: fc.oneof(fc.constantFrom('rust async runtimes', ''), hostileValue),
+  max_age_s: fc.oneof(fc.integer({ min: -5, max: 100_000_000 }), hostileValue),
+  max_chars_per_url: fc.oneof(fc.integer({ min: -5, max: 200_000 }), hostileValue),
+  max_total_chars: fc.oneof(fc.integer({ min: -5, max: 3_000_000 }), hostileValue),
 }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
 const keyBody = fc.record({
   name: hostileText,
@@ -206,6 +228,13 @@ const researchBody = fc.oneof(
   { weight: 3, arbitrary: hostileResearchBody },
 ).map((o) => JSON.stringify(o));
 const credentialsBody = fc.record({ email: fc.oneof(fc.emailAddress(), hostileText), password: fc.oneof(fc.string({ minLength: 12, maxLength: 40 }), hostileText) }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+/** The mail links' bodies: a link's token (a real link's shape, or hostile), with a new password for a reset. */
+const linkToken = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{43}$/), hostileText, fc.constant('t'.repeat(300)));
+const confirmBody = fc.record({ token: linkToken }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const resetBody = fc.record({ token: linkToken, password: fc.oneof(fc.string({ minLength: 12, maxLength: 40 }), hostileText) }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const resetRequestBody = fc.record({ email: fc.oneof(fc.emailAddress(), hostileText) }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const notificationBody = fc.record({ email: fc.oneof(fc.boolean(), hostileText, fc.constant(null)) }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const notificationType = fc.oneof(fc.constantFrom('balance.low', 'key.limit.threshold', 'auto_topup.failed', 'auto_topup.succeeded', '__proto__', 'constructor'), segment);
 const checkoutBody = fc.record({
   amount_usd: fc.oneof(fc.integer({ min: 0, max: 20_000 }), fc.double({ min: 0, max: 20_000 }), hostileValue),
   success_url: fc.oneof(fc.webUrl(), hostileText), cancel_url: fc.oneof(fc.webUrl(), hostileText),
@@ -313,6 +342,7 @@ function routes(secrets: Secrets, gw: string): fc.Arbitrary<RouteRequest> {
     ['/v1/credits', ['GET', 'POST'], fc.constant('/v1/credits')],
     ['/v1/key', ['GET', 'PATCH'], fc.constant('/v1/key')],
     ['/v1/search', ['POST', 'POST', 'POST', 'GET'], fc.constant('/v1/search'), searchBody],
+    ['/v1/extract', ['POST', 'POST', 'POST', 'GET'], fc.constant('/v1/extract'), extractBody],
     ['/v1/keys', ['GET', 'POST', 'POST', 'PUT'], fc.constant('/v1/keys'), keyBody],
     ['/v1/keys/:id', ['GET', 'PATCH', 'PATCH', 'DELETE', 'POST'], fc.oneof(segment, fc.constant(secrets.keyId)).map((id) => `/v1/keys/${id}`), keyBody],
     ['/v1/provider-keys', ['GET', 'POST'], fc.constant('/v1/provider-keys')],
@@ -322,7 +352,12 @@ function routes(secrets: Secrets, gw: string): fc.Arbitrary<RouteRequest> {
     ['/v1/usage', ['GET', 'POST'], fc.constant('/v1/usage')],
     ['/dashboard', ['GET', 'POST'], fc.constant('/dashboard')],
     ['/dashboard/api/signup', ['POST', 'POST', 'GET'], fc.constant('/dashboard/api/signup'), credentialsBody],
+    ['/dashboard/api/signup/confirm', ['POST', 'GET'], fc.constant('/dashboard/api/signup/confirm'), confirmBody],
     ['/dashboard/api/login', ['POST'], fc.constant('/dashboard/api/login'), credentialsBody],
+    ['/dashboard/api/password-reset', ['POST', 'GET'], fc.constant('/dashboard/api/password-reset'), resetRequestBody],
+    ['/dashboard/api/password-reset/confirm', ['POST'], fc.constant('/dashboard/api/password-reset/confirm'), resetBody],
+    ['/dashboard/api/notifications', ['GET', 'POST'], fc.constant('/dashboard/api/notifications')],
+    ['/dashboard/api/notifications/:event_type', ['PUT', 'GET'], notificationType.map((t) => `/dashboard/api/notifications/${t}`), notificationBody],
     ['/dashboard/api/logout', ['POST'], fc.constant('/dashboard/api/logout')],
     ['/dashboard/api/me', ['GET', 'DELETE'], fc.constant('/dashboard/api/me')],
     ['/dashboard/api/management-keys', ['GET', 'POST'], fc.constant('/dashboard/api/management-keys'), keyBody],

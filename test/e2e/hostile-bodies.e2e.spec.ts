@@ -74,6 +74,10 @@ describe('hostile bodies and dates found by hostile-input runs (refused with 400
     expectInvalid(await call('POST', `${gw}/v1/search`, { raw: raw.replace('"name"', '"query"'), headers: bearer(apiKey) }), /nested/);
   });
 
+  it.each(deepBodies)('POST /v1/extract with %s is 400 invalid_request', async (_label, raw) => {
+    expectInvalid(await call('POST', `${gw}/v1/extract`, { raw: raw.replace('"name"', '"urls"'), headers: bearer(apiKey) }), /nested/);
+  });
+
   it.each(deepBodies)('POST /dashboard/api/login with %s is 400 invalid_request', async (_label, raw) => {
     expectInvalid(await call('POST', `${gw}/dashboard/api/login`, { raw: raw.replace('"name"', '"email"') }), /nested/);
   });
@@ -110,6 +114,16 @@ describe('hostile bodies and dates found by hostile-input runs (refused with 400
 
   it.each(['__proto__', 'constructor', 'prototype'])('a search body with the key %s is refused as an unknown field', async (key) => {
     expectInvalid(await call('POST', `${gw}/v1/search`, { raw: `{"query":"q","model":"exa/fast","${key}":{"polluted":true}}`, headers: bearer(apiKey) }), new RegExp(key));
+  });
+
+  it.each(['__proto__', 'constructor', 'prototype'])('an extract body with the key %s is refused as an unknown field', async (key) => {
+    expectInvalid(await call('POST', `${gw}/v1/extract`, { raw: `{"model":"exa/contents","urls":["https://example.com/a"],"${key}":{"polluted":true}}`, headers: bearer(apiKey) }), new RegExp(key));
+  });
+
+  // A URL is text the gateway sends on to a provider and keys its cache with: one holding a
+  // lone surrogate (no UTF-8 text can hold it) or raw bytes is refused before either.
+  it.each(['https://example.com/\\ud800', 'https://example.com/a?q=x\\udc00y', 'https://exa\\udfffmple.com/', 'https://example.com/\\u0000'])('an extract URL holding %s is 400 naming urls', async (escaped) => {
+    expectInvalid(await call('POST', `${gw}/v1/extract`, { raw: `{"model":"exa/contents","urls":["${escaped}"]}`, headers: bearer(apiKey) }), /urls/);
   });
 
   it('a nested __proto__ key is refused too', async () => {

@@ -59,10 +59,13 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
       const client = await official(secret, revision);
       expect(client.getNegotiatedProtocolVersion()).toBe(revision);
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(['deep_research', 'get_credits', 'get_research', 'list_models', 'web_search']);
+      expect(tools.map((t) => t.name).sort()).toEqual(['deep_research', 'get_credits', 'get_research', 'list_models', 'web_fetch', 'web_search']);
       expect(Object.keys(tools.find((t) => t.name === 'web_search')?.inputSchema.properties ?? {}).sort()).toEqual([
-        'cache', 'cache_max_age_s', 'country', 'exclude_domains', 'idempotency_key', 'include_domains', 'language', 'max_results', 'model', 'models',
-        'published_after', 'published_before', 'query', 'safesearch',
+        'cache', 'cache_max_age_s', 'contents', 'country', 'exclude_domains', 'idempotency_key', 'include_domains', 'language', 'max_chars_per_result', 'max_results',
+        'max_total_chars', 'model', 'models', 'published_after', 'published_before', 'query', 'safesearch',
+      ]);
+      expect(Object.keys(tools.find((t) => t.name === 'web_fetch')?.inputSchema.properties ?? {}).sort()).toEqual([
+        'cache', 'cache_max_age_s', 'format', 'idempotency_key', 'max_age_s', 'max_chars_per_url', 'max_total_chars', 'model', 'models', 'query', 'urls',
       ]);
 
       const args = { query: `mcp ${revision} parity`, models: ['exa/fast', 'brave/web'], max_results: 3 };
@@ -75,6 +78,25 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
       expect(http.micros).toBe(Math.round(Number(http.body.cost_usd) * 1_000_000));
       expect(answer).toMatchObject({ cost_usd: http.body.cost_usd, model: http.body.model, results: http.body.results });
       expect(answer.request_id).not.toBe(http.body.request_id);
+    });
+
+    it(`the official SDK v2 client on ${revision}: a web_fetch charged exactly like POST /v1/extract, a retry with its idempotency_key charged once`, async () => {
+      const { accountId, secret } = await fundedKey(1);
+      const client = await official(secret, revision);
+      const args = { urls: [`https://example.org/${revision}/page`, 'https://example.com/sim-fail-exa/page'], models: ['exa/contents', 'tavily/extract'] };
+      const before = await balanceMicros(accountId);
+      const http = await call('POST', `${suite.gw}/v1/extract`, { body: args, headers: bearer(secret) });
+      expect(http.status).toBe(200);
+      const httpMicros = before - (await balanceMicros(accountId));
+      const keyed = { ...args, idempotency_key: `fetch-${revision}-${Date.now()}` };
+      const result = (await client.callTool({ name: 'web_fetch', arguments: keyed })) as CallToolResult;
+      const again = (await client.callTool({ name: 'web_fetch', arguments: keyed })) as CallToolResult;
+      expect(result.isError).toBeFalsy();
+      expect(again.structuredContent).toEqual(result.structuredContent);
+      const answer = result.structuredContent as { cost_usd: number; results: { url: string; model: string; text: string }[] };
+      expect(before - (await balanceMicros(accountId))).toBe(2 * httpMicros);
+      expect(answer.cost_usd).toBe(http.body.cost_usd);
+      expect(answer.results).toEqual(http.body.results);
     });
 
     it(`on ${revision}, a web_search retried with the same idempotency_key is answered from the first and charged once; other arguments are an error naming it`, async () => {
@@ -106,7 +128,7 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
     const client: MCPClient = await createMCPClient({ transport: { type: 'http', url: `${suite.gw}/mcp`, headers: bearer(secret) } });
     closers.push(() => client.close());
     const listed = await client.listTools();
-    expect(listed.tools.map((t) => t.name).sort()).toEqual(['deep_research', 'get_credits', 'get_research', 'list_models', 'web_search']);
+    expect(listed.tools.map((t) => t.name).sort()).toEqual(['deep_research', 'get_credits', 'get_research', 'list_models', 'web_fetch', 'web_search']);
     const tools = await client.tools();
     const webSearch = tools.web_search;
     if (webSearch?.execute === undefined) throw new Error('web_search has no execute');
@@ -144,7 +166,7 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
       const list = await call('POST', `${suite.gw}/mcp`, { body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } }, headers: modernHeaders(secret, 'tools/list') });
       expect(list.status).toBe(200);
       expect(list.headers.get('mcp-session-id')).toBeNull();
-      expect(list.body.result.tools.map((t: { name: string }) => t.name).sort()).toEqual(['deep_research', 'get_credits', 'get_research', 'list_models', 'web_search']);
+      expect(list.body.result.tools.map((t: { name: string }) => t.name).sort()).toEqual(['deep_research', 'get_credits', 'get_research', 'list_models', 'web_fetch', 'web_search']);
       expect(list.body.result).toMatchObject({ ttlMs: 3_600_000, cacheScope: 'public' });
 
       const discover = await call('POST', `${suite.gw}/mcp`, { body: { jsonrpc: '2.0', id: 2, method: 'server/discover', params: { _meta: envelope } }, headers: modernHeaders(secret, 'server/discover') });

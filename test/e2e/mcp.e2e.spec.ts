@@ -54,17 +54,20 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
   const search = async (client: McpClient, args: Record<string, unknown>): Promise<CallToolResult> =>
     (await client.callTool({ name: 'web_search', arguments: args })) as CallToolResult;
 
-  it('lists web_search, list_models and get_credits with their schemas', async () => {
+  it('lists web_search, web_fetch, list_models and get_credits with their schemas', async () => {
     const { secret } = await fundedKey(1);
     const client = await connect(gw(0), secret);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['deep_research', 'get_credits', 'get_research', 'list_models', 'web_search']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['deep_research', 'get_credits', 'get_research', 'list_models', 'web_fetch', 'web_search']);
     const webSearch = tools.find((t) => t.name === 'web_search');
     expect(webSearch?.inputSchema).toMatchObject({ type: 'object', required: ['query'], additionalProperties: false });
     expect(Object.keys(webSearch?.inputSchema.properties ?? {}).sort()).toEqual([
-      'cache', 'cache_max_age_s', 'country', 'exclude_domains', 'idempotency_key', 'include_domains', 'language', 'max_results', 'model', 'models',
-      'published_after', 'published_before', 'query', 'safesearch',
+      'cache', 'cache_max_age_s', 'contents', 'country', 'exclude_domains', 'idempotency_key', 'include_domains', 'language', 'max_chars_per_result', 'max_results',
+      'max_total_chars', 'model', 'models', 'published_after', 'published_before', 'query', 'safesearch',
     ]);
+    const webFetch = tools.find((t) => t.name === 'web_fetch');
+    expect(webFetch?.inputSchema).toMatchObject({ type: 'object', required: ['urls'], additionalProperties: false });
+    expect(webFetch?.outputSchema?.required).toEqual(expect.arrayContaining(['results', 'failed', 'attempts', 'cost_usd', 'truncated']));
     expect(webSearch?.outputSchema?.required).toEqual(expect.arrayContaining(['results', 'model', 'cost_usd', 'attempts', 'request_id']));
     const models = (await client.callTool({ name: 'list_models', arguments: {} })) as CallToolResult;
     const http = await call('GET', `${gw(0)}/v1/models`);
@@ -185,7 +188,13 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     expect(toolError(await search(client, { query: '   ', model: 'exa/fast' }))).toMatchObject({ code: 'invalid_request', message: 'query must not be empty' });
     expect(toolError(await search(client, { query: 'rust' }))).toMatchObject({ code: 'invalid_request', message: 'give a model or models' });
     expect(toolError((await client.callTool({ name: 'get_credits', arguments: { account: 'x' } })) as CallToolResult).code).toBe('invalid_request');
-    await expect(client.callTool({ name: 'web_fetch', arguments: {} })).rejects.toThrow(/unknown tool "web_fetch"/);
+    await expect(client.callTool({ name: 'web_crawl', arguments: {} })).rejects.toThrow(/unknown tool "web_crawl"/);
+    // web_fetch's arguments by the rules of POST /v1/extract.
+    const fetch = async (args: Record<string, unknown>): Promise<CallToolResult> => (await client.callTool({ name: 'web_fetch', arguments: args })) as CallToolResult;
+    expect(toolError(await fetch({ urls: [], model: 'exa/contents' }))).toMatchObject({ code: 'invalid_request', message: 'arguments field urls must NOT have fewer than 1 items' });
+    expect(toolError(await fetch({ urls: ['ftp://example.com/x'], model: 'exa/contents' }))).toMatchObject({ code: 'invalid_request', message: 'urls.0 must be an http or https URL without a user or password, control characters or lone surrogates' });
+    expect(toolError(await fetch({ urls: ['https://example.com/x'], model: 'exa/fast' }))).toMatchObject({ code: 'unknown_model' });
+    expect(toolError(await fetch({ urls: ['https://example.com/x'], model: 'exa/contents', format: 'markdown' }))).toMatchObject({ code: 'unsupported_option' });
   });
 
   it('a management key is refused with 403 wrong_key_type, no key or a bad one with 401 invalid_api_key, in the platform\'s error shape', async () => {
@@ -304,7 +313,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
       const port = (proxy.address() as AddressInfo).port;
       const client = await connect(`http://127.0.0.1:${port}`, secret);
       const before = await balanceMicros(accountId);
-      expect((await client.listTools()).tools).toHaveLength(5);
+      expect((await client.listTools()).tools).toHaveLength(6);
       const answers: CallToolResult[] = [];
       for (let i = 0; i < 4; i++) answers.push(await search(client, { query: `round robin ${i}`, model: 'brave/web', max_results: 2 }));
       for (const answer of answers) expect(answer.structuredContent).toMatchObject({ model: 'brave/web', cost_usd: 0.006 });

@@ -144,7 +144,7 @@ describe('OAuth for connectors on /mcp/oauth', () => {
 
     const client = await mcp(access);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['deep_research', 'get_credits', 'get_research', 'list_models', 'web_search']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['deep_research', 'get_credits', 'get_research', 'list_models', 'web_fetch', 'web_search']);
     const before = Number(await suite.redis.get(redisKeys.accountBalance(account.accountId)));
     const first = (await client.callTool({ name: 'web_search', arguments: { query: 'oauth connector', model: 'exa/fast', max_results: 1 } })) as CallToolResult;
     expect(first.isError).toBeFalsy();
@@ -158,6 +158,11 @@ describe('OAuth for connectors on /mcp/oauth', () => {
     expect(third.isError).toBe(true);
     const refusal = JSON.parse((third.content[1] as { text: string }).text) as { error: { code: string } };
     expect(refusal.error.code).toBe('key_limit_exceeded');
+    expect(before - Number(await suite.redis.get(redisKeys.accountBalance(account.accountId)))).toBe(18_000);
+    // web_fetch on the connector URL takes the same path: the grant key's limit refuses it too, nothing charged.
+    const fetched = (await client.callTool({ name: 'web_fetch', arguments: { urls: ['https://example.com/oauth/page'], model: 'exa/contents' } })) as CallToolResult;
+    expect(fetched.isError).toBe(true);
+    expect((JSON.parse((fetched.content[1] as { text: string }).text) as { error: { code: string } }).error.code).toBe('key_limit_exceeded');
     expect(before - Number(await suite.redis.get(redisKeys.accountBalance(account.accountId)))).toBe(18_000);
 
     // The access token has one audience: it is no key anywhere else.

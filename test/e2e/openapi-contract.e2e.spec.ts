@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { bearer, call, repoRoot, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
+import { bearer, call, repoRoot, waitFor, grantCredits, MailCatcher, smtpEnv, useStack, SETTLING_STACK } from '@svc/test-kit';
 import type { JsonResponse } from '@svc/test-kit';
 import { FakeStripe } from '../../tools/fake-stripe/src';
 import { ContractChecker } from '../../tools/openapi/src/contract';
@@ -40,6 +40,17 @@ describe('the OpenAPI document against real answers', () => {
     gatewayEnv: { PROVIDER_TIMEOUT_MS: '3000', RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '6', ACCOUNT_MAX_IN_FLIGHT: '3', PROVIDER_MAX_IN_FLIGHT_TAVILY: '1' },
   }), { timeoutMs: 180_000 });
   afterAll(() => stripe?.stop());
+  // A second stack beside it, with sign-up confirmed by mail through a real SMTP server
+  // (SIGNUP_CONFIRMATION=required, the production default): the mail routes' answers.
+  let catcher: MailCatcher | undefined;
+  beforeAll(async () => {
+    catcher = await MailCatcher.start({ httpPort: null });
+  });
+  const mailing = useStack(() => ({
+    name: 'openapi_mail', redisDb: 14, logLevel: 'warn',
+    accountAdminEnv: { ...smtpEnv(catcher as MailCatcher), SIGNUP_CONFIRMATION: 'required', SIGNUP_MAILS_PER_EMAIL: '2', PASSWORD_RESETS_PER_EMAIL: '1' },
+  }), { timeoutMs: 180_000 });
+  afterAll(() => catcher?.stop());
 
   beforeAll(async () => {
     const served = await call('GET', `${suite.gw}/v1/openapi.json`);
@@ -53,10 +64,10 @@ describe('the OpenAPI document against real answers', () => {
     method: string,
     path: string,
     url: string,
-    options: { body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+    options: { body?: unknown; raw?: string; headers?: Record<string, string>; gateway?: string } = {},
     expectStatus?: number,
   ): Promise<JsonResponse> {
-    const answer = await call(method, `${suite.gw}${url}`, options);
+    const answer = await call(method, `${options.gateway ?? suite.gw}${url}`, options);
     expect({ request: `${method} ${url}`, problems: checker.problems(method, path, answer) }).toEqual({ request: `${method} ${url}`, problems: [] });
     if (expectStatus !== undefined) expect({ request: `${method} ${url}`, status: answer.status, body: answer.text.slice(0, 300) }).toEqual(expect.objectContaining({ status: expectStatus }));
     if (answer.status < 300 && options.body !== undefined) expect(checker.requestProblems(method, path, options.body)).toEqual([]);
@@ -151,6 +162,42 @@ describe('the OpenAPI document against real answers', () => {
     await check('POST', '/dashboard/api/logout', '/dashboard/api/logout', { headers: other }, 204);
     expectCode(await check('POST', '/dashboard/api/logout', '/dashboard/api/logout', { headers: other }, 401), 'invalid_api_key');
     expect(session.cookie).not.toBe('');
+  });
+
+  it('sign-up confirmed by mail, password reset by mail, and the notification settings', async () => {
+    const gateway = mailing.gw;
+    const mails = catcher as MailCatcher;
+    const tokenOf = async (to: string, subject: string): Promise<string> => {
+      const mail = await mails.waitFor((m) => m.envelope.to.includes(to) && m.subject === subject);
+      return /#token=([A-Za-z0-9_-]{43})/.exec(mail.text)?.[1] ?? '';
+    };
+    const email = `mail-${Math.random().toString(36).slice(2, 10)}@example.com`;
+    const password = 'correct horse battery staple';
+    await check('POST', '/dashboard/api/signup', '/dashboard/api/signup', { body: { email, password }, gateway }, 202);
+    const token = await tokenOf(email, 'Confirm your email address');
+    expectCode(await check('POST', '/dashboard/api/login', '/dashboard/api/login', { body: { email, password }, gateway }, 400), 'invalid_request');
+    await check('POST', '/dashboard/api/signup/confirm', '/dashboard/api/signup/confirm', { body: { token }, gateway }, 200);
+    expectCode(await check('POST', '/dashboard/api/signup/confirm', '/dashboard/api/signup/confirm', { body: { token }, gateway }, 400), 'invalid_request');
+    expectCode(await check('POST', '/dashboard/api/signup/confirm', '/dashboard/api/signup/confirm', { body: { token: 5 }, gateway }, 400), 'invalid_request');
+    // The registered address: the same 202, then the address's limit.
+    await check('POST', '/dashboard/api/signup', '/dashboard/api/signup', { body: { email, password }, gateway }, 202);
+    expectCode(await check('POST', '/dashboard/api/signup', '/dashboard/api/signup', { body: { email, password }, gateway }, 429), 'rate_limited');
+
+    await check('POST', '/dashboard/api/password-reset', '/dashboard/api/password-reset', { body: { email }, gateway }, 202);
+    expectCode(await check('POST', '/dashboard/api/password-reset', '/dashboard/api/password-reset', { body: { email }, gateway }, 429), 'rate_limited');
+    expectCode(await check('POST', '/dashboard/api/password-reset', '/dashboard/api/password-reset', { body: { email: 'not an address' }, gateway }, 400), 'invalid_request');
+    const resetToken = await tokenOf(email, 'Reset your password');
+    expectCode(await check('POST', '/dashboard/api/password-reset/confirm', '/dashboard/api/password-reset/confirm', { body: { token: resetToken, password: 'short' }, gateway }, 400), 'invalid_request');
+    const reset = await check('POST', '/dashboard/api/password-reset/confirm', '/dashboard/api/password-reset/confirm', { body: { token: resetToken, password: 'a brand new passphrase' }, gateway }, 200);
+    expectCode(await check('POST', '/dashboard/api/password-reset/confirm', '/dashboard/api/password-reset/confirm', { body: { token: resetToken, password: 'a brand new passphrase' }, gateway }, 400), 'invalid_request');
+
+    const own = { cookie: (reset.headers.get('set-cookie') ?? '').split(';')[0] ?? '', 'x-csrf-token': String(reset.body.csrf_token) };
+    await check('GET', '/dashboard/api/notifications', '/dashboard/api/notifications', { headers: own, gateway }, 200);
+    expectCode(await check('GET', '/dashboard/api/notifications', '/dashboard/api/notifications', { gateway }, 401), 'invalid_api_key');
+    await check('PUT', '/dashboard/api/notifications/{event_type}', '/dashboard/api/notifications/auto_topup.succeeded', { body: { email: true }, headers: own, gateway }, 200);
+    expectCode(await check('PUT', '/dashboard/api/notifications/{event_type}', '/dashboard/api/notifications/credits.purchased', { body: { email: true }, headers: own, gateway }, 400), 'invalid_request');
+    expectCode(await check('PUT', '/dashboard/api/notifications/{event_type}', '/dashboard/api/notifications/balance.low', { body: { email: 'yes' }, headers: own, gateway }, 400), 'invalid_request');
+    expectCode(await check('PUT', '/dashboard/api/notifications/{event_type}', '/dashboard/api/notifications/balance.low', { body: { email: false }, headers: { cookie: own.cookie }, gateway }, 400), 'invalid_request');
   });
 
   it('API keys and the calling key', async () => {
@@ -276,6 +323,21 @@ describe('the OpenAPI document against real answers', () => {
     });
     const poorKey = await check('POST', '/v1/keys', '/v1/keys', { headers: bearer(poor.managementKey) }, 201);
     expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'exa/fast' }, headers: bearer(String(poorKey.body.secret)) }, 402), 'insufficient_credits');
+  });
+
+  it('extracts: success with a URL from each model and one failed, no URL at all, a body refused, an option no model honours', async () => {
+    const api = bearer(apiKey.secret);
+    const urls = ['https://example.com/contract/page', 'https://example.com/sim-fail-exa/page', 'https://example.com/sim-fail-all/page'];
+    const ok = await check('POST', '/v1/extract', '/v1/extract', { body: { urls, models: ['exa/contents', 'tavily/extract'], query: 'contract page' }, headers: api }, 200);
+    expect(ok.body.results).toHaveLength(2);
+    expect(ok.body.failed).toHaveLength(1);
+    expectCode(await check('POST', '/v1/extract', '/v1/extract', { body: { urls: ['https://example.com/sim-fail-all/x'], model: 'exa/contents' }, headers: api }, 502), 'all_providers_failed');
+    expectCode(await check('POST', '/v1/extract', '/v1/extract', { body: { urls: ['ftp://example.com/x'], model: 'exa/contents' }, headers: api }, 400), 'invalid_request');
+    expectCode(await check('POST', '/v1/extract', '/v1/extract', { body: { urls: ['https://example.com/x'], model: 'exa/fast' }, headers: api }, 400), 'unknown_model');
+    expectCode(await check('POST', '/v1/extract', '/v1/extract', { body: { urls: ['https://example.com/x'], model: 'exa/contents', format: 'markdown' }, headers: api }, 400), 'unsupported_option');
+    expectCode(await check('POST', '/v1/search', '/v1/search', { body: { query: 'x', model: 'brave/web', contents: 'text' }, headers: api }, 400), 'unsupported_option');
+    const text = await check('POST', '/v1/search', '/v1/search', { body: { query: 'contract contents', model: 'exa/fast', max_results: 2, contents: 'highlights', max_total_chars: 200 }, headers: api }, 200);
+    expect(text.body.results[0].highlights).toBeDefined();
   });
 
   it('searches: rate, concurrency and capacity refusals carry Retry-After', async () => {
@@ -670,6 +732,8 @@ describe('the OpenAPI document against a deployment without Stripe or BYOK, with
     const email = `off-${Math.random().toString(36).slice(2, 10)}@example.com`;
     const signup = await call('POST', `${suite.gw}/dashboard/api/signup`, { body: { email, password: 'correct horse battery staple' } });
     expect(signup.status).toBe(201);
+    // SIGNUP_CONFIRMATION=off (the test stacks'): the account at once, as the document's other answer says.
+    expect(checker.problems('POST', '/dashboard/api/signup', signup)).toEqual([]);
     const session = { cookie: (signup.headers.get('set-cookie') ?? '').split(';')[0] ?? '', 'x-csrf-token': String(signup.body.csrf_token) };
     const created = await call('POST', `${suite.gw}/dashboard/api/management-keys`, { body: { name: 'off' }, headers: session });
     const mgmt = bearer(String(created.body.secret));

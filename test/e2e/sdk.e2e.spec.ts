@@ -185,7 +185,9 @@ describe('the SDK and the svc CLI against the local stack', () => {
       const models = await svc(['models'], {});
       expect(models.code).toBe(0);
       expect(models.stdout).toMatch(/^ID\s+PROVIDER\s+MAX_RESULTS/);
-      expect(models.stdout).toMatch(/\nexa\/fast\s+exa\s+100\s+0\.009\s+10\s+0\.00125\s+-\s+yes\s+include_domains,exclude_domains,country,published_after,published_before\n/);
+      expect(models.stdout).toMatch(/\nexa\/fast\s+exa\s+100\s+0\.009\s+10\s+0\.00125\s+-\s+yes\s+include_domains,exclude_domains,country,published_after,published_before\s+none,text,highlights\n/);
+      expect(models.stdout).toMatch(/\nExtract models \(svc extract\):\n/);
+      expect(models.stdout).toMatch(/\ntavily\/extract\s+tavily\s+20\s+0\.002\s+5\s+-\s+yes\s+text,markdown\s+query\n/);
       const pricing = await svc(['pricing', '--json'], {});
       expect(pricing.code).toBe(0);
       expect(JSON.parse(pricing.stdout)).toMatchObject({ currency: 'USD', purchase: { min_usd: 5, max_usd: 10000 } });
@@ -201,6 +203,21 @@ describe('the SDK and the svc CLI against the local stack', () => {
       const asJson = await svc(['search', 'rust', '-m', 'tavily/basic', '--max', '1', '--json'], env);
       expect(asJson.code).toBe(0);
       expect(JSON.parse(asJson.stdout)).toMatchObject({ model: 'tavily/basic', attempts: [], cost_usd: 0.01 });
+    });
+
+    it('svc extract reads pages with fallback per URL and prints each page; --json gives the body; the SDK\'s extract() the same', async () => {
+      const result = await svc(['extract', 'https://example.com/cli/page', 'https://example.com/sim-fail-exa/cli', '-m', 'exa/contents', '-m', 'tavily/extract', '--max-chars', '300'], env);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain('2 of 2 pages read: cost 0.01125 USD');
+      expect(result.stdout).toContain('exa/contents success: 1 of 2 URLs, 0.00125 USD (1 of 2 URLs could not be fetched)');
+      expect(result.stdout).toMatch(/\n== .* \(https:\/\/example\.com\/sim-fail-exa\/cli, tavily\/extract, cut\)\n/);
+      const asJson = await svc(['extract', 'https://example.com/cli/json', '-m', 'tavily/extract', '--format', 'markdown', '--json'], env);
+      expect(asJson.code).toBe(0);
+      expect(JSON.parse(asJson.stdout)).toMatchObject({ results: [{ url: 'https://example.com/cli/json', model: 'tavily/extract' }], failed: [], cost_usd: 0.01 });
+      const bad = await svc(['extract', 'https://example.com/x', '-m', 'exa/contents', '--format', 'html'], env);
+      expect(bad.code).not.toBe(0);
+      expect(bad.stderr).toContain('--format must be text or markdown');
     });
 
     it('svc keys: create, list, update, disable, enable, delete', async () => {

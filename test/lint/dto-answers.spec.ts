@@ -6,7 +6,8 @@ import { repoRoot } from '@svc/test-kit';
 import { KeyBodyDto, ListQueryDto } from '../../services/account-admin/src/keys/keys.dto';
 import { ManagementKeyCreateDto, ManagementKeyUpdateDto } from '../../services/account-admin/src/keys/management-keys.dto';
 import { PutProviderKeyDto } from '../../services/account-admin/src/provider-keys/provider-keys.dto';
-import { LoginDto, SignupDto } from '../../services/account-admin/src/sessions/sessions.dto';
+import { ConfirmSignupDto, LoginDto, PasswordResetDto, PasswordResetRequestDto, SignupDto } from '../../services/account-admin/src/sessions/sessions.dto';
+import { NotificationSettingDto } from '../../services/account-admin/src/notifications/notifications.dto';
 import { CheckoutBodyDto } from '../../services/billing/src/http/checkout/checkout.dto';
 import { ExportQueryDto, toExportQuery } from '../../services/billing/src/http/finance/finance.dto';
 import { CreateAccountDto, GrantDto, LedgerListQueryDto } from '../../services/billing/src/http/operator/operator.dto';
@@ -54,6 +55,10 @@ const CASES: Record<string, Case> = {
   PutProviderKeyDto: { dto: PutProviderKeyDto, where: 'body', base: { key: 'abc' }, fields: ['key'] },
   SignupDto: { dto: SignupDto, where: 'body', base: { email: 'a@b.co', password: 'a'.repeat(12) }, fields: ['email', 'password'] },
   LoginDto: { dto: LoginDto, where: 'body', base: { email: 'a@b.co', password: 'p' }, fields: ['email', 'password'] },
+  ConfirmSignupDto: { dto: ConfirmSignupDto, where: 'body', base: { token: 'a'.repeat(43) }, fields: ['token'] },
+  PasswordResetRequestDto: { dto: PasswordResetRequestDto, where: 'body', base: { email: 'a@b.co' }, fields: ['email'] },
+  PasswordResetDto: { dto: PasswordResetDto, where: 'body', base: { token: 'a'.repeat(43), password: 'a'.repeat(12) }, fields: ['token', 'password'] },
+  NotificationSettingDto: { dto: NotificationSettingDto, where: 'body', base: { email: true }, fields: ['email'] },
   CheckoutBodyDto: { dto: CheckoutBodyDto, where: 'body', base: { amount_usd: 10 }, fields: ['amount_usd', 'success_url', 'cancel_url'] },
   DayRangeQueryDto: { dto: DayRangeQueryDto, where: 'query', base: {}, fields: ['from', 'to'] },
   UsageQueryDto: { dto: UsageQueryDto, where: 'query', base: {}, fields: ['from', 'to', 'group_by', 'key_id'], convert: (dto: UsageQueryDto) => toUsageQuery(dto, NOW) },

@@ -1,11 +1,11 @@
 import { idPatternSource } from '@svc/ids';
 import type { IdKind } from '@svc/ids';
-import { CATALOG, PROVIDERS } from './catalog';
+import { EXTRACT_FORMATS, EXTRACT_OPTIONS, MODEL_KINDS, MODELS, PROVIDERS, SEARCH_CONTENTS } from './catalog';
 import { FILTER_NAMES } from './filters';
 import { LIMIT_RESETS } from './key-record';
 import { LIMITS } from './limits';
 import { MODEL_STATUSES } from './provider-health';
-import { CACHE_STATUSES } from './settlement';
+import { CACHE_STATUSES, REQUEST_KINDS } from './settlement';
 import { RESEARCH_ATTEMPT_STATUSES, RESEARCH_METERING, RESEARCH_MODELS, RESEARCH_PROVIDERS, RESEARCH_STATUSES } from './research';
 
 /**
@@ -72,10 +72,13 @@ export const API_KEY_FIELDS: Readonly<Record<string, AnswerSchema>> = {
 
 /** A model's prices (GET /v1/models, and each model of GET /v1/credits/pricing). */
 export const MODEL_PRICING_FIELDS: Readonly<Record<string, AnswerSchema>> = {
-  base_usd: usd('Price of one search.'),
+  base_usd: usd('Price of one search (0 on an extract model: it is priced per URL; 0 on a research model: it is priced per run, usage or credit).'),
   included_results: { type: ['integer', 'null'], description: 'Results covered by base_usd; null when the provider does not price by count.' },
   per_result_usd: usd('Price of each result beyond included_results (0 when not priced by count).'),
-  cache_price_usd: { type: ['number', 'null'], description: 'Price of a search answered from the result cache (hit or joined): CACHE_PRICE_PERCENT of base_usd; null when the deployment has no cache.' },
+  cache_price_usd: { type: ['number', 'null'], description: 'Price of a search answered from the result cache (hit or joined): CACHE_PRICE_PERCENT of base_usd; on an extract model, of one URL served from the cache (CACHE_PRICE_PERCENT of per_url_usd); null when the deployment has no cache (and on research models).' },
+  contents_usd: usd('Search models: what a search asking for contents (text or highlights) costs on top of its price; 0 where the provider charges nothing extra.'),
+  per_url_usd: usd('Extract models: the price of one URL that came back (a URL that failed is never charged).'),
+  url_block: { type: 'integer', minimum: 1, description: 'Extract models: URLs are charged in whole blocks of this many per model call (1: each on its own), as the provider bills them.' },
   // Research models (kind "research"): base_usd and per_result_usd are 0, included_results and cache_price_usd null.
   metering: { enum: [...RESEARCH_METERING], description: 'Research models: per_run (a fixed price per run), usage (the provider\'s reported cost at unit_usd per provider USD), credits (the provider\'s reported credits at unit_usd each).' },
   unit_usd: usd('Research models: the price of one run (per_run), of one USD the provider reports (usage), or of one provider credit (credits).'),
@@ -85,10 +88,6 @@ export const MODEL_PRICING_FIELDS: Readonly<Record<string, AnswerSchema>> = {
 
 /** The fields of MODEL_PRICING_FIELDS only research models have. */
 export const RESEARCH_PRICING_FIELDS: readonly string[] = ['metering', 'unit_usd', 'max_cost_usd', 'min_cap_usd'];
-
-/** The kinds of model of the catalog. */
-export const MODEL_KINDS = ['search', 'research'] as const;
-export type ModelKind = (typeof MODEL_KINDS)[number];
 
 /** A research run's fields, in a list and alone (docs/api.md, "Research runs"). */
 const RESEARCH_RUN_FIELDS: Readonly<Record<string, AnswerSchema>> = {
@@ -111,11 +110,17 @@ const RESEARCH_RUN_FIELDS: Readonly<Record<string, AnswerSchema>> = {
   request_id: REQUEST_ID_SCHEMA,
 };
 
+/** The optional fields of MODEL_PRICING_FIELDS: by kind of model. */
+const MODEL_PRICING_OPTIONAL = ['contents_usd', 'per_url_usd', 'url_block', ...RESEARCH_PRICING_FIELDS];
+
 /** The schemas, by the name the OpenAPI document gives them. */
 export const ANSWER_SCHEMAS = {
   Provider: { enum: [...PROVIDERS] },
-  ModelId: { enum: [...CATALOG.map((model) => model.id), ...RESEARCH_MODELS.map((model) => model.id)], description: 'A model of the catalog (GET /v1/models).' },
-  ModelKind: { enum: [...MODEL_KINDS], description: 'search: a model of POST /v1/search; research: of POST /v1/research.' },
+  ModelId: { enum: [...MODELS.map((model) => model.id), ...RESEARCH_MODELS.map((model) => model.id)], description: 'A model of the catalog (GET /v1/models).' },
+  ModelKind: { enum: [...MODEL_KINDS], description: 'search: a model of POST /v1/search; extract: of POST /v1/extract; research: of POST /v1/research.' },
+  SearchContents: { enum: [...SEARCH_CONTENTS], description: 'What a search result carries besides its snippet (POST /v1/search contents).' },
+  ExtractFormat: { enum: [...EXTRACT_FORMATS], description: 'The text format of POST /v1/extract.' },
+  ExtractOption: { enum: [...EXTRACT_OPTIONS], description: 'An optional field of POST /v1/extract a model may honour: max_age_s (freshness control), query (text ranked or trimmed by relevance).' },
   Attempt: closedObject(
     {
       model: { type: 'string' },
@@ -134,7 +139,10 @@ export const ANSWER_SCHEMAS = {
     snippet: { type: 'string' },
     published_at: { type: ['string', 'null'] },
     score: { type: ['number', 'null'] },
-  }),
+    text: { type: 'string', description: 'With contents "text": the page\'s text, at most max_chars_per_result characters.' },
+    highlights: { type: 'array', items: { type: 'string' }, description: 'With contents "highlights": the page\'s most relevant passages, at most max_chars_per_result characters in all.' },
+    truncated: { type: 'boolean', description: 'With contents: whether text or highlights were cut (max_chars_per_result, or the answer\'s max_total_chars).' },
+  }, ['text', 'highlights', 'truncated']),
   SearchResponse: closedObject({
     request_id: REQUEST_ID_SCHEMA,
     model: ref('ModelId'),
@@ -148,26 +156,76 @@ export const ANSWER_SCHEMAS = {
       status: { enum: [...CACHE_STATUSES], description: 'hit: a stored answer of this model; joined: the answer of an identical search in flight; both cost cache_price_usd. miss: the model answered (and the answer was stored). off: the search asked for no cache, or the deployment has none.' },
       age_s: { type: 'integer', minimum: 0, description: 'Seconds since the answer was stored; 0 on miss and off.' },
     }),
+    truncated: { const: true, description: 'Present when max_total_chars cut the last results\' text or dropped them.' },
+  }, ['truncated']),
+  ExtractResult: closedObject({
+    url: { type: 'string', description: 'The URL in its normal form (the one the provider was sent).' },
+    model: ref('ModelId'),
+    provider: ref('Provider'),
+    source: { enum: ['platform', 'byok'], description: 'Whose provider key served it.' },
+    title: { type: ['string', 'null'] },
+    text: { type: 'string', description: 'The page\'s text in the format asked, at most max_chars_per_url characters.' },
+    published_at: { type: ['string', 'null'], description: 'RFC 3339 UTC, or null when the provider gives none.' },
+    chars: { type: 'integer', minimum: 0, description: 'The length of text, in characters (UTF-16 code units).' },
+    truncated: { type: 'boolean', description: 'Whether text was cut (max_chars_per_url, or the answer\'s max_total_chars).' },
+    cache: closedObject({
+      status: { enum: [...CACHE_STATUSES], description: 'hit: the stored text of this URL and model (cache_price_usd); miss: the model fetched it (and it was stored); off: no cache.' },
+      age_s: { type: 'integer', minimum: 0, description: 'Seconds since it was stored; 0 on miss and off.' },
+    }),
+  }),
+  ExtractFailure: closedObject({
+    url: { type: 'string', description: 'The URL in its normal form.' },
+    error: { type: 'string', description: 'Why the last model tried could not fetch it (short, in the platform\'s words).' },
+  }),
+  ExtractAttempt: closedObject(
+    {
+      model: { type: 'string' },
+      source: { enum: ['platform', 'byok'], description: 'Whose provider key the attempt used; absent when the provider is not configured.' },
+      status: { enum: ['success', 'error', 'skipped'], description: 'success: at least one URL came back; error: called, none came back; skipped: not called.' },
+      urls: { type: 'integer', minimum: 0, description: 'URLs this model was asked for (those no model before it fetched).' },
+      succeeded: { type: 'integer', minimum: 0 },
+      failed: { type: 'integer', minimum: 0 },
+      cost_usd: usd('What this attempt was charged: its URLs that came back (cache hits at the cache price).'),
+      error: { type: 'string', description: 'Why it was skipped, failed, or did not fetch every URL; absent when every URL came back.' },
+    },
+    ['source', 'error'],
+    'One model called (or skipped) for the URLs still missing.',
+  ),
+  ExtractResponse: closedObject({
+    request_id: REQUEST_ID_SCHEMA,
+    results: { type: 'array', items: ref('ExtractResult'), description: 'One per URL that came back, in the order the URLs were sent.' },
+    failed: { type: 'array', items: ref('ExtractFailure'), description: 'The URLs no model could fetch.' },
+    attempts: { type: 'array', items: ref('ExtractAttempt'), description: 'Every model tried or skipped, in order.' },
+    cost_usd: usd('The total charged for this request: the sum of the attempts\' cost_usd.'),
+    latency_ms: { type: 'integer', minimum: 0, description: 'Milliseconds from the request\'s arrival to the answer, rounded.' },
+    cache: closedObject({
+      status: { enum: [...CACHE_STATUSES], description: 'hit: every result came from the cache; miss: at least one was fetched; off: no cache.' },
+      age_s: { type: 'integer', minimum: 0, description: 'On hit: seconds since the oldest result was stored; else 0.' },
+    }),
+    truncated: { type: 'boolean', description: 'Whether any text was cut or a result dropped by max_chars_per_url or max_total_chars.' },
   }),
   ApiKey: closedObject(API_KEY_FIELDS),
-  ModelPricing: closedObject(MODEL_PRICING_FIELDS, RESEARCH_PRICING_FIELDS),
+  ModelPricing: closedObject(MODEL_PRICING_FIELDS, MODEL_PRICING_OPTIONAL),
   Model: closedObject({
     id: ref('ModelId'),
     kind: ref('ModelKind'),
     provider: ref('Provider'),
     variant: { type: 'string' },
     description: { type: 'string' },
-    max_results: { type: 'integer', description: 'Most results the upstream returns (0 on research models: a run is not priced by count).' },
+    max_results: { type: 'integer', description: 'Most results the upstream returns (extract models: most URLs one call takes; research models: 0, a run is not priced by count).' },
     pricing: ref('ModelPricing'),
     available: { type: 'boolean', description: 'False when this deployment has no platform key for the provider.' },
-    supported_filters: { type: 'array', items: ref('FilterName'), description: 'The search filters this model honours; a search with any other filter skips it (none on research models).' },
+    supported_filters: { type: 'array', items: ref('FilterName'), description: 'The search filters this model honours; a search with any other filter skips it (none on extract and research models).' },
+    supported_contents: { type: 'array', items: ref('SearchContents'), description: 'Search models: the contents its results can carry; a search asking for another skips it.' },
+    supported_formats: { type: 'array', items: ref('ExtractFormat'), description: 'Extract models: the formats it returns; an extract asking for another skips it.' },
+    supported_options: { type: 'array', items: ref('ExtractOption'), description: 'Extract models: the optional fields it honours; an extract sending another skips it.' },
     status: ref('ModelStatus'),
     research_rules: closedObject({
       failed: { type: 'string', description: 'What a failed run of this model is charged.' },
       cancelled: { type: 'string', description: 'What a cancelled run of this model is charged.' },
       not_started: { type: 'string', description: 'What a run the provider never started is charged (nothing).' },
     }, [], 'Research models: the rules for a run that did not complete.'),
-  }, ['research_rules']),
+  }, ['supported_contents', 'supported_formats', 'supported_options', 'research_rules']),
   FilterName: { enum: [...FILTER_NAMES], description: 'A search filter of POST /v1/search.' },
   ModelList: closedObject({ data: { type: 'array', items: ref('Model') }, request_id: REQUEST_ID_SCHEMA }),
   ModelStatus: {
@@ -186,15 +244,16 @@ export const ANSWER_SCHEMAS = {
       date: { type: 'string', format: 'date' },
       model: { type: 'string' },
       key_id: id('apiKey', 'The API key.'),
-      searches: { type: 'integer' },
+      kind: { enum: [...REQUEST_KINDS], description: 'search, extract or research (group_by=kind).' },
+      searches: { type: 'integer', description: 'Requests settled: searches, extracts and research runs (each extract request and each run counts once).' },
       failed_attempts: { type: 'integer' },
       cost_usd: usd('What was charged.'),
       byok_fee_usd: usd("The part of cost_usd charged as BYOK fees (attempts with the account's own provider key)."),
       cache_hits: { type: 'integer', minimum: 0, description: 'Searches answered from the result cache (hit or joined).' },
       cache_saved_usd: usd('What those searches saved against the price of the same answers from the provider.'),
     },
-    ['date', 'model', 'key_id'],
-    'One group; its group field (date, model or key_id) matches group_by.',
+    ['date', 'model', 'key_id', 'kind'],
+    'One group; its group field (date, model, key_id or kind) matches group_by.',
   ),
   // Research runs (docs/api.md, "Research runs"; docs/decisions/0062).
   ResearchModelId: { enum: RESEARCH_MODELS.map((model) => model.id), description: 'A research model (GET /v1/models, kind "research").' },

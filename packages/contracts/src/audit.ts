@@ -33,6 +33,8 @@ export const AUDIT_ACTIONS = [
   'webhook_endpoint.delete',
   'billing_settings.update',
   'card_setup.start',
+  'user.password_reset',
+  'notification_settings.update',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

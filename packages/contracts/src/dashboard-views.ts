@@ -6,6 +6,7 @@
  * which the bundler erases, so it takes the file as it is).
  */
 import type { SearchFilters } from './filters';
+import type { RequestKind } from './settlement';
 
 /** A management key as the dashboard lists it. */
 export interface ManagementKeyView {
@@ -28,6 +29,7 @@ export interface ActivityAttemptView {
   error: string | null;
   cost_usd: number;
   timed_out: boolean;
+  /** Results returned (an extract: URLs that came back). */
   results: number;
   /** The result cache's part in an answered attempt: hit, joined, miss or off; null otherwise. */
   cache: string | null;
@@ -35,12 +37,14 @@ export interface ActivityAttemptView {
   saved_usd: number;
 }
 
-/** One search in the activity list. */
+/** One search or extract in the activity list. */
 export interface ActivityView {
   request_id: string;
   created_at: string;
   key_id: string;
-  /** The model of the final attempt: the one that answered, else the last one tried. */
+  /** search (POST /v1/search, web_search) or extract (POST /v1/extract, web_fetch). */
+  kind: RequestKind;
+  /** The model of the final attempt: the one that answered (an extract: the last one that fetched a URL), else the last one tried. */
   model: string | null;
   /** success when an attempt answered, else failed. */
   status: 'success' | 'failed';

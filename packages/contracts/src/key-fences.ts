@@ -1,4 +1,4 @@
-import { findModel, isProvider } from './catalog';
+import { isModelId, isProvider } from './catalog';
 import type { ModelSpec } from './catalog';
 import { findResearchModel } from './research';
 
@@ -12,11 +12,11 @@ import { findResearchModel } from './research';
 /** The `error` of an attempt skipped because the key may not use its model. */
 export const MODEL_NOT_ALLOWED_MESSAGE = 'model not allowed for this key';
 
-/** An entry of `allowed_models`: a catalog model id (a search or a research model), or `<provider>/*` for every model of a provider. */
+/** An entry of `allowed_models`: a catalog model id (of any kind: search, extract or research), or `<provider>/*` for every model of a provider. */
 export function isModelFenceEntry(value: unknown): value is string {
   if (typeof value !== 'string') return false;
   if (value.endsWith('/*')) return isProvider(value.slice(0, -2));
-  return findModel(value) !== undefined || findResearchModel(value) !== undefined;
+  return isModelId(value) || findResearchModel(value) !== undefined;
 }
 
 /** Whether a fence's entries let a key use `model` (a record without the fence allows every model). */

@@ -18,6 +18,8 @@ export const LIMITS = {
   password: { min: 12, max: 1_024 },
   /** An email address, in characters (RFC 5321's path limit). */
   email: { max: 254 },
+  /** The token of a mailed link (sign-up confirmation, password reset) as a page posts it: 43 characters; longer is refused before any lookup. */
+  linkToken: { min: 1, max: 128 },
   /** A provider's API key stored for BYOK, in characters. */
   providerKey: { min: 1, max: 512 },
   /** A checkout success or cancel URL, in characters. */
@@ -54,6 +56,27 @@ export const LIMITS = {
   cidr: { max: 64 },
   /** The audit log's retention in days (AUDIT_RETENTION_DAYS): entries older than this may be purged. */
   auditRetentionDays: { min: 1, max: 36_500, default: 400 },
+  /** POST /v1/extract: the URLs of one request (each http or https). */
+  extractUrls: { min: 1, max: 20 },
+  /** One URL of POST /v1/extract, in characters (as sent). */
+  extractUrlChars: { max: 2_048 },
+  /** POST /v1/extract `max_chars_per_url`: the most characters of text one page returns. */
+  extractCharsPerUrl: { min: 100, max: 100_000, default: 20_000 },
+  /** POST /v1/extract `query` (rank or trim each page's text by relevance to it), in characters after trimming. */
+  extractQuery: { min: 1, max: 400 },
+  /** POST /v1/extract `max_age_s`: accept provider-cached content at most this many seconds old (0: fetch live); a year at most. */
+  extractMaxAgeS: { min: 0, max: 31_536_000 },
+  /** POST /v1/search `max_chars_per_result`: the most characters of `text`, or of all `highlights`, one result carries. */
+  searchCharsPerResult: { min: 100, max: 20_000, default: 5_000 },
+  /** `max_total_chars` of a search or an extract: the most characters of text the whole answer carries. */
+  maxTotalChars: { min: 100, max: 2_000_000 },
+  /**
+   * The default `max_total_chars` of the MCP tools web_search and web_fetch: a tool result shows
+   * the text twice (its text block and its structured content), so at most about 40,000
+   * characters of page text, under 25,000 tokens of output at 2 characters a token or more
+   * (English runs about 4): a client's cap on a tool's output is about 25,000 tokens.
+   */
+  mcpTotalChars: { default: 20_000 },
   /** A research run's `input` (POST /v1/research), in characters after trimming. */
   researchInput: { min: 1, max: 8_000 },
   /** A research run's `models`: research model ids in fallback order. */

@@ -59,6 +59,29 @@ export interface SettlementRecord {
    * activity; never part of the money (docs/decisions/0022, "What a search's record keeps").
    */
   filters?: SearchFilters;
+  /**
+   * What the request was: absent for a search (every record written before extracts, and
+   * every search since: a search's record is the same bytes as before), `extract` for
+   * POST /v1/extract (docs/decisions/0058). Billing keeps it with the settlement, its usage
+   * events and its charge entries.
+   */
+  kind?: 'extract';
+}
+
+/** The kinds a gateway's settlement record can be: a search or an extract. */
+export const RECORD_KINDS = ['search', 'extract'] as const;
+
+/**
+ * What a settled request was: a search (POST /v1/search, MCP web_search), an extract
+ * (POST /v1/extract, MCP web_fetch), or a research run (POST /v1/research, MCP deep_research:
+ * settled by billing's research worker, never by a gateway's record; docs/decisions/0062).
+ */
+export const REQUEST_KINDS = [...RECORD_KINDS, 'research'] as const;
+export type RequestKind = (typeof REQUEST_KINDS)[number];
+
+/** The kind of a settlement record: a record without one is a search. */
+export function recordKind(record: Pick<SettlementRecord, 'kind'>): (typeof RECORD_KINDS)[number] {
+  return record.kind ?? 'search';
 }
 
 /**

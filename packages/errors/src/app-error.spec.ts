@@ -2,7 +2,7 @@ import { AppError, ERROR_CODES, errorBody, grpcStatusOf, httpStatusOf } from './
 
 describe('error model', () => {
   it.each([
-    ['invalid_request', 400], ['unknown_model', 400], ['unknown_provider', 400], ['unsupported_filter', 400],
+    ['invalid_request', 400], ['unknown_model', 400], ['unknown_provider', 400], ['unsupported_filter', 400], ['unsupported_option', 400],
     ['invalid_api_key', 401], ['key_disabled', 401], ['key_expired', 401],
     ['insufficient_credits', 402], ['key_limit_exceeded', 402], ['wrong_key_type', 403],
     ['ip_not_allowed', 403], ['model_not_allowed', 403],
@@ -13,8 +13,8 @@ describe('error model', () => {
     expect(httpStatusOf(code)).toBe(status);
   });
 
-  it('has the 18 codes of the spec, unsupported_filter and the key fences\' two (docs/api.md), each with a gRPC status', () => {
-    expect(ERROR_CODES).toHaveLength(21);
+  it('has the 18 codes of the spec, unsupported_filter, the key fences\' two and unsupported_option (docs/api.md), each with a gRPC status', () => {
+    expect(ERROR_CODES).toHaveLength(22);
     for (const code of ERROR_CODES) expect(grpcStatusOf(code)).toBeGreaterThan(0);
   });
 

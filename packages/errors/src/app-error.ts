@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'unsupported_filter',
   'ip_not_allowed',
   'model_not_allowed',
+  'unsupported_option',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -41,7 +42,7 @@ export interface AttemptView {
 export interface ErrorExtra {
   /** Only on insufficient_credits and key_limit_exceeded. */
   needed_usd?: number;
-  /** Only on all_providers_failed and unsupported_filter. */
+  /** Only on all_providers_failed, unsupported_filter and unsupported_option. */
   attempts?: AttemptView[];
   /** Seconds; sent as the Retry-After header, not in the body. */
   retryAfterSeconds?: number;
@@ -75,6 +76,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'unknown_model':
     case 'unknown_provider':
     case 'unsupported_filter':
+    case 'unsupported_option':
       return 400;
     case 'invalid_api_key':
     case 'key_disabled':
@@ -115,6 +117,7 @@ export function grpcStatusOf(code: ErrorCode): number {
     case 'unknown_model':
     case 'unknown_provider':
     case 'unsupported_filter':
+    case 'unsupported_option':
       return 3; // INVALID_ARGUMENT
     case 'invalid_api_key':
     case 'key_disabled':

@@ -21,6 +21,7 @@ export const ID_PREFIXES = {
   webhookDelivery: 'whd_',
   auditEntry: 'aud_',
   autoTopup: 'atu_',
+  mailMessage: 'eml_',
   researchRun: 'rsr_',
 } as const;
 

@@ -16,6 +16,8 @@ import type {
   DeletedApiKey,
   DeletedProviderKey,
   EndpointKey,
+  ExtractRequest,
+  ExtractResponse,
   KeyInfo,
   ModelList,
   PageQuery,
@@ -153,6 +155,15 @@ export class SearchGateway {
   search(body: SearchRequest, options: SearchOptions = {}): Promise<SearchResponse> {
     const idempotencyKey = options.idempotencyKey ?? randomUuid();
     return this.#request({ method: 'POST', path: '/v1/search', auth: 'api', body, idempotencyKey }, options);
+  }
+
+  /**
+   * POST /v1/extract (API key): the text of known pages, with fallback per URL over the extract
+   * models named; charged per URL that came back. Carries an `Idempotency-Key`, the same on every retry.
+   */
+  extract(body: ExtractRequest, options: SearchOptions = {}): Promise<ExtractResponse> {
+    const idempotencyKey = options.idempotencyKey ?? randomUuid();
+    return this.#request({ method: 'POST', path: '/v1/extract', auth: 'api', body, idempotencyKey }, options);
   }
 
   /** GET /v1/models (public). */

@@ -65,10 +65,10 @@ export class SearchGatewayError extends Error {
     return error.code === 'insufficient_credits' || error.code === 'key_limit_exceeded' ? error.needed_usd : null;
   }
 
-  /** `attempts` of a 502 `all_providers_failed` or a 400 `unsupported_filter`; else null. */
+  /** `attempts` of a 502 `all_providers_failed` or a 400 `unsupported_filter` or `unsupported_option`; else null. */
   get attempts(): Attempt[] | null {
     const error = this.error;
-    return error !== null && (error.code === 'all_providers_failed' || error.code === 'unsupported_filter') ? error.attempts : null;
+    return error !== null && (error.code === 'all_providers_failed' || error.code === 'unsupported_filter' || error.code === 'unsupported_option') ? error.attempts : null;
   }
 
   /** True for any SearchGatewayError, also one made by another copy of the SDK (its ESM and CommonJS builds). */

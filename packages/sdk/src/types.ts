@@ -22,7 +22,7 @@ export const PROVIDERS: readonly Provider[] = ['brave', 'exa', 'tavily'];
 // ---------------------------------------------------------------------------------------
 // Errors
 
-/** The closed set of error codes (spec section 7, in the order of its table, then `unsupported_filter`, then the key fences' `ip_not_allowed` and `model_not_allowed`). */
+/** The closed set of error codes (spec section 7, in the order of its table, then `unsupported_filter`, then the key fences' `ip_not_allowed` and `model_not_allowed`, then `unsupported_option`). */
 export const ERROR_CODES = [
   'invalid_request',
   'unknown_model',
@@ -45,6 +45,7 @@ export const ERROR_CODES = [
   'unsupported_filter',
   'ip_not_allowed',
   'model_not_allowed',
+  'unsupported_option',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -66,11 +67,13 @@ export interface PaymentError extends ErrorFields<PaymentErrorCode> {
 }
 
 /** The codes whose error object carries `attempts`. */
-export type AttemptsErrorCode = 'all_providers_failed' | 'unsupported_filter';
+export type AttemptsErrorCode = 'all_providers_failed' | 'unsupported_filter' | 'unsupported_option';
 
 /**
  * 502 `all_providers_failed` (every attempt, in order), or 400 `unsupported_filter` (every
- * model skipped, each with `unsupported filter: <names>`; nothing was charged).
+ * model skipped, each with `unsupported filter: <names>`; nothing was charged), or 400
+ * `unsupported_option` (every model skipped for what it cannot honour: a search's contents, an
+ * extract's format or option; nothing was charged).
  */
 export interface AllProvidersFailedError extends ErrorFields<AttemptsErrorCode> {
   attempts: Attempt[];
@@ -117,7 +120,8 @@ export type AuditAction =
   | 'oauth_grant.create' | 'oauth_grant.revoke'
   | 'purchase.start' | 'credits.grant'
   | 'webhook_endpoint.create' | 'webhook_endpoint.update' | 'webhook_endpoint.rotate_secret' | 'webhook_endpoint.delete'
-  | 'billing_settings.update' | 'card_setup.start';
+  | 'billing_settings.update' | 'card_setup.start'
+  | 'user.password_reset' | 'notification_settings.update';
 
 /** A recorded value: never a secret, a key hash or a provider key. */
 export type AuditValue = string | number | boolean | null | string[];
@@ -153,14 +157,20 @@ export interface AuditLogQuery extends PageQuery {
 // Catalog (public)
 
 export interface ModelPricing {
-  /** Price of one search. */
+  /** Price of one search (0 on an extract model: it is priced per URL). */
   base_usd: number;
   /** Results covered by `base_usd`; null when the provider does not price by count. */
   included_results: Integer | null;
   /** Price of each result beyond `included_results` (0 when not priced by count). */
   per_result_usd: number;
-  /** Price of a search answered from the result cache (`hit` or `joined`); null when the deployment has no cache. */
+  /** Price of a search answered from the result cache (`hit` or `joined`), or of one URL on an extract model; null when the deployment has no cache. */
   cache_price_usd: number | null;
+  /** Search models: what asking for contents (text or highlights) adds to a search; 0 where the provider charges nothing extra. */
+  contents_usd?: number;
+  /** Extract models: the price of one URL that came back. */
+  per_url_usd?: number;
+  /** Extract models: URLs are charged in whole blocks of this many per model call. */
+  url_block?: Integer;
   /** Research models: how a run is metered. */
   metering?: ResearchMetering;
   /** Research models: the price of one run (`per_run`), of one USD the provider reports (`usage`), or of one provider credit (`credits`). */
@@ -171,11 +181,20 @@ export interface ModelPricing {
   min_cap_usd?: number;
 }
 
-/** `search`: a model of `POST /v1/search`; `research`: of `POST /v1/research`. */
-export type ModelKind = 'search' | 'research';
+/** What a model does: `search` (POST /v1/search), `extract` (POST /v1/extract) or `research` (POST /v1/research). */
+export type ModelKind = 'search' | 'extract' | 'research';
 
 /** How a research model is metered: a fixed price per run, the provider's reported cost, or its reported credits. */
 export type ResearchMetering = 'per_run' | 'usage' | 'credits';
+
+/** What a search result may carry besides its snippet. */
+export type SearchContents = 'none' | 'text' | 'highlights';
+
+/** The text format of an extract. */
+export type ExtractFormat = 'text' | 'markdown';
+
+/** An optional field of an extract a model may honour. */
+export type ExtractOption = 'max_age_s' | 'query';
 
 /** GET /v1/models, one element of `data`. */
 export interface Model {
@@ -190,8 +209,14 @@ export interface Model {
   pricing: ModelPricing;
   /** False when this deployment has no platform key for the provider. */
   available: boolean;
-  /** The search filters this model honours; a search with any other filter skips it. */
+  /** The search filters this model honours; a search with any other filter skips it (none on extract models). */
   supported_filters: FilterName[];
+  /** Search models: the contents its results can carry. */
+  supported_contents?: SearchContents[];
+  /** Extract models: the formats it returns. */
+  supported_formats?: ExtractFormat[];
+  /** Extract models: the optional fields it honours. */
+  supported_options?: ExtractOption[];
   /** What the platform knows of the model now (GET /v1/status). */
   status: ModelStatus;
   /** Research models: what a run that did not complete is charged. */
@@ -305,6 +330,12 @@ export interface SearchRequest {
   /** RFC 3339 date (to the end of that UTC day) or date-time. */
   published_before?: string;
   safesearch?: SafeSearch;
+  /** What each result carries besides its snippet (default `none`); a model that cannot return it is skipped. */
+  contents?: SearchContents;
+  /** With contents: 100..20,000 characters of text (or of all highlights) per result; default 5,000. */
+  max_chars_per_result?: Integer;
+  /** 100..2,000,000: the most characters of text in the whole answer (the last results cut or dropped; `truncated: true`). */
+  max_total_chars?: Integer;
 }
 
 export type CacheMode = 'default' | 'refresh' | 'off';
@@ -365,6 +396,12 @@ export interface SearchResult {
   snippet: string;
   published_at: string | null;
   score: number | null;
+  /** With contents `text`: the page's text. */
+  text?: string;
+  /** With contents `highlights`: its most relevant passages. */
+  highlights?: string[];
+  /** With contents: whether the text or highlights were cut. */
+  truncated?: boolean;
 }
 
 /** Whose provider key an attempt used. */
@@ -396,6 +433,81 @@ export interface SearchResponse {
   attempts: Attempt[];
   latency_ms: Integer;
   cache: SearchCache;
+  /** Present (true) when max_total_chars cut or dropped the last results. */
+  truncated?: true;
+}
+
+// ---------------------------------------------------------------------------------------
+// Extract (page content for known URLs)
+
+/** POST /v1/extract. At least one of `model` and `models` (extract models). */
+export interface ExtractRequest {
+  /** 1..20 http or https URLs, each at most 2,048 characters. */
+  urls: string[];
+  /** An extract model id; tried first. */
+  model?: string;
+  /** Extract model ids in fallback order: a URL the first cannot fetch is tried at the next. */
+  models?: string[];
+  /** Default `text`; a model that cannot return it is skipped. */
+  format?: ExtractFormat;
+  /** 100..100,000, default 20,000. */
+  max_chars_per_url?: Integer;
+  /** 1..400 characters: rank or trim each page's text by relevance to it; a model that cannot is skipped. */
+  query?: string;
+  /** Accept provider-cached content at most this many seconds old (0: live); a model without freshness control is skipped. */
+  max_age_s?: Integer;
+  /** 100..2,000,000: the most characters of text in the whole answer. */
+  max_total_chars?: Integer;
+  cache?: CacheMode;
+  cache_max_age_s?: Integer;
+}
+
+/** One page that came back. */
+export interface ExtractResult {
+  /** The URL in its normal form. */
+  url: string;
+  /** The model that fetched it. */
+  model: string;
+  provider: Provider;
+  source: AttemptSource;
+  title: string | null;
+  text: string;
+  published_at: string | null;
+  /** The length of `text`. */
+  chars: Integer;
+  truncated: boolean;
+  cache: SearchCache;
+}
+
+/** A URL no model could fetch. */
+export interface ExtractFailure {
+  url: string;
+  error: string;
+}
+
+/** One model called (or skipped) for the URLs still missing. */
+export interface ExtractAttempt {
+  model: string;
+  source?: AttemptSource;
+  status: 'success' | 'error' | 'skipped';
+  urls: Integer;
+  succeeded: Integer;
+  failed: Integer;
+  cost_usd: number;
+  error?: string;
+}
+
+/** POST /v1/extract, 200 (at least one URL came back). */
+export interface ExtractResponse {
+  request_id: string;
+  results: ExtractResult[];
+  failed: ExtractFailure[];
+  attempts: ExtractAttempt[];
+  /** The total charged: the sum of the attempts' cost_usd. */
+  cost_usd: number;
+  latency_ms: Integer;
+  cache: SearchCache;
+  truncated: boolean;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -568,7 +680,10 @@ export interface CheckoutSession {
   request_id: string;
 }
 
-export type UsageGroupBy = 'day' | 'model' | 'key';
+export type UsageGroupBy = 'day' | 'model' | 'key' | 'kind';
+
+/** What a settled request was: a search, an extract, or a research run. */
+export type RequestKind = 'search' | 'extract' | 'research';
 
 /** GET /v1/usage query. */
 export interface UsageQuery {
@@ -586,6 +701,9 @@ export interface UsageRow {
   date?: string;
   model?: string;
   key_id?: string;
+  /** With group_by `kind`. */
+  kind?: RequestKind;
+  /** Requests settled (searches, extracts and research runs). */
   searches: Integer;
   failed_attempts: Integer;
   cost_usd: number;
@@ -720,6 +838,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: 'GET', path: '/v1/credits/pricing', key: 'none', status: 200, request: null, query: null, response: 'Pricing' },
   { method: 'GET', path: '/v1/status', key: 'none', status: 200, request: null, query: null, response: 'ServiceStatus' },
   { method: 'POST', path: '/v1/search', key: 'api', status: 200, request: 'SearchRequest', query: null, response: 'SearchResponse' },
+  { method: 'POST', path: '/v1/extract', key: 'api', status: 200, request: 'ExtractRequest', query: null, response: 'ExtractResponse' },
   { method: 'POST', path: '/v1/research', key: 'api', status: 202, request: 'ResearchRequest', query: null, response: 'ResearchRun' },
   { method: 'GET', path: '/v1/research', key: 'either', status: 200, request: null, query: 'ResearchListQuery', response: 'ResearchRunList' },
   { method: 'GET', path: '/v1/research/{id}', key: 'either', status: 200, request: null, query: null, response: 'ResearchRun' },

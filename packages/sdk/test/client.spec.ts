@@ -18,6 +18,8 @@ describe('SearchGateway requests', () => {
   type Case = [string, string, string, (c: SearchGateway) => Promise<unknown>, unknown, string | undefined];
   const cases: Case[] = [
     ['search', 'POST', '/v1/search', (c) => c.search({ query: 'q', models: ['exa/fast', 'brave/web'], max_results: 5 }), { query: 'q', models: ['exa/fast', 'brave/web'], max_results: 5 }, 'svc-api'],
+    ['extract', 'POST', '/v1/extract', (c) => c.extract({ urls: ['https://example.com/a'], models: ['exa/contents', 'tavily/extract'], max_chars_per_url: 5_000 }),
+      { urls: ['https://example.com/a'], models: ['exa/contents', 'tavily/extract'], max_chars_per_url: 5_000 }, 'svc-api'],
     ['models', 'GET', '/v1/models', (c) => c.models(), undefined, undefined],
     ['pricing', 'GET', '/v1/credits/pricing', (c) => c.pricing(), undefined, undefined],
     ['status', 'GET', '/v1/status', (c) => c.status(), undefined, undefined],

@@ -21,3 +21,5 @@ export type { ReceivedWebhook } from './webhook-receiver';
 export { useStack, SETTLING_STACK } from './suite';
 export { dumpDatabase, dumpRedis } from './dump';
 export type { StackSuite, StackSuiteOptions } from './suite';
+export { MailCatcher, smtpEnv, TEST_MAIL_FROM } from './mail';
+export type { CaughtMail } from './mail';

@@ -86,7 +86,9 @@ export interface StackOptions {
   /**
    * Extra environment for account-admin. Sign-in rate limits are lifted unless set here:
    * every test signs up from 127.0.0.1. SHUTDOWN_DELAY_MS is 0 unless set here (as for
-   * billing), so stopping a stack does not wait the drain delay.
+   * billing), so stopping a stack does not wait the drain delay. SIGNUP_CONFIRMATION is `off`
+   * unless set here (suites sign up many accounts and need each at once; the mail suites set
+   * `required` with `smtpEnv` of a MailCatcher).
    */
   accountAdminEnv?: Record<string, string>;
   /** Extra environment for billing (e.g. STRIPE_SECRET_KEY, STRIPE_API_BASE, STRIPE_WEBHOOK_SECRET). */
@@ -139,7 +141,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       env: {
         ...common, ...kekEnv, PORT: String(aaHttp), GRPC_PORT: String(aaGrpc), METRICS_PORT: String(aaMetrics), DATABASE_URL: accountAdminDb, COOKIE_SECURE: 'false',
         PUBLIC_BASE_URL: publicBaseUrl,
-        SIGN_IN_ATTEMPTS_PER_EMAIL: '1000000', SIGN_IN_ATTEMPTS_PER_ADDRESS: '1000000', SHUTDOWN_DELAY_MS: '0',
+        SIGN_IN_ATTEMPTS_PER_EMAIL: '1000000', SIGN_IN_ATTEMPTS_PER_ADDRESS: '1000000', SHUTDOWN_DELAY_MS: '0', SIGNUP_CONFIRMATION: 'off',
         BILLING_HTTP_URL: `http://127.0.0.1:${billHttp}`, ...options.accountAdminEnv,
       },
       readyUrl: `http://127.0.0.1:${aaHttp}/readyz`,

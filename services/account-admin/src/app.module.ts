@@ -51,6 +51,15 @@ import { SessionsController } from './sessions/sessions.controller';
 import { SessionsRepository } from './sessions/sessions.repository';
 import { SessionsService } from './sessions/sessions.service';
 import { SignInLimitService } from './sessions/sign-in-limit.service';
+import { AccountLinksService } from './sessions/account-links.service';
+import { MAIL_LINKS } from './mail/mail-links';
+import { MailMessagesRepository } from './mail/mail-messages.repository';
+import { MailQueueAdapter } from './mail/mail-queue.adapter';
+import { MailService } from './mail/mail.service';
+import { SmtpAdapter } from './mail/smtp.adapter';
+import { NotificationsController } from './notifications/notifications.controller';
+import { NotificationsRepository } from './notifications/notifications.repository';
+import { NotificationsService } from './notifications/notifications.service';
 
 @Module({})
 export class AppModule {
@@ -61,7 +70,7 @@ export class AppModule {
       // (src/http/actor.ts, docs/decisions/0020-actor-guard-and-one-source.md).
       controllers: [
         HealthController, KeysController, ManagementKeysController, ProviderKeysController, BillingController, WebhooksRelayController, ResearchRelayController,
-        SessionsController, DashboardWebController, OAuthController, ConnectedAppsController, AuditController,
+        SessionsController, DashboardWebController, OAuthController, ConnectedAppsController, AuditController, NotificationsController,
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
@@ -109,6 +118,14 @@ export class AppModule {
         },
         AttemptCountersRepository,
         SignInLimitService,
+        SmtpAdapter,
+        MailQueueAdapter,
+        MailMessagesRepository,
+        MailService,
+        AccountLinksService,
+        { provide: MAIL_LINKS, useExisting: AccountLinksService },
+        NotificationsRepository,
+        NotificationsService,
         AccountAdminRpcService,
         GrpcServerAdapter,
       ],

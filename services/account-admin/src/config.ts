@@ -64,6 +64,47 @@ export const configSchema = {
   OAUTH_AUTHORIZE_PER_ADDRESS_PER_HOUR: int({ default: 300, min: 1, max: 1_000_000 }),
   /** How often each replica deletes expired OAuth requests, codes and tokens and unused metadata-document clients. */
   OAUTH_SWEEP_INTERVAL_MS: int({ default: 600_000, min: 100, max: 86_400_000 }),
+  /**
+   * Sign-up (docs/decisions/0055): `required` answers every sign-up alike ("check your email")
+   * and makes the account only when the link mailed to the address is used; `off` makes the
+   * account and its session at once and says when an address is taken (test stacks that sign
+   * up many accounts). `required` needs SMTP_HOST.
+   */
+  SIGNUP_CONFIRMATION: oneOf(['required', 'off'], { default: 'required' }),
+  /** How long a sign-up's confirmation link and a password-reset link work, from when they are mailed. */
+  SIGNUP_CONFIRMATION_TTL_HOURS: int({ default: 24, min: 1, max: 24 * 30 }),
+  PASSWORD_RESET_TTL_MINUTES: int({ default: 60, min: 1, max: 24 * 60 }),
+  /**
+   * Mails asked for anonymously, per recipient address and per client address, in one window
+   * (MAIL_LIMIT_WINDOW_SECONDS): sign-ups (confirmation or "already registered") and password
+   * resets, each counted on its own. Over a limit: 429 rate_limited, nothing mailed.
+   */
+  SIGNUP_MAILS_PER_EMAIL: int({ default: 3, min: 1, max: 1_000_000 }),
+  SIGNUP_MAILS_PER_ADDRESS: int({ default: 20, min: 1, max: 1_000_000 }),
+  PASSWORD_RESETS_PER_EMAIL: int({ default: 3, min: 1, max: 1_000_000 }),
+  PASSWORD_RESETS_PER_ADDRESS: int({ default: 20, min: 1, max: 1_000_000 }),
+  MAIL_LIMIT_WINDOW_SECONDS: int({ default: 3600, min: 1, max: 7 * 86_400 }),
+  /**
+   * The SMTP server mail goes out through (docs/operations.md, "Mail"). Unset: no mail is sent
+   * (sign-up confirmation must then be off; a password reset is recorded as skipped).
+   */
+  SMTP_HOST: str({ optional: true }),
+  SMTP_PORT: int({ default: 587, min: 1, max: 65535 }),
+  /** `starttls`: plain connection upgraded with STARTTLS, required (port 587); `tls`: TLS from the first byte (port 465); `off`: no TLS (a local catcher only). */
+  SMTP_TLS: oneOf(['starttls', 'tls', 'off'], { default: 'starttls' }),
+  /** Credentials for SMTP AUTH; both or neither. */
+  SMTP_USER: str({ optional: true }),
+  SMTP_PASSWORD: secret({ optional: true }),
+  /** The sender of every message, an address or `Name <address>`; required with SMTP_HOST. */
+  MAIL_FROM: str({ optional: true }),
+  /** Messages one account-admin process sends at once. */
+  MAIL_CONCURRENCY: int({ default: 4, min: 1, max: 100 }),
+  /** The first retry's delay after a failed send; each next one doubles (8 attempts in all). */
+  MAIL_RETRY_BASE_DELAY_MS: int({ default: 30_000, min: 10, max: 3_600_000 }),
+  /** How often each replica puts back on the queue messages whose job was lost, and deletes expired links and old records. */
+  MAIL_DISPATCH_INTERVAL_MS: int({ default: 60_000, min: 100, max: 86_400_000 }),
+  /** How long the record of a sent, failed or skipped message is kept. */
+  MAIL_RECORD_RETENTION_DAYS: int({ default: 90, min: 1, max: 3_650 }),
   /** Provider keys (BYOK) can be stored; false: /v1/provider-keys answers 503 byok_disabled. */
   BYOK_ENABLED: bool({ default: true }),
   /** Key-encryption key of provider keys (base64, 32 bytes) and its id; read by kekRingFromEnv. */
@@ -75,6 +116,8 @@ export const configSchema = {
 
 export type AppConfig = Omit<EnvOf<typeof configSchema>, 'TRUSTED_PROXIES'> & {
   readonly INTERNAL_TOKEN: string;
+  /** The SMTP server and sender, when mail is on (SMTP_HOST set). */
+  readonly smtp: SmtpSettings | null;
   /** TRUSTED_PROXIES parsed. */
   readonly TRUSTED_PROXIES: AddressList;
   /** The provider-key KEKs; null only when BYOK is disabled and no KEK is set. */
@@ -89,6 +132,31 @@ export function kekRingOf(source: NodeJS.ProcessEnv, byokEnabled: boolean): KekR
   return readSetting(() => serviceKekRing(source, byokEnabled));
 }
 
+/** Where mail goes out (SMTP_* and MAIL_FROM, checked together). */
+export interface SmtpSettings {
+  readonly host: string;
+  readonly port: number;
+  readonly tls: 'starttls' | 'tls' | 'off';
+  readonly auth: { readonly user: string; readonly password: string } | null;
+  readonly from: string;
+}
+
+/** The SMTP settings, or null without SMTP_HOST; a ConfigError names what contradicts. */
+export function smtpSettingsOf(env: EnvOf<typeof configSchema>): SmtpSettings | null {
+  const host = env.SMTP_HOST?.trim() ?? '';
+  if (host === '') {
+    if (env.SIGNUP_CONFIRMATION === 'required') throw new ConfigError('SIGNUP_CONFIRMATION', 'is required but SMTP_HOST is not set: set SMTP_HOST (and MAIL_FROM), or SIGNUP_CONFIRMATION=off');
+    return null;
+  }
+  const from = env.MAIL_FROM?.trim() ?? '';
+  if (from === '') throw new ConfigError('MAIL_FROM', 'is required with SMTP_HOST (the sender of every message)');
+  if (!/^(?:[^<>\r\n]*<[^<>@\s]+@[^<>@\s]+>|[^<>@\s]+@[^<>@\s]+)$/.test(from)) throw new ConfigError('MAIL_FROM', 'must be an address or `Name <address>`');
+  const user = env.SMTP_USER?.trim() ?? '';
+  const password = env.SMTP_PASSWORD ?? '';
+  if ((user === '') !== (password === '')) throw new ConfigError(user === '' ? 'SMTP_USER' : 'SMTP_PASSWORD', 'must be set together with ' + (user === '' ? 'SMTP_PASSWORD' : 'SMTP_USER'));
+  return { host, port: env.SMTP_PORT, tls: env.SMTP_TLS, auth: user === '' ? null : { user, password }, from };
+}
+
 /** Parses the environment; throws a ConfigError naming the first bad variable. */
 export function parseConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
   const env = parseEnv(configSchema, source);
@@ -100,7 +168,7 @@ export function parseConfig(source: NodeJS.ProcessEnv = process.env): AppConfig 
   } catch (error) {
     throw new ConfigError('TRUSTED_PROXIES', error instanceof Error ? error.message : String(error));
   }
-  return { ...env, INTERNAL_TOKEN: token, TRUSTED_PROXIES: trustedProxies, kekRing: kekRingOf(source, env.BYOK_ENABLED) };
+  return { ...env, INTERNAL_TOKEN: token, TRUSTED_PROXIES: trustedProxies, smtp: smtpSettingsOf(env), kekRing: kekRingOf(source, env.BYOK_ENABLED) };
 }
 
 /** Nest injection token of the AppConfig. */

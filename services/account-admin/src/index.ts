@@ -4,7 +4,8 @@
  * document from, and the key answer type the contract tests check against @svc/contracts.
  */
 export { DASHBOARD_PAGES } from './dashboard/dashboard-web.controller';
-export { LoginDto, SignupDto } from './sessions/sessions.dto';
+export { ConfirmSignupDto, LoginDto, PasswordResetDto, PasswordResetRequestDto, SignupDto } from './sessions/sessions.dto';
+export { NotificationSettingDto } from './notifications/notifications.dto';
 export { ManagementKeyCreateDto, ManagementKeyUpdateDto } from './keys/management-keys.dto';
 export { KeyBodyDto, ListQueryDto } from './keys/keys.dto';
 export { PutProviderKeyDto } from './provider-keys/provider-keys.dto';

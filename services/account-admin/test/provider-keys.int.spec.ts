@@ -82,10 +82,10 @@ describe('provider keys in account-admin', () => {
 
 describe('account-admin config', () => {
   it('refuses to start with BYOK enabled and no KEK, naming the variable and never the value', () => {
-    expect(() => parseConfig({ INTERNAL_TOKEN: 'x'.repeat(16) })).toThrow(/PROVIDER_KEY_KEK is required when BYOK_ENABLED is true/);
-    expect(parseConfig({ INTERNAL_TOKEN: 'x'.repeat(16), BYOK_ENABLED: 'false' }).kekRing).toBeNull();
-    expect(() => parseConfig({ INTERNAL_TOKEN: 'x'.repeat(16), PROVIDER_KEY_KEK: TEST_KEK })).toThrow(/PROVIDER_KEY_KEK_ID is required/);
-    const bad = (): unknown => parseConfig({ INTERNAL_TOKEN: 'x'.repeat(16), PROVIDER_KEY_KEK: TEST_KEK, PROVIDER_KEY_KEK_ID: 'k', PROVIDER_KEY_KEK_PREVIOUS: TEST_KEK });
+    expect(() => parseConfig({ INTERNAL_TOKEN: 'x'.repeat(16), SIGNUP_CONFIRMATION: 'off' })).toThrow(/PROVIDER_KEY_KEK is required when BYOK_ENABLED is true/);
+    expect(parseConfig({ INTERNAL_TOKEN: 'x'.repeat(16), SIGNUP_CONFIRMATION: 'off', BYOK_ENABLED: 'false' }).kekRing).toBeNull();
+    expect(() => parseConfig({ INTERNAL_TOKEN: 'x'.repeat(16), SIGNUP_CONFIRMATION: 'off', PROVIDER_KEY_KEK: TEST_KEK })).toThrow(/PROVIDER_KEY_KEK_ID is required/);
+    const bad = (): unknown => parseConfig({ INTERNAL_TOKEN: 'x'.repeat(16), SIGNUP_CONFIRMATION: 'off', PROVIDER_KEY_KEK: TEST_KEK, PROVIDER_KEY_KEK_ID: 'k', PROVIDER_KEY_KEK_PREVIOUS: TEST_KEK });
     expect(bad).toThrow(/PROVIDER_KEY_KEK_PREVIOUS must be <previous key id>:<base64 key>/);
     expect(bad).not.toThrow(TEST_KEK.slice(0, 12));
   });

@@ -73,7 +73,7 @@ describe('login and signup are rate limited per email and per client address', (
 
 describe('the session cookie', () => {
   it('is Secure by default (COOKIE_SECURE defaults to true; only the local stack turns it off)', async () => {
-    expect(parseConfig({ INTERNAL_TOKEN, BYOK_ENABLED: 'false' }).COOKIE_SECURE).toBe(true);
+    expect(parseConfig({ INTERNAL_TOKEN, BYOK_ENABLED: 'false', SIGNUP_CONFIRMATION: 'off' }).COOKIE_SECURE).toBe(true);
     const h = await startHarness('cookie_secure', { COOKIE_SECURE: 'true' });
     try {
       const response = await call(h.baseUrl, 'POST', '/dashboard/api/signup', { json: { email: 'secure@example.com', password: PASSWORD } });

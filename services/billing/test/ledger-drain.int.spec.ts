@@ -192,6 +192,29 @@ describe('ledger drain: settlement records from the streams into Postgres', () =
     expect(searches.map((s) => [s.requestId, s.filters])).toEqual([[malformed.requestId, null], [plain.requestId, null], [filtered.requestId, filters]]);
   });
 
+  it('keeps the request\'s kind: an extract\'s record with its settlement, usage events and charge entry; a record without one is a search; an unknown kind is dead-lettered', async () => {
+    const accountId = newId('account');
+    const extract = settlementRecord(accountId, 3_250, { kind: 'extract', settledAtMs: Date.now() - 1_000 });
+    const search = settlementRecord(accountId, 6_000, { settledAtMs: Date.now() });
+    const unknown = { ...settlementRecord(accountId, 10), kind: 'crawl' };
+    const deadBefore = await redis.xlen(SETTLEMENT_DEAD_LETTER_STREAM);
+    await enqueue(redis, [extract, search, unknown as never]);
+
+    expect(await drain.drain()).toMatchObject({ written: 2, deadLettered: 1 });
+    expect(await redis.xlen(SETTLEMENT_DEAD_LETTER_STREAM)).toBe(deadBefore + 1);
+    const settlements = await db.query<{ request_id: string; request_kind: string }>('SELECT request_id, request_kind FROM settlements WHERE account_id = $1', [accountId]);
+    expect(new Map(settlements.rows.map((r) => [r.request_id, r.request_kind]))).toEqual(new Map([[extract.requestId, 'extract'], [search.requestId, 'search']]));
+    const events = await db.query<{ request_id: string; request_kind: string }>('SELECT DISTINCT request_id, request_kind FROM usage_events WHERE account_id = $1', [accountId]);
+    expect(new Map(events.rows.map((r) => [r.request_id, r.request_kind]))).toEqual(new Map([[extract.requestId, 'extract'], [search.requestId, 'search']]));
+    const entries = await db.query<{ request_id: string; request_kind: string; amount_micros: string }>(
+      "SELECT request_id, request_kind, amount_micros::text FROM ledger_entries WHERE account_id = $1 AND kind = 'search_charge'", [accountId]);
+    expect(new Map(entries.rows.map((r) => [r.request_id, [r.request_kind, Number(r.amount_micros)]]))).toEqual(new Map([
+      [extract.requestId, ['extract', -3_250]], [search.requestId, ['search', -6_000]],
+    ]));
+    const activity = await new HistoryRepository(prisma).searches(accountId, 10, null);
+    expect(activity.map((row) => [row.requestId, row.kind])).toEqual([[search.requestId, 'search'], [extract.requestId, 'extract']]);
+  });
+
   it('removes nothing from the stream while Postgres is unavailable, and writes everything once it is back', async () => {
     const name = 'svc_billing_test_ledger_pgdown';
     const url = await freshLedgerDatabase('pgdown');

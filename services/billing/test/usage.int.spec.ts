@@ -37,6 +37,14 @@ beforeAll(async () => {
     search(keyA, today, 6_000), search(keyA, today, 6_000), search(keyB, today, 9_000),
     search(keyA, today - DAY, 6_000), search(keyB, today - 2 * DAY, 15_000, true),
     search(keyA, today - 40 * DAY, 6_000),
+    // An extract (POST /v1/extract): two models, each answering one URL (long ago: outside the other tests' ranges).
+    settlementRecord(accountId, 11_250, {
+      keyId: keyB, settledAtMs: today - 80 * DAY, kind: 'extract',
+      attempts: [
+        { index: 0, model: 'exa/contents', provider: 'exa', source: 'platform', status: 'success', error: '2 of 3 URLs could not be fetched', reservedMicros: 3_750, chargedMicros: 1_250, timedOut: false, results: 1 },
+        { index: 1, model: 'tavily/extract', provider: 'tavily', source: 'platform', status: 'success', error: null, reservedMicros: 10_000, chargedMicros: 10_000, timedOut: false, results: 1 },
+      ],
+    }),
   ]);
 }, 60_000);
 
@@ -86,6 +94,20 @@ describe('GET /v1/usage', () => {
     ]));
     expect(byModel.body.total).toEqual({ searches: 5, cost_usd: 0.042, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 });
     expect(byKey.body.total).toEqual(byModel.body.total);
+  });
+
+  it('groups by kind: searches and extracts each with their requests and cost, the same total as by day and the ledger', async () => {
+    const range = `?from=${dayText(today - 80 * DAY)}&to=${dayText(today)}`;
+    const byKind = await usage(`${range}&group_by=kind`);
+    expect(byKind.status).toBe(200);
+    expect(byKind.body.data).toEqual([
+      { kind: 'extract', searches: 1, failed_attempts: 0, cost_usd: 0.01125, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 },
+      { kind: 'search', searches: 6, failed_attempts: 6, cost_usd: 0.048, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 },
+    ]);
+    const byDay = await usage(range);
+    expect(byKind.body.total).toEqual(byDay.body.total);
+    expect(byKind.body.total).toEqual({ searches: 7, cost_usd: 0.05925, byok_fee_usd: 0, cache_hits: 0, cache_saved_usd: 0 });
+    expect(Math.round((byKind.body.total as { cost_usd: number }).cost_usd * 1_000_000)).toBe(await ledgerCharged(Date.parse(dayText(today - 80 * DAY)), Date.parse(dayText(today)) + DAY));
   });
 
   it('takes from/to as inclusive UTC days', async () => {

@@ -1,6 +1,6 @@
 import { bool, ConfigError, int, oneOf, parseEnv, readSetting, secret, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
-import { DEFAULT_CACHE_PRICE_PERCENT, findModel } from '@svc/contracts';
+import { DEFAULT_CACHE_PRICE_PERCENT, isModelId } from '@svc/contracts';
 import { parseTrustedProxies } from '@svc/http-edge';
 import type { AddressList } from '@svc/http-edge';
 import { serviceKekRing } from '@svc/keys';
@@ -194,7 +194,7 @@ export function parseTtlByModel(raw: string): ReadonlyMap<string, number> {
     const match = /^([^=\s]+)=(\d{1,6})$/.exec(item);
     if (match === null) throw new ConfigError('CACHE_TTL_BY_MODEL', `must be model=seconds pairs, comma-separated (got "${item}")`);
     const [, model, seconds] = match as unknown as [string, string, string];
-    if (findModel(model) === undefined) throw new ConfigError('CACHE_TTL_BY_MODEL', `names an unknown model "${model}"`);
+    if (!isModelId(model)) throw new ConfigError('CACHE_TTL_BY_MODEL', `names an unknown model "${model}"`);
     const value = Number(seconds);
     if (value < 1 || value > 604_800) throw new ConfigError('CACHE_TTL_BY_MODEL', `seconds must be from 1 to 604800 (got ${value} for ${model})`);
     ttls.set(model, value);

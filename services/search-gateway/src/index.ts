@@ -9,7 +9,10 @@ export { createGateway } from './app';
 export { parseGatewayConfig } from './config';
 export type { GatewayConfig } from './config';
 export { SEARCH_BODY_SCHEMA, MAX_QUERY_CHARS, searchValidatorCompiler } from './search/search.schema';
-export { WEB_SEARCH_INPUT_SCHEMA, WEB_SEARCH_OUTPUT_SCHEMA, LIST_MODELS_OUTPUT_SCHEMA, GET_CREDITS_OUTPUT_SCHEMA } from './mcp/mcp.tools';
+export { EXTRACT_BODY_SCHEMA } from './search/extract.schema';
+export {
+  WEB_SEARCH_INPUT_SCHEMA, WEB_SEARCH_OUTPUT_SCHEMA, WEB_FETCH_INPUT_SCHEMA, WEB_FETCH_OUTPUT_SCHEMA, LIST_MODELS_OUTPUT_SCHEMA, GET_CREDITS_OUTPUT_SCHEMA, MCP_DEFAULT_TOTAL_CHARS,
+} from './mcp/mcp.tools';
 export { FORWARD_ROUTES } from './forward/forward.routes';
 export { SearchMetrics } from './search/search.metrics';
 export type { SearchRefusal, SearchReply, SearchResult } from './search/search.service';

@@ -178,7 +178,7 @@ describe('key credit-limit periods on a controllable clock (SearchService, real 
 
   const searchAt = async (record: KeyRecord, atMs: number): Promise<SearchReply> => {
     nowMs = atMs;
-    const result = await service.search({ record, requestId: newId('request'), request: { query: 'period', models: [exaFast()], maxResults: 10, cache: 'default', cacheMaxAgeS: null }, idempotency: null, elapsedMs: () => 1 });
+    const result = await service.search({ record, requestId: newId('request'), request: { query: 'period', models: [exaFast()], maxResults: 10, cache: 'default', cacheMaxAgeS: null, contents: 'none', maxCharsPerResult: 5_000, maxTotalChars: null }, idempotency: null, elapsedMs: () => 1 });
     if (result.kind !== 'reply') throw new Error(`refused: ${result.code}`);
     return result;
   };

@@ -7,7 +7,7 @@ import type { ProviderKeySet } from '../src/byok/provider-key-cache';
 import { moneyScope } from '../src/money/money.scope';
 import type { MoneyScope } from '../src/money/money.scope';
 import type { AdmissionVerdict, LeaseRequest, MoneyOp, ReserveRequest, ReserveVerdict, Settlement } from '../src/money/money.ops';
-import type { ProviderOutcome, ProviderSearchRequest } from '../src/providers';
+import type { ExtractOutcome, ExtractProvider, ProviderExtractRequest, ProviderOutcome, ProviderSearchRequest } from '../src/providers';
 import { claimValue } from '../src/search/idempotency';
 import type { SearchCall } from '../src/search/search.result';
 import { planAttempts, runningBoundMs } from '../src/search/steps/plan';
@@ -144,10 +144,12 @@ export class FakeMoney implements SearchMoney {
   }
 }
 
-/** Providers answering from queues (default: one result), with the platform keys given. */
+/** Providers answering from queues (default: one result; an extract: every URL fetched), with the platform keys given. */
 export class FakeProviders implements SearchProviders {
   readonly requests: (ProviderSearchRequest & { provider: Provider })[] = [];
   readonly answers: Partial<Record<Provider, (ProviderOutcome | Error | Promise<ProviderOutcome>)[]>> = {};
+  readonly extractRequests: (ProviderExtractRequest & { provider: Provider })[] = [];
+  readonly extractAnswers: Partial<Record<Provider, ((request: ProviderExtractRequest) => ExtractOutcome | Promise<ExtractOutcome>)[]>> = {};
 
   constructor(private readonly keys: Partial<Record<Provider, string>> = { brave: 'pk-brave', exa: 'pk-exa', tavily: 'pk-tavily' }) {}
 
@@ -160,6 +162,25 @@ export class FakeProviders implements SearchProviders {
         return answer instanceof Error ? Promise.reject(answer) : Promise.resolve(answer);
       },
     };
+  }
+
+  extractor(provider: Provider): ExtractProvider | undefined {
+    if (provider === 'brave') return undefined;
+    return {
+      provider,
+      close: () => Promise.resolve(),
+      extract: (request) => {
+        this.extractRequests.push({ ...request, provider });
+        const answer = this.extractAnswers[provider]?.shift() ?? pagesOf();
+        return Promise.resolve(answer(request));
+      },
+    };
+  }
+
+  /** Queues what the provider's next extract calls answer (a function of the call). */
+  answerExtract(provider: Provider, ...answers: ((request: ProviderExtractRequest) => ExtractOutcome | Promise<ExtractOutcome>)[]): this {
+    (this.extractAnswers[provider] ??= []).push(...answers);
+    return this;
   }
 
   platformKey(provider: Provider): string | undefined {
@@ -177,6 +198,15 @@ export function success(results: number): ProviderOutcome {
     ok: true,
     results: Array.from({ length: results }, (_, i) => ({ position: i + 1, title: `t${i}`, url: `https://example.com/${i}`, snippet: '', published_at: null, score: null })),
   };
+}
+
+/** An extract answer: every URL of the call fetched (a page of 100 characters) but those in `failing`, which fail at the pages. */
+export function pagesOf(...failing: string[]): (request: ProviderExtractRequest) => ExtractOutcome {
+  return (request) => ({
+    ok: true,
+    pages: request.urls.filter((url) => !failing.includes(url)).map((url) => ({ url, title: `title of ${url}`, text: 'x'.repeat(100), published_at: null, truncated: false })),
+    failed: request.urls.filter((url) => failing.includes(url)).map((url) => ({ url, error: 'page not found (404)' })),
+  });
 }
 
 export function failure(kind: 'timeout' | 'server_error' | 'bad_key' | 'rate_limited', status: number | null = 500): ProviderOutcome {
@@ -224,7 +254,7 @@ export function searchCall(options: CallOptions = {}): SearchCall {
   return {
     record: options.record ?? RECORD,
     requestId: options.requestId ?? 'req_unit',
-    request: { query: 'unit', models: (options.models ?? ['exa/fast']).map(model), maxResults: options.maxResults ?? 10, cache: 'default', cacheMaxAgeS: null },
+    request: { query: 'unit', models: (options.models ?? ['exa/fast']).map(model), maxResults: options.maxResults ?? 10, cache: 'default', cacheMaxAgeS: null, contents: 'none', maxCharsPerResult: 5_000, maxTotalChars: null },
     idempotency: options.idempotency ?? null,
     elapsedMs: () => elapsed,
   };

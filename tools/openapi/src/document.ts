@@ -7,9 +7,12 @@ import { httpStatusOf } from '@svc/errors';
 import { CACHE_STATUSES, FILTER_DESCRIPTIONS, FILTER_NAMES, LIMITS, REQUEST_ID_SCHEMA } from '@svc/contracts';
 import { PageQueryDto } from '@svc/http-edge';
 import type { ErrorCode } from '@svc/errors';
-import { ConsentDto, DASHBOARD_PAGES, KeyBodyDto, ListQueryDto, LoginDto, ManagementKeyCreateDto, ManagementKeyUpdateDto, PutProviderKeyDto, SignupDto } from '@svc/account-admin';
+import {
+  ConfirmSignupDto, ConsentDto, DASHBOARD_PAGES, KeyBodyDto, ListQueryDto, LoginDto, ManagementKeyCreateDto, ManagementKeyUpdateDto, NotificationSettingDto, PasswordResetDto,
+  PasswordResetRequestDto, PutProviderKeyDto, SignupDto,
+} from '@svc/account-admin';
 import { AutoTopupSettingsDto, AutoTopupSetupDto, BillingSettingsDto, CheckoutBodyDto, CreateEndpointDto, CreateResearchDto, DayRangeQueryDto, EventsQueryDto, ResearchListQueryDto, UpdateEndpointDto, UsageQueryDto } from '@svc/billing';
-import { MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '@svc/search-gateway';
+import { EXTRACT_BODY_SCHEMA, MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '@svc/search-gateway';
 import { AuditLogQueryDto } from '@svc/http-edge';
 import { OPERATIONS } from './operations';
 import type { Access, HeaderName, Operation } from './operations';
@@ -43,7 +46,11 @@ export const DTO_MODELS: Readonly<Record<string, new () => object>> = {
   DayRangeQuery: DayRangeQueryDto,
   CheckoutBody: CheckoutBodyDto,
   SignupBody: SignupDto,
+  ConfirmSignupBody: ConfirmSignupDto,
   LoginBody: LoginDto,
+  PasswordResetRequestBody: PasswordResetRequestDto,
+  PasswordResetBody: PasswordResetDto,
+  NotificationSettingBody: NotificationSettingDto,
   ManagementKeyCreateBody: ManagementKeyCreateDto,
   ManagementKeyUpdateBody: ManagementKeyUpdateDto,
   ProviderKeyBody: PutProviderKeyDto,
@@ -107,6 +114,26 @@ function searchBodySchema(): Schema {
   for (const name of FILTER_NAMES) {
     copy.properties[name] = { ...copy.properties[name], description: `${FILTER_DESCRIPTIONS[name]} A model that cannot honour it is skipped (400 unsupported_filter when every model is); see supported_filters in GET /v1/models.` };
   }
+  copy.properties.contents = { ...copy.properties.contents, description: 'What each result carries besides its snippet: none (default), text (the page\'s text) or highlights (its most relevant passages). A model that cannot return them is skipped (400 unsupported_option when every model is); see supported_contents in GET /v1/models.' };
+  copy.properties.max_chars_per_result = { ...copy.properties.max_chars_per_result, description: `With contents: the most characters of text, or of all highlights, per result (default ${LIMITS.searchCharsPerResult.default}). Without contents: 400.` };
+  copy.properties.max_total_chars = { ...copy.properties.max_total_chars, description: 'The most characters of text in the whole answer (its results\' titles, snippets, text and highlights): the last results are cut or dropped, and the answer says truncated: true.' };
+  return copy;
+}
+
+/** The gateway's own JSON schema of the extract body, with what its handler checks beyond it. */
+function extractBodySchema(): Schema {
+  const copy = JSON.parse(JSON.stringify(EXTRACT_BODY_SCHEMA)) as Schema & { properties: Record<string, Schema> };
+  copy.description = 'At least one of model and models (extract models: GET /v1/models with kind extract; another id is 400 unknown_model). Each URL is taken in its normal form (scheme and host in lower case, no fragment); the same URL twice is fetched once.';
+  copy.properties.urls = { ...copy.properties.urls, description: 'http or https URLs without a user or password.', examples: [['https://example.com/article']] };
+  copy.properties.model = { ...copy.properties.model, description: 'An extract model id, tried first.', examples: ['exa/contents'] };
+  copy.properties.models = { ...copy.properties.models, description: 'Extract model ids in fallback order: a URL the first cannot fetch is tried at the next.', examples: [['exa/contents', 'tavily/extract']] };
+  copy.properties.format = { ...copy.properties.format, description: 'The text format; a model that cannot return it is skipped (supported_formats).' };
+  copy.properties.max_chars_per_url = { ...copy.properties.max_chars_per_url, description: 'The most characters of text per page; longer pages are cut (truncated: true).' };
+  copy.properties.query = { ...copy.properties.query, description: `1..${LIMITS.extractQuery.max} characters after trimming: rank or trim each page's text by relevance to it; a model that cannot is skipped (supported_options).` };
+  copy.properties.max_age_s = { ...copy.properties.max_age_s, description: 'Accept provider-cached content at most this many seconds old (0: fetch live); a model without freshness control is skipped (supported_options). Also bounds the result cache.' };
+  copy.properties.max_total_chars = { ...copy.properties.max_total_chars, description: 'The most characters of text in the whole answer (its results\' titles and text): the last results are cut or dropped (still charged: they were fetched), and the answer says truncated: true.' };
+  copy.properties.cache = { ...copy.properties.cache, description: 'The shared result cache, per URL and model: default (a page stored for the same model, URL, format and query, at the model\'s cache_price_usd per URL; the others fetched and stored), refresh (fetch and store), off (neither).' };
+  copy.properties.cache_max_age_s = { ...copy.properties.cache_max_age_s, description: 'The oldest stored page accepted, in seconds.' };
   return copy;
 }
 
@@ -207,6 +234,8 @@ function pathParameter(name: string, path: string): Schema {
       return { name, in: 'path', required: true, description: "A page of the web app; another name is the edge's 404 not_found.", schema: { enum: [...DASHBOARD_PAGES] } };
     case 'file':
       return { name, in: 'path', required: true, description: 'A file name the build wrote, as the page links it; another is 404 not_found.', schema: { type: 'string' } };
+    case 'event_type':
+      return { name, in: 'path', required: true, description: 'An alert event type; another is 400 invalid_request.', schema: { type: 'string' } };
     default:
       throw new Error(`no description of the path parameter ${name}`);
   }
@@ -273,7 +302,7 @@ const DESCRIPTION = [
 
 /** The OpenAPI 3.1 document of the public edge. */
 export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
-  const schemas: Record<string, Schema> = { ...componentSchemas(), ...(await dtoSchemas()), SearchBody: searchBodySchema() };
+  const schemas: Record<string, Schema> = { ...componentSchemas(), ...(await dtoSchemas()), SearchBody: searchBodySchema(), ExtractBody: extractBodySchema() };
   const paths: Record<string, Record<string, Schema>> = {};
   for (const op of OPERATIONS) {
     const item = (paths[op.path] ??= {});

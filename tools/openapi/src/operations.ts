@@ -184,7 +184,21 @@ export const OPERATIONS: readonly Operation[] = [
     body: { schema: 'SearchBody' },
     headerParameters: ['IdempotencyKey'],
     success: { status: 200, description: 'The first answer.', schema: 'SearchResponse', headers: ['RateLimitLimit', 'RateLimitRemaining', 'Cache', 'ServerTiming'] },
-    errors: ['invalid_request', 'unknown_model', 'unsupported_filter', ...ONE_KIND, 'ip_not_allowed', 'model_not_allowed', 'insufficient_credits', 'key_limit_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
+    errors: ['invalid_request', 'unknown_model', 'unsupported_filter', 'unsupported_option', ...ONE_KIND, 'ip_not_allowed', 'model_not_allowed', 'insufficient_credits', 'key_limit_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
+    errorHeaders: { 429: ['RetryAfter'], 503: ['RetryAfter'] },
+  },
+  {
+    method: 'post', path: '/v1/extract', operationId: 'extract', tag: 'search', access: 'api', servedBy: 'search-gateway', sdk: true,
+    summary: 'The text of known pages, with fallback per URL over the extract models named',
+    description:
+      'Sends the URLs to `model`, then each URL the first could not fetch to the next of `models`, and answers with a result per URL that came back ' +
+      '(with the model that served it), the URLs no model could fetch, and every attempt. Charged per URL that came back at its model\'s per_url_usd ' +
+      '(in whole blocks of url_block URLs per model call); a URL that failed is never charged. No URL fetched: 502 all_providers_failed, nothing charged. ' +
+      'The search route\'s limits, Idempotency-Key, refusals and Server-Timing.',
+    body: { schema: 'ExtractBody' },
+    headerParameters: ['IdempotencyKey'],
+    success: { status: 200, description: 'The pages that came back (at least one).', schema: 'ExtractResponse', headers: ['RateLimitLimit', 'RateLimitRemaining', 'Cache', 'ServerTiming'] },
+    errors: ['invalid_request', 'unknown_model', 'unsupported_option', ...ONE_KIND, 'ip_not_allowed', 'model_not_allowed', 'insufficient_credits', 'key_limit_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
     errorHeaders: { 429: ['RetryAfter'], 503: ['RetryAfter'] },
   },
   {
@@ -247,7 +261,7 @@ export const OPERATIONS: readonly Operation[] = [
   },
   {
     method: 'get', path: '/v1/usage', operationId: 'getUsage', tag: 'usage', access: 'either', servedBy: 'billing', sdk: true,
-    summary: 'Searches and spend per day, model or key',
+    summary: 'Searches (and extracts) and spend per day, model, key or kind',
     description: 'An API key sees only its own usage; other query parameters are refused.',
     query: 'UsageQuery',
     success: { status: 200, description: 'The usage of the period.', schema: 'Usage' },
@@ -350,11 +364,38 @@ export const OPERATIONS: readonly Operation[] = [
   },
   {
     method: 'post', path: '/dashboard/api/signup', operationId: 'dashboardSignup', tag: 'dashboard', access: 'none', servedBy: 'account-admin', sdk: false,
-    summary: 'Creates an account and signs in',
+    summary: 'Signs up: mails a confirmation link (or, on a deployment without confirmation, creates the account and signs in)',
+    description: 'With SIGNUP_CONFIRMATION=required (the default) the answer is 202 check_email for every address: a new one is mailed a confirmation link (the account is made when it is used), a registered one a note that someone tried to sign up with it. With SIGNUP_CONFIRMATION=off: 201, the account and its session at once; a registered address is 400.',
     body: { schema: 'SignupBody' },
-    success: { status: 201, description: 'Signed in; the session cookie is set.', schema: 'SignedIn', headers: ['SetCookie'] },
+    success: { status: 202, description: 'A message was sent to the address.', schema: 'CheckEmail' },
+    alsoAnswers: { status: 201, description: 'SIGNUP_CONFIRMATION=off: signed in; the session cookie is set.', schema: 'SignedIn' },
     errors: ['invalid_request', 'rate_limited', 'internal'],
     errorHeaders: { 429: ['RetryAfter'] },
+  },
+  {
+    method: 'post', path: '/dashboard/api/signup/confirm', operationId: 'dashboardConfirmSignup', tag: 'dashboard', access: 'none', servedBy: 'account-admin', sdk: false,
+    summary: "Uses a confirmation link's token: the account is made and can sign in",
+    description: 'Single use. An unknown, expired or used token is 400 invalid_request.',
+    body: { schema: 'ConfirmSignupBody' },
+    success: { status: 200, description: 'Confirmed.', schema: 'SignupConfirmed' },
+    errors: ['invalid_request', 'internal'],
+  },
+  {
+    method: 'post', path: '/dashboard/api/password-reset', operationId: 'dashboardRequestPasswordReset', tag: 'dashboard', access: 'none', servedBy: 'account-admin', sdk: false,
+    summary: 'Mails a password-reset link (the same answer for every address)',
+    description: "A registered address is mailed a single-use link; another address a note that no account uses it. Limited per address and per client address (PASSWORD_RESETS_PER_EMAIL, PASSWORD_RESETS_PER_ADDRESS).",
+    body: { schema: 'PasswordResetRequestBody' },
+    success: { status: 202, description: 'A message was sent to the address.', schema: 'CheckEmail' },
+    errors: ['invalid_request', 'rate_limited', 'internal'],
+    errorHeaders: { 429: ['RetryAfter'] },
+  },
+  {
+    method: 'post', path: '/dashboard/api/password-reset/confirm', operationId: 'dashboardResetPassword', tag: 'dashboard', access: 'none', servedBy: 'account-admin', sdk: false,
+    summary: "Uses a reset link's token: sets the password, ends every other session, signs in",
+    description: 'Single use; audited (user.password_reset). An unknown, expired or used token is 400 invalid_request.',
+    body: { schema: 'PasswordResetBody' },
+    success: { status: 200, description: 'Signed in; the session cookie is set.', schema: 'SignedIn', headers: ['SetCookie'] },
+    errors: ['invalid_request', 'internal'],
   },
   {
     method: 'post', path: '/dashboard/api/login', operationId: 'dashboardLogin', tag: 'dashboard', access: 'none', servedBy: 'account-admin', sdk: false,
@@ -375,6 +416,20 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'The signed-in user',
     success: { status: 200, description: 'The account and email.', schema: 'Me' },
     errors: ['invalid_api_key', 'internal'],
+  },
+  {
+    method: 'get', path: '/dashboard/api/notifications', operationId: 'dashboardListNotificationSettings', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: 'Which alerts the owner gets by email, per event type',
+    success: { status: 200, description: 'Every alert type.', schema: 'NotificationSettings' },
+    errors: SESSION_READ,
+  },
+  {
+    method: 'put', path: '/dashboard/api/notifications/{event_type}', operationId: 'dashboardSetNotificationSetting', tag: 'dashboard', access: 'session+csrf', servedBy: 'account-admin', sdk: false,
+    summary: 'Turns the email of one alert type on or off',
+    description: 'Audited (notification_settings.update) when it changes what the account gets. An event type outside balance.low, key.limit.threshold, auto_topup.failed, auto_topup.succeeded is 400.',
+    body: { schema: 'NotificationSettingBody' },
+    success: { status: 200, description: 'The alert type after the change.', schema: 'NotificationSettingResponse' },
+    errors: SESSION_CHANGE,
   },
   {
     method: 'post', path: '/dashboard/api/management-keys', operationId: 'dashboardCreateManagementKey', tag: 'dashboard', access: 'session+csrf', servedBy: 'account-admin', sdk: false,

@@ -1,4 +1,4 @@
-import { ANSWER_SCHEMAS, API_KEY_FIELDS, AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, CACHE_STATUSES, FILTER_SCHEMAS, LIMITS, MODEL_PRICING_FIELDS, OAUTH_LIMITS, RESEARCH_PRICING_FIELDS, PROVIDERS, REQUEST_ID_SCHEMA, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, closedObject } from '@svc/contracts';
+import { ALERT_EVENT_TYPES, ANSWER_SCHEMAS, API_KEY_FIELDS, AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, CACHE_STATUSES, FILTER_SCHEMAS, LIMITS, MODEL_PRICING_FIELDS, OAUTH_LIMITS, PROVIDERS, RESEARCH_PRICING_FIELDS, REQUEST_ID_SCHEMA, REQUEST_KINDS, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, closedObject } from '@svc/contracts';
 import { ERROR_CODES } from '@svc/errors';
 import type { ErrorCode } from '@svc/errors';
 
@@ -23,7 +23,7 @@ const requestId: Schema = REQUEST_ID_SCHEMA;
 const id = (prefix: string, description: string): Schema => ({ type: 'string', pattern: `^${prefix}_[0-9A-Za-z]{24}$`, description });
 
 const PAYMENT_CODES: readonly ErrorCode[] = ['insufficient_credits', 'key_limit_exceeded'];
-const ATTEMPTS_CODES: readonly ErrorCode[] = ['all_providers_failed', 'unsupported_filter'];
+const ATTEMPTS_CODES: readonly ErrorCode[] = ['all_providers_failed', 'unsupported_filter', 'unsupported_option'];
 
 /** The reusable schemas, by component name. */
 export function componentSchemas(): Record<string, Schema> {
@@ -77,14 +77,17 @@ export function componentSchemas(): Record<string, Schema> {
     // The answers written once in @svc/contracts (ANSWER_SCHEMAS), each in its place in the document's order.
     Provider: ANSWER_SCHEMAS.Provider,
     ModelId: ANSWER_SCHEMAS.ModelId,
+    ModelKind: ANSWER_SCHEMAS.ModelKind,
+    SearchContents: ANSWER_SCHEMAS.SearchContents,
+    ExtractFormat: ANSWER_SCHEMAS.ExtractFormat,
+    ExtractOption: ANSWER_SCHEMAS.ExtractOption,
     ErrorCode: { enum: [...ERROR_CODES] },
     Attempt: ANSWER_SCHEMAS.Attempt,
     PlainError: closed(errorFields(ERROR_CODES.filter((code) => !PAYMENT_CODES.includes(code) && !ATTEMPTS_CODES.includes(code)))),
     PaymentError: closed({ ...errorFields(PAYMENT_CODES), needed_usd: usd('The price of the cheapest blocked attempt.') }),
     AllProvidersFailedError: closed({ ...errorFields(ATTEMPTS_CODES), attempts: { type: 'array', items: ref('Attempt'), description: 'Every attempt, in order.' } }),
-    ApiError: { oneOf: [ref('PlainError'), ref('PaymentError'), ref('AllProvidersFailedError')], description: 'Discriminated by code: needed_usd only on 402s, attempts only on all_providers_failed and unsupported_filter.' },
+    ApiError: { oneOf: [ref('PlainError'), ref('PaymentError'), ref('AllProvidersFailedError')], description: 'Discriminated by code: needed_usd only on 402s, attempts only on all_providers_failed, unsupported_filter and unsupported_option.' },
     ErrorResponse: closed({ error: ref('ApiError') }),
-    ModelKind: ANSWER_SCHEMAS.ModelKind,
     ModelPricing: ANSWER_SCHEMAS.ModelPricing,
     Model: ANSWER_SCHEMAS.Model,
     FilterName: ANSWER_SCHEMAS.FilterName,
@@ -128,7 +131,7 @@ export function componentSchemas(): Record<string, Schema> {
     }),
     Pricing: closed({
       currency: { const: 'USD' },
-      models: { type: 'array', items: closed({ id: ref('ModelId'), kind: ref('ModelKind'), ...MODEL_PRICING_FIELDS }, RESEARCH_PRICING_FIELDS) },
+      models: { type: 'array', items: closed({ id: ref('ModelId'), kind: ref('ModelKind'), ...MODEL_PRICING_FIELDS }, ['contents_usd', 'per_url_usd', 'url_block', ...RESEARCH_PRICING_FIELDS]) },
       purchase: closed({ min_usd: { type: 'number' }, max_usd: { type: 'number' } }, [], 'The checkout amount range.'),
       byok: closed({ enabled: { type: 'boolean' }, fee_percent: { type: 'number' } }),
       cache: closed({ enabled: { type: 'boolean' }, price_percent: { type: ['integer', 'null'], description: 'cache_price_usd as a percentage of base_usd (CACHE_PRICE_PERCENT).' } }),
@@ -136,6 +139,10 @@ export function componentSchemas(): Record<string, Schema> {
     }),
     SearchResult: ANSWER_SCHEMAS.SearchResult,
     SearchResponse: ANSWER_SCHEMAS.SearchResponse,
+    ExtractResult: ANSWER_SCHEMAS.ExtractResult,
+    ExtractFailure: ANSWER_SCHEMAS.ExtractFailure,
+    ExtractAttempt: ANSWER_SCHEMAS.ExtractAttempt,
+    ExtractResponse: ANSWER_SCHEMAS.ExtractResponse,
     ResearchModelId: ANSWER_SCHEMAS.ResearchModelId,
     ResearchAttempt: ANSWER_SCHEMAS.ResearchAttempt,
     ResearchSource: ANSWER_SCHEMAS.ResearchSource,
@@ -208,6 +215,24 @@ export function componentSchemas(): Record<string, Schema> {
     }),
     SignedIn: closed({ account_id: id('acct', 'The account.'), email: { type: 'string' }, csrf_token: { type: 'string', description: 'Send it as x-csrf-token on every mutating dashboard call.' }, request_id: requestId }),
     Me: closed({ account_id: id('acct', 'The account.'), email: { type: 'string' }, request_id: requestId }),
+    CheckEmail: closed({
+      status: { const: 'check_email', description: 'A message was sent to the address: the same answer whether or not an account uses it.' },
+      email: { type: 'string', description: 'The address, trimmed and lower-cased.' },
+      request_id: requestId,
+    }),
+    SignupConfirmed: closed({ email: { type: 'string', description: 'The confirmed address: its account exists and can sign in from now on.' }, confirmed: { const: true }, request_id: requestId }),
+    NotificationSetting: closed({
+      event_type: { enum: [...ALERT_EVENT_TYPES] },
+      email: { type: 'boolean', description: 'Whether the owner gets this alert by email.' },
+      email_default: { type: 'boolean', description: 'The choice an account that never chose has.' },
+    }),
+    NotificationSettingResponse: closed({
+      event_type: { enum: [...ALERT_EVENT_TYPES] },
+      email: { type: 'boolean' },
+      email_default: { type: 'boolean' },
+      request_id: requestId,
+    }),
+    NotificationSettings: closed({ data: { type: 'array', items: ref('NotificationSetting') }, request_id: requestId }),
     ManagementKey: closed(managementKeyFields),
     ManagementKeyResponse: closed({ ...managementKeyFields, request_id: requestId }),
     CreatedManagementKey: closed({
@@ -223,7 +248,7 @@ export function componentSchemas(): Record<string, Schema> {
       error: { type: ['string', 'null'], description: 'Short reason of an error or skip; null on success.' },
       cost_usd: usd('What this attempt was charged.'),
       timed_out: { type: 'boolean' },
-      results: { type: 'integer', minimum: 0 },
+      results: { type: 'integer', minimum: 0, description: 'Results returned (an extract: pages that came back).' },
       cache: { enum: [...CACHE_STATUSES, null], description: 'The result cache\'s part in an answered attempt (hit, joined, miss, off); null otherwise and on searches settled before the cache.' },
       saved_usd: usd('What a hit or joined attempt saved against the provider\'s price.'),
     }, [], 'One attempt of a search, in order.'),
@@ -231,6 +256,7 @@ export function componentSchemas(): Record<string, Schema> {
       request_id: { ...requestId, description: 'The request id of the search.' },
       created_at: timestamp('When the search settled.'),
       key_id: id('key', 'The API key that searched.'),
+      kind: { enum: [...REQUEST_KINDS], description: 'search (POST /v1/search, web_search) or extract (POST /v1/extract, web_fetch).' },
       model: { type: ['string', 'null'], description: 'The model of the final attempt: the one that answered, else the last one tried.' },
       status: { enum: ['success', 'failed'], description: 'success when an attempt answered.' },
       cost_usd: usd("The search's charge."),

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createGenerator } from 'ts-json-schema-generator';
 import { ANSWER_SCHEMAS, API_KEY_FIELDS } from '@svc/contracts';
 import type { AnswerSchemaName } from '@svc/contracts';
-import { GET_CREDITS_OUTPUT_SCHEMA, LIST_MODELS_OUTPUT_SCHEMA, WEB_SEARCH_OUTPUT_SCHEMA } from '@svc/search-gateway';
+import { GET_CREDITS_OUTPUT_SCHEMA, LIST_MODELS_OUTPUT_SCHEMA, WEB_FETCH_OUTPUT_SCHEMA, WEB_SEARCH_OUTPUT_SCHEMA } from '@svc/search-gateway';
 import { repoRoot } from '@svc/test-kit';
 import { componentSchemas } from '../src/schemas';
 import { shapeOf, shapeProblems } from '../src/shapes';
@@ -78,6 +78,7 @@ describe('each answer is written once (@svc/contracts) and every copy matches it
 
   it.each([
     ['web_search', WEB_SEARCH_OUTPUT_SCHEMA, 'SearchResponse'],
+    ['web_fetch', WEB_FETCH_OUTPUT_SCHEMA, 'ExtractResponse'],
     ['list_models', LIST_MODELS_OUTPUT_SCHEMA, 'ModelList'],
     ['get_credits', GET_CREDITS_OUTPUT_SCHEMA, 'Credits'],
   ] as const)('the MCP tool %s\'s output schema is the source\'s %s', (_tool, schema, name) => {
@@ -90,6 +91,7 @@ describe('each answer is written once (@svc/contracts) and every copy matches it
     it.each([
       ['SearchResponse', 'SearchResponse'], ['SearchResult', 'SearchResult'], ['Attempt', 'Attempt'], ['ApiKey', 'ApiKey'], ['UsageRow', 'UsageRow'],
       ['ModelList', 'ModelList'], ['Model', 'Model'], ['ModelPricing', 'ModelPricing'], ['Credits', 'Credits'],
+      ['ExtractResponse', 'ExtractResponse'], ['ExtractResult', 'ExtractResult'], ['ExtractAttempt', 'ExtractAttempt'], ['ExtractFailure', 'ExtractFailure'],
       ['ResearchRun', 'ResearchRun'], ['ResearchRunSummary', 'ResearchRunSummary'], ['ResearchRunList', 'ResearchRunList'],
       ['ResearchAttempt', 'ResearchAttempt'], ['ResearchSource', 'ResearchSource'],
     ] as const)(

@@ -93,7 +93,8 @@ describe('the OpenAPI document', () => {
     expect(schemas.KeyBody?.properties?.limit_usd).toEqual(expect.objectContaining({ type: ['number', 'null'], maximum: 1_000_000_000 }));
     expect(schemas.CheckoutBody?.properties?.amount_usd).toEqual(expect.objectContaining({ minimum: 5, maximum: 10_000 }));
     expect(schemas.SearchBody?.additionalProperties).toBe(false);
-    expect(schemas.UsageQuery?.properties?.group_by).toEqual(expect.objectContaining({ enum: ['day', 'model', 'key'] }));
+    expect(schemas.UsageQuery?.properties?.group_by).toEqual(expect.objectContaining({ enum: ['day', 'model', 'key', 'kind'] }));
+    expect(schemas.ExtractBody?.additionalProperties).toBe(false);
   });
 
   it('has every public class-validator DTO of the services, with the same fields', async () => {

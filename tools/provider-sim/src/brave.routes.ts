@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { resultsFor } from './results';
 import type { ResultConstraints } from './results';
-import { registerProviderApi } from './simulate';
+import { endpoint as simEndpoint, registerProviderApi } from './simulate';
 import type { FailureKind, ProviderSpec, SimContext, SimReply, Validation } from './simulate';
 
 /** Brave Search API: GET /res/v1/web/search and /res/v1/news/search. */
@@ -200,8 +200,8 @@ export function braveRoutes(context: SimContext, apiKey: string) {
     registerProviderApi(app, context, {
       provider: 'brave',
       endpoints: [
-        { method: 'GET', path: '/res/v1/web/search', spec: spec('web') },
-        { method: 'GET', path: '/res/v1/news/search', spec: spec('news') },
+        simEndpoint('GET', '/res/v1/web/search', spec('web')),
+        simEndpoint('GET', '/res/v1/news/search', spec('news')),
       ],
       notFound: () => errorBody(404, 'RESOURCE_NOT_FOUND', 'Resource not found.'),
       badRequest: () => errorBody(400, 'BAD_REQUEST', 'The request could not be processed.'),

@@ -192,17 +192,22 @@ export function clientError(error: { statusCode?: number }): boolean {
   return error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500;
 }
 
-/** One endpoint of a provider's API: its method and path, and the spec its handler follows. */
-export interface SimEndpoint<P> {
+/** One endpoint of a provider's API: its method and path, and its handler (from the spec it follows, see `endpoint`). */
+export interface SimEndpoint {
   readonly method: 'GET' | 'POST';
   readonly path: string;
-  readonly spec: ProviderSpec<P>;
+  handler(context: SimContext): ReturnType<typeof simulatedHandler>;
+}
+
+/** An endpoint following `spec` (each endpoint of a provider has parameters of its own). */
+export function endpoint<P>(method: 'GET' | 'POST', path: string, spec: ProviderSpec<P>): SimEndpoint {
+  return { method, path, handler: (context) => simulatedHandler(spec, context) };
 }
 
 /** A provider's whole API under its prefix: its endpoints and its own replies when no endpoint answers. */
-export interface ProviderApi<P> {
+export interface ProviderApi {
   readonly provider: SimProvider;
-  readonly endpoints: readonly SimEndpoint<P>[];
+  readonly endpoints: readonly SimEndpoint[];
   /** The provider's reply to an unknown path. */
   notFound(): SimReply;
   /** The provider's reply to a body Fastify rejects (bad JSON, wrong media type, too large). */
@@ -212,12 +217,12 @@ export interface ProviderApi<P> {
 }
 
 /** Registers a provider's API on its prefixed instance: the counters around every request, the endpoints, the error replies. */
-export function registerProviderApi<P>(app: FastifyInstance, context: SimContext, api: ProviderApi<P>): void {
+export function registerProviderApi(app: FastifyInstance, context: SimContext, api: ProviderApi): void {
   app.addHook('onRequest', async (request) => context.begin(request, api.provider));
   app.addHook('onResponse', async (request) => context.end(request, api.provider));
-  for (const { method, path, spec } of api.endpoints) {
-    if (method === 'GET') app.get(path, simulatedHandler(spec, context));
-    else app.post(path, simulatedHandler(spec, context));
+  for (const { method, path, handler } of api.endpoints) {
+    if (method === 'GET') app.get(path, handler(context));
+    else app.post(path, handler(context));
   }
   app.setNotFoundHandler((_request, reply) => sendReply(reply, api.notFound()));
   app.setErrorHandler((error: { statusCode?: number }, _request, reply) =>

@@ -3,7 +3,7 @@ import { SearchGateway } from '../client.js';
 import type { FetchLike } from '../client.js';
 import { ResearchWaitTimeoutError, SearchGatewayConnectionError, SearchGatewayError } from '../errors.js';
 import { FILTER_NAMES, PROVIDERS } from '../types.js';
-import type { ApiKey, AuditEntry, AuditLogQuery, CacheMode, CreateKeyRequest, FilterName, LimitReset, Provider, ResearchRequest, ResearchRun, ResearchRunSummary, ResearchStatus, SearchRequest, UpdateKeyRequest, UsageGroupBy } from '../types.js';
+import type { ApiKey, AuditEntry, AuditLogQuery, CacheMode, CreateKeyRequest, ExtractFormat, FilterName, LimitReset, Provider, ResearchRequest, ResearchRun, ResearchRunSummary, ResearchStatus, SearchContents, SearchRequest, UpdateKeyRequest, UsageGroupBy } from '../types.js';
 import { VERSION } from '../version.js';
 import { EXIT, UsageError, exitCodeFor } from './exit-codes.js';
 import { keyValues, table } from './format.js';
@@ -66,6 +66,16 @@ const KEY_FIELDS: Record<string, OptionSpec> = {
 };
 
 const CACHE_MODES: readonly CacheMode[] = ['default', 'refresh', 'off'];
+const SEARCH_CONTENTS: readonly SearchContents[] = ['none', 'text', 'highlights'];
+const EXTRACT_FORMATS: readonly ExtractFormat[] = ['text', 'markdown'];
+
+/** The cache flags of search and extract, as request fields (the API checks the values it takes). */
+function cacheFields(values: Context['values']): { cache?: CacheMode; cache_max_age_s?: number } {
+  const cache = text(values.cache);
+  if (cache !== undefined && !CACHE_MODES.includes(cache as CacheMode)) throw new UsageError('--cache must be default, refresh or off');
+  const maxAge = optionalInteger(values['cache-max-age'], '--cache-max-age');
+  return { ...(cache === undefined ? {} : { cache: cache as CacheMode }), ...(maxAge === undefined ? {} : { cache_max_age_s: maxAge }) };
+}
 
 /** The search filters as flags: one per filter field of SearchRequest (`--include-domains`, ...), the domain lists repeatable. */
 const FILTER_FLAG_HELP: Readonly<Record<FilterName, { value: string; help: string }>> = {
@@ -102,10 +112,10 @@ const COMMANDS: Command[] = [
   {
     name: 'search',
     summary: 'search the web with one model or several in fallback order',
-    args: '<query...> -m <model> [-m <model>...] [--max <n>] [--cache default|refresh|off] [--cache-max-age <s>] [filters]',
+    args: '<query...> -m <model> [-m <model>...] [--max <n>] [--contents none|text|highlights] [--max-chars <n>] [--max-total-chars <n>] [--cache default|refresh|off] [--cache-max-age <s>] [filters]',
     notes: [
       'The first model that answers wins; a failed model falls back to the next.',
-      'A model that cannot honour every filter given is skipped (see svc models, FILTERS).',
+      'A model that cannot honour every filter given, or return the contents asked, is skipped (see svc models, FILTERS and CONTENTS).',
       'Needs an API key in SVC_API_KEY.',
       'Example: svc search "rust async runtimes" -m exa/fast -m brave/web --max 5',
     ],
@@ -115,6 +125,9 @@ const COMMANDS: Command[] = [
       'idempotency-key': { type: 'string', value: 'key', help: 'Idempotency-Key of the search (default: a random one)' },
       cache: { type: 'string', value: 'mode', help: 'the result cache: default (answer a repeat from the cache), refresh (ask the provider, store), off' },
       'cache-max-age': { type: 'string', value: 's', help: 'accept a cached answer at most this many seconds old' },
+      contents: { type: 'string', value: 'what', help: 'what each result carries besides its snippet: none (default), text or highlights' },
+      'max-chars': { type: 'string', value: 'n', help: 'with --contents: the most characters of text per result, 100..20000 (default 5000)' },
+      'max-total-chars': { type: 'string', value: 'n', help: 'the most characters of text in the whole answer (the last results cut or dropped)' },
       ...FILTER_FLAGS,
     },
     positionals: [1, Infinity],
@@ -123,13 +136,16 @@ const COMMANDS: Command[] = [
       if (models.length === 0) throw new UsageError('give at least one model with -m <model> (see svc models)');
       const query = ctx.positionals.join(' ');
       const max = optionalInteger(ctx.values.max, '--max');
-      const cache = text(ctx.values.cache);
-      if (cache !== undefined && !CACHE_MODES.includes(cache as CacheMode)) throw new UsageError('--cache must be default, refresh or off');
-      const maxAge = optionalInteger(ctx.values['cache-max-age'], '--cache-max-age');
+      const contents = text(ctx.values.contents);
+      if (contents !== undefined && !SEARCH_CONTENTS.includes(contents as SearchContents)) throw new UsageError('--contents must be none, text or highlights');
+      const maxChars = optionalInteger(ctx.values['max-chars'], '--max-chars');
+      const maxTotal = optionalInteger(ctx.values['max-total-chars'], '--max-total-chars');
       const [first, ...rest] = models;
       const body = {
         query, ...(rest.length === 0 ? { model: first } : { models }), ...(max === undefined ? {} : { max_results: max }),
-        ...(cache === undefined ? {} : { cache: cache as CacheMode }), ...(maxAge === undefined ? {} : { cache_max_age_s: maxAge }), ...filterFields(ctx.values),
+        ...cacheFields(ctx.values), ...filterFields(ctx.values),
+        ...(contents === undefined ? {} : { contents: contents as SearchContents }), ...(maxChars === undefined ? {} : { max_chars_per_result: maxChars }),
+        ...(maxTotal === undefined ? {} : { max_total_chars: maxTotal }),
       };
       const idempotencyKey = text(ctx.values['idempotency-key']);
       const result = await ctx.client.search(body, idempotencyKey === undefined ? {} : { idempotencyKey });
@@ -137,7 +153,58 @@ const COMMANDS: Command[] = [
         const head = `${result.model} (${result.source}) answered with ${result.results.length} result${result.results.length === 1 ? '' : 's'}: ` +
           `cost ${result.cost_usd} USD, ${result.latency_ms} ms, cache ${result.cache.status}${result.cache.status === 'hit' || result.cache.status === 'joined' ? ` (${result.cache.age_s} s old)` : ''}, request ${result.request_id}\n`;
         const attempts = result.attempts.map((a) => `  before it: ${a.model} ${a.status}: ${a.error}${a.cost_usd === undefined ? '' : ` (kept ${a.cost_usd} USD)`}\n`).join('');
-        return head + attempts + '\n' + table(['#', 'TITLE', 'URL'], result.results.map((r) => [r.position, r.title, r.url]));
+        const pages = result.results.filter((r) => r.text !== undefined || r.highlights !== undefined)
+          .map((r) => `\n${r.position}. ${r.title}\n${r.text ?? (r.highlights ?? []).join('\n')}\n`).join('');
+        return head + attempts + '\n' + table(['#', 'TITLE', 'URL'], result.results.map((r) => [r.position, r.title, r.url])) + pages;
+      });
+    },
+  },
+  {
+    name: 'extract',
+    summary: 'read the text of web pages, with fallback per URL over the extract models',
+    args: '<url...> -m <model> [-m <model>...] [--format text|markdown] [--max-chars <n>] [--query <text>] [--max-age <s>] [--max-total-chars <n>] [--cache default|refresh|off] [--cache-max-age <s>]',
+    notes: [
+      'A URL the first model cannot fetch is tried at the next; only the URLs that come back are charged.',
+      'A model that cannot honour the format, --query or --max-age is skipped (see svc models, FORMATS and OPTIONS).',
+      'Needs an API key in SVC_API_KEY.',
+      'Example: svc extract https://example.com/article -m exa/contents -m tavily/extract --max-chars 5000',
+    ],
+    options: {
+      model: { type: 'string', short: 'm', multiple: true, value: 'model', help: 'an extract model id (see svc models); repeat for fallbacks' },
+      format: { type: 'string', value: 'format', help: 'text (default) or markdown' },
+      'max-chars': { type: 'string', value: 'n', help: 'the most characters of text per page, 100..100000 (default 20000)' },
+      query: { type: 'string', value: 'text', help: 'rank or trim each page\'s text by relevance to it' },
+      'max-age': { type: 'string', value: 's', help: 'accept provider-cached content at most this many seconds old (0: fetch live)' },
+      'max-total-chars': { type: 'string', value: 'n', help: 'the most characters of text in the whole answer (the last pages cut or dropped)' },
+      'idempotency-key': { type: 'string', value: 'key', help: 'Idempotency-Key of the extract (default: a random one)' },
+      cache: { type: 'string', value: 'mode', help: 'the result cache: default (a page read before, at the cache price), refresh (fetch, store), off' },
+      'cache-max-age': { type: 'string', value: 's', help: 'accept a cached page at most this many seconds old' },
+    },
+    positionals: [1, 20],
+    run: async (ctx) => {
+      const models = list(ctx.values.model);
+      if (models.length === 0) throw new UsageError('give at least one extract model with -m <model> (see svc models)');
+      const format = text(ctx.values.format);
+      if (format !== undefined && !EXTRACT_FORMATS.includes(format as ExtractFormat)) throw new UsageError('--format must be text or markdown');
+      const maxChars = optionalInteger(ctx.values['max-chars'], '--max-chars');
+      const maxAge = optionalInteger(ctx.values['max-age'], '--max-age');
+      const maxTotal = optionalInteger(ctx.values['max-total-chars'], '--max-total-chars');
+      const query = text(ctx.values.query);
+      const [first, ...rest] = models;
+      const body = {
+        urls: ctx.positionals, ...(rest.length === 0 ? { model: first } : { models }), ...cacheFields(ctx.values),
+        ...(format === undefined ? {} : { format: format as ExtractFormat }), ...(maxChars === undefined ? {} : { max_chars_per_url: maxChars }),
+        ...(query === undefined ? {} : { query }), ...(maxAge === undefined ? {} : { max_age_s: maxAge }), ...(maxTotal === undefined ? {} : { max_total_chars: maxTotal }),
+      };
+      const idempotencyKey = text(ctx.values['idempotency-key']);
+      const result = await ctx.client.extract(body, idempotencyKey === undefined ? {} : { idempotencyKey });
+      ctx.print(result, () => {
+        const head = `${result.results.length} of ${result.results.length + result.failed.length} page${result.results.length + result.failed.length === 1 ? '' : 's'} read: ` +
+          `cost ${result.cost_usd} USD, ${result.latency_ms} ms, cache ${result.cache.status}${result.truncated ? ', text cut' : ''}, request ${result.request_id}\n`;
+        const attempts = result.attempts.map((a) => `  ${a.model} ${a.status}: ${a.succeeded} of ${a.urls} URLs, ${a.cost_usd} USD${a.error === undefined ? '' : ` (${a.error})`}\n`).join('');
+        const failed = result.failed.length === 0 ? '' : `\n${table(['FAILED', 'ERROR'], result.failed.map((f) => [f.url, f.error]))}`;
+        const pages = result.results.map((r) => `\n== ${r.title ?? r.url} (${r.url}, ${r.model}${r.truncated ? ', cut' : ''})\n${r.text}\n`).join('');
+        return head + attempts + failed + pages;
       });
     },
   },
@@ -149,10 +216,19 @@ const COMMANDS: Command[] = [
     positionals: [0, 0],
     run: async (ctx) => {
       const models = await ctx.client.models();
+      const searches = models.data.filter((m) => m.kind !== 'extract' && m.kind !== 'research');
+      const extracts = models.data.filter((m) => m.kind === 'extract');
+      const research = models.data.filter((m) => m.kind === 'research');
       ctx.print(models, () => table(
-        ['ID', 'PROVIDER', 'MAX_RESULTS', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD', 'CACHE_USD', 'AVAILABLE', 'FILTERS'],
-        models.data.map((m) => [m.id, m.provider, m.max_results, m.pricing.base_usd, m.pricing.included_results, m.pricing.per_result_usd, m.pricing.cache_price_usd, m.available ? 'yes' : 'no', (m.supported_filters ?? []).join(',')]),
-      ));
+        ['ID', 'PROVIDER', 'MAX_RESULTS', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD', 'CACHE_USD', 'AVAILABLE', 'FILTERS', 'CONTENTS'],
+        searches.map((m) => [m.id, m.provider, m.max_results, m.pricing.base_usd, m.pricing.included_results, m.pricing.per_result_usd, m.pricing.cache_price_usd, m.available ? 'yes' : 'no', (m.supported_filters ?? []).join(','), (m.supported_contents ?? []).join(',')]),
+      ) + (extracts.length === 0 ? '' : `\nExtract models (svc extract):\n${table(
+        ['ID', 'PROVIDER', 'MAX_URLS', 'PER_URL_USD', 'URL_BLOCK', 'CACHE_USD', 'AVAILABLE', 'FORMATS', 'OPTIONS'],
+        extracts.map((m) => [m.id, m.provider, m.max_results, m.pricing.per_url_usd, m.pricing.url_block, m.pricing.cache_price_usd, m.available ? 'yes' : 'no', (m.supported_formats ?? []).join(','), (m.supported_options ?? []).join(',')]),
+      )}`) + (research.length === 0 ? '' : `\nResearch models (svc research):\n${table(
+        ['ID', 'PROVIDER', 'METERING', 'UNIT_USD', 'MAX_COST_USD', 'MIN_CAP_USD', 'AVAILABLE'],
+        research.map((m) => [m.id, m.provider, m.pricing.metering, m.pricing.unit_usd, m.pricing.max_cost_usd, m.pricing.min_cap_usd, m.available ? 'yes' : 'no']),
+      )}`));
     },
   },
   {
@@ -164,7 +240,7 @@ const COMMANDS: Command[] = [
     run: async (ctx) => {
       const pricing = await ctx.client.pricing();
       ctx.print(pricing, () =>
-        table(['MODEL', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD'], pricing.models.map((m) => [m.id, m.base_usd, m.included_results, m.per_result_usd])) +
+        table(['MODEL', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD', 'PER_URL_USD', 'MAX_COST_USD', 'KIND'], pricing.models.map((m) => [m.id, m.base_usd, m.included_results, m.per_result_usd, m.per_url_usd, m.max_cost_usd, m.kind])) +
         `\nCredits can be bought from ${pricing.purchase.min_usd} to ${pricing.purchase.max_usd} ${pricing.currency}.\n` +
         `Own provider keys (BYOK): ${pricing.byok.enabled ? `enabled, fee ${pricing.byok.fee_percent}% of the model's price` : 'not available'}.\n`);
     },
@@ -315,13 +391,13 @@ const COMMANDS: Command[] = [
   },
   {
     name: 'usage',
-    summary: 'show searches and spend per day, model or key',
-    args: '[--from <date>] [--to <date>] [--group-by day|model|key] [--key-id <id>]',
+    summary: 'show searches (and extracts) and spend per day, model, key or kind',
+    args: '[--from <date>] [--to <date>] [--group-by day|model|key|kind] [--key-id <id>]',
     notes: ['Dates are YYYY-MM-DD (UTC), --to inclusive; default the last 30 days.', 'An API key sees only its own usage. Uses SVC_API_KEY, else SVC_MANAGEMENT_KEY.'],
     options: {
       from: { type: 'string', value: 'date', help: 'first day, YYYY-MM-DD' },
       to: { type: 'string', value: 'date', help: 'last day, YYYY-MM-DD' },
-      'group-by': { type: 'string', value: 'day|model|key', help: 'rows per day (default), model or key' },
+      'group-by': { type: 'string', value: 'day|model|key|kind', help: 'rows per day (default), model, key or kind (search, extract)' },
       'key-id': { type: 'string', value: 'id', help: 'only this API key\'s usage' },
     },
     positionals: [0, 0],
@@ -331,7 +407,7 @@ const COMMANDS: Command[] = [
         from: text(ctx.values.from), to: text(ctx.values.to), key_id: text(ctx.values['key-id']),
         group_by: groupBy as UsageGroupBy | undefined,
       });
-      const group = groupBy === 'model' ? 'model' : groupBy === 'key' ? 'key_id' : 'date';
+      const group = groupBy === 'model' ? 'model' : groupBy === 'key' ? 'key_id' : groupBy === 'kind' ? 'kind' : 'date';
       ctx.print(usage, () =>
         `${usage.from} to ${usage.to}\n` +
         table([group.toUpperCase(), 'SEARCHES', 'FAILED_ATTEMPTS', 'COST_USD'], usage.data.map((row) => [row[group], row.searches, row.failed_attempts, row.cost_usd])) +

@@ -1,4 +1,5 @@
 /** The dashboard's JSON API (/dashboard/api): the session cookie, plus x-csrf-token on every change. */
+import type { AlertEventType } from '@svc/contracts/mail';
 
 export interface ApiErrorBody {
   code: string;
@@ -34,6 +35,9 @@ function csrf(): string {
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+/** The API paths that need no session: a 401 there is their own answer, not a lost session. */
+const PUBLIC_PATHS = new Set(['/login', '/signup', '/me', '/signup/confirm', '/password-reset', '/password-reset/confirm']);
+
 export async function api<T>(method: Method, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (method !== 'GET') headers['x-csrf-token'] = csrf();
@@ -61,7 +65,7 @@ export async function api<T>(method: Method, path: string, body?: unknown): Prom
   if (!response.ok) {
     const error = (parsed as { error?: ApiErrorBody } | null)?.error;
     // The session ended (expired, signed out elsewhere) or this tab lost its CSRF token: back to sign-in.
-    const sessionLost = (response.status === 401 && path !== '/login' && path !== '/signup' && path !== '/me')
+    const sessionLost = (response.status === 401 && !PUBLIC_PATHS.has(path))
       || (response.status === 400 && error?.message === 'missing or wrong x-csrf-token');
     if (sessionLost) window.dispatchEvent(new Event(SESSION_LOST));
     throw new ApiError(
@@ -90,6 +94,19 @@ export interface SignedIn extends Me {
   csrf_token: string;
 }
 
+/** A sign-up that waits for its confirmation, and a password-reset request: the same answer whoever the address belongs to. */
+export interface CheckEmail {
+  status: 'check_email';
+  email: string;
+}
+
+/** One alert type of the notification settings. */
+export interface NotificationSetting {
+  event_type: AlertEventType;
+  email: boolean;
+  email_default: boolean;
+}
+
 // The public API's shapes are the SDK's (packages/sdk/src/types.ts), and what only the
 // dashboard shows is the services' (packages/contracts/src/dashboard-views.ts): none is
 // restated here.
@@ -98,6 +115,7 @@ export type { HealthWindow, ModelStatus, ServiceStatus } from '@svc/sdk/types';
 export type { AuditEntry, AuditAction, AuditActorKind } from '@svc/sdk/types';
 export type { CheckoutSession as Checkout, Page as List, UsageGroupBy as Grouping } from '@svc/sdk/types';
 export { PROVIDERS, WEBHOOK_EVENT_TYPES } from '@svc/sdk/types';
+export type { AlertEventType } from '@svc/contracts/mail';
 export type { AutoTopupSetup, BillingSettings, WebhookDelivery, WebhookEndpoint, WebhookEventType } from '@svc/sdk/types';
 export type { ResearchRun, ResearchRunList, ResearchRunSummary, ResearchStatus } from '@svc/sdk/types';
 

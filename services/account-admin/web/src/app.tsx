@@ -6,7 +6,9 @@ import { ErrorNote, Loading, asApiError } from './components';
 import { ActivityPage } from './pages/activity';
 import { ApiKeysPage } from './pages/api-keys';
 import { AuditLogPage } from './pages/audit-log';
+import { ConfirmPage, ForgotPasswordPage, ResetPasswordPage } from './pages/account-links';
 import { AuthPage } from './pages/auth';
+import { NotificationsPage } from './pages/notifications';
 import { ConnectedAppsPage } from './pages/connected-apps';
 import { ConsentPage } from './pages/consent';
 import { CreditsPage } from './pages/credits';
@@ -20,7 +22,7 @@ import { WebhooksPage } from './pages/webhooks';
 import { BillingSettingsPage } from './pages/billing-settings';
 import { Link, useRouter } from './router';
 
-const PAGES: { path: string; title: string; render: () => ReactNode; inNav?: false }[] = [
+const PAGES: { path: string; title: string; render: (me: Me) => ReactNode; inNav?: false }[] = [
   { path: '/', title: 'Overview', render: () => <OverviewPage /> },
   { path: '/keys', title: 'API keys', render: () => <ApiKeysPage /> },
   { path: '/management-keys', title: 'Management keys', render: () => <ManagementKeysPage /> },
@@ -36,7 +38,15 @@ const PAGES: { path: string; title: string; render: () => ReactNode; inNav?: fal
   { path: '/oauth/consent', title: 'Connect an app', render: () => <ConsentPage />, inNav: false },
   { path: '/webhooks', title: 'Webhooks', render: () => <WebhooksPage /> },
   { path: '/billing-settings', title: 'Billing settings', render: () => <BillingSettingsPage /> },
+  { path: '/notifications', title: 'Notifications', render: (me) => <NotificationsPage email={me.email} /> },
 ];
+
+/** Pages reached from a mailed link or from sign-in, shown signed in or out: their titles. */
+const ACCOUNT_PAGES: Readonly<Record<string, string>> = {
+  '/confirm': 'Confirm your email address',
+  '/forgot-password': 'Reset your password',
+  '/reset-password': 'Choose a new password',
+};
 
 type Auth = { state: 'loading' } | { state: 'out'; expired?: boolean } | { state: 'in'; me: Me } | { state: 'error'; error: ApiError };
 
@@ -75,9 +85,17 @@ export function App(): ReactNode {
 
   const page = PAGES.find((p) => p.path === location.path);
   const isAuthPage = location.path === '/login' || location.path === '/signup';
+  const accountPage = ACCOUNT_PAGES[location.path];
   useEffect(() => {
-    document.title = `${isAuthPage ? (location.path === '/signup' ? 'Create an account' : 'Sign in') : (page?.title ?? 'Not found')} · Search gateway`;
-  }, [page, isAuthPage, location.path]);
+    document.title = `${accountPage ?? (isAuthPage ? (location.path === '/signup' ? 'Create an account' : 'Sign in') : (page?.title ?? 'Not found'))} · Search gateway`;
+  }, [page, isAuthPage, accountPage, location.path]);
+
+  // A mailed link's page works signed in or out (a reset signs in; the others need no session).
+  if (location.path === '/confirm') return <ConfirmPage />;
+  if (location.path === '/forgot-password') return <ForgotPasswordPage />;
+  if (location.path === '/reset-password') {
+    return <ResetPasswordPage onSignedIn={(me) => { setAuth({ state: 'in', me }); navigate('/'); }} />;
+  }
 
   if (auth.state === 'loading') return <main className="center"><Loading what="your account" /></main>;
   if (auth.state === 'error') return <main className="center"><ErrorNote error={auth.error} onRetry={() => setAttempt((a) => a + 1)} /></main>;
@@ -132,7 +150,7 @@ export function App(): ReactNode {
         ) : (
           <section key={page.path}>
             <h1>{page.title}</h1>
-            {page.render()}
+            {page.render(auth.me)}
           </section>
         )}
       </main>

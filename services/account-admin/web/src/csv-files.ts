@@ -9,8 +9,8 @@ import type { AuditEntry, UsageGroupBy as Grouping, UsageRow } from '@svc/sdk/ty
 
 /** The usage page's file: the grouping's column (text), then the figures (numbers). */
 export function usageCsv(rows: readonly UsageRow[], grouping: Grouping): string {
-  const groupColumn = grouping === 'day' ? 'date' : grouping === 'model' ? 'model' : 'key_id';
-  const group = (row: UsageRow): string | undefined => (grouping === 'day' ? row.date : grouping === 'model' ? row.model : row.key_id);
+  const groupColumn = grouping === 'day' ? 'date' : grouping === 'model' ? 'model' : grouping === 'kind' ? 'kind' : 'key_id';
+  const group = (row: UsageRow): string | undefined => (grouping === 'day' ? row.date : grouping === 'model' ? row.model : grouping === 'kind' ? row.kind : row.key_id);
   return csvDocument(
     [groupColumn, 'searches', 'failed_attempts', 'cost_usd', 'byok_fee_usd', 'cache_hits', 'cache_saved_usd'],
     rows.map((r) => [group(r), r.searches, r.failed_attempts, r.cost_usd, r.byok_fee_usd, r.cache_hits, r.cache_saved_usd]),

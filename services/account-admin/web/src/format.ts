@@ -1,8 +1,12 @@
 /** Display helpers: money in USD, times in the reader's locale (UTC dates for day buckets). */
 
+/**
+ * A USD amount: whole cents, or with `precise` (and for an amount under a cent) every
+ * micro-USD the API states (money is exact to 6 decimals: a page read at $0.00125 shows so).
+ */
 export function usd(value: number | null | undefined, { precise = false } = {}): string {
   if (value === null || value === undefined) return '—';
-  const digits = precise || (value !== 0 && Math.abs(value) < 0.01) ? 4 : 2;
+  const digits = precise || (value !== 0 && Math.abs(value) < 0.01) ? 6 : 2;
   return new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: digits }).format(value);
 }
 

@@ -1,6 +1,6 @@
 /** What a usage or date-range query means once validated (the DTOs in usage.dto.ts produce it). */
 
-export const GROUPINGS = ['day', 'model', 'key'] as const;
+export const GROUPINGS = ['day', 'model', 'key', 'kind'] as const;
 export type Grouping = (typeof GROUPINGS)[number];
 
 /** A UTC calendar day as milliseconds at its 00:00. */

@@ -56,6 +56,25 @@ export class EventsRepository {
     return id;
   }
 
+  /**
+   * Alert events not handed to account-admin's mail queue yet, oldest first (the partial index
+   * `events_mail_unqueued_idx` of the migration 20261208100000_alert_mail, whose type list is
+   * ALERT_EVENT_TYPES: a test compares them).
+   */
+  async alertsToMail(types: readonly string[], limit: number): Promise<EventRow[]> {
+    const rows = await this.prisma.$queryRaw<RawEvent[]>`
+      SELECT id, account_id, type, data, created_at, (extract(epoch FROM created_at) * 1000000)::bigint AS at_us FROM events
+      WHERE mail_queued_at IS NULL AND type IN (${Prisma.join([...types])})
+      ORDER BY created_at LIMIT ${limit}`;
+    return rows.map(fromRaw);
+  }
+
+  /** Marks alerts handed over (their jobs are on the mail queue). */
+  async markMailQueued(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.prisma.$executeRaw`UPDATE events SET mail_queued_at = clock_timestamp() WHERE id IN (${Prisma.join([...ids])}) AND mail_queued_at IS NULL`;
+  }
+
   async list(accountId: string, limit: number, after: PageMark | null, type: string | null): Promise<EventRow[]> {
     const before = after === null ? Prisma.empty : Prisma.sql`AND (created_at, id) < (timestamptz 'epoch' + ${after.atMicros} * interval '1 microsecond', ${after.id})`;
     const ofType = type === null ? Prisma.empty : Prisma.sql`AND type = ${type}`;

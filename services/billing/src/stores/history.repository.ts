@@ -1,4 +1,4 @@
-import type { SearchFilters } from '@svc/contracts';
+import type { RequestKind, SearchFilters } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import type { PageMark } from '../shared/pages';
 import { Prisma } from '../generated/prisma/client';
@@ -25,6 +25,8 @@ export interface SearchRow {
   keyId: string;
   /** The search's filters as recorded (canonical), or null without filters. */
   filters: SearchFilters | null;
+  /** search or extract (docs/decisions/0058). */
+  kind: RequestKind;
   chargedMicros: Micros;
   settledAt: Date;
   /** settled_at exactly, for the next page's cursor. */
@@ -47,6 +49,7 @@ interface RawSearch {
   request_id: string;
   key_id: string;
   filters: SearchFilters | null;
+  request_kind: string;
   charged_micros: bigint;
   settled_at: Date;
   at_us: bigint;
@@ -93,7 +96,7 @@ export class HistoryRepository {
   async searches(accountId: string, limit: number, after: PageMark | null): Promise<SearchRow[]> {
     const before = after === null ? Prisma.empty : Prisma.sql`AND (settled_at, request_id) < (timestamptz 'epoch' + ${after.atMicros} * interval '1 microsecond', ${after.id})`;
     const searches = await this.prisma.$queryRaw<RawSearch[]>`
-      SELECT request_id, key_id, charged_micros, settled_at, filters,
+      SELECT request_id, key_id, charged_micros, settled_at, filters, request_kind,
         (extract(epoch FROM settled_at) * 1000000)::bigint AS at_us FROM settlements
       WHERE account_id = ${accountId} ${before}
       ORDER BY settled_at DESC, request_id DESC LIMIT ${limit}`;
@@ -113,7 +116,7 @@ export class HistoryRepository {
       byRequest.set(a.request_id, list);
     }
     return searches.map((s) => ({
-      requestId: s.request_id, keyId: s.key_id, filters: s.filters, chargedMicros: Number(s.charged_micros), settledAt: s.settled_at, mark: { atMicros: s.at_us, id: s.request_id },
+      requestId: s.request_id, keyId: s.key_id, filters: s.filters, kind: s.request_kind === 'extract' || s.request_kind === 'research' ? s.request_kind : 'search', chargedMicros: Number(s.charged_micros), settledAt: s.settled_at, mark: { atMicros: s.at_us, id: s.request_id },
       attempts: byRequest.get(s.request_id) ?? [],
     }));
   }

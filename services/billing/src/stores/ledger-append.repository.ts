@@ -1,3 +1,4 @@
+import { recordKind } from '@svc/contracts';
 import type { SettledAttempt, SettlementRecord } from '@svc/contracts';
 import { newId } from '@svc/ids';
 import type { Micros } from '@svc/money';
@@ -103,6 +104,9 @@ class UsageColumns {
   private readonly cache: (string | null)[] = [];
   private readonly saved: number[] = [];
   private readonly settledAt: string[] = [];
+  private readonly kind: string[] = [];
+  /** Whether any attempt of the batch is not a search's (else its kinds go as an empty array: each row `search`). */
+  private anyOtherKind = false;
 
   get size(): number {
     return this.requestId.length;
@@ -124,12 +128,15 @@ class UsageColumns {
     this.cache.push(attempt.cache ?? null);
     this.saved.push(attempt.savedMicros ?? 0);
     this.settledAt.push(settledAt);
+    const kind = recordKind(record);
+    this.kind.push(kind);
+    if (kind !== 'search') this.anyOtherKind = true;
   }
 
   /** In the order of the INSERT's unnest, as array literals. */
   columns(): string[] {
     return [this.requestId, this.attemptIndex, this.keyId, this.model, this.provider, this.source, this.status,
-      this.error, this.reserved, this.charged, this.timedOut, this.results, this.cache, this.saved, this.settledAt].map(pgArray);
+      this.error, this.reserved, this.charged, this.timedOut, this.results, this.cache, this.saved, this.settledAt, this.anyOtherKind ? this.kind : []].map(pgArray);
   }
 }
 
@@ -230,14 +237,14 @@ export class LedgerAppendRepository {
       idempotencyKey: settlement.runId, requestId: settlement.runId,
     });
     await tx.$executeRaw`
-      INSERT INTO settlements (request_id, account_id, key_id, charged_micros, attempt_count, settled_at)
-      VALUES (${settlement.runId}, ${settlement.accountId}, ${settlement.keyId}, ${BigInt(settlement.chargedMicros)}, ${settlement.attempts.length}, ${settlement.settledAt})`;
+      INSERT INTO settlements (request_id, account_id, key_id, charged_micros, attempt_count, settled_at, request_kind)
+      VALUES (${settlement.runId}, ${settlement.accountId}, ${settlement.keyId}, ${BigInt(settlement.chargedMicros)}, ${settlement.attempts.length}, ${settlement.settledAt}, 'research')`;
     for (const a of settlement.attempts) {
       await tx.$executeRaw`
         INSERT INTO usage_events (request_id, attempt_index, account_id, key_id, model, provider, source, status, error,
-          reserved_micros, charged_micros, timed_out, results, cache, saved_micros, settled_at)
+          reserved_micros, charged_micros, timed_out, results, cache, saved_micros, settled_at, request_kind)
         VALUES (${settlement.runId}, ${a.index}, ${settlement.accountId}, ${settlement.keyId}, ${a.model}, ${a.provider}, 'platform', ${a.status}, ${a.error},
-          ${BigInt(a.reservedMicros)}, ${BigInt(a.chargedMicros)}, false, ${a.results}, NULL, 0, ${settlement.settledAt})`;
+          ${BigInt(a.reservedMicros)}, ${BigInt(a.chargedMicros)}, false, ${a.results}, NULL, 0, ${settlement.settledAt}, 'research')`;
     }
     return entry;
   }
@@ -272,17 +279,19 @@ export class LedgerAppendRepository {
       if (start === undefined) throw new Error('balance row missing right after it was ensured');
       const settledAt = unique.map((r) => new Date(r.settledAtMs).toISOString());
       const inserted = await client.query<{ request_id: string }>(
-        `INSERT INTO settlements (request_id, account_id, key_id, charged_micros, attempt_count, settled_at, filters)
-         SELECT s.request_id, $1, s.key_id, s.charged_micros, s.attempt_count, s.settled_at, s.filters::jsonb
-         FROM unnest($2::text[], $3::text[], $4::bigint[], $5::int[], $6::timestamptz[], $7::text[])
-           AS s(request_id, key_id, charged_micros, attempt_count, settled_at, filters)
+        `INSERT INTO settlements (request_id, account_id, key_id, charged_micros, attempt_count, settled_at, filters, request_kind)
+         SELECT s.request_id, $1, s.key_id, s.charged_micros, s.attempt_count, s.settled_at, s.filters::jsonb, coalesce(s.request_kind, 'search')
+         FROM unnest($2::text[], $3::text[], $4::bigint[], $5::int[], $6::timestamptz[], $7::text[], $8::text[])
+           AS s(request_id, key_id, charged_micros, attempt_count, settled_at, filters, request_kind)
          ON CONFLICT (request_id) DO NOTHING
          RETURNING request_id`,
         [accountId, pgArray(unique.map((r) => r.requestId)), pgArray(unique.map((r) => r.keyId)), pgArray(unique.map((r) => r.chargedMicros)),
           pgArray(unique.map((r) => r.attempts.length)), pgArray(settledAt),
           // The search's filters as JSON text (NULL without), parsed by PostgreSQL. A batch
           // without any sends an empty array: unnest pads the shorter arrays with NULLs.
-          unique.some((r) => r.filters !== undefined) ? pgArray(unique.map((r) => (r.filters === undefined ? null : JSON.stringify(r.filters)))) : '{}'],
+          unique.some((r) => r.filters !== undefined) ? pgArray(unique.map((r) => (r.filters === undefined ? null : JSON.stringify(r.filters)))) : '{}',
+          // The request's kind (docs/decisions/0058); a batch of searches only sends an empty array (NULL: search).
+          unique.some((r) => r.kind !== undefined) ? pgArray(unique.map((r) => recordKind(r))) : '{}'],
       );
       const fresh = new Set(inserted.rows.map((row) => row.request_id));
       const written: SettlementRecord[] = [];
@@ -299,13 +308,13 @@ export class LedgerAppendRepository {
       if (usage.size > 0) {
         await client.query(
           `INSERT INTO usage_events (request_id, attempt_index, account_id, key_id, model, provider, source, status,
-             error, reserved_micros, charged_micros, timed_out, results, cache, saved_micros, settled_at)
+             error, reserved_micros, charged_micros, timed_out, results, cache, saved_micros, settled_at, request_kind)
            SELECT u.request_id, u.attempt_index, $1, u.key_id, u.model, u.provider, u.source, u.status,
-             u.error, u.reserved_micros, u.charged_micros, u.timed_out, u.results, u.cache, u.saved_micros, u.settled_at
+             u.error, u.reserved_micros, u.charged_micros, u.timed_out, u.results, u.cache, u.saved_micros, u.settled_at, coalesce(u.request_kind, 'search')
            FROM unnest($2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-               $9::text[], $10::bigint[], $11::bigint[], $12::boolean[], $13::int[], $14::text[], $15::bigint[], $16::timestamptz[])
+               $9::text[], $10::bigint[], $11::bigint[], $12::boolean[], $13::int[], $14::text[], $15::bigint[], $16::timestamptz[], $17::text[])
              AS u(request_id, attempt_index, key_id, model, provider, source, status, error, reserved_micros,
-               charged_micros, timed_out, results, cache, saved_micros, settled_at)`,
+               charged_micros, timed_out, results, cache, saved_micros, settled_at, request_kind)`,
           [accountId, ...usage.columns()],
         );
       }
@@ -316,6 +325,7 @@ export class LedgerAppendRepository {
       const amounts: number[] = [];
       const after: number[] = [];
       const caches: (string | null)[] = [];
+      const requestKinds: string[] = [];
       for (const r of written) {
         if (r.chargedMicros <= 0) continue;
         // The entry records the cache status of the search's answer (null when none answered).
@@ -335,6 +345,7 @@ export class LedgerAppendRepository {
           amounts.push(-micros);
           after.push(balance);
           caches.push(cache);
+          requestKinds.push(recordKind(r));
         }
       }
       let charged = 0;
@@ -344,14 +355,15 @@ export class LedgerAppendRepository {
         // in in order, so created_at (clock_timestamp()) follows balance_after.
         const entries = await client.query<{ amount_micros: string }>(
           `INSERT INTO ledger_entries (id, account_id, kind, amount_micros, balance_after_micros, reason, idempotency_key,
-             request_id, created_at, applied_to_spendable_at, cache)
+             request_id, created_at, applied_to_spendable_at, cache, request_kind)
            SELECT c.id, $1, c.kind::"ledger_entry_kind", c.amount_micros, c.balance_after_micros, NULL, c.request_id,
-             c.request_id, clock_timestamp(), clock_timestamp(), c.cache
-           FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[]) WITH ORDINALITY
-             AS c(id, request_id, amount_micros, balance_after_micros, kind, cache, ordinal)
+             c.request_id, clock_timestamp(), clock_timestamp(), c.cache, coalesce(c.request_kind, 'search')
+           FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::text[]) WITH ORDINALITY
+             AS c(id, request_id, amount_micros, balance_after_micros, kind, cache, request_kind, ordinal)
            ORDER BY c.ordinal
            RETURNING amount_micros`,
-          [accountId, pgArray(ids), pgArray(requestIds), pgArray(amounts), pgArray(after), pgArray(kinds), pgArray(caches)],
+          // The requests' kinds: a batch of searches only sends an empty array (unnest pads it with NULLs: search).
+          [accountId, pgArray(ids), pgArray(requestIds), pgArray(amounts), pgArray(after), pgArray(kinds), pgArray(caches), pgArray(requestKinds.some((k) => k !== 'search') ? requestKinds : [])],
         );
         charged = -entries.rows.reduce((sum, row) => sum + toMicros(BigInt(row.amount_micros)), 0);
         await client.query(

@@ -51,13 +51,13 @@ export class UsageRepository {
   private settled(filter: UsageFilter): Prisma.Sql {
     const byKey = filter.keyId === null ? Prisma.empty : Prisma.sql`AND key_id = ${filter.keyId}`;
     return Prisma.sql`
-      SELECT request_id, key_id, charged_micros, settled_at FROM settlements
+      SELECT request_id, key_id, charged_micros, settled_at, request_kind FROM settlements
       WHERE account_id = ${filter.accountId} AND settled_at >= ${filter.start} AND settled_at < ${filter.end} ${byKey}`;
   }
 
-  /** Per UTC day or per key: searches, their failed attempts, and their charges. */
-  async bySearch(filter: UsageFilter, grouping: 'day' | 'key'): Promise<UsageRow[]> {
-    const group = grouping === 'day' ? Prisma.sql`to_char(s.settled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')` : Prisma.sql`s.key_id`;
+  /** Per UTC day, per key or per kind of request (search, extract): requests, their failed attempts, and their charges. */
+  async bySearch(filter: UsageFilter, grouping: 'day' | 'key' | 'kind'): Promise<UsageRow[]> {
+    const group = grouping === 'day' ? Prisma.sql`to_char(s.settled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')` : grouping === 'key' ? Prisma.sql`s.key_id` : Prisma.sql`s.request_kind`;
     const rows = await this.prisma.$queryRaw<RawRow[]>`
       WITH s AS (${this.settled(filter)}),
       f AS (

@@ -15,6 +15,9 @@ import type { WebhookConfig } from '../services/outbound-webhooks/webhook-config
 import type { EventsRepository } from '../stores/events.repository';
 import type { ThresholdsRepository } from '../stores/thresholds.repository';
 import type { DeliveriesRepository } from '../stores/webhook-deliveries.repository';
+import { BullMqAlertMailQueue } from '../adapters/mail-queue.adapter';
+import { AlertMails } from '../services/outbound-webhooks/alert-mails';
+import { alertMailProcessor } from './alert-mail.processor';
 import { autoTopupProcessor } from './auto-topup.processor';
 import type { QueueProcessor } from './queue-processor';
 import { thresholdsProcessor } from './thresholds.processor';
@@ -41,9 +44,9 @@ export interface OutboundParts {
 }
 
 export interface Outbound {
-  /** webhook dispatch, webhook delivery, thresholds and (with Stripe) automatic top-up: one processor each, for startQueues. */
+  /** webhook dispatch, webhook delivery, thresholds, alerts to the mail queue and (with Stripe) automatic top-up: one processor each, for startQueues. */
   processors: QueueProcessor[];
-  /** Closes what they opened (the dispatch's producer of deliver jobs, the gRPC client of key limits). */
+  /** Closes what they opened (the dispatch's producer of deliver jobs, the mail queue's producer, the gRPC client of key limits). */
   close(): Promise<void>;
 }
 
@@ -62,6 +65,8 @@ export function outboundProcessors(parts: OutboundParts): Outbound {
   const connection = queueConnection(parts.redis, log);
   const deliverQueue = new Queue<DeliverJobData, unknown, 'deliver'>(WEBHOOK_QUEUE, { connection, prefix: QUEUE_PREFIX });
   const limitSource = parts.keyLimits ?? new GrpcKeyLimitSource(parts.accountAdminGrpcUrl);
+  // Alerts by email: account-admin's mail queue, on a connection of its own (decision 0054).
+  const mailQueue = new BullMqAlertMailQueue(queueConnection(parts.redis, log));
   const thresholdStores = { transactions: stores.transactions, thresholds: stores.thresholds, events: stores.events };
   const processors: QueueProcessor[] = [
     webhookDispatchProcessor({
@@ -74,12 +79,14 @@ export function outboundProcessors(parts: OutboundParts): Outbound {
     thresholdsProcessor({
       balance: new BalanceThresholds(thresholdStores), keyLimits: new KeyLimitThresholds(thresholdStores, limitSource), everyMs: config.WEBHOOK_DISPATCH_INTERVAL_MS, logger: log,
     }),
+    alertMailProcessor(new AlertMails(stores.events, mailQueue), config.WEBHOOK_DISPATCH_INTERVAL_MS),
   ];
   if (parts.autoTopups !== undefined) processors.push(autoTopupProcessor(parts.autoTopups, config.WEBHOOK_DISPATCH_INTERVAL_MS));
   return {
     processors,
     async close() {
       await deliverQueue.close().catch((error: unknown) => log.warn({ err: error }, 'closing the webhook queue failed'));
+      await mailQueue.close().catch((error: unknown) => log.warn({ err: error }, 'closing the mail queue failed'));
       await closeRedisClient(connection).catch(() => undefined);
       limitSource.close();
     },

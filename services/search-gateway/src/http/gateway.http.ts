@@ -17,6 +17,7 @@ import { requestTracing } from '@svc/tracing';
 import type { SearchMetrics } from '../search';
 
 const SEARCH_ROUTE = '/v1/search';
+const EXTRACT_ROUTE = '/v1/extract';
 
 /**
  * Puts the gateway's routes straight on Fastify (no Nest controllers or enhancers on
@@ -46,8 +47,8 @@ export class GatewayHttp {
       tracing: requestTracing(),
       observe: (request, route, status, durationMs) => {
         http?.observe(request.method, route, status, durationMs);
-        // A search's access line also carries its account, key, models, outcome and cost.
-        return route === SEARCH_ROUTE && searchMetrics !== undefined ? searchMetrics.answered(request, status, durationMs) : undefined;
+        // A search's (or an extract's) access line also carries its account, key, models, outcome and cost.
+        return (route === SEARCH_ROUTE || route === EXTRACT_ROUTE) && searchMetrics !== undefined ? searchMetrics.answered(request, status, durationMs) : undefined;
       },
       // While draining, every reply (searches in flight too) says `connection: close`.
       ...(this.drain === undefined ? {} : { drain: this.drain }),

@@ -28,13 +28,18 @@ import type { UpstreamClient } from '../forward/upstream.client';
 import { idempotencyDigest } from '../search/idempotency';
 import { UpstreamTimer } from '../search/server-timing';
 import { SearchEntry } from '../search/search.entry';
+import type { SearchAsked } from '../search/search.entry';
+import type { AttemptedRequest } from '../search/search.result';
+import { EXTRACT_BODY_SCHEMA, toExtractRequest } from '../search/extract.schema';
+import type { ExtractBody } from '../search/extract.schema';
 import { formatSearchBodyErrors, SEARCH_BODY_SCHEMA, searchValidatorCompiler, toSearchRequest } from '../search/search.schema';
 import type { SearchBody } from '../search/search.schema';
 import { refusalError } from '../search/search.routes';
 import type { SearchService } from '../search/search.service';
 import { newSessionId, sessionIdOf, toolCallDigest } from './mcp.session';
-import { creditsText, errorResult, IDEMPOTENCY_KEY_ARGUMENT, isToolName, modelsText, searchText, TOOLS } from './mcp.tools';
-import type { CreditsView, SearchSuccessView, ToolName } from './mcp.tools';
+import { creditsText, errorResult, fetchText, IDEMPOTENCY_KEY_ARGUMENT, isToolName, MCP_DEFAULT_TOTAL_CHARS, modelsText, searchText, TOOLS } from './mcp.tools';
+import type { CreditsView, FetchSuccessView, SearchSuccessView, ToolName } from './mcp.tools';
+import type { SearchResult } from '../search/search.service';
 
 export interface McpDependencies {
   auth: AuthChain;
@@ -71,7 +76,7 @@ interface Caller {
 const SERVER_INFO = { name: 'search-gateway', title: 'Search gateway', version: '1.0.0' } as const;
 const INSTRUCTIONS =
   'Web search from Brave, Exa and Tavily on one prepaid balance. Call list_models for the model ids and prices, ' +
-  'web_search to search (give several models for fallback), get_credits for the balance, ' +
+  'web_search to search (give several models for fallback), web_fetch to read pages (per-URL fallback), get_credits for the balance, ' +
   'deep_research to hand a whole question to a research agent under a hard cost cap (get_research reads the run).';
 
 /** The params of the Tasks extension's tasks/get and tasks/cancel (a Standard Schema, as the SDK takes for extension methods). */
@@ -115,6 +120,8 @@ const NOT_COPIED = new Set(['host', 'connection', 'content-length', 'transfer-en
  */
 export class McpEndpoint {
   private readonly validateArguments: ArgumentsValidator;
+  /** web_fetch's arguments: the validator POST /v1/extract compiles for its body. */
+  private readonly validateFetchArguments: ArgumentsValidator;
   /** The SDK builds an Ajv instance per server unless handed one; one serves every request. */
   private readonly schemaValidator = new AjvJsonSchemaValidator();
   /** The 2026-07-28 leg; 2025-era requests never reach it. */
@@ -128,6 +135,7 @@ export class McpEndpoint {
     this.entry = new SearchEntry(deps.auth, deps.search);
     this.research = new ResearchRelay(deps.billing, deps.internalToken, deps.log);
     this.validateArguments = searchValidatorCompiler({ schema: SEARCH_BODY_SCHEMA, method: 'POST', url: '/mcp', httpPart: 'body' }) as ArgumentsValidator;
+    this.validateFetchArguments = searchValidatorCompiler({ schema: EXTRACT_BODY_SCHEMA, method: 'POST', url: '/mcp', httpPart: 'body' }) as ArgumentsValidator;
     this.modern = createMcpHandler((context) => this.newServer(callerOf(context), true), {
       legacy: 'reject',
       // Our handlers send nothing before their result, so every answer is one JSON body.
@@ -286,6 +294,8 @@ export class McpEndpoint {
           return await this.getResearch(caller, requestId, args);
         case 'web_search':
           return await this.webSearch(caller, requestId, args, jsonRpcId);
+        case 'web_fetch':
+          return await this.webFetch(caller, requestId, args, jsonRpcId);
         case 'list_models':
           noArguments(name, args);
           return this.listModels(requestId);
@@ -311,38 +321,30 @@ export class McpEndpoint {
    * API key); without it a 2025-era call is idempotent per (session, JSON-RPC id).
    */
   private async webSearch(caller: Caller, requestId: string, args: Record<string, unknown>, jsonRpcId: string | number): Promise<CallToolResult> {
-    const { [IDEMPOTENCY_KEY_ARGUMENT]: idempotencyKey, ...searchArgs } = args;
+    const { body, keyDigest } = this.argumentsOf(args, this.validateArguments);
+    const request = withToolBudget(toSearchRequest(body as unknown as SearchBody));
+    const result = await this.entry.run(askedOf(caller, requestId, request, body, keyDigest, jsonRpcId));
+    return toolResult(result, keyDigest !== null, (answer: SearchSuccessView & Record<string, unknown>) => searchText(answer));
+  }
+
+  /**
+   * Exactly POST /v1/extract, as web_search is POST /v1/search: the body schema's validator,
+   * toExtractRequest, then SearchEntry (the same limits, money, fallback per URL and
+   * idempotency), with the tools' default budget on the answer's text.
+   */
+  private async webFetch(caller: Caller, requestId: string, args: Record<string, unknown>, jsonRpcId: string | number): Promise<CallToolResult> {
+    const { body, keyDigest } = this.argumentsOf(args, this.validateFetchArguments);
+    const request = withToolBudget(toExtractRequest(body as unknown as ExtractBody));
+    const result = await this.entry.extract(askedOf(caller, requestId, request, body, keyDigest, jsonRpcId));
+    return toolResult(result, keyDigest !== null, (answer: FetchSuccessView & Record<string, unknown>) => fetchText(answer));
+  }
+
+  /** A tool's arguments as its route's body (checked by that body's validator) and the digest of its `idempotency_key`, taken out of them. */
+  private argumentsOf(args: Record<string, unknown>, validate: ArgumentsValidator): { body: Record<string, unknown>; keyDigest: string | null } {
+    const { [IDEMPOTENCY_KEY_ARGUMENT]: idempotencyKey, ...body } = args;
     const keyDigest = idempotencyKey === undefined ? null : idempotencyKeyDigest(idempotencyKey);
-    if (this.validateArguments(searchArgs) !== true) {
-      throw new AppError('invalid_request', `arguments ${formatSearchBodyErrors(this.validateArguments.errors ?? []).message}`);
-    }
-    const body = searchArgs as unknown as SearchBody;
-    const request = toSearchRequest(body);
-    // The HTTP answer (written by the transport after the tool calls) carries Server-Timing as
-    // POST /v1/search does: the platform's own time and the providers' so far in this request.
-    const result = await this.entry.run({
-      record: caller.record,
-      requestId,
-      request,
-      body,
-      keyDigest: keyDigest ?? (caller.sessionId === null ? null : toolCallDigest(caller.sessionId, jsonRpcId)),
-      reply: caller.reply,
-      upstream: (caller.upstream ??= new UpstreamTimer()),
-    });
-    // A refusal (429 with its wait, 503 with 1 s, ...) becomes the platform's error here, as the
-    // route makes it for HTTP: with the request id it carries and the wait HTTP sends as Retry-After.
-    if (result.kind === 'refused') {
-      const error = keyDigest !== null && result.reason === 'body_mismatch'
-        ? new AppError('invalid_request', `this ${IDEMPOTENCY_KEY_ARGUMENT} was used with different arguments`)
-        : refusalError(result);
-      return errorResult(errorBody(error, result.requestId), result.retryAfterSeconds);
-    }
-    if (result.status === 200) {
-      const answer = JSON.parse(result.body) as SearchSuccessView & Record<string, unknown>;
-      return { content: [{ type: 'text', text: searchText(answer) }], structuredContent: answer };
-    }
-    // 402 and 502 have no wait; a 503 (every model at capacity) waits 1 s, as its Retry-After.
-    return errorResult(JSON.parse(result.body) as ErrorBody, result.status === 503 ? 1 : undefined);
+    if (validate(body) !== true) throw new AppError('invalid_request', `arguments ${formatSearchBodyErrors(validate.errors ?? []).message}`);
+    return { body, keyDigest };
   }
 
   /**
@@ -399,6 +401,49 @@ export class McpEndpoint {
     this.deps.log.error({ request_id: requestId, upstream: 'billing', status: response.status }, 'get_credits: unexpected answer from billing');
     throw new AppError('internal', 'internal error');
   }
+}
+
+/**
+ * A search's or an extract's result as the tool's: a refusal (429 with its wait, 503 with 1 s,
+ * ...) becomes the platform's error, as the route makes it for HTTP, with the request id it
+ * carries and the wait HTTP sends as Retry-After; a 200 its text (`text`) and structured content.
+ */
+/** The tools' default budget on the answer's text (MCP_DEFAULT_TOTAL_CHARS) where the arguments give none; not part of what idempotency compares. */
+function withToolBudget<R extends { readonly maxTotalChars: number | null }>(request: R): R {
+  return request.maxTotalChars === null ? { ...request, maxTotalChars: MCP_DEFAULT_TOTAL_CHARS } : request;
+}
+
+/**
+ * A tool call as its route hands a search or extract to SearchEntry. The HTTP answer (written
+ * by the transport after the tool calls) carries Server-Timing as the route's does: the
+ * platform's own time and the providers' so far in this request. Without an idempotency_key a
+ * 2025-era call is idempotent per (session, JSON-RPC id).
+ */
+function askedOf<R extends AttemptedRequest>(caller: Caller, requestId: string, request: R, body: unknown, keyDigest: string | null, jsonRpcId: string | number): SearchAsked<R> {
+  return {
+    record: caller.record,
+    requestId,
+    request,
+    body,
+    keyDigest: keyDigest ?? (caller.sessionId === null ? null : toolCallDigest(caller.sessionId, jsonRpcId)),
+    reply: caller.reply,
+    upstream: (caller.upstream ??= new UpstreamTimer()),
+  };
+}
+
+function toolResult<V>(result: SearchResult, keyed: boolean, text: (answer: V & Record<string, unknown>) => string): CallToolResult {
+  if (result.kind === 'refused') {
+    const error = keyed && result.reason === 'body_mismatch'
+      ? new AppError('invalid_request', `this ${IDEMPOTENCY_KEY_ARGUMENT} was used with different arguments`)
+      : refusalError(result);
+    return errorResult(errorBody(error, result.requestId), result.retryAfterSeconds);
+  }
+  if (result.status === 200) {
+    const answer = JSON.parse(result.body) as V & Record<string, unknown>;
+    return { content: [{ type: 'text', text: text(answer) }], structuredContent: answer };
+  }
+  // 402 and 502 have no wait; a 503 (every model at capacity) waits 1 s, as its Retry-After.
+  return errorResult(JSON.parse(result.body) as ErrorBody, result.status === 503 ? 1 : undefined);
 }
 
 /** The caller a 2026-07-28 request's server is built for (passed through the SDK as authInfo). */

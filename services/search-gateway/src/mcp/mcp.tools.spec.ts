@@ -10,7 +10,11 @@ import { idempotencyDigest } from '../search/idempotency';
 import { SEARCH_BODY_SCHEMA } from '../search/search.schema';
 import { newSessionId, sessionIdOf, toolCallDigest } from './mcp.session';
 import { modelsData } from '../catalog/catalog.service';
-import { errorResult, IDEMPOTENCY_KEY_SCHEMA, LIST_MODELS_OUTPUT_SCHEMA, modelsText, searchText, TOOLS, WEB_SEARCH_INPUT_SCHEMA, WEB_SEARCH_OUTPUT_SCHEMA } from './mcp.tools';
+import { errorResult, fetchText, IDEMPOTENCY_KEY_SCHEMA, LIST_MODELS_OUTPUT_SCHEMA, modelsText, searchText, TOOLS, WEB_FETCH_INPUT_SCHEMA, WEB_FETCH_OUTPUT_SCHEMA, WEB_SEARCH_INPUT_SCHEMA, WEB_SEARCH_OUTPUT_SCHEMA } from './mcp.tools';
+import { EXTRACT_BODY_SCHEMA } from '../search/extract.schema';
+import { buildExtractReply } from '../search/steps/extract-reply';
+import { findExtractModel } from '@svc/contracts';
+import type { ExtractContext } from '../search/steps/extract';
 
 describe('mcp tools', () => {
   it('web_search\'s output schema accepts the 200 the search builds (an MCP client checks structuredContent against it), and refuses a fractional latency', () => {
@@ -38,6 +42,35 @@ describe('mcp tools', () => {
     };
     expect(stripped).toEqual(SEARCH_BODY_SCHEMA);
     expect(TOOLS.find((tool) => tool.name === 'web_search')?.inputSchema).toBe(WEB_SEARCH_INPUT_SCHEMA);
+  });
+
+  it('web_fetch takes exactly the body schema of POST /v1/extract plus idempotency_key; its output schema accepts the 200 an extract builds', () => {
+    const { idempotency_key: idempotencyKey, ...fetchFields } = WEB_FETCH_INPUT_SCHEMA.properties;
+    expect(idempotencyKey).toBe(IDEMPOTENCY_KEY_SCHEMA);
+    const stripped = {
+      ...WEB_FETCH_INPUT_SCHEMA,
+      properties: Object.fromEntries(Object.entries(fetchFields).map(([name, rules]) => {
+        const { description, ...rest } = rules as { description: string };
+        expect(description.length).toBeGreaterThan(10);
+        return [name, rest];
+      })),
+    };
+    expect(stripped).toEqual(EXTRACT_BODY_SCHEMA);
+    const exa = findExtractModel('exa/contents');
+    if (exa === undefined) throw new Error('no exa/contents');
+    const ctx = { call: { requestId: newId('request'), request: { urls: ['https://a.test/1', 'https://a.test/2'], maxTotalChars: null } } } as unknown as ExtractContext;
+    const attempts: AttemptResult[] = [{
+      status: 'success', model: exa, source: 'platform', reservedMicros: 2_500, chargedMicros: 1_250, cache: { status: 'miss', ageS: 0, savedMicros: 0 },
+      results: [{ url: 'https://a.test/1', title: 'One', text: 'text', published_at: null, truncated: false, cache: { status: 'miss', ageS: 0 } }],
+      extract: { urls: 2, failed: [{ url: 'https://a.test/2', error: 'page not found (404)' }] },
+    }];
+    const body = JSON.parse(buildExtractReply(ctx, attempts, 7.2, undefined).body) as Record<string, unknown>;
+    const validate = new Ajv2020({ strict: false }).compile(WEB_FETCH_OUTPUT_SCHEMA);
+    expect(validate(body) ? [] : validate.errors).toEqual([]);
+    expect(validate({ ...body, surprise: true })).toBe(false);
+    const text = fetchText(body as unknown as Parameters<typeof fetchText>[0]);
+    expect(text).toContain('1 page read (cost 0.00125 USD');
+    expect(text).toContain('- https://a.test/2: page not found (404)');
   });
 
   it('idempotency_key\'s schema accepts exactly what the Idempotency-Key header accepts', () => {

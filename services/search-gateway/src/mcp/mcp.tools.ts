@@ -1,6 +1,7 @@
-import { ANSWER_SCHEMAS, CATALOG, FILTER_DESCRIPTIONS, inlineAnswerSchema } from '@svc/contracts';
+import { ANSWER_SCHEMAS, CATALOG, EXTRACT_CATALOG, FILTER_DESCRIPTIONS, inlineAnswerSchema, LIMITS } from '@svc/contracts';
 import type { ErrorBody } from '@svc/errors';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
+import { EXTRACT_BODY_SCHEMA } from '../search/extract.schema';
 import { DEFAULT_MAX_RESULTS, MAX_CACHE_MAX_AGE_S, MAX_MODELS, MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '../search/search.schema';
 import { RESEARCH_TOOLS } from './mcp.research';
 
@@ -9,7 +10,7 @@ import { RESEARCH_TOOLS } from './mcp.research';
  * text. Everything here is pure; mcp.endpoint.ts runs the tools.
  */
 
-export const TOOL_NAMES = ['web_search', 'list_models', 'get_credits', 'deep_research', 'get_research'] as const;
+export const TOOL_NAMES = ['web_search', 'web_fetch', 'list_models', 'get_credits', 'deep_research', 'get_research'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 export function isToolName(name: string): name is ToolName {
@@ -17,6 +18,17 @@ export function isToolName(name: string): name is ToolName {
 }
 
 const MODEL_IDS = CATALOG.map((model) => model.id).join(', ');
+const EXTRACT_MODEL_IDS = EXTRACT_CATALOG.map((model) => model.id).join(', ');
+
+/**
+ * The default `max_total_chars` of web_search and web_fetch (LIMITS.mcpTotalChars): a tool
+ * result shows its text twice (the text block and the structured content), so at most about
+ * 40,000 characters of page text, under 25,000 tokens of output at 2 characters a token or
+ * more. A call may send its own (up to LIMITS.maxTotalChars.max).
+ */
+export const MCP_DEFAULT_TOTAL_CHARS = LIMITS.mcpTotalChars.default;
+
+const BUDGET_DESCRIPTION = `The most characters of text in the whole answer (${LIMITS.maxTotalChars.min} to ${LIMITS.maxTotalChars.max}); the last results are cut or dropped and the answer says truncated. Default here: ${MCP_DEFAULT_TOTAL_CHARS}, which keeps a tool result under 25,000 tokens.`;
 
 /** What each field of POST /v1/search means, for the agent reading the tool's schema. */
 const FIELD_DESCRIPTIONS: Readonly<Record<keyof typeof SEARCH_BODY_SCHEMA.properties, string>> = {
@@ -28,6 +40,23 @@ const FIELD_DESCRIPTIONS: Readonly<Record<keyof typeof SEARCH_BODY_SCHEMA.proper
   cache_max_age_s: `The oldest stored answer accepted, in seconds (0 to ${MAX_CACHE_MAX_AGE_S}); default: any answer the cache still holds.`,
   // A model that cannot honour every filter sent is skipped, never called with a filter dropped (see list_models' supported_filters).
   ...FILTER_DESCRIPTIONS,
+  contents: 'What each result carries besides its snippet: "none" (default), "text" (the page\'s text) or "highlights" (its most relevant passages). A model that cannot return them is skipped (see supported_contents in list_models).',
+  max_chars_per_result: `With contents: the most characters of text (or of all highlights) per result (${LIMITS.searchCharsPerResult.min} to ${LIMITS.searchCharsPerResult.max}, default ${LIMITS.searchCharsPerResult.default}).`,
+  max_total_chars: BUDGET_DESCRIPTION,
+};
+
+/** What each field of POST /v1/extract means, for the agent reading web_fetch's schema. */
+const FETCH_FIELD_DESCRIPTIONS: Readonly<Record<keyof typeof EXTRACT_BODY_SCHEMA.properties, string>> = {
+  urls: `The pages to read: ${LIMITS.extractUrls.min} to ${LIMITS.extractUrls.max} http or https URLs (each at most ${LIMITS.extractUrlChars.max} characters).`,
+  model: `One extract model: ${EXTRACT_MODEL_IDS}. Give model, models, or both (model is tried first).`,
+  models: `Extract models in fallback order (up to ${MAX_MODELS}): a URL the first cannot fetch is tried at the next; only the URLs that come back are charged. Ids: ${EXTRACT_MODEL_IDS}.`,
+  format: 'The text format: "text" (default) or "markdown". A model that cannot return it is skipped (see supported_formats in list_models).',
+  max_chars_per_url: `The most characters of text per page (${LIMITS.extractCharsPerUrl.min} to ${LIMITS.extractCharsPerUrl.max}, default ${LIMITS.extractCharsPerUrl.default}).`,
+  query: `Optional (1 to ${LIMITS.extractQuery.max} characters): rank or trim each page's text by relevance to it. A model that cannot is skipped.`,
+  max_age_s: 'Optional: accept provider-cached page content at most this many seconds old (0: fetch live). A model without freshness control is skipped.',
+  max_total_chars: BUDGET_DESCRIPTION,
+  cache: 'The shared result cache: "default" serves a page read before at the model\'s cache price (see list_models), "refresh" fetches it again and stores it, "off" neither.',
+  cache_max_age_s: `The oldest stored page accepted, in seconds (0 to ${MAX_CACHE_MAX_AGE_S}); default: any page the cache still holds.`,
 };
 
 /**
@@ -70,6 +99,23 @@ export const WEB_SEARCH_INPUT_SCHEMA = {
  */
 export const WEB_SEARCH_OUTPUT_SCHEMA = inlineAnswerSchema(ANSWER_SCHEMAS.SearchResponse);
 
+/**
+ * The web_fetch input schema: POST /v1/extract's body schema with a description on each field,
+ * plus `idempotency_key`; the arguments less it are validated by the route's compiled validator.
+ */
+export const WEB_FETCH_INPUT_SCHEMA = {
+  ...EXTRACT_BODY_SCHEMA,
+  properties: {
+    ...Object.fromEntries(
+      Object.entries(EXTRACT_BODY_SCHEMA.properties).map(([name, rules]) => [name, { ...rules, description: FETCH_FIELD_DESCRIPTIONS[name as keyof typeof FETCH_FIELD_DESCRIPTIONS] }]),
+    ),
+    [IDEMPOTENCY_KEY_ARGUMENT]: IDEMPOTENCY_KEY_SCHEMA,
+  },
+} as const;
+
+/** The 200 body of POST /v1/extract: the extract answer's one schema (@svc/contracts), written out. */
+export const WEB_FETCH_OUTPUT_SCHEMA = inlineAnswerSchema(ANSWER_SCHEMAS.ExtractResponse);
+
 /** GET /v1/models: the model list's one schema (@svc/contracts), written out. */
 export const LIST_MODELS_OUTPUT_SCHEMA = inlineAnswerSchema(ANSWER_SCHEMAS.ModelList);
 
@@ -98,15 +144,27 @@ export const TOOLS: readonly Tool[] = [
     description:
       'Search the web through Brave, Exa or Tavily with one API key and one prepaid balance. Give a model or an ordered list of models: ' +
       'when one fails the next is tried, and only the model that answers is charged. Optional filters (domains, country, language, dates, safesearch) are never dropped: ' +
-      'a model that cannot honour one is skipped (see supported_filters in list_models). Returns the results (title, url, snippet, date) and what the search cost.',
+      'a model that cannot honour one is skipped (see supported_filters in list_models). Returns the results (title, url, snippet, date; with contents, the page text or highlights) and what the search cost. ' +
+      `The answer's text is capped at ${MCP_DEFAULT_TOTAL_CHARS} characters unless max_total_chars says otherwise.`,
     inputSchema: WEB_SEARCH_INPUT_SCHEMA as unknown as Tool['inputSchema'],
     outputSchema: WEB_SEARCH_OUTPUT_SCHEMA as unknown as Tool['outputSchema'],
     annotations: { title: 'Web search', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   },
+  {
+    name: 'web_fetch',
+    title: 'Read web pages',
+    description:
+      'Read the text of known web pages (up to 20 URLs) through Exa or Tavily with the same key and balance as web_search. Give an extract model or an ordered list: ' +
+      'a URL the first model cannot fetch is tried at the next, and only the URLs that come back are charged. Returns each page\'s title and text (cut at max_chars_per_url), ' +
+      `the URLs no model could fetch, and what it cost. The answer's text is capped at ${MCP_DEFAULT_TOTAL_CHARS} characters unless max_total_chars says otherwise.`,
+    inputSchema: WEB_FETCH_INPUT_SCHEMA as unknown as Tool['inputSchema'],
+    outputSchema: WEB_FETCH_OUTPUT_SCHEMA as unknown as Tool['outputSchema'],
+    annotations: { title: 'Read web pages', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  },
   readOnlyTool(
     'list_models',
     'List search models',
-    'The search models web_search accepts: id, provider, description, result cap, price and whether the deployment serves it.',
+    'The models web_search and web_fetch accept: id, kind (search or extract), provider, description, result cap, price and whether the deployment serves it.',
     LIST_MODELS_OUTPUT_SCHEMA,
   ),
   readOnlyTool(
@@ -127,6 +185,8 @@ interface SearchResultView {
   url: string;
   snippet: string;
   published_at: string | null;
+  text?: string;
+  highlights?: readonly string[];
 }
 
 interface AttemptTextView {
@@ -144,6 +204,7 @@ export interface SearchSuccessView {
   cost_usd: number;
   attempts: readonly AttemptTextView[];
   cache?: { status: string; age_s: number };
+  truncated?: boolean;
 }
 
 function attemptLine(attempt: AttemptTextView): string {
@@ -166,7 +227,35 @@ export function searchText(body: SearchSuccessView): string {
     lines.push('', `${result.position}. ${result.title}`, `   ${result.url}`);
     if (result.published_at !== null) lines.push(`   published ${result.published_at}`);
     if (result.snippet !== '') lines.push(`   ${result.snippet}`);
+    if (result.highlights !== undefined) for (const highlight of result.highlights) lines.push(`   > ${highlight}`);
+    if (result.text !== undefined && result.text !== '') lines.push('', result.text);
   }
+  if (body.truncated === true) lines.push('', '(cut to max_total_chars: the last results are shortened or left out)');
+  return lines.join('\n');
+}
+
+/** The parts of a 200 extract body the text shows. */
+export interface FetchSuccessView {
+  request_id: string;
+  results: readonly { url: string; model: string; title: string | null; text: string; published_at: string | null; truncated: boolean }[];
+  failed: readonly { url: string; error: string }[];
+  cost_usd: number;
+  truncated: boolean;
+}
+
+/** An extract's answer as text an agent reads: one block per page, then the URLs no model could fetch. */
+export function fetchText(body: FetchSuccessView): string {
+  const count = body.results.length;
+  const lines = [`${count} page${count === 1 ? '' : 's'} read (cost ${body.cost_usd} USD, request ${body.request_id})`];
+  for (const result of body.results) {
+    lines.push('', `## ${result.title ?? result.url}`, result.url);
+    lines.push(`(from ${result.model}${result.published_at === null ? '' : `, published ${result.published_at}`}${result.truncated ? ', cut' : ''})`, '', result.text);
+  }
+  if (body.failed.length > 0) {
+    lines.push('', 'Could not be read:');
+    for (const failure of body.failed) lines.push(`- ${failure.url}: ${failure.error}`);
+  }
+  if (body.truncated) lines.push('', '(text cut to max_chars_per_url or max_total_chars)');
   return lines.join('\n');
 }
 
@@ -196,11 +285,14 @@ interface ModelView {
   description: string;
   max_results: number;
   pricing: {
-    base_usd: number; included_results: number | null; per_result_usd: number; cache_price_usd: number | null;
+    base_usd: number; included_results: number | null; per_result_usd: number; cache_price_usd: number | null; per_url_usd?: number; url_block?: number;
     metering?: string; unit_usd?: number; max_cost_usd?: number; min_cap_usd?: number;
   };
   available: boolean;
   supported_filters: readonly string[];
+  supported_contents?: readonly string[];
+  supported_formats?: readonly string[];
+  supported_options?: readonly string[];
   status?: string;
 }
 
@@ -217,6 +309,7 @@ function researchLine(m: ModelView): string {
 export function modelsText(models: readonly ModelView[]): string {
   return models
     .map((m) => {
+      if (m.kind === 'extract') return extractModelText(m);
       if (m.kind === 'research') return researchLine(m);
       const extra = m.pricing.included_results === null || m.pricing.per_result_usd === 0
         ? ''
@@ -226,6 +319,14 @@ export function modelsText(models: readonly ModelView[]): string {
       return `${m.id}: ${m.description}; up to ${m.max_results} results, ${m.pricing.base_usd} USD per search${extra}; ${filters}.${cached}${m.available ? '' : ' Not available on this deployment.'}${m.available && m.status !== undefined && m.status !== 'operational' ? ` Now ${m.status}.` : ''}`;
     })
     .join('\n');
+}
+
+/** An extract model as text: its price per URL and what it honours. */
+function extractModelText(m: ModelView): string {
+  const block = m.pricing.url_block !== undefined && m.pricing.url_block > 1 ? `, charged in blocks of ${m.pricing.url_block} URLs per call` : '';
+  const cached = m.pricing.cache_price_usd === null ? '' : ` A page read from the cache: ${m.pricing.cache_price_usd} USD.`;
+  const honours = [`formats: ${(m.supported_formats ?? []).join(', ')}`, ...(m.supported_options ?? []).length > 0 ? [`options: ${(m.supported_options ?? []).join(', ')}`] : []].join('; ');
+  return `${m.id} (web_fetch): ${m.description}; up to ${m.max_results} URLs, ${m.pricing.per_url_usd ?? 0} USD per URL that comes back${block}; ${honours}.${cached}${m.available ? '' : ' Not available on this deployment.'}`;
 }
 
 export interface CreditsView {

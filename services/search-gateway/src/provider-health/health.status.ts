@@ -1,4 +1,4 @@
-import { CATALOG, PROVIDERS } from '@svc/contracts';
+import { MODELS, PROVIDERS } from '@svc/contracts';
 import type { ModelStatus, Provider } from '@svc/contracts';
 import type { Breaker, HealthWindow, ServiceStatus } from '@svc/sdk';
 import type { BreakerView, HealthFigures, ProviderHealth, WindowFigures } from './provider-health';
@@ -64,7 +64,7 @@ export function modelStatus(inputs: StatusInputs, provider: Provider, last5m: Wi
 /** Every model's status (GET /v1/models). */
 export function modelStatuses(inputs: StatusInputs): Record<string, ModelStatus> {
   const statuses: Record<string, ModelStatus> = {};
-  for (const model of CATALOG) statuses[model.id] = modelStatus(inputs, model.provider, inputs.figures.models.get(model.id)?.last5m ?? emptyFigures());
+  for (const model of MODELS) statuses[model.id] = modelStatus(inputs, model.provider, inputs.figures.models.get(model.id)?.last5m ?? emptyFigures());
   return statuses;
 }
 
@@ -72,7 +72,7 @@ const WORST: Readonly<Record<ModelStatus, number>> = { operational: 0, degraded:
 
 /** The body of GET /v1/status without its request id. */
 export function statusBody(inputs: StatusInputs): Omit<ServiceStatus, 'request_id'> {
-  const models = CATALOG.map((model) => {
+  const models = MODELS.map((model) => {
     const figures = inputs.figures.models.get(model.id) ?? { last5m: emptyFigures(), last1h: emptyFigures() };
     return {
       id: model.id,
@@ -88,7 +88,7 @@ export function statusBody(inputs: StatusInputs): Omit<ServiceStatus, 'request_i
     const last5m = emptyFigures();
     const last1h = emptyFigures();
     let worst: ModelStatus = 'operational';
-    for (const model of CATALOG) {
+    for (const model of MODELS) {
       if (model.provider !== provider) continue;
       const figures = inputs.figures.models.get(model.id);
       if (figures !== undefined) {

@@ -1,4 +1,4 @@
-import { CATALOG, HEALTH_LATENCY_BUCKETS_MS, HEALTH_MINUTE_TTL_MS, PROVIDERS, providerHealthKeys } from '@svc/contracts';
+import { CATALOG, HEALTH_LATENCY_BUCKETS_MS, HEALTH_MINUTE_TTL_MS, MODELS, PROVIDERS, providerHealthKeys } from '@svc/contracts';
 import type { HealthSource, ModelSpec, Provider } from '@svc/contracts';
 import type { RedisClient } from '@svc/redis-client';
 import type { Logger } from 'pino';
@@ -390,7 +390,7 @@ export class ProviderHealth {
     const now = this.now();
     const minute = Math.floor(now / MINUTE_MS) * MINUTE_MS;
     const models = new Map<string, { last5m: WindowFigures; last1h: WindowFigures }>();
-    for (const model of CATALOG) models.set(model.id, { last5m: emptyFigures(), last1h: emptyFigures() });
+    for (const model of MODELS) models.set(model.id, { last5m: emptyFigures(), last1h: emptyFigures() });
     await Promise.all(PROVIDERS.map(async (provider) => {
       // One pipeline per provider: its 60 minute hashes share one slot.
       const pipeline = this.redis.pipeline();

@@ -36,6 +36,16 @@ describe('ExaAdapter', () => {
     expect(JSON.parse(fake.upstream.seen[0]?.body ?? '')).toEqual({ query: 'llm survey', type: 'fast', numResults: 100, contents: { highlights: true } });
   });
 
+  it('contents: text (with the highlights of the snippet) or highlights, each capped, read into the results', async () => {
+    fake.upstream.reply = { status: 200, body: JSON.stringify({ requestId: 'r', results: [{ id: 'a', title: 't', url: 'https://x.test/a', highlights: ['first passage', 'second'], text: 'page text here' }] }) };
+    const text = await fake.adapter.search({ query: 'q', model: model('exa/fast'), maxResults: 5, apiKey: 'exa-key', timeoutMs: 5_000, contents: 'text', maxCharsPerResult: 9 });
+    expect(JSON.parse(fake.upstream.seen[0]?.body ?? '').contents).toEqual({ text: { maxCharacters: 9 }, highlights: true });
+    expect(text.ok && text.results[0]).toEqual(expect.objectContaining({ snippet: 'first passage', text: 'page text', truncated: true }));
+    const highlights = await fake.adapter.search({ query: 'q', model: model('exa/fast'), maxResults: 5, apiKey: 'exa-key', timeoutMs: 5_000, contents: 'highlights', maxCharsPerResult: 15 });
+    expect(JSON.parse(fake.upstream.seen[1]?.body ?? '').contents).toEqual({ highlights: { maxCharacters: 15 } });
+    expect(highlights.ok && highlights.results[0]).toEqual(expect.objectContaining({ highlights: ['first passage', 'se'], truncated: true }));
+  });
+
   it('maps the filters onto Exa\'s own fields (a date is its whole UTC day) and refuses one the model does not honour', async () => {
     fake.upstream.reply = { status: 200, body: JSON.stringify(DEEP_OK) };
     await fake.adapter.search({

@@ -1,9 +1,9 @@
 import { resultCap } from '@svc/contracts';
-import type { ModelSpec, Provider } from '@svc/contracts';
+import type { ModelSpec, Provider, SearchContents } from '@svc/contracts';
 import { assertHonoured } from './filter-params';
 import { isRecord, isUsableKey, parseJson, ProviderHttp } from './provider-http';
 import type { HttpCall, ProviderHttpOptions } from './provider-http';
-import { isHttpUrl, plainText, toPublishedAt, toScore } from './result-fields';
+import { cutPassages, cutText, isHttpUrl, plainText, toPublishedAt, toScore } from './result-fields';
 import { failure } from './search-provider';
 import type { NormalizedResult, ProviderFailure, ProviderOutcome, ProviderSearchRequest, SearchProvider } from './search-provider';
 
@@ -20,6 +20,10 @@ export interface ResultFieldMap {
   readonly publishedAt: string;
   /** The item's field holding the relevance score, or null when the provider gives none. */
   readonly score: string | null;
+  /** The item's page text (contents `text`), or null when it carries none. */
+  text?(item: Record<string, unknown>): string | null;
+  /** The item's passages (contents `highlights`), or null when it carries none. */
+  highlights?(item: Record<string, unknown>): readonly string[] | null;
 }
 
 /** The first `cap` items with an http(s) URL as normalized results, numbered from 1. */
@@ -38,6 +42,32 @@ export function normalizeResults(items: unknown[], cap: number, fields: ResultFi
     });
   }
   return results;
+}
+
+/**
+ * The first `cap` items as normalized results with the contents asked for (`text` or
+ * `highlights`), each cut to `maxChars`: an item whose provider sent none carries an empty one
+ * (the provider answered for the page and had no text for it). `truncated`: whether it was cut
+ * (by the provider, which sent exactly `maxChars`, or here).
+ */
+export function normalizeWithContents(items: unknown[], cap: number, fields: ResultFieldMap, contents: Exclude<SearchContents, 'none'>, maxChars: number): NormalizedResult[] {
+  const results = normalizeResults(items, cap, fields);
+  let position = 0;
+  const out: NormalizedResult[] = [];
+  for (const item of items) {
+    if (position >= results.length) break;
+    if (!isRecord(item) || !isHttpUrl(item.url)) continue;
+    const base = results[position] as NormalizedResult;
+    position++;
+    if (contents === 'text') {
+      const text = fields.text?.(item) ?? '';
+      out.push({ ...base, text: cutText(text, maxChars), truncated: text.length >= maxChars });
+    } else {
+      const cut = cutPassages(fields.highlights?.(item) ?? [], maxChars);
+      out.push({ ...base, highlights: cut.passages, truncated: cut.truncated });
+    }
+  }
+  return out;
 }
 
 /** `body.results`, where Exa and Tavily put their items. */
@@ -94,6 +124,9 @@ export class HttpSearchAdapter implements SearchProvider {
       throw new Error(`${this.provider} adapter cannot serve model ${model.id}`);
     }
     if (request.filters !== undefined) assertHonoured(model, request.filters);
+    if (request.contents !== undefined && request.contents !== 'none' && !model.supportedContents.includes(request.contents)) {
+      throw new Error(`model ${model.id} cannot return contents ${request.contents}`);
+    }
     if (!isUsableKey(request.apiKey)) return failure('bad_key', 'provider key is not usable');
     const cap = resultCap(model, request.maxResults);
     const answer = await this.http.call({ ...this.api.request(request, cap), timeoutMs: request.timeoutMs, signal: request.signal });
@@ -102,7 +135,9 @@ export class HttpSearchAdapter implements SearchProvider {
     if (answer.status !== 200) return this.api.classify(answer.status, body);
     const items = this.api.itemsOf(body, model);
     if (!Array.isArray(items)) return failure('malformed', 'provider returned an unparsable body', answer.status);
-    return { ok: true, results: normalizeResults(items, cap, this.api.fields) };
+    const contents = request.contents;
+    if (contents === undefined || contents === 'none') return { ok: true, results: normalizeResults(items, cap, this.api.fields) };
+    return { ok: true, results: normalizeWithContents(items, cap, this.api.fields, contents, request.maxCharsPerResult ?? 5_000) };
   }
 
   close(): Promise<void> {

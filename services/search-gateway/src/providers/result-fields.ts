@@ -78,3 +78,29 @@ export function isHttpUrl(value: unknown): value is string {
     return false;
   }
 }
+
+/**
+ * `text` cut to at most `max` characters (UTF-16 code units), never between the two halves of
+ * a surrogate pair (a cut there would leave a lone half: an emoji is kept whole or dropped).
+ */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}
+
+/** Passages (highlights) cut to at most `max` characters in all: the last one kept is cut, the rest dropped. */
+export function cutPassages(passages: readonly string[], max: number): { passages: string[]; truncated: boolean } {
+  const out: string[] = [];
+  let left = max;
+  for (const passage of passages) {
+    if (passage.length <= left) {
+      out.push(passage);
+      left -= passage.length;
+      continue;
+    }
+    if (left > 0) out.push(cutText(passage, left));
+    return { passages: out, truncated: true };
+  }
+  return { passages: out, truncated: false };
+}

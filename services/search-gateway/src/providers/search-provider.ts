@@ -1,4 +1,4 @@
-import type { ModelSpec, Provider, SearchFilters } from '@svc/contracts';
+import type { ExtractFormat, ExtractModelSpec, ModelSpec, Provider, SearchContents, SearchFilters } from '@svc/contracts';
 
 /** One search result as the gateway returns it (docs/api.md 10.3). */
 export interface NormalizedResult {
@@ -9,6 +9,12 @@ export interface NormalizedResult {
   /** RFC 3339 UTC, or null when the provider gives no usable date. */
   readonly published_at: string | null;
   readonly score: number | null;
+  /** With contents `text`: the page's text, at most maxCharsPerResult characters. */
+  readonly text?: string;
+  /** With contents `highlights`: the page's most relevant passages, at most maxCharsPerResult characters in all. */
+  readonly highlights?: readonly string[];
+  /** With contents: whether the text or highlights were cut. */
+  readonly truncated?: boolean;
 }
 
 export interface ProviderSearchRequest {
@@ -29,6 +35,13 @@ export interface ProviderSearchRequest {
    * each onto the provider's own parameter.
    */
   readonly filters?: SearchFilters | undefined;
+  /**
+   * What each result carries besides its snippet (absent or `none`: nothing more). The gateway
+   * asks only for contents the model returns (ModelSpec.supportedContents).
+   */
+  readonly contents?: SearchContents;
+  /** With contents: the most characters of text (or of all highlights) per result. */
+  readonly maxCharsPerResult?: number;
 }
 
 /**
@@ -75,4 +88,51 @@ export interface SearchProvider {
 
 export function failure(kind: ProviderFailureKind, error: string, status: number | null = null): ProviderFailure {
   return { ok: false, kind, error, status };
+}
+
+// ---------------------------------------------------------------------------------------
+// Extract: page content for known URLs (POST /v1/extract, docs/decisions/0058)
+
+/** One extract call: the URLs still missing, and what to do with each page. */
+export interface ProviderExtractRequest {
+  /** The URLs in their normal form (what the cache key is made of, and what the provider receives). */
+  readonly urls: readonly string[];
+  readonly model: ExtractModelSpec;
+  readonly format: ExtractFormat;
+  readonly maxCharsPerUrl: number;
+  /** Rank or trim each page's text by relevance to it; null: the whole text. Only for a model that honours it. */
+  readonly query: string | null;
+  /** Accept provider-cached content at most this old (0: live); null: the provider's default. Only for a model that honours it. */
+  readonly maxAgeS: number | null;
+  readonly apiKey: string;
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+}
+
+/** One page an extract call returned, its text already cut to maxCharsPerUrl. */
+export interface FetchedPage {
+  readonly url: string;
+  readonly title: string | null;
+  readonly text: string;
+  readonly published_at: string | null;
+  readonly truncated: boolean;
+}
+
+/**
+ * An extract call that answered: the pages it fetched, and the URLs it could not (in the
+ * provider's per-URL failure, never a failure of the call). Every URL sent is in one of the two.
+ */
+export interface ExtractSuccess {
+  readonly ok: true;
+  readonly pages: readonly FetchedPage[];
+  readonly failed: readonly { readonly url: string; readonly error: string }[];
+}
+
+export type ExtractOutcome = ExtractSuccess | ProviderFailure;
+
+/** One provider's extract endpoint. `extract` never throws for an upstream failure; it returns the outcome. */
+export interface ExtractProvider {
+  readonly provider: Provider;
+  extract(request: ProviderExtractRequest): Promise<ExtractOutcome>;
+  close(): Promise<void>;
 }

@@ -30,6 +30,14 @@ describe('TavilyAdapter', () => {
     expect(JSON.parse(fake.upstream.seen[0]?.body ?? '')).toEqual({ query: 'Who is Leo Messi?', search_depth: 'advanced', max_results: 20 });
   });
 
+  it('contents text: asks for the raw content as text and cuts it at the cap; highlights are refused (Tavily has none)', async () => {
+    fake.upstream.reply = { status: 200, body: JSON.stringify({ ...OK, results: [{ url: 'https://x.test/a', title: 't', content: 'c', score: 0.5, raw_content: 'r'.repeat(30) }, { url: 'https://x.test/b', title: 't', content: 'c', score: 0.4, raw_content: 'short' }] }) };
+    const outcome = await fake.adapter.search({ query: 'q', model: model('tavily/basic'), maxResults: 5, apiKey: 'tvly-key', timeoutMs: 5_000, contents: 'text', maxCharsPerResult: 10 });
+    expect(JSON.parse(fake.upstream.seen[0]?.body ?? '')).toEqual({ query: 'q', search_depth: 'basic', max_results: 5, include_raw_content: 'text' });
+    expect(outcome.ok && outcome.results.map((r) => [r.text, r.truncated])).toEqual([['r'.repeat(10), true], ['short', false]]);
+    await expect(fake.adapter.search({ query: 'q', model: model('tavily/basic'), maxResults: 5, apiKey: 'tvly-key', timeoutMs: 5_000, contents: 'highlights' })).rejects.toThrow('cannot return contents highlights');
+  });
+
   it('maps the filters onto Tavily\'s fields, its whole-day dates rounded inward', async () => {
     fake.upstream.reply = { status: 200, body: JSON.stringify(OK) };
     await fake.adapter.search({

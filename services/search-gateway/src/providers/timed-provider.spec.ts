@@ -4,8 +4,8 @@ import type { ProviderOutcome, ProviderSearchRequest, SearchProvider } from './s
 import { TimedProvider } from './timed-provider';
 import type { ProviderCallObserver } from './timed-provider';
 
-function recording(): ProviderCallObserver & { calls: { provider: Provider; outcome: ProviderOutcome; durationMs: number }[] } {
-  const calls: { provider: Provider; outcome: ProviderOutcome; durationMs: number }[] = [];
+function recording(): ProviderCallObserver & { calls: { provider: Provider; outcome: { readonly ok: true } | ProviderOutcome; durationMs: number }[] } {
+  const calls: { provider: Provider; outcome: { readonly ok: true } | ProviderOutcome; durationMs: number }[] = [];
   return { calls, providerCall: (provider, outcome, durationMs) => calls.push({ provider, outcome, durationMs }) };
 }
 

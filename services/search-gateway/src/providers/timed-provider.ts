@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import type { Provider } from '@svc/contracts';
-import type { ProviderOutcome, ProviderSearchRequest, SearchProvider } from './search-provider';
+import type { ExtractOutcome, ExtractProvider, ProviderExtractRequest, ProviderFailure, ProviderOutcome, ProviderSearchRequest, SearchProvider } from './search-provider';
 
 /** Told of every provider call that returned, with its outcome and how long it took. */
 export interface ProviderCallObserver {
-  providerCall(provider: Provider, outcome: ProviderOutcome, durationMs: number): void;
+  providerCall(provider: Provider, outcome: { readonly ok: true } | ProviderFailure, durationMs: number): void;
 }
 
 /**
@@ -26,6 +26,29 @@ export class TimedProvider implements SearchProvider {
   async search(request: ProviderSearchRequest): Promise<ProviderOutcome> {
     const started = performance.now();
     const outcome = await this.inner.search(request);
+    this.observer.providerCall(this.provider, outcome, performance.now() - started);
+    return outcome;
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+/** An extract adapter with its calls timed, as TimedProvider a search adapter's. */
+export class TimedExtractor implements ExtractProvider {
+  readonly provider: Provider;
+
+  constructor(
+    private readonly inner: ExtractProvider,
+    private readonly observer: ProviderCallObserver,
+  ) {
+    this.provider = inner.provider;
+  }
+
+  async extract(request: ProviderExtractRequest): Promise<ExtractOutcome> {
+    const started = performance.now();
+    const outcome = await this.inner.extract(request);
     this.observer.providerCall(this.provider, outcome, performance.now() - started);
     return outcome;
   }

@@ -33,7 +33,7 @@ function service(health: FakeHealth, providers = new FakeProviders(), ownKeys: R
 }
 
 const call = (models: string[]): SearchCall => ({
-  record: RECORD, requestId: 'req_b', request: { query: 'q', models: models.map(model), maxResults: 10, cache: 'default', cacheMaxAgeS: null }, idempotency: null, elapsedMs: () => 3,
+  record: RECORD, requestId: 'req_b', request: { query: 'q', models: models.map(model), maxResults: 10, cache: 'default', cacheMaxAgeS: null, contents: 'none', maxCharsPerResult: 5_000, maxTotalChars: null }, idempotency: null, elapsedMs: () => 3,
 });
 
 function reply(result: SearchResult): SearchReply {

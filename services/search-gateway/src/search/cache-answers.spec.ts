@@ -50,7 +50,7 @@ function call(options: CallOptions & { cache?: 'default' | 'refresh' | 'off' } =
   return {
     record: options.record ?? RECORD,
     requestId: options.requestId ?? 'req_c',
-    request: { query: 'q', models: (options.models ?? ['exa/fast']).map(model), maxResults: options.maxResults ?? 10, cache: options.cache ?? 'default', cacheMaxAgeS: null },
+    request: { query: 'q', models: (options.models ?? ['exa/fast']).map(model), maxResults: options.maxResults ?? 10, cache: options.cache ?? 'default', cacheMaxAgeS: null, contents: 'none', maxCharsPerResult: 5_000, maxTotalChars: null },
     idempotency: options.idempotency ?? null,
     elapsedMs: () => 2,
   };

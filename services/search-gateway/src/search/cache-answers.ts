@@ -43,7 +43,10 @@ export class CacheAnswers implements AnswerSource {
     if (search.cache === 'off') return new Uncached(call, this.off);
     const { planned } = call;
     const { model } = planned;
-    const digest = cacheDigest(model.id, search.query, canonicalFilters(search.filters ?? NO_FILTERS));
+    // A search asking for contents has entries of its own (its results carry the page text): the
+    // contents and their cap join the filters' part of the key; a search without keeps its key.
+    const filters = canonicalFilters(search.filters ?? NO_FILTERS);
+    const digest = cacheDigest(model.id, search.query, search.contents === 'none' ? filters : `${filters}\ncontents=${search.contents};${search.maxCharsPerResult}`);
     const keys = cacheKeys(digest, planned.source === 'byok' ? { kind: 'account', accountId: ctx.scope.accountId } : SHARED_SCOPE);
     // A hit or joined search costs the model's cache price, never more than the attempt would cost from the provider (a BYOK fee can be lower).
     const priceMicros = Math.min(cachePriceMicros(model, this.cache.settings.pricePercent), planned.priceMicros);

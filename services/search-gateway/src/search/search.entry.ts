@@ -7,18 +7,20 @@ import type { AuthChain, AuthFailure, AuthOutcome } from '../auth/auth-chain';
 import { bodyDigest } from './idempotency';
 import { serverTimingHeader } from './server-timing';
 import type { UpstreamTimer } from './server-timing';
+import type { ExtractRequest } from './extract.schema';
+import type { AttemptedRequest, SearchCall } from './search.result';
 import type { SearchRequest } from './search.schema';
 import type { SearchResult, SearchService } from './search.service';
 
 /** What a caller authenticates with: an API key (`/v1/search`, `/mcp`) or an OAuth access token (`/mcp/oauth`, decision 0029). */
 export type SearchCredential = 'api_key' | 'access_token';
 
-/** An authenticated caller's search, as a route hands it over. */
-export interface SearchAsked {
+/** An authenticated caller's search (or extract: `R`), as a route hands it over. */
+export interface SearchAsked<R extends AttemptedRequest = SearchRequest> {
   readonly record: KeyRecord;
   /** The request id of the search (the HTTP request's, or a tool call's own). */
   readonly requestId: string;
-  readonly request: SearchRequest;
+  readonly request: R;
   /** The body as sent (its digest is compared by an Idempotency-Key's repeats). */
   readonly body: unknown;
   /** The Idempotency-Key's digest (the header, or MCP's `idempotency_key` or session and call id), or null. */
@@ -33,7 +35,8 @@ export interface SearchAsked {
  * The one way into a search for a caller over HTTP: `POST /v1/search` and MCP's `web_search`
  * (on `/mcp` and `/mcp/oauth`) authenticate here (the credential, its state and kind, then
  * its address fence, before the body is read), and run the search here (the Idempotency-Key's
- * digest beside the body's, the search service, and the Server-Timing of the answer).
+ * digest beside the body's, the search service, and the Server-Timing of the answer). An
+ * extract (`POST /v1/extract`, MCP's `web_fetch`) comes in the same way (docs/decisions/0058).
  */
 export class SearchEntry {
   /** The caller of each request its guard admitted, for the handler. */
@@ -70,16 +73,28 @@ export class SearchEntry {
 
   /** Runs the search; its answer's Server-Timing (the platform's own time and the providers') is set on the reply. */
   async run(asked: SearchAsked): Promise<SearchResult> {
-    const { reply, upstream, keyDigest } = asked;
-    const result = await this.search.search({
-      record: asked.record,
-      requestId: asked.requestId,
-      request: asked.request,
-      idempotency: keyDigest === null ? null : { keyDigest, bodyDigest: bodyDigest(asked.body) },
-      elapsedMs: () => reply.elapsedTime,
-      upstream,
-    });
-    void reply.header('server-timing', serverTimingHeader(reply.elapsedTime, upstream.ms));
+    const result = await this.search.search(callOf(asked));
+    void asked.reply.header('server-timing', serverTimingHeader(asked.reply.elapsedTime, asked.upstream.ms));
     return result;
   }
+
+  /** Runs an extract, as `run` a search (the same limits, money, idempotency and Server-Timing). */
+  async extract(asked: SearchAsked<ExtractRequest>): Promise<SearchResult> {
+    const result = await this.search.extract(callOf(asked));
+    void asked.reply.header('server-timing', serverTimingHeader(asked.reply.elapsedTime, asked.upstream.ms));
+    return result;
+  }
+}
+
+/** The service's call for what a route handed over: its clock is the HTTP reply's. */
+function callOf<R extends AttemptedRequest>(asked: SearchAsked<R>): SearchCall<R> {
+  const { reply, upstream, keyDigest } = asked;
+  return {
+    record: asked.record,
+    requestId: asked.requestId,
+    request: asked.request,
+    idempotency: keyDigest === null ? null : { keyDigest, bodyDigest: bodyDigest(asked.body) },
+    elapsedMs: () => reply.elapsedTime,
+    upstream,
+  };
 }

@@ -1,4 +1,4 @@
-import type { KeyRecord, Provider } from '@svc/contracts';
+import type { KeyRecord, Provider, RequestKind } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { Counter, HotCounter, HotHistogram, LATENCY_BUCKETS_S, Registry } from '@svc/metrics';
 import { microsToUsd } from '@svc/money';
@@ -19,6 +19,8 @@ interface Pending {
   readonly copy: boolean;
   /** Milliseconds the search waited on providers (UpstreamTimer); the rest is the platform's own. */
   readonly upstreamMs: number;
+  /** What the request was: a search (POST /v1/search) or an extract (POST /v1/extract). */
+  readonly kind: RequestKind;
 }
 
 /** The fields a search adds to its access log line (one line per search, written after the reply). */
@@ -65,6 +67,8 @@ export class SearchMetrics implements ProviderCallObserver {
   private readonly charged: HotCounter<'provider' | 'source'>;
   private readonly released: HotCounter<'provider' | 'source'>;
   private readonly refusals: HotCounter<'reason'>;
+  private readonly extracts: HotCounter<'outcome'>;
+  private readonly extractDuration: HotHistogram<'outcome'>;
 
   constructor(registry: Registry = new Registry()) {
     this.registry = registry;
@@ -83,6 +87,8 @@ export class SearchMetrics implements ProviderCallObserver {
     this.released = new HotCounter({ name: 'gateway_released_micros_total', help: 'Money reserved for attempts and given back uncharged (failed attempts) in micro-USD, by provider and key source', labelNames: ['provider', 'source'], registers });
     this.refusals = new HotCounter({ name: 'gateway_search_refusals_total', help: 'Searches refused before or without any provider call: rate_limit (429), in_flight (the account\'s cap, 429), capacity (every model at its in-flight cap, 503), overloaded (Redis unavailable or being rebuilt, 503)', labelNames: ['reason'], registers });
     for (const reason of ['rate_limit', 'in_flight', 'capacity', 'overloaded']) this.refusals.child(reason);
+    this.extracts = new HotCounter({ name: 'gateway_extracts_total', help: 'Extracts answered (POST /v1/extract), by outcome (ok: at least one URL came back, or the error code)', labelNames: ['outcome'], registers });
+    this.extractDuration = new HotHistogram({ name: 'gateway_extract_duration_seconds', help: 'Time from an extract\'s arrival to its reply, by outcome', labelNames: ['outcome'], buckets: LATENCY_BUCKETS_S, registers });
     // Read from the batch's plain counters at scrape: nothing is added to the search path.
     let seen = { awaited: redisBatchCounters.awaited, sent: redisBatchCounters.sent };
     const roundTrips: Counter<'kind'> = new Counter({
@@ -116,19 +122,18 @@ export class SearchMetrics implements ProviderCallObserver {
   }
 
   /** The route's handler, once the search has a reply (or threw): kept for `answered`. */
-  replied(request: { readonly id: string }, record: KeyRecord, reply: SearchReply, upstreamMs = 0): void {
-    this.pending.set(request, { record, reply, errorCode: null, copy: reply.requestId !== request.id, upstreamMs });
+  replied(request: { readonly id: string }, record: KeyRecord, reply: SearchReply, upstreamMs = 0, kind: RequestKind = 'search'): void {
+    this.pending.set(request, { record, reply, errorCode: null, copy: reply.requestId !== request.id, upstreamMs, kind });
   }
 
   /** The route's handler, once the search was refused (SearchRefusal's code): kept for `answered`. */
-  refused(request: object, record: KeyRecord, code: string, upstreamMs = 0): void {
-    this.pending.set(request, { record, reply: null, errorCode: code, copy: false, upstreamMs });
+  refused(request: object, record: KeyRecord, code: string, upstreamMs = 0, kind: RequestKind = 'search'): void {
+    this.pending.set(request, { record, reply: null, errorCode: code, copy: false, upstreamMs, kind });
   }
 
-  threw(request: object, record: KeyRecord, error: unknown, upstreamMs = 0): void {
-    this.pending.set(request, { record, reply: null, errorCode: error instanceof AppError ? error.code : 'internal', copy: false, upstreamMs });
+  threw(request: object, record: KeyRecord, error: unknown, upstreamMs = 0, kind: RequestKind = 'search'): void {
+    this.pending.set(request, { record, reply: null, errorCode: error instanceof AppError ? error.code : 'internal', copy: false, upstreamMs, kind });
   }
-
 
   /**
    * After the reply of POST /v1/search was written (the edge's onResponse): counts the
@@ -169,6 +174,9 @@ export class SearchMetrics implements ProviderCallObserver {
         case 'unsupported_filter':
           outcome = 'unsupported_filter';
           break;
+        case 'unsupported_option':
+          outcome = 'unsupported_option';
+          break;
         case 'failed':
           outcome = 'all_providers_failed';
           break;
@@ -178,9 +186,14 @@ export class SearchMetrics implements ProviderCallObserver {
         costMicros += this.countAttempt(attempt);
       }
     }
-    this.searches.child(outcome, model ?? 'none').inc();
-    this.duration.child(outcome).observe(durationMs / 1000);
-    this.overhead.child(outcome).observe(Math.max(0, durationMs - pending.upstreamMs) / 1000);
+    if (pending.kind === 'extract') {
+      this.extracts.child(outcome).inc();
+      this.extractDuration.child(outcome).observe(durationMs / 1000);
+    } else {
+      this.searches.child(outcome, model ?? 'none').inc();
+      this.duration.child(outcome).observe(durationMs / 1000);
+      this.overhead.child(outcome).observe(Math.max(0, durationMs - pending.upstreamMs) / 1000);
+    }
     return { account_id: record.accountId, key_id: record.id, model, models, outcome, cost_usd: microsToUsd(costMicros) };
   }
 

@@ -1,12 +1,25 @@
-import type { CacheStatus, KeyRecord } from '@svc/contracts';
+import type { CacheStatus, CatalogModel, KeyRecord, SearchFilters } from '@svc/contracts';
 import type { AttemptResult } from './search.outcome';
 import type { SearchRequest } from './search.schema';
 import type { UpstreamTimer } from './server-timing';
 
-export interface SearchCall {
+/**
+ * What every kind of request runs on the attempt seam has (docs/decisions/0042, 0058): its
+ * models in fallback order, and what its settlement record keeps of it. A search's is its
+ * SearchRequest (no kind); an extract's, its ExtractRequest.
+ */
+export interface AttemptedRequest {
+  /** Absent: a search; `extract`: POST /v1/extract (the settlement record carries it). */
+  readonly kind?: 'extract';
+  readonly models: readonly CatalogModel[];
+  /** A search's filters (canonical), which its record keeps; never on an extract. */
+  readonly filters?: SearchFilters | undefined;
+}
+
+export interface SearchCall<R extends AttemptedRequest = SearchRequest> {
   readonly record: KeyRecord;
   readonly requestId: string;
-  readonly request: SearchRequest;
+  readonly request: R;
   /** Digest of the Idempotency-Key header and of the body, or null without the header. */
   readonly idempotency: { readonly keyDigest: string; readonly bodyDigest: string } | null;
   /** Milliseconds since the request arrived. */

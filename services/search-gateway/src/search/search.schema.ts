@@ -1,6 +1,6 @@
 import { AjvCompiler } from '@fastify/ajv-compiler';
-import { canonicalFilters, FILTER_HINTS, FILTER_NAMES, FILTER_SCHEMAS, FilterError, findModel } from '@svc/contracts';
-import type { FilterName, ModelSpec, SafeSearch, SearchFilters } from '@svc/contracts';
+import { canonicalFilters, FILTER_HINTS, FILTER_NAMES, FILTER_SCHEMAS, FilterError, findModel, LIMITS, SEARCH_CONTENTS } from '@svc/contracts';
+import type { FilterName, ModelSpec, SafeSearch, SearchContents, SearchFilters } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify';
 import { normaliseQuery } from '../cache/cache.key';
@@ -28,7 +28,21 @@ export interface SearchBody {
   published_after?: string;
   published_before?: string;
   safesearch?: SafeSearch;
+  contents?: SearchContents;
+  max_chars_per_result?: number;
+  max_total_chars?: number;
 }
+
+/**
+ * The output fields of POST /v1/search: what each result carries besides its snippet, and the
+ * budgets on the answer's text (docs/api.md, "Page text and output budgets"). No defaults in
+ * the schema: a body without them is left as it was sent (its Idempotency-Key digest too).
+ */
+export const CONTENTS_SCHEMAS = {
+  contents: { type: 'string', enum: SEARCH_CONTENTS },
+  max_chars_per_result: { type: 'integer', minimum: LIMITS.searchCharsPerResult.min, maximum: LIMITS.searchCharsPerResult.max },
+  max_total_chars: { type: 'integer', minimum: LIMITS.maxTotalChars.min, maximum: LIMITS.maxTotalChars.max },
+} as const;
 
 /** POST /v1/search (docs/api.md 10.1): unknown fields rejected, no type coercion. */
 export const SEARCH_BODY_SCHEMA = {
@@ -44,6 +58,7 @@ export const SEARCH_BODY_SCHEMA = {
     cache_max_age_s: { type: 'integer', minimum: 0, maximum: MAX_CACHE_MAX_AGE_S },
     // The filters, as packages/contracts declares them (docs/api.md, "Filters").
     ...FILTER_SCHEMAS,
+    ...CONTENTS_SCHEMAS,
   },
 } as const;
 
@@ -89,6 +104,12 @@ export interface SearchRequest {
   readonly cacheMaxAgeS: number | null;
   /** The filters in canonical form (canonicalFilters), or undefined when none was sent. */
   readonly filters?: SearchFilters | undefined;
+  /** What each result carries besides its snippet (`none` when not sent). */
+  readonly contents: SearchContents;
+  /** The most characters of text (or of all highlights) one result carries, with contents. */
+  readonly maxCharsPerResult: number;
+  /** The most characters of text the whole answer carries (its results' titles, snippets, text and highlights); null: no budget. */
+  readonly maxTotalChars: number | null;
 }
 
 /** The rules a schema cannot say: the trimmed query's length, at least one model, every id known; the query in its normal form. */
@@ -118,5 +139,11 @@ export function toSearchRequest(body: SearchBody): SearchRequest {
     if (error instanceof FilterError) throw new AppError('invalid_request', error.message);
     throw error;
   }
-  return { query, models, maxResults: body.max_results, filters, cache: body.cache, cacheMaxAgeS: body.cache_max_age_s ?? null };
+  if (body.max_chars_per_result !== undefined && (body.contents ?? 'none') === 'none') {
+    throw new AppError('invalid_request', 'max_chars_per_result needs contents "text" or "highlights"');
+  }
+  return {
+    query, models, maxResults: body.max_results, filters, cache: body.cache, cacheMaxAgeS: body.cache_max_age_s ?? null,
+    contents: body.contents ?? 'none', maxCharsPerResult: body.max_chars_per_result ?? LIMITS.searchCharsPerResult.default, maxTotalChars: body.max_total_chars ?? null,
+  };
 }

@@ -20,7 +20,7 @@ function call(options: CallOptions = {}): SearchCall {
   return {
     record: options.record ?? RECORD,
     requestId: options.requestId ?? 'req_s',
-    request: { query: 'q', models: (options.models ?? ['exa/fast']).map(model), maxResults: options.maxResults ?? 10, cache: 'default', cacheMaxAgeS: null },
+    request: { query: 'q', models: (options.models ?? ['exa/fast']).map(model), maxResults: options.maxResults ?? 10, cache: 'default', cacheMaxAgeS: null, contents: 'none', maxCharsPerResult: 5_000, maxTotalChars: null },
     idempotency: options.idempotency ?? null,
     elapsedMs: () => options.elapsedMs ?? 3,
   };

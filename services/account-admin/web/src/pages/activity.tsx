@@ -7,7 +7,7 @@ import type { ActivityItem, ApiError, ApiKey, List, SearchFilters } from '../api
 import { Empty, ErrorNote, Loading, RegionTable, asApiError, useLoad } from '../components';
 import { dateTime, usd } from '../format';
 
-/** The account's recent searches, newest first, each with its attempts (the fallback chain). */
+/** The account's recent searches and page reads (extracts), newest first, each with its kind and its attempts (the fallback chain). */
 export function ActivityPage(): ReactNode {
   const first = useLoad(() => api<List<ActivityItem>>('GET', `/activity${qs({ limit: 25 })}`), []);
   const keys = useLoad(() => api<List<ApiKey>>('GET', `/keys${qs({ limit: LIMITS.pageSize.max })}`), []);
@@ -38,9 +38,9 @@ export function ActivityPage(): ReactNode {
 
   return (
     <>
-      <p className="lead">Searches appear here a few seconds after they finish. <button type="button" className="link" onClick={() => { setMore(null); first.reload(); }}>Refresh</button></p>
+      <p className="lead">Searches and page reads (extracts) appear here a few seconds after they finish. <button type="button" className="link" onClick={() => { setMore(null); first.reload(); }}>Refresh</button></p>
       {items.length === 0 ? <Empty><p>No searches yet.</p></Empty> : (
-        <RegionTable label="Recent searches" className="activity stack" head={<tr><th scope="col">Time</th><th scope="col">Key</th><th scope="col">Model</th><th scope="col">Outcome</th><th scope="col" className="num">Cost</th><th scope="col">Filters</th><th scope="col">Cache</th><th scope="col">Attempts</th><th scope="col">Request id</th></tr>}>
+        <RegionTable label="Recent searches" className="activity stack" head={<tr><th scope="col">Time</th><th scope="col">Key</th><th scope="col">Kind and model</th><th scope="col">Outcome</th><th scope="col" className="num">Cost</th><th scope="col">Filters</th><th scope="col">Cache</th><th scope="col">Attempts</th><th scope="col">Request id</th></tr>}>
           {items.map((item) => {
             const expanded = open.has(item.request_id);
             const detailsId = `attempts-${item.request_id}`;
@@ -49,10 +49,10 @@ export function ActivityPage(): ReactNode {
                 <tr data-request-id={item.request_id}>
                   <td data-label="Time" className="wrap">{dateTime(item.created_at)}</td>
                   <td data-label="Key">{keyNames.get(item.key_id) ?? <code className="small">{item.key_id}</code>}</td>
-                  <td data-label="Model"><code>{item.model ?? '—'}</code></td>
+                  <td data-label="Kind and model" className="wrap"><span className={`badge kind-${item.kind}`} data-testid="activity-kind">{item.kind === 'extract' ? 'Page read' : item.kind === 'research' ? 'Research' : 'Search'}</span> <code>{item.model ?? '—'}</code></td>
                   <td data-label="Outcome"><span className={`badge ${item.status === 'success' ? 'on' : 'off'}`}>{item.status === 'success' ? 'Answered' : 'Failed'}</span></td>
                   <td className="num" data-label="Cost">{usd(item.cost_usd, { precise: true })}</td>
-                  <td data-label="Filters" data-testid="activity-filters">{item.filters === null ? 'None' : <FilterList filters={item.filters} />}</td>
+                  <td data-label="Filters" data-testid="activity-filters">{item.filters === null ? (item.kind === 'search' ? 'None' : '—') : <FilterList filters={item.filters} />}</td>
                   <td data-label="Cache" data-testid="activity-cache" className="wrap">{cacheLabel(item.attempts.find((a) => a.status === 'success')?.cache ?? null)}</td>
                   <td data-label="Attempts">
                     <button type="button" className="link" aria-expanded={expanded} aria-controls={detailsId} onClick={() => toggle(item.request_id)}>
@@ -68,7 +68,7 @@ export function ActivityPage(): ReactNode {
                         <li key={i}>
                           <code>{a.model}</code> via {a.provider}{a.source === 'byok' ? ' (your key)' : ''}: <strong>{a.status}</strong>
                           {a.error !== null && <> ({a.error}{a.timed_out ? ', timed out' : ''})</>}
-                          {a.status === 'success' && <>, {a.results} results</>}, {usd(a.cost_usd, { precise: true })}
+                          {a.status === 'success' && <>, {a.results} {item.kind === 'extract' ? (a.results === 1 ? 'page' : 'pages') : item.kind === 'research' ? (a.results === 1 ? 'source' : 'sources') : 'results'}</>}, {usd(a.cost_usd, { precise: true })}
                           {(a.cache === 'hit' || a.cache === 'joined') && <> ({cacheLabel(a.cache).toLowerCase()}, saved {usd(a.saved_usd, { precise: true })})</>}
                         </li>
                       ))}

@@ -8,21 +8,26 @@ import { usageCsv } from '../csv-files';
 import { Empty, ErrorNote, Loading, RegionTable, useLoad } from '../components';
 import { daysBefore, usd, utcDay } from '../format';
 
-const GROUP_NAMES: Record<Grouping, string> = { day: 'Day (UTC)', model: 'Model', key: 'API key' };
+const GROUP_NAMES: Record<Grouping, string> = { day: 'Day (UTC)', model: 'Model', key: 'API key', kind: 'Kind' };
+
+/** What each kind of request is called on the page. */
+const KIND_NAMES: Readonly<Record<string, string>> = { search: 'Searches', extract: 'Page reads (extract)' };
 
 function groupOf(row: UsageRow, grouping: Grouping): string {
   switch (grouping) {
     case 'day': return row.date ?? '';
     case 'model': return row.model ?? '';
     case 'key': return row.key_id ?? '';
+    case 'kind': return row.kind ?? '';
   }
 }
 
 function labelOf(row: UsageRow, grouping: Grouping, keyNames: ReadonlyMap<string, string>): string {
+  if (grouping === 'kind') return KIND_NAMES[row.kind ?? ''] ?? row.kind ?? '';
   return grouping === 'key' ? keyNames.get(row.key_id ?? '') ?? `${row.key_id ?? ''} (deleted)` : groupOf(row, grouping);
 }
 
-/** Usage over a date range, grouped by day, model or key: a chart, a table and a CSV file. */
+/** Usage over a date range, grouped by day, model, key or kind (searches, extracts): a chart, a table and a CSV file. */
 export function UsagePage(): ReactNode {
   const id = useId();
   const today = new Date();
@@ -63,6 +68,7 @@ export function UsagePage(): ReactNode {
             <option value="day">Day</option>
             <option value="model">Model</option>
             <option value="key">API key</option>
+            <option value="kind">Kind (search or extract)</option>
           </select>
         </div>
         <button type="submit" className="primary">Show</button>
@@ -70,7 +76,7 @@ export function UsagePage(): ReactNode {
       {usage.loading && usage.data === null ? <Loading what="usage" /> : usage.error !== null ? <ErrorNote error={usage.error} onRetry={usage.reload} /> : (
         <>
           <div className="summary">
-            <p><strong data-testid="usage-total">{usd(usage.data?.total.cost_usd, { precise: true })}</strong> for {usage.data?.total.searches ?? 0} searches, {usage.data?.from} to {usage.data?.to} (UTC days)</p>
+            <p><strong data-testid="usage-total">{usd(usage.data?.total.cost_usd, { precise: true })}</strong> for {usage.data?.total.searches ?? 0} requests (searches and page reads), {usage.data?.from} to {usage.data?.to} (UTC days)</p>
             {(usage.data?.total.cache_hits ?? 0) > 0 && <p data-testid="usage-cache">{usage.data?.total.cache_hits} answered from the cache, saving <strong>{usd(usage.data?.total.cache_saved_usd, { precise: true })}</strong></p>}
             {csvHref !== null && <a className="button secondary" href={csvHref} download={`usage-${query.from}-${query.to}-by-${query.group_by}.csv`}>Download CSV</a>}
           </div>
@@ -79,13 +85,13 @@ export function UsagePage(): ReactNode {
               <BarChart labels={chartLabels} series={chartSeries} stacked={false} summary={`Cost per ${query.group_by} from ${query.from} to ${query.to}; the table below lists every value.`} />
               <RegionTable
                 label="Usage table"
-                head={<tr><th scope="col">{GROUP_NAMES[query.group_by]}</th><th scope="col" className="num">Searches</th><th scope="col" className="num">Failed attempts</th><th scope="col" className="num">Cost</th><th scope="col" className="num">of which provider-key fee</th><th scope="col" className="num">From cache</th><th scope="col" className="num">Cache saved</th></tr>}
-                foot={<tr><th scope="row">Total</th><td className="num" data-label="Searches">{usage.data?.total.searches}</td><td className="empty-cell" /><td className="num" data-label="Cost">{usd(usage.data?.total.cost_usd, { precise: true })}</td><td className="num" data-label="of which provider-key fee">{usd(usage.data?.total.byok_fee_usd, { precise: true })}</td><td className="num" data-label="From cache">{usage.data?.total.cache_hits}</td><td className="num" data-label="Cache saved">{usd(usage.data?.total.cache_saved_usd, { precise: true })}</td></tr>}
+                head={<tr><th scope="col">{GROUP_NAMES[query.group_by]}</th><th scope="col" className="num">Requests</th><th scope="col" className="num">Failed attempts</th><th scope="col" className="num">Cost</th><th scope="col" className="num">of which provider-key fee</th><th scope="col" className="num">From cache</th><th scope="col" className="num">Cache saved</th></tr>}
+                foot={<tr><th scope="row">Total</th><td className="num" data-label="Requests">{usage.data?.total.searches}</td><td className="empty-cell" /><td className="num" data-label="Cost">{usd(usage.data?.total.cost_usd, { precise: true })}</td><td className="num" data-label="of which provider-key fee">{usd(usage.data?.total.byok_fee_usd, { precise: true })}</td><td className="num" data-label="From cache">{usage.data?.total.cache_hits}</td><td className="num" data-label="Cache saved">{usd(usage.data?.total.cache_saved_usd, { precise: true })}</td></tr>}
               >
                 {rows.map((r) => (
                   <tr key={groupOf(r, query.group_by)}>
                     <th scope="row">{label(r)}</th>
-                    <td className="num" data-label="Searches">{r.searches}</td>
+                    <td className="num" data-label="Requests">{r.searches}</td>
                     <td className="num" data-label="Failed attempts">{r.failed_attempts}</td>
                     <td className="num" data-label="Cost">{usd(r.cost_usd, { precise: true })}</td>
                     <td className="num" data-label="of which provider-key fee">{usd(r.byok_fee_usd, { precise: true })}</td>

@@ -1,4 +1,5 @@
 import { LIMITS } from '@svc/contracts';
+import type { RequestKind } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { microsToUsd } from '@svc/money';
 import { CalendarDateField, EnumField, IdField } from '@svc/http-edge';
@@ -33,7 +34,7 @@ export function toRange(params: DayRangeQueryDto, now: Date): DayRange {
 
 /** GET /v1/usage?from&to&group_by&key_id */
 export class UsageQueryDto extends DayRangeQueryDto {
-  @EnumField(GROUPINGS, { presence: 'optional', default: 'day', message: 'group_by must be one of day, model, key' })
+  @EnumField(GROUPINGS, { presence: 'optional', default: 'day', message: 'group_by must be one of day, model, key, kind' })
   group_by?: Grouping;
 
   @IdField('apiKey', { presence: 'optional', message: 'key_id must be an API key id (key_...)', description: 'Only this API key\'s usage.' })
@@ -48,6 +49,8 @@ export interface UsageRowView {
   date?: string;
   model?: string;
   key_id?: string;
+  /** search or extract (group_by=kind). */
+  kind?: RequestKind;
   searches: number;
   failed_attempts: number;
   cost_usd: number;
@@ -68,7 +71,7 @@ export interface UsageView {
 }
 
 export function usageView(report: UsageReport, requestId: string): UsageView {
-  const field = report.groupBy === 'day' ? 'date' : report.groupBy === 'model' ? 'model' : 'key_id';
+  const field = report.groupBy === 'day' ? 'date' : report.groupBy === 'model' ? 'model' : report.groupBy === 'kind' ? 'kind' : 'key_id';
   return {
     from: formatDay(report.range.from),
     to: formatDay(report.range.to),

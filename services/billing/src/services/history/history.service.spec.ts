@@ -9,7 +9,7 @@ function attempt(index: number, model: string, status: string, chargedMicros = 0
 }
 
 function search(id: string, atMicros: bigint, attempts: AttemptRow[]): SearchRow {
-  return { requestId: id, keyId: 'key_1', filters: null, chargedMicros: attempts.reduce((sum, a) => sum + a.chargedMicros, 0), settledAt: new Date(Number(atMicros / 1000n)), mark: { atMicros, id }, attempts };
+  return { requestId: id, keyId: 'key_1', filters: null, kind: 'search', chargedMicros: attempts.reduce((sum, a) => sum + a.chargedMicros, 0), settledAt: new Date(Number(atMicros / 1000n)), mark: { atMicros, id }, attempts };
 }
 
 /** A repository over fixed rows that records what it was asked. */

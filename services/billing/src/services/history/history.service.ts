@@ -22,6 +22,7 @@ function activityView(row: SearchRow): ActivityView {
     request_id: row.requestId,
     created_at: row.settledAt.toISOString(),
     key_id: row.keyId,
+    kind: row.kind,
     model: finalAttempt(row.attempts)?.model ?? null,
     status: row.attempts.some((a) => a.status === 'success') ? 'success' : 'failed',
     cost_usd: microsToUsd(row.chargedMicros),

@@ -21,6 +21,12 @@ describe('parseSettlement', () => {
     expect(parsed).toEqual({ ok: true, record: record() });
   });
 
+  it('accepts an extract\'s record (kind extract) and one without a kind (a search\'s); refuses any other kind', () => {
+    expect(parseSettlement(JSON.stringify(record({ kind: 'extract' })), ACCOUNT)).toEqual({ ok: true, record: record({ kind: 'extract' }) });
+    expect(parseSettlement(JSON.stringify({ ...record(), kind: 'crawl' }), ACCOUNT)).toEqual({ ok: false, reason: 'record has an unknown kind' });
+    expect(parseSettlement(JSON.stringify({ ...record(), kind: null }), ACCOUNT)).toEqual({ ok: false, reason: 'record has an unknown kind' });
+  });
+
   it('accepts the filters of a search in canonical form, and writes a record with filters that are not without them', () => {
     const filters = { include_domains: ['docs.example.com', 'example.org'], country: 'DE', published_after: '2025-01-31T11:00:00.000Z', safesearch: 'strict' as const };
     expect(parseSettlement(JSON.stringify(record({ filters })), ACCOUNT)).toEqual({ ok: true, record: record({ filters }) });

@@ -5,6 +5,7 @@ import type { AdmissionVerdict, LeaseRequest, MoneyOp, ReserveRequest, ReserveVe
 import { refuse } from '../search.result';
 import type { RateLimitState, SearchRefusal } from '../search.result';
 import type { AttemptResult } from '../search.outcome';
+import type { AttemptedRequest } from '../search.result';
 import type { Answering, Readiness, SearchContext, SearchSteps } from './search-steps';
 
 /** Why an admitted attempt is not run: the key's limit, the balance, or capacity (the provider's, or a cold account). */
@@ -62,7 +63,7 @@ const UNAVAILABLE: LaterAdmission = { kind: 'unavailable' };
  * `leased` is the money port's: true when the lease was taken or none was asked; `asked` the
  * lease this admission asked for (the answering's own, none on a re-admission at a cheaper price).
  */
-export function reservationOf(ops: MoneyOp[], verdict: ReserveVerdict, leased: boolean, answering: Answering, readiness: Readiness = 'calls', asked: LeaseRequest | null = answering.lease): Reservation {
+export function reservationOf<R extends AttemptedRequest>(ops: MoneyOp[], verdict: ReserveVerdict, leased: boolean, answering: Answering<R>, readiness: Readiness = 'calls', asked: LeaseRequest | null = answering.lease): Reservation {
   const took = leased && asked !== null;
   const { request } = answering;
   switch (verdict.kind) {
@@ -91,7 +92,7 @@ export function reservationOf(ops: MoneyOp[], verdict: ReserveVerdict, leased: b
  * lease it may have taken; a cold account asks for its hydration, waits for it and is admitted
  * once more, else refused.
  */
-export async function admitFirst(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], answering: Answering): Promise<Admission> {
+export async function admitFirst<R extends AttemptedRequest>(steps: SearchSteps<R>, ctx: SearchContext<R>, ops: MoneyOp[], answering: Answering<R>): Promise<Admission> {
   let answer: { leased: boolean; admission: AdmissionVerdict };
   try {
     // A search's first round trip: nothing is left over from an earlier one.
@@ -110,7 +111,7 @@ export async function admitFirst(steps: SearchSteps, ctx: SearchContext, ops: Mo
  * in the same flush). Redis failing after a provider call is a fault (thrown: what was called
  * must still be settled by reconciliation).
  */
-export async function admitNext(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], attempts: readonly AttemptResult[], answering: Answering): Promise<LaterAdmission> {
+export async function admitNext<R extends AttemptedRequest>(steps: SearchSteps<R>, ctx: SearchContext<R>, ops: MoneyOp[], attempts: readonly AttemptResult[], answering: Answering<R>): Promise<LaterAdmission> {
   let answer: { leased: boolean; verdict: ReserveVerdict };
   try {
     answer = await steps.money.admit(ctx.scope, ops.splice(0), answering.lease, answering.reserve, steps.settings.admission.leaseTtlMs);
@@ -124,7 +125,7 @@ export async function admitNext(steps: SearchSteps, ctx: SearchContext, ops: Mon
 }
 
 /** A later admission's outcome; a money block at the model's price is admitted once more at a cheaper reservation that covers the attempt. */
-async function later(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], attempts: readonly AttemptResult[], answering: Answering, reservation: Reservation, reserve: ReserveRequest): Promise<LaterAdmission> {
+async function later<R extends AttemptedRequest>(steps: SearchSteps<R>, ctx: SearchContext<R>, ops: MoneyOp[], attempts: readonly AttemptResult[], answering: Answering<R>, reservation: Reservation, reserve: ReserveRequest): Promise<LaterAdmission> {
   switch (reservation) {
     case 'reserved':
     case 'unleased':
@@ -147,7 +148,7 @@ async function later(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], att
  * admitted once more at that price, without a provider lease, so it is checked against the
  * limit and the balance at what it costs (one more round trip, only then).
  */
-async function admitCheaper(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], attempts: readonly AttemptResult[], answering: Answering, cheaper: ReserveRequest): Promise<LaterAdmission> {
+async function admitCheaper<R extends AttemptedRequest>(steps: SearchSteps<R>, ctx: SearchContext<R>, ops: MoneyOp[], attempts: readonly AttemptResult[], answering: Answering<R>, cheaper: ReserveRequest): Promise<LaterAdmission> {
   let answer: { leased: boolean; verdict: ReserveVerdict };
   try {
     answer = await steps.money.admit(ctx.scope, ops.splice(0), null, cheaper, steps.settings.admission.leaseTtlMs);
@@ -159,7 +160,7 @@ async function admitCheaper(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp
 }
 
 /** Gives back the account in-flight lease alone (an exit whose last round trip did not); it expires on its own otherwise. */
-export async function releaseAccountLease(steps: SearchSteps, ctx: SearchContext): Promise<void> {
+export async function releaseAccountLease<R extends AttemptedRequest>(steps: SearchSteps<R>, ctx: SearchContext<R>): Promise<void> {
   await steps.money.releaseAccount(ctx.scope).catch((cause: unknown) => {
     steps.log.error({ request_id: ctx.call.requestId, account_id: ctx.scope.accountId, err: describeError(cause) }, 'account lease release failed; it expires on its own');
   });
@@ -174,13 +175,13 @@ export function providerCalled(attempts: readonly AttemptResult[]): boolean {
 }
 
 /** Before any provider call nothing is charged: fail closed, retryable. */
-function admissionFailed(steps: SearchSteps, ctx: SearchContext, error: unknown): LaterAdmission {
+function admissionFailed<R extends AttemptedRequest>(steps: SearchSteps<R>, ctx: SearchContext<R>, error: unknown): LaterAdmission {
   steps.log.error({ request_id: ctx.call.requestId, err: describeError(error) }, 'redis admission failed');
   return UNAVAILABLE;
 }
 
 /** The first admission's answer when admitted, with the key's rate state, once the answer source is ready (at once for a provider call). */
-function admitted(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], answering: Answering, verdict: Extract<AdmissionVerdict, { kind: 'admitted' }>, leased: boolean): Admission | Promise<Admission> {
+function admitted<R extends AttemptedRequest>(steps: SearchSteps<R>, ctx: SearchContext<R>, ops: MoneyOp[], answering: Answering<R>, verdict: Extract<AdmissionVerdict, { kind: 'admitted' }>, leased: boolean): Admission | Promise<Admission> {
   const rateLimit: RateLimitState = { limit: steps.settings.admission.ratePerSecond, remaining: verdict.remaining };
   const readiness = answering.ready();
   return readiness instanceof Promise
@@ -189,7 +190,7 @@ function admitted(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], answer
 }
 
 /** What the first admission's reserve verdict makes of the attempt (see reservationOf), with the key's rate state. */
-function first(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], answering: Answering, reserve: ReserveVerdict, leased: boolean, readiness: Readiness, rateLimit: RateLimitState): Admission | Promise<Admission> {
+function first<R extends AttemptedRequest>(steps: SearchSteps<R>, ctx: SearchContext<R>, ops: MoneyOp[], answering: Answering<R>, reserve: ReserveVerdict, leased: boolean, readiness: Readiness, rateLimit: RateLimitState): Admission | Promise<Admission> {
   const reservation = reservationOf(ops, reserve, leased, answering, readiness);
   switch (reservation) {
     case 'reserved':
@@ -209,7 +210,7 @@ function first(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], answering
 }
 
 /** A first admission Redis refused (rate, account cap, cold account): nothing is held but perhaps the provider lease. */
-async function refused(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], answering: Answering, answer: { leased: boolean; admission: AdmissionVerdict }, retryCold: boolean): Promise<Admission> {
+async function refused<R extends AttemptedRequest>(steps: SearchSteps<R>, ctx: SearchContext<R>, ops: MoneyOp[], answering: Answering<R>, answer: { leased: boolean; admission: AdmissionVerdict }, retryCold: boolean): Promise<Admission> {
   const { money, log, settings } = steps;
   const { scope } = ctx;
   const lease = answering.lease;
@@ -246,7 +247,7 @@ async function refused(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], a
 }
 
 /** Polls until the account's balance exists again, for at most `hydrationWaitMs`; false when it did not. */
-async function waitWarm(steps: SearchSteps, accountId: string): Promise<boolean> {
+async function waitWarm<R extends AttemptedRequest>(steps: SearchSteps<R>, accountId: string): Promise<boolean> {
   const deadline = Date.now() + (steps.settings.hydrationWaitMs ?? 1_500);
   while (Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 100));

@@ -23,10 +23,10 @@ describe('attempt', () => {
       expect(failures).toEqual([]);
     });
 
-    it('calls the provider with the query, max_results, the attempt\'s key and its timeout', async () => {
+    it('calls the provider with the query, max_results, the attempt\'s key, its timeout and the contents asked for', async () => {
       const { steps, ctx, request, ops, providers } = setup('exa/auto', { exa: 'own-key' });
       await attempt(steps, ctx, ops, request);
-      expect(providers.requests).toEqual([{ provider: 'exa', query: 'unit', model: model('exa/auto'), maxResults: 20, apiKey: 'own-key', timeoutMs: 1_000 }]);
+      expect(providers.requests).toEqual([{ provider: 'exa', query: 'unit', model: model('exa/auto'), maxResults: 20, apiKey: 'own-key', timeoutMs: 1_000, contents: 'none', maxCharsPerResult: 5_000 }]);
     });
   });
 

@@ -103,7 +103,11 @@ export async function attempt(steps: SearchSteps, ctx: SearchContext, ops: Money
   const startedAt = timed ? performance.now() : 0;
   upstream?.begin(startedAt);
   try {
-    outcome = await steps.providers.adapter(provider).search({ query: call.request.query, model, maxResults: call.request.maxResults, apiKey: request.apiKey, timeoutMs: request.timeoutMs, filters: call.request.filters });
+    const search = call.request;
+    outcome = await steps.providers.adapter(provider).search({
+      query: search.query, model, maxResults: search.maxResults, apiKey: request.apiKey, timeoutMs: request.timeoutMs, filters: search.filters,
+      contents: search.contents, maxCharsPerResult: search.maxCharsPerResult,
+    });
   } catch (error) {
     steps.log.error({ request_id: call.requestId, provider, err: describeError(error) }, 'provider adapter threw');
     outcome = { ok: false, kind: 'connection', error: 'provider call failed', status: null };

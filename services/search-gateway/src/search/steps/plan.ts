@@ -1,12 +1,13 @@
 import { byokFeeMicros, maxCostMicros, modelAllowed, unsupportedFilters } from '@svc/contracts';
-import type { FilterName, SearchFilters } from '@svc/contracts';
+import type { CatalogModel, FilterName, ModelSpec, SearchContents, SearchFilters } from '@svc/contracts';
 import type { ProviderKeySet } from '../../byok/provider-key-cache';
 import type { Claim } from '../../money/money.ops';
-import type { AttemptResult } from '../search.outcome';
+import type { AttemptResult, SkipReason } from '../search.outcome';
+import type { AttemptedRequest } from '../search.result';
 import type { SearchRequest } from '../search.schema';
 import { ProviderCall } from './attempt';
 import { DEFAULT_BYOK_FEE_PERCENT } from './price';
-import type { PlannedAttempt, SearchContext, SearchSettings, SearchSteps } from './search-steps';
+import type { ModelOf, PlannedAttempt, SearchContext, SearchSettings, SearchSteps } from './search-steps';
 
 export { chargeOf, keptOnTimeout } from './price';
 export type { AttemptRequest } from './search-steps';
@@ -18,14 +19,29 @@ export type { AttemptRequest } from './search-steps';
  * attempt after a BYOK one runs is decided when its turn comes (gateAttempt).
  */
 export function planAttempts(steps: Pick<SearchSteps, 'providers' | 'settings'>, request: SearchRequest, accountKeys: ProviderKeySet): PlannedAttempt[] {
-  const plan: PlannedAttempt[] = [];
+  return planOf(steps, request.models, accountKeys, request, searchPrice);
+}
+
+/** The most a search's attempt on `model` can cost: its price for max_results, and what asking for contents adds. */
+function searchPrice(model: ModelSpec, request: SearchRequest): number {
+  const price = maxCostMicros(model, request.maxResults);
+  return request.contents === 'none' ? price : price + model.contentsMicros;
+}
+
+/**
+ * The plan of any kind of request: per model, BYOK then platform, each reserving
+ * `price(model, request)` (or the BYOK fee of it). `price` is a module function: nothing is
+ * allocated per plan for it.
+ */
+export function planOf<M extends CatalogModel, R>(steps: Pick<SearchSteps, 'providers' | 'settings'>, models: readonly M[], accountKeys: ProviderKeySet, request: R, price: (model: M, request: R) => number): PlannedAttempt<M>[] {
+  const plan: PlannedAttempt<M>[] = [];
   const feePercent = steps.settings.byokFeePercent ?? DEFAULT_BYOK_FEE_PERCENT;
-  for (const model of request.models) {
+  for (const model of models) {
     const own = accountKeys[model.provider];
     const platform = steps.providers.platformKey(model.provider) ?? null;
-    const price = maxCostMicros(model, request.maxResults);
-    if (own !== undefined) plan.push({ index: plan.length, model, source: 'byok', apiKey: own, priceMicros: byokFeeMicros(price, feePercent) });
-    if (platform !== null || own === undefined) plan.push({ index: plan.length, model, source: 'platform', apiKey: platform, priceMicros: price });
+    const priceMicros = price(model, request);
+    if (own !== undefined) plan.push({ index: plan.length, model, source: 'byok', apiKey: own, priceMicros: byokFeeMicros(priceMicros, feePercent) });
+    if (platform !== null || own === undefined) plan.push({ index: plan.length, model, source: 'platform', apiKey: platform, priceMicros });
   }
   return plan;
 }
@@ -39,7 +55,8 @@ export function runningBoundMs(settings: SearchSettings, attempts: number): numb
  * Whether an attempt's turn runs it:
  * - `after_byok`: a platform attempt right after its model's BYOK attempt that did not fail
  *   outright (it timed out, was cut short by the search's time limit, or money or capacity
- *   blocked it): it would meet the same block, or wait again. Not shown among the attempts;
+ *   blocked it; an extract's that answered, in part or with every URL failed at the pages):
+ *   it would meet the same block, or wait again. Not shown among the attempts;
  * - `deadline`: SEARCH_MAX_DURATION_MS has passed (skipped, shown);
  * - `not_configured`: no key for its provider and source (skipped, shown);
  * - `run`: admit it.
@@ -47,9 +64,10 @@ export function runningBoundMs(settings: SearchSettings, attempts: number): numb
 export type AttemptGate = 'run' | 'after_byok' | 'deadline' | 'not_configured';
 
 /** `previous`: the last attempt recorded so far; `leftMs`: what is left of the search's time. */
-export function gateAttempt(planned: PlannedAttempt, previous: AttemptResult | undefined, leftMs: number): AttemptGate {
+export function gateAttempt(planned: PlannedAttempt<CatalogModel>, previous: AttemptResult | undefined, leftMs: number): AttemptGate {
   if (planned.source === 'platform' && previous !== undefined && previous.source === 'byok' && previous.model.id === planned.model.id
-    && (previous.status === 'skipped' || (previous.status === 'error' && (previous.kind === 'timeout' || previous.kind === 'deadline')))) {
+    && (previous.status === 'skipped' || previous.status === 'success'
+      || (previous.status === 'error' && (previous.kind === 'timeout' || previous.kind === 'deadline' || previous.kind === 'urls_failed')))) {
     return 'after_byok';
   }
   if (leftMs < 1) return 'deadline';
@@ -67,44 +85,88 @@ export function filterGate(planned: PlannedAttempt, filters: SearchFilters | und
   return filters === undefined ? null : unsupportedFilters(planned.model.supportedFilters, filters);
 }
 
-/** Whether `previous` already records `planned`'s model as unable to honour the filters (its BYOK and platform attempts are one skip). */
-function sameModelRefused(previous: AttemptResult | undefined, planned: PlannedAttempt): boolean {
-  return previous !== undefined && previous.status === 'skipped' && previous.reason === 'unsupported_filter' && previous.model.id === planned.model.id;
+/** The contents gate: the search's `contents` when its model cannot return them (never a snippet instead), else null. Null at once for `none`. */
+export function contentsGate(planned: PlannedAttempt, contents: SearchContents): readonly string[] | null {
+  return contents === 'none' || planned.model.supportedContents.includes(contents) ? null : [contents];
+}
+
+/** Why a kind of request skips a model before anything is held: a skip reason with its names, or null to go on. */
+export interface OptionSkip {
+  readonly reason: SkipReason;
+  readonly filters?: readonly FilterName[];
+  readonly options?: readonly string[];
+}
+
+/** A search's gates before its admission: the filters, then the contents. Nothing allocated for a search with neither. */
+function searchGate(planned: PlannedAttempt, request: SearchRequest): OptionSkip | null {
+  const unsupported = filterGate(planned, request.filters);
+  if (unsupported !== null) return { reason: 'unsupported_filter', filters: unsupported };
+  const contents = contentsGate(planned, request.contents);
+  return contents === null ? null : { reason: 'unsupported_contents', options: contents };
+}
+
+/** A search's attempt once it passed its gates: its provider call. */
+function searchCall(planned: PlannedAttempt, settings: SearchSettings, ctx: SearchContext, claim: Claim | undefined, leftMs: number, _attempts: readonly AttemptResult[]): ProviderCall {
+  return new ProviderCall(planned, settings, ctx.call.requestId, claim, leftMs);
+}
+
+/** Whether `previous` already records `planned`'s model as skipped for `reason` (its BYOK and platform attempts are one skip). */
+function sameModelSkipped(previous: AttemptResult | undefined, planned: PlannedAttempt<CatalogModel>, reason: SkipReason): boolean {
+  return previous !== undefined && previous.status === 'skipped' && previous.reason === reason && previous.model.id === planned.model.id;
 }
 
 /**
  * The next attempt to admit, from plan index `from`: the attempts passed over are recorded
- * in `attempts` (a filter it cannot honour, the deadline, not configured) or left out (after_byok). Null when no attempt
+ * in `attempts` (a filter or contents it cannot honour, the deadline, not configured) or left out (after_byok). Null when no attempt
  * is left. A model outside the key's `allowedModels` is skipped (`model not allowed for this key`). `claim`: the Idempotency-Key claim (the search's first admission only).
  */
 export function nextAttempt(steps: Pick<SearchSteps, 'settings' | 'health'>, ctx: SearchContext, attempts: AttemptResult[], from: number, claim: Claim | undefined): ProviderCall | null {
+  return nextOf(steps, ctx, attempts, from, claim, searchGate, searchCall);
+}
+
+/**
+ * The next attempt of any kind of request (see nextAttempt): the gates every kind shares (the
+ * key's model fence, the deadline, not configured, the breaker) around its own (`gate`: what
+ * its model cannot honour), and its attempt made by `make`. Both are module functions: nothing
+ * is allocated per call for them.
+ */
+export function nextOf<R extends AttemptedRequest, C>(
+  steps: Pick<SearchSteps, 'settings' | 'health'>,
+  ctx: SearchContext<R>,
+  attempts: AttemptResult[],
+  from: number,
+  claim: Claim | undefined,
+  gate: (planned: PlannedAttempt<ModelOf<R>>, request: R) => OptionSkip | null,
+  make: (planned: PlannedAttempt<ModelOf<R>>, settings: SearchSettings, ctx: SearchContext<R>, claim: Claim | undefined, leftMs: number, attempts: readonly AttemptResult[]) => C,
+): C | null {
   const { plan, call } = ctx;
   const { settings } = steps;
   const modelFence = call.record.allowedModels;
   for (let i = from; i < plan.length; i++) {
-    const planned = plan[i] as PlannedAttempt;
+    const planned = plan[i] as PlannedAttempt<ModelOf<R>>;
     if (modelFence !== undefined && !modelAllowed(modelFence, planned.model)) {
       // The key may not use this model: skipped once per model, nothing reserved or charged.
-      const previous = attempts[attempts.length - 1];
-      if (!(previous !== undefined && previous.status === 'skipped' && previous.reason === 'model_not_allowed' && previous.model.id === planned.model.id)) {
+      if (!sameModelSkipped(attempts[attempts.length - 1], planned, 'model_not_allowed')) {
         attempts.push({ status: 'skipped', model: planned.model, source: null, reason: 'model_not_allowed', priceMicros: planned.priceMicros });
       }
       continue;
     }
-    const unsupported = filterGate(planned, call.request.filters);
-    if (unsupported !== null) {
-      if (!sameModelRefused(attempts[attempts.length - 1], planned)) {
-        attempts.push({ status: 'skipped', model: planned.model, source: null, reason: 'unsupported_filter', priceMicros: planned.priceMicros, filters: unsupported });
+    const skip = gate(planned, call.request);
+    if (skip !== null) {
+      if (!sameModelSkipped(attempts[attempts.length - 1], planned, skip.reason)) {
+        attempts.push(skip.filters !== undefined
+          ? { status: 'skipped', model: planned.model, source: null, reason: skip.reason, priceMicros: planned.priceMicros, filters: skip.filters }
+          : { status: 'skipped', model: planned.model, source: null, reason: skip.reason, priceMicros: planned.priceMicros, options: skip.options ?? [] });
       }
       continue;
     }
     const leftMs = (settings.maxDurationMs ?? Number.POSITIVE_INFINITY) - call.elapsedMs();
-    const gate = gateAttempt(planned, attempts[attempts.length - 1], leftMs);
-    if (gate === 'run') {
+    const gated = gateAttempt(planned, attempts[attempts.length - 1], leftMs);
+    if (gated === 'run') {
       if (breakerGate(steps, planned, attempts)) continue;
-      return new ProviderCall(planned, settings, call.requestId, claim, leftMs);
+      return make(planned, settings, ctx, claim, leftMs, attempts);
     }
-    if (gate !== 'after_byok') attempts.push({ status: 'skipped', model: planned.model, source: null, reason: gate, priceMicros: planned.priceMicros });
+    if (gated !== 'after_byok') attempts.push({ status: 'skipped', model: planned.model, source: null, reason: gated, priceMicros: planned.priceMicros });
   }
   return null;
 }
@@ -115,7 +177,7 @@ export function nextAttempt(steps: Pick<SearchSteps, 'settings' | 'health'>, ctx
  * the cool-down left for Retry-After. An attempt with an account's own key is judged apart
  * and never skipped here. True when it skipped the attempt. An in-process read, no Redis.
  */
-export function breakerGate(steps: Pick<SearchSteps, 'health'>, planned: PlannedAttempt, attempts: AttemptResult[]): boolean {
+export function breakerGate(steps: Pick<SearchSteps, 'health'>, planned: PlannedAttempt<CatalogModel>, attempts: AttemptResult[]): boolean {
   const health = steps.health;
   if (health === undefined || planned.source !== 'platform') return false;
   const provider = planned.model.provider;

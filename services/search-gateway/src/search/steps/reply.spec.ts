@@ -3,7 +3,7 @@ import type { ProviderSuccess } from '../../providers';
 import { claimValue, outcomeValue } from '../idempotency';
 import { ResultsJson } from '../search.outcome';
 import type { AttemptResult } from '../search.outcome';
-import { buildReply, replay } from './reply';
+import { buildReply, replay, withinBudget } from './reply';
 
 const results = (success(1) as ProviderSuccess).results;
 const answered = (id: string, charged: number): AttemptResult => ({ status: 'success', model: model(id), source: 'platform', results, reservedMicros: charged, chargedMicros: charged });
@@ -24,6 +24,28 @@ describe('reply', () => {
           latency_ms: 13,
           cache: { status: 'off', age_s: 0 },
         });
+      });
+    });
+
+    describe('200 with max_total_chars', () => {
+      const page = (i: number, text: string) => ({ position: i, title: 'tt', url: `https://x.test/${i}`, snippet: 'ss', published_at: null, score: null, text, truncated: false });
+
+      it('keeps results whole while they fit, cuts the text of the one that crosses, drops the rest, and says truncated', () => {
+        const kept = withinBudget([page(1, 'a'.repeat(10)), page(2, 'b'.repeat(10)), page(3, 'c')], 20);
+        expect(kept).toEqual({ results: [page(1, 'a'.repeat(10)), { ...page(2, 'bb'), truncated: true }], truncated: true });
+        expect(withinBudget([page(1, 'abc')], 7)).toEqual({ results: [page(1, 'abc')], truncated: false });
+      });
+
+      it('in the reply: truncated true at the end of the body (absent when nothing was cut), from a cache hit\'s text too', () => {
+        const long = [page(1, 'x'.repeat(50)), page(2, 'y'.repeat(50))];
+        const attempt: AttemptResult = { status: 'success', model: model('exa/fast'), source: 'platform', results: new ResultsJson(2, JSON.stringify(long)), reservedMicros: 9_000, chargedMicros: 9_000 };
+        const cut = JSON.parse(buildReply('req_b', [attempt], 1, undefined, 60).body) as { results: { text: string }[]; truncated?: boolean; cost_usd: number };
+        expect(cut.results.map((r) => r.text.length)).toEqual([50, 2]);
+        expect(cut.truncated).toBe(true);
+        expect(cut.cost_usd).toBe(0.009);
+        const whole = JSON.parse(buildReply('req_b', [attempt], 1, undefined, 1_000).body) as Record<string, unknown>;
+        expect(whole).not.toHaveProperty('truncated');
+        expect(buildReply('req_b', [attempt], 1, undefined, null).body).toBe(buildReply('req_b', [attempt], 1, undefined).body);
       });
     });
 

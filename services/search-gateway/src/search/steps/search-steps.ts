@@ -1,4 +1,4 @@
-import type { ModelSpec, Provider } from '@svc/contracts';
+import type { CatalogModel, ModelSpec, Provider } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import type { Logger } from 'pino';
 import type { AttemptCache } from '../../cache/cache.ticket';
@@ -6,9 +6,10 @@ import type {
   AdmissionRequest, AdmissionVerdict, Claim, LeaseRequest, MoneyOp, ReserveRequest, ReserveVerdict, Settlement,
 } from '../../money/money.ops';
 import type { MoneyScope } from '../../money/money.scope';
-import type { NormalizedResult, ProviderFailureKind, ProviderOutcome, ProviderSearchRequest } from '../../providers';
+import type { ExtractProvider, NormalizedResult, ProviderFailureKind, ProviderOutcome, ProviderSearchRequest } from '../../providers';
 import type { AttemptResult, AttemptResults, AttemptSource } from '../search.outcome';
-import type { SearchCall } from '../search.result';
+import type { AttemptedRequest, SearchCall } from '../search.result';
+import type { SearchRequest } from '../search.schema';
 
 export interface SearchSettings {
   readonly providerTimeoutMs: number;
@@ -57,6 +58,8 @@ export interface SearchMoney {
 /** What the steps use of the provider registry. */
 export interface SearchProviders {
   adapter(provider: Provider): { search(request: ProviderSearchRequest): Promise<ProviderOutcome> };
+  /** The provider's extract adapter (page content for known URLs); undefined for a provider without one. */
+  extractor?(provider: Provider): ExtractProvider | undefined;
   /** The deployment's own key for a provider, if it has one. */
   platformKey(provider: Provider): string | undefined;
 }
@@ -72,8 +75,8 @@ export interface SearchHealth {
   record(provider: Provider, source: 'platform' | 'byok', model: string, outcome: 'ok' | ProviderFailureKind, latencyMs: number): void;
 }
 
-/** What the steps need, made once per SearchService. */
-export interface SearchSteps {
+/** What the steps need, made once per SearchService and kind of request (`R`: a search's, an extract's). */
+export interface SearchSteps<R extends AttemptedRequest = SearchRequest> {
   readonly money: SearchMoney;
   /** Provider health; absent: no breaker and no health counting. */
   readonly health?: SearchHealth;
@@ -86,28 +89,34 @@ export interface SearchSteps {
    * result cache (docs/decisions/0023). Absent: every attempt is answered by its provider call
    * (every search answers `off`).
    */
-  readonly answers?: AnswerSource | undefined;
+  readonly answers?: AnswerSource<R> | undefined;
 }
 
-/** One attempt of a search's plan. */
-export interface PlannedAttempt {
+/** One attempt of a search's plan (`M`: the kind of model: a search's, an extract's). */
+export interface PlannedAttempt<M extends CatalogModel = ModelSpec> {
   /** Its place in the plan: the attempt index of its reservation and of its lease id. */
   readonly index: number;
-  readonly model: ModelSpec;
+  readonly model: M;
   readonly source: AttemptSource;
   /** Null: the provider is not configured for this source. */
   readonly apiKey: string | null;
-  /** The most it can cost (what it reserves): the model's price for max_results, or the BYOK fee of it. */
+  /**
+   * The most it can cost (what it reserves): the model's price for max_results, or the BYOK fee
+   * of it; an extract attempt's for every URL of the request (it reserves for those still missing).
+   */
   readonly priceMicros: Micros;
 }
 
-/** One search as every step sees it: made once when it starts, never changed. */
-export interface SearchContext {
-  readonly call: SearchCall;
+/** The model of a request's attempts. */
+export type ModelOf<R extends AttemptedRequest> = R['models'][number];
+
+/** One search (or extract) as every step sees it: made once when it starts, never changed. */
+export interface SearchContext<R extends AttemptedRequest = SearchRequest> {
+  readonly call: SearchCall<R>;
   /** Its Redis keys and key limit (the period is fixed when the search starts). */
   readonly scope: MoneyScope;
   /** Its attempts in order (planAttempts). */
-  readonly plan: readonly PlannedAttempt[];
+  readonly plan: readonly PlannedAttempt<ModelOf<R>>[];
   /** Longer than the search can run: how long a repeat may wait for it, and its claim's lifetime. */
   readonly boundMs: number;
   /** The Idempotency-Key claim its first admission writes; undefined without the header. */
@@ -119,8 +128,8 @@ export interface SearchContext {
  * lease request and the reserve request of the money round trip, and carries the provider
  * call's key and timeout. One object per attempt (a ProviderCall, steps/attempt.ts).
  */
-export interface AttemptRequest extends LeaseRequest, ReserveRequest {
-  readonly planned: PlannedAttempt;
+export interface AttemptRequest<M extends CatalogModel = ModelSpec> extends LeaseRequest, ReserveRequest {
+  readonly planned: PlannedAttempt<M>;
   readonly apiKey: string;
   /** The provider call's timeout: PROVIDER_TIMEOUT_MS, cut to what is left of the search's time. */
   readonly timeoutMs: number;
@@ -140,9 +149,9 @@ export type Readiness = 'calls' | 'answers';
  * provider call (ProviderCall, steps/attempt.ts) is one; an answer source in front of it (the
  * result cache) makes others.
  */
-export interface Answering {
+export interface Answering<R extends AttemptedRequest = SearchRequest> {
   /** The attempt as planned and gated. */
-  readonly request: AttemptRequest;
+  readonly request: AttemptRequest<ModelOf<R>>;
   /** What its admission reserves: the most it can cost, as far as is known before the admission. */
   readonly reserve: ReserveRequest;
   /** The provider lease its admission takes, or null when it is known to call no provider now. */
@@ -162,7 +171,7 @@ export interface Answering {
    * without one takes one first, and is skipped for capacity when none is free), `reservedMicros`
    * what its admission reserved. Queues in `ops` what it gives back with the next round trip.
    */
-  answer(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], leased: boolean, reservedMicros: Micros): Promise<AttemptResult>;
+  answer(steps: SearchSteps<R>, ctx: SearchContext<R>, ops: MoneyOp[], leased: boolean, reservedMicros: Micros): Promise<AttemptResult>;
   /** Gives back what it holds outside the money (the cache's lead of identical searches). Called once per attempt. */
   close(): void;
 }
@@ -172,9 +181,9 @@ export interface AnswerKeeper {
   kept(request: AttemptRequest, results: readonly NormalizedResult[]): { readonly cache: AttemptCache; readonly results: AttemptResults };
 }
 
-/** A provider call, as an answer source in front of it calls it: with a keeper of its answer. */
-export interface Callable extends Answering, AttemptRequest {
-  call(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], leased: boolean, keeper: AnswerKeeper | null): Promise<AttemptResult>;
+/** A provider call, as an answer source in front of it calls it (a search's: with a keeper of its answer). */
+export interface Callable<R extends AttemptedRequest = SearchRequest> extends Answering<R>, AttemptRequest<ModelOf<R>> {
+  call(steps: SearchSteps<R>, ctx: SearchContext<R>, ops: MoneyOp[], leased: boolean, keeper: AnswerKeeper | null): Promise<AttemptResult>;
 }
 
 /**
@@ -182,6 +191,6 @@ export interface Callable extends Answering, AttemptRequest {
  * 0042): it opens, per attempt, the Answering the steps admit and run (the provider call
  * itself when it has nothing to offer).
  */
-export interface AnswerSource {
-  open(steps: SearchSteps, ctx: SearchContext, call: Callable): Answering;
+export interface AnswerSource<R extends AttemptedRequest = SearchRequest> {
+  open(steps: SearchSteps<R>, ctx: SearchContext<R>, call: Callable<R>): Answering<R>;
 }

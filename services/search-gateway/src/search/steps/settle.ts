@@ -8,7 +8,7 @@ import type { MoneyScope } from '../../money/money.scope';
 import { outcomeValue } from '../idempotency';
 import { skipMessage } from '../search.outcome';
 import type { AttemptResult } from '../search.outcome';
-import type { SearchReply } from '../search.result';
+import type { AttemptedRequest, SearchReply } from '../search.result';
 import { providerCalled } from './admit';
 import type { SearchContext, SearchSteps } from './search-steps';
 
@@ -36,7 +36,7 @@ const FAILED: Settled = { kind: 'failed' };
  * The outcome to keep under the Idempotency-Key, or null: every reply is kept but a 503
  * made before any provider call (nothing ran, and the SDK retries it with the same key).
  */
-export function keptOutcome(ctx: SearchContext, reply: SearchReply, called: boolean): string | null {
+export function keptOutcome<R extends AttemptedRequest>(ctx: SearchContext<R>, reply: SearchReply, called: boolean): string | null {
   const idempotency = ctx.call.idempotency;
   if (idempotency === null || (reply.status === 503 && !called)) return null;
   return outcomeValue(ctx.call.requestId, idempotency.bodyDigest, reply.status, reply.body);
@@ -49,7 +49,7 @@ export function keptOutcome(ctx: SearchContext, reply: SearchReply, called: bool
  * when `leaseHeld`, the claim back when the outcome is not kept, and the outcome to keep,
  * awaited. Redis failing on the latter is a fault (thrown).
  */
-export async function settle(steps: SearchSteps, ctx: SearchContext, ops: MoneyOp[], attempts: readonly AttemptResult[], reply: SearchReply, leaseHeld: boolean): Promise<Settled> {
+export async function settle<R extends AttemptedRequest>(steps: SearchSteps<R>, ctx: SearchContext<R>, ops: MoneyOp[], attempts: readonly AttemptResult[], reply: SearchReply, leaseHeld: boolean): Promise<Settled> {
   const { scope } = ctx;
   const called = providerCalled(attempts);
   const stored = keptOutcome(ctx, reply, called);
@@ -61,7 +61,8 @@ export async function settle(steps: SearchSteps, ctx: SearchContext, ops: MoneyO
   }
   try {
     // On the socket to Redis before the reply leaves; Redis's answer is awaited in the background.
-    await steps.money.settle(scope, ops, { record: settlementRecord(scope, attempts, ctx.call.request.filters), outcome: stored, releaseAccountLease: true });
+    const { request } = ctx.call;
+    await steps.money.settle(scope, ops, { record: settlementRecord(scope, attempts, request.filters, request.kind), outcome: stored, releaseAccountLease: true });
   } catch (error) {
     steps.log.error({ request_id: scope.requestId, account_id: scope.accountId, err: describeError(error) }, 'settlement failed; the reservation is released by reconciliation');
     return FAILED;
@@ -71,9 +72,10 @@ export async function settle(steps: SearchSteps, ctx: SearchContext, ops: MoneyO
 
 /**
  * The SettlementRecord of a search that called a provider: every attempt, what it was charged
- * in all, and the filters it was made with (canonical; undefined, so left out of the JSON, without).
+ * in all, and the filters it was made with (canonical; undefined, so left out of the JSON, without);
+ * an extract's record says so (`kind`: absent on a search's, whose bytes are as they were).
  */
-export function settlementRecord(scope: MoneyScope, attempts: readonly AttemptResult[], filters: SearchFilters | undefined): SettlementRecord {
+export function settlementRecord(scope: MoneyScope, attempts: readonly AttemptResult[], filters: SearchFilters | undefined, kind?: 'extract'): SettlementRecord {
   // Object literals of one shape (no spread): this runs once per search on the hot path.
   const settled: SettledAttempt[] = [];
   let chargedMicros: Micros = 0;
@@ -95,5 +97,7 @@ export function settlementRecord(scope: MoneyScope, attempts: readonly AttemptRe
         break;
     }
   }
-  return { v: 1, requestId: scope.requestId, accountId: scope.accountId, keyId: scope.keyId, settledAtMs: Date.now(), attempts: settled, chargedMicros, traceparent: currentTraceparent(), filters };
+  const record: SettlementRecord = { v: 1, requestId: scope.requestId, accountId: scope.accountId, keyId: scope.keyId, settledAtMs: Date.now(), attempts: settled, chargedMicros, traceparent: currentTraceparent(), filters };
+  if (kind !== undefined) record.kind = kind;
+  return record;
 }

@@ -1,0 +1,2 @@
+export { MailCatcher } from './mail-catcher';
+export type { CaughtMail, MailCatcherOptions } from './mail-catcher';
