@@ -6,7 +6,7 @@
  * Workspace packages are mapped to their TypeScript sources, so unit tests need no build;
  * end-to-end tests start the built services (npm test builds first).
  */
-const esmOnly = ['@nestjs', '@seriousme', '@prisma/schema-engine-wasm', 'cookie', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras', '@borewit'];
+const esmOnly = ['@nestjs', '@seriousme', '@prisma/schema-engine-wasm', 'cookie', 'file-type', 'strtok3', 'token-types', '@tokenizer', 'uint8array-extras', '@borewit', '@modelcontextprotocol/ext-tasks'];
 
 /** @type {import('jest').Config} */
 module.exports = {
@@ -22,6 +22,8 @@ module.exports = {
     // The dashboard's web app imports single dependency-free files (its Vite aliases): the same files here.
     '^@svc/contracts/([a-z-]+)$': '<rootDir>/packages/contracts/src/$1.ts',
     '^@svc/sdk/types$': '<rootDir>/packages/sdk/src/types.ts',
+    // The MCP Tasks extension's requester (ES modules only, no `require` export): its entry points' files, transformed below.
+    '^@modelcontextprotocol/ext-tasks/(client|core)$': '<rootDir>/node_modules/@modelcontextprotocol/ext-tasks/dist/$1/index.js',
     // Sources written for ES modules (packages/sdk) import './file.js'; the file is file.ts.
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },

@@ -2,7 +2,7 @@
 // Starts the whole platform on this machine: PostgreSQL and Redis (if down), the provider
 // simulator standing in for Brave, Exa and Tavily, a mail catcher (every message the platform
 // sends lands there, readable on a web page), account-admin, billing (with the ledger worker
-// when it exists) and the gateway; then makes a demo account (confirmed) with credits, a
+// and the research worker) and the gateway; then makes a demo account (confirmed) with credits, a
 // dashboard login, a management key and an API key, and prints how to use them.
 // Stays in the foreground; Ctrl-C stops every process it started, by PID.
 import { spawn, spawnSync } from 'node:child_process';
@@ -94,6 +94,12 @@ const services = [
     env: { ...common, PORT: '3003', DATABASE_URL: `${PG}/svc_billing`, ACCOUNT_ADMIN_GRPC_URL: '127.0.0.1:50051', WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: 'true',
       // Automatic top-up charges the saved card through the same fake Stripe.
       STRIPE_SECRET_KEY: secrets.STRIPE_SECRET_KEY, STRIPE_API_BASE: FAKE_STRIPE },
+  },
+  {
+    // Research runs (POST /v1/research) against the simulator's Exa Agent runs and Tavily research.
+    name: 'research-worker', script: 'services/billing/dist/research-worker.js', ready: 'http://127.0.0.1:3004/healthz',
+    env: { ...common, PORT: '3004', DATABASE_URL: `${PG}/svc_billing`, EXA_API_KEY: providers.EXA_API_KEY, TAVILY_API_KEY: providers.TAVILY_API_KEY,
+      EXA_BASE_URL: providers.EXA_BASE_URL, TAVILY_BASE_URL: providers.TAVILY_BASE_URL },
   },
   {
     name: 'search-gateway', script: 'services/search-gateway/dist/main.js', ready: 'http://127.0.0.1:8080/readyz',

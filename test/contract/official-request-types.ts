@@ -12,8 +12,8 @@
  * - Tavily extract: @tavily/core `extract(urls, options)` sends `urls` and the options renamed to
  *   snake_case to POST /extract.
  */
-import type { ContentsOptions, RegularSearchOptions } from 'exa-js';
-import type { TavilyExtractOptions, TavilySearchOptions } from '@tavily/core';
+import type { ContentsOptions, CreateAgentRunParams, RegularSearchOptions } from 'exa-js';
+import type { TavilyExtractOptions, TavilyResearchOptions, TavilySearchOptions } from '@tavily/core';
 import type { BraveSearchOptions, NewsSearchOptions } from 'brave-search/dist/types';
 
 export type ExaSearchBody = RegularSearchOptions & { query: string };
@@ -22,3 +22,12 @@ export type BraveWebQuery = BraveSearchOptions & { q: string };
 export type BraveNewsQuery = NewsSearchOptions & { q: string };
 export type ExaContentsBody = ContentsOptions & { urls: string[] };
 export type TavilyExtractOptionsType = TavilyExtractOptions;
+
+/**
+ * Research runs (docs/decisions/0062):
+ * - Exa: exa-js `agent.runs.create(params)` sends the params (less `stream`) as the JSON body of POST /agent/runs.
+ * - Tavily: @tavily/core `research(input, options)` sends `input` and the options renamed to snake_case
+ *   (outputSchema → output_schema, citationFormat → citation_format) as the JSON body of POST /research.
+ */
+export type ExaAgentRunBody = CreateAgentRunParams;
+export type TavilyResearchOptionsType = TavilyResearchOptions;

@@ -44,7 +44,7 @@ function dockerfileTargets(): Map<string, string[]> {
 describe('docker-compose.yml: the whole stack on one machine', () => {
   it('defines every service of the platform with PostgreSQL, Redis and the migrations', () => {
     expect(Object.keys(services).sort()).toEqual(
-      ['account-admin', 'billing', 'billing-worker', 'mail-catcher', 'migrate-account-admin', 'migrate-billing', 'postgres', 'provider-sim', 'redis', 'search-gateway'],
+      ['account-admin', 'billing', 'billing-worker', 'mail-catcher', 'migrate-account-admin', 'migrate-billing', 'postgres', 'provider-sim', 'redis', 'research-worker', 'search-gateway'],
     );
     expect(text(composeService(compose, 'postgres')['image'], 'postgres.image')).toMatch(/^postgres:16(\b|-)/);
     expect(text(composeService(compose, 'redis')['image'], 'redis.image')).toMatch(/^redis:7(\b|-)/);
@@ -96,6 +96,7 @@ describe('docker-compose.yml: the whole stack on one machine', () => {
       expect(conditionOf(composeService(compose, owner), owner, migrator)).toBe('service_completed_successfully');
     }
     expect(conditionOf(composeService(compose, 'billing-worker'), 'billing-worker', 'migrate-billing')).toBe('service_completed_successfully');
+    expect(conditionOf(composeService(compose, 'research-worker'), 'research-worker', 'migrate-billing')).toBe('service_completed_successfully');
   });
 
   it('services start only after what they talk to is healthy', () => {
@@ -103,6 +104,7 @@ describe('docker-compose.yml: the whole stack on one machine', () => {
       'account-admin': ['postgres', 'redis'],
       billing: ['postgres', 'redis', 'account-admin'],
       'billing-worker': ['postgres', 'redis'],
+      'research-worker': ['postgres', 'redis', 'provider-sim'],
       'search-gateway': ['redis', 'account-admin', 'billing', 'provider-sim'],
     };
     for (const [name, dependencies] of Object.entries(expectations)) {
@@ -133,11 +135,15 @@ describe('docker-compose.yml: the whole stack on one machine', () => {
     expect(env.get('SMTP_PASSWORD')).toBe('${SMTP_PASSWORD:-}');
   });
 
-  it('the worker runs the billing image with the worker entry point', () => {
+  it('the workers run the billing image with their own entry points', () => {
     const worker = composeService(compose, 'billing-worker');
     expect(worker['command']).toEqual(['node', 'services/billing/dist/worker.js']);
     expect(worker['image']).toBe(composeService(compose, 'billing')['image']);
     expect(worker['build']).toEqual(composeService(compose, 'billing')['build']);
+    const research = composeService(compose, 'research-worker');
+    expect(research['command']).toEqual(['node', 'services/billing/dist/research-worker.js']);
+    expect(research['image']).toBe(composeService(compose, 'billing')['image']);
+    expect(research['build']).toEqual(composeService(compose, 'billing')['build']);
   });
 
   it('sets the session cookie Secure (COOKIE_SECURE true unless the environment says otherwise)', () => {
@@ -157,6 +163,10 @@ describe('docker-compose.yml: the whole stack on one machine', () => {
     expect(sim.get('SIM_BRAVE_KEY')).toBe(env.get('BRAVE_API_KEY'));
     expect(sim.get('SIM_EXA_KEY')).toBe(env.get('EXA_API_KEY'));
     expect(sim.get('SIM_TAVILY_KEY')).toBe(env.get('TAVILY_API_KEY'));
+    // The research worker calls the same simulator with the same keys.
+    const research = composeEnv(composeService(compose, 'research-worker'), 'research-worker');
+    expect([research.get('EXA_BASE_URL'), research.get('TAVILY_BASE_URL')]).toEqual(['http://provider-sim:9090/exa', 'http://provider-sim:9090/tavily']);
+    expect([research.get('EXA_API_KEY'), research.get('TAVILY_API_KEY')]).toEqual([env.get('EXA_API_KEY'), env.get('TAVILY_API_KEY')]);
   });
 
   it('secrets come from the uncommitted .env file, and .env.example documents every required one', () => {

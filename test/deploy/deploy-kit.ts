@@ -155,6 +155,15 @@ export const DEPLOYABLES: readonly Deployable[] = [
     port: 3003,
     command: ['node', 'services/billing/dist/worker.js'],
   },
+  {
+    // Same image as billing: research runs as BullMQ jobs (decision 0064), with the gateway's provider keys and hosts.
+    name: 'research-worker',
+    configFiles: ['services/billing/src/research-worker-config.ts'],
+    listed: [...ALL, 'PORT', 'HOST', 'DATABASE_URL', 'EXA_API_KEY', 'TAVILY_API_KEY', 'EXA_BASE_URL', 'TAVILY_BASE_URL'],
+    secrets: ['REDIS_URL', 'INTERNAL_TOKEN', 'DATABASE_URL', 'EXA_API_KEY', 'TAVILY_API_KEY'],
+    port: 3004,
+    command: ['node', 'services/billing/dist/research-worker.js'],
+  },
 ];
 
 export const PROVIDER_SIM: Deployable = {

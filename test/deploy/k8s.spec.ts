@@ -14,7 +14,7 @@ const configMaps = byKind(manifests, 'ConfigMap');
 const deployments = byKind(manifests, 'Deployment');
 const services = byKind(manifests, 'Service');
 
-const REPLICAS: Record<string, number> = { 'search-gateway': 3, 'account-admin': 2, billing: 2, 'billing-worker': 2 };
+const REPLICAS: Record<string, number> = { 'search-gateway': 3, 'account-admin': 2, billing: 2, 'billing-worker': 2, 'research-worker': 2 };
 
 function deployment(name: string): Manifest {
   const found = deployments.find((d) => d.name === name);
@@ -131,7 +131,7 @@ describe('deploy/k8s: the production manifests', () => {
     }
   });
 
-  it('deploys the gateway (3), account-admin (2), billing (2) and the ledger worker (2): the HPA owns the scale, no Deployment sets replicas', () => {
+  it('deploys the gateway (3), account-admin (2), billing (2), the ledger worker (2) and the research worker (2): the HPA owns the scale, no Deployment sets replicas', () => {
     // A Deployment's `replicas` beside an HPA would reset the scale on every apply; the HPA's
     // minReplicas is the count (a new Deployment starts at 1 and the HPA raises it at once).
     const hpaOwned = new Set(byKind(manifests, 'HorizontalPodAutoscaler').map((h) => obj(obj(h.doc['spec'], 'spec')['scaleTargetRef'], 'scaleTargetRef')['name']));
@@ -185,7 +185,7 @@ describe('deploy/k8s: the production manifests', () => {
   it('the PORT each ConfigMap sets is the port the container exposes', () => {
     const cases: [string, string][] = [
       ['search-gateway', 'search-gateway-config'], ['account-admin', 'account-admin-config'],
-      ['billing', 'billing-config'], ['billing-worker', 'billing-worker-config'],
+      ['billing', 'billing-config'], ['billing-worker', 'billing-worker-config'], ['research-worker', 'research-worker-config'],
     ];
     for (const [name, configMap] of cases) {
       const deployable = DEPLOYABLES.find((d) => d.name === name);
@@ -228,7 +228,7 @@ describe('deploy/k8s: the production manifests', () => {
     expect(ports('billing')).toEqual([['http', 3002]]);
     expect(ports('billing-operator')).toEqual([['operator', 8081]]);
     expect(services.map((s) => s.name).sort()).toEqual([
-      'account-admin', 'account-admin-metrics', 'billing', 'billing-metrics', 'billing-operator', 'billing-worker-metrics', 'search-gateway', 'search-gateway-metrics',
+      'account-admin', 'account-admin-metrics', 'billing', 'billing-metrics', 'billing-operator', 'billing-worker-metrics', 'research-worker-metrics', 'search-gateway', 'search-gateway-metrics',
     ]);
   });
 
@@ -255,7 +255,7 @@ describe('deploy/k8s: the production manifests', () => {
 
   it('every Deployment scales on CPU from its replica count (the gateway from 3), and has a disruption budget', () => {
     const hpas = byKind(manifests, 'HorizontalPodAutoscaler');
-    expect(hpas.map((h) => h.name).sort()).toEqual(['account-admin', 'billing', 'billing-worker', 'search-gateway']);
+    expect(hpas.map((h) => h.name).sort()).toEqual(['account-admin', 'billing', 'billing-worker', 'research-worker', 'search-gateway']);
     for (const hpa of hpas) {
       const spec = obj(hpa.doc['spec'], 'hpa spec');
       expect(spec['scaleTargetRef']).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: hpa.name });
@@ -291,6 +291,7 @@ describe('deploy/k8s: the production manifests', () => {
     const operatorPeers = allowedPeers(podLabelsOf(deployment('billing')), 8081);
     expect(operatorPeers).toStrictEqual([{ podSelector: { matchLabels: { 'svc-platform/operator-client': 'true' } } }]);
     expect(allowedPeers(podLabelsOf(deployment('billing-worker')), 3003)).toStrictEqual([]);
+    expect(allowedPeers(podLabelsOf(deployment('research-worker')), 3004)).toStrictEqual([]);
     expect(allowedPeers(podLabelsOf(deployment('search-gateway')), 8080)).toStrictEqual(['anyone']);
   });
 
@@ -308,6 +309,8 @@ describe('deploy/k8s: the production manifests', () => {
     expect(allowedEgress(podLabelsOf(deployment('account-admin')))).toEqual([...dns, '3002 pod billing', '443 public', '465 public', '587 public', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
     expect(allowedEgress(podLabelsOf(deployment('billing')))).toEqual([...dns, '443 public', '50051 pod account-admin', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
     expect(allowedEgress(podLabelsOf(deployment('billing-worker')))).toEqual([...dns, '443 public', '50051 pod account-admin', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
+    // The research worker: its stores and the providers, nothing of the platform's.
+    expect(allowedEgress(podLabelsOf(deployment('research-worker')))).toEqual([...dns, '443 public', `5432 ip ${stores}`, `6379 ip ${stores}`].sort());
     // Each URL a service is configured with points at a peer its egress allows.
     for (const [config, key, peer] of [['search-gateway-config', 'ACCOUNT_ADMIN_GRPC_URL', '50051 pod account-admin'], ['search-gateway-config', 'BILLING_HTTP_URL', '3002 pod billing'],
       ['account-admin-config', 'BILLING_HTTP_URL', '3002 pod billing'], ['billing-config', 'ACCOUNT_ADMIN_GRPC_URL', '50051 pod account-admin'], ['billing-worker-config', 'ACCOUNT_ADMIN_GRPC_URL', '50051 pod account-admin']] as const) {
@@ -320,6 +323,7 @@ describe('deploy/k8s: the production manifests', () => {
 
   it.each([
     ['account-admin', 'account-admin', 'account-admin-secrets'], ['billing', 'billing', 'billing-secrets'], ['billing-worker', 'billing', 'billing-secrets'],
+    ['research-worker', 'billing', 'billing-secrets'],
   ] as const)('%s runs its database\'s migrations in an init container before it serves', (name, owner, secretName) => {
     expect(byKind(manifests, 'Job')).toEqual([]);
     const inits = arr(podSpecOf(deployment(name))['initContainers'], `${name} initContainers`).map((c) => obj(c, 'init container'));
@@ -381,7 +385,22 @@ describe('deploy/k8s: the production manifests', () => {
     expect(grace).toBeGreaterThan(preStop + delay + arrival + (HANDLING_S[name] ?? Infinity) + CLOSING_S);
   });
 
-  it.each([['search-gateway', 9464], ['account-admin', 9465], ['billing', 9466], ['billing-worker', 9467]] as const)(
+  it('the research worker drains within its grace period: the drain delay and a step in flight (one provider call and a settlement) fit', () => {
+    const grace = Number(podSpecOf(deployment('research-worker'))['terminationGracePeriodSeconds']);
+    const delay = Number(configMapValue('research-worker-config', 'SHUTDOWN_DELAY_MS')) / 1000;
+    const call = Number(configMapValue('research-worker-config', 'RESEARCH_CALL_TIMEOUT_MS')) / 1000;
+    expect(delay).toBeGreaterThan(0);
+    expect(call).toBeGreaterThan(0);
+    // A settlement is one transaction: up to 10 s for a connection and 10 s to run (billing's transactions.run).
+    expect(grace).toBeGreaterThan(delay + call + 20);
+  });
+
+  it('billing (which takes a run\'s hold) and the research worker (which gives runs up) bound a run alike', () => {
+    expect(configMapValue('billing-config', 'RESEARCH_RUN_TIMEOUT_MS')).toBe(configMapValue('research-worker-config', 'RESEARCH_RUN_TIMEOUT_MS'));
+    expect(Number(configMapValue('research-worker-config', 'RESEARCH_RUN_TIMEOUT_MS'))).toBeGreaterThanOrEqual(3_600_000);
+  });
+
+  it.each([['search-gateway', 9464], ['account-admin', 9465], ['billing', 9466], ['billing-worker', 9467], ['research-worker', 9468]] as const)(
     '%s serves metrics on %i, reachable by Prometheus only, through a Service of its own', (name, port) => {
       expect(containerPortNumber(mainContainer(name), 'metrics', name)).toBe(port);
       expect(configMapValue(`${name}-config`, 'METRICS_PORT')).toBe(String(port));
@@ -403,6 +422,8 @@ describe('deploy/k8s: the production manifests', () => {
     expect(configMapValue('search-gateway-config', 'BRAVE_BASE_URL')).toBe('https://api.search.brave.com/res/v1');
     expect(configMapValue('search-gateway-config', 'EXA_BASE_URL')).toBe('https://api.exa.ai');
     expect(configMapValue('search-gateway-config', 'TAVILY_BASE_URL')).toBe('https://api.tavily.com');
+    expect(configMapValue('research-worker-config', 'EXA_BASE_URL')).toBe('https://api.exa.ai');
+    expect(configMapValue('research-worker-config', 'TAVILY_BASE_URL')).toBe('https://api.tavily.com');
     const everything = JSON.stringify([...manifests, ...secrets].map((m) => m.doc));
     expect(everything).not.toMatch(/provider-sim|SIM_BASE_LATENCY_MS|sim-brave-key|sim-exa-key|tvly-sim-key/);
     expect(everything).not.toMatch(/127\.0\.0\.1|localhost/);

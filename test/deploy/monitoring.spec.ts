@@ -73,7 +73,7 @@ describe('deploy/monitoring: scrape config, alerts and dashboard', () => {
     const selector = obj(obj(spec['selector'], 'selector')['matchLabels'], 'matchLabels');
     expect(arr(spec['endpoints'], 'endpoints').map((e) => [obj(e, 'endpoint')['port'], obj(e, 'endpoint')['path']])).toEqual([['metrics', '/metrics']]);
     const selected = byKind(deployedManifests(), 'Service').filter((s) => Object.entries(selector).every(([k, v]) => obj(obj(s.doc['metadata'], 'metadata')['labels'], 'labels')[k] === v));
-    expect(selected.map((s) => s.name).sort()).toEqual(['account-admin-metrics', 'billing-metrics', 'billing-worker-metrics', 'search-gateway-metrics']);
+    expect(selected.map((s) => s.name).sort()).toEqual(['account-admin-metrics', 'billing-metrics', 'billing-worker-metrics', 'research-worker-metrics', 'search-gateway-metrics']);
   });
 
   const rules = load('prometheus-rules.yaml');

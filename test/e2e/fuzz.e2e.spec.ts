@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { Client } from 'pg';
 import { OAUTH_PATHS, WEBHOOK_EVENT_TYPES } from '@svc/contracts';
-import { bearer, call, newAccount, newApiKey, repoRoot, startStack } from '@svc/test-kit';
+import { bearer, call, grantCredits, newAccount, newApiKey, repoRoot, startStack } from '@svc/test-kit';
 import type { Stack } from '@svc/test-kit';
 import { FakeStripe } from '../../tools/fake-stripe/src';
 import { approve, codeOf, exchange, pkce, register, startAuthorization } from './oauth-flow';
@@ -207,6 +207,26 @@ const keyBody = fc.record({
   expires_at: fc.oneof(fc.date({ min: new Date('2020-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString()), extremeTimestamp, hostileValue),
   disabled: fc.oneof(fc.boolean(), hostileValue),
 }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
+const RESEARCH_MODEL_IDS = ['exa/agent-minimal', 'exa/agent-low', 'exa/agent-auto', 'tavily/research-mini', 'tavily/research-pro'];
+/** POST /v1/research: mostly a real model and a cap, with hostile input, schemas (deep, huge, lone surrogates) and metadata. */
+const hostileResearchBody = fc.record({
+  input: fc.oneof(hostileText, fc.constantFrom('tides and the moon', ' ', 'x'.repeat(8_001))),
+  model: fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...RESEARCH_MODEL_IDS) }, fc.constantFrom(...MODEL_IDS), hostileText),
+  models: fc.oneof(fc.array(fc.constantFrom(...RESEARCH_MODEL_IDS), { maxLength: 7 }), fc.array(hostileText, { maxLength: 3 }), hostileValue),
+  max_cost_usd: fc.oneof({ weight: 3, arbitrary: fc.double({ min: 0, max: 2, noNaN: true }) }, fc.constantFrom(0, -1, 1e-7, 1000.000001, 1e308), hostileValue),
+  output_schema: fc.oneof(fc.constant({ type: 'object', properties: { a: { type: 'string' } } }), fc.constant(JSON.parse(`${'{"a":'.repeat(12)}1${'}'.repeat(12)}`) as unknown), fc.constant({ big: 'x'.repeat(17_000) }), hostileValue),
+  metadata: fc.oneof(fc.dictionary(fc.string({ minLength: 1, maxLength: 45 }), fc.oneof(fc.string({ maxLength: 20 }), hostileValue), { maxKeys: 20 }), hostileValue),
+}, { requiredKeys: [] });
+/** Bodies a real client sends (a run is created when the key and balance allow), and hostile ones. */
+const researchBody = fc.oneof(
+  fc.record({
+    input: fc.constantFrom('tides and the moon', 'how do heat pumps work?'),
+    model: fc.constantFrom('exa/agent-minimal', 'exa/agent-low', 'tavily/research-mini'),
+    max_cost_usd: fc.integer({ min: 50_000, max: 2_000_000 }).map((micros) => micros / 1_000_000),
+    metadata: fc.constantFrom({ team: 'fuzz' }, { 'a.b-c_d': 'x'.repeat(500) }),
+  }, { requiredKeys: ['input', 'model', 'max_cost_usd'] }),
+  { weight: 3, arbitrary: hostileResearchBody },
+).map((o) => JSON.stringify(o));
 const credentialsBody = fc.record({ email: fc.oneof(fc.emailAddress(), hostileText), password: fc.oneof(fc.string({ minLength: 12, maxLength: 40 }), hostileText) }, { requiredKeys: [] }).map((o) => JSON.stringify(o));
 /** The mail links' bodies: a link's token (a real link's shape, or hostile), with a new password for a reset. */
 const linkToken = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{43}$/), hostileText, fc.constant('t'.repeat(300)));
@@ -363,6 +383,11 @@ function routes(secrets: Secrets, gw: string): fc.Arbitrary<RouteRequest> {
     ['/v1/webhook-endpoints/:id/rotate-secret', ['POST', 'GET'], endpointPath.map((p) => `${p}/rotate-secret`)],
     ['/v1/webhook-endpoints/:id/deliveries', ['GET'], endpointPath.map((p) => `${p}/deliveries`)],
     ['/v1/webhook-endpoints/:id/deliveries/:delivery/redeliver', ['POST'], fc.tuple(endpointPath, segment).map(([p, d]) => `${p}/deliveries/${d}/redeliver`)],
+    ['/v1/research', ['POST', 'POST', 'POST', 'GET', 'PUT'], fc.constant('/v1/research'), researchBody],
+    ['/v1/research/:id', ['GET', 'DELETE'], fc.oneof(segment, fc.constantFrom('rsr_0000000000000000000000000', 'rsr_')).map((id) => `/v1/research/${id}`)],
+    ['/v1/research/:id/cancel', ['POST', 'GET'], fc.oneof(segment, fc.constant('rsr_0000000000000000000000000')).map((id) => `/v1/research/${id}/cancel`)],
+    ['/dashboard/api/research', ['GET'], fc.constant('/dashboard/api/research')],
+    ['/dashboard/api/research/:id/cancel', ['POST'], segment.map((id) => `/dashboard/api/research/${id}/cancel`)],
     ['(unknown)', ['GET', 'POST', 'OPTIONS', 'HEAD'], fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => `/${parts.join('/')}`)],
   ];
   return fc.constantFrom(...templates).chain(([route, methods, path, shaped, shapedType]) =>
@@ -514,7 +539,11 @@ async function count(url: string, sql: string): Promise<number> {
 }
 
 /** The rows a request can create or delete, per kind (keys of OAuth grants apart: see the assertion). */
-async function rowCounts(stack: Stack): Promise<Record<string, number>> {
+interface RowCounts {
+  keys: number; managementKeys: number; deleted: number; users: number; checkouts: number; grants: number; dynamicClients: number; endpoints: number; researchRuns: number;
+}
+
+async function rowCounts(stack: Stack): Promise<RowCounts> {
   const notGrantKey = 'NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.key_id = keys.id)';
   return {
     keys: await count(stack.databases.accountAdmin, `SELECT count(*) AS n FROM keys WHERE kind = 'api' AND ${notGrantKey}`),
@@ -525,6 +554,7 @@ async function rowCounts(stack: Stack): Promise<Record<string, number>> {
     grants: await count(stack.databases.accountAdmin, 'SELECT count(*) AS n FROM oauth_grants'),
     dynamicClients: await count(stack.databases.accountAdmin, "SELECT count(*) AS n FROM oauth_clients WHERE kind = 'dynamic'"),
     endpoints: await count(stack.databases.billing, 'SELECT count(*) AS n FROM webhook_endpoints'),
+    researchRuns: await count(stack.databases.billing, 'SELECT count(*) AS n FROM research_runs'),
   };
 }
 
@@ -544,6 +574,8 @@ describe(`fuzzing every public route (seed ${SEED}, ${RUNS} requests + ${RAW_RUN
     gw = stack.gateways[0]?.url ?? '';
     const owner = await newAccount(gw, 'fuzz');
     const key = await newApiKey(gw, owner.managementKey, { name: 'fuzz' });
+    // Credits for research runs to get past the hold (no research worker runs them: they stay queued).
+    await grantCredits(stack, owner.accountId, 50_000_000);
     // An OAuth client with one grant (its tokens) and one request waiting for consent, and a
     // webhook endpoint: the ids and tokens the generated requests aim at beside hostile ones.
     const oauthRedirectUri = 'https://app.example.com/callback';
@@ -637,18 +669,21 @@ describe(`fuzzing every public route (seed ${SEED}, ${RUNS} requests + ${RAW_RUN
     const ok = (route: string, method: string, status: number): number =>
       outcomes.filter((o) => o.request.route === route && o.request.method === method && o.status === status).length;
     const deletes = ok('/dashboard/api/management-keys/:id', 'DELETE', 200) + ok('/v1/keys/:id', 'DELETE', 200);
-    const after = await rowCounts(stack);
+    const { researchRuns: runsAfter, ...after } = await rowCounts(stack);
+    const { researchRuns: runsBefore, ...before } = rowsBefore;
+    // A research run is created by a 202 only; a repeat of an Idempotency-Key answers 202 without a new run.
+    expect(runsAfter - runsBefore).toBeLessThanOrEqual(ok('/v1/research', 'POST', 202));
     // An OAuth grant's API key is made by a consent and deleted with its grant (a revocation, a
     // refresh token's reuse, a connected app removed): counted with the grants, not the keys.
     expect(after).toEqual({
-      keys: rowsBefore.keys + ok('/v1/keys', 'POST', 201),
-      managementKeys: rowsBefore.managementKeys + ok('/dashboard/api/management-keys', 'POST', 201),
-      deleted: rowsBefore.deleted + deletes,
-      users: rowsBefore.users + ok('/dashboard/api/signup', 'POST', 201),
-      checkouts: rowsBefore.checkouts + ok('/v1/credits/checkout', 'POST', 201),
-      grants: rowsBefore.grants + ok('/dashboard/api/oauth/requests/:id/approve', 'POST', 200),
-      dynamicClients: rowsBefore.dynamicClients + ok(OAUTH_PATHS.register, 'POST', 201),
-      endpoints: rowsBefore.endpoints + ok('/v1/webhook-endpoints', 'POST', 201) - ok('/v1/webhook-endpoints/:id', 'DELETE', 200),
+      keys: before.keys + ok('/v1/keys', 'POST', 201),
+      managementKeys: before.managementKeys + ok('/dashboard/api/management-keys', 'POST', 201),
+      deleted: before.deleted + deletes,
+      users: before.users + ok('/dashboard/api/signup', 'POST', 201),
+      checkouts: before.checkouts + ok('/v1/credits/checkout', 'POST', 201),
+      grants: before.grants + ok('/dashboard/api/oauth/requests/:id/approve', 'POST', 200),
+      dynamicClients: before.dynamicClients + ok(OAUTH_PATHS.register, 'POST', 201),
+      endpoints: before.endpoints + ok('/v1/webhook-endpoints', 'POST', 201) - ok('/v1/webhook-endpoints/:id', 'DELETE', 200),
     });
   }, 600_000);
 });

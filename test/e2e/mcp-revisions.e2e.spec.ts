@@ -59,7 +59,7 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
       const client = await official(secret, revision);
       expect(client.getNegotiatedProtocolVersion()).toBe(revision);
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name).sort()).toEqual(['get_credits', 'list_models', 'web_fetch', 'web_search']);
+      expect(tools.map((t) => t.name).sort()).toEqual(['deep_research', 'get_credits', 'get_research', 'list_models', 'web_fetch', 'web_search']);
       expect(Object.keys(tools.find((t) => t.name === 'web_search')?.inputSchema.properties ?? {}).sort()).toEqual([
         'cache', 'cache_max_age_s', 'contents', 'country', 'exclude_domains', 'fanout_wait_ms', 'idempotency_key', 'include_domains', 'language', 'max_chars_per_result',
         'max_cost_usd', 'max_results', 'max_total_chars', 'model', 'models', 'published_after', 'published_before', 'query', 'safesearch', 'strategy',
@@ -128,7 +128,7 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
     const client: MCPClient = await createMCPClient({ transport: { type: 'http', url: `${suite.gw}/mcp`, headers: bearer(secret) } });
     closers.push(() => client.close());
     const listed = await client.listTools();
-    expect(listed.tools.map((t) => t.name).sort()).toEqual(['get_credits', 'list_models', 'web_fetch', 'web_search']);
+    expect(listed.tools.map((t) => t.name).sort()).toEqual(['deep_research', 'get_credits', 'get_research', 'list_models', 'web_fetch', 'web_search']);
     const tools = await client.tools();
     const webSearch = tools.web_search;
     if (webSearch?.execute === undefined) throw new Error('web_search has no execute');
@@ -166,7 +166,7 @@ describe('/mcp on the 2026-07-28 revision and the 2025 ones, with the official v
       const list = await call('POST', `${suite.gw}/mcp`, { body: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope } }, headers: modernHeaders(secret, 'tools/list') });
       expect(list.status).toBe(200);
       expect(list.headers.get('mcp-session-id')).toBeNull();
-      expect(list.body.result.tools.map((t: { name: string }) => t.name).sort()).toEqual(['get_credits', 'list_models', 'web_fetch', 'web_search']);
+      expect(list.body.result.tools.map((t: { name: string }) => t.name).sort()).toEqual(['deep_research', 'get_credits', 'get_research', 'list_models', 'web_fetch', 'web_search']);
       expect(list.body.result).toMatchObject({ ttlMs: 3_600_000, cacheScope: 'public' });
 
       const discover = await call('POST', `${suite.gw}/mcp`, { body: { jsonrpc: '2.0', id: 2, method: 'server/discover', params: { _meta: envelope } }, headers: modernHeaders(secret, 'server/discover') });

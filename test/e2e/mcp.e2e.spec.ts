@@ -58,7 +58,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
     const { secret } = await fundedKey(1);
     const client = await connect(gw(0), secret);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['get_credits', 'list_models', 'web_fetch', 'web_search']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['deep_research', 'get_credits', 'get_research', 'list_models', 'web_fetch', 'web_search']);
     const webSearch = tools.find((t) => t.name === 'web_search');
     expect(webSearch?.inputSchema).toMatchObject({ type: 'object', required: ['query'], additionalProperties: false });
     expect(Object.keys(webSearch?.inputSchema.properties ?? {}).sort()).toEqual([
@@ -317,7 +317,7 @@ describe('the remote MCP endpoint (/mcp) through the official MCP client', () =>
       const port = (proxy.address() as AddressInfo).port;
       const client = await connect(`http://127.0.0.1:${port}`, secret);
       const before = await balanceMicros(accountId);
-      expect((await client.listTools()).tools).toHaveLength(4);
+      expect((await client.listTools()).tools).toHaveLength(6);
       const answers: CallToolResult[] = [];
       for (let i = 0; i < 4; i++) answers.push(await search(client, { query: `round robin ${i}`, model: 'brave/web', max_results: 2 }));
       for (const answer of answers) expect(answer.structuredContent).toMatchObject({ model: 'brave/web', cost_usd: 0.006 });

@@ -144,7 +144,7 @@ describe('OAuth for connectors on /mcp/oauth', () => {
 
     const client = await mcp(access);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['get_credits', 'list_models', 'web_fetch', 'web_search']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['deep_research', 'get_credits', 'get_research', 'list_models', 'web_fetch', 'web_search']);
     const before = Number(await suite.redis.get(redisKeys.accountBalance(account.accountId)));
     const first = (await client.callTool({ name: 'web_search', arguments: { query: 'oauth connector', model: 'exa/fast', max_results: 1 } })) as CallToolResult;
     expect(first.isError).toBeFalsy();

@@ -11,6 +11,7 @@ import { ContractChecker } from '../../tools/openapi/src/contract';
 import { OPERATIONS } from '../../tools/openapi/src/operations';
 import { OAUTH_PATHS } from '@svc/contracts';
 import { codeOf, pkce, requestIdOf } from './oauth-flow';
+import { RESEARCH_WORKER_TEST_ENV } from './research-stack';
 
 /**
  * The OpenAPI contract: real answers of every public operation, successes and errors,
@@ -35,7 +36,7 @@ describe('the OpenAPI document against real answers', () => {
     stripe = await FakeStripe.start({ secretKey: STRIPE_KEY, webhookSecret: WEBHOOK_SECRET });
   });
   const suite = useStack(() => ({
-    ...SETTLING_STACK, name: 'openapi', redisDb: 13, billingEnv: stripe.billingEnv(2000),
+    ...SETTLING_STACK, name: 'openapi', redisDb: 13, billingEnv: stripe.billingEnv(2000), researchWorker: true, researchWorkerEnv: { ...RESEARCH_WORKER_TEST_ENV },
     gatewayEnv: { PROVIDER_TIMEOUT_MS: '3000', RATE_LIMIT_PER_SECOND: '1', RATE_LIMIT_BURST: '6', ACCOUNT_MAX_IN_FLIGHT: '3', PROVIDER_MAX_IN_FLIGHT_TAVILY: '1' },
   }), { timeoutMs: 180_000 });
   afterAll(() => stripe?.stop());
@@ -639,6 +640,36 @@ describe('the OpenAPI document against real answers', () => {
       expectCode(await check('GET', p('/events'), p('/events?type=nope'), { headers: who }, 400), 'invalid_request');
       await check('DELETE', p('/webhook-endpoints/{id}'), p(`/webhook-endpoints/${id}`), { headers: who }, 200);
     }
+  });
+
+  it('research runs: create, read, list and cancel with their errors, through the API and the dashboard', async () => {
+    const owner = await account('research');
+    await grant(owner.accountId, 3);
+    const key = await check('POST', '/v1/keys', '/v1/keys', { body: { name: 'research' }, headers: bearer(owner.managementKey) }, 201);
+    const api = bearer(String(key.body.secret));
+    const body = { input: 'contract run sim:exa=forever', model: 'exa/agent-low', max_cost_usd: 1, output_schema: { type: 'object', properties: { a: { type: 'string' } } }, metadata: { team: 'contract' } };
+    const created = await check('POST', '/v1/research', '/v1/research', { body, headers: { ...api, 'idempotency-key': 'contract-1' } }, 202);
+    const id = String(created.body.id);
+    await check('POST', '/v1/research', '/v1/research', { body, headers: { ...api, 'idempotency-key': 'contract-1' } }, 202);
+    expectCode(await check('POST', '/v1/research', '/v1/research', { body: { input: 'q', model: 'exa/agent-low' }, headers: api }, 400), 'invalid_request');
+    expectCode(await check('POST', '/v1/research', '/v1/research', { body: { input: 'q', model: 'exa/fast', max_cost_usd: 1 }, headers: api }, 400), 'unknown_model');
+    expectCode(await check('POST', '/v1/research', '/v1/research', { body: { input: 'q', model: 'exa/agent-auto', max_cost_usd: 50 }, headers: api }, 402), 'insufficient_credits');
+    expectCode(await check('POST', '/v1/research', '/v1/research', { body, headers: bearer(owner.managementKey) }, 403), 'wrong_key_type');
+    expectCode(await check('POST', '/v1/research', '/v1/research', { body, headers: bearer('svc-not-a-key') }, 401), 'invalid_api_key');
+    await check('GET', '/v1/research/{id}', `/v1/research/${id}`, { headers: api }, 200);
+    expectCode(await check('GET', '/v1/research/{id}', '/v1/research/rsr_0000000000000000000000000', { headers: api }, 404), 'not_found');
+    await check('GET', '/v1/research', '/v1/research?limit=1', { headers: bearer(owner.managementKey) }, 200);
+    expectCode(await check('GET', '/v1/research', '/v1/research?status=nope', { headers: api }, 400), 'invalid_request');
+    await waitFor('the run started', async () => ((await call('GET', `${suite.gw}/v1/research/${id}`, { headers: api })).body.status === 'running' ? true : undefined));
+    await check('POST', '/v1/research/{id}/cancel', `/v1/research/${id}/cancel`, { headers: api }, 200);
+    // The dashboard's relay of the same routes.
+    await check('GET', '/dashboard/api/research', '/dashboard/api/research', { headers: owner.session }, 200);
+    await check('GET', '/dashboard/api/research/{id}', `/dashboard/api/research/${id}`, { headers: owner.session }, 200);
+    expectCode(await check('GET', '/dashboard/api/research', '/dashboard/api/research', {}, 401), 'invalid_api_key');
+    await check('POST', '/dashboard/api/research/{id}/cancel', `/dashboard/api/research/${id}/cancel`, { headers: owner.session }, 200);
+    expectCode(await check('POST', '/dashboard/api/research/{id}/cancel', `/dashboard/api/research/${id}/cancel`, { headers: { cookie: owner.session.cookie ?? '' } }, 400), 'invalid_request');
+    await waitFor('the run cancelled', async () => ((await call('GET', `${suite.gw}/v1/research/${id}`, { headers: api })).body.status === 'cancelled' ? true : undefined));
+    await check('GET', '/v1/research/{id}', `/v1/research/${id}`, { headers: api }, 200);
   });
 
   it('answers outside every operation (404, 405) are error bodies of the document', async () => {

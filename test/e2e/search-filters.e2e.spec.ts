@@ -1,4 +1,4 @@
-import { CATALOG, hostnameMatches, MODELS, redisKeys } from '@svc/contracts';
+import { CATALOG, hostnameMatches, MODELS, redisKeys, RESEARCH_MODELS } from '@svc/contracts';
 import type { FilterName, ModelSpec } from '@svc/contracts';
 import { REDIS_TOPOLOGIES, bearer, call, newAccount, newApiKey, waitFor, grantCredits, useStack, SETTLING_STACK } from '@svc/test-kit';
 
@@ -58,8 +58,9 @@ describe.each(REDIS_TOPOLOGIES)('search filters (%s Redis)', (topology) => {
   it('GET /v1/models lists every model\'s supported_filters, as the catalog declares them (none on an extract model)', async () => {
     const models = await call('GET', `${suite.gw}/v1/models`);
     expect(models.status).toBe(200);
+    // Research models (kind "research") follow the search models and take no search filter.
     expect(models.body.data.map((m: { id: string; supported_filters: string[] }) => [m.id, m.supported_filters]))
-      .toEqual(MODELS.map((model) => [model.id, model.kind === 'search' ? [...model.supportedFilters] : []]));
+      .toEqual([...MODELS.map((model) => [model.id, model.kind === 'search' ? [...model.supportedFilters] : []]), ...RESEARCH_MODELS.map((model) => [model.id, []])]);
   });
 
   it.each(CATALOG.map((model) => [model.id, model] as const))('%s honours every filter it supports', async (id, model) => {

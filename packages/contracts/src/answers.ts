@@ -6,6 +6,7 @@ import { LIMIT_RESETS } from './key-record';
 import { LIMITS } from './limits';
 import { MODEL_STATUSES } from './provider-health';
 import { CACHE_STATUSES, REQUEST_KINDS } from './settlement';
+import { RESEARCH_ATTEMPT_STATUSES, RESEARCH_METERING, RESEARCH_MODELS, RESEARCH_PROVIDERS, RESEARCH_STATUSES } from './research';
 
 /**
  * The JSON Schemas (2020-12) of the answers that several places describe, written once:
@@ -71,13 +72,42 @@ export const API_KEY_FIELDS: Readonly<Record<string, AnswerSchema>> = {
 
 /** A model's prices (GET /v1/models, and each model of GET /v1/credits/pricing). */
 export const MODEL_PRICING_FIELDS: Readonly<Record<string, AnswerSchema>> = {
-  base_usd: usd('Price of one search (0 on an extract model: it is priced per URL).'),
+  base_usd: usd('Price of one search (0 on an extract model: it is priced per URL; 0 on a research model: it is priced per run, usage or credit).'),
   included_results: { type: ['integer', 'null'], description: 'Results covered by base_usd; null when the provider does not price by count.' },
   per_result_usd: usd('Price of each result beyond included_results (0 when not priced by count).'),
-  cache_price_usd: { type: ['number', 'null'], description: 'Price of a search answered from the result cache (hit or joined): CACHE_PRICE_PERCENT of base_usd; on an extract model, of one URL served from the cache (CACHE_PRICE_PERCENT of per_url_usd); null when the deployment has no cache.' },
+  cache_price_usd: { type: ['number', 'null'], description: 'Price of a search answered from the result cache (hit or joined): CACHE_PRICE_PERCENT of base_usd; on an extract model, of one URL served from the cache (CACHE_PRICE_PERCENT of per_url_usd); null when the deployment has no cache (and on research models).' },
   contents_usd: usd('Search models: what a search asking for contents (text or highlights) costs on top of its price; 0 where the provider charges nothing extra.'),
   per_url_usd: usd('Extract models: the price of one URL that came back (a URL that failed is never charged).'),
   url_block: { type: 'integer', minimum: 1, description: 'Extract models: URLs are charged in whole blocks of this many per model call (1: each on its own), as the provider bills them.' },
+  // Research models (kind "research"): base_usd and per_result_usd are 0, included_results and cache_price_usd null.
+  metering: { enum: [...RESEARCH_METERING], description: 'Research models: per_run (a fixed price per run), usage (the provider\'s reported cost at unit_usd per provider USD), credits (the provider\'s reported credits at unit_usd each).' },
+  unit_usd: usd('Research models: the price of one run (per_run), of one USD the provider reports (usage), or of one provider credit (credits).'),
+  max_cost_usd: usd('Research models: the most one run can cost (a metered model with its largest budget); a run never costs more than its max_cost_usd either.'),
+  min_cap_usd: usd('Research models: the least a run\'s max_cost_usd (what the cap leaves, after a model before it) must be for this model to run; below it the model is skipped.'),
+};
+
+/** The fields of MODEL_PRICING_FIELDS only research models have. */
+export const RESEARCH_PRICING_FIELDS: readonly string[] = ['metering', 'unit_usd', 'max_cost_usd', 'min_cap_usd'];
+
+/** A research run's fields, in a list and alone (docs/api.md, "Research runs"). */
+const RESEARCH_RUN_FIELDS: Readonly<Record<string, AnswerSchema>> = {
+  id: id('researchRun', 'The run id.'),
+  object: { const: 'research_run' },
+  status: { enum: [...RESEARCH_STATUSES], description: 'queued; running; completed, failed or cancelled (settled: cost_usd is final).' },
+  input: { type: 'string' },
+  models: { type: 'array', items: ref('ResearchModelId'), description: 'The models asked for, in fallback order.' },
+  model: { type: ['string', 'null'], description: 'The model that answered; else the one running or next to run; else the last one that failed or was cancelled; null when none ran.' },
+  max_cost_usd: usd('The hard cap.'),
+  held_usd: usd('What the run holds from the balance now: min(the cap, the most its models can cost) until it is settled, then 0.'),
+  cost_usd: { type: ['number', 'null'], description: 'What the run was charged, never above max_cost_usd; null until it is settled.' },
+  attempts: { type: 'array', items: ref('ResearchAttempt') },
+  error: { type: ['string', 'null'] },
+  metadata: { anyOf: [{ type: 'object', additionalProperties: { type: 'string' } }, { type: 'null' }], description: 'The labels given at creation; null without any.' },
+  created_at: timestamp(),
+  started_at: { type: ['string', 'null'], format: 'date-time' },
+  completed_at: { type: ['string', 'null'], format: 'date-time', description: 'When the run was settled.' },
+  cancel_requested_at: { type: ['string', 'null'], format: 'date-time' },
+  request_id: REQUEST_ID_SCHEMA,
 };
 
 /** A search result's fields (POST /v1/search's `results[]`); a fan-out's merged result has them too. */
@@ -95,13 +125,13 @@ const SEARCH_RESULT_FIELDS: Readonly<Record<string, AnswerSchema>> = {
 const SEARCH_RESULT_OPTIONAL = ['text', 'highlights', 'truncated'];
 
 /** The optional fields of MODEL_PRICING_FIELDS: by kind of model. */
-const MODEL_PRICING_OPTIONAL = ['contents_usd', 'per_url_usd', 'url_block'];
+const MODEL_PRICING_OPTIONAL = ['contents_usd', 'per_url_usd', 'url_block', ...RESEARCH_PRICING_FIELDS];
 
 /** The schemas, by the name the OpenAPI document gives them. */
 export const ANSWER_SCHEMAS = {
   Provider: { enum: [...PROVIDERS] },
-  ModelId: { enum: MODELS.map((model) => model.id), description: 'A model of the catalog (GET /v1/models).' },
-  ModelKind: { enum: [...MODEL_KINDS], description: 'search: a model of POST /v1/search; extract: of POST /v1/extract.' },
+  ModelId: { enum: [...MODELS.map((model) => model.id), ...RESEARCH_MODELS.map((model) => model.id)], description: 'A model of the catalog (GET /v1/models).' },
+  ModelKind: { enum: [...MODEL_KINDS], description: 'search: a model of POST /v1/search; extract: of POST /v1/extract; research: of POST /v1/research.' },
   SearchContents: { enum: [...SEARCH_CONTENTS], description: 'What a search result carries besides its snippet (POST /v1/search contents).' },
   ExtractFormat: { enum: [...EXTRACT_FORMATS], description: 'The text format of POST /v1/extract.' },
   ExtractOption: { enum: [...EXTRACT_OPTIONS], description: 'An optional field of POST /v1/extract a model may honour: max_age_s (freshness control), query (text ranked or trimmed by relevance).' },
@@ -233,15 +263,20 @@ export const ANSWER_SCHEMAS = {
     provider: ref('Provider'),
     variant: { type: 'string' },
     description: { type: 'string' },
-    max_results: { type: 'integer', description: 'Most results the upstream returns (extract models: most URLs one call takes).' },
+    max_results: { type: 'integer', description: 'Most results the upstream returns (extract models: most URLs one call takes; research models: 0, a run is not priced by count).' },
     pricing: ref('ModelPricing'),
     available: { type: 'boolean', description: 'False when this deployment has no platform key for the provider.' },
-    supported_filters: { type: 'array', items: ref('FilterName'), description: 'The search filters this model honours; a search with any other filter skips it (none on extract models).' },
+    supported_filters: { type: 'array', items: ref('FilterName'), description: 'The search filters this model honours; a search with any other filter skips it (none on extract and research models).' },
     supported_contents: { type: 'array', items: ref('SearchContents'), description: 'Search models: the contents its results can carry; a search asking for another skips it.' },
     supported_formats: { type: 'array', items: ref('ExtractFormat'), description: 'Extract models: the formats it returns; an extract asking for another skips it.' },
     supported_options: { type: 'array', items: ref('ExtractOption'), description: 'Extract models: the optional fields it honours; an extract sending another skips it.' },
     status: ref('ModelStatus'),
-  }, ['supported_contents', 'supported_formats', 'supported_options']),
+    research_rules: closedObject({
+      failed: { type: 'string', description: 'What a failed run of this model is charged.' },
+      cancelled: { type: 'string', description: 'What a cancelled run of this model is charged.' },
+      not_started: { type: 'string', description: 'What a run the provider never started is charged (nothing).' },
+    }, [], 'Research models: the rules for a run that did not complete.'),
+  }, ['supported_contents', 'supported_formats', 'supported_options', 'research_rules']),
   FilterName: { enum: [...FILTER_NAMES], description: 'A search filter of POST /v1/search.' },
   ModelList: closedObject({ data: { type: 'array', items: ref('Model') }, request_id: REQUEST_ID_SCHEMA }),
   ModelStatus: {
@@ -260,8 +295,8 @@ export const ANSWER_SCHEMAS = {
       date: { type: 'string', format: 'date' },
       model: { type: 'string' },
       key_id: id('apiKey', 'The API key.'),
-      kind: { enum: [...REQUEST_KINDS], description: 'search or extract (group_by=kind).' },
-      searches: { type: 'integer', description: 'Requests settled: searches, and extracts (each extract request counts once).' },
+      kind: { enum: [...REQUEST_KINDS], description: 'search, extract or research (group_by=kind).' },
+      searches: { type: 'integer', description: 'Requests settled: searches, extracts and research runs (each extract request and each run counts once).' },
       failed_attempts: { type: 'integer' },
       cost_usd: usd('What was charged.'),
       byok_fee_usd: usd("The part of cost_usd charged as BYOK fees (attempts with the account's own provider key)."),
@@ -271,6 +306,36 @@ export const ANSWER_SCHEMAS = {
     ['date', 'model', 'key_id', 'kind'],
     'One group; its group field (date, model, key_id or kind) matches group_by.',
   ),
+  // Research runs (docs/api.md, "Research runs"; docs/decisions/0062).
+  ResearchModelId: { enum: RESEARCH_MODELS.map((model) => model.id), description: 'A research model (GET /v1/models, kind "research").' },
+  ResearchAttempt: closedObject({
+    model: ref('ResearchModelId'),
+    provider: { enum: [...RESEARCH_PROVIDERS] },
+    status: { enum: [...RESEARCH_ATTEMPT_STATUSES], description: 'pending: waits its turn; skipped: not run (error says why); running; completed; failed; cancelled.' },
+    error: { type: ['string', 'null'], description: 'Why it was skipped or failed, or how it was cancelled; null otherwise.' },
+    cost_usd: { type: ['number', 'null'], description: 'What this attempt was charged; null until it ended.' },
+  }),
+  ResearchSource: closedObject({ url: { type: 'string' }, title: { type: ['string', 'null'] } }),
+  ResearchRunSummary: closedObject(RESEARCH_RUN_FIELDS, ['request_id'], 'A research run without its output (GET /v1/research).'),
+  ResearchRun: closedObject({
+    ...RESEARCH_RUN_FIELDS,
+    output: {
+      anyOf: [
+        closedObject({
+          text: { type: ['string', 'null'], description: 'The answer as text.' },
+          structured: { description: 'The answer in the shape of output_schema (null without one).' },
+        }),
+        { type: 'null' },
+      ],
+      description: 'Null until the run completed (and on a failed or cancelled run).',
+    },
+    sources: { type: 'array', items: ref('ResearchSource'), description: 'The pages the answer cites.' },
+  }, ['request_id'], 'A research run (POST /v1/research, GET /v1/research/{id}, the cancel answer, and the data of research.completed and research.failed).'),
+  ResearchRunList: closedObject({
+    data: { type: 'array', items: ref('ResearchRunSummary') },
+    next_cursor: { type: ['string', 'null'] },
+    request_id: REQUEST_ID_SCHEMA,
+  }),
 } as const satisfies Record<string, AnswerSchema>;
 
 export type AnswerSchemaName = keyof typeof ANSWER_SCHEMAS;

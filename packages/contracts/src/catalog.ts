@@ -9,10 +9,11 @@ export function isProvider(value: unknown): value is Provider {
 }
 
 /**
- * What a model does: a search (POST /v1/search) or an extract (POST /v1/extract, page content
- * for known URLs). GET /v1/models and /v1/credits/pricing list every model with its kind.
+ * What a model does: a search (POST /v1/search), an extract (POST /v1/extract, page content
+ * for known URLs) or a research run (POST /v1/research; its models are in research.ts).
+ * GET /v1/models and /v1/credits/pricing list every model with its kind.
  */
-export const MODEL_KINDS = ['search', 'extract'] as const;
+export const MODEL_KINDS = ['search', 'extract', 'research'] as const;
 export type ModelKind = (typeof MODEL_KINDS)[number];
 
 /**

@@ -17,4 +17,11 @@ export const INTERNAL_HEADERS = {
   changedKeyHash: 'x-svc-changed-key-hash',
   /** Set by account-admin on a reply that changed an account's provider keys: the gateway drops that account's copy. */
   changedProviderKeys: 'x-svc-changed-provider-keys',
+  /**
+   * On the routes that reserve money in billing (research runs): the key's credit limit as
+   * `<micro-USD>:<daily|weekly|monthly|none>`, absent when the key has none (key-facts.ts).
+   */
+  keyLimit: 'x-svc-key-limit',
+  /** On the same routes: the key's `allowed_models` fence, comma-separated; absent when the key has none. */
+  keyModels: 'x-svc-key-models',
 } as const;

@@ -1,5 +1,6 @@
 import { isModelId, isProvider } from './catalog';
 import type { ModelSpec } from './catalog';
+import { findResearchModel } from './research';
 
 /**
  * Key fences (docs/api.md, "Key fences"): an API key may be limited to some models or
@@ -11,11 +12,11 @@ import type { ModelSpec } from './catalog';
 /** The `error` of an attempt skipped because the key may not use its model. */
 export const MODEL_NOT_ALLOWED_MESSAGE = 'model not allowed for this key';
 
-/** An entry of `allowed_models`: a catalog model id (of any kind), or `<provider>/*` for every model of a provider. */
+/** An entry of `allowed_models`: a catalog model id (of any kind: search, extract or research), or `<provider>/*` for every model of a provider. */
 export function isModelFenceEntry(value: unknown): value is string {
   if (typeof value !== 'string') return false;
   if (value.endsWith('/*')) return isProvider(value.slice(0, -2));
-  return isModelId(value);
+  return isModelId(value) || findResearchModel(value) !== undefined;
 }
 
 /** Whether a fence's entries let a key use `model` (a record without the fence allows every model). */

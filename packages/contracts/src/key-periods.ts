@@ -33,3 +33,6 @@ export function periodOf(reset: LimitReset, nowMs: number): Period {
     }
   }
 }
+
+/** A key's period counter outlives its period by this much, so the period's usage stays readable (every writer sets it so). */
+export const KEY_PERIOD_COUNTER_GRACE_MS = 7 * DAY_MS;

@@ -86,8 +86,18 @@ export const LIMITS = {
    */
   fanoutWaitMs: { min: 100, max: 60_000, default: 10_000 },
   /**
-   * `max_cost_usd` of a search or an extract (fallback or fan-out): the most the request may cost.
-   * Above 0, at most this, whole micro-USD (at most 6 decimals).
+   * `max_cost_usd` of a search or an extract (fallback or fan-out), and a research run's required
+   * cap: the most the request may cost. Above 0, at most this, whole micro-USD (at most 6 decimals).
    */
   maxCostUsd: { max: 1_000 },
+  /** A research run's `input` (POST /v1/research), in characters after trimming. */
+  researchInput: { min: 1, max: 8_000 },
+  /** A research run's `models`: research model ids in fallback order. */
+  researchModels: { min: 1, max: 5 },
+  /** A research run's `output_schema`: its JSON text at most this many bytes, nested at most this deep. */
+  researchOutputSchema: { maxBytes: 16_384, maxDepth: 10 },
+  /** A research run's `metadata`: at most this many keys, each 1..`keyMax` characters, each value a string of at most `valueMax`. */
+  researchMetadata: { maxKeys: 16, keyMax: 40, valueMax: 500 },
+  /** How long `wait` in the SDK and CLI polls a research run by default (seconds), and at most. */
+  researchWaitSeconds: { default: 600, max: 7_200 },
 } as const;

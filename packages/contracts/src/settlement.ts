@@ -68,12 +68,19 @@ export interface SettlementRecord {
   kind?: 'extract';
 }
 
-/** What a settled request was: a search (POST /v1/search, MCP web_search) or an extract (POST /v1/extract, MCP web_fetch). */
-export const REQUEST_KINDS = ['search', 'extract'] as const;
+/** The kinds a gateway's settlement record can be: a search or an extract. */
+export const RECORD_KINDS = ['search', 'extract'] as const;
+
+/**
+ * What a settled request was: a search (POST /v1/search, MCP web_search), an extract
+ * (POST /v1/extract, MCP web_fetch), or a research run (POST /v1/research, MCP deep_research:
+ * settled by billing's research worker, never by a gateway's record; docs/decisions/0062).
+ */
+export const REQUEST_KINDS = [...RECORD_KINDS, 'research'] as const;
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 
 /** The kind of a settlement record: a record without one is a search. */
-export function recordKind(record: Pick<SettlementRecord, 'kind'>): RequestKind {
+export function recordKind(record: Pick<SettlementRecord, 'kind'>): (typeof RECORD_KINDS)[number] {
   return record.kind ?? 'search';
 }
 

@@ -4,7 +4,7 @@
  * retry schedule. Billing's HTTP API validates against these, the ledger worker delivers by
  * them, and the SDK's verifyWebhook is tested against what billing signs.
  */
-export const WEBHOOK_EVENT_TYPES = ['balance.low', 'key.limit.threshold', 'credits.purchased', 'auto_topup.succeeded', 'auto_topup.failed'] as const;
+export const WEBHOOK_EVENT_TYPES = ['balance.low', 'key.limit.threshold', 'credits.purchased', 'auto_topup.succeeded', 'auto_topup.failed', 'research.completed', 'research.failed'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export function isWebhookEventType(value: unknown): value is WebhookEventType {

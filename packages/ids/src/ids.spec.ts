@@ -20,7 +20,7 @@ describe('ids', () => {
   });
 
   it('keeps every kind but the time-ordered ones wholly random', () => {
-    expect([...TIME_ORDERED_KINDS].sort()).toEqual(['ledgerEntry', 'request']);
+    expect([...TIME_ORDERED_KINDS].sort()).toEqual(['ledgerEntry', 'request', 'researchRun']);
     for (const kind of Object.keys(ID_PREFIXES) as IdKind[]) {
       const body = newId(kind).slice(ID_PREFIXES[kind].length);
       expect(body).toHaveLength(TIME_ORDERED_KINDS.includes(kind) ? 33 : 24);

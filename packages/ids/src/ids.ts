@@ -22,6 +22,7 @@ export const ID_PREFIXES = {
   auditEntry: 'aud_',
   autoTopup: 'atu_',
   mailMessage: 'eml_',
+  researchRun: 'rsr_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;
@@ -65,7 +66,7 @@ function randomBase62(length: number): string {
  * PostgreSQL less than half as much per search (docs/decisions/0034). Neither kind is a
  * secret; every other kind stays wholly random.
  */
-export const TIME_ORDERED_KINDS: readonly IdKind[] = ['request', 'ledgerEntry'];
+export const TIME_ORDERED_KINDS: readonly IdKind[] = ['request', 'ledgerEntry', 'researchRun'];
 
 /**
  * The creation time's width: milliseconds since the Unix epoch in base 36, lower case, padded

@@ -1,5 +1,5 @@
 import { readEnv } from './env.js';
-import { SearchGatewayConnectionError, SearchGatewayError, SearchGatewayTimeoutError } from './errors.js';
+import { ResearchWaitTimeoutError, SearchGatewayConnectionError, SearchGatewayError, SearchGatewayTimeoutError } from './errors.js';
 import { DEFAULT_MAX_RETRIES, isRetryableStatus, parseRetryAfter, retryDelayMs } from './retry.js';
 import type {
   ApiKey,
@@ -27,6 +27,11 @@ import type {
   ProviderKeyResponse,
   FanoutSearchResponse,
   SearchAnswer,
+  ResearchListQuery,
+  ResearchRequest,
+  ResearchRun,
+  ResearchRunList,
+  ResearchRunSummary,
   SearchRequest,
   SearchResponse,
   ServiceStatus,
@@ -68,6 +73,8 @@ export interface SearchGatewayOptions {
   sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
   /** A number in [0, 1) for the jitter (for tests). Default `Math.random`. */
   random?: () => number;
+  /** The clock `research.wait` measures `maxWaitMs` with, in milliseconds (for tests). Default `Date.now`. */
+  now?: () => number;
 }
 
 export interface RequestOptions {
@@ -116,6 +123,8 @@ export class SearchGateway {
   readonly providerKeys: ProviderKeysApi;
   /** The account's audit log (management key). */
   readonly auditLog: AuditLogApi;
+  /** Research runs with a hard cap (created with an API key; read and cancelled with either key). */
+  readonly research: ResearchApi;
   readonly #apiKey: string | undefined;
   readonly #managementKey: string | undefined;
   readonly #fetch: FetchLike;
@@ -141,6 +150,7 @@ export class SearchGateway {
     this.keys = new KeysApi((call, opts) => this.#request(call, opts));
     this.providerKeys = new ProviderKeysApi((call, opts) => this.#request(call, opts));
     this.auditLog = new AuditLogApi((call, opts) => this.#request(call, opts));
+    this.research = new ResearchApi((call, opts) => this.#request(call, opts), (ms, signal) => this.#wait(ms, signal), options.now ?? Date.now);
   }
 
   /**
@@ -487,5 +497,89 @@ export class AuditLogApi {
       yield* page.data;
       cursor = page.next_cursor ?? undefined;
     } while (cursor !== undefined);
+  }
+}
+
+/** How `research.wait` polls: from `intervalMs`, each wait half as long again, up to `maxIntervalMs`, for at most `maxWaitMs` in all. */
+export interface ResearchWaitOptions extends RequestOptions {
+  /** The first wait between reads, in milliseconds (at least 500). Default 2,000. */
+  intervalMs?: number;
+  /** The longest wait between reads (at least `intervalMs`). Default 15,000. */
+  maxIntervalMs?: number;
+  /** Give up after this long (then `ResearchWaitTimeoutError`; the run goes on). Default 600,000 (10 minutes); at most 7,200,000. */
+  maxWaitMs?: number;
+}
+
+export const RESEARCH_WAIT_DEFAULTS = { intervalMs: 2_000, maxIntervalMs: 15_000, maxWaitMs: 600_000, maxMaxWaitMs: 7_200_000, minIntervalMs: 500 } as const;
+
+/** /v1/research: research runs with a hard cap. */
+export class ResearchApi {
+  readonly #request: Requester;
+  readonly #wait: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
+  readonly #now: () => number;
+
+  constructor(request: Requester, wait: (ms: number, signal: AbortSignal | undefined) => Promise<void>, now: () => number) {
+    this.#request = request;
+    this.#wait = wait;
+    this.#now = now;
+  }
+
+  /**
+   * POST /v1/research (API key): reserves the cap and answers at once with the queued run.
+   * Carries an `Idempotency-Key`, the same on every retry, so a retried create never starts two runs.
+   */
+  create(body: ResearchRequest, options: SearchOptions = {}): Promise<ResearchRun> {
+    const idempotencyKey = options.idempotencyKey ?? randomUuid();
+    return this.#request({ method: 'POST', path: '/v1/research', auth: 'api', body, idempotencyKey }, options);
+  }
+
+  /** GET /v1/research/{id}: the run, with its output and sources once completed. */
+  get(id: string, options: RequestOptions = {}): Promise<ResearchRun> {
+    return this.#request({ method: 'GET', path: `/v1/research/${encodeURIComponent(id)}`, auth: 'either' }, options);
+  }
+
+  /** GET /v1/research: one page, newest first (runs without their output). */
+  list(query: ResearchListQuery = {}, options: RequestOptions = {}): Promise<ResearchRunList> {
+    return this.#request({ method: 'GET', path: '/v1/research', auth: 'either', query: { limit: query.limit, cursor: query.cursor, status: query.status } }, options);
+  }
+
+  /** Every run matching the query, page after page (following `next_cursor`). */
+  async *iterate(query: ResearchListQuery = {}, options: RequestOptions = {}): AsyncGenerator<ResearchRunSummary, void, undefined> {
+    let cursor = query.cursor;
+    do {
+      const page = await this.list({ ...query, cursor }, options);
+      yield* page.data;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+
+  /** POST /v1/research/{id}/cancel: the run as it is then (a run that had ended comes back unchanged). */
+  cancel(id: string, options: RequestOptions = {}): Promise<ResearchRun> {
+    return this.#request({ method: 'POST', path: `/v1/research/${encodeURIComponent(id)}/cancel`, auth: 'either' }, options);
+  }
+
+  /**
+   * Reads the run until it has ended (completed, failed or cancelled) and answers it; a bounded
+   * poll: waits grow from `intervalMs` to `maxIntervalMs`, and after `maxWaitMs` it rejects with
+   * `ResearchWaitTimeoutError` (the run goes on). Each read is retried as any GET is.
+   */
+  async wait(id: string, options: ResearchWaitOptions = {}): Promise<ResearchRun> {
+    const { intervalMs = RESEARCH_WAIT_DEFAULTS.intervalMs, maxWaitMs = RESEARCH_WAIT_DEFAULTS.maxWaitMs } = options;
+    const maxIntervalMs = options.maxIntervalMs ?? Math.max(intervalMs, RESEARCH_WAIT_DEFAULTS.maxIntervalMs);
+    if (!Number.isFinite(intervalMs) || intervalMs < RESEARCH_WAIT_DEFAULTS.minIntervalMs) throw new RangeError(`intervalMs must be at least ${RESEARCH_WAIT_DEFAULTS.minIntervalMs}`);
+    if (!Number.isFinite(maxIntervalMs) || maxIntervalMs < intervalMs) throw new RangeError('maxIntervalMs must be at least intervalMs');
+    if (!Number.isFinite(maxWaitMs) || maxWaitMs <= 0 || maxWaitMs > RESEARCH_WAIT_DEFAULTS.maxMaxWaitMs) {
+      throw new RangeError(`maxWaitMs must be above 0 and at most ${RESEARCH_WAIT_DEFAULTS.maxMaxWaitMs}`);
+    }
+    const deadline = this.#now() + maxWaitMs;
+    let delay = intervalMs;
+    for (;;) {
+      const run = await this.get(id, options);
+      if (run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled') return run;
+      const left = deadline - this.#now();
+      if (left <= 0) throw new ResearchWaitTimeoutError(run, maxWaitMs);
+      await this.#wait(Math.min(delay, left), options.signal);
+      delay = Math.min(maxIntervalMs, Math.round(delay * 1.5));
+    }
   }
 }

@@ -1,5 +1,5 @@
 import { ERROR_CODES } from './types.js';
-import type { ApiError, Attempt, ErrorCode } from './types.js';
+import type { ApiError, Attempt, ErrorCode, ResearchRun } from './types.js';
 
 const BRAND = Symbol.for('@svc/sdk.SearchGatewayError');
 const CONNECTION_BRAND = Symbol.for('@svc/sdk.SearchGatewayConnectionError');
@@ -102,6 +102,22 @@ export class SearchGatewayTimeoutError extends SearchGatewayConnectionError {
     super(`no complete answer within ${timeoutMs} ms`);
     this.name = 'SearchGatewayTimeoutError';
     this.timeoutMs = timeoutMs;
+  }
+}
+
+/**
+ * `research.wait` gave up: the run had not ended within `maxWaitMs`. The run goes on (and
+ * keeps its hold); `run` is the last state read. Wait again, or cancel it.
+ */
+export class ResearchWaitTimeoutError extends Error {
+  readonly run: ResearchRun;
+  readonly maxWaitMs: number;
+
+  constructor(run: ResearchRun, maxWaitMs: number) {
+    super(`research run ${run.id} had not ended within ${maxWaitMs} ms (status ${run.status})`);
+    this.name = 'ResearchWaitTimeoutError';
+    this.run = run;
+    this.maxWaitMs = maxWaitMs;
   }
 }
 

@@ -182,10 +182,21 @@ export interface ModelPricing {
   per_url_usd?: number;
   /** Extract models: URLs are charged in whole blocks of this many per model call. */
   url_block?: Integer;
+  /** Research models: how a run is metered. */
+  metering?: ResearchMetering;
+  /** Research models: the price of one run (`per_run`), of one USD the provider reports (`usage`), or of one provider credit (`credits`). */
+  unit_usd?: number;
+  /** Research models: the most one run can cost. */
+  max_cost_usd?: number;
+  /** Research models: the least a run's cap (what is left of it) must be for this model to run. */
+  min_cap_usd?: number;
 }
 
-/** What a model does: `search` (POST /v1/search) or `extract` (POST /v1/extract). */
-export type ModelKind = 'search' | 'extract';
+/** What a model does: `search` (POST /v1/search), `extract` (POST /v1/extract) or `research` (POST /v1/research). */
+export type ModelKind = 'search' | 'extract' | 'research';
+
+/** How a research model is metered: a fixed price per run, the provider's reported cost, or its reported credits. */
+export type ResearchMetering = 'per_run' | 'usage' | 'credits';
 
 /** What a search result may carry besides its snippet. */
 export type SearchContents = 'none' | 'text' | 'highlights';
@@ -219,6 +230,8 @@ export interface Model {
   supported_options?: ExtractOption[];
   /** What the platform knows of the model now (GET /v1/status). */
   status: ModelStatus;
+  /** Research models: what a run that did not complete is charged. */
+  research_rules?: { failed: string; cancelled: string; not_started: string };
 }
 
 /** GET /v1/models */
@@ -752,8 +765,8 @@ export interface CheckoutSession {
 
 export type UsageGroupBy = 'day' | 'model' | 'key' | 'kind';
 
-/** What a settled request was. */
-export type RequestKind = 'search' | 'extract';
+/** What a settled request was: a search, an extract, or a research run. */
+export type RequestKind = 'search' | 'extract' | 'research';
 
 /** GET /v1/usage query. */
 export interface UsageQuery {
@@ -773,7 +786,7 @@ export interface UsageRow {
   key_id?: string;
   /** With group_by `kind`. */
   kind?: RequestKind;
-  /** Requests settled (searches and extracts). */
+  /** Requests settled (searches, extracts and research runs). */
   searches: Integer;
   failed_attempts: Integer;
   cost_usd: number;
@@ -795,6 +808,89 @@ export interface Usage {
 }
 
 // ---------------------------------------------------------------------------------------
+// Research runs
+
+/** `queued`, `running`; then one of the settled statuses, whose `cost_usd` is final. */
+export type ResearchStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+/** POST /v1/research. At least one of `model` and `models`. */
+export interface ResearchRequest {
+  /** The question or task, 1..8,000 characters after trimming. */
+  input: string;
+  /** A research model id (GET /v1/models, kind `research`); tried first. */
+  model?: string;
+  /** 1..5 research model ids, in fallback order. */
+  models?: string[];
+  /** The hard cap in USD: the run never costs more. */
+  max_cost_usd: number;
+  /** A JSON Schema for structured output (at most 16 KiB as JSON, nested at most 10 deep). */
+  output_schema?: Record<string, unknown>;
+  /** Your own labels (at most 16), returned with the run. */
+  metadata?: Record<string, string>;
+}
+
+/** GET /v1/research's query. */
+export interface ResearchListQuery extends PageQuery {
+  /** Only runs in this status. */
+  status?: ResearchStatus;
+}
+
+/** One model of a run: tried, skipped or waiting its turn. */
+export interface ResearchAttempt {
+  model: string;
+  provider: 'exa' | 'tavily';
+  status: 'pending' | 'skipped' | 'running' | 'completed' | 'failed' | 'cancelled';
+  /** Why it was skipped or failed, or how it was cancelled. */
+  error: string | null;
+  /** What this attempt was charged; null until it ended. */
+  cost_usd: number | null;
+}
+
+/** A page the answer cites. */
+export interface ResearchSource {
+  url: string;
+  title: string | null;
+}
+
+/** A research run without its output (an element of GET /v1/research). */
+export interface ResearchRunSummary {
+  id: string;
+  object: 'research_run';
+  status: ResearchStatus;
+  input: string;
+  models: string[];
+  /** The model that answered; else the one running or next to run; else the last that failed or was cancelled; null when none ran. */
+  model: string | null;
+  max_cost_usd: number;
+  /** What the run holds from the balance now (0 once settled). */
+  held_usd: number;
+  /** What the run was charged, never above `max_cost_usd`; null until settled. */
+  cost_usd: number | null;
+  attempts: ResearchAttempt[];
+  error: string | null;
+  metadata: Record<string, string> | null;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  cancel_requested_at: string | null;
+  request_id?: string;
+}
+
+/** A research run (POST /v1/research, GET /v1/research/{id}, the cancel answer, and the data of `research.completed` / `research.failed`). */
+export interface ResearchRun extends ResearchRunSummary {
+  /** Null until the run completed. `structured` follows `output_schema` (null without one). */
+  output: { text: string | null; structured: unknown } | null;
+  sources: ResearchSource[];
+}
+
+/** GET /v1/research */
+export interface ResearchRunList {
+  data: ResearchRunSummary[];
+  next_cursor: string | null;
+  request_id: string;
+}
+
+// ---------------------------------------------------------------------------------------
 // The endpoints, as data
 
 /** Which key an endpoint takes: none, an API key, a management key, or either. */
@@ -807,7 +903,7 @@ export interface Endpoint {
   path: string;
   key: EndpointKey;
   /** The success status. */
-  status: 200 | 201;
+  status: 200 | 201 | 202;
   /** The request body's type, or null without a body. */
   request: string | null;
   /** The query's type, or null without one. */
@@ -826,6 +922,10 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: 'GET', path: '/v1/status', key: 'none', status: 200, request: null, query: null, response: 'ServiceStatus' },
   { method: 'POST', path: '/v1/search', key: 'api', status: 200, request: 'SearchRequest', query: null, response: 'SearchAnswer' },
   { method: 'POST', path: '/v1/extract', key: 'api', status: 200, request: 'ExtractRequest', query: null, response: 'ExtractResponse' },
+  { method: 'POST', path: '/v1/research', key: 'api', status: 202, request: 'ResearchRequest', query: null, response: 'ResearchRun' },
+  { method: 'GET', path: '/v1/research', key: 'either', status: 200, request: null, query: 'ResearchListQuery', response: 'ResearchRunList' },
+  { method: 'GET', path: '/v1/research/{id}', key: 'either', status: 200, request: null, query: null, response: 'ResearchRun' },
+  { method: 'POST', path: '/v1/research/{id}/cancel', key: 'either', status: 200, request: null, query: null, response: 'ResearchRun' },
   { method: 'GET', path: '/v1/credits', key: 'either', status: 200, request: null, query: null, response: 'Credits' },
   { method: 'GET', path: '/v1/key', key: 'either', status: 200, request: null, query: null, response: 'KeyInfo' },
   { method: 'GET', path: '/v1/usage', key: 'either', status: 200, request: null, query: 'UsageQuery', response: 'Usage' },
@@ -844,7 +944,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
 
 // ---- events and webhooks (docs/api.md section 17) ----
 
-export const WEBHOOK_EVENT_TYPES = ['balance.low', 'key.limit.threshold', 'credits.purchased', 'auto_topup.succeeded', 'auto_topup.failed'] as const;
+export const WEBHOOK_EVENT_TYPES = ['balance.low', 'key.limit.threshold', 'credits.purchased', 'auto_topup.succeeded', 'auto_topup.failed', 'research.completed', 'research.failed'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /** An event as delivered (and as `GET /v1/events` lists it). */

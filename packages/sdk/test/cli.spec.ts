@@ -37,6 +37,7 @@ describe('svc command line', () => {
     const commands = [
       'search', 'models', 'pricing', 'credits', 'key', 'usage', 'keys list', 'keys get', 'keys create', 'keys update', 'keys disable',
       'keys enable', 'keys delete', 'provider-keys list', 'provider-keys get', 'provider-keys set', 'provider-keys delete', 'checkout', 'audit-log',
+      'research', 'research get', 'research wait', 'research list', 'research cancel',
     ];
 
     it('svc --help lists every command, the environment and the exit codes', async () => {

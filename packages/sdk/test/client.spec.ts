@@ -44,6 +44,11 @@ describe('SearchGateway requests', () => {
     ['auditLog.list', 'GET', '/v1/audit-log?limit=5&cursor=c1&action=api_key.update&actor_kind=session&actor_id=usr_a&target_id=key_a&from=2026-11-01T00%3A00%3A00Z&to=2026-11-02T00%3A00%3A00Z',
       (c) => c.auditLog.list({ limit: 5, cursor: 'c1', action: 'api_key.update', actor_kind: 'session', actor_id: 'usr_a', target_id: 'key_a', from: '2026-11-01T00:00:00Z', to: '2026-11-02T00:00:00Z' }), undefined, 'svc-mgmt-m'],
     ['auditLog.list without a query', 'GET', '/v1/audit-log', (c) => c.auditLog.list(), undefined, 'svc-mgmt-m'],
+    ['research.create', 'POST', '/v1/research', (c) => c.research.create({ input: 'q', models: ['exa/agent-low', 'tavily/research-mini'], max_cost_usd: 0.5, metadata: { team: 'a' } }),
+      { input: 'q', models: ['exa/agent-low', 'tavily/research-mini'], max_cost_usd: 0.5, metadata: { team: 'a' } }, 'svc-api'],
+    ['research.get', 'GET', '/v1/research/rsr_a%2Fb', (c) => c.research.get('rsr_a/b'), undefined, 'svc-api'],
+    ['research.list', 'GET', '/v1/research?limit=5&cursor=c1&status=running', (c) => c.research.list({ limit: 5, cursor: 'c1', status: 'running' }), undefined, 'svc-api'],
+    ['research.cancel', 'POST', '/v1/research/rsr_a/cancel', (c) => c.research.cancel('rsr_a'), undefined, 'svc-api'],
   ];
 
   it.each(cases)('%s sends %s %s with the right key and body', async (_name, method, path, call, body, key) => {

@@ -29,6 +29,10 @@ export interface Stack {
   simulator?: { url: string; process: RunningProcess };
   /** The ledger worker, when `worker` was asked for. */
   worker?: { url: string; metricsUrl: string; process: RunningProcess };
+  /** The research worker, when `researchWorker` was asked for (the latest one started). */
+  researchWorker?: { url: string; metricsUrl: string; process: RunningProcess };
+  /** Starts another research worker with the stack's settings (after a test stopped or killed one); it becomes `researchWorker`. */
+  startResearchWorker(): Promise<{ url: string; metricsUrl: string; process: RunningProcess }>;
   accountAdmin: { url: string; grpc: string; metricsUrl: string; process: RunningProcess };
   billing: { url: string; operatorUrl: string; metricsUrl: string; process: RunningProcess };
   /** REDIS_URL of every service: one Redis database, or the cluster's seed list. */
@@ -76,6 +80,9 @@ export interface StackOptions {
   /** Start billing's ledger worker (dist/worker.js); extra environment for it. */
   worker?: boolean;
   workerEnv?: Record<string, string>;
+  /** Start billing's research worker (dist/research-worker.js), pointed at the simulator when there is one; extra environment for it. */
+  researchWorker?: boolean;
+  researchWorkerEnv?: Record<string, string>;
   /**
    * Extra environment for account-admin. Sign-in rate limits are lifted unless set here:
    * every test signs up from 127.0.0.1. SHUTDOWN_DELAY_MS is 0 unless set here (as for
@@ -181,6 +188,25 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       started.push(process);
       worker = { url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}`, process };
     }
+    const startResearchWorker = async (): Promise<{ url: string; metricsUrl: string; process: RunningProcess }> => {
+      const [port, metricsPort] = await Promise.all([freePort(), freePort()]);
+      const research = await startProcess({
+        name: 'research-worker',
+        script: join(root, 'services/billing/dist/research-worker.js'),
+        env: {
+          ...common, PORT: String(port), METRICS_PORT: String(metricsPort), DATABASE_URL: billingDb, SHUTDOWN_DELAY_MS: '0',
+          ...(providerEnv.EXA_API_KEY === undefined ? {} : {
+            EXA_API_KEY: providerEnv.EXA_API_KEY, EXA_BASE_URL: providerEnv.EXA_BASE_URL ?? '', TAVILY_API_KEY: providerEnv.TAVILY_API_KEY ?? '', TAVILY_BASE_URL: providerEnv.TAVILY_BASE_URL ?? '',
+          }),
+          ...options.researchWorkerEnv,
+        },
+        readyUrl: `http://127.0.0.1:${port}/readyz`,
+      });
+      started.push(research);
+      const running = { url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}`, process: research };
+      stack.researchWorker = running;
+      return running;
+    };
     const gateways: Stack['gateways'] = [];
     for (const [index, gw] of (options.gateways ?? [{}]).entries()) {
       const [freshPort, metricsPort] = await Promise.all([freePort(), freePort()]);
@@ -208,10 +234,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       started.push(process);
       gateways.push({ url: `http://127.0.0.1:${port}`, metricsUrl: `http://127.0.0.1:${metricsPort}`, process });
     }
-    return {
+    const stack: Stack = {
       gateways,
       simulator,
       worker,
+      startResearchWorker,
       accountAdmin: { url: `http://127.0.0.1:${aaHttp}`, grpc: `127.0.0.1:${aaGrpc}`, metricsUrl: `http://127.0.0.1:${aaMetrics}`, process: accountAdmin },
       billing: { url: `http://127.0.0.1:${billHttp}`, operatorUrl: `http://127.0.0.1:${billOp}`, metricsUrl: `http://127.0.0.1:${billMetrics}`, process: billing },
       redisUrl: redis,
@@ -225,6 +252,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       logs: () => started.map((p) => `--- ${p.name}\n${p.logs()}`).join('\n'),
       stop,
     };
+    if (options.researchWorker === true) await startResearchWorker();
+    return stack;
   } catch (error) {
     await stop();
     throw error;

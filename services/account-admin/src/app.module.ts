@@ -10,6 +10,7 @@ import { DASHBOARD_ASSETS, DashboardWebController } from './dashboard/dashboard-
 import { BillingAdapter } from './billing/billing.adapter';
 import { BillingController } from './billing/billing.controller';
 import { WebhooksRelayController } from './billing/webhooks-relay.controller';
+import { ResearchRelayController } from './billing/research-relay.controller';
 import { AuditController } from './audit/audit.controller';
 import { AuditRepository } from './audit/audit.repository';
 import { AuditService, BILLING_AUDIT_SOURCE } from './audit/audit.service';
@@ -68,7 +69,7 @@ export class AppModule {
       // One controller per resource; each serves /v1 and /dashboard/api where both exist
       // (src/http/actor.ts, docs/decisions/0020-actor-guard-and-one-source.md).
       controllers: [
-        HealthController, KeysController, ManagementKeysController, ProviderKeysController, BillingController, WebhooksRelayController,
+        HealthController, KeysController, ManagementKeysController, ProviderKeysController, BillingController, WebhooksRelayController, ResearchRelayController,
         SessionsController, DashboardWebController, OAuthController, ConnectedAppsController, AuditController, NotificationsController,
       ],
       providers: [

@@ -1,5 +1,6 @@
 import { bool, int, oneOf, parseEnv, secret, str, url, redisUrls } from '@svc/config';
 import type { EnvOf } from '@svc/config';
+import { DEFAULT_RESEARCH_RUN_TIMEOUT_MS } from '@svc/contracts';
 import { STRIPE_CLIENT_ENV } from './adapters/stripe-config';
 
 /** billing's environment, parsed once at start (main.ts) or from a test's own object. */
@@ -36,6 +37,8 @@ export const BILLING_ENV = {
    */
   WEBHOOK_ALLOW_HTTP_AND_LOOPBACK: bool({ default: false }),
   CHECKOUT_CANCEL_URL: url({ default: 'http://localhost:8080/dashboard?checkout=cancel', protocols: ['http', 'https'] }),
+  /** A research run's bound from its creation (the research worker gives it up past it); here: how long its key's hold must live. */
+  RESEARCH_RUN_TIMEOUT_MS: int({ default: DEFAULT_RESEARCH_RUN_TIMEOUT_MS, min: 10_000, max: 86_400_000 }),
 };
 
 type ParsedEnv = EnvOf<typeof BILLING_ENV>;

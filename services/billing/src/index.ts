@@ -9,3 +9,4 @@ export type { UsageRowView, UsageView } from './http/usage/usage.dto';
 export { EventsQueryDto } from './http/events/events.dto';
 export { CreateEndpointDto, UpdateEndpointDto } from './http/webhook-endpoints/endpoints.dto';
 export { AutoTopupSettingsDto, AutoTopupSetupDto, BillingSettingsDto } from './http/settings/settings.dto';
+export { CreateResearchDto, ResearchListQueryDto } from './http/research/research.dto';

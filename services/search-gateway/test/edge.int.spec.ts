@@ -1,4 +1,4 @@
-import { MODELS } from '@svc/contracts';
+import { MODELS, RESEARCH_MODELS, RESEARCH_RULES } from '@svc/contracts';
 import { isId } from '@svc/ids';
 import { freePort } from '@svc/test-kit';
 import { FakeAccountAdminGrpc, startGateway } from './harness';
@@ -41,7 +41,9 @@ describe('gateway edge: public routes, request ids, 404/405/400 (real Redis, in-
     expect(response.status).toBe(200);
     expectRequestId(response, body.request_id);
     const data = body.data as Record<string, unknown>[];
-    expect(data.map((model) => model.id)).toEqual(MODELS.map((model) => model.id));
+    // Every search and extract model, then every research model (kind "research", decision 0065).
+    expect(data.map((model) => model.id)).toEqual([...MODELS.map((model) => model.id), ...RESEARCH_MODELS.map((model) => model.id)]);
+    expect(data.map((model) => model.kind)).toEqual([...MODELS.map((model) => model.kind), ...RESEARCH_MODELS.map(() => 'research')]);
     expect(data.find((model) => model.id === 'exa/auto')).toEqual({
       id: 'exa/auto', kind: 'search', provider: 'exa', variant: 'auto', description: 'Exa search, automatic mode', max_results: 100,
       pricing: { base_usd: 0.009, included_results: 10, per_result_usd: 0.00125, cache_price_usd: null, contents_usd: 0 }, available: true, status: 'operational',
@@ -53,7 +55,18 @@ describe('gateway edge: public routes, request ids, 404/405/400 (real Redis, in-
       supported_filters: [], supported_formats: ['text'], supported_options: ['max_age_s', 'query'],
     });
     expect(data.find((model) => model.id === 'brave/web')).toMatchObject({ pricing: { base_usd: 0.006, included_results: null, per_result_usd: 0 }, available: false, status: 'unavailable' });
-    expect(data.filter((model) => model.available === true).map((model) => model.provider)).toEqual(MODELS.filter((model) => model.provider === 'exa').map(() => 'exa'));
+    expect(data.filter((model) => model.available === true).map((model) => model.provider))
+      .toEqual([...MODELS, ...RESEARCH_MODELS].filter((model) => model.provider === 'exa').map(() => 'exa'));
+    expect(data.find((model) => model.id === 'exa/agent-auto')).toEqual({
+      id: 'exa/agent-auto', kind: 'research', provider: 'exa', variant: 'agent-auto', description: RESEARCH_MODELS.find((m) => m.id === 'exa/agent-auto')?.description, max_results: 0,
+      pricing: { base_usd: 0, included_results: null, per_result_usd: 0, cache_price_usd: null, metering: 'usage', unit_usd: 1.25, max_cost_usd: 125, min_cap_usd: 1.25 },
+      available: true, supported_filters: [], status: 'operational', research_rules: RESEARCH_RULES.exa,
+    });
+    expect(data.find((model) => model.id === 'tavily/research-pro')).toMatchObject({
+      kind: 'research', available: false, status: 'unavailable',
+      pricing: { metering: 'credits', unit_usd: 0.01, max_cost_usd: 2.5, min_cap_usd: 2.5 }, research_rules: { not_started: expect.stringContaining('nothing') },
+    });
+    expect(data.find((model) => model.id === 'exa/agent-medium')).toMatchObject({ pricing: { metering: 'per_run', unit_usd: 0.125, max_cost_usd: 0.125, min_cap_usd: 0.125 } });
   });
 
   it('GET /v1/credits/pricing gives prices, purchase bounds and the BYOK settings', async () => {
@@ -64,6 +77,9 @@ describe('gateway edge: public routes, request ids, 404/405/400 (real Redis, in-
     expect(body.purchase).toEqual({ min_usd: 5, max_usd: 10000 });
     expect(body.byok).toEqual({ enabled: true, fee_percent: 7 });
     expect((body.models as { id: string }[]).find((model) => model.id === 'tavily/basic')).toEqual({ id: 'tavily/basic', kind: 'search', base_usd: 0.01, included_results: null, per_result_usd: 0, cache_price_usd: null, contents_usd: 0 });
+    expect((body.models as { id: string }[]).find((model) => model.id === 'tavily/research-mini')).toEqual({
+      id: 'tavily/research-mini', kind: 'research', base_usd: 0, included_results: null, per_result_usd: 0, cache_price_usd: null, metering: 'credits', unit_usd: 0.01, max_cost_usd: 1.1, min_cap_usd: 1.1,
+    });
     expect((body.models as { id: string }[]).find((model) => model.id === 'tavily/extract')).toEqual({
       id: 'tavily/extract', kind: 'extract', base_usd: 0, included_results: null, per_result_usd: 0, cache_price_usd: null, per_url_usd: 0.002, url_block: 5,
     });

@@ -11,7 +11,7 @@ import {
   ConfirmSignupDto, ConsentDto, DASHBOARD_PAGES, KeyBodyDto, ListQueryDto, LoginDto, ManagementKeyCreateDto, ManagementKeyUpdateDto, NotificationSettingDto, PasswordResetDto,
   PasswordResetRequestDto, PutProviderKeyDto, SignupDto,
 } from '@svc/account-admin';
-import { AutoTopupSettingsDto, AutoTopupSetupDto, BillingSettingsDto, CheckoutBodyDto, CreateEndpointDto, DayRangeQueryDto, EventsQueryDto, UpdateEndpointDto, UsageQueryDto } from '@svc/billing';
+import { AutoTopupSettingsDto, AutoTopupSetupDto, BillingSettingsDto, CheckoutBodyDto, CreateEndpointDto, CreateResearchDto, DayRangeQueryDto, EventsQueryDto, ResearchListQueryDto, UpdateEndpointDto, UsageQueryDto } from '@svc/billing';
 import { EXTRACT_BODY_SCHEMA, MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '@svc/search-gateway';
 import { AuditLogQueryDto } from '@svc/http-edge';
 import { OPERATIONS } from './operations';
@@ -29,7 +29,7 @@ const VERSION = '0.1.0';
  */
 // Subclasses with properties of their own (EventsQueryDto, AuditLogQueryDto) copied their parent's
 // properties when they were declared, before these ran: they get them here too.
-for (const query of [PageQueryDto, EventsQueryDto, AuditLogQueryDto]) {
+for (const query of [PageQueryDto, EventsQueryDto, AuditLogQueryDto, ResearchListQueryDto]) {
   ApiPropertyOptional({ type: 'integer', minimum: LIMITS.pageSize.min, maximum: LIMITS.pageSize.max, default: LIMITS.pageSize.default, description: 'Page size, written in digits.' })(query.prototype, 'limit');
   ApiPropertyOptional({ type: 'string', minLength: 1, description: 'The next_cursor of the previous page, unchanged.' })(query.prototype, 'cursor');
 }
@@ -61,6 +61,8 @@ export const DTO_MODELS: Readonly<Record<string, new () => object>> = {
   BillingSettingsBody: BillingSettingsDto,
   AutoTopupSettingsBody: AutoTopupSettingsDto,
   AutoTopupSetupBody: AutoTopupSetupDto,
+  ResearchBody: CreateResearchDto,
+  ResearchListQuery: ResearchListQueryDto,
 };
 
 /** A nested DTO's $ref names its class; the document names it by its DTO_MODELS key. */
@@ -320,6 +322,7 @@ export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
     tags: [
       { name: 'catalog', description: 'Models and prices (public)' },
       { name: 'search', description: 'Web search (API key)' },
+      { name: 'research', description: 'Research runs with a hard cap: created with an API key, read and cancelled with either key' },
       { name: 'credits', description: 'Balance and purchases' },
       { name: 'usage', description: 'Searches and spend' },
       { name: 'keys', description: 'API keys (management key)' },

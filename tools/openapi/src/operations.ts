@@ -13,7 +13,7 @@ import { DASHBOARD_PAGES } from '@svc/account-admin';
 /** Who may call: no credential, an API key, a management key, either key, a dashboard session (with the CSRF token), or Stripe's signature. */
 export type Access = 'none' | 'api' | 'management' | 'either' | 'session' | 'session+csrf' | 'stripe';
 
-export type Tag = 'catalog' | 'search' | 'credits' | 'usage' | 'keys' | 'provider-keys' | 'webhooks' | 'audit' | 'dashboard' | 'oauth' | 'meta';
+export type Tag = 'catalog' | 'search' | 'research' | 'credits' | 'usage' | 'keys' | 'provider-keys' | 'webhooks' | 'audit' | 'dashboard' | 'oauth' | 'meta';
 
 export type HeaderName = 'RateLimitLimit' | 'RateLimitRemaining' | 'RetryAfter' | 'SetCookie' | 'Cache' | 'WwwAuthenticate' | 'ServerTiming';
 
@@ -204,6 +204,41 @@ export const OPERATIONS: readonly Operation[] = [
     success: { status: 200, description: 'The pages that came back (at least one).', schema: 'ExtractResponse', headers: ['RateLimitLimit', 'RateLimitRemaining', 'Cache', 'ServerTiming'] },
     errors: ['invalid_request', 'unknown_model', 'unsupported_option', ...ONE_KIND, 'ip_not_allowed', 'model_not_allowed', 'insufficient_credits', 'key_limit_exceeded', 'max_cost_exceeded', 'rate_limited', 'too_many_concurrent_requests', 'internal', 'all_providers_failed', 'overloaded'],
     errorHeaders: { 429: ['RetryAfter'], 503: ['RetryAfter'] },
+  },
+  {
+    method: 'post', path: '/v1/research', operationId: 'createResearch', tag: 'research', access: 'api', servedBy: 'billing', sdk: true,
+    summary: 'Starts a research run with a hard cap',
+    description:
+      'Reserves the cap at once (min(max_cost_usd, the most the runnable models can cost)) and answers 202 with the run; a worker runs it ' +
+      '(`model`, then each of `models`, in fallback order) and charges its metered cost, never above `max_cost_usd`, releasing the rest. ' +
+      'A model whose most possible cost exceeds what the cap leaves is skipped, or (Exa\'s metered efforts) given it as its budget. ' +
+      'A repeat of an `Idempotency-Key` with the same body answers the first run.',
+    body: { schema: 'ResearchBody' },
+    headerParameters: ['IdempotencyKey'],
+    success: { status: 202, description: 'The run, queued.', schema: 'ResearchRun' },
+    errors: ['invalid_request', 'unknown_model', ...ONE_KIND, 'ip_not_allowed', 'model_not_allowed', 'insufficient_credits', 'key_limit_exceeded', 'internal', 'overloaded'],
+    errorHeaders: { 503: ['RetryAfter'] },
+  },
+  {
+    method: 'get', path: '/v1/research', operationId: 'listResearch', tag: 'research', access: 'either', servedBy: 'billing', sdk: true,
+    summary: "The account's research runs, newest first (without their output)",
+    query: 'ResearchListQuery',
+    success: { status: 200, description: 'One page.', schema: 'ResearchRunList' },
+    errors: ['invalid_request', ...KEY_ERRORS, 'ip_not_allowed', 'internal'],
+  },
+  {
+    method: 'get', path: '/v1/research/{id}', operationId: 'getResearch', tag: 'research', access: 'either', servedBy: 'billing', sdk: true,
+    summary: 'One research run, with its output and sources once completed',
+    success: { status: 200, description: 'The run.', schema: 'ResearchRun' },
+    errors: [...KEY_ERRORS, 'ip_not_allowed', 'not_found', 'internal'],
+  },
+  {
+    method: 'post', path: '/v1/research/{id}/cancel', operationId: 'cancelResearch', tag: 'research', access: 'either', servedBy: 'billing', sdk: true,
+    summary: 'Cancels a research run',
+    description: 'A run not yet started ends at once, charged nothing; a running one is cancelled at the provider and charged by the catalog\'s rules (research_rules), '
+      + 'and its status becomes cancelled once the provider has stopped (a cancelled run sends no event). A run that had already ended comes back unchanged.',
+    success: { status: 200, description: 'The run: cancelled, or with cancel_requested_at set while it ends, or unchanged when it had ended.', schema: 'ResearchRun' },
+    errors: [...KEY_ERRORS, 'ip_not_allowed', 'not_found', 'internal'],
   },
   {
     method: 'get', path: '/v1/credits', operationId: 'getCredits', tag: 'credits', access: 'either', servedBy: 'billing', sdk: true,
@@ -521,6 +556,25 @@ export const OPERATIONS: readonly Operation[] = [
     query: 'ListQuery',
     success: { status: 200, description: 'One page.', schema: 'Activity' },
     errors: ['invalid_request', ...SESSION_READ],
+  },
+  {
+    method: 'get', path: '/dashboard/api/research', operationId: 'dashboardListResearch', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: "The signed-in account's research runs, newest first (as GET /v1/research)",
+    query: 'ResearchListQuery',
+    success: { status: 200, description: 'One page.', schema: 'ResearchRunList' },
+    errors: ['invalid_request', ...SESSION_READ],
+  },
+  {
+    method: 'get', path: '/dashboard/api/research/{id}', operationId: 'dashboardGetResearch', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,
+    summary: 'One research run of the signed-in account (as GET /v1/research/{id})',
+    success: { status: 200, description: 'The run.', schema: 'ResearchRun' },
+    errors: ['not_found', ...SESSION_READ],
+  },
+  {
+    method: 'post', path: '/dashboard/api/research/{id}/cancel', operationId: 'dashboardCancelResearch', tag: 'dashboard', access: 'session+csrf', servedBy: 'account-admin', sdk: false,
+    summary: 'Cancels a research run of the signed-in account (as POST /v1/research/{id}/cancel)',
+    success: { status: 200, description: 'The run.', schema: 'ResearchRun' },
+    errors: ['not_found', ...SESSION_CHANGE],
   },
   {
     method: 'get', path: '/dashboard/api/provider-keys', operationId: 'dashboardListProviderKeys', tag: 'dashboard', access: 'session', servedBy: 'account-admin', sdk: false,

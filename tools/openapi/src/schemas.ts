@@ -1,4 +1,4 @@
-import { ALERT_EVENT_TYPES, ANSWER_SCHEMAS, API_KEY_FIELDS, AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, CACHE_STATUSES, FILTER_SCHEMAS, LIMITS, MODEL_PRICING_FIELDS, OAUTH_LIMITS, PROVIDERS, REQUEST_ID_SCHEMA, REQUEST_KINDS, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, closedObject } from '@svc/contracts';
+import { ALERT_EVENT_TYPES, ANSWER_SCHEMAS, API_KEY_FIELDS, AUDIT_ACTIONS, AUDIT_ACTOR_KINDS, CACHE_STATUSES, FILTER_SCHEMAS, LIMITS, MODEL_PRICING_FIELDS, OAUTH_LIMITS, PROVIDERS, RESEARCH_PRICING_FIELDS, REQUEST_ID_SCHEMA, REQUEST_KINDS, WEBHOOK_EVENT_TYPES, WEBHOOK_RESPONSE_HEAD_BYTES, closedObject } from '@svc/contracts';
 import { ERROR_CODES } from '@svc/errors';
 import type { ErrorCode } from '@svc/errors';
 
@@ -34,7 +34,7 @@ export function componentSchemas(): Record<string, Schema> {
     type: { enum: [...WEBHOOK_EVENT_TYPES] },
     account_id: id('acct', 'The account.'),
     created_at: timestamp(),
-    data: { type: 'object', description: 'By type: balance.low {balance_usd, threshold_usd}; credits.purchased {amount_usd, balance_usd, ledger_entry_id, source}.' },
+    data: { type: 'object', description: 'By type: balance.low {balance_usd, threshold_usd}; credits.purchased {amount_usd, balance_usd, ledger_entry_id, source}; research.completed and research.failed: the run as GET /v1/research/{id} answers it (ResearchRun, without request_id).' },
   };
   const webhookEndpointFields: Record<string, Schema> = {
     id: id('whe', 'The endpoint id.'),
@@ -136,7 +136,7 @@ export function componentSchemas(): Record<string, Schema> {
     }),
     Pricing: closed({
       currency: { const: 'USD' },
-      models: { type: 'array', items: closed({ id: ref('ModelId'), kind: ref('ModelKind'), ...MODEL_PRICING_FIELDS }, ['contents_usd', 'per_url_usd', 'url_block']) },
+      models: { type: 'array', items: closed({ id: ref('ModelId'), kind: ref('ModelKind'), ...MODEL_PRICING_FIELDS }, ['contents_usd', 'per_url_usd', 'url_block', ...RESEARCH_PRICING_FIELDS]) },
       purchase: closed({ min_usd: { type: 'number' }, max_usd: { type: 'number' } }, [], 'The checkout amount range.'),
       byok: closed({ enabled: { type: 'boolean' }, fee_percent: { type: 'number' } }),
       cache: closed({ enabled: { type: 'boolean' }, price_percent: { type: ['integer', 'null'], description: 'cache_price_usd as a percentage of base_usd (CACHE_PRICE_PERCENT).' } }),
@@ -154,6 +154,12 @@ export function componentSchemas(): Record<string, Schema> {
     ExtractFailure: ANSWER_SCHEMAS.ExtractFailure,
     ExtractAttempt: ANSWER_SCHEMAS.ExtractAttempt,
     ExtractResponse: ANSWER_SCHEMAS.ExtractResponse,
+    ResearchModelId: ANSWER_SCHEMAS.ResearchModelId,
+    ResearchAttempt: ANSWER_SCHEMAS.ResearchAttempt,
+    ResearchSource: ANSWER_SCHEMAS.ResearchSource,
+    ResearchRunSummary: ANSWER_SCHEMAS.ResearchRunSummary,
+    ResearchRun: ANSWER_SCHEMAS.ResearchRun,
+    ResearchRunList: ANSWER_SCHEMAS.ResearchRunList,
     ApiKey: ANSWER_SCHEMAS.ApiKey,
     ApiKeyResponse: closed({ ...apiKeyFields, request_id: requestId }),
     CreatedApiKey: closed({ ...apiKeyFields, secret: { type: 'string', pattern: '^svc-', description: 'The key, shown only here.' }, request_id: requestId }),

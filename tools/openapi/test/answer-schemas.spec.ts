@@ -94,6 +94,8 @@ describe('each answer is written once (@svc/contracts) and every copy matches it
       ['ExtractResponse', 'ExtractResponse'], ['ExtractResult', 'ExtractResult'], ['ExtractAttempt', 'ExtractAttempt'], ['ExtractFailure', 'ExtractFailure'],
       ['FanoutSearchResponse', 'FanoutSearchResponse'], ['FanoutResult', 'FanoutResult'], ['FanoutAttempt', 'FanoutAttempt'], ['FanoutSource', 'FanoutSource'],
       ['SearchAnswer', 'SearchAnswer'], ['SearchStrategy', 'SearchStrategy'],
+      ['ResearchRun', 'ResearchRun'], ['ResearchRunSummary', 'ResearchRunSummary'], ['ResearchRunList', 'ResearchRunList'],
+      ['ResearchAttempt', 'ResearchAttempt'], ['ResearchSource', 'ResearchSource'],
     ] as const)(
       'the SDK\'s %s is the source\'s %s',
       (sdkType, name) => {

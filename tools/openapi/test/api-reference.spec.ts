@@ -19,7 +19,7 @@ const document = JSON.parse(readFileSync(join(root, 'services/search-gateway/ope
 const tables = markedTables(markdown);
 
 /** The schemas whose tables the reference must keep marked (a marker removed fails here). */
-const MARKED = ['ErrorResponse', 'Model', 'ServiceStatus', 'Pricing', 'Credits', 'CheckoutBody', 'UsageQuery', 'ApiKey', 'KeyBody', 'SearchBody', 'SearchResponse', 'Attempt', 'ExtractBody', 'ExtractResponse', 'ExtractResult', 'ExtractAttempt', 'FanoutSearchResponse', 'FanoutResult', 'FanoutAttempt'];
+const MARKED = ['ErrorResponse', 'Model', 'ServiceStatus', 'Pricing', 'Credits', 'CheckoutBody', 'UsageQuery', 'ApiKey', 'KeyBody', 'SearchBody', 'SearchResponse', 'Attempt', 'ExtractBody', 'ExtractResponse', 'ExtractResult', 'ExtractAttempt', 'FanoutSearchResponse', 'FanoutResult', 'FanoutAttempt', 'ResearchBody', 'ResearchRun'];
 
 type Schemas = Record<string, { properties: Record<string, Json> }>;
 const schemas = (document.components as { schemas: Schemas }).schemas;

@@ -21,7 +21,7 @@ const document = JSON.parse(readFileSync(join(root, 'services/search-gateway/ope
 const paths = document.paths as Record<string, Record<string, Json>>;
 
 /** The operations of the SDK's surface: every keyed /v1 operation and the public catalog (not the webhook, dashboard, health or docs). */
-const SDK_TAGS = ['catalog', 'search', 'credits', 'usage', 'keys', 'provider-keys', 'audit'];
+const SDK_TAGS = ['catalog', 'search', 'research', 'credits', 'usage', 'keys', 'provider-keys', 'audit'];
 const documented = Object.entries(paths).flatMap(([path, item]) =>
   Object.entries(item)
     .filter(([, op]) => (op.tags as string[]).some((tag) => SDK_TAGS.includes(tag)) && op.operationId !== 'stripeWebhook')

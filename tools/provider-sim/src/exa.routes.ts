@@ -7,6 +7,8 @@ import { resultsFor } from './results';
 import type { ResultConstraints } from './results';
 import { endpoint, registerProviderApi } from './simulate';
 import type { FailureKind, ProviderSpec, SimContext, SimReply, Validation } from './simulate';
+import { exaAgentRoutes } from './research';
+import type { ResearchSim } from './research';
 
 /** Exa: POST /search and POST /contents. */
 
@@ -285,7 +287,7 @@ function contentsSuccess(params: ContentsParams, query: string, empty: boolean):
 
 export const EXA_DEFAULT_KEY = 'sim-exa-key';
 
-export function exaRoutes(context: SimContext, apiKey: string) {
+export function exaRoutes(context: SimContext, apiKey: string, research?: ResearchSim) {
   return async (app: FastifyInstance): Promise<void> => {
     const spec: ProviderSpec<ExaParams> = {
       provider: 'exa',
@@ -303,5 +305,6 @@ export function exaRoutes(context: SimContext, apiKey: string) {
       badRequest: () => errorReply(400, 'INVALID_REQUEST_BODY', 'Request body must be valid JSON'),
       serverError: () => failure('error500', ''),
     });
+    if (research !== undefined) exaAgentRoutes(app, context, research, apiKey);
   };
 }

@@ -9,6 +9,7 @@ const env = loadEnvOrExit(
     SIM_BRAVE_KEY: str({ default: 'sim-brave-key' }),
     SIM_EXA_KEY: str({ default: 'sim-exa-key' }),
     SIM_TAVILY_KEY: str({ default: 'tvly-sim-key' }),
+    SIM_RESEARCH_MS: int({ default: 1_500, min: 0, max: 3_600_000 }),
     LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
   },
   'provider-sim',
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
     tavilyKey: env.SIM_TAVILY_KEY,
     baseLatencyMs: env.SIM_BASE_LATENCY_MS,
     logLevel: env.LOG_LEVEL,
+    researchMs: env.SIM_RESEARCH_MS,
   });
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {

@@ -8,6 +8,7 @@ import { OUTAGE_KINDS, SimContext } from './simulate';
 import type { OutageKind } from './simulate';
 import { StatsCounter } from './stats';
 import { TAVILY_DEFAULT_KEY, tavilyRoutes } from './tavily.routes';
+import { RESEARCH_DEFAULT_MS, ResearchSim } from './research';
 
 export interface SimulatorOptions {
   /** Accepted keys; defaults sim-brave-key, sim-exa-key, tvly-sim-key. */
@@ -18,6 +19,10 @@ export interface SimulatorOptions {
   readonly baseLatencyMs?: number;
   /** Fastify logger level; no logging when unset. */
   readonly logLevel?: string;
+  /** How long a research run takes unless its input says otherwise (default 1,500 ms). */
+  readonly researchMs?: number;
+  /** The research runs' clock (ms; tests move it); default Date.now. */
+  readonly researchClock?: () => number;
 }
 
 export const DEFAULT_KEYS = { brave: BRAVE_DEFAULT_KEY, exa: EXA_DEFAULT_KEY, tavily: TAVILY_DEFAULT_KEY } as const;
@@ -35,12 +40,15 @@ export function buildSimulator(options: SimulatorOptions = {}): FastifyInstance 
   });
   const stats = new StatsCounter();
   const context = new SimContext(stats, options.baseLatencyMs ?? 0);
+  const research = new ResearchSim(options.researchMs ?? RESEARCH_DEFAULT_MS, options.researchClock);
   app.addHook('preClose', async () => context.releaseAll());
 
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/readyz', async () => ({ ok: true }));
   app.get('/_sim/stats', async () => stats.snapshot());
   app.get('/_sim/requests', async () => ({ requests: context.seen }));
+  // Research runs as the simulated providers see them: status, polls and what each would charge now.
+  app.get('/_sim/research', async () => ({ runs: research.snapshot() }));
   app.post('/_sim/reset', async () => {
     stats.reset();
     context.seen.length = 0;
@@ -66,7 +74,7 @@ export function buildSimulator(options: SimulatorOptions = {}): FastifyInstance 
     return outages();
   });
   void app.register(braveRoutes(context, options.braveKey ?? BRAVE_DEFAULT_KEY), { prefix: '/brave' });
-  void app.register(exaRoutes(context, options.exaKey ?? EXA_DEFAULT_KEY), { prefix: '/exa' });
-  void app.register(tavilyRoutes(context, options.tavilyKey ?? TAVILY_DEFAULT_KEY), { prefix: '/tavily' });
+  void app.register(exaRoutes(context, options.exaKey ?? EXA_DEFAULT_KEY, research), { prefix: '/exa' });
+  void app.register(tavilyRoutes(context, options.tavilyKey ?? TAVILY_DEFAULT_KEY, research), { prefix: '/tavily' });
   return app;
 }

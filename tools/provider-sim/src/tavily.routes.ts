@@ -7,6 +7,8 @@ import { resultsFor } from './results';
 import type { ResultConstraints } from './results';
 import { endpoint, registerProviderApi } from './simulate';
 import type { FailureKind, ProviderSpec, SimContext, SimReply, Validation } from './simulate';
+import { tavilyResearchRoutes } from './research';
+import type { ResearchSim } from './research';
 
 /** Tavily: POST /search and POST /extract. */
 
@@ -237,7 +239,7 @@ function extractSuccess(params: ExtractParams, query: string, empty: boolean, st
 
 export const TAVILY_DEFAULT_KEY = 'tvly-sim-key';
 
-export function tavilyRoutes(context: SimContext, apiKey: string) {
+export function tavilyRoutes(context: SimContext, apiKey: string, research?: ResearchSim) {
   return async (app: FastifyInstance): Promise<void> => {
     const spec: ProviderSpec<TavilyParams> = {
       provider: 'tavily',
@@ -254,5 +256,6 @@ export function tavilyRoutes(context: SimContext, apiKey: string) {
       badRequest: () => errorReply(400, 'Invalid request body.'),
       serverError: () => failure('error500', ''),
     });
+    if (research !== undefined) tavilyResearchRoutes(app, context, research, apiKey);
   };
 }

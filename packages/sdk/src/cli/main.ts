@@ -1,12 +1,13 @@
 import { parseArgs } from 'node:util';
 import { SearchGateway } from '../client.js';
 import type { FetchLike } from '../client.js';
-import { SearchGatewayConnectionError, SearchGatewayError } from '../errors.js';
+import { ResearchWaitTimeoutError, SearchGatewayConnectionError, SearchGatewayError } from '../errors.js';
 import { FILTER_NAMES, PROVIDERS } from '../types.js';
-import type { ApiKey, AuditEntry, AuditLogQuery, CacheMode, CreateKeyRequest, ExtractFormat, FanoutSearchResponse, FilterName, LimitReset, Provider, SearchContents, SearchRequest, SearchResponse, UpdateKeyRequest, UsageGroupBy } from '../types.js';
+import type { ApiKey, AuditEntry, AuditLogQuery, CacheMode, CreateKeyRequest, ExtractFormat, FanoutSearchResponse, FilterName, LimitReset, Provider, ResearchRequest, ResearchRun, ResearchRunSummary, ResearchStatus, SearchContents, SearchRequest, SearchResponse, UpdateKeyRequest, UsageGroupBy } from '../types.js';
 import { VERSION } from '../version.js';
 import { EXIT, UsageError, exitCodeFor } from './exit-codes.js';
 import { keyValues, table } from './format.js';
+import { RESEARCH_WAIT_DEFAULTS } from '../client.js';
 
 /** What the command line reads and writes; the bin passes the process's own. */
 export interface CliIo {
@@ -15,9 +16,10 @@ export interface CliIo {
   env: Record<string, string | undefined>;
   /** The whole standard input, or undefined when it is a terminal. */
   readStdin?: () => Promise<string | undefined>;
-  /** For tests: the client's fetch and retry wait. */
+  /** For tests: the client's fetch, retry wait and clock. */
   fetch?: FetchLike;
   sleep?: (ms: number, signal: AbortSignal | undefined) => Promise<void>;
+  now?: () => number;
 }
 
 type OptionSpec = { type: 'string' | 'boolean'; short?: string; multiple?: boolean; value?: string; help: string };
@@ -100,6 +102,11 @@ function filterFields(values: Context['values']): Partial<SearchRequest> {
   }
   return fields;
 }
+
+/** `svc research <input...>` is a command; `svc research get|wait|list|cancel` are its subcommands. */
+const RESEARCH_SUBCOMMANDS = ['get', 'wait', 'list', 'cancel'];
+/** The research models `svc research` asks for without -m. */
+const DEFAULT_RESEARCH_MODELS = ['exa/agent-high', 'exa/agent-medium', 'exa/agent-low', 'exa/agent-minimal'] as const;
 
 const COMMANDS: Command[] = [
   {
@@ -226,14 +233,18 @@ const COMMANDS: Command[] = [
     positionals: [0, 0],
     run: async (ctx) => {
       const models = await ctx.client.models();
-      const searches = models.data.filter((m) => m.kind !== 'extract');
+      const searches = models.data.filter((m) => m.kind !== 'extract' && m.kind !== 'research');
       const extracts = models.data.filter((m) => m.kind === 'extract');
+      const research = models.data.filter((m) => m.kind === 'research');
       ctx.print(models, () => table(
         ['ID', 'PROVIDER', 'MAX_RESULTS', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD', 'CACHE_USD', 'AVAILABLE', 'FILTERS', 'CONTENTS'],
         searches.map((m) => [m.id, m.provider, m.max_results, m.pricing.base_usd, m.pricing.included_results, m.pricing.per_result_usd, m.pricing.cache_price_usd, m.available ? 'yes' : 'no', (m.supported_filters ?? []).join(','), (m.supported_contents ?? []).join(',')]),
       ) + (extracts.length === 0 ? '' : `\nExtract models (svc extract):\n${table(
         ['ID', 'PROVIDER', 'MAX_URLS', 'PER_URL_USD', 'URL_BLOCK', 'CACHE_USD', 'AVAILABLE', 'FORMATS', 'OPTIONS'],
         extracts.map((m) => [m.id, m.provider, m.max_results, m.pricing.per_url_usd, m.pricing.url_block, m.pricing.cache_price_usd, m.available ? 'yes' : 'no', (m.supported_formats ?? []).join(','), (m.supported_options ?? []).join(',')]),
+      )}`) + (research.length === 0 ? '' : `\nResearch models (svc research):\n${table(
+        ['ID', 'PROVIDER', 'METERING', 'UNIT_USD', 'MAX_COST_USD', 'MIN_CAP_USD', 'AVAILABLE'],
+        research.map((m) => [m.id, m.provider, m.pricing.metering, m.pricing.unit_usd, m.pricing.max_cost_usd, m.pricing.min_cap_usd, m.available ? 'yes' : 'no']),
       )}`));
     },
   },
@@ -246,9 +257,118 @@ const COMMANDS: Command[] = [
     run: async (ctx) => {
       const pricing = await ctx.client.pricing();
       ctx.print(pricing, () =>
-        table(['MODEL', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD', 'PER_URL_USD', 'KIND'], pricing.models.map((m) => [m.id, m.base_usd, m.included_results, m.per_result_usd, m.per_url_usd, m.kind])) +
+        table(['MODEL', 'BASE_USD', 'INCLUDED', 'PER_RESULT_USD', 'PER_URL_USD', 'MAX_COST_USD', 'KIND'], pricing.models.map((m) => [m.id, m.base_usd, m.included_results, m.per_result_usd, m.per_url_usd, m.max_cost_usd, m.kind])) +
         `\nCredits can be bought from ${pricing.purchase.min_usd} to ${pricing.purchase.max_usd} ${pricing.currency}.\n` +
         `Own provider keys (BYOK): ${pricing.byok.enabled ? `enabled, fee ${pricing.byok.fee_percent}% of the model's price` : 'not available'}.\n`);
+    },
+  },
+  {
+    name: 'research',
+    summary: 'start a research run with a hard cap (and wait for its answer)',
+    args: '<input...> --max-cost <usd> [-m <model>]... [--output-schema <json>] [--metadata <k=v>]... [--wait [--wait-max <s>]]',
+    notes: [
+      'Reserves the cap at once; the run is charged its metered cost, never above --max-cost, and the rest is released.',
+      `Without -m: ${DEFAULT_RESEARCH_MODELS.join(', ')} in that order (the highest Exa effort the cap holds; those that do not fit are skipped).`,
+      'svc research get|list|wait|cancel read and end runs. Needs an API key in SVC_API_KEY (get, list, wait, cancel: either key).',
+      'With --wait it exits 0 when the run completed, 1 when it failed, was cancelled or did not end within --wait-max.',
+      'Example: svc research "how do EU and US rules on AI model training data differ?" --max-cost 0.50 --wait',
+    ],
+    options: {
+      model: { type: 'string', short: 'm', multiple: true, value: 'model', help: 'a research model (svc models, kind research); repeat for fallbacks, up to 5' },
+      'max-cost': { type: 'string', value: 'usd', help: 'the hard cap in USD (required)' },
+      'output-schema': { type: 'string', value: 'json', help: 'a JSON Schema (as JSON text) for structured output' },
+      metadata: { type: 'string', multiple: true, value: 'k=v', help: 'a label returned with the run; repeat for more (up to 16)' },
+      wait: { type: 'boolean', help: 'wait for the run to end and print its answer' },
+      'wait-max': { type: 'string', value: 's', help: `with --wait: give up waiting after this many seconds (default ${RESEARCH_WAIT_DEFAULTS.maxWaitMs / 1000}, at most ${RESEARCH_WAIT_DEFAULTS.maxMaxWaitMs / 1000}); the run goes on` },
+      'idempotency-key': { type: 'string', value: 'key', help: 'Idempotency-Key of the creation (default: a random one)' },
+    },
+    positionals: [1, Infinity],
+    run: async (ctx) => {
+      const maxCost = text(ctx.values['max-cost']);
+      if (maxCost === undefined) throw new UsageError('give the cap with --max-cost <usd>');
+      const models = list(ctx.values.model);
+      const chosen = models.length === 0 ? [...DEFAULT_RESEARCH_MODELS] : models;
+      const [first, ...rest] = chosen;
+      const body: ResearchRequest = {
+        input: ctx.positionals.join(' '), ...(rest.length === 0 ? { model: first } : { models: chosen }), max_cost_usd: number(maxCost, '--max-cost'),
+      };
+      const schema = text(ctx.values['output-schema']);
+      if (schema !== undefined) body.output_schema = jsonObject(schema, '--output-schema');
+      const metadata = list(ctx.values.metadata);
+      if (metadata.length > 0) body.metadata = labels(metadata);
+      const maxWaitMs = waitMs(ctx.values['wait-max']);
+      const idempotencyKey = text(ctx.values['idempotency-key']);
+      const created = await ctx.client.research.create(body, idempotencyKey === undefined ? {} : { idempotencyKey });
+      if (ctx.values.wait !== true) {
+        ctx.print(created, () => `${created.id} ${created.status}: holds ${created.held_usd} USD of a ${created.max_cost_usd} USD cap; next ${created.model ?? '-'}
+` +
+          `svc research wait ${created.id} prints its answer when it ends.
+`);
+        return;
+      }
+      await waitAndPrint(ctx, created.id, maxWaitMs);
+    },
+  },
+  {
+    name: 'research get',
+    summary: 'show one research run (its answer once completed)',
+    args: '<id>',
+    options: {},
+    positionals: [1, 1],
+    run: async (ctx) => {
+      const run = await ctx.client.research.get(arg(ctx, 0));
+      ctx.print(run, () => researchRunText(run));
+    },
+  },
+  {
+    name: 'research wait',
+    summary: 'wait for a research run to end and print its answer',
+    args: '<id> [--wait-max <s>]',
+    notes: ['Exits 0 when the run completed, 1 when it failed, was cancelled or did not end within --wait-max.'],
+    options: { 'wait-max': { type: 'string', value: 's', help: `give up waiting after this many seconds (default ${RESEARCH_WAIT_DEFAULTS.maxWaitMs / 1000}, at most ${RESEARCH_WAIT_DEFAULTS.maxMaxWaitMs / 1000})` } },
+    positionals: [1, 1],
+    run: async (ctx) => {
+      await waitAndPrint(ctx, arg(ctx, 0), waitMs(ctx.values['wait-max']));
+    },
+  },
+  {
+    name: 'research list',
+    summary: 'list the account\'s research runs, newest first',
+    args: '[--status <status>] [--max <n>]',
+    notes: ['--json prints one JSON array of the runs.'],
+    options: {
+      status: { type: 'string', value: 'status', help: 'only runs in this status: queued, running, completed, failed or cancelled' },
+      max: { type: 'string', value: 'n', help: 'at most this many runs (default 100)' },
+    },
+    positionals: [0, 0],
+    run: async (ctx) => {
+      const max = optionalInteger(ctx.values.max, '--max') ?? 100;
+      if (max < 1) throw new UsageError('--max must be at least 1');
+      const status = text(ctx.values.status) as ResearchStatus | undefined;
+      const runs: ResearchRunSummary[] = [];
+      for await (const run of ctx.client.research.iterate({ limit: Math.min(max, 100), ...(status === undefined ? {} : { status }) })) {
+        runs.push(run);
+        if (runs.length >= max) break;
+      }
+      ctx.print(runs, () => table(
+        ['ID', 'STATUS', 'MODEL', 'COST_USD', 'CAP_USD', 'CREATED_AT', 'INPUT'],
+        runs.map((r) => [r.id, r.status, r.model, r.cost_usd, r.max_cost_usd, r.created_at, r.input.length > 48 ? `${r.input.slice(0, 47)}…` : r.input]),
+      ));
+    },
+  },
+  {
+    name: 'research cancel',
+    summary: 'cancel a research run (charged by the catalog\'s rules)',
+    args: '<id>',
+    options: {},
+    positionals: [1, 1],
+    run: async (ctx) => {
+      const run = await ctx.client.research.cancel(arg(ctx, 0));
+      ctx.print(run, () => {
+        if (run.status === 'cancelled') return `${run.id} is cancelled (cost ${run.cost_usd ?? 0} USD)\n`;
+        if (run.cost_usd === null) return `${run.id}: cancel requested; svc research wait ${run.id} shows its end\n`;
+        return `${run.id} had already ended (${run.status})\n`;
+      });
     },
   },
   {
@@ -515,6 +635,61 @@ const COMMANDS: Command[] = [
 
 const GROUPS = ['keys', 'provider-keys'];
 
+/** Waits for the run (a bounded poll) and prints it; a run that did not complete, or a wait that gave up, exits 1. */
+async function waitAndPrint(ctx: Context, id: string, maxWaitMs: number): Promise<void> {
+  let run: ResearchRun;
+  try {
+    run = await ctx.client.research.wait(id, { maxWaitMs });
+  } catch (error) {
+    if (!(error instanceof ResearchWaitTimeoutError)) throw error;
+    ctx.print(error.run, () => researchRunText(error.run));
+    throw new ResearchNotCompleted(`${id} had not ended within ${maxWaitMs / 1000} s (still ${error.run.status}); svc research wait ${id} waits again`);
+  }
+  ctx.print(run, () => researchRunText(run));
+  if (run.status !== 'completed') throw new ResearchNotCompleted(`${id} ${run.status}${run.error === null ? '' : `: ${run.error}`}`);
+}
+
+/** A research run that ended without an answer (or a wait that gave up): exit 1 with the reason. */
+class ResearchNotCompleted extends Error {}
+
+function researchRunText(run: ResearchRun): string {
+  const cost = run.cost_usd === null ? `holds ${run.held_usd} USD` : `cost ${run.cost_usd} USD`;
+  const head = `${run.id} ${run.status}: ${run.model ?? 'no model'}, ${cost} of a ${run.max_cost_usd} USD cap\n`;
+  const attempts = run.attempts.map((a) => `  ${a.model} ${a.status}${a.error === null ? '' : `: ${a.error}`}${a.cost_usd === null ? '' : ` (${a.cost_usd} USD)`}\n`).join('');
+  if (run.output === null) return head + attempts + (run.error === null ? '' : `error: ${run.error}\n`);
+  const answer = run.output.text ?? JSON.stringify(run.output.structured, null, 2);
+  const structured = run.output.text !== null && run.output.structured !== null ? `\n${JSON.stringify(run.output.structured, null, 2)}\n` : '';
+  const sources = run.sources.length === 0 ? '' : `\nSources:\n${run.sources.map((source, i) => `  ${i + 1}. ${source.title ?? source.url} ${source.url}\n`).join('')}`;
+  return `${head}${attempts}\n${answer}\n${structured}${sources}`;
+}
+
+function jsonObject(value: string, name: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new UsageError(`${name} must be JSON`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`${name} must be a JSON object`);
+  return parsed as Record<string, unknown>;
+}
+
+function labels(pairs: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at < 1) throw new UsageError(`--metadata takes key=value (got "${pair}")`);
+    out[pair.slice(0, at)] = pair.slice(at + 1);
+  }
+  return out;
+}
+
+function waitMs(value: string | boolean | string[] | undefined): number {
+  const seconds = optionalInteger(value, '--wait-max') ?? RESEARCH_WAIT_DEFAULTS.maxWaitMs / 1000;
+  if (seconds < 1 || seconds * 1000 > RESEARCH_WAIT_DEFAULTS.maxMaxWaitMs) throw new UsageError(`--wait-max must be 1 to ${RESEARCH_WAIT_DEFAULTS.maxMaxWaitMs / 1000} seconds`);
+  return seconds * 1000;
+}
+
 /** Runs one command line; resolves to the exit code. */
 export async function main(argv: string[], io: CliIo): Promise<number> {
   let json = argv.includes('--json');
@@ -572,6 +747,7 @@ export async function main(argv: string[], io: CliIo): Promise<number> {
       ...optionalField('maxRetries', optionalInteger(values['max-retries'], '--max-retries')),
       ...(io.fetch === undefined ? {} : { fetch: io.fetch }),
       ...(io.sleep === undefined ? {} : { sleep: io.sleep }),
+      ...(io.now === undefined ? {} : { now: io.now }),
     });
     const ctx: Context = {
       client,
@@ -625,6 +801,10 @@ function findCommand(argv: string[]): { command: Command | undefined; rest: { ar
     if (command === undefined) return { command, rest: { args: argv, group: first, ...(sub === undefined || sub.startsWith('-') ? {} : { unknown: sub }) } };
     return { command, rest: { args: [...leading, ...argv.slice(index + 2)] } };
   }
+  const sub = argv[index + 1];
+  if (first === 'research' && sub !== undefined && RESEARCH_SUBCOMMANDS.includes(sub)) {
+    return { command: COMMANDS.find((c) => c.name === `research ${sub}`), rest: { args: [...leading, ...argv.slice(index + 2)] } };
+  }
   const command = COMMANDS.find((c) => c.name === first);
   if (command === undefined) return { command, rest: { args: argv, unknown: first } };
   return { command, rest: { args: [...leading, ...argv.slice(index + 1)] } };
@@ -663,7 +843,7 @@ function mainHelp(): string {
     'Options of every command:',
     ...optionLines(GLOBAL_OPTIONS),
     '',
-    'Environment: SVC_API_KEY (an API key: search, and credits, key, usage), SVC_MANAGEMENT_KEY',
+    'Environment: SVC_API_KEY (an API key: search, research, and credits, key, usage), SVC_MANAGEMENT_KEY',
     '(a management key: keys, provider-keys, checkout; also credits, key, usage without SVC_API_KEY),',
     'SVC_BASE_URL (default http://localhost:8080).',
     '',

@@ -20,7 +20,7 @@ export const DASHBOARD_CSP = [
 export const DASHBOARD_ASSETS = Symbol('DASHBOARD_ASSETS');
 
 /** The web app's client-side pages under /dashboard (web/src/app.tsx lists the same). */
-export const DASHBOARD_PAGES = ['keys', 'management-keys', 'provider-keys', 'credits', 'usage', 'activity', 'audit-log', 'status', 'connected-apps', 'oauth/consent', 'webhooks', 'billing-settings', 'notifications', 'login', 'signup', 'confirm', 'forgot-password', 'reset-password'] as const;
+export const DASHBOARD_PAGES = ['keys', 'management-keys', 'provider-keys', 'credits', 'usage', 'activity', 'research', 'audit-log', 'status', 'connected-apps', 'oauth/consent', 'webhooks', 'billing-settings', 'notifications', 'login', 'signup', 'confirm', 'forgot-password', 'reset-password'] as const;
 
 /**
  * The dashboard web app: /dashboard and each of its pages answer index.html;

@@ -117,6 +117,7 @@ export type { CheckoutSession as Checkout, Page as List, UsageGroupBy as Groupin
 export { PROVIDERS, WEBHOOK_EVENT_TYPES } from '@svc/sdk/types';
 export type { AlertEventType } from '@svc/contracts/mail';
 export type { AutoTopupSetup, BillingSettings, WebhookDelivery, WebhookEndpoint, WebhookEventType } from '@svc/sdk/types';
+export type { ResearchRun, ResearchRunList, ResearchRunSummary, ResearchStatus } from '@svc/sdk/types';
 
 // What only the dashboard shows (no /v1 endpoint): the services' own view types.
 export type {

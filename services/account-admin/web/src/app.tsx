@@ -16,6 +16,7 @@ import { ManagementKeysPage } from './pages/management-keys';
 import { OverviewPage } from './pages/overview';
 import { ProviderKeysPage } from './pages/provider-keys';
 import { ProviderStatusPage } from './pages/provider-status';
+import { ResearchPage } from './pages/research';
 import { UsagePage } from './pages/usage';
 import { WebhooksPage } from './pages/webhooks';
 import { BillingSettingsPage } from './pages/billing-settings';
@@ -29,6 +30,7 @@ const PAGES: { path: string; title: string; render: (me: Me) => ReactNode; inNav
   { path: '/credits', title: 'Credits', render: () => <CreditsPage /> },
   { path: '/usage', title: 'Usage', render: () => <UsagePage /> },
   { path: '/activity', title: 'Activity', render: () => <ActivityPage /> },
+  { path: '/research', title: 'Research', render: () => <ResearchPage /> },
   { path: '/audit-log', title: 'Audit log', render: () => <AuditLogPage /> },
   { path: '/status', title: 'Provider status', render: () => <ProviderStatusPage /> },
   { path: '/connected-apps', title: 'Connected apps', render: () => <ConnectedAppsPage /> },

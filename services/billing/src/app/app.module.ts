@@ -18,6 +18,7 @@ import { BillingSettingsController, SETUP_URLS } from '../http/settings/settings
 import { StripeWebhookController } from '../http/stripe-webhook/stripe-webhook.controller';
 import { UsageController } from '../http/usage/usage.controller';
 import { WebhookEndpointsController } from '../http/webhook-endpoints/endpoints.controller';
+import { ResearchController } from '../http/research/research.controller';
 import { AuditLogService } from '../services/audit/audit-log.service';
 import { BacklogService } from '../services/backlog/backlog.service';
 import { FinanceService } from '../services/finance/finance.service';
@@ -33,6 +34,7 @@ import { StripeWebhookService } from '../services/purchases/stripe-webhook.servi
 import { ReconciliationService } from '../services/reconciliation/reconciliation.service';
 import { SettingsService } from '../services/settings/settings.service';
 import { UsageService } from '../services/usage/usage.service';
+import { ResearchService } from '../services/research/research.service';
 
 /** What both listeners share: the services (on one Prisma pool), one readiness probe, one drain. */
 export interface SharedDeps {
@@ -60,6 +62,8 @@ export interface SharedDeps {
   setupUrls: SetupUrls;
   /** billing's part of the audit log. */
   audit: AuditLogService;
+  /** Research runs (docs/decisions/0062). */
+  research: ResearchService;
 }
 
 /** The internal HTTP API the gateway forwards to (PORT). Controllers get services only. */
@@ -70,10 +74,11 @@ export class PublicApiModule {
       module: PublicApiModule,
       controllers: [
         CreditsController, CheckoutController, StripeWebhookController, UsageController, HistoryController, AuditController, HealthController,
-        EventsController, WebhookEndpointsController, BillingSettingsController,
+        EventsController, WebhookEndpointsController, BillingSettingsController, ResearchController,
       ],
       providers: [
         { provide: AuditLogService, useValue: deps.audit },
+        { provide: ResearchService, useValue: deps.research },
         { provide: EventsService, useValue: deps.events },
         { provide: EndpointsService, useValue: deps.endpoints },
         { provide: SettingsService, useValue: deps.settings },

@@ -31,6 +31,10 @@ import { SettingsService } from '../services/settings/settings.service';
 import { SpendableBalanceAdapter } from '../services/spendable/spendable-balance.adapter';
 import { SpendableOutboxService } from '../services/spendable/spendable-outbox.service';
 import { UsageService } from '../services/usage/usage.service';
+import { ResearchQueueAdapter } from '../services/research/research-queue.adapter';
+import { ResearchService } from '../services/research/research.service';
+import { ResearchSpendableAdapter } from '../services/spendable/research-spendable.adapter';
+import { ResearchRepository } from '../stores/research.repository';
 import { AuditRepository } from '../stores/audit.repository';
 import { AutoTopupRepository } from '../stores/auto-topups.repository';
 import { CheckoutRepository } from '../stores/checkout.repository';
@@ -100,7 +104,13 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
   const autoTopupRepository = new AutoTopupRepository(prisma);
   const purchases = new PurchasesRepository(prisma);
   const spendable = new SpendableBalanceAdapter(money);
-  const outbox = new SpendableOutboxService(repository, spendable, logger.child({ component: 'spendable-outbox' }));
+  const researchRuns = new ResearchRepository(prisma);
+  const researchMoney = new ResearchSpendableAdapter(money);
+  const outbox = new SpendableOutboxService(repository, spendable, logger.child({ component: 'spendable-outbox' }), { adapter: researchMoney, runs: researchRuns });
+  // The research queues' producer: its own connection (BullMQ's commands wait on it; a run not queued is queued by the worker's sweep).
+  const queueConnection = createRedisClient({ url: config.REDIS_URL, cluster: config.REDIS_CLUSTER }, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+  queueConnection.on('error', (error: Error) => logger.debug({ err: error }, 'redis connection error'));
+  const researchQueue = new ResearchQueueAdapter(queueConnection);
   const ledger = new LedgerService({ transactions, ledger: repository, append: ledgerAppend, audit }, accounts, outbox, spendable);
   const readiness = {
     async check(): Promise<Record<string, boolean>> {
@@ -137,12 +147,17 @@ export async function startBilling(config: BillingConfig, logger: Logger = creat
     autoTopups: autoTopupService,
     setupUrls: { successUrl: config.CHECKOUT_SUCCESS_URL, cancelUrl: config.CHECKOUT_CANCEL_URL },
     audit: new AuditLogService(audit),
+    research: new ResearchService({ transactions, runs: researchRuns, append: ledgerAppend }, researchMoney, outbox, researchQueue, logger.child({ component: 'research' }), {
+      runTimeoutMs: config.RESEARCH_RUN_TIMEOUT_MS,
+    }),
   };
   const apps: NestFastifyApplication[] = [];
   const close = async (): Promise<void> => {
     await Promise.allSettled(apps.map((app) => app.close()));
     accounts.close();
     await redis.close();
+    await researchQueue.close().catch(() => undefined);
+    await closeRedisClient(queueConnection);
     await closeRedisClient(money);
     await db.close();
   };

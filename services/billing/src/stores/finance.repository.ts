@@ -30,6 +30,8 @@ export interface UsageFigures {
   usageEventsChargedMicros: Micros;
   /** What platform attempts were charged (kind search_charge). */
   searchChargeEntries: CountSum;
+  /** What settled research runs were charged by their entries: -(research_hold + research_release), per run (docs/decisions/0062). */
+  researchChargeEntries: CountSum;
   /** What BYOK attempts were charged (kind byok_fee). */
   byokFeeEntries: CountSum;
   /** The BYOK attempts' charges in usage_events (equal to byokFeeEntries when balanced). */
@@ -38,6 +40,25 @@ export interface UsageFigures {
   mismatchedRequests: string[];
   /** What key_spend_days holds (each key's spend per UTC day, kept by a trigger on settlements; equal to settlements when balanced). */
   keySpendMicros: Micros;
+}
+
+/** Research runs (docs/decisions/0062): their holds and releases against what they were charged, and what the providers charged. */
+export interface ResearchFigures {
+  settledRuns: CountSum;
+  /** -(hold + release) of the settled runs: equal to settledRuns.micros when balanced. */
+  settledEntriesMicros: Micros;
+  /** Runs not settled yet, and what their holds take (the research_hold entries without a release). */
+  openRuns: CountSum;
+  openHoldEntriesMicros: Micros;
+  /** What the providers reported the settled runs cost the platform. */
+  providerCostMicros: Micros;
+  /** Settled runs that cost the platform more than they were charged (a provider over the cap): the loss, listed. */
+  lossMicros: Micros;
+  lossRuns: { runId: string; providerCostMicros: Micros; chargedMicros: Micros; lossMicros: Micros }[];
+  /** Settled runs whose entries or settlements row disagree with what they were charged (listed). */
+  mismatchedRuns: string[];
+  /** Runs ended at the bound whose provider reported no cost (a provider without cancel): the provider may still bill them. */
+  abandonedRuns: string[];
 }
 
 export interface LedgerFigures {
@@ -108,6 +129,11 @@ export class FinanceRepository {
     const [events] = await this.prisma.$queryRaw<{ s: bigint | null }[]>`SELECT sum(charged_micros) AS s FROM usage_events`;
     const [charges] = await this.prisma.$queryRaw<{ c: bigint; s: bigint | null }[]>`
       SELECT count(*) AS c, -sum(amount_micros) AS s FROM ledger_entries WHERE kind = 'search_charge'`;
+    // A settled research run's charge is its hold less its release (both keyed by the run id).
+    const [research] = await this.prisma.$queryRaw<{ c: bigint; s: bigint | null }[]>`
+      SELECT count(DISTINCT e.idempotency_key) AS c, -sum(e.amount_micros) AS s FROM ledger_entries e
+      JOIN settlements st ON st.request_id = e.idempotency_key AND st.account_id = e.account_id
+      WHERE e.kind IN ('research_hold', 'research_release')`;
     const [fees] = await this.prisma.$queryRaw<{ c: bigint; s: bigint | null }[]>`
       SELECT count(*) AS c, -sum(amount_micros) AS s FROM ledger_entries WHERE kind = 'byok_fee'`;
     const [byokEvents] = await this.prisma.$queryRaw<{ s: bigint | null }[]>`SELECT sum(charged_micros) AS s FROM usage_events WHERE source = 'byok'`;
@@ -119,7 +145,7 @@ export class FinanceRepository {
       LEFT JOIN (SELECT request_id, sum(charged_micros) AS charged, sum(charged_micros) FILTER (WHERE source = 'byok') AS byok
                  FROM usage_events GROUP BY request_id) u ON u.request_id = s.request_id
       LEFT JOIN (SELECT account_id, idempotency_key, -sum(amount_micros) AS charged, -sum(amount_micros) FILTER (WHERE kind = 'byok_fee') AS byok
-                 FROM ledger_entries WHERE kind IN ('search_charge', 'byok_fee') GROUP BY account_id, idempotency_key) e
+                 FROM ledger_entries WHERE kind IN ('search_charge', 'byok_fee', 'research_hold', 'research_release') GROUP BY account_id, idempotency_key) e
         ON e.account_id = s.account_id AND e.idempotency_key = s.request_id
       WHERE coalesce(u.charged, 0) <> s.charged_micros OR coalesce(e.charged, 0) <> s.charged_micros OR coalesce(u.byok, 0) <> coalesce(e.byok, 0)
       ORDER BY 1 LIMIT ${MAX_LISTED}`;
@@ -127,10 +153,50 @@ export class FinanceRepository {
       settlements: { count: n(settled?.c), micros: n(settled?.s) },
       usageEventsChargedMicros: n(events?.s),
       searchChargeEntries: { count: n(charges?.c), micros: n(charges?.s) },
+      researchChargeEntries: { count: n(research?.c), micros: n(research?.s) },
       byokFeeEntries: { count: n(fees?.c), micros: n(fees?.s) },
       usageEventsByokMicros: n(byokEvents?.s),
       mismatchedRequests: mismatched.map((r) => r.id),
       keySpendMicros: n(keySpend?.s),
+    };
+  }
+
+  async researchFigures(): Promise<ResearchFigures> {
+    const [settled] = await this.prisma.$queryRaw<{ c: bigint; s: bigint | null; p: bigint | null }[]>`
+      SELECT count(*) AS c, sum(cost_micros) AS s, sum(provider_cost_micros) AS p FROM research_runs WHERE settled_at IS NOT NULL`;
+    const [entries] = await this.prisma.$queryRaw<{ s: bigint | null }[]>`
+      SELECT -sum(e.amount_micros) AS s FROM ledger_entries e JOIN research_runs r ON r.id = e.idempotency_key AND r.account_id = e.account_id
+      WHERE e.kind IN ('research_hold', 'research_release') AND r.settled_at IS NOT NULL`;
+    const [open] = await this.prisma.$queryRaw<{ c: bigint; s: bigint | null; e: bigint | null }[]>`
+      SELECT count(*) AS c, sum(r.held_micros) AS s, -sum(e.amount_micros) AS e FROM research_runs r
+      LEFT JOIN ledger_entries e ON e.kind = 'research_hold' AND e.idempotency_key = r.id AND e.account_id = r.account_id
+      WHERE r.settled_at IS NULL`;
+    const [loss] = await this.prisma.$queryRaw<{ s: bigint | null }[]>`
+      SELECT sum(provider_cost_micros - cost_micros) AS s FROM research_runs WHERE settled_at IS NOT NULL AND provider_cost_micros > cost_micros`;
+    const losses = await this.prisma.$queryRaw<{ id: string; provider_cost_micros: bigint; cost_micros: bigint }[]>`
+      SELECT id, provider_cost_micros, cost_micros FROM research_runs WHERE settled_at IS NOT NULL AND provider_cost_micros > cost_micros
+      ORDER BY settled_at DESC, id LIMIT ${MAX_LISTED}`;
+    // Per settled run: its hold is what it held, its hold plus release what it cost, its settlements row the same cost.
+    const mismatched = await this.prisma.$queryRaw<{ id: string }[]>`
+      SELECT r.id FROM research_runs r
+      LEFT JOIN (SELECT account_id, idempotency_key, sum(amount_micros) FILTER (WHERE kind = 'research_hold') AS hold, sum(amount_micros) AS net
+                 FROM ledger_entries WHERE kind IN ('research_hold', 'research_release') GROUP BY account_id, idempotency_key) e
+        ON e.account_id = r.account_id AND e.idempotency_key = r.id
+      LEFT JOIN settlements st ON st.request_id = r.id
+      WHERE r.settled_at IS NOT NULL AND (coalesce(e.hold, 0) <> -r.held_micros OR coalesce(e.net, 0) <> -r.cost_micros OR coalesce(st.charged_micros, -1) <> r.cost_micros)
+      ORDER BY 1 LIMIT ${MAX_LISTED}`;
+    const abandoned = await this.prisma.$queryRaw<{ id: string }[]>`
+      SELECT id FROM research_runs WHERE settled_at IS NOT NULL AND error LIKE '%abandoned at the provider%' ORDER BY settled_at DESC LIMIT ${MAX_LISTED}`;
+    return {
+      settledRuns: { count: n(settled?.c), micros: n(settled?.s) },
+      settledEntriesMicros: n(entries?.s),
+      openRuns: { count: n(open?.c), micros: n(open?.s) },
+      openHoldEntriesMicros: n(open?.e),
+      providerCostMicros: n(settled?.p),
+      lossMicros: n(loss?.s),
+      lossRuns: losses.map((r) => ({ runId: r.id, providerCostMicros: Number(r.provider_cost_micros), chargedMicros: Number(r.cost_micros), lossMicros: Number(r.provider_cost_micros - r.cost_micros) })),
+      mismatchedRuns: mismatched.map((r) => r.id),
+      abandonedRuns: abandoned.map((r) => r.id),
     };
   }
 

@@ -116,7 +116,7 @@ export class HistoryRepository {
       byRequest.set(a.request_id, list);
     }
     return searches.map((s) => ({
-      requestId: s.request_id, keyId: s.key_id, filters: s.filters, kind: s.request_kind === 'extract' ? 'extract' : 'search', chargedMicros: Number(s.charged_micros), settledAt: s.settled_at, mark: { atMicros: s.at_us, id: s.request_id },
+      requestId: s.request_id, keyId: s.key_id, filters: s.filters, kind: s.request_kind === 'extract' || s.request_kind === 'research' ? s.request_kind : 'search', chargedMicros: Number(s.charged_micros), settledAt: s.settled_at, mark: { atMicros: s.at_us, id: s.request_id },
       attempts: byRequest.get(s.request_id) ?? [],
     }));
   }

@@ -21,6 +21,8 @@ export interface HydrationView {
   usageSince(periodStartsMs: readonly number[]): Promise<KeyUsage[]>;
   /** Marks the entries applied (only those still unmarked), inside the locked transaction. */
   markApplied(entryIds: readonly string[]): Promise<void>;
+  /** What the account's research runs not settled yet hold, per key (their keys' holds: docs/decisions/0062). */
+  openResearchHolds(): Promise<{ keyId: string; heldMicros: Micros }[]>;
 }
 
 /**
@@ -65,6 +67,11 @@ export class HydrationRepository {
             }
           }
           return [...byKey.values()];
+        },
+        async openResearchHolds() {
+          const rows = await tx.$queryRaw<{ key_id: string; held: bigint }[]>`
+            SELECT key_id, sum(held_micros)::bigint AS held FROM research_runs WHERE account_id = ${accountId} AND settled_at IS NULL GROUP BY key_id`;
+          return rows.map((r) => ({ keyId: r.key_id, heldMicros: toMicros(r.held) }));
         },
         async markApplied(entryIds) {
           if (entryIds.length === 0) return;

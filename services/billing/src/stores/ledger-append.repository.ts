@@ -38,6 +38,30 @@ export interface SettlementBatchResult {
   chargedMicros: Micros;
 }
 
+/** One attempt of a settled research run, as its usage event records it. */
+export interface ResearchUsageAttempt {
+  index: number;
+  model: string;
+  provider: string;
+  status: 'success' | 'error' | 'skipped';
+  error: string | null;
+  reservedMicros: Micros;
+  chargedMicros: Micros;
+  results: number;
+}
+
+/** A research run's settlement: its release entry, its settlements row and its usage events (docs/decisions/0062). */
+export interface ResearchSettlement {
+  runId: string;
+  accountId: string;
+  keyId: string;
+  /** What the hold gives back: the held amount less what the run cost (>= 0). */
+  releaseMicros: Micros;
+  chargedMicros: Micros;
+  settledAt: Date;
+  attempts: readonly ResearchUsageAttempt[];
+}
+
 /** Which running total an entry of each kind moves, by how much (micro-USD). */
 function totalsDelta(kind: LedgerEntryKind, amount: Micros): { purchased: Micros; granted: Micros; spent: Micros } {
   switch (kind) {
@@ -51,7 +75,10 @@ function totalsDelta(kind: LedgerEntryKind, amount: Micros): { purchased: Micros
     case 'search_charge':
     case 'byok_fee':
     case 'search_refund':
-      // A charge is negative (spent grows), a refund positive (spent shrinks).
+    case 'research_hold':
+    case 'research_release':
+      // A charge is negative (spent grows), a refund positive (spent shrinks). A research run's
+      // hold counts as spent until its release gives back what the run did not cost.
       return { purchased: 0, granted: 0, spent: -amount };
     default: {
       const unreachable: never = kind;
@@ -194,6 +221,32 @@ export class LedgerAppendRepository {
       if (existing !== null) return { kind: 'repeated', entry: existing };
     }
     return { kind: 'created', entry: await this.writeLocked(tx, entry) };
+  }
+
+  /**
+   * With the account's balance row locked in `tx`: a research run's settlement, exactly the
+   * rows a search's settlement has (a settlements row, whose trigger adds the charge to the
+   * key's spend per day, and one usage event per attempt) plus its `research_release` entry
+   * (keyed by the run id, written unapplied: the outbox gives the release back to the
+   * spendable balance and moves the key's counters). The caller checks, under the run's own
+   * row lock, that the run was not settled before.
+   */
+  async writeResearchSettlement(tx: Tx, settlement: ResearchSettlement): Promise<LedgerEntryRecord> {
+    const entry = await this.writeLocked(tx, {
+      accountId: settlement.accountId, kind: 'research_release', amountMicros: settlement.releaseMicros, reason: null,
+      idempotencyKey: settlement.runId, requestId: settlement.runId,
+    });
+    await tx.$executeRaw`
+      INSERT INTO settlements (request_id, account_id, key_id, charged_micros, attempt_count, settled_at, request_kind)
+      VALUES (${settlement.runId}, ${settlement.accountId}, ${settlement.keyId}, ${BigInt(settlement.chargedMicros)}, ${settlement.attempts.length}, ${settlement.settledAt}, 'research')`;
+    for (const a of settlement.attempts) {
+      await tx.$executeRaw`
+        INSERT INTO usage_events (request_id, attempt_index, account_id, key_id, model, provider, source, status, error,
+          reserved_micros, charged_micros, timed_out, results, cache, saved_micros, settled_at, request_kind)
+        VALUES (${settlement.runId}, ${a.index}, ${settlement.accountId}, ${settlement.keyId}, ${a.model}, ${a.provider}, 'platform', ${a.status}, ${a.error},
+          ${BigInt(a.reservedMicros)}, ${BigInt(a.chargedMicros)}, false, ${a.results}, NULL, 0, ${settlement.settledAt}, 'research')`;
+    }
+    return entry;
   }
 
   /**

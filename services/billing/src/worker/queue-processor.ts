@@ -42,6 +42,10 @@ export interface QueueProcessor<Data = unknown, Name extends string = string> {
   readonly concurrency?: number;
   /** The delay before retry `attemptsMade` of a job whose options say `backoff: { type: 'custom' }`. */
   readonly backoff?: (attemptsMade: number) => number;
+  /** At most `max` jobs of this queue start per `duration` ms, across every worker of the deployment (BullMQ's limiter). */
+  readonly limiter?: { readonly max: number; readonly duration: number };
+  /** BullMQ's job lock (a job whose worker stopped renewing it for this long is taken again) and its stalled-job check's interval. */
+  readonly lock?: { readonly durationMs: number; readonly stalledIntervalMs: number };
   /** Schedulers an earlier build kept on this queue, removed at start (their jobs would find no handler). */
   readonly retiredSchedules?: readonly string[];
   /**
@@ -110,6 +114,8 @@ export async function startQueues(processors: readonly QueueProcessor[], target:
           prefix: QUEUE_PREFIX,
           concurrency: processor.concurrency ?? 1,
           ...(backoff === undefined ? {} : { settings: { backoffStrategy: (attemptsMade: number) => backoff(attemptsMade) } }),
+          ...(processor.limiter === undefined ? {} : { limiter: { max: processor.limiter.max, duration: processor.limiter.duration } }),
+          ...(processor.lock === undefined ? {} : { lockDuration: processor.lock.durationMs, stalledInterval: processor.lock.stalledIntervalMs }),
         },
         connect: () => queueConnection(target, logger),
         onWorker(worker) {

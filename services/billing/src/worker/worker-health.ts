@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { freshRequestIds } from '@svc/http-edge';
+import { DrainState, freshRequestIds } from '@svc/http-edge';
 import type { HttpMetrics } from '@svc/metrics';
 import type { Logger } from 'pino';
 import { HealthController, READINESS, WORKER_STATUS } from '../http/health/health.controller';
@@ -11,11 +11,14 @@ import { createListener } from '../http/listener';
 /** The worker's only HTTP surface: /healthz and /readyz (with the backlog). */
 @Module({})
 class WorkerHealthModule {
-  static register(readiness: Readiness, status: WorkerStatus): DynamicModule {
+  static register(readiness: Readiness, status: WorkerStatus, drain?: DrainState): DynamicModule {
     return {
       module: WorkerHealthModule,
       controllers: [HealthController],
-      providers: [{ provide: READINESS, useValue: readiness }, { provide: WORKER_STATUS, useValue: status }],
+      providers: [
+        { provide: READINESS, useValue: readiness }, { provide: WORKER_STATUS, useValue: status },
+        ...(drain === undefined ? [] : [{ provide: DrainState, useValue: drain }]),
+      ],
     };
   }
 }
@@ -28,6 +31,8 @@ export interface WorkerHealthOptions {
   port: number;
   host: string;
   requestTimeoutMs: number;
+  /** A worker that drains on SIGTERM (the research worker): /readyz answers 503 `draining` from then on. */
+  drain?: DrainState;
 }
 
 export interface WorkerHealth {
@@ -45,7 +50,7 @@ function urlOf(app: NestFastifyApplication): string {
 /** Starts the health listener behind the shared edge (every request gets a fresh id: nothing forwards to it). */
 export async function startWorkerHealth(options: WorkerHealthOptions): Promise<WorkerHealth> {
   const app = await createListener({
-    module: WorkerHealthModule.register(options.readiness, options.status),
+    module: WorkerHealthModule.register(options.readiness, options.status, options.drain),
     logger: options.logger,
     requestIds: freshRequestIds,
     requestTimeoutMs: options.requestTimeoutMs,

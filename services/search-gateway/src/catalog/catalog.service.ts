@@ -1,5 +1,6 @@
 import { cachePriceMicros, DEFAULT_CACHE_PRICE_PERCENT, extractCachePriceMicros, LIMITS, MODELS } from '@svc/contracts';
 import type { CatalogModel, ModelStatus, Provider } from '@svc/contracts';
+import { researchModelsData, researchPrices } from './research-catalog';
 import { microsToUsd } from '@svc/money';
 
 export type ProviderAvailability = Readonly<Record<Provider, boolean>>;
@@ -45,13 +46,13 @@ export function modelPricing(model: CatalogModel, cachePercent: number | null): 
   };
 }
 
-/** The `data` of GET /v1/models (docs/api.md section 7), from the one catalog: every model of every kind. */
+/** The `data` of GET /v1/models (docs/api.md section 7), from the one catalog: every model of every kind (research models last). */
 export function modelsData(
   available: ProviderAvailability,
   statuses: Readonly<Record<string, ModelStatus>> | null = null,
   cachePercent: number | null = DEFAULT_CACHE_PRICE_PERCENT,
 ): object[] {
-  return MODELS.map((model) => ({
+  const models = MODELS.map((model) => ({
     id: model.id,
     kind: model.kind,
     provider: model.provider,
@@ -67,13 +68,14 @@ export function modelsData(
     // Provider health (docs/decisions/0027): what this gateway knows of the model now.
     status: statuses?.[model.id] ?? (available[model.provider] ? 'operational' : 'unavailable'),
   }));
+  return [...models, ...researchModelsData(available)];
 }
 
 /** GET /v1/credits/pricing without the request id (docs/api.md section 7). */
 export function pricingBody(byok: ByokSettings, cachePercent: number | null = DEFAULT_CACHE_PRICE_PERCENT): object {
   return {
     currency: 'USD',
-    models: MODELS.map((model) => ({ id: model.id, kind: model.kind, ...modelPricing(model, cachePercent) })),
+    models: [...MODELS.map((model) => ({ id: model.id, kind: model.kind, ...modelPricing(model, cachePercent) })), ...researchPrices()],
     purchase: { ...PURCHASE_LIMITS_USD },
     byok: { enabled: byok.enabled, fee_percent: byok.feePercent },
     cache: { enabled: cachePercent !== null, price_percent: cachePercent },

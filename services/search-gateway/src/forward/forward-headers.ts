@@ -20,6 +20,8 @@ export interface ForwardIdentity {
   accountId: string;
   keyId: string;
   kind: KeyKind;
+  /** The key's limit and fence as headers (keyFactsHeaders), on the routes that ask for them. */
+  facts?: Readonly<Record<string, string>>;
 }
 
 export interface ForwardContext {
@@ -68,6 +70,7 @@ export function upstreamRequestHeaders(incoming: HeaderMap, context: ForwardCont
     out[INTERNAL_HEADERS.accountId] = context.identity.accountId;
     out[INTERNAL_HEADERS.keyId] = context.identity.keyId;
     out[INTERNAL_HEADERS.keyKind] = context.identity.kind;
+    for (const [name, value] of Object.entries(context.identity.facts ?? {})) out[name] = value;
   }
   return out;
 }

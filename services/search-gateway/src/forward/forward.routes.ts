@@ -1,4 +1,4 @@
-import { isProvider, OAUTH_PATHS } from '@svc/contracts';
+import { isProvider, keyFactsHeaders, OAUTH_PATHS } from '@svc/contracts';
 import { injectTraceHeaders } from '@svc/tracing';
 import type { RequiredKind } from '@svc/contracts';
 import { AppError } from '@svc/errors';
@@ -21,6 +21,8 @@ export interface ForwardRoute {
   key: RequiredKind | 'none';
   /** A check of the path after authentication. */
   checkParams?: (params: Record<string, string>) => AppError | undefined;
+  /** Send the key's limit and model fence too (a route where billing reserves money for the key: research runs). */
+  keyFacts?: boolean;
 }
 
 const providerParam = (params: Record<string, string>): AppError | undefined =>
@@ -58,6 +60,11 @@ export const FORWARD_ROUTES: readonly ForwardRoute[] = [
   { methods: ['POST'], url: '/v1/webhook-endpoints/:id/deliveries/:delivery/redeliver', upstream: 'billing', key: 'management' },
   { methods: ['GET', 'PATCH'], url: '/v1/billing/settings', upstream: 'billing', key: 'management' },
   { methods: ['POST'], url: '/v1/billing/auto-topup/setup', upstream: 'billing', key: 'management' },
+  // Research runs (docs/decisions/0062): billing holds the cap for the key, so it is told the key's limit and fence.
+  { methods: ['POST'], url: '/v1/research', upstream: 'billing', key: 'api', keyFacts: true },
+  { methods: ['GET'], url: '/v1/research', upstream: 'billing', key: 'either' },
+  { methods: ['GET'], url: '/v1/research/:id', upstream: 'billing', key: 'either' },
+  { methods: ['POST'], url: '/v1/research/:id/cancel', upstream: 'billing', key: 'either' },
 ];
 
 /**
@@ -93,7 +100,10 @@ export class ForwardService {
               preHandler: guardHook(async (request: FastifyRequest) => {
                 const outcome = await this.auth.authenticate(request.headers.authorization, key, request);
                 if (!outcome.ok) throw authError(outcome);
-                identities.set(request, { accountId: outcome.record.accountId, keyId: outcome.record.id, kind: outcome.record.kind });
+                identities.set(request, {
+                  accountId: outcome.record.accountId, keyId: outcome.record.id, kind: outcome.record.kind,
+                  ...(route.keyFacts === true ? { facts: keyFactsHeaders(outcome.record) } : {}),
+                });
               }),
             }),
         handler: (request, reply) => this.forward(route, request, reply, identities.get(request) ?? null),

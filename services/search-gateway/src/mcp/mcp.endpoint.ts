@@ -8,12 +8,15 @@ import {
   createMcpHandler,
   isInitializeRequest,
   isLegacyRequest,
+  MissingRequiredClientCapabilityError,
   ProtocolError,
   ProtocolErrorCode,
   Server,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import type { CallToolResult, McpHttpHandler, McpRequestContext, Tool } from '@modelcontextprotocol/server';
+import type { CallToolResult, McpHttpHandler, McpRequestContext, StandardSchemaV1, Tool } from '@modelcontextprotocol/server';
+import { ResearchRelay, researchResult, TASKS_EXTENSION, taskOf } from './mcp.research';
+import type { BillingAnswer } from './mcp.research';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
@@ -73,7 +76,20 @@ interface Caller {
 const SERVER_INFO = { name: 'search-gateway', title: 'Search gateway', version: '1.0.0' } as const;
 const INSTRUCTIONS =
   'Web search from Brave, Exa and Tavily on one prepaid balance. Call list_models for the model ids and prices, ' +
-  'web_search to search (give several models for fallback), web_fetch to read pages (per-URL fallback), get_credits for the balance.';
+  'web_search to search (give several models for fallback), web_fetch to read pages (per-URL fallback), get_credits for the balance, ' +
+  'deep_research to hand a whole question to a research agent under a hard cost cap (get_research reads the run).';
+
+/** The params of the Tasks extension's tasks/get and tasks/cancel (a Standard Schema, as the SDK takes for extension methods). */
+const TASK_PARAMS: StandardSchemaV1<unknown, { taskId: string }> = {
+  '~standard': {
+    version: 1,
+    vendor: 'search-gateway',
+    validate: (value: unknown) => {
+      const taskId = typeof value === 'object' && value !== null ? (value as { taskId?: unknown }).taskId : undefined;
+      return typeof taskId === 'string' && taskId.length <= 200 ? { value: { taskId } } : { issues: [{ message: 'taskId must be a string' }] };
+    },
+  },
+};
 
 /**
  * How long a 2026-07-28 client may keep the tools/list result (and server/discover) before
@@ -112,12 +128,15 @@ export class McpEndpoint {
   private readonly modern: McpHttpHandler;
   /** POST /v1/search's path into a search: one authentication (with the address fence), idempotency and Server-Timing. */
   private readonly entry: SearchEntry;
+  /** billing's research runs, for deep_research, get_research and the Tasks extension's methods. */
+  private readonly research: ResearchRelay;
 
   constructor(private readonly deps: McpDependencies) {
     this.entry = new SearchEntry(deps.auth, deps.search);
+    this.research = new ResearchRelay(deps.billing, deps.internalToken, deps.log);
     this.validateArguments = searchValidatorCompiler({ schema: SEARCH_BODY_SCHEMA, method: 'POST', url: '/mcp', httpPart: 'body' }) as ArgumentsValidator;
     this.validateFetchArguments = searchValidatorCompiler({ schema: EXTRACT_BODY_SCHEMA, method: 'POST', url: '/mcp', httpPart: 'body' }) as ArgumentsValidator;
-    this.modern = createMcpHandler((context) => this.newServer(callerOf(context)), {
+    this.modern = createMcpHandler((context) => this.newServer(callerOf(context), true), {
       legacy: 'reject',
       // Our handlers send nothing before their result, so every answer is one JSON body.
       responseMode: 'auto',
@@ -204,7 +223,7 @@ export class McpEndpoint {
 
   /** A 2025-era request: a fresh server and stateless transport, one JSON answer, both closed after it. */
   private async serveLegacy(caller: Caller, webRequest: Request, body: unknown): Promise<Response> {
-    const server = this.newServer(caller);
+    const server = this.newServer(caller, false);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     try {
       await server.connect(transport);
@@ -215,9 +234,14 @@ export class McpEndpoint {
     }
   }
 
-  private newServer(caller: Caller): Server {
+  /**
+   * `modern`: a 2026-07-28 request's server, which offers the Tasks extension (docs/mcp.md,
+   * "deep_research"): deep_research answers a task to a client that declares the extension on
+   * its request, and tasks/get and tasks/cancel read and cancel the run the task is.
+   */
+  private newServer(caller: Caller, modern: boolean): Server {
     const server = new Server(SERVER_INFO, {
-      capabilities: { tools: {} },
+      capabilities: { tools: {}, ...(modern ? { extensions: { [TASKS_EXTENSION]: {} } } : {}) },
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: this.schemaValidator,
       cacheHints: { 'tools/list': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' }, 'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
@@ -226,15 +250,48 @@ export class McpEndpoint {
     server.setRequestHandler('tools/call', (call, context) => {
       const { name } = call.params;
       if (!isToolName(name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool "${name}"; the tools are ${TOOLS.map((t) => t.name).join(', ')}`);
-      return this.callTool(caller, name, call.params.arguments ?? {}, context.mcpReq.id);
+      const tasks = modern && server.getClientCapabilities()?.extensions?.[TASKS_EXTENSION] !== undefined;
+      return this.callTool(caller, name, call.params.arguments ?? {}, context.mcpReq.id, tasks);
     });
+    if (modern) {
+      // The Tasks extension's methods on the 2026-07-28 era: a task is a research run.
+      const declared = (): void => {
+        if (server.getClientCapabilities()?.extensions?.[TASKS_EXTENSION] === undefined) {
+          throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
+        }
+      };
+      server.setRequestHandler('tasks/get', { params: TASK_PARAMS }, async (params) => {
+        declared();
+        return taskOf(this.taskRun(await this.research.get(caller.record, caller.request, this.nextRequestId(caller), params.taskId)));
+      });
+      server.setRequestHandler('tasks/cancel', { params: TASK_PARAMS }, async (params) => {
+        declared();
+        this.taskRun(await this.research.cancel(caller.record, caller.request, this.nextRequestId(caller), params.taskId));
+        return {};
+      });
+    }
     return server;
   }
 
-  private async callTool(caller: Caller, name: ToolName, args: Record<string, unknown>, jsonRpcId: string | number): Promise<CallToolResult> {
-    const requestId = caller.ids++ === 0 ? caller.request.id : newRequestId();
+  private nextRequestId(caller: Caller): string {
+    return caller.ids++ === 0 ? caller.request.id : newRequestId();
+  }
+
+  /** A task's run, or the protocol error of a task that is not the caller's (or not a run). */
+  private taskRun(answer: BillingAnswer): Extract<BillingAnswer, { ok: true }>['run'] {
+    if (answer.ok) return answer.run;
+    if (answer.status === 404) throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+    throw new ProtocolError(ProtocolErrorCode.InternalError, `${answer.error.error.code}: ${answer.error.error.message}`);
+  }
+
+  private async callTool(caller: Caller, name: ToolName, args: Record<string, unknown>, jsonRpcId: string | number, tasks = false): Promise<CallToolResult> {
+    const requestId = this.nextRequestId(caller);
     try {
       switch (name) {
+        case 'deep_research':
+          return await this.deepResearch(caller, requestId, args, jsonRpcId, tasks);
+        case 'get_research':
+          return await this.getResearch(caller, requestId, args);
         case 'web_search':
           return await this.webSearch(caller, requestId, args, jsonRpcId);
         case 'web_fetch':
@@ -288,6 +345,30 @@ export class McpEndpoint {
     const keyDigest = idempotencyKey === undefined ? null : idempotencyKeyDigest(idempotencyKey);
     if (validate(body) !== true) throw new AppError('invalid_request', `arguments ${formatSearchBodyErrors(validate.errors ?? []).message}`);
     return { body, keyDigest };
+  }
+
+  /**
+   * POST /v1/research as the gateway forwards it. To a client that declared the Tasks extension
+   * the answer is a task (resultType "task", its id the run's): billing has written the run
+   * before it answers, so a tasks/get for it resolves at once, as the extension requires. To any
+   * other client, the run and how to read it with get_research. `idempotency_key` (or, on a 2025
+   * session, the session and JSON-RPC id) makes a retried call start one run.
+   */
+  private async deepResearch(caller: Caller, requestId: string, args: Record<string, unknown>, jsonRpcId: string | number, tasks: boolean): Promise<CallToolResult> {
+    const sessionKey = caller.sessionId === null ? null : `mcp:${toolCallDigest(caller.sessionId, jsonRpcId)}`;
+    const answer = await this.research.create(caller.record, caller.request, requestId, args, sessionKey);
+    if (!answer.ok) return errorResult(answer.error, answer.retryAfterSeconds);
+    if (tasks) return { resultType: 'task', ...taskOf(answer.run) } as unknown as CallToolResult;
+    return researchResult(answer.run);
+  }
+
+  private async getResearch(caller: Caller, requestId: string, args: Record<string, unknown>): Promise<CallToolResult> {
+    const { id, ...extra } = args;
+    const unknown = Object.keys(extra)[0];
+    if (unknown !== undefined) throw new AppError('invalid_request', `arguments has an unknown field "${unknown.slice(0, 64)}"`);
+    if (typeof id !== 'string' || !/^rsr_[0-9A-Za-z]{1,64}$/.test(id)) throw new AppError('invalid_request', 'id must be a research run id (rsr_...)');
+    const answer = await this.research.get(caller.record, caller.request, requestId, id);
+    return answer.ok ? researchResult(answer.run) : errorResult(answer.error, answer.retryAfterSeconds);
   }
 
   private listModels(requestId: string): CallToolResult {

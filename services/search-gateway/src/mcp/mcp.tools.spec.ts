@@ -9,7 +9,8 @@ import { AppError } from '@svc/errors';
 import { idempotencyDigest } from '../search/idempotency';
 import { SEARCH_BODY_SCHEMA } from '../search/search.schema';
 import { newSessionId, sessionIdOf, toolCallDigest } from './mcp.session';
-import { errorResult, fetchText, IDEMPOTENCY_KEY_SCHEMA, searchText, TOOLS, WEB_FETCH_INPUT_SCHEMA, WEB_FETCH_OUTPUT_SCHEMA, WEB_SEARCH_INPUT_SCHEMA, WEB_SEARCH_OUTPUT_SCHEMA } from './mcp.tools';
+import { modelsData } from '../catalog/catalog.service';
+import { errorResult, fetchText, IDEMPOTENCY_KEY_SCHEMA, LIST_MODELS_OUTPUT_SCHEMA, modelsText, searchText, TOOLS, WEB_FETCH_INPUT_SCHEMA, WEB_FETCH_OUTPUT_SCHEMA, WEB_SEARCH_INPUT_SCHEMA, WEB_SEARCH_OUTPUT_SCHEMA } from './mcp.tools';
 import { EXTRACT_BODY_SCHEMA } from '../search/extract.schema';
 import { buildExtractReply } from '../search/steps/extract-reply';
 import { findExtractModel } from '@svc/contracts';
@@ -111,6 +112,25 @@ describe('mcp tools', () => {
     expect(JSON.parse(json ?? '')).toEqual({ error: { code: 'rate_limited', message: 'slow down', request_id: 'req_2', retry_after_seconds: 3 } });
     const poor = errorResult({ error: { code: 'insufficient_credits', message: 'too poor', request_id: 'req_3', needed_usd: 0.01 } }, undefined);
     expect(poor.content[0]).toEqual({ type: 'text', text: 'Error insufficient_credits: too poor\nneeded_usd: 0.01 (the least one of the requested models needs)\nrequest req_3' });
+  });
+});
+
+describe('list_models', () => {
+  const data = modelsData({ brave: true, exa: true, tavily: false }) as Parameters<typeof modelsText>[0];
+
+  it('its output schema accepts the catalog, search and research models alike', () => {
+    const validate = new Ajv2020({ strict: false }).compile(LIST_MODELS_OUTPUT_SCHEMA);
+    expect(validate({ data, request_id: newId('request') }) ? [] : validate.errors).toEqual([]);
+  });
+
+  it('reads a research model as its metering, most cost per run and least cap, not as a search', () => {
+    const lines = modelsText(data).split('\n');
+    expect(lines.find((line) => line.startsWith('exa/agent-auto '))).toBe(
+      'exa/agent-auto (deep_research): Exa Agent run, automatic effort (metered; the run\'s cap is given to Exa as its budget); 1.25 USD per USD the provider reports, ' +
+      'at most 125 USD a run; runs on a max_cost_usd of at least 1.25 USD.',
+    );
+    expect(lines.find((line) => line.startsWith('tavily/research-mini '))).toContain('0.01 USD per provider credit, at most 1.1 USD a run; runs on a max_cost_usd of at least 1.1 USD. Not available on this deployment.');
+    expect(lines.find((line) => line.startsWith('exa/auto:'))).toContain('USD per search');
   });
 });
 

@@ -3,13 +3,14 @@ import type { ErrorBody } from '@svc/errors';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { EXTRACT_BODY_SCHEMA } from '../search/extract.schema';
 import { DEFAULT_MAX_RESULTS, MAX_CACHE_MAX_AGE_S, MAX_MODELS, MAX_QUERY_CHARS, SEARCH_BODY_SCHEMA } from '../search/search.schema';
+import { RESEARCH_TOOLS } from './mcp.research';
 
 /**
  * The MCP tools of /mcp: their JSON Schemas (input and output) and how their results read as
  * text. Everything here is pure; mcp.endpoint.ts runs the tools.
  */
 
-export const TOOL_NAMES = ['web_search', 'web_fetch', 'list_models', 'get_credits'] as const;
+export const TOOL_NAMES = ['web_search', 'web_fetch', 'list_models', 'get_credits', 'deep_research', 'get_research'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 export function isToolName(name: string): name is ToolName {
@@ -180,6 +181,7 @@ export const TOOLS: readonly Tool[] = [
     'The account\'s prepaid credit balance in USD: spendable now, held by searches in flight, bought and spent in all.',
     GET_CREDITS_OUTPUT_SCHEMA,
   ),
+  ...RESEARCH_TOOLS,
 ];
 
 // ---------------------------------------------------------------------------------------
@@ -310,7 +312,10 @@ interface ModelView {
   kind?: string;
   description: string;
   max_results: number;
-  pricing: { base_usd: number; included_results: number | null; per_result_usd: number; cache_price_usd: number | null; per_url_usd?: number; url_block?: number };
+  pricing: {
+    base_usd: number; included_results: number | null; per_result_usd: number; cache_price_usd: number | null; per_url_usd?: number; url_block?: number;
+    metering?: string; unit_usd?: number; max_cost_usd?: number; min_cap_usd?: number;
+  };
   available: boolean;
   supported_filters: readonly string[];
   supported_contents?: readonly string[];
@@ -319,11 +324,21 @@ interface ModelView {
   status?: string;
 }
 
+const RESEARCH_UNIT: Readonly<Record<string, string>> = { per_run: 'per run', usage: 'per USD the provider reports', credits: 'per provider credit' };
+
+/** A research model's line: how it is metered, the most a run costs and the least cap it runs on. */
+function researchLine(m: ModelView): string {
+  const unit = RESEARCH_UNIT[m.pricing.metering ?? ''] ?? '';
+  return `${m.id} (deep_research): ${m.description}; ${String(m.pricing.unit_usd)} USD ${unit}, at most ${String(m.pricing.max_cost_usd)} USD a run; ` +
+    `runs on a max_cost_usd of at least ${String(m.pricing.min_cap_usd)} USD.${m.available ? '' : ' Not available on this deployment.'}`;
+}
+
 /** The catalog as text: one line per model with its price, cap and filters. */
 export function modelsText(models: readonly ModelView[]): string {
   return models
     .map((m) => {
       if (m.kind === 'extract') return extractModelText(m);
+      if (m.kind === 'research') return researchLine(m);
       const extra = m.pricing.included_results === null || m.pricing.per_result_usd === 0
         ? ''
         : `, +${m.pricing.per_result_usd} USD per result after ${m.pricing.included_results}`;

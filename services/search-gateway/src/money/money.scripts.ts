@@ -1,4 +1,4 @@
-import { redisKeys, SETTLEMENT_FIELD } from '@svc/contracts';
+import { RESERVATION_RULE_LUA, redisKeys, SETTLEMENT_FIELD } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import { NO_MEMBER_KEYS, pickElement } from '../redis/redis-batch';
 import type { MergedCall, MergedCommand, ScriptCall } from '../redis/redis-batch';
@@ -107,19 +107,8 @@ export function encodeLeaseArgs(input: LeaseInput): MergedCall {
   };
 }
 
-/**
- * The reservation rule, one Lua function that RESERVE_LUA and ADMIT_LUA both start with:
- * the key's limit is checked first (what the key was charged in its period, plus what its
- * open searches hold, plus this amount, must stay within the limit; -1: no limit), then the
- * spendable balance. Returns 'ok', 'limit' or 'balance'. Its inputs are checked numbers.
- */
-export const RESERVATION_RULE_LUA = `
-local function reservationVerdict(amount, limit, used, held, balance)
-  if limit >= 0 and used + held + amount > limit then return 'limit' end
-  if balance < amount then return 'balance' end
-  return 'ok'
-end
-`;
+/** The reservation rule (key limit, then balance), declared once in @svc/contracts: RESERVE_LUA and ADMIT_LUA both start with it. */
+export { RESERVATION_RULE_LUA };
 
 /**
  * Reserves an attempt's most possible cost, and (on the search's first call) claims its

@@ -51,14 +51,14 @@ export function ActivityPage(): ReactNode {
                   <td data-label="Time" className="wrap">{dateTime(item.created_at)}</td>
                   <td data-label="Key">{keyNames.get(item.key_id) ?? <code className="small">{item.key_id}</code>}</td>
                   <td data-label="Kind and model" className="wrap">
-                    <span className={`badge kind-${fanout ? 'fanout' : item.kind}`} data-testid="activity-kind">{item.kind === 'extract' ? 'Page read' : fanout ? 'Fan-out' : 'Search'}</span>{' '}
+                    <span className={`badge kind-${fanout ? 'fanout' : item.kind}`} data-testid="activity-kind">{item.kind === 'extract' ? 'Page read' : item.kind === 'research' ? 'Research' : fanout ? 'Fan-out' : 'Search'}</span>{' '}
                     {fanout
                       ? <ul className="fanout-models" data-testid="activity-models" aria-label="Models that answered">{item.attempts.filter((a) => a.status === 'success').map((a) => <li key={a.model}><code>{a.model}</code></li>)}</ul>
                       : <code>{item.model ?? '—'}</code>}
                   </td>
                   <td data-label="Outcome"><span className={`badge ${item.status === 'success' ? 'on' : 'off'}`}>{item.status === 'success' ? 'Answered' : 'Failed'}</span></td>
                   <td className="num" data-label="Cost">{usd(item.cost_usd, { precise: true })}</td>
-                  <td data-label="Filters" data-testid="activity-filters">{item.filters === null ? (item.kind === 'extract' ? '—' : 'None') : <FilterList filters={item.filters} />}</td>
+                  <td data-label="Filters" data-testid="activity-filters">{item.filters === null ? (item.kind === 'search' ? 'None' : '—') : <FilterList filters={item.filters} />}</td>
                   <td data-label="Cache" data-testid="activity-cache" className="wrap">{cacheLabel(item.attempts.find((a) => a.status === 'success')?.cache ?? null)}</td>
                   <td data-label="Attempts">
                     <button type="button" className="link" aria-expanded={expanded} aria-controls={detailsId} onClick={() => toggle(item.request_id)}>
@@ -74,7 +74,7 @@ export function ActivityPage(): ReactNode {
                         <li key={i}>
                           <code>{a.model}</code> via {a.provider}{a.source === 'byok' ? ' (your key)' : ''}: <strong>{a.status}</strong>
                           {a.error !== null && <> ({a.error}{a.timed_out ? ', timed out' : ''})</>}
-                          {a.status === 'success' && <>, {a.results} {item.kind === 'extract' ? (a.results === 1 ? 'page' : 'pages') : 'results'}</>}, {usd(a.cost_usd, { precise: true })}
+                          {a.status === 'success' && <>, {a.results} {item.kind === 'extract' ? (a.results === 1 ? 'page' : 'pages') : item.kind === 'research' ? (a.results === 1 ? 'source' : 'sources') : 'results'}</>}, {usd(a.cost_usd, { precise: true })}
                           {(a.cache === 'hit' || a.cache === 'joined') && <> ({cacheLabel(a.cache).toLowerCase()}, saved {usd(a.saved_usd, { precise: true })})</>}
                         </li>
                       ))}

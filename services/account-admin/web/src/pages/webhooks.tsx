@@ -12,6 +12,8 @@ const EVENT_TEXT: Record<WebhookEventType, string> = {
   'credits.purchased': 'Credits were bought',
   'auto_topup.succeeded': 'An automatic top-up succeeded',
   'auto_topup.failed': 'An automatic top-up failed',
+  'research.completed': 'A research run completed (with its output and cost)',
+  'research.failed': 'A research run failed (charged by the catalog\'s rules)',
 };
 
 function EndpointForm({ onCreated, onCancel }: { onCreated: (created: WebhookEndpoint) => void; onCancel: () => void }): ReactNode {

@@ -53,7 +53,7 @@ export function csvLine(row: LedgerExportRow): string {
 const usd = (micros: Micros): number => microsToUsd(micros);
 
 export function financeReportView(report: FinanceReport, requestId: string): Record<string, unknown> {
-  const { stripe, usage, ledger, spendable } = report;
+  const { stripe, usage, ledger, spendable, research } = report;
   return {
     balanced: report.balanced,
     stripe: {
@@ -73,6 +73,7 @@ export function financeReportView(report: FinanceReport, requestId: string): Rec
       settlements: { count: usage.settlements.count, charged_usd: usd(usage.settlements.micros) },
       usage_events_charged_usd: usd(usage.usageEventsChargedMicros),
       search_charge_entries: { count: usage.searchChargeEntries.count, amount_usd: usd(usage.searchChargeEntries.micros) },
+      research_charge_entries: { count: usage.researchChargeEntries.count, amount_usd: usd(usage.researchChargeEntries.micros) },
       byok_fee_entries: { count: usage.byokFeeEntries.count, amount_usd: usd(usage.byokFeeEntries.micros) },
       usage_events_byok_usd: usd(usage.usageEventsByokMicros),
       events_drift_usd: usd(usage.eventsDriftMicros),
@@ -89,6 +90,19 @@ export function financeReportView(report: FinanceReport, requestId: string): Rec
     spendable: {
       accounts: spendable.accounts,
       drifting: spendable.drifting.map((a) => ({ account_id: a.accountId, drift_usd: usd(a.driftMicros) })),
+    },
+    research: {
+      settled_runs: { count: research.settledRuns.count, charged_usd: usd(research.settledRuns.micros) },
+      settled_entries_usd: usd(research.settledEntriesMicros),
+      entries_drift_usd: usd(research.entriesDriftMicros),
+      open_runs: { count: research.openRuns.count, held_usd: usd(research.openRuns.micros) },
+      open_hold_entries_usd: usd(research.openHoldEntriesMicros),
+      open_hold_drift_usd: usd(research.openHoldDriftMicros),
+      provider_cost_usd: usd(research.providerCostMicros),
+      loss_usd: usd(research.lossMicros),
+      loss_runs: research.lossRuns.map((r) => ({ run_id: r.runId, provider_cost_usd: usd(r.providerCostMicros), charged_usd: usd(r.chargedMicros), loss_usd: usd(r.lossMicros) })),
+      mismatched_runs: research.mismatchedRuns,
+      abandoned_runs: research.abandonedRuns,
     },
     request_id: requestId,
   };

@@ -1,5 +1,5 @@
 import type { Micros } from '@svc/money';
-import type { FinanceRepository, LedgerExportRow, LedgerFigures, StripeFigures, UsageFigures } from '../../stores/finance.repository';
+import type { FinanceRepository, LedgerExportRow, LedgerFigures, ResearchFigures, StripeFigures, UsageFigures } from '../../stores/finance.repository';
 
 export interface SpendableFigures {
   accounts: number;
@@ -13,6 +13,8 @@ export interface FinanceReport {
   usage: UsageFigures & { eventsDriftMicros: Micros; entriesDriftMicros: Micros; byokDriftMicros: Micros; keySpendDriftMicros: Micros };
   ledger: LedgerFigures;
   spendable: SpendableFigures;
+  /** Research runs: entries vs charges, the holds of open runs, what providers charged, losses (docs/decisions/0062). */
+  research: ResearchFigures & { entriesDriftMicros: Micros; openHoldDriftMicros: Micros };
   /** True when every drift above is zero and nothing is listed as mismatched. */
   balanced: boolean;
 }
@@ -46,23 +48,29 @@ export class FinanceService {
   ) {}
 
   async report(): Promise<FinanceReport> {
-    const [stripe, usage, ledger] = await Promise.all([this.repository.stripeFigures(), this.repository.usageFigures(), this.repository.ledgerFigures()]);
+    const [stripe, usage, ledger, research] = await Promise.all([
+      this.repository.stripeFigures(), this.repository.usageFigures(), this.repository.ledgerFigures(), this.repository.researchFigures(),
+    ]);
     const spendable = await this.spendable();
     const purchaseDriftMicros = stripe.paidSessions.micros + stripe.autoTopups.micros - stripe.purchaseEntries.micros;
     const takenBackDriftMicros = stripe.takenBackSessionsMicros - stripe.takenBackEntriesMicros;
     const eventsDriftMicros = usage.settlements.micros - usage.usageEventsChargedMicros;
-    const entriesDriftMicros = usage.settlements.micros - usage.searchChargeEntries.micros - usage.byokFeeEntries.micros;
+    const entriesDriftMicros = usage.settlements.micros - usage.searchChargeEntries.micros - usage.byokFeeEntries.micros - usage.researchChargeEntries.micros;
+    const researchEntriesDriftMicros = research.settledRuns.micros - research.settledEntriesMicros;
+    const openHoldDriftMicros = research.openRuns.micros - research.openHoldEntriesMicros;
     const byokDriftMicros = usage.usageEventsByokMicros - usage.byokFeeEntries.micros;
     const keySpendDriftMicros = usage.settlements.micros - usage.keySpendMicros;
     const balanced =
       purchaseDriftMicros === 0 && takenBackDriftMicros === 0 && eventsDriftMicros === 0 && entriesDriftMicros === 0 && byokDriftMicros === 0 && keySpendDriftMicros === 0 &&
       stripe.paidSessions.count + stripe.autoTopups.count === stripe.purchaseEntries.count && stripe.unmatchedSessions.length === 0 && stripe.unmatchedEntries.length === 0 &&
-      usage.mismatchedRequests.length === 0 && ledger.accountsOffSum.length === 0 && spendable.drifting.length === 0;
+      usage.mismatchedRequests.length === 0 && ledger.accountsOffSum.length === 0 && spendable.drifting.length === 0 &&
+      researchEntriesDriftMicros === 0 && openHoldDriftMicros === 0 && research.mismatchedRuns.length === 0;
     return {
       stripe: { ...stripe, purchaseDriftMicros, takenBackDriftMicros },
       usage: { ...usage, eventsDriftMicros, entriesDriftMicros, byokDriftMicros, keySpendDriftMicros },
       ledger,
       spendable,
+      research: { ...research, entriesDriftMicros: researchEntriesDriftMicros, openHoldDriftMicros },
       balanced,
     };
   }

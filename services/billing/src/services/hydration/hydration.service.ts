@@ -1,12 +1,10 @@
-import { LIMIT_RESETS, periodOf, redisKeys } from '@svc/contracts';
+import { DEFAULT_RESEARCH_RUN_TIMEOUT_MS, KEY_PERIOD_COUNTER_GRACE_MS, LIMIT_RESETS, periodOf, RESERVATION_TTL_GRACE_MS, redisKeys } from '@svc/contracts';
 import type { Micros } from '@svc/money';
 import type { Logger } from 'pino';
 import { APPLIED_MARKER_TTL_SECONDS } from '../spendable/spendable-balance.adapter';
 import type { CounterWrite, HydrationRedisAdapter, StreamRecordView } from './hydration-redis.adapter';
 import type { HydrationRepository, KeyUsage } from '../../stores/hydration.repository';
 
-/** A period counter outlives its period by this much (as the gateway writes it: money.repository.ts). */
-const PERIOD_COUNTER_GRACE_MS = 7 * 86_400_000;
 /** Attempts when a settlement lands in the stream between the read and the write. */
 const WRITE_TRIES = 5;
 
@@ -60,7 +58,10 @@ export class HydrationService {
         const pending = uniquePending(cold.records, settled);
         const pendingMicros = pending.reduce((sum, r) => sum + r.chargedMicros, 0);
         const balance = view.durableMicros - pendingMicros;
-        const counters = countersOf(accountId, await view.usageSince(periodStarts(epoch.nowMs)), pending, epoch.nowMs);
+        const counters = [
+          ...countersOf(accountId, await view.usageSince(periodStarts(epoch.nowMs)), pending, epoch.nowMs),
+          ...researchHolds(accountId, await view.openResearchHolds(), epoch.nowMs),
+        ];
         const written = await this.redis.writeHydrated(accountId, cold.lastId, balance, counters, view.unappliedEntryIds, APPLIED_MARKER_TTL_SECONDS);
         if (written === 'already') return { kind: 'already' };
         if (written === 'changed') return { kind: 'changed' };
@@ -88,6 +89,18 @@ export class HydrationService {
     }
     return { kind: 'busy' };
   }
+}
+
+/**
+ * The keys' holds of the research runs still open (docs/decisions/0062): their holds are in the
+ * ledger, so a rebuilt account's keys count them against their limits again. A search's
+ * reservation is lost with Redis and holds nothing after a rebuild; a run's is not. Each lives
+ * as long as a run may (the research worker keeps it alive while the run goes on).
+ */
+function researchHolds(accountId: string, holds: readonly { keyId: string; heldMicros: Micros }[], nowMs: number): CounterWrite[] {
+  return holds.filter((h) => h.heldMicros > 0).map((h) => ({
+    key: redisKeys.keyHold(accountId, h.keyId), value: h.heldMicros, expireAtMs: nowMs + DEFAULT_RESEARCH_RUN_TIMEOUT_MS + RESERVATION_TTL_GRACE_MS,
+  }));
 }
 
 function uniquePending(records: readonly StreamRecordView[], settled: ReadonlySet<string>): StreamRecordView[] {
@@ -143,7 +156,7 @@ export function countersOf(accountId: string, usage: readonly KeyUsage[], pendin
     // Every key's day, week and month counters (the gateway moves all three on each settlement).
     for (const reset of LIMIT_RESETS) {
       const period = periodOf(reset, nowMs);
-      out.push({ key: redisKeys.keyPeriodUsage(accountId, keyId, reset, period.startMs), value: entry.since.get(period.startMs) ?? 0, expireAtMs: period.endMs + PERIOD_COUNTER_GRACE_MS });
+      out.push({ key: redisKeys.keyPeriodUsage(accountId, keyId, reset, period.startMs), value: entry.since.get(period.startMs) ?? 0, expireAtMs: period.endMs + KEY_PERIOD_COUNTER_GRACE_MS });
     }
   }
   return out;

@@ -106,3 +106,36 @@ export class LedgerWorkerMetrics {
     this.deadLettered.inc();
   }
 }
+
+/**
+ * The research worker (docs/decisions/0062): steps by provider and outcome, runs settled by
+ * status and the money they moved, and the runs still open (read at scrape).
+ */
+export class ResearchWorkerMetrics {
+  readonly http: HttpMetrics;
+  private readonly steps: Counter<'provider' | 'outcome'>;
+  private readonly settled: Counter<'status'>;
+  private readonly charged: Counter;
+  private readonly providerCost: Counter;
+
+  constructor(openRuns: () => Promise<number>, readonly registry: Registry = createRegistry('research-worker')) {
+    const registers = [registry];
+    this.http = new HttpMetrics(registry);
+    this.steps = new Counter({ name: 'research_steps_total', help: 'Steps of research runs, by provider and outcome (later: polled or started, the run goes on; done: settled or moved to another queue; error: the step failed and is retried)', labelNames: ['provider', 'outcome'], registers });
+    this.settled = new Counter({ name: 'research_runs_settled_total', help: 'Research runs settled by this worker, by status', labelNames: ['status'], registers });
+    for (const status of ['completed', 'failed', 'cancelled']) this.settled.labels(status).inc(0);
+    this.charged = new Counter({ name: 'research_charged_micros_total', help: 'What settled research runs were charged, in micro-USD', registers });
+    this.providerCost = new Counter({ name: 'research_provider_cost_micros_total', help: 'What the providers reported settled research runs cost the platform, in micro-USD', registers });
+    new Gauge({ name: 'research_open_runs', help: 'Research runs not settled yet (all workers)', registers, collect: async function collect(this: Gauge) { this.set(await openRuns()); } });
+  }
+
+  step(provider: string, outcome: 'later' | 'done' | 'error'): void {
+    this.steps.labels(provider, outcome).inc();
+  }
+
+  runSettled(status: string, chargedMicros: number, providerCostMicros: number): void {
+    this.settled.labels(status).inc();
+    this.charged.inc(chargedMicros);
+    this.providerCost.inc(providerCostMicros);
+  }
+}

@@ -1,4 +1,4 @@
-import { CACHE_STATUSES, isCanonicalFilters, isProvider, isSettlementRecord, REQUEST_KINDS } from '@svc/contracts';
+import { CACHE_STATUSES, isCanonicalFilters, isProvider, isSettlementRecord, RECORD_KINDS } from '@svc/contracts';
 import type { SettledAttempt, SettlementRecord } from '@svc/contracts';
 
 /**
@@ -61,7 +61,7 @@ export function parseSettlement(json: string | undefined, accountId: string): Pa
   }
   if (sum !== value.chargedMicros) return { ok: false, reason: 'chargedMicros is not the sum of the attempts' };
   // Written by gateways with extracts, on an extract's record only: absent, it is a search's.
-  if (value.kind !== undefined && !(REQUEST_KINDS as readonly unknown[]).includes(value.kind)) return { ok: false, reason: 'record has an unknown kind' };
+  if (value.kind !== undefined && !(RECORD_KINDS as readonly unknown[]).includes(value.kind)) return { ok: false, reason: 'record has an unknown kind' };
   // Written by gateways with filters, only for a search that had some.
   if (value.filters !== undefined && !isCanonicalFilters(value.filters)) {
     const { filters: _dropped, ...rest } = value;

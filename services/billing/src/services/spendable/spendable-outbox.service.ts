@@ -1,8 +1,21 @@
 import type { Logger } from 'pino';
 import type { LedgerEntryRecord, LedgerRepository } from '../../stores/ledger.repository';
 import type { SpendableOutbox } from '../ledger/spendable.port';
+import { ResearchColdAccountError } from './research-spendable.adapter';
+import type { ResearchSpendableAdapter } from './research-spendable.adapter';
 import { ColdAccountError } from './spendable-balance.adapter';
 import type { SpendableBalanceAdapter } from './spendable-balance.adapter';
+
+/** What the outbox reads of a settled research run to apply its release (the run id is the entry's key). */
+export interface ResearchReleaseFacts {
+  releaseFacts(runId: string): Promise<{ keyId: string; heldMicros: number; costMicros: number; settledAt: Date } | null>;
+}
+
+/** Research runs' entries: they move `reserved`, the key's hold and its counters besides the balance (docs/decisions/0062). */
+export interface ResearchApplication {
+  adapter: ResearchSpendableAdapter;
+  runs: ResearchReleaseFacts;
+}
 
 /**
  * The outbox from the durable ledger to the spendable balance in Redis. A grant (later a
@@ -16,6 +29,7 @@ export class SpendableOutboxService implements SpendableOutbox {
     private readonly repository: LedgerRepository,
     private readonly spendable: SpendableBalanceAdapter,
     private readonly logger: Logger,
+    private readonly research?: ResearchApplication,
   ) {}
 
   /**
@@ -27,6 +41,7 @@ export class SpendableOutboxService implements SpendableOutbox {
    */
   async applyEntry(entry: LedgerEntryRecord): Promise<boolean> {
     if (entry.appliedToSpendableAt !== null) return false;
+    if (entry.kind === 'research_hold' || entry.kind === 'research_release') return this.applyResearch(entry);
     const balance = await this.repository.findBalance(entry.accountId);
     const onlyMoney = balance !== null && balance.balanceMicros === entry.amountMicros && balance.totalSpentMicros === 0;
     let moved: boolean;
@@ -34,6 +49,39 @@ export class SpendableOutboxService implements SpendableOutbox {
       moved = await this.spendable.applyOnce(entry.accountId, entry.id, entry.amountMicros, onlyMoney);
     } catch (error) {
       if (error instanceof ColdAccountError) await this.spendable.requestHydration(entry.accountId);
+      throw error;
+    }
+    await this.repository.markApplied(entry.id);
+    return moved;
+  }
+
+  /**
+   * A research run's hold or release: applied once under its marker by the research scripts,
+   * then its column marked. On a cold account nothing is written, the account is queued for
+   * hydration (which counts the entry) and ColdAccountError is thrown, as for a grant.
+   */
+  private async applyResearch(entry: LedgerEntryRecord): Promise<boolean> {
+    const research = this.research;
+    const runId = entry.idempotencyKey;
+    if (research === undefined) throw new Error('a research entry reached an outbox without research runs');
+    if (runId === null) throw new Error(`research entry ${entry.id} has no run id`);
+    let moved: boolean;
+    try {
+      if (entry.kind === 'research_hold') {
+        moved = await research.adapter.applyHold(entry.accountId, entry.id, runId, -entry.amountMicros);
+      } else {
+        const facts = await research.runs.releaseFacts(runId);
+        if (facts === null) throw new Error(`research release ${entry.id} names run ${runId}, which is not settled`);
+        moved = await research.adapter.applyRelease({
+          accountId: entry.accountId, entryId: entry.id, keyId: facts.keyId, releaseMicros: entry.amountMicros, heldMicros: facts.heldMicros,
+          costMicros: facts.costMicros, settledAtMs: facts.settledAt.getTime(),
+        });
+      }
+    } catch (error) {
+      if (error instanceof ResearchColdAccountError) {
+        await this.spendable.requestHydration(entry.accountId);
+        throw new ColdAccountError(entry.accountId);
+      }
       throw error;
     }
     await this.repository.markApplied(entry.id);
