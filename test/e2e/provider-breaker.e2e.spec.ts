@@ -88,8 +88,15 @@ describe('provider breaker across two gateways (Exa failing as a whole)', () => 
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(COOLDOWN_MS / 1000);
     for (const i of [0, 1]) {
-      const models = (await call('GET', `${suite.gateway(i)}/v1/models`)).body.data as { id: string; status: string }[];
-      expect(models.filter((m) => m.id.startsWith('exa/')).map((m) => m.status)).toEqual(models.filter((m) => m.id.startsWith('exa/')).map(() => 'unavailable'));
+      const models = (await call('GET', `${suite.gateway(i)}/v1/models`)).body.data as { id: string; kind: string; status: string }[];
+      // The breaker measures search and extract calls: every Exa model of those kinds is unavailable.
+      const measured = models.filter((m) => m.id.startsWith('exa/') && m.kind !== 'research');
+      expect(measured.map((m) => m.kind)).toEqual(expect.arrayContaining(['search', 'extract']));
+      expect(measured.map((m) => m.status)).toEqual(measured.map(() => 'unavailable'));
+      // A research model shows whether its provider has a platform key (docs/decisions/0065).
+      const research = models.filter((m) => m.id.startsWith('exa/') && m.kind === 'research');
+      expect(research.length).toBeGreaterThan(0);
+      expect(research.map((m) => m.status)).toEqual(research.map(() => 'operational'));
       expect(models.find((m) => m.id === 'brave/web')?.status).toBe('operational');
       // The status page's figures are read in the background (at most a few seconds old): wait for a read after the timeouts were flushed.
       const exa = await waitFor('the status figures to count the timeouts', async () => {
