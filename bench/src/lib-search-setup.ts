@@ -22,7 +22,9 @@ const UNIQUE_QUERY = 'open source search engines';
  * query new on every request (autocannon replaces `[<id>]`), every search a miss where a cache is on.
  */
 export function searchBody(model: string, query = BENCH_QUERY, unique = false): string {
-  return JSON.stringify({ query: unique ? `${query} [<id>]` : query, model, max_results: 10 });
+  // `a,b`: a fallback list (`models`), the first model answering.
+  const models = model.includes(',') ? { models: model.split(',') } : { model };
+  return JSON.stringify({ query: unique ? `${query} [<id>]` : query, ...models, max_results: 10 });
 }
 
 /** A body whose query is new on every request: every search a miss where a cache is on. */

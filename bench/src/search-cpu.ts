@@ -18,7 +18,8 @@
  * Env: GATEWAY_A and GATEWAY_B (dist/main.js of each build; default the current build for
  * both: an A/A, which measures the method's own spread), RATE (1200 req/s; 0: as fast as
  * answered, so that each round's requests/s compares throughput too), ROUNDS (10),
- * DURATION_S (5), WARMUP_S (5), CONNECTIONS (32), BENCH_REDIS_DB (15), MODEL (exa/fast; exa/auto to
+ * DURATION_S (5), WARMUP_S (5), CONNECTIONS (32), BENCH_REDIS_DB (15), MODEL (exa/fast; `exa/fast,brave/web`: a
+ * fallback list sent as `models`, the first answering; exa/auto to
  * compare with a build older than the exa/fast fix, whose `lite` the simulator refuses),
  * GATEWAY_A_ENV and GATEWAY_B_ENV (`NAME=value ...` for that build's gateways only, e.g.
  * CACHE_ENABLED=true: every search after the first a cache hit; every gateway's default is the
