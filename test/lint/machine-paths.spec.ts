@@ -69,11 +69,11 @@ describe('no path of one machine in the repository', () => {
     'WORKDIR /app',
     'PGDATA=/var/lib/postgresql/data',
     '~/.cache/svc-node24 and $HOME/.cache/svc-node24',
-    'https://example.com/tmp/x and http://localhost:8080/work/x',
+    `https://example.com${slash}tmp/x and http://localhost:8080${slash}work/x`,
     'bench/results/latency.json, ../wt-prev, <a checkout of ea0b746>/services/search-gateway/dist/main.js',
     'GET /v1/keys/{id}, /dashboard/api/usage, /oauth/token',
     'the system temp folder (/tmp) or mkdtemp',
-    'apps/work/tmp/x', 'node_modules/.cache/tmp/x',
+    `apps/work${slash}tmp/x`, `node_modules/.cache${slash}tmp/x`,
   ])('leaves %j alone', (line) => {
     expect(machinePaths('doc.md', line)).toEqual([]);
   });

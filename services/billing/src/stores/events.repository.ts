@@ -3,7 +3,7 @@ import { newId } from '@svc/ids';
 import type { Tx } from '../db/transactions';
 import { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
-import type { PageMark } from '../shared/pages';
+import type { PageMark } from '../common/pages';
 
 export interface NewEvent {
   accountId: string;

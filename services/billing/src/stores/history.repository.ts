@@ -1,6 +1,6 @@
 import type { RequestKind, SearchFilters } from '@svc/contracts';
 import type { Micros } from '@svc/money';
-import type { PageMark } from '../shared/pages';
+import type { PageMark } from '../common/pages';
 import { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
 

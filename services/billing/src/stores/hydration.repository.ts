@@ -1,7 +1,7 @@
 import type { Micros } from '@svc/money';
 import type { PrismaClient } from '../generated/prisma/client';
 import { toMicros, underBalanceLock } from '../db/account-lock';
-import { DAY_MS } from '../shared/usage-query';
+import { DAY_MS } from '../common/usage-query';
 
 /** A key's settled charges since each period start (UTC ms) and in all time. */
 export interface KeyUsage {

@@ -4,7 +4,7 @@ import { toMicros } from '../db/account-lock';
 import type { Tx } from '../db/transactions';
 import { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
-import type { PageMark } from '../shared/pages';
+import type { PageMark } from '../common/pages';
 
 /** One attempt of a run as stored (research_runs.attempts, a JSON array in fallback order). */
 export interface StoredAttempt {

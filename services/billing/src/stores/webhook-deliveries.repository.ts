@@ -1,6 +1,6 @@
 import type { PrismaClient } from '../generated/prisma/client';
-import { eventView } from '../shared/events.view';
-import type { EventView } from '../shared/events.view';
+import { eventView } from '../common/events.view';
+import type { EventView } from '../common/events.view';
 import type { Tx } from '../db/transactions';
 
 export interface DeliveryWork {

@@ -4,7 +4,7 @@ import { newId } from '@svc/ids';
 import { Prisma } from '../generated/prisma/client';
 import type { PrismaClient } from '../generated/prisma/client';
 import type { Tx } from '../db/transactions';
-import type { PageMark } from '../shared/pages';
+import type { PageMark } from '../common/pages';
 
 export interface EndpointRow {
   id: string;

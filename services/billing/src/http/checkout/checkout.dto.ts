@@ -4,7 +4,7 @@ import { isUsdAmount, microsToUsd, usdToMicros } from '@svc/money';
 import type { Micros } from '@svc/money';
 import { ValidateBy } from 'class-validator';
 import type { CheckoutBody } from '../../services/purchases/checkout.service';
-import { MICROS_PER_CENT } from '../../shared/cents';
+import { MICROS_PER_CENT } from '../../common/cents';
 
 export const MIN_PURCHASE_USD = LIMITS.purchaseUsd.min;
 export const MAX_PURCHASE_USD = LIMITS.purchaseUsd.max;

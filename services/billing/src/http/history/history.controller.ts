@@ -4,7 +4,7 @@ import { Caller, InternalAuthController } from '../internal-auth.guard';
 import type { CallerIdentity } from '../internal-auth.guard';
 import { DayRangeQueryDto, toRange } from '../usage/usage.dto';
 import { PageQueryDto } from '@svc/http-edge';
-import { toHistoryPage } from '../../shared/pages';
+import { toHistoryPage } from '../../common/pages';
 import { HistoryService } from '../../services/history/history.service';
 import type { ActivityView, DailySpendView, Page, PurchaseView } from '../../services/history/history.service';
 

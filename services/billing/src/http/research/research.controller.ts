@@ -8,7 +8,7 @@ import { usdToMicros } from '@svc/money';
 import type { FastifyRequest } from 'fastify';
 import { ResearchService } from '../../services/research/research.service';
 import { researchRunView, researchSummaryView } from '../../services/research/research-view';
-import { encodeCursor, toHistoryPage } from '../../shared/pages';
+import { encodeCursor, toHistoryPage } from '../../common/pages';
 import { Caller, InternalAuthController } from '../internal-auth.guard';
 import type { CallerIdentity } from '../internal-auth.guard';
 import { CreateResearchDto, ResearchListQueryDto } from './research.dto';

@@ -3,8 +3,8 @@ import type { RequestKind } from '@svc/contracts';
 import { AppError } from '@svc/errors';
 import { microsToUsd } from '@svc/money';
 import { CalendarDateField, EnumField, IdField } from '@svc/http-edge';
-import { DAY_MS, dayOf, FIRST_DAY, formatDay, GROUPINGS } from '../../shared/usage-query';
-import type { DayRange, Grouping, UsageQuery } from '../../shared/usage-query';
+import { DAY_MS, dayOf, FIRST_DAY, formatDay, GROUPINGS } from '../../common/usage-query';
+import type { DayRange, Grouping, UsageQuery } from '../../common/usage-query';
 import type { UsageReport } from '../../services/usage/usage.service';
 
 export const DEFAULT_RANGE_DAYS = LIMITS.usageRangeDays.default;

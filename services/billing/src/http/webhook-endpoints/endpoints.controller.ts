@@ -3,7 +3,7 @@ import { PageQueryDto } from '@svc/http-edge';
 import type { FastifyRequest } from 'fastify';
 import { EndpointsService } from '../../services/outbound-webhooks/endpoints.service';
 import type { DeliveryRow, EndpointRow } from '../../stores/webhook-endpoints.repository';
-import { encodeCursor, toHistoryPage } from '../../shared/pages';
+import { encodeCursor, toHistoryPage } from '../../common/pages';
 import { auditActorOf } from '../audit-actor';
 import { Caller, InternalAuthController } from '../internal-auth.guard';
 import type { CallerIdentity } from '../internal-auth.guard';

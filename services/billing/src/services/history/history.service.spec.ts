@@ -1,6 +1,6 @@
 import { AppError } from '@svc/errors';
-import { encodeCursor, toHistoryPage } from '../../shared/pages';
-import type { PageMark } from '../../shared/pages';
+import { encodeCursor, toHistoryPage } from '../../common/pages';
+import type { PageMark } from '../../common/pages';
 import type { AttemptRow, HistoryRepository, PurchaseRow, SearchRow } from '../../stores/history.repository';
 import { HistoryService } from './history.service';
 

@@ -1,9 +1,9 @@
 import type { ActivityView, DailySpendView, PurchaseView } from '@svc/contracts';
 import { microsToUsd } from '@svc/money';
-import { formatDay } from '../../shared/usage-query';
-import type { DayRange } from '../../shared/usage-query';
-import { encodeCursor } from '../../shared/pages';
-import type { HistoryPage } from '../../shared/pages';
+import { formatDay } from '../../common/usage-query';
+import type { DayRange } from '../../common/usage-query';
+import { encodeCursor } from '../../common/pages';
+import type { HistoryPage } from '../../common/pages';
 import type { AttemptRow, HistoryRepository, SearchRow } from '../../stores/history.repository';
 
 export type { ActivityView, DailySpendView, PurchaseView } from '@svc/contracts';

@@ -5,7 +5,7 @@ import { isId } from '@svc/ids';
 import type { Transactions } from '../../db/transactions';
 import type { AuditActor, AuditRepository } from '../../stores/audit.repository';
 import type { DeliveryRow, EndpointRow, EndpointsRepository } from '../../stores/webhook-endpoints.repository';
-import type { HistoryPage } from '../../shared/pages';
+import type { HistoryPage } from '../../common/pages';
 import { refusedUrl } from './url-policy';
 import type { UrlPolicy } from './url-policy';
 

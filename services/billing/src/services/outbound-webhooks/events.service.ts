@@ -1,5 +1,5 @@
 import type { EventRow, EventsRepository } from '../../stores/events.repository';
-import type { HistoryPage } from '../../shared/pages';
+import type { HistoryPage } from '../../common/pages';
 
 /** The account's events as GET /v1/events reads them (newest first). */
 export class EventsService {

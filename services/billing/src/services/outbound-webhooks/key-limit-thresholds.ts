@@ -4,7 +4,7 @@ import type { KeyLimit, KeyLimitSource } from '../../adapters/key-limits.adapter
 import type { Transactions } from '../../db/transactions';
 import type { EventsRepository } from '../../stores/events.repository';
 import type { ThresholdsRepository } from '../../stores/thresholds.repository';
-import { formatDay } from '../../shared/usage-query';
+import { formatDay } from '../../common/usage-query';
 
 export type { KeyLimit, KeyLimitSource };
 

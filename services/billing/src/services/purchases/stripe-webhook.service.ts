@@ -10,7 +10,7 @@ import type { AutoTopupRepository } from '../../stores/auto-topups.repository';
 import type { EventsRepository } from '../../stores/events.repository';
 import type { LedgerAppendRepository } from '../../stores/ledger-append.repository';
 import type { PaidPurchase, PaidSession, PurchasesRepository } from '../../stores/purchases.repository';
-import { MICROS_PER_CENT } from '../../shared/cents';
+import { MICROS_PER_CENT } from '../../common/cents';
 import type { SpendableOutbox } from '../ledger/spendable.port';
 import type { CreditOutcome, PurchaseCredit } from './purchase-credit';
 

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Transactions } from '../../db/transactions';
 import type { LedgerAppendRepository } from '../../stores/ledger-append.repository';
 import type { ResearchRepository, ResearchRunRow } from '../../stores/research.repository';
-import type { HistoryPage } from '../../shared/pages';
+import type { HistoryPage } from '../../common/pages';
 import type { SpendableOutbox } from '../ledger/spendable.port';
 import type { ResearchSpendableAdapter } from '../spendable/research-spendable.adapter';
 import { plan } from './research-plan';

@@ -1,7 +1,7 @@
 import { AppError } from '@svc/errors';
 import type { Micros } from '@svc/money';
-import { DAY_MS } from '../../shared/usage-query';
-import type { DayRange, Grouping, UsageQuery } from '../../shared/usage-query';
+import { DAY_MS } from '../../common/usage-query';
+import type { DayRange, Grouping, UsageQuery } from '../../common/usage-query';
 import type { UsageRepository, UsageRow } from '../../stores/usage.repository';
 
 
