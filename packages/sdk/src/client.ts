@@ -327,12 +327,7 @@ export class KeysApi {
 
   /** Every key, page after page (following `next_cursor`); `limit` is the page size. */
   async *iterate(query: PageQuery = {}, options: RequestOptions = {}): AsyncGenerator<ApiKey, void, undefined> {
-    let cursor = query.cursor;
-    do {
-      const page = await this.list({ limit: query.limit, cursor }, options);
-      yield* page.data;
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor !== undefined);
+    yield* everyPage((cursor) => this.list({ limit: query.limit, cursor }, options), query.cursor);
   }
 
   /** GET /v1/keys/{id} */
@@ -393,6 +388,16 @@ export class ProviderKeysApi {
   delete(provider: Provider, options: RequestOptions = {}): Promise<DeletedProviderKey> {
     return this.#request({ method: 'DELETE', path: `/v1/provider-keys/${encodeURIComponent(provider)}`, auth: 'management' }, options);
   }
+}
+
+/** Every item of a paged list, page after page from `cursor` (following `next_cursor` until there is none). */
+async function* everyPage<T>(page: (cursor: string | undefined) => Promise<{ readonly data: readonly T[]; readonly next_cursor?: string | null }>, cursor: string | undefined): AsyncGenerator<T, void, undefined> {
+  let next = cursor;
+  do {
+    const current = await page(next);
+    yield* current.data;
+    next = current.next_cursor ?? undefined;
+  } while (next !== undefined);
 }
 
 function normaliseBaseUrl(value: string): string {
@@ -491,12 +496,7 @@ export class AuditLogApi {
 
   /** Every entry matching the filters, page after page (following `next_cursor`). */
   async *iterate(query: AuditLogQuery = {}, options: RequestOptions = {}): AsyncGenerator<AuditEntry, void, undefined> {
-    let cursor = query.cursor;
-    do {
-      const page = await this.list({ ...query, cursor }, options);
-      yield* page.data;
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor !== undefined);
+    yield* everyPage((cursor) => this.list({ ...query, cursor }, options), query.cursor);
   }
 }
 
@@ -545,12 +545,7 @@ export class ResearchApi {
 
   /** Every run matching the query, page after page (following `next_cursor`). */
   async *iterate(query: ResearchListQuery = {}, options: RequestOptions = {}): AsyncGenerator<ResearchRunSummary, void, undefined> {
-    let cursor = query.cursor;
-    do {
-      const page = await this.list({ ...query, cursor }, options);
-      yield* page.data;
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor !== undefined);
+    yield* everyPage((cursor) => this.list({ ...query, cursor }, options), query.cursor);
   }
 
   /** POST /v1/research/{id}/cancel: the run as it is then (a run that had ended comes back unchanged). */

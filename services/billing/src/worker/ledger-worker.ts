@@ -1,9 +1,8 @@
-import { closeRedisClient, createRedisClient } from '@svc/redis-client';
 import { startMetricsServer } from '@svc/metrics';
 import type { Logger } from 'pino';
 import { logBacklogEvery } from '../services/backlog/backlog-log';
 import { BacklogService, backlogView } from '../services/backlog/backlog.service';
-import { createBillingDatabase, DatabaseProbeRepository } from '../db/prisma.repository';
+import { DatabaseProbeRepository } from '../db/prisma.repository';
 import { ConfirmingStreamAdapter } from '../services/hydration/confirming-stream.adapter';
 import { HydrationLoop } from '../services/hydration/hydration-loop';
 import { HydrationRedisAdapter } from '../services/hydration/hydration-redis.adapter';
@@ -26,6 +25,7 @@ import { ledgerProcessor } from './ledger.processor';
 import { startQueues } from './queue-processor';
 import { reconcileProcessor } from './reconcile.processor';
 import { startWorkerHealth } from './worker-health';
+import { Opened, openWorkerStores } from './worker-base';
 import { StripeAdapter } from '../adapters/stripe.adapter';
 import { Transactions } from '../db/transactions';
 import { AutoTopupService, DEFAULT_AUTO_TOPUP_TIMING } from '../services/purchases/auto-topup.service';
@@ -52,25 +52,14 @@ export interface RunningLedgerWorker {
  * closed in the reverse order, the queues' current jobs finishing first.
  */
 export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logger): Promise<RunningLedgerWorker> {
-  const opened: { name: string; close(): unknown }[] = [];
-  const close = async (): Promise<void> => {
-    for (const { name, close: closeOne } of opened.splice(0).reverse()) {
-      await Promise.resolve().then(closeOne).catch((error: unknown) => logger.warn({ err: error }, `closing the ${name} failed`));
-    }
-  };
+  const opened = new Opened(logger);
+  const close = opened.close;
   try {
-    const db = createBillingDatabase(config.DATABASE_URL, (error) => logger.warn({ err: error.message }, 'idle postgres connection failed; the pool replaces it'));
-    opened.push({ name: 'database', close: () => db.close() });
-    // Commands on the data connection fail fast, so a job fails rather than hangs (the
-    // queues' connections, made by startQueues, retry forever as BullMQ requires).
-    const target = { url: config.REDIS_URL, cluster: config.REDIS_CLUSTER };
-    const data = createRedisClient(target, { maxRetriesPerRequest: 2, connectTimeout: 2_000 });
-    data.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
-    opened.push({ name: 'redis connection', close: () => closeRedisClient(data) });
+    const { db, data, target } = openWorkerStores(config, logger, opened);
 
     const keyUses = new KeyUseRecorder(new GrpcKeyUseSink(config.ACCOUNT_ADMIN_GRPC_URL), logger.child({ component: 'key-use' }), config.KEY_USE_FLUSH_INTERVAL_MS);
     keyUses.start();
-    opened.push({ name: 'key-use recorder', close: () => keyUses.stop() });
+    opened.push('key-use recorder', () => keyUses.stop());
     const repository = new LedgerRepository(db.prisma);
     const ledgerAppend = new LedgerAppendRepository(db.pool);
     const recovery = new HydrationRedisAdapter(data);
@@ -112,14 +101,14 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
       stores: { transactions, deliveries: new DeliveriesRepository(db.prisma), thresholds: new ThresholdsRepository(db.prisma), events },
       config, redis: target, logger, accountAdminGrpcUrl: config.ACCOUNT_ADMIN_GRPC_URL, ...(autoTopups === undefined ? {} : { autoTopups }),
     });
-    opened.push({ name: 'outbound parts', close: () => outbound.close() });
+    opened.push('outbound parts', () => outbound.close());
     const queues = await startQueues([
       ledgerProcessor({ drain, outbox, backlog, logger, drainEveryMs: config.LEDGER_DRAIN_INTERVAL_MS, sweepEveryMs: config.LEDGER_SWEEP_INTERVAL_MS }),
       reconcileProcessor(reconciliation, config.RECONCILE_INTERVAL_MS),
       ...outbound.processors,
     ], target, logger);
-    opened.push({ name: 'queues', close: () => queues.close() });
-    opened.push({ name: 'backlog log', close: logBacklogEvery(backlog, logger, config.BACKLOG_LOG_INTERVAL_MS) });
+    opened.push('queues', () => queues.close());
+    opened.push('backlog log', logBacklogEvery(backlog, logger, config.BACKLOG_LOG_INTERVAL_MS));
 
     const database = new DatabaseProbeRepository(db.prisma);
     const health = await startWorkerHealth({
@@ -132,9 +121,9 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
       status: { snapshot: async () => ({ backlog: backlogView(await backlog.measure()), reconciliation: { ...reconciliation.counters } }) },
       logger: logger.child({ listener: 'health' }), http: metrics.http, port: config.PORT, host: config.HOST, requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
     });
-    opened.push({ name: 'health listener', close: () => health.close() });
+    opened.push('health listener', () => health.close());
     const metricsServer = await startMetricsServer({ registry: metrics.registry, port: config.METRICS_PORT, host: config.HOST, log: logger });
-    opened.push({ name: 'metrics listener', close: () => metricsServer?.close() });
+    opened.push('metrics listener', () => metricsServer?.close());
 
     // Recovery from a Redis that lost its data: cold accounts are rebuilt from the ledger, and
     // the job schedulers (kept in Redis by BullMQ) are created again.
@@ -146,7 +135,7 @@ export async function startLedgerWorker(config: LedgerWorkerConfig, logger: Logg
       { intervalMs: config.HYDRATION_INTERVAL_MS, batch: 50, onEpochChange: () => queues.schedule() },
     );
     hydration.start();
-    opened.push({ name: 'hydration loop', close: () => hydration.stop() });
+    opened.push('hydration loop', () => hydration.stop());
     // A crash between a grant's commit and its Redis apply is repaired at start too.
     await outbox.applyPending().catch((error: unknown) => logger.warn({ err: error }, 'outbox apply at start failed; the sweep retries'));
     return { url: health.url, metricsUrl: metricsServer?.url ?? null, close };

@@ -1,12 +1,12 @@
 import type { ResearchModelSpec, ResearchProvider } from '@svc/contracts';
 import { DrainState } from '@svc/http-edge';
 import { startMetricsServer } from '@svc/metrics';
-import { closeRedisClient, createRedisClient } from '@svc/redis-client';
+import { closeRedisClient } from '@svc/redis-client';
 import type { Logger } from 'pino';
 import { ExaAgentAdapter } from '../adapters/research/exa-agent.adapter';
 import type { ResearchProviderApi } from '../adapters/research/research-provider';
 import { TavilyResearchAdapter } from '../adapters/research/tavily-research.adapter';
-import { createBillingDatabase, DatabaseProbeRepository } from '../db/prisma.repository';
+import { DatabaseProbeRepository } from '../db/prisma.repository';
 import { Transactions } from '../db/transactions';
 import type { ResearchWorkerConfig } from '../research-worker-config';
 import { ResearchWorkerMetrics } from '../services/metrics/metrics';
@@ -23,6 +23,7 @@ import { startQueues } from './queue-processor';
 import { researchProcessor } from './research.processor';
 import { queueConnection } from './watched-worker';
 import { startWorkerHealth } from './worker-health';
+import { Opened, openWorkerStores } from './worker-base';
 
 export interface RunningResearchWorker {
   url: string;
@@ -53,23 +54,14 @@ function unconfigured(provider: ResearchProvider): ResearchProviderApi {
  * ledger worker, which delivers the runs' webhook events and rebuilds cold accounts.
  */
 export async function startResearchWorker(config: ResearchWorkerConfig, logger: Logger): Promise<RunningResearchWorker> {
-  const opened: { name: string; close(): unknown }[] = [];
-  const close = async (): Promise<void> => {
-    for (const { name, close: closeOne } of opened.splice(0).reverse()) {
-      await Promise.resolve().then(closeOne).catch((error: unknown) => logger.warn({ err: error }, `closing the ${name} failed`));
-    }
-  };
+  const opened = new Opened(logger);
+  const close = opened.close;
   try {
-    const db = createBillingDatabase(config.DATABASE_URL, (error) => logger.warn({ err: error.message }, 'idle postgres connection failed; the pool replaces it'));
-    opened.push({ name: 'database', close: () => db.close() });
-    const target = { url: config.REDIS_URL, cluster: config.REDIS_CLUSTER };
-    const data = createRedisClient(target, { maxRetriesPerRequest: 2, connectTimeout: 2_000 });
-    data.on('error', (error: Error) => logger.warn({ err: error }, 'redis connection error'));
-    opened.push({ name: 'redis connection', close: () => closeRedisClient(data) });
+    const { db, data, target } = openWorkerStores(config, logger, opened);
     const producer = queueConnection(target, logger);
-    opened.push({ name: 'queue connection', close: () => closeRedisClient(producer) });
+    opened.push('queue connection', () => closeRedisClient(producer));
     const queue = new ResearchQueueAdapter(producer);
-    opened.push({ name: 'research queues', close: () => queue.close() });
+    opened.push('research queues', () => queue.close());
 
     const runs = new ResearchRepository(db.prisma);
     const money = new ResearchSpendableAdapter(data);
@@ -96,7 +88,7 @@ export async function startResearchWorker(config: ResearchWorkerConfig, logger: 
       researchProcessor({ ...common, provider: 'exa', limiter: { max: config.RESEARCH_EXA_REQUESTS_PER_SECOND, duration: 1_000 } }),
       researchProcessor({ ...common, provider: 'tavily', limiter: { max: config.RESEARCH_TAVILY_REQUESTS_PER_MINUTE, duration: 60_000 } }),
     ], target, logger);
-    opened.push({ name: 'queues', close: () => queues.close() });
+    opened.push('queues', () => queues.close());
 
     // The sweep: every open run's job is added again (its id is the run's: a job that exists is
     // left alone), and the queues' watch schedules are written again (after a Redis that lost
@@ -118,7 +110,7 @@ export async function startResearchWorker(config: ResearchWorkerConfig, logger: 
       }
     };
     const timer = setInterval(() => void sweep(), config.RESEARCH_SWEEP_INTERVAL_MS);
-    opened.push({ name: 'sweep', close: () => clearInterval(timer) });
+    opened.push('sweep', () => clearInterval(timer));
     await sweep();
 
     const database = new DatabaseProbeRepository(db.prisma);
@@ -132,9 +124,9 @@ export async function startResearchWorker(config: ResearchWorkerConfig, logger: 
       status: { snapshot: async () => ({ open_runs: await runs.countOpen() }) },
       logger: logger.child({ listener: 'health' }), http: metrics.http, port: config.PORT, host: config.HOST, requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS, drain,
     });
-    opened.push({ name: 'health listener', close: () => health.close() });
+    opened.push('health listener', () => health.close());
     const metricsServer = await startMetricsServer({ registry: metrics.registry, port: config.METRICS_PORT, host: config.HOST, log: logger });
-    opened.push({ name: 'metrics listener', close: () => metricsServer?.close() });
+    opened.push('metrics listener', () => metricsServer?.close());
     return { url: health.url, metricsUrl: metricsServer?.url ?? null, drain, close };
   } catch (error) {
     await close();
